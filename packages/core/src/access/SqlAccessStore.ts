@@ -1,0 +1,112 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import type { PageWindow } from "../platform/Paging.js"
+import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
+import { AccessStore } from "./AccessStore.js"
+import type { ApiKey, Program, Role } from "./Records.js"
+
+const PROGRAM_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", name: "name" }
+const KEY_ORDER: Record<string, string> = { created_at: "created_at", name: "name" }
+
+const toProgram = (row: any): Program => ({
+  id: row.id,
+  object: "program",
+  organization_id: row.organization_id,
+  name: row.name,
+  bin: row.bin,
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.updated_at)
+})
+
+const toApiKey = (row: any): ApiKey => ({
+  id: row.id,
+  object: "api_key",
+  organization_id: row.organization_id,
+  name: row.name,
+  role: row.role as Role,
+  program_ids: row.program_ids === null ? null : fromJson<Array<string>>(row.program_ids),
+  pan_reveal: toBool(row.pan_reveal),
+  created_at: toIso(row.created_at),
+  revoked_at: toIsoOrNull(row.revoked_at)
+})
+
+/** The access port over SqlClient, one SQL text for both dialects. */
+export const SqlAccessStoreLive = Layer.effect(
+  AccessStore,
+  Effect.gen(function*() {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const orderClause = (window: PageWindow, columns: Record<string, string>) => {
+      const column = columns[window.orderBy] ?? "created_at"
+      const direction = window.descending ? "DESC" : "ASC"
+      return sql.unsafe(`${column} ${direction}, id ${direction}`)
+    }
+    const programFilter = (organizationId: string, programIds: ReadonlyArray<string> | null) =>
+      programIds === null
+        ? sql`organization_id = ${organizationId}`
+        : programIds.length === 0
+        ? sql`1 = 0`
+        : sql`organization_id = ${organizationId} AND ${sql.in("id", programIds)}`
+
+    return {
+      insertOrganization: (organization) =>
+        sql`INSERT INTO issuing_organizations (id, name, created_at)
+            VALUES (${organization.id}, ${organization.name}, ${organization.created_at})`.pipe(Effect.asVoid),
+      insertProgram: (program) =>
+        sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+            VALUES (${program.id}, ${program.organization_id}, ${program.name}, ${program.bin},
+                    ${program.created_at}, ${program.updated_at})`.pipe(Effect.asVoid),
+      findProgram: (organizationId, programId) =>
+        sql`SELECT * FROM issuing_programs WHERE id = ${programId} AND organization_id = ${organizationId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toProgram))
+        ),
+      listPrograms: (organizationId, programIds, window) =>
+        Effect.all({
+          rows: sql`SELECT * FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}
+                    ORDER BY ${orderClause(window, PROGRAM_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+            Effect.map((rows) => rows.map(toProgram))
+          ),
+          total: sql`SELECT COUNT(*) AS n FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}`.pipe(
+            Effect.map((rows) => toInt(rows[0]!.n))
+          )
+        }),
+      countPrograms: (organizationId, programIds) =>
+        programIds.length === 0
+          ? Effect.succeed(0)
+          : sql`SELECT COUNT(*) AS n FROM issuing_programs
+                WHERE organization_id = ${organizationId} AND ${sql.in("id", programIds)}`.pipe(
+            Effect.map((rows) => toInt(rows[0]!.n))
+          ),
+      insertApiKey: (key, secretHash) =>
+        sql`INSERT INTO issuing_api_keys
+              (id, organization_id, name, role, program_ids, pan_reveal, secret_hash, created_at, revoked_at)
+            VALUES (${key.id}, ${key.organization_id}, ${key.name}, ${key.role},
+                    ${key.program_ids === null ? null : JSON.stringify(key.program_ids)},
+                    ${boolParam(key.pan_reveal)}, ${secretHash}, ${key.created_at}, NULL)`.pipe(Effect.asVoid),
+      findActiveKeyByHash: (secretHash) =>
+        sql`SELECT * FROM issuing_api_keys WHERE secret_hash = ${secretHash} AND revoked_at IS NULL`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toApiKey))
+        ),
+      findApiKey: (organizationId, keyId) =>
+        sql`SELECT * FROM issuing_api_keys
+            WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toApiKey))
+        ),
+      listApiKeys: (organizationId, window) =>
+        Effect.all({
+          rows: sql`SELECT * FROM issuing_api_keys WHERE organization_id = ${organizationId} AND revoked_at IS NULL
+                    ORDER BY ${orderClause(window, KEY_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+            Effect.map((rows) => rows.map(toApiKey))
+          ),
+          total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys
+                     WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
+            Effect.map((rows) => toInt(rows[0]!.n))
+          )
+        }),
+      revokeApiKey: (organizationId, keyId, at) =>
+        sql`UPDATE issuing_api_keys SET revoked_at = ${at}
+            WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL
+            RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toApiKey))),
+      countApiKeys: sql`SELECT COUNT(*) AS n FROM issuing_api_keys`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+    }
+  })
+)

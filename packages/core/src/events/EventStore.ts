@@ -1,0 +1,23 @@
+import type { SqlError } from "@effect/sql"
+import { Context, type Effect, type Option } from "effect"
+import type { PageWindow } from "../platform/Paging.js"
+import type { IssuingEvent } from "./Records.js"
+
+export interface EventFilter {
+  readonly type?: string | undefined
+}
+
+/** Storage port for events: the outbox the webhook worker delivers from. */
+export interface EventStoreService {
+  /** Appends an event; must run inside the transaction of the change it describes. */
+  readonly append: (event: IssuingEvent) => Effect.Effect<void, SqlError.SqlError>
+  readonly find: (programId: string, eventId: string) => Effect.Effect<Option.Option<IssuingEvent>, SqlError.SqlError>
+  readonly list: (
+    programId: string,
+    filter: EventFilter,
+    window: PageWindow
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<IssuingEvent>; readonly total: number }, SqlError.SqlError>
+}
+
+/** The event storage port. */
+export class EventStore extends Context.Tag("@issuing/core/EventStore")<EventStore, EventStoreService>() {}

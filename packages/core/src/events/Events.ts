@@ -1,0 +1,42 @@
+import type { SqlError } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { NotFound } from "../platform/Errors.js"
+import { isUuid, newId } from "../platform/Ids.js"
+import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { nowIso } from "../platform/Time.js"
+import { EventStore } from "./EventStore.js"
+import type { EventType, IssuingEvent } from "./Records.js"
+
+/** Events: written in the transaction of the change they describe, read by the API and the webhook worker. */
+export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
+  effect: Effect.gen(function*() {
+    const store = yield* EventStore
+    return {
+      /** Records an event about `object`; call it inside the change's transaction. */
+      emit: (programId: string, type: EventType, object: unknown): Effect.Effect<IssuingEvent, SqlError.SqlError> =>
+        Effect.gen(function*() {
+          const event: IssuingEvent = {
+            id: newId(),
+            object: "event",
+            type,
+            program_id: programId,
+            created_at: yield* nowIso,
+            data: { object }
+          }
+          yield* store.append(event)
+          return event
+        }),
+      get: (programId: string, eventId: string) =>
+        Effect.gen(function*() {
+          const missing = new NotFound({ message: "No such event.", param: "event_id" })
+          if (!isUuid(eventId)) return yield* missing
+          const event = yield* store.find(programId, eventId.toLowerCase())
+          return yield* Option.match(event, { onNone: () => Effect.fail(missing), onSome: Effect.succeed })
+        }),
+      list: (programId: string, filter: { readonly type?: string | undefined }, page: PageRequest) =>
+        store.list(programId, filter, toWindow(page)).pipe(
+          Effect.map(({ rows, total }): Page<IssuingEvent> => ({ data: rows, total_count: total }))
+        )
+    }
+  })
+}) {}

@@ -1,0 +1,47 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import { fromJson, toInt, toIso } from "../platform/Rows.js"
+import { EventStore } from "./EventStore.js"
+import type { EventType, IssuingEvent } from "./Records.js"
+
+const toEvent = (row: any): IssuingEvent => ({
+  id: row.id,
+  object: "event",
+  type: row.type as EventType,
+  program_id: row.program_id,
+  created_at: toIso(row.created_at),
+  data: { object: fromJson(row.data) }
+})
+
+/** The event port over SqlClient, one SQL text for both dialects. */
+export const SqlEventStoreLive = Layer.effect(
+  EventStore,
+  Effect.gen(function*() {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const where = (programId: string, type: string | undefined) =>
+      type === undefined
+        ? sql`program_id = ${programId}`
+        : sql`program_id = ${programId} AND type = ${type}`
+    return {
+      append: (event) =>
+        sql`INSERT INTO issuing_events (id, program_id, type, created_at, data)
+            VALUES (${event.id}, ${event.program_id}, ${event.type}, ${event.created_at},
+                    ${JSON.stringify(event.data.object)})`.pipe(Effect.asVoid),
+      find: (programId, eventId) =>
+        sql`SELECT * FROM issuing_events WHERE id = ${eventId} AND program_id = ${programId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent))
+        ),
+      list: (programId, filter, window) => {
+        const direction = window.descending ? "DESC" : "ASC"
+        return Effect.all({
+          rows: sql`SELECT * FROM issuing_events WHERE ${where(programId, filter.type)}
+                    ORDER BY ${sql.unsafe(`created_at ${direction}, id ${direction}`)}
+                    LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toEvent))),
+          total: sql`SELECT COUNT(*) AS n FROM issuing_events WHERE ${where(programId, filter.type)}`.pipe(
+            Effect.map((rows) => toInt(rows[0]!.n))
+          )
+        })
+      }
+    }
+  })
+)

@@ -1,0 +1,119 @@
+import type { SqlError } from "@effect/sql"
+import { Data, Effect } from "effect"
+import * as crypto from "node:crypto"
+import { Conflict, InvalidRequest } from "../platform/Errors.js"
+import { isUuid } from "../platform/Ids.js"
+import { nowMs } from "../platform/Time.js"
+import { Transactor } from "../sql/Transactor.js"
+import { Vault } from "../vault/Vault.js"
+import { IdempotencyStore } from "./IdempotencyStore.js"
+
+/** How long a key is remembered (CONTRACT §6: 24 h). */
+export const RETENTION_MS = 24 * 60 * 60 * 1000
+/** A running request holding a key longer than this is presumed dead; a retry may take the key over. */
+export const CLAIM_LEASE_MS = 60 * 1000
+
+/** A response as the idempotency layer sees it: status and JSON body text. */
+export interface PlainResponse {
+  readonly status: number
+  readonly body: string
+}
+
+/** The outcome of an idempotent execution. */
+export interface IdempotentResult<A> {
+  readonly response: A | PlainResponse
+  /** True when the stored response of an earlier request was returned. */
+  readonly replayed: boolean
+}
+
+class NotStorable<A> extends Data.TaggedError("NotStorable")<{ readonly response: A }> {}
+
+/** The fingerprint of a request: method, path with query, program and body. */
+export const requestFingerprint = (parts: ReadonlyArray<string>): string => {
+  const hash = crypto.createHash("sha256")
+  for (const part of parts) hash.update(`${part.length}:`).update(part, "utf8")
+  return hash.digest("hex")
+}
+
+/**
+ * Stripe-style idempotency keys. The first request with a key claims it, runs, and stores its
+ * response **in the same transaction as its writes**; a retry with the same request gets the stored
+ * response, one with a different request or while the first still runs gets 409. A 5xx is not
+ * stored (the claim is released so the caller can retry).
+ */
+export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Idempotency", {
+  effect: Effect.gen(function*() {
+    const store = yield* IdempotencyStore
+    const transactor = yield* Transactor
+    const vault = yield* Vault
+
+    return {
+      /** Validates an Idempotency-Key header value. */
+      validateKey: (key: string): Effect.Effect<string, InvalidRequest> =>
+        isUuid(key.trim())
+          ? Effect.succeed(key.trim().toLowerCase())
+          : Effect.fail(new InvalidRequest({ message: "Idempotency-Key must be a UUID.", param: "Idempotency-Key" })),
+
+      /**
+       * Runs `execute` at most once per (organization, key). `toPlain` turns its result into the
+       * status and body to keep; results with a status ≥ 500 roll the transaction back and are not kept.
+       */
+      run: <A, E, R>(
+        organizationId: string,
+        key: string,
+        fingerprint: string,
+        execute: Effect.Effect<A, E, R>,
+        toPlain: (result: A) => Effect.Effect<PlainResponse>
+      ): Effect.Effect<IdempotentResult<A>, E | Conflict | SqlError.SqlError, R> =>
+        Effect.gen(function*() {
+          const now = yield* nowMs
+          const claim = yield* store.claim({
+            organizationId,
+            key,
+            fingerprint,
+            now: new Date(now).toISOString(),
+            staleBefore: new Date(now - CLAIM_LEASE_MS).toISOString(),
+            expiredBefore: new Date(now - RETENTION_MS).toISOString()
+          })
+          switch (claim._tag) {
+            case "Mismatch":
+              return yield* new Conflict({
+                message: "This Idempotency-Key was already used with a different request.",
+                param: "Idempotency-Key"
+              })
+            case "InProgress":
+              return yield* new Conflict({
+                message: "A request with this Idempotency-Key is still being processed; retry later.",
+                param: "Idempotency-Key"
+              })
+            case "Replay":
+              return {
+                response: { status: claim.response.status, body: vault.decrypt(claim.response.sealedBody) },
+                replayed: true
+              } as IdempotentResult<A>
+            case "Claimed":
+              break
+          }
+          const result = yield* transactor.withTransaction(
+            Effect.gen(function*() {
+              const result = yield* execute
+              const plain = yield* toPlain(result)
+              if (plain.status >= 500) return yield* new NotStorable({ response: result })
+              yield* store.complete(organizationId, key, { status: plain.status, sealedBody: vault.encrypt(plain.body) })
+              return result
+            })
+          ).pipe(
+            Effect.catchIf(
+              (error): error is NotStorable<A> => error instanceof NotStorable,
+              (notStorable) => Effect.as(store.release(organizationId, key), notStorable.response)
+            ),
+            Effect.onError(() => Effect.ignore(store.release(organizationId, key)))
+          )
+          return { response: result, replayed: false } as IdempotentResult<A>
+        }),
+
+      /** Deletes keys past retention; run periodically by the server. */
+      purgeExpired: Effect.flatMap(nowMs, (now) => store.purge(new Date(now - RETENTION_MS).toISOString()))
+    }
+  })
+}) {}

@@ -1,0 +1,40 @@
+import type { SqlError } from "@effect/sql"
+import { Context, type Effect } from "effect"
+
+/** A response kept for replay; `sealedBody` is the body encrypted under the vault key. */
+export interface SealedResponse {
+  readonly status: number
+  readonly sealedBody: string
+}
+
+/** The outcome of claiming an idempotency key. */
+export type Claim =
+  | { readonly _tag: "Claimed" }
+  | { readonly _tag: "Replay"; readonly response: SealedResponse }
+  | { readonly _tag: "Mismatch" }
+  | { readonly _tag: "InProgress" }
+
+export interface ClaimRequest {
+  readonly organizationId: string
+  readonly key: string
+  readonly fingerprint: string
+  readonly now: string
+  /** A running claim locked before this instant belongs to a dead request and can be taken over. */
+  readonly staleBefore: string
+  /** A record created before this instant is past retention and counts as absent. */
+  readonly expiredBefore: string
+}
+
+/** Storage port for idempotency keys (CONTRACT §6). */
+export interface IdempotencyStoreService {
+  readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, SqlError.SqlError>
+  /** Stores the response of a claimed key; called inside the write's own transaction. */
+  readonly complete: (organizationId: string, key: string, response: SealedResponse) => Effect.Effect<void, SqlError.SqlError>
+  /** Forgets a claim whose request ended without a storable response (a 5xx or a crash). */
+  readonly release: (organizationId: string, key: string) => Effect.Effect<void, SqlError.SqlError>
+  /** Deletes records created before the instant; returns how many. */
+  readonly purge: (createdBefore: string) => Effect.Effect<number, SqlError.SqlError>
+}
+
+/** The idempotency storage port. */
+export class IdempotencyStore extends Context.Tag("@issuing/core/IdempotencyStore")<IdempotencyStore, IdempotencyStoreService>() {}

@@ -1,0 +1,65 @@
+import { Data } from "effect"
+
+/**
+ * The domain's failures. They know nothing of HTTP: the http package maps each one to a status,
+ * an error type and a code in a single table.
+ */
+
+/** The request is malformed or violates the schema; `param` names the offending field or header. */
+export class InvalidRequest extends Data.TaggedError("InvalidRequest")<{
+  readonly message: string
+  readonly param: string | null
+}> {}
+
+/** The caller could not be identified (missing, malformed, unknown or revoked key; bad session token). */
+export class AuthenticationFailed extends Data.TaggedError("AuthenticationFailed")<{
+  readonly message: string
+}> {}
+
+/** The caller is known but not allowed (role, program access, PAN reveal). */
+export class PermissionDenied extends Data.TaggedError("PermissionDenied")<{
+  readonly message: string
+  readonly param: string | null
+}> {}
+
+/** The resource does not exist or is not visible to the caller; `param` names the id parameter. */
+export class NotFound extends Data.TaggedError("NotFound")<{
+  readonly message: string
+  readonly param: string | null
+}> {}
+
+/** The operation conflicts with the resource's state or with an earlier idempotent request. */
+export class Conflict extends Data.TaggedError("Conflict")<{
+  readonly message: string
+  readonly param: string | null
+}> {}
+
+/** Valid input that breaks a business rule; `code` is the machine-readable rule (e.g. insufficient_funds). */
+export class BusinessRuleViolation extends Data.TaggedError("BusinessRuleViolation")<{
+  readonly code: string
+  readonly message: string
+  readonly param: string | null
+}> {}
+
+/** The caller's request budget is spent; retry after the given number of whole seconds. */
+export class RateLimited extends Data.TaggedError("RateLimited")<{
+  readonly retryAfterSeconds: number
+}> {}
+
+/** Every failure a domain operation can report to a caller. */
+export type IssuingError =
+  | InvalidRequest
+  | AuthenticationFailed
+  | PermissionDenied
+  | NotFound
+  | Conflict
+  | BusinessRuleViolation
+  | RateLimited
+
+/** Shorthand for the common "unknown id" failure. */
+export const notFound = (resource: string, param: string | null): NotFound =>
+  new NotFound({ message: `No such ${resource}.`, param })
+
+/** Shorthand for a schema-level failure on one parameter. */
+export const invalid = (param: string | null, message: string): InvalidRequest =>
+  new InvalidRequest({ message, param })

@@ -1,0 +1,43 @@
+import { Context, Layer } from "effect"
+
+/** Whether the platform runs against real money (`production`) or simulations (`sandbox`). */
+export type Environment = "sandbox" | "production"
+
+/** Runtime settings the domain needs. The CLI reads them from the environment (CONTRACT §1). */
+export interface IssuingSettings {
+  readonly environment: Environment
+  /** Public base URL, used in embed_url and doc_url (no trailing slash). */
+  readonly baseUrl: string
+  readonly rateLimitPerSecond: number
+  readonly rateLimitBurst: number
+  readonly embedSessionTtlSeconds: number
+  /** Delays between delivery attempts after the first, in milliseconds. */
+  readonly webhookRetryScheduleMs: ReadonlyArray<number>
+  readonly webhookTimeoutMs: number
+  readonly webhookAllowPrivateUrls: boolean
+  /** Largest request body accepted, in bytes. */
+  readonly maxBodyBytes: number
+}
+
+/** Defaults of CONTRACT §1 for everything but the base URL. */
+export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): IssuingSettings => {
+  const environment = overrides.environment ?? "sandbox"
+  return {
+    environment,
+    baseUrl: "http://127.0.0.1:8080",
+    rateLimitPerSecond: 100,
+    rateLimitBurst: 200,
+    embedSessionTtlSeconds: 300,
+    webhookRetryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+    webhookTimeoutMs: 15_000,
+    webhookAllowPrivateUrls: environment === "sandbox",
+    maxBodyBytes: 1024 * 1024,
+    ...overrides
+  }
+}
+
+/** The settings in force. */
+export class IssuingConfig extends Context.Tag("@issuing/core/IssuingConfig")<IssuingConfig, IssuingSettings>() {
+  /** A layer holding the given settings. */
+  static readonly layer = (settings: IssuingSettings): Layer.Layer<IssuingConfig> => Layer.succeed(IssuingConfig, settings)
+}

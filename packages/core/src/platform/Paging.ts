@@ -1,0 +1,117 @@
+import { Either } from "effect"
+import { InvalidRequest } from "./Errors.js"
+
+/** Interface §4 limits: page is 1-based, page_size defaults to 10 and is capped at 100. */
+export const DEFAULT_PAGE_SIZE = 10
+export const MAX_PAGE_SIZE = 100
+/** A bound on page so offsets stay within safe integers. */
+export const MAX_PAGE = 1_000_000
+
+/** A decoded paging request. `orderBy` null means the endpoint's default order (newest first). */
+export interface PageRequest {
+  readonly page: number
+  readonly pageSize: number
+  readonly orderBy: string | null
+  readonly ascending: boolean
+}
+
+/** The resolved ordering and window to apply in a query. */
+export interface PageWindow {
+  readonly orderBy: string
+  readonly descending: boolean
+  readonly limit: number
+  readonly offset: number
+}
+
+/** A list response: interface §4's envelope. */
+export interface Page<A> {
+  readonly data: ReadonlyArray<A>
+  readonly total_count: number
+}
+
+/** The raw paging query parameters, aliases included, as they arrive. */
+export interface PagingQuery {
+  readonly page?: string | undefined
+  readonly page_size?: string | undefined
+  readonly "page-size"?: string | undefined
+  readonly order_by?: string | undefined
+  readonly "order-by"?: string | undefined
+  readonly ascending?: string | undefined
+}
+
+const INTEGER = /^[+-]?\d+$/
+
+const parseInteger = (text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined
+  const trimmed = text.trim()
+  if (!INTEGER.test(trimmed)) return undefined
+  const value = Number(trimmed)
+  return Number.isSafeInteger(value) ? value : trimmed.startsWith("-") ? Number.MIN_SAFE_INTEGER : Number.MAX_SAFE_INTEGER
+}
+
+/** One value from a parameter that has an alias; the two disagreeing is a conflicting-parameters 400. */
+const aliased = (
+  primary: string | undefined,
+  alias: string | undefined,
+  param: string
+): Either.Either<string | undefined, InvalidRequest> => {
+  if (primary !== undefined && alias !== undefined && primary !== alias) {
+    return Either.left(
+      new InvalidRequest({ message: `Conflicting parameters: ${param} and its alias were given different values.`, param })
+    )
+  }
+  return Either.right(primary ?? alias)
+}
+
+/**
+ * Decodes the paging rules of interface §4:
+ * - page: default 1, values below 1 (or not an integer) become 1;
+ * - page_size / page-size: default 10, below 1 (or not an integer) falls back to 10, above 100 is capped;
+ * - order_by / order-by: must be one of `orderFields`, else 400 invalid_request (param order_by) listing them;
+ * - ascending: "true"/"false" (any case, also 1/0); anything else is ignored and the default (true) applies.
+ */
+export const parsePaging = (
+  query: PagingQuery,
+  orderFields: ReadonlyArray<string>
+): Either.Either<PageRequest, InvalidRequest> =>
+  Either.gen(function*() {
+    const pageValue = parseInteger(query.page)
+    const page = pageValue === undefined || pageValue < 1 ? 1 : Math.min(pageValue, MAX_PAGE)
+
+    const pageSizeText = yield* aliased(query.page_size, query["page-size"], "page_size")
+    const pageSizeValue = parseInteger(pageSizeText)
+    const pageSize = pageSizeValue === undefined || pageSizeValue < 1
+      ? DEFAULT_PAGE_SIZE
+      : Math.min(pageSizeValue, MAX_PAGE_SIZE)
+
+    const orderByText = yield* aliased(query.order_by, query["order-by"], "order_by")
+    let orderBy: string | null = null
+    if (orderByText !== undefined) {
+      if (!orderFields.includes(orderByText)) {
+        return yield* Either.left(
+          new InvalidRequest({
+            message: `Invalid order_by '${orderByText}'. Valid fields: ${orderFields.join(", ")}.`,
+            param: "order_by"
+          })
+        )
+      }
+      orderBy = orderByText
+    }
+
+    const ascendingText = query.ascending?.trim().toLowerCase()
+    const ascending = ascendingText === "false" || ascendingText === "0" ? false : true
+
+    return { page, pageSize, orderBy, ascending }
+  })
+
+/**
+ * Turns a page request into the window to query. With order_by omitted the order is newest first
+ * (`defaultField` descending) whatever `ascending` says; with order_by given, `ascending` sets the
+ * direction. Callers always break ties on id in the same direction, so pages never overlap or skip.
+ */
+export const toWindow = (request: PageRequest, defaultField = "created_at"): PageWindow => ({
+  orderBy: request.orderBy ?? defaultField,
+  descending: request.orderBy === null ? true : !request.ascending,
+  limit: request.pageSize,
+  offset: (request.page - 1) * request.pageSize
+})

@@ -1,0 +1,58 @@
+import { SqlClient, SqlError } from "@effect/sql"
+import { Context, Effect, Layer, Schedule } from "effect"
+
+/**
+ * The unit of work: runs an effect inside one database transaction. Nested calls join the outer
+ * transaction (as a savepoint), so a service's write and the stored idempotent response commit
+ * together. Serialization failures, deadlocks and SQLite busy errors are retried with jitter, a
+ * bounded number of times; they never surface as business errors.
+ */
+export interface TransactorService {
+  readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError.SqlError, R>
+}
+
+/** The transaction port. */
+export class Transactor extends Context.Tag("@issuing/core/Transactor")<Transactor, TransactorService>() {}
+
+/** Attempts before a retryable transaction failure is reported. */
+export const MAX_TRANSACTION_ATTEMPTS = 8
+
+/** SQLSTATEs and SQLite codes that mean "run the whole transaction again". */
+const RETRYABLE_CODES = new Set(["40001", "40P01", "SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED"])
+
+/** True when a failure is a transient concurrency failure worth retrying. */
+export const isRetryableSqlError = (error: unknown): boolean => {
+  if (!(error instanceof SqlError.SqlError)) return false
+  const cause = error.cause as { code?: unknown } | undefined
+  return typeof cause?.code === "string" && RETRYABLE_CODES.has(cause.code)
+}
+
+/** True when a failure is a unique-constraint violation (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE/PRIMARYKEY). */
+export const isUniqueViolation = (error: unknown): boolean => {
+  if (!(error instanceof SqlError.SqlError)) return false
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY"
+}
+
+const retryPolicy = Schedule.exponential("2 millis", 2).pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(MAX_TRANSACTION_ATTEMPTS - 1))
+)
+
+/** The transactor over the shared SqlClient; a nested call never retries on its own (the outermost does). */
+export const SqlTransactorLive: Layer.Layer<Transactor, never, SqlClient.SqlClient> = Layer.effect(
+  Transactor,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+          outer._tag === "Some"
+            ? sql.withTransaction(effect)
+            : Effect.retry(sql.withTransaction(effect), {
+              schedule: retryPolicy,
+              while: (error) => isRetryableSqlError(error)
+            }))
+    }
+  })
+)

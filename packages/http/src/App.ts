@@ -1,0 +1,126 @@
+import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import type { SqlClient } from "@effect/sql"
+import {
+  defaultSettings,
+  type IssuingServices,
+  type IssuingSettings,
+  type IssuingStores,
+  IssuingConfig,
+  ServicesLive,
+  Vault
+} from "@issuing/core"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { IssuingApi } from "./Api.js"
+import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
+import { MetaHandlersLive } from "./handlers/MetaHandlers.js"
+import { ProgramsHandlersLive } from "./handlers/ProgramsHandlers.js"
+import { OrganizationAuthLive, ProgramAuthLive } from "./middleware/Auth.js"
+import { requestPipeline } from "./middleware/RequestPipeline.js"
+import { makeRouteTable } from "./middleware/RouteTable.js"
+
+/** What a store package's `layer(...)` provides. */
+export type StoreLayer<E = unknown> = Layer.Layer<IssuingStores | SqlClient.SqlClient, E>
+
+/** Options of `createIssuing`. */
+export interface IssuingOptions<E = unknown> {
+  /** The store: `SqliteStore.layer({ filename })` or `PgStore.layer({ url })`. Migrations run on start. */
+  readonly store: StoreLayer<E>
+  /** Vault master keys (32 bytes each), current first. */
+  readonly vaultKeys: ReadonlyArray<Buffer>
+  /** Settings; anything not given takes CONTRACT §1's default. */
+  readonly settings?: Partial<IssuingSettings> | undefined
+  /**
+   * The path the host app mounts the platform under (e.g. `/issuing`); requests arrive with it and
+   * it is stripped before routing. Include it in `settings.baseUrl` so embed and doc URLs point here.
+   */
+  readonly basePath?: string | undefined
+}
+
+/** A running platform: a web-standard handler, a Node request listener and the services behind them. */
+export interface IssuingInstance {
+  /** Handles a web-standard Request (Deno, Bun, Hono, Next.js route handlers, …). */
+  readonly handler: (request: Request) => Promise<Response>
+  /** A node:http request listener (plain Node, Express, Fastify's raw server, …). */
+  readonly listener: (request: IncomingMessage, response: ServerResponse) => void
+  /** Runs an effect against the platform's services (the CLI and background workers use it). */
+  readonly runtime: ManagedRuntime.ManagedRuntime<IssuingServices | IssuingStores | SqlClient.SqlClient | IssuingConfig | Vault, unknown>
+  readonly settings: IssuingSettings
+  /** Stops accepting work and closes the database. */
+  readonly dispose: () => Promise<void>
+}
+
+const HandlersLive = Layer.mergeAll(ProgramsHandlersLive, ApiKeysHandlersLive, MetaHandlersLive).pipe(
+  Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive))
+)
+
+/** The platform's layers over a store: domain services, the HttpApi and the request pipeline. */
+export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings, vaultKeys: ReadonlyArray<Buffer>) => {
+  const routes = makeRouteTable(IssuingApi)
+  const api = Layer.mergeAll(HttpApiBuilder.api(IssuingApi).pipe(Layer.provide(HandlersLive)), requestPipeline(routes)).pipe(
+    Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)),
+    Layer.provideMerge(HttpServer.layerContext)
+  )
+  return api.pipe(
+    Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(Layer.mergeAll(IssuingConfig.layer(settings), Vault.layer(vaultKeys))),
+    Layer.provideMerge(store)
+  )
+}
+
+const normalizeBasePath = (basePath: string | undefined) => {
+  if (basePath === undefined || basePath === "" || basePath === "/") return ""
+  return `/${basePath.replace(/^\/+|\/+$/g, "")}`
+}
+
+/**
+ * Starts the platform over a store and returns handlers a host app mounts under its own path.
+ *
+ * ```ts
+ * const issuing = await createIssuing({ store: SqliteStore.layer({ filename: "issuing.db" }), vaultKeys: [key] })
+ * http.createServer((req, res) => req.url?.startsWith("/issuing/") ? issuing.listener(req, res) : myApp(req, res))
+ * ```
+ */
+export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<IssuingInstance> => {
+  const settings = defaultSettings(options.settings)
+  const runtime = ManagedRuntime.make(issuingLayer(options.store, settings, options.vaultKeys))
+  const app = await runtime.runPromise(HttpApiBuilder.httpApp)
+  const nodeHandler = await runtime.runPromise(NodeHttpServer.makeHandler(app as HttpApp.Default))
+  const webHandler = HttpApp.toWebHandlerRuntime(await runtime.runtime())(app as HttpApp.Default)
+  const basePath = normalizeBasePath(options.basePath)
+
+  const listener = basePath === ""
+    ? nodeHandler
+    : (request: IncomingMessage, response: ServerResponse) => {
+      const url = request.url ?? "/"
+      if (url === basePath || url.startsWith(`${basePath}/`) || url.startsWith(`${basePath}?`)) {
+        request.url = url.slice(basePath.length) || "/"
+        if (!request.url.startsWith("/")) request.url = `/${request.url}`
+      }
+      nodeHandler(request, response)
+    }
+
+  const handler = basePath === ""
+    ? (request: Request) => webHandler(request)
+    : (request: Request) => {
+      const url = new URL(request.url)
+      if (url.pathname === basePath || url.pathname.startsWith(`${basePath}/`)) {
+        url.pathname = url.pathname.slice(basePath.length) || "/"
+        return webHandler(new Request(url, request))
+      }
+      return webHandler(request)
+    }
+
+  return {
+    handler,
+    listener,
+    runtime: runtime as IssuingInstance["runtime"],
+    settings,
+    dispose: () => runtime.dispose()
+  }
+}
+
+/** Runs an effect on a platform instance's services. */
+export const runOn = <A, E>(instance: IssuingInstance, effect: Effect.Effect<A, E, any>): Promise<A> =>
+  instance.runtime.runPromise(effect as Effect.Effect<A, E, never>)

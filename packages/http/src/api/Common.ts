@@ -1,0 +1,25 @@
+import { Schema } from "effect"
+
+/** Interface §4 paging parameters, aliases included; values are interpreted by core's Paging rules. */
+export const PagingParams = {
+  page: Schema.optional(Schema.String),
+  page_size: Schema.optional(Schema.String),
+  "page-size": Schema.optional(Schema.String),
+  order_by: Schema.optional(Schema.String),
+  "order-by": Schema.optional(Schema.String),
+  ascending: Schema.optional(Schema.String)
+}
+
+/** The list envelope of interface §4. */
+export const ListOf = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({ data: Schema.Array(item), total_count: Schema.Number })
+
+/** A required, trimmed, non-empty text of bounded length. */
+export const Name = (maxLength = 200) =>
+  Schema.String.pipe(
+    Schema.filter((text) => text.trim().length > 0 || "must not be empty"),
+    Schema.maxLength(maxLength)
+  )
+
+/** An RFC 3339 timestamp in UTC, as every resource carries. */
+export const Timestamp = Schema.String

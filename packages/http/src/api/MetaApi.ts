@@ -1,0 +1,10 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+/** Public: the OpenAPI document, the reference page and one page per error code. */
+export class MetaApi extends HttpApiGroup.make("meta", { topLevel: true })
+  .add(HttpApiEndpoint.get("openapi", "/openapi.json"))
+  .add(HttpApiEndpoint.get("docs", "/docs"))
+  .add(HttpApiEndpoint.get("errorDoc", "/docs/errors/:code").setPath(Schema.Struct({ code: Schema.String })))
+  .annotate(OpenApi.Exclude, true)
+{}

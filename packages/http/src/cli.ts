@@ -1,0 +1,122 @@
+import { Access } from "@issuing/core"
+import * as PgStore from "@issuing/store-pg"
+import * as SqliteStore from "@issuing/store-sqlite"
+import { Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { createIssuing } from "./App.js"
+import { type DatabaseTarget, loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
+import { startServer } from "./server.js"
+import { describeDatabase, storeFor } from "./Store.js"
+
+const USAGE = `Usage: issuing <command>
+
+Commands:
+  serve                     Serve the HTTP API with the in-process webhook worker
+  worker                    Run the webhook delivery worker only
+  migrate                   Apply database migrations and exit
+  orgs create --name NAME   Create an organization with a default program and an admin key
+
+Configuration is read from ISSUING_* environment variables (see README.md).`
+
+/** Extra commands registered by features (the webhook worker adds `worker`). */
+export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray<string>) => Promise<number>> = {}
+
+const out = (line: string) => process.stdout.write(`${line}\n`)
+const err = (line: string) => process.stderr.write(`${line}\n`)
+
+const migrate = async (database: DatabaseTarget) => {
+  const effect = database.kind === "postgres"
+    ? Effect.provide(PgStore.migrate, PgStore.clientLayer({ url: database.url, maxConnections: 1 }))
+    : Effect.provide(
+      SqliteStore.migrate,
+      (() => {
+        if (database.filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(database.filename)), { recursive: true })
+        return SqliteStore.SqliteClient.layer({ filename: database.filename })
+      })()
+    )
+  return Effect.runPromise(effect as Effect.Effect<ReadonlyArray<readonly [number, string]>, unknown, never>)
+}
+
+const serve = async (config: ServerConfig) => {
+  out(`issuing: ${config.settings.environment}, store ${describeDatabase(config.database)}`)
+  const server = await startServer(config, (line) => out(`issuing: ${line}`))
+  out(`issuing: listening on ${server.url} (public base URL ${config.settings.baseUrl})`)
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    out(`issuing: ${signal} received, shutting down`)
+    server.close().then(
+      () => process.exit(0),
+      (error) => {
+        err(`issuing: shutdown failed: ${String(error)}`)
+        process.exit(1)
+      }
+    )
+  }
+  process.on("SIGTERM", () => stop("SIGTERM"))
+  process.on("SIGINT", () => stop("SIGINT"))
+  return new Promise<number>(() => {})
+}
+
+const createOrganization = async (config: ServerConfig, args: ReadonlyArray<string>) => {
+  const nameIndex = args.indexOf("--name")
+  const name = nameIndex >= 0 ? args[nameIndex + 1] : undefined
+  if (name === undefined || name.trim() === "") {
+    err("issuing: orgs create needs --name NAME")
+    return 2
+  }
+  const instance = await createIssuing({
+    store: storeFor(config.database),
+    vaultKeys: resolveVaultKeys(config),
+    settings: config.settings
+  })
+  try {
+    const created = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization(name.trim())))
+    out(JSON.stringify(created))
+    return 0
+  } finally {
+    await instance.dispose()
+  }
+}
+
+/** Runs the CLI; resolves to the exit code. */
+export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const [command, ...rest] = argv
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    out(USAGE)
+    return command === undefined ? 2 : 0
+  }
+  const loaded = loadConfig(process.env)
+  if (Either.isLeft(loaded)) {
+    err(`issuing: ${loaded.left}`)
+    return 78
+  }
+  const config = loaded.right
+  try {
+    switch (command) {
+      case "serve":
+        return await serve(config)
+      case "migrate": {
+        const applied = await migrate(config.database)
+        out(`issuing: ${applied.length === 0 ? "no pending migrations" : `applied ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`}`)
+        return 0
+      }
+      case "orgs":
+        if (rest[0] === "create") return await createOrganization(config, rest.slice(1))
+        err(`issuing: unknown orgs command${rest[0] ? ` '${rest[0]}'` : ""}\n\n${USAGE}`)
+        return 2
+      default: {
+        const extra = commands[command]
+        if (extra !== undefined) return await extra(config, rest)
+        err(`issuing: unknown command '${command}'\n\n${USAGE}`)
+        return 2
+      }
+    }
+  } catch (error) {
+    err(`issuing: ${command} failed: ${error instanceof Error ? error.message : String(error)}`)
+    return 1
+  }
+}
+

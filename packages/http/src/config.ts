@@ -1,0 +1,191 @@
+import { type Environment, type IssuingSettings, looksLikeSecret, parseVaultKeys } from "@issuing/core"
+import { Either } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/** Where the server keeps its data, as ISSUING_DATABASE_URL names it. */
+export type DatabaseTarget =
+  | { readonly kind: "sqlite"; readonly filename: string }
+  | { readonly kind: "postgres"; readonly url: string }
+
+/** The server's configuration, read from the environment (CONTRACT §1). */
+export interface ServerConfig {
+  readonly database: DatabaseTarget
+  readonly host: string
+  readonly port: number
+  readonly settings: IssuingSettings
+  /** Where the vault key comes from; a sandbox without ISSUING_VAULT_KEY uses (or creates) this file. */
+  readonly vaultKey: { readonly source: "env"; readonly keys: ReadonlyArray<Buffer> } | {
+    readonly source: "file"
+    readonly path: string
+  }
+  readonly bootstrapApiKey: string | undefined
+}
+
+type Env = Record<string, string | undefined>
+
+class ConfigProblem {
+  constructor(readonly line: string) {}
+}
+
+const fail = (variable: string, problem: string): never => {
+  throw new ConfigProblem(`Invalid configuration: ${variable} ${problem}`)
+}
+
+const text = (env: Env, name: string): string | undefined => {
+  const value = env[name]
+  return value === undefined || value.trim() === "" ? undefined : value.trim()
+}
+
+const integer = (env: Env, name: string, fallback: number, min: number, max: number): number => {
+  const value = text(env, name)
+  if (value === undefined) return fallback
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    return fail(name, `must be an integer from ${min} to ${max} (got "${value}")`)
+  }
+  return Number(value)
+}
+
+const positiveNumber = (env: Env, name: string, fallback: number): number => {
+  const value = text(env, name)
+  if (value === undefined) return fallback
+  const number = Number(value)
+  if (!/^\d+(\.\d+)?$/.test(value) || !(number > 0) || number > 1_000_000) {
+    return fail(name, `must be a positive number (got "${value}")`)
+  }
+  return number
+}
+
+const boolean = (env: Env, name: string, fallback: boolean): boolean => {
+  const value = text(env, name)?.toLowerCase()
+  if (value === undefined) return fallback
+  if (value === "true" || value === "1" || value === "yes") return true
+  if (value === "false" || value === "0" || value === "no") return false
+  return fail(name, `must be true or false (got "${value}")`)
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+/** Bound on the number of retries a schedule may hold. */
+export const MAX_RETRY_SCHEDULE_ENTRIES = 30
+
+/** Parses a retry schedule such as `5s,5m,30m,2h`; a string is the problem. */
+export const parseRetrySchedule = (value: string): ReadonlyArray<number> | string => {
+  const parts = value.split(",").map((part) => part.trim())
+  if (parts.length > MAX_RETRY_SCHEDULE_ENTRIES) return `must hold at most ${MAX_RETRY_SCHEDULE_ENTRIES} delays`
+  const delays: Array<number> = []
+  for (const part of parts) {
+    const match = /^(\d+)(ms|s|m|h|d)$/.exec(part)
+    if (match === null) return `must be a comma-separated list of delays like 5s,5m,2h (bad entry "${part}")`
+    delays.push(Number(match[1]) * DURATION_UNITS_MS[match[2]!]!)
+  }
+  return delays
+}
+
+const parseDatabase = (value: string): DatabaseTarget => {
+  if (value === "sqlite::memory:") return { kind: "sqlite", filename: ":memory:" }
+  if (value.startsWith("sqlite:")) {
+    const filename = value.slice("sqlite:".length)
+    if (filename === "") return fail("ISSUING_DATABASE_URL", "must name a file after sqlite: (e.g. sqlite:./.data/issuing.db)")
+    return { kind: "sqlite", filename }
+  }
+  if (value.startsWith("postgres://") || value.startsWith("postgresql://")) {
+    try {
+      new URL(value)
+    } catch {
+      return fail("ISSUING_DATABASE_URL", "is not a valid postgres:// URL")
+    }
+    return { kind: "postgres", url: value }
+  }
+  return fail("ISSUING_DATABASE_URL", `must be sqlite:PATH, sqlite::memory: or postgres://… (got "${value.split(":")[0]}:…")`)
+}
+
+/**
+ * Reads and validates the environment. A bad value gives one line naming the variable (secret
+ * values are never echoed).
+ */
+export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either<ServerConfig, string> => {
+  try {
+    const database = parseDatabase(text(env, "ISSUING_DATABASE_URL") ?? "sqlite:./.data/issuing.db")
+    const host = text(env, "ISSUING_HOST") ?? "127.0.0.1"
+    const port = integer(env, "ISSUING_PORT", 8080, 0, 65535)
+    const environmentText = text(env, "ISSUING_ENVIRONMENT") ?? "sandbox"
+    if (environmentText !== "sandbox" && environmentText !== "production") {
+      fail("ISSUING_ENVIRONMENT", `must be sandbox or production (got "${environmentText}")`)
+    }
+    const environment = environmentText as Environment
+
+    const baseUrlText = text(env, "ISSUING_BASE_URL") ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+    let baseUrl: URL
+    try {
+      baseUrl = new URL(baseUrlText)
+    } catch {
+      return fail("ISSUING_BASE_URL", `must be an absolute http(s) URL (got "${baseUrlText}")`)
+    }
+    if (baseUrl.protocol !== "http:" && baseUrl.protocol !== "https:") {
+      fail("ISSUING_BASE_URL", `must be an http or https URL (got "${baseUrlText}")`)
+    }
+
+    const vaultText = text(env, "ISSUING_VAULT_KEY")
+    let vaultKey: ServerConfig["vaultKey"]
+    if (vaultText !== undefined) {
+      const keys = parseVaultKeys(vaultText)
+      if (typeof keys === "string") fail("ISSUING_VAULT_KEY", keys)
+      vaultKey = { source: "env", keys: keys as ReadonlyArray<Buffer> }
+    } else if (environment === "production") {
+      return fail("ISSUING_VAULT_KEY", "is required in production (base64 of 32 random bytes)")
+    } else {
+      vaultKey = { source: "file", path: path.resolve(cwd, ".data/vault.key") }
+    }
+
+    const bootstrapApiKey = text(env, "ISSUING_BOOTSTRAP_API_KEY")
+    if (bootstrapApiKey !== undefined && !looksLikeSecret(bootstrapApiKey)) {
+      fail("ISSUING_BOOTSTRAP_API_KEY", "must be 8 to 256 printable characters without spaces")
+    }
+
+    const scheduleText = text(env, "ISSUING_WEBHOOK_RETRY_SCHEDULE")
+    let webhookRetryScheduleMs: ReadonlyArray<number> | undefined
+    if (scheduleText !== undefined) {
+      const schedule = parseRetrySchedule(scheduleText)
+      if (typeof schedule === "string") fail("ISSUING_WEBHOOK_RETRY_SCHEDULE", schedule)
+      webhookRetryScheduleMs = schedule as ReadonlyArray<number>
+    }
+
+    const settings: IssuingSettings = {
+      environment,
+      baseUrl: baseUrl.toString().replace(/\/+$/, ""),
+      rateLimitPerSecond: positiveNumber(env, "ISSUING_RATE_LIMIT_PER_SECOND", 100),
+      rateLimitBurst: integer(env, "ISSUING_RATE_LIMIT_BURST", 200, 1, 1_000_000),
+      embedSessionTtlSeconds: integer(env, "ISSUING_EMBED_SESSION_TTL_SECONDS", 300, 1, 86_400),
+      webhookRetryScheduleMs: webhookRetryScheduleMs ??
+        (parseRetrySchedule("5s,5m,30m,2h,5h,10h,10h") as ReadonlyArray<number>),
+      webhookTimeoutMs: integer(env, "ISSUING_WEBHOOK_TIMEOUT_MS", 15_000, 1, 300_000),
+      webhookAllowPrivateUrls: boolean(env, "ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", environment === "sandbox"),
+      maxBodyBytes: integer(env, "ISSUING_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024)
+    }
+    return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey })
+  } catch (error) {
+    if (error instanceof ConfigProblem) return Either.left(error.line)
+    throw error
+  }
+}
+
+/**
+ * The vault keys in force: from ISSUING_VAULT_KEY, or (sandbox only) from the key file, created
+ * with 32 random bytes and mode 0600 on first start.
+ */
+export const resolveVaultKeys = (config: ServerConfig): ReadonlyArray<Buffer> => {
+  if (config.vaultKey.source === "env") return config.vaultKey.keys
+  const file = config.vaultKey.path
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    try {
+      fs.writeFileSync(file, crypto.randomBytes(32).toString("base64") + "\n", { mode: 0o600, flag: "wx" })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+    }
+  }
+  const keys = parseVaultKeys(fs.readFileSync(file, "utf8"))
+  if (typeof keys === "string") throw new Error(`The vault key file ${file} ${keys}`)
+  return keys
+}

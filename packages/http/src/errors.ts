@@ -1,0 +1,181 @@
+import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
+import { SqlError } from "@effect/sql"
+import type { IssuingError } from "@issuing/core"
+import { Effect, Schema } from "effect"
+
+/**
+ * An HTTP failure: status, error type and code of interface §7. Handlers fail with it; the request
+ * pipeline renders it as the envelope, adding request_id and doc_url.
+ */
+export class ApiFailure extends Schema.TaggedError<ApiFailure>()(
+  "ApiFailure",
+  {
+    status: Schema.Number,
+    type: Schema.String,
+    code: Schema.String,
+    message: Schema.String,
+    param: Schema.NullOr(Schema.String),
+    retryAfterSeconds: Schema.optional(Schema.Number),
+    allow: Schema.optional(Schema.String)
+  },
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** Everything a doc page says about one error code. */
+export interface ErrorCodeDoc {
+  readonly status: number
+  readonly type: string
+  readonly title: string
+  readonly description: string
+}
+
+/**
+ * The catalogue of error codes: `GET /docs/errors/<code>` serves each one, and every code a
+ * response carries must be listed here.
+ */
+export const ERROR_CODES: Record<string, ErrorCodeDoc> = {
+  invalid_request: {
+    status: 400,
+    type: "invalid_request_error",
+    title: "Invalid request",
+    description:
+      "The request was malformed: unparseable JSON, a missing or wrong Content-Type, a field that fails validation, conflicting parameters or an unknown order_by field. `param` names the field or header at fault. Fix the request; retrying it unchanged fails again."
+  },
+  request_too_large: {
+    status: 413,
+    type: "invalid_request_error",
+    title: "Request body too large",
+    description: "The request body exceeds the server's limit (1 MiB by default). Send a smaller body."
+  },
+  method_not_allowed: {
+    status: 405,
+    type: "invalid_request_error",
+    title: "Method not allowed",
+    description: "The path exists but does not accept this HTTP method. The Allow header lists the methods it accepts."
+  },
+  authentication_error: {
+    status: 401,
+    type: "authentication_error",
+    title: "Authentication failed",
+    description:
+      "The API key is missing, malformed, unknown or revoked (send `Authorization: Bearer <API_KEY>`), or an embed session_token is unknown or expired (create a new embed session)."
+  },
+  permission_denied: {
+    status: 403,
+    type: "permission_error",
+    title: "Permission denied",
+    description:
+      "The key is known but not allowed: its role does not permit the operation (viewers may only read; programs and keys need an admin key), it cannot access the program named by X-Program-ID (param X-Program-ID), or it is not enabled for PAN reveal."
+  },
+  not_found: {
+    status: 404,
+    type: "not_found_error",
+    title: "Not found",
+    description:
+      "No such resource, or it is not visible to this key (resources of another program or organization are reported as not found, never as forbidden). `param` names the id parameter. Unknown URLs get this error too, with param null."
+  },
+  conflict: {
+    status: 409,
+    type: "conflict_error",
+    title: "Conflict",
+    description:
+      "The operation is incompatible with the resource's state (for example reissuing a closed card, or replaying to a disabled subscription), or the Idempotency-Key was already used with a different request, or a request with the same key is still running."
+  },
+  rate_limited: {
+    status: 429,
+    type: "rate_limit_error",
+    title: "Rate limited",
+    description: "The API key exceeded its rate limit. Wait the number of seconds in the Retry-After header, then retry."
+  },
+  internal_error: {
+    status: 500,
+    type: "api_error",
+    title: "Internal error",
+    description:
+      "An unexpected failure. Nothing was committed. Retry with the same Idempotency-Key; the request is safe to repeat."
+  },
+  insufficient_funds: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Insufficient funds",
+    description: "The debit would take a wallet account's balance below zero. Nothing was written. param: amount."
+  }
+}
+
+/** Registers business-rule codes (422) of a feature so their doc pages exist. */
+export const registerErrorCodes = (codes: Record<string, ErrorCodeDoc>): void => {
+  Object.assign(ERROR_CODES, codes)
+}
+
+const failure = (code: string, message: string, param: string | null, extra: Partial<ApiFailure> = {}) => {
+  const doc = ERROR_CODES[code]
+  return new ApiFailure({
+    status: doc?.status ?? 422,
+    type: doc?.type ?? "invalid_request_error",
+    code,
+    message,
+    param,
+    ...extra
+  })
+}
+
+/** The one mapping table from domain failures to HTTP failures. */
+export const toApiFailure = (error: IssuingError): ApiFailure => {
+  switch (error._tag) {
+    case "InvalidRequest":
+      return failure("invalid_request", error.message, error.param)
+    case "AuthenticationFailed":
+      return failure("authentication_error", error.message, null)
+    case "PermissionDenied":
+      return failure("permission_denied", error.message, error.param)
+    case "NotFound":
+      return failure("not_found", error.message, error.param)
+    case "Conflict":
+      return failure("conflict", error.message, error.param)
+    case "BusinessRuleViolation":
+      return new ApiFailure({
+        status: 422,
+        type: "invalid_request_error",
+        code: error.code,
+        message: error.message,
+        param: error.param
+      })
+    case "RateLimited":
+      return failure("rate_limited", "Too many requests for this API key. Retry after the time in Retry-After.", null, {
+        retryAfterSeconds: error.retryAfterSeconds
+      })
+  }
+}
+
+/** Builds an ApiFailure for one of the catalogue's codes. */
+export const apiFailure = failure
+
+/**
+ * Runs a domain effect for a handler: domain failures become ApiFailure; database failures are
+ * defects (500 internal_error, nothing stored under the idempotency key).
+ */
+export const handle = <A, E extends IssuingError | SqlError.SqlError, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, ApiFailure, R> =>
+  Effect.catchAll(effect, (error) =>
+    error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError)))
+
+/** The JSON envelope of interface §7. */
+export const envelope = (failure: ApiFailure, requestId: string, baseUrl: string) => ({
+  error: {
+    type: failure.type,
+    code: failure.code,
+    message: failure.message,
+    param: failure.param,
+    request_id: requestId,
+    doc_url: `${baseUrl}/docs/errors/${failure.code}`
+  }
+})
+
+/** The envelope as a response, with Retry-After / Allow when the failure carries them. */
+export const failureResponse = (failure: ApiFailure, requestId: string, baseUrl: string) => {
+  const headers: Record<string, string> = {}
+  if (failure.retryAfterSeconds !== undefined) headers["retry-after"] = String(failure.retryAfterSeconds)
+  if (failure.allow !== undefined) headers["allow"] = failure.allow
+  return HttpServerResponse.unsafeJson(envelope(failure, requestId, baseUrl), { status: failure.status, headers })
+}

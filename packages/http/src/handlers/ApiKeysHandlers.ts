@@ -1,0 +1,26 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Access } from "@issuing/core"
+import { Effect } from "effect"
+import { IssuingApi } from "../Api.js"
+import { CurrentCaller } from "../api/Security.js"
+import { handle } from "../errors.js"
+import { paging } from "./Paging.js"
+
+/** Order fields of GET /v1/api-keys. */
+export const API_KEY_ORDER_FIELDS = ["created_at", "name"]
+
+export const ApiKeysHandlersLive = HttpApiBuilder.group(IssuingApi, "apiKeys", (handlers) =>
+  Effect.gen(function*() {
+    const access = yield* Access
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(CurrentCaller, (caller) => handle(access.createApiKey(caller, payload))))
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const page = yield* paging(urlParams, API_KEY_ORDER_FIELDS)
+          return yield* handle(access.listApiKeys(caller, page))
+        }))
+      .handle("revoke", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => handle(access.revokeApiKey(caller, path.api_key_id))))
+  }))

@@ -1,0 +1,24 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { IssuingConfig } from "@issuing/core"
+import { Effect } from "effect"
+import { IssuingApi } from "../Api.js"
+import { openApiDocument } from "../docs/OpenApiDocument.js"
+import { errorPage, referencePage } from "../docs/ReferencePage.js"
+import { apiFailure, ERROR_CODES } from "../errors.js"
+
+const html = (body: string) =>
+  HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8" })
+
+export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handlers) =>
+  Effect.gen(function*() {
+    const config = yield* IssuingConfig
+    return handlers
+      .handle("openapi", () => Effect.succeed(HttpServerResponse.unsafeJson(openApiDocument(config.baseUrl))))
+      .handle("docs", () => Effect.succeed(html(referencePage(openApiDocument(config.baseUrl)))))
+      .handle("errorDoc", ({ path }) => {
+        const doc = Object.hasOwn(ERROR_CODES, path.code) ? ERROR_CODES[path.code] : undefined
+        return doc === undefined
+          ? Effect.fail(apiFailure("not_found", `No such error code '${path.code}'.`, "code"))
+          : Effect.succeed(html(errorPage(path.code, doc)))
+      })
+  }))

@@ -1,0 +1,11 @@
+import { type PageRequest, parsePaging, type PagingQuery } from "@issuing/core"
+import { Effect, Either } from "effect"
+import type { ApiFailure } from "../errors.js"
+import { toApiFailure } from "../errors.js"
+
+/** Decodes interface §4 paging parameters against an endpoint's order fields (400 on unknown order_by). */
+export const paging = (query: PagingQuery, orderFields: ReadonlyArray<string>): Effect.Effect<PageRequest, ApiFailure> =>
+  Either.match(parsePaging(query, orderFields), {
+    onLeft: (error) => Effect.fail(toApiFailure(error)),
+    onRight: Effect.succeed
+  })

@@ -1,0 +1,7 @@
+/** @issuing/http: the /v1 HTTP API, mountable in a host app or served standalone, and the issuing CLI. */
+export { createIssuing, issuingLayer, type IssuingInstance, type IssuingOptions, runOn, type StoreLayer } from "./App.js"
+export { IssuingApi } from "./Api.js"
+export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
+export { ApiFailure, ERROR_CODES, registerErrorCodes, toApiFailure } from "./errors.js"
+export { startServer, type RunningServer } from "./server.js"
+export { storeFor } from "./Store.js"

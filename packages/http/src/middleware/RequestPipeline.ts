@@ -1,0 +1,194 @@
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpIncomingMessage,
+  type HttpApp,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import {
+  Access,
+  type Caller,
+  Idempotency,
+  IssuingConfig,
+  type IssuingError,
+  type ProgramCaller,
+  RateLimiter,
+  requestFingerprint
+} from "@issuing/core"
+import { Cause, Effect, FiberRef, Option } from "effect"
+import * as crypto from "node:crypto"
+import { ApiFailure, apiFailure, failureResponse, toApiFailure } from "../errors.js"
+import type { RouteTable } from "./RouteTable.js"
+
+/** The caller resolved by the pipeline, handed to the route's auth middleware. */
+export const CurrentAccess = FiberRef.unsafeMake<Option.Option<Caller | ProgramCaller>>(Option.none())
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
+
+const decoder = new TextDecoder()
+
+/** The status and body text of a response whose body is in memory (every JSON response is). */
+const plainOf = (response: HttpServerResponse.HttpServerResponse) =>
+  Effect.succeed({
+    status: response.status,
+    body: response.body._tag === "Uint8Array" ? decoder.decode(response.body.body) : ""
+  })
+
+/** The first decode issue's path, joined with dots: the `param` of a 400. */
+const paramOfDecodeError = (error: HttpApiError.HttpApiDecodeError): string | null => {
+  const issue = error.issues[0]
+  if (issue === undefined || issue.path.length === 0) return null
+  return issue.path.map(String).join(".")
+}
+
+const decodeFailure = (error: HttpApiError.HttpApiDecodeError) => {
+  const issue = error.issues[0]
+  const param = paramOfDecodeError(error)
+  const detail = issue === undefined ? error.message : issue.message
+  return apiFailure(
+    "invalid_request",
+    param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`,
+    param
+  )
+}
+
+/** Any failure of the router or a handler, as an ApiFailure (none for defects). */
+const asApiFailure = (error: unknown): ApiFailure | undefined => {
+  if (error instanceof ApiFailure) return error
+  if (error instanceof HttpApiError.HttpApiDecodeError) return decodeFailure(error)
+  if (typeof error === "object" && error !== null && "_tag" in error) {
+    switch ((error as { _tag: string })._tag) {
+      case "RouteNotFound":
+        return apiFailure("not_found", "Unrecognized request URL.", null)
+      case "RequestError":
+        return apiFailure("invalid_request", "The request body could not be read.", null)
+    }
+  }
+  return undefined
+}
+
+/**
+ * The one place every request passes through, around the router: request id, route match (404,
+ * 405), body limits and JSON well-formedness, Content-Type, authentication, role, rate limit,
+ * program scope, idempotency, and rendering of every failure as the interface §7 envelope.
+ */
+export const requestPipeline = (routes: RouteTable) =>
+  HttpApiBuilder.middleware(
+    Effect.gen(function*() {
+      const access = yield* Access
+      const limiter = yield* RateLimiter
+      const idempotency = yield* Idempotency
+      const config = yield* IssuingConfig
+
+      return (app: HttpApp.Default): HttpApp.Default =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const requestId = crypto.randomUUID()
+          const respondWith = (failure: ApiFailure) => failureResponse(failure, requestId, config.baseUrl)
+
+          // Failures of the router and handlers become envelopes here, inside any idempotent
+          // transaction, so a 4xx is stored with the key; defects become 500s and are not stored.
+          const toResponse = <R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>) =>
+            Effect.catchAllCause(effect, (cause) => {
+              const failure = Cause.failureOption(cause).pipe(Option.map(asApiFailure), Option.getOrUndefined)
+              if (failure !== undefined) return Effect.succeed(respondWith(failure))
+              return Effect.as(
+                Effect.logError("Unhandled failure", { request_id: requestId, cause: Cause.pretty(cause) }),
+                respondWith(apiFailure("internal_error", "An internal error occurred. Retry with the same Idempotency-Key.", null))
+              )
+            })
+
+          const pipeline = Effect.gen(function*() {
+            const url = new URL(request.url, "http://localhost")
+            const method = request.method.toUpperCase()
+            const route = routes.match(method, url.pathname)
+            if (route._tag === "NotFound") {
+              return yield* apiFailure("not_found", `Unrecognized request URL (${method}: ${url.pathname}).`, null)
+            }
+            if (route._tag === "MethodNotAllowed") {
+              return yield* apiFailure(
+                "method_not_allowed",
+                `${method} is not allowed on ${url.pathname}. Allowed: ${route.allow.join(", ")}.`,
+                null,
+                { allow: route.allow.join(", ") }
+              )
+            }
+
+            let bodyText = ""
+            if (BODY_METHODS.has(method)) {
+              const declaredLength = Number(request.headers["content-length"] ?? "0")
+              if (declaredLength > config.maxBodyBytes) {
+                return yield* apiFailure("request_too_large", `The request body exceeds ${config.maxBodyBytes} bytes.`, null)
+              }
+              bodyText = yield* request.text.pipe(
+                HttpIncomingMessage.withMaxBodySize(Option.some(config.maxBodyBytes)),
+                Effect.mapError(() =>
+                  apiFailure("request_too_large", `The request body exceeds ${config.maxBodyBytes} bytes.`, null)
+                )
+              )
+              if (bodyText.trim().length > 0) {
+                const contentType = (request.headers["content-type"] ?? "").toLowerCase()
+                if (!contentType.includes("application/json")) {
+                  return yield* apiFailure(
+                    "invalid_request",
+                    "Content-Type must be application/json for a request with a body.",
+                    "Content-Type"
+                  )
+                }
+                try {
+                  JSON.parse(bodyText)
+                } catch {
+                  return yield* apiFailure("invalid_request", "The request body is not valid JSON.", null)
+                }
+              }
+            }
+
+            if (route.scope === "public") return yield* toResponse(app)
+
+            const onDomain = <A, R>(effect: Effect.Effect<A, IssuingError | { readonly _tag: "SqlError" }, R>) =>
+              Effect.catchAll(effect, (error) =>
+                error._tag === "SqlError" ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError)))
+
+            const caller = yield* onDomain(access.authenticate(request.headers["authorization"]))
+            if (caller.role === "viewer" && !READ_METHODS.has(method)) {
+              return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
+            }
+            yield* onDomain(limiter.consume(caller.apiKeyId))
+            const scoped: Caller | ProgramCaller = route.scope === "program"
+              ? yield* onDomain(access.resolveProgram(caller, request.headers["x-program-id"]))
+              : caller
+
+            const handled = toResponse(Effect.locally(app, CurrentAccess, Option.some(scoped)))
+            const idempotencyKey = request.headers["idempotency-key"]
+            if (method !== "POST" || idempotencyKey === undefined) return yield* handled
+
+            const key = yield* onDomain(idempotency.validateKey(idempotencyKey))
+            const programId = "program" in scoped ? (scoped as ProgramCaller).program.id : ""
+            const fingerprint = requestFingerprint([method, url.pathname + url.search, programId, bodyText])
+            const result = yield* onDomain(
+              idempotency.run(caller.organizationId, key, fingerprint, handled, plainOf)
+            )
+            if (!result.replayed) return result.response as HttpServerResponse.HttpServerResponse
+            const stored = result.response as { status: number; body: string }
+            return HttpServerResponse.text(stored.body, {
+              status: stored.status,
+              contentType: "application/json",
+              headers: { "idempotent-replayed": "true" }
+            })
+          })
+
+          const response = yield* pipeline.pipe(
+            Effect.catchAll((failure) => Effect.succeed(respondWith(failure))),
+            Effect.catchAllDefect((defect) =>
+              Effect.as(
+                Effect.logError("Unhandled defect", { request_id: requestId, defect: String(defect) }),
+                respondWith(apiFailure("internal_error", "An internal error occurred. Retry with the same Idempotency-Key.", null))
+              )
+            )
+          )
+          return HttpServerResponse.setHeader(response, "request-id", requestId)
+        })
+    })
+  )

@@ -1,0 +1,68 @@
+import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import { OrganizationAuth, ProgramAuth } from "../api/Security.js"
+
+/** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
+export type RouteScope = "public" | "organization" | "program"
+
+interface Route {
+  readonly method: string
+  readonly pattern: RegExp
+  readonly staticSegments: number
+  readonly scope: RouteScope
+}
+
+/** The outcome of matching a request against the API's routes. */
+export type RouteMatch =
+  | { readonly _tag: "Matched"; readonly scope: RouteScope }
+  | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
+  | { readonly _tag: "NotFound" }
+
+const compile = (path: string) => {
+  const segments = path.split("/").filter((segment) => segment.length > 0)
+  const source = segments
+    .map((segment) => (segment.startsWith(":") ? "/[^/]+" : `/${segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`))
+    .join("")
+  return {
+    pattern: new RegExp(`^${source || "/"}/?$`),
+    staticSegments: segments.filter((segment) => !segment.startsWith(":")).length
+  }
+}
+
+/**
+ * The API's routes with the scope each one needs, read from the HttpApi definition (a group's
+ * auth middleware decides its scope). The request pipeline matches a request here before the
+ * router runs, so that unknown routes (404), wrong methods (405) and authentication are decided
+ * in one place, in that order.
+ */
+export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+) => {
+  const routes: Array<Route> = []
+  HttpApi.reflect(api, {
+    onGroup() {},
+    onEndpoint({ endpoint, middleware }) {
+      const scope: RouteScope = middleware.has(ProgramAuth as any)
+        ? "program"
+        : middleware.has(OrganizationAuth as any)
+        ? "organization"
+        : "public"
+      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope })
+    }
+  })
+  return {
+    match(method: string, pathname: string): RouteMatch {
+      let best: Route | undefined
+      const allow = new Set<string>()
+      for (const route of routes) {
+        if (!route.pattern.test(pathname)) continue
+        allow.add(route.method)
+        if (route.method === method && (best === undefined || route.staticSegments > best.staticSegments)) best = route
+      }
+      if (best !== undefined) return { _tag: "Matched", scope: best.scope }
+      if (allow.size > 0) return { _tag: "MethodNotAllowed", allow: [...allow].sort() }
+      return { _tag: "NotFound" }
+    }
+  }
+}
+
+export type RouteTable = ReturnType<typeof makeRouteTable>

@@ -1,0 +1,85 @@
+import { Access, Idempotency } from "@issuing/core"
+import { Effect, Fiber, Option, Schedule } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { createIssuing, type IssuingInstance } from "./App.js"
+import { resolveVaultKeys, type ServerConfig } from "./config.js"
+import { storeFor } from "./Store.js"
+
+/** A running standalone server. */
+export interface RunningServer {
+  readonly url: string
+  readonly instance: IssuingInstance
+  /** Stops accepting connections, lets in-flight requests finish (bounded), then closes the store. */
+  readonly close: () => Promise<void>
+}
+
+/** How long a graceful shutdown waits for in-flight requests. */
+export const SHUTDOWN_GRACE_MS = 10_000
+
+/** Effects that run beside the HTTP server for its lifetime (the webhook worker registers here). */
+export const backgroundTasks: Array<(instance: IssuingInstance) => Effect.Effect<void, unknown, any>> = [
+  // Idempotency keys are kept 24 h; sweep the expired ones hourly.
+  () =>
+    Effect.flatMap(Idempotency, (idempotency) =>
+      idempotency.purgeExpired.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Idempotency purge failed", cause)),
+        Effect.repeat(Schedule.spaced("1 hour"))
+      )).pipe(Effect.asVoid)
+]
+
+/**
+ * `issuing serve`: the API and the background tasks on one port. On an empty database it creates
+ * the first organization (with ISSUING_BOOTSTRAP_API_KEY as its admin key's secret when set) and
+ * reports it through `print` once.
+ */
+export const startServer = async (config: ServerConfig, print: (line: string) => void): Promise<RunningServer> => {
+  const instance = await createIssuing({
+    store: storeFor(config.database),
+    vaultKeys: resolveVaultKeys(config),
+    settings: config.settings
+  })
+  try {
+    const created = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.bootstrap(config.bootstrapApiKey)))
+    if (Option.isSome(created)) {
+      print(`Created organization ${created.value.organization_id} with program ${created.value.program_id}`)
+      if (config.bootstrapApiKey === undefined) {
+        print(`Admin API key (shown once, PAN reveal enabled): ${created.value.api_key}`)
+      } else {
+        print("Admin API key: the value of ISSUING_BOOTSTRAP_API_KEY")
+      }
+      print(`X-Program-ID: ${created.value.program_id}`)
+    }
+  } catch (error) {
+    await instance.dispose()
+    throw error
+  }
+
+  const fibers = backgroundTasks.map((task) => instance.runtime.runFork(task(instance) as Effect.Effect<void, unknown, never>))
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, instance.listener)
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject)
+      resolve()
+    })
+  })
+  const address = server.address() as AddressInfo
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+  const url = `http://${host}:${address.port}`
+
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS)
+      await drained
+      clearTimeout(timer)
+      await Promise.all(fibers.map((fiber) => instance.runtime.runPromise(Fiber.interrupt(fiber))))
+      await instance.dispose()
+    })()
+    return closing
+  }
+  return { url, instance, close }
+}

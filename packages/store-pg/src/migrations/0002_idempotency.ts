@@ -1,0 +1,18 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/** Idempotency keys with their stored (encrypted) responses. */
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE issuing_idempotency_keys (
+    organization_id text NOT NULL,
+    idempotency_key text NOT NULL,
+    fingerprint text NOT NULL,
+    status_code integer,
+    response_body text,
+    locked_at timestamptz NOT NULL,
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (organization_id, idempotency_key)
+  )`
+  yield* sql`CREATE INDEX issuing_idempotency_keys_by_created ON issuing_idempotency_keys (created_at)`
+})

@@ -1,0 +1,13 @@
+import access from "./0001_access.js"
+import idempotency from "./0002_idempotency.js"
+import events from "./0003_events.js"
+
+/**
+ * Every migration of the PostgreSQL store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
+ * 0020–0029 cards, 0030–0039 webhooks.
+ */
+export const migrations = {
+  "0001_access": access,
+  "0002_idempotency": idempotency,
+  "0003_events": events
+}

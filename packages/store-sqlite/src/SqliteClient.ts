@@ -1,0 +1,135 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Client from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
+import Sqlite from "better-sqlite3"
+import { Context, Effect, Layer, Scope, Stream } from "effect"
+
+/**
+ * A SqlClient over better-sqlite3 for the platform's needs, which @effect/sql-sqlite-node 0.53
+ * does not meet: writes begin with `BEGIN IMMEDIATE` (so two processes on one file never deadlock
+ * upgrading a read lock, and a write transaction's reads see the state it will commit over),
+ * a busy timeout so other processes' writers are waited for, foreign keys on, and durable commits
+ * (`synchronous = FULL` in WAL mode). Booleans bind as 1/0 so repository SQL is shared with
+ * PostgreSQL. One connection serves the process; a semaphore serializes its transactions.
+ */
+export interface SqliteOptions {
+  /** A file path, or `:memory:`. */
+  readonly filename: string
+  /** How long to wait for another process's write lock, in milliseconds. */
+  readonly busyTimeoutMs?: number | undefined
+  /** `FULL` (default) survives power loss; `NORMAL` survives process crashes only. */
+  readonly synchronous?: "FULL" | "NORMAL" | undefined
+}
+
+/** The minimal surface of the underlying better-sqlite3 database exposed to other packages. */
+export interface SqliteHandle {
+  readonly exec: (source: string) => unknown
+  readonly pragma: (source: string) => unknown
+  readonly prepare: (source: string) => {
+    readonly run: (...params: ReadonlyArray<unknown>) => unknown
+    readonly all: (...params: ReadonlyArray<unknown>) => Array<unknown>
+    readonly get: (...params: ReadonlyArray<unknown>) => unknown
+  }
+  readonly transaction: <F extends (...args: Array<any>) => unknown>(fn: F) => F & { immediate: F }
+}
+
+/** The underlying database, for the rare caller that must reach it (backups, benchmarks). */
+export const SqliteDatabase = Context.GenericTag<SqliteHandle>("@issuing/store-sqlite/SqliteDatabase")
+
+const bindable = (value: unknown): unknown =>
+  typeof value === "boolean" ? (value ? 1 : 0) : value instanceof Date ? value.toISOString() : value
+
+const toSqlError = (cause: unknown, message: string) => new SqlError({ cause, message })
+
+const make = (options: SqliteOptions) =>
+  Effect.gen(function*() {
+    const compiler = Statement.makeCompilerSqlite()
+    const db = new Sqlite(options.filename)
+    yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
+    if (options.filename !== ":memory:") db.pragma("journal_mode = WAL")
+    db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`)
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+    db.pragma("foreign_keys = ON")
+
+    // better-sqlite3 statements are cheap to keep; a bounded map avoids re-preparing hot SQL.
+    const statements = new Map<string, Sqlite.Statement>()
+    const prepare = (sql: string): Sqlite.Statement => {
+      let statement = statements.get(sql)
+      if (statement === undefined) {
+        statement = db.prepare(sql)
+        if (statements.size >= 500) statements.delete(statements.keys().next().value!)
+        statements.set(sql, statement)
+      }
+      return statement
+    }
+
+    const run = (sql: string, params: ReadonlyArray<unknown>, raw: boolean): Effect.Effect<ReadonlyArray<any>, SqlError> =>
+      Effect.suspend(() => {
+        try {
+          const statement = prepare(sql)
+          const bound = params.map(bindable)
+          if (statement.reader) return Effect.succeed(statement.all(...bound) as ReadonlyArray<any>)
+          const result = statement.run(...bound)
+          return Effect.succeed(raw ? (result as unknown as ReadonlyArray<any>) : [])
+        } catch (cause) {
+          return Effect.fail(toSqlError(cause, "Failed to execute statement"))
+        }
+      })
+
+    const connection: Connection = {
+      execute: (sql, params, transformRows) =>
+        transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false),
+      executeRaw: (sql, params) => run(sql, params, true),
+      executeValues: (sql, params) =>
+        Effect.try({
+          try: () => {
+            const statement = db.prepare(sql)
+            const bound = params.map(bindable)
+            if (statement.reader) return statement.raw(true).all(...bound) as ReadonlyArray<ReadonlyArray<unknown>>
+            statement.run(...bound)
+            return []
+          },
+          catch: (cause) => toSqlError(cause, "Failed to execute statement")
+        }),
+      executeUnprepared: (sql, params, transformRows) =>
+        Effect.try({
+          try: () => {
+            const statement = db.prepare(sql)
+            const bound = (params ?? []).map(bindable)
+            const rows = statement.reader ? (statement.all(...bound) as ReadonlyArray<any>) : (statement.run(...bound), [])
+            return transformRows ? transformRows(rows) : rows
+          },
+          catch: (cause) => toSqlError(cause, "Failed to execute statement")
+        }),
+      executeStream: () => Stream.dieMessage("executeStream is not supported by the SQLite store")
+    }
+
+    const semaphore = yield* Effect.makeSemaphore(1)
+    const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
+    const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
+      Effect.as(
+        Effect.zipRight(
+          restore(semaphore.take(1)),
+          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
+        ),
+        connection
+      )
+    )
+    const client = yield* Client.make({
+      acquirer,
+      compiler,
+      transactionAcquirer,
+      beginTransaction: "BEGIN IMMEDIATE",
+      spanAttributes: [["db.system.name", "sqlite"]]
+    })
+    return { client, db }
+  })
+
+/** SqlClient (and the raw database) for a SQLite file. */
+export const layer = (options: SqliteOptions): Layer.Layer<Client.SqlClient | SqliteHandle> =>
+  Layer.scopedContext(
+    Effect.map(make(options), ({ client, db }) =>
+      Context.make(Client.SqlClient, client).pipe(Context.add(SqliteDatabase, db as unknown as SqliteHandle)))
+  ).pipe(Layer.provide(Reactivity.layer))
