@@ -1,0 +1,133 @@
+import { Access, type IssuingSettings, type NewOrganization } from "@issuing/core"
+import { createIssuing, type IssuingInstance, storeFor } from "@issuing/http"
+import { Effect } from "effect"
+import * as crypto from "node:crypto"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { createTestDatabase, type StoreKind, type TestDatabase } from "./databases.js"
+
+/** A response as tests see it. */
+export interface TestResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: any
+  readonly text: string
+}
+
+export interface RequestOptions {
+  /** API key secret; sent as a bearer token. */
+  readonly key?: string | undefined
+  /** X-Program-ID; the organization's default program unless null. */
+  readonly program?: string | null | undefined
+  readonly body?: unknown
+  /** Raw body text, sent as is. */
+  readonly rawBody?: string | undefined
+  readonly headers?: Record<string, string> | undefined
+  readonly idempotencyKey?: string | undefined
+}
+
+/** A platform served on a loopback port over a fresh database, with one organization ready. */
+export interface TestPlatform {
+  readonly kind: StoreKind
+  readonly baseUrl: string
+  readonly database: TestDatabase
+  readonly instance: IssuingInstance
+  /** The first organization: its id, default program and admin key (PAN reveal enabled). */
+  readonly org: NewOrganization
+  readonly request: (method: string, path: string, options?: RequestOptions) => Promise<TestResponse>
+  /** Another organization with its own program and admin key. */
+  readonly createOrganization: (name?: string) => Promise<NewOrganization>
+  readonly close: () => Promise<void>
+}
+
+/** A fixed vault key for tests (never used outside them). */
+export const TEST_VAULT_KEY = Buffer.alloc(32, 7)
+
+/** Starts a platform on a fresh database of the given kind. */
+export const startPlatform = async (
+  kind: StoreKind,
+  settings: Partial<IssuingSettings> = {}
+): Promise<TestPlatform> => {
+  const database = await createTestDatabase(kind)
+  const server = http.createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const instance = await createIssuing({
+    store: storeFor(kind === "sqlite" ? { kind, filename: database.filename! } : { kind, url: database.url }),
+    vaultKeys: [TEST_VAULT_KEY],
+    settings: { baseUrl, rateLimitPerSecond: 100_000, rateLimitBurst: 100_000, ...settings }
+  })
+  server.on("request", instance.listener)
+  const createOrganization = (name = "Test organization") =>
+    instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization(name)))
+  const org = await createOrganization()
+
+  const request = async (method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> => {
+    const headers: Record<string, string> = { ...options.headers }
+    const key = "key" in options ? options.key : org.api_key
+    if (key !== undefined) headers["authorization"] = `Bearer ${key}`
+    const program = "program" in options ? options.program : org.program_id
+    if (program !== null && program !== undefined) headers["x-program-id"] = program
+    if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey
+    let body: string | undefined
+    if (options.rawBody !== undefined) body = options.rawBody
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers["content-type"] ??= "application/json"
+    }
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body })
+    const text = await response.text()
+    let parsed: unknown = undefined
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text }
+  }
+
+  return {
+    kind,
+    baseUrl,
+    database,
+    instance,
+    org,
+    request,
+    createOrganization,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await instance.dispose()
+      await database.drop()
+    }
+  }
+}
+
+/** A random UUID (idempotency keys, unknown ids). */
+export const uuid = (): string => crypto.randomUUID()
+
+/** Asserts the interface §7 envelope and returns its error object. */
+export const expectEnvelope = (
+  response: TestResponse,
+  status: number,
+  expected: { type?: string; code?: string; param?: string | null } = {}
+) => {
+  if (response.status !== status) {
+    throw new Error(`Expected status ${status}, got ${response.status}: ${response.text}`)
+  }
+  const error = response.body?.error
+  if (error === undefined) throw new Error(`Expected an error envelope, got: ${response.text}`)
+  const keys = Object.keys(error).sort()
+  const wanted = ["code", "doc_url", "message", "param", "request_id", "type"]
+  if (JSON.stringify(keys) !== JSON.stringify(wanted)) throw new Error(`Envelope fields ${keys.join(",")}`)
+  if (typeof error.message !== "string" || error.message.length === 0) throw new Error("Envelope message empty")
+  if (!/^[0-9a-f-]{36}$/.test(error.request_id)) throw new Error(`Bad request_id ${error.request_id}`)
+  if (response.headers.get("request-id") !== error.request_id) throw new Error("Request-Id header differs from body")
+  if (!String(error.doc_url).endsWith(`/docs/errors/${error.code}`)) throw new Error(`Bad doc_url ${error.doc_url}`)
+  if (expected.type !== undefined && error.type !== expected.type) throw new Error(`type ${error.type} != ${expected.type}`)
+  if (expected.code !== undefined && error.code !== expected.code) throw new Error(`code ${error.code} != ${expected.code}`)
+  if ("param" in expected && error.param !== expected.param) {
+    throw new Error(`param ${JSON.stringify(error.param)} != ${JSON.stringify(expected.param)}`)
+  }
+  return error as { type: string; code: string; message: string; param: string | null; request_id: string; doc_url: string }
+}

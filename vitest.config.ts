@@ -1,0 +1,25 @@
+import { fileURLToPath } from "node:url"
+import { defineConfig } from "vitest/config"
+
+const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/`, import.meta.url))
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@issuing\/core\/testing$/, replacement: `${src("core")}testing/index.ts` },
+      { find: /^@issuing\/core$/, replacement: `${src("core")}index.ts` },
+      { find: /^@issuing\/store-sqlite$/, replacement: `${src("store-sqlite")}index.ts` },
+      { find: /^@issuing\/store-pg$/, replacement: `${src("store-pg")}index.ts` },
+      { find: /^@issuing\/http$/, replacement: `${src("http")}index.ts` }
+    ]
+  },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    globalSetup: ["./test/support/globalSetup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    reporters: ["default"]
+  }
+})
