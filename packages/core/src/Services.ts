@@ -1,11 +1,27 @@
 import { Layer } from "effect"
 import { Access } from "./access/Access.js"
 import { RateLimiter } from "./access/RateLimiter.js"
+import { CardAuthorizations } from "./cards/Authorizations.js"
+import { Cards } from "./cards/Cards.js"
 import { Events } from "./events/Events.js"
 import { Idempotency } from "./idempotency/Idempotency.js"
+import { Ledger } from "./ledger/Ledger.js"
+import { WebhookSender, WebhookSenderLive } from "./webhooks/WebhookSender.js"
+import { Webhooks } from "./webhooks/Webhooks.js"
 
 /** Every domain service; needs the stores, IssuingConfig and Vault. */
-export type IssuingServices = Access | RateLimiter | Idempotency | Events
+export type IssuingServices = Access | Cards | CardAuthorizations | RateLimiter | Idempotency | Events | Ledger | Webhooks | WebhookSender
 
 /** The domain services over whatever store is provided. */
-export const ServicesLive = Layer.mergeAll(Access.Default, RateLimiter.Default, Idempotency.Default, Events.Default)
+export const ServicesLive = Layer.mergeAll(
+  Access.Default,
+  RateLimiter.Default,
+  Idempotency.Default,
+  Events.Default,
+  Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
+  Ledger.Default.pipe(Layer.provide(Events.Default)),
+  // Layers are memoized by reference: cards share the one Ledger (and its group commit) built above.
+  Layer.mergeAll(Cards.Default, CardAuthorizations.Default).pipe(
+    Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default)))
+  )
+)

@@ -1,13 +1,34 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
+import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi } from "./api/CardsApi.js"
+import { EventsApi } from "./api/EventsApi.js"
+import {
+  FinancialAccountsApi,
+  SimulateTransfersApi,
+  TransactionsApi,
+  TransfersApi,
+  WalletsApi
+} from "./api/LedgerApi.js"
 import { MetaApi } from "./api/MetaApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
+import { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
 import { ApiFailure } from "./errors.js"
 
 /** The whole HTTP API: every group, each under /v1 except the public meta routes. */
 export class IssuingApi extends HttpApi.make("issuing")
   .add(ProgramsApi)
   .add(ApiKeysApi)
+  .add(CardsApi)
+  .add(CardEmbedApi)
+  .add(SimulateAuthorizationsApi)
+  .add(WalletsApi)
+  .add(FinancialAccountsApi)
+  .add(TransfersApi)
+  .add(TransactionsApi)
+  .add(SimulateTransfersApi)
+  .add(EventsApi)
+  .add(WebhookSubscriptionsApi)
+  .add(WebhookDeliveriesApi)
   .add(MetaApi)
   .addError(ApiFailure)
   .annotate(OpenApi.Title, "Issuing API")

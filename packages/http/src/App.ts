@@ -14,8 +14,18 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { IssuingApi } from "./Api.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
+import { CardEmbedHandlersLive, CardsHandlersLive, SimulateAuthorizationsHandlersLive } from "./handlers/CardsHandlers.js"
+import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
+import {
+  FinancialAccountsHandlersLive,
+  SimulateTransfersHandlersLive,
+  TransactionsHandlersLive,
+  TransfersHandlersLive,
+  WalletsHandlersLive
+} from "./handlers/LedgerHandlers.js"
 import { MetaHandlersLive } from "./handlers/MetaHandlers.js"
 import { ProgramsHandlersLive } from "./handlers/ProgramsHandlers.js"
+import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from "./handlers/WebhooksHandlers.js"
 import { OrganizationAuthLive, ProgramAuthLive } from "./middleware/Auth.js"
 import { requestPipeline } from "./middleware/RequestPipeline.js"
 import { makeRouteTable } from "./middleware/RouteTable.js"
@@ -51,7 +61,22 @@ export interface IssuingInstance {
   readonly dispose: () => Promise<void>
 }
 
-const HandlersLive = Layer.mergeAll(ProgramsHandlersLive, ApiKeysHandlersLive, MetaHandlersLive).pipe(
+const HandlersLive = Layer.mergeAll(
+  ProgramsHandlersLive,
+  ApiKeysHandlersLive,
+  CardsHandlersLive,
+  CardEmbedHandlersLive,
+  SimulateAuthorizationsHandlersLive,
+  WalletsHandlersLive,
+  FinancialAccountsHandlersLive,
+  TransfersHandlersLive,
+  TransactionsHandlersLive,
+  SimulateTransfersHandlersLive,
+  EventsHandlersLive,
+  WebhookSubscriptionsHandlersLive,
+  WebhookDeliveriesHandlersLive,
+  MetaHandlersLive
+).pipe(
   Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive))
 )
 

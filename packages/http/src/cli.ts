@@ -5,9 +5,11 @@ import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { createIssuing } from "./App.js"
+import { cardsCommand } from "./commands/CardsCommand.js"
 import { type DatabaseTarget, loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
 import { startServer } from "./server.js"
 import { describeDatabase, storeFor } from "./Store.js"
+import { workerCommand } from "./WorkerCommand.js"
 
 const USAGE = `Usage: issuing <command>
 
@@ -16,11 +18,15 @@ Commands:
   worker                    Run the webhook delivery worker only
   migrate                   Apply database migrations and exit
   orgs create --name NAME   Create an organization with a default program and an admin key
+  cards reseal              Re-encrypt card data under the current vault key (after rotation)
 
 Configuration is read from ISSUING_* environment variables (see README.md).`
 
 /** Extra commands registered by features (the webhook worker adds `worker`). */
-export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray<string>) => Promise<number>> = {}
+export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray<string>) => Promise<number>> = {
+  worker: workerCommand,
+  cards: cardsCommand
+}
 
 const out = (line: string) => process.stdout.write(`${line}\n`)
 const err = (line: string) => process.stderr.write(`${line}\n`)
@@ -100,7 +106,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         return await serve(config)
       case "migrate": {
         const applied = await migrate(config.database)
-        out(`issuing: ${applied.length === 0 ? "no pending migrations" : `applied ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`}`)
+        out(`issuing: ${applied.length === 0 ? "no pending migrations" : `applied ${applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(", ")}`}`)
         return 0
       }
       case "orgs":

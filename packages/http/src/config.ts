@@ -151,6 +151,16 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       webhookRetryScheduleMs = schedule as ReadonlyArray<number>
     }
 
+    const disableAfterText = text(env, "ISSUING_WEBHOOK_DISABLE_AFTER")
+    let webhookDisableAfterMs: number | undefined
+    if (disableAfterText !== undefined) {
+      const parsed = parseRetrySchedule(disableAfterText)
+      if (typeof parsed === "string" || parsed.length !== 1 || parsed[0]! < 1000) {
+        fail("ISSUING_WEBHOOK_DISABLE_AFTER", `must be one duration of at least 1s like 5d or 12h (got "${disableAfterText}")`)
+      }
+      webhookDisableAfterMs = (parsed as ReadonlyArray<number>)[0]!
+    }
+
     const settings: IssuingSettings = {
       environment,
       baseUrl: baseUrl.toString().replace(/\/+$/, ""),
@@ -161,6 +171,10 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
         (parseRetrySchedule("5s,5m,30m,2h,5h,10h,10h") as ReadonlyArray<number>),
       webhookTimeoutMs: integer(env, "ISSUING_WEBHOOK_TIMEOUT_MS", 15_000, 1, 300_000),
       webhookAllowPrivateUrls: boolean(env, "ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", environment === "sandbox"),
+      webhookDisableAfterMs: webhookDisableAfterMs ?? 5 * 86_400_000,
+      webhookConcurrency: integer(env, "ISSUING_WEBHOOK_CONCURRENCY", 64, 1, 1024),
+      webhookMaxPayloadBytes: integer(env, "ISSUING_WEBHOOK_MAX_PAYLOAD_BYTES", 256 * 1024, 1024, 16 * 1024 * 1024),
+      webhookMaxResponseBodyBytes: integer(env, "ISSUING_WEBHOOK_MAX_RESPONSE_BODY_BYTES", 4096, 0, 1024 * 1024),
       maxBodyBytes: integer(env, "ISSUING_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024)
     }
     return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey })

@@ -99,6 +99,59 @@ export const ERROR_CODES: Record<string, ErrorCodeDoc> = {
     type: "invalid_request_error",
     title: "Insufficient funds",
     description: "The debit would take a wallet account's balance below zero. Nothing was written. param: amount."
+  },
+  currency_mismatch: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Currency mismatch",
+    description:
+      "The transfer's currency differs from the currency of one of its financial accounts, or of the transaction it is attached to. Nothing was written. param: currency."
+  },
+  same_financial_account: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Same financial account",
+    description: "A transfer needs two different financial accounts. Nothing was written. param: to_financial_account_id."
+  },
+  settlement_account_not_allowed: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Settlement account not allowed",
+    description:
+      "Settlement accounts are the counterparty of external rails and card settlement; they cannot be named in a transfer. Name a wallet account. param: from_financial_account_id or to_financial_account_id."
+  },
+  card_number_space_exhausted: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Card number space exhausted",
+    description:
+      "No unused card number could be drawn under the program's BIN after repeated attempts: the BIN's number range is nearly full. Nothing was written. Issue the card under a program with another BIN."
+  },
+  invalid_time_window: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Invalid time window",
+    description: "A replay's begin is after its end. Both ends are inclusive; send begin <= end. Nothing was queued. param: begin."
+  },
+  replay_window_too_large: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Replay window too large",
+    description:
+      "A replay window may span at most 31 days (end - begin). Nothing was queued. Split the window into several replays. param: end."
+  },
+  event_type_not_subscribed: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Event type not subscribed",
+    description:
+      "The resend target does not subscribe to the event's type (param subscription_id), or, without a target, no subscription of the program does (param null). Nothing was sent."
+  },
+  subscription_limit_reached: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Subscription limit reached",
+    description: "A program may have at most 100 webhook subscriptions. Delete one before creating another."
   }
 }
 

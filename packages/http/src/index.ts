@@ -3,5 +3,5 @@ export { createIssuing, issuingLayer, type IssuingInstance, type IssuingOptions,
 export { IssuingApi } from "./Api.js"
 export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
 export { ApiFailure, ERROR_CODES, registerErrorCodes, toApiFailure } from "./errors.js"
-export { startServer, type RunningServer } from "./server.js"
+export { bootstrapOrganization, startServer, type RunningServer } from "./server.js"
 export { storeFor } from "./Store.js"

@@ -1,4 +1,4 @@
-import { Access, Idempotency } from "@issuing/core"
+import { Access, Cards, Idempotency, type NewOrganization, runDeliveryWorker } from "@issuing/core"
 import { Effect, Fiber, Option, Schedule } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -25,8 +25,24 @@ export const backgroundTasks: Array<(instance: IssuingInstance) => Effect.Effect
       idempotency.purgeExpired.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Idempotency purge failed", cause)),
         Effect.repeat(Schedule.spaced("1 hour"))
-      )).pipe(Effect.asVoid)
+      )).pipe(Effect.asVoid),
+  // Expired embed sessions only answer 401; drop them a day after expiry, hourly.
+  () =>
+    Effect.flatMap(Cards, (cards) =>
+      cards.purgeExpiredEmbedSessions.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Embed session purge failed", cause)),
+        Effect.repeat(Schedule.spaced("1 hour"))
+      )).pipe(Effect.asVoid),
+  // The webhook delivery worker (`issuing worker` runs it alone).
+  () => runDeliveryWorker()
 ]
+
+/**
+ * On a database without any API key, creates the first organization, program and admin key (PAN
+ * reveal enabled), whose secret is `secret` when given; none when keys already exist.
+ */
+export const bootstrapOrganization = (instance: IssuingInstance, secret?: string | undefined): Promise<Option.Option<NewOrganization>> =>
+  instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.bootstrap(secret)))
 
 /**
  * `issuing serve`: the API and the background tasks on one port. On an empty database it creates
@@ -40,7 +56,7 @@ export const startServer = async (config: ServerConfig, print: (line: string) =>
     settings: config.settings
   })
   try {
-    const created = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.bootstrap(config.bootstrapApiKey)))
+    const created = await bootstrapOrganization(instance, config.bootstrapApiKey)
     if (Option.isSome(created)) {
       print(`Created organization ${created.value.organization_id} with program ${created.value.program_id}`)
       if (config.bootstrapApiKey === undefined) {
@@ -73,8 +89,11 @@ export const startServer = async (config: ServerConfig, print: (line: string) =>
     closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
+      // Keep-alive connections turn idle as their last request finishes: close them as they do.
+      const sweeper = setInterval(() => server.closeIdleConnections(), 50)
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS)
       await drained
+      clearInterval(sweeper)
       clearTimeout(timer)
       await Promise.all(fibers.map((fiber) => instance.runtime.runPromise(Fiber.interrupt(fiber))))
       await instance.dispose()

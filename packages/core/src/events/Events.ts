@@ -1,9 +1,11 @@
-import type { SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { NotFound } from "../platform/Errors.js"
 import { isUuid, newId } from "../platform/Ids.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
+import { Transactor } from "../sql/Transactor.js"
+import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { EventStore } from "./EventStore.js"
 import type { EventType, IssuingEvent } from "./Records.js"
 
@@ -11,6 +13,8 @@ import type { EventType, IssuingEvent } from "./Records.js"
 export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
   effect: Effect.gen(function*() {
     const store = yield* EventStore
+    const webhooks = yield* WebhookStore
+    const transactor = yield* Transactor
     return {
       /** Records an event about `object`; call it inside the change's transaction. */
       emit: (programId: string, type: EventType, object: unknown): Effect.Effect<IssuingEvent, SqlError.SqlError> =>
@@ -23,7 +27,11 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
             created_at: yield* nowIso,
             data: { object }
           }
-          yield* store.append(event)
+          // The event and its webhook deliveries (one per enabled subscription to its type) commit
+          // together; the caller's transaction is joined, or one is opened for a lone emit.
+          const write = Effect.zipRight(store.append(event), webhooks.enqueueEvent(event))
+          const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+          yield* Option.isSome(outer) ? write : transactor.withTransaction(write)
           return event
         }),
       get: (programId: string, eventId: string) =>

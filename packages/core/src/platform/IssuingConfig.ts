@@ -15,6 +15,14 @@ export interface IssuingSettings {
   readonly webhookRetryScheduleMs: ReadonlyArray<number>
   readonly webhookTimeoutMs: number
   readonly webhookAllowPrivateUrls: boolean
+  /** A subscription whose deliveries have failed without a success for this long is disabled. */
+  readonly webhookDisableAfterMs: number
+  /** Deliveries in flight at once per worker process. */
+  readonly webhookConcurrency: number
+  /** Largest delivered payload; a bigger event fails its delivery without a request. */
+  readonly webhookMaxPayloadBytes: number
+  /** Receiver response bodies are kept up to this many bytes. */
+  readonly webhookMaxResponseBodyBytes: number
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number
 }
@@ -31,6 +39,10 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     webhookRetryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
     webhookTimeoutMs: 15_000,
     webhookAllowPrivateUrls: environment === "sandbox",
+    webhookDisableAfterMs: 5 * 24 * 60 * 60 * 1000,
+    webhookConcurrency: 64,
+    webhookMaxPayloadBytes: 256 * 1024,
+    webhookMaxResponseBodyBytes: 4096,
     maxBodyBytes: 1024 * 1024,
     ...overrides
   }

@@ -1,7 +1,6 @@
 import {
   HttpApiBuilder,
   HttpApiError,
-  HttpIncomingMessage,
   type HttpApp,
   HttpServerRequest,
   HttpServerResponse
@@ -19,10 +18,14 @@ import {
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, failureResponse, toApiFailure } from "../errors.js"
+import { readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
 /** The caller resolved by the pipeline, handed to the route's auth middleware. */
 export const CurrentAccess = FiberRef.unsafeMake<Option.Option<Caller | ProgramCaller>>(Option.none())
+
+/** The id of the request being handled (for audit records); "" outside a request. */
+export const CurrentRequestId = FiberRef.unsafeMake<string>("")
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
@@ -46,7 +49,8 @@ const paramOfDecodeError = (error: HttpApiError.HttpApiDecodeError): string | nu
 const decodeFailure = (error: HttpApiError.HttpApiDecodeError) => {
   const issue = error.issues[0]
   const param = paramOfDecodeError(error)
-  const detail = issue === undefined ? error.message : issue.message
+  // The rejected value is never echoed: it may be a card number or a secret sent in the wrong field.
+  const detail = (issue === undefined ? error.message : issue.message).replace(/,\s*actual\b[\s\S]*$/, "")
   return apiFailure(
     "invalid_request",
     param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`,
@@ -86,7 +90,11 @@ export const requestPipeline = (routes: RouteTable) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const requestId = crypto.randomUUID()
-          const respondWith = (failure: ApiFailure) => failureResponse(failure, requestId, config.baseUrl)
+          const respondWith = (failure: ApiFailure) => {
+            const response = failureResponse(failure, requestId, config.baseUrl)
+            // An oversized body is not read to its end: close the connection after answering.
+            return failure.code === "request_too_large" ? HttpServerResponse.setHeader(response, "connection", "close") : response
+          }
 
           // Failures of the router and handlers become envelopes here, inside any idempotent
           // transaction, so a 4xx is stored with the key; defects become 500s and are not stored.
@@ -122,12 +130,7 @@ export const requestPipeline = (routes: RouteTable) =>
               if (declaredLength > config.maxBodyBytes) {
                 return yield* apiFailure("request_too_large", `The request body exceeds ${config.maxBodyBytes} bytes.`, null)
               }
-              bodyText = yield* request.text.pipe(
-                HttpIncomingMessage.withMaxBodySize(Option.some(config.maxBodyBytes)),
-                Effect.mapError(() =>
-                  apiFailure("request_too_large", `The request body exceeds ${config.maxBodyBytes} bytes.`, null)
-                )
-              )
+              bodyText = yield* readBody(request, config.maxBodyBytes)
               if (bodyText.trim().length > 0) {
                 const contentType = (request.headers["content-type"] ?? "").toLowerCase()
                 if (!contentType.includes("application/json")) {
@@ -145,7 +148,11 @@ export const requestPipeline = (routes: RouteTable) =>
               }
             }
 
-            if (route.scope === "public") return yield* toResponse(app)
+            // The body stream is consumed: handlers read the text already read.
+            const routed = BODY_METHODS.has(method)
+              ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withReadBody(request, bodyText))
+              : app
+            if (route.scope === "public") return yield* toResponse(routed)
 
             const onDomain = <A, R>(effect: Effect.Effect<A, IssuingError | { readonly _tag: "SqlError" }, R>) =>
               Effect.catchAll(effect, (error) =>
@@ -160,7 +167,7 @@ export const requestPipeline = (routes: RouteTable) =>
               ? yield* onDomain(access.resolveProgram(caller, request.headers["x-program-id"]))
               : caller
 
-            const handled = toResponse(Effect.locally(app, CurrentAccess, Option.some(scoped)))
+            const handled = toResponse(Effect.locally(routed, CurrentAccess, Option.some(scoped)))
             const idempotencyKey = request.headers["idempotency-key"]
             if (method !== "POST" || idempotencyKey === undefined) return yield* handled
 
@@ -180,6 +187,7 @@ export const requestPipeline = (routes: RouteTable) =>
           })
 
           const response = yield* pipeline.pipe(
+            Effect.locally(CurrentRequestId, requestId),
             Effect.catchAll((failure) => Effect.succeed(respondWith(failure))),
             Effect.catchAllDefect((defect) =>
               Effect.as(

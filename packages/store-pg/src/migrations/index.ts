@@ -1,6 +1,9 @@
 import access from "./0001_access.js"
 import idempotency from "./0002_idempotency.js"
 import events from "./0003_events.js"
+import webhooks from "./0030_webhooks.js"
+import ledger from "./0010_ledger.js"
+import cards from "./0020_cards.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -9,5 +12,8 @@ import events from "./0003_events.js"
 export const migrations = {
   "0001_access": access,
   "0002_idempotency": idempotency,
-  "0003_events": events
+  "0003_events": events,
+  "0010_ledger": ledger,
+  "0020_cards": cards,
+  "0030_webhooks": webhooks
 }

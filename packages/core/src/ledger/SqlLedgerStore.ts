@@ -1,0 +1,376 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import type { PageWindow } from "../platform/Paging.js"
+import { toInt, toIso } from "../platform/Rows.js"
+import { LedgerStore, type LockedBalance, type NewAccount } from "./LedgerStore.js"
+import { bookBalance } from "./PostingRules.js"
+import {
+  type AccountKind,
+  type Book,
+  type BookBalance,
+  type BookEntry,
+  type BookTransfer,
+  BOOKS,
+  type EntryType,
+  type FinancialAccount,
+  type Transaction,
+  type TransactionStatus,
+  type Transfer,
+  type TransferRail,
+  type TransferStatus,
+  type Wallet
+} from "./Records.js"
+
+/** Order fields of each list → the column they sort on (ties break on the row id, same direction). */
+const ACCOUNT_ORDER: Record<string, string> = { created_at: "a.created_at", updated_at: "b.updated_at" }
+const WALLET_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at" }
+const TRANSFER_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", amount: "amount_minor" }
+const TRANSACTION_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", amount: "amount_minor" }
+const BOOK_TRANSFER_ORDER: Record<string, string> = { posted_at: "bt.posted_at", created_at: "bt.posted_at", amount: "bt.amount_minor" }
+
+const ACCOUNT_COLUMNS = `a.id, a.program_id, a.wallet_id, a.kind, a.currency, a.created_at,
+  b.updated_at AS balance_updated_at, b.debits_minor, b.credits_minor`
+const ACCOUNT_FROM = `issuing_financial_accounts a
+  JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'`
+
+const toAccount = (row: any): FinancialAccount => ({
+  id: row.id,
+  object: "financial_account",
+  program_id: row.program_id,
+  wallet_id: row.wallet_id ?? null,
+  kind: row.kind as AccountKind,
+  currency: row.currency,
+  balance: { amount: toInt(row.credits_minor) - toInt(row.debits_minor), currency: row.currency },
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.balance_updated_at)
+})
+
+const toWallet = (row: any): Wallet => ({
+  id: row.id,
+  object: "wallet",
+  program_id: row.program_id,
+  holder: { name: row.holder_name, email: row.holder_email ?? null },
+  financial_account_id: row.financial_account_id,
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.updated_at)
+})
+
+const toTransaction = (row: any): Transaction => ({
+  id: row.id,
+  object: "transaction",
+  program_id: row.program_id,
+  status: row.status as TransactionStatus,
+  amount: toInt(row.amount_minor),
+  currency: row.currency,
+  card_id: row.card_id ?? null,
+  decline_reason: row.decline_reason ?? null,
+  mcc: row.mcc ?? null,
+  merchant_name: row.merchant_name ?? null,
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.updated_at)
+})
+
+const toTransfer = (row: any): Transfer => ({
+  id: row.id,
+  object: "transfer",
+  program_id: row.program_id,
+  transaction_id: row.transaction_id,
+  payment_rail: row.payment_rail as TransferRail,
+  amount: toInt(row.amount_minor),
+  currency: row.currency,
+  from_financial_account_id: row.from_financial_account_id,
+  to_financial_account_id: row.to_financial_account_id,
+  status: row.status as TransferStatus,
+  description: row.description ?? null,
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.updated_at)
+})
+
+const toBookBalance = (row: any): BookBalance => {
+  const debits = toInt(row.debits_minor)
+  const credits = toInt(row.credits_minor)
+  const book = row.book as Book
+  return {
+    object: "book_balance",
+    financial_account_id: row.financial_account_id,
+    book,
+    debits: { amount: debits, currency: row.currency },
+    credits: { amount: credits, currency: row.currency },
+    balance: { amount: bookBalance(book, debits, credits), currency: row.currency },
+    updated_at: toIso(row.updated_at)
+  }
+}
+
+/** The ledger port over SqlClient: one SQL text for both dialects; only row locking differs. */
+export const SqlLedgerStoreLive = Layer.effect(
+  LedgerStore,
+  Effect.gen(function*() {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const forUpdate = (lock: boolean) =>
+      lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
+    const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) => {
+      const column = columns[window.orderBy] ?? Object.values(columns)[0]!
+      const direction = window.descending ? "DESC" : "ASC"
+      return sql.unsafe(`${column} ${direction}, ${idColumn} ${direction}`)
+    }
+    const where = (clauses: ReadonlyArray<ReturnType<typeof sql.literal> | false>) => {
+      const present = clauses.filter((clause): clause is ReturnType<typeof sql.literal> => clause !== false)
+      return sql.and(present)
+    }
+    const count = (rows: ReadonlyArray<any>) => toInt(rows[0]!.n)
+
+    const insertBalances = (accountId: string, currency: string, at: string) =>
+      sql`INSERT INTO issuing_balances ${
+        sql.insert(BOOKS.map((book) => ({
+          financial_account_id: accountId,
+          book,
+          currency,
+          debits_minor: 0,
+          credits_minor: 0,
+          updated_at: at
+        })))
+      }`
+
+    const insertAccountRow = (account: NewAccount) =>
+      sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+          VALUES (${account.id}, ${account.program_id}, ${account.wallet_id}, ${account.kind}, ${account.currency},
+                  ${account.created_at})`
+
+    const findAccounts = (programId: string, ids: ReadonlyArray<string>) =>
+      sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+          WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`.pipe(Effect.map((rows) => rows.map(toAccount)))
+
+    return {
+      insertAccount: (account) =>
+        Effect.zipRight(insertAccountRow(account), insertBalances(account.id, account.currency, account.created_at)).pipe(Effect.asVoid),
+
+      insertSettlementAccountIfMissing: (account) =>
+        sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+            VALUES (${account.id}, ${account.program_id}, NULL, 'settlement', ${account.currency}, ${account.created_at})
+            ON CONFLICT DO NOTHING RETURNING id`.pipe(
+          Effect.flatMap((rows) =>
+            rows.length === 0
+              ? Effect.succeed(false)
+              : Effect.as(insertBalances(account.id, account.currency, account.created_at), true)
+          )
+        ),
+
+      findSettlementAccount: (programId, currency) =>
+        sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+            WHERE a.program_id = ${programId} AND a.kind = 'settlement' AND a.currency = ${currency}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAccount))
+        ),
+
+      findAccount: (programId, accountId) =>
+        Effect.map(findAccounts(programId, [accountId]), (rows) => Option.fromNullable(rows[0])),
+
+      findAccounts,
+
+      listAccounts: (programId, filter, window) => {
+        const condition = where([
+          sql`a.program_id = ${programId}`,
+          filter.kind !== undefined && sql`a.kind = ${filter.kind}`,
+          filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
+          filter.currency !== undefined && sql`a.currency = ${filter.currency}`
+        ])
+        return Effect.all({
+          rows: sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)} WHERE ${condition}
+                    ORDER BY ${orderBy(window, ACCOUNT_ORDER, "a.id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+            Effect.map((rows) => rows.map(toAccount))
+          ),
+          total: sql`SELECT COUNT(*) AS n FROM issuing_financial_accounts a WHERE ${condition}`.pipe(Effect.map(count))
+        })
+      },
+
+      balancesOf: (accountId) =>
+        sql`SELECT * FROM issuing_balances WHERE financial_account_id = ${accountId} ORDER BY book`.pipe(
+          Effect.map((rows) => rows.map(toBookBalance).sort((a, b) => BOOKS.indexOf(a.book) - BOOKS.indexOf(b.book)))
+        ),
+
+      lockBalances: (accountIds) =>
+        sql`SELECT financial_account_id, book, debits_minor, credits_minor FROM issuing_balances
+            WHERE financial_account_id IN ${sql.in(accountIds)}
+            ORDER BY financial_account_id, book ${forUpdate(true)}`.pipe(
+          Effect.map((rows) =>
+            rows.map((row: any): LockedBalance => ({
+              financial_account_id: row.financial_account_id,
+              book: row.book as Book,
+              debitsMinor: toInt(row.debits_minor),
+              creditsMinor: toInt(row.credits_minor)
+            }))
+          )
+        ),
+
+      insertWallet: (wallet) =>
+        sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
+            VALUES (${wallet.id}, ${wallet.program_id}, ${wallet.holder.name}, ${wallet.holder.email},
+                    ${wallet.financial_account_id}, ${wallet.created_at}, ${wallet.updated_at})`.pipe(Effect.asVoid),
+
+      findWallet: (programId, walletId) =>
+        sql`SELECT * FROM issuing_wallets WHERE id = ${walletId} AND program_id = ${programId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toWallet))
+        ),
+
+      listWallets: (programId, window) =>
+        Effect.all({
+          rows: sql`SELECT * FROM issuing_wallets WHERE program_id = ${programId}
+                    ORDER BY ${orderBy(window, WALLET_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+            Effect.map((rows) => rows.map(toWallet))
+          ),
+          total: sql`SELECT COUNT(*) AS n FROM issuing_wallets WHERE program_id = ${programId}`.pipe(Effect.map(count))
+        }),
+
+      insertTransaction: (t) =>
+        sql`INSERT INTO issuing_transactions
+              (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
+            VALUES (${t.id}, ${t.program_id}, ${t.status}, ${t.amount}, ${t.currency}, ${t.card_id}, ${t.decline_reason},
+                    ${t.mcc}, ${t.merchant_name}, ${t.created_at}, ${t.updated_at})`.pipe(Effect.asVoid),
+
+      findTransaction: (programId, transactionId, lock) =>
+        sql`SELECT * FROM issuing_transactions WHERE id = ${transactionId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransaction))
+        ),
+
+      setTransactionStatus: (transactionId, status, at) =>
+        sql`UPDATE issuing_transactions SET status = ${status}, updated_at = ${at} WHERE id = ${transactionId}`.pipe(Effect.asVoid),
+
+      listTransactions: (programId, filter, window) => {
+        const condition = where([
+          sql`program_id = ${programId}`,
+          filter.status !== undefined && sql`status = ${filter.status}`,
+          filter.card_id !== undefined && sql`card_id = ${filter.card_id}`
+        ])
+        return Effect.all({
+          rows: sql`SELECT * FROM issuing_transactions WHERE ${condition}
+                    ORDER BY ${orderBy(window, TRANSACTION_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+            Effect.map((rows) => rows.map(toTransaction))
+          ),
+          total: sql`SELECT COUNT(*) AS n FROM issuing_transactions WHERE ${condition}`.pipe(Effect.map(count))
+        })
+      },
+
+      countPendingTransfers: (transactionId) =>
+        sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE transaction_id = ${transactionId} AND status = 'PENDING'`.pipe(
+          Effect.map(count)
+        ),
+
+      insertTransfer: (t) =>
+        sql`INSERT INTO issuing_transfers
+              (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
+               to_financial_account_id, status, description, created_at, updated_at)
+            VALUES (${t.id}, ${t.program_id}, ${t.transaction_id}, ${t.payment_rail}, ${t.amount}, ${t.currency},
+                    ${t.from_financial_account_id}, ${t.to_financial_account_id}, ${t.status}, ${t.description},
+                    ${t.created_at}, ${t.updated_at})`.pipe(Effect.asVoid),
+
+      findTransfer: (programId, transferId, lock) =>
+        sql`SELECT * FROM issuing_transfers WHERE id = ${transferId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransfer))
+        ),
+
+      setTransferStatus: (transferId, status, at) =>
+        sql`UPDATE issuing_transfers SET status = ${status}, updated_at = ${at} WHERE id = ${transferId}`.pipe(Effect.asVoid),
+
+      listTransfers: (programId, filter, window) => {
+        const condition = where([
+          sql`program_id = ${programId}`,
+          filter.status !== undefined && sql`status = ${filter.status}`,
+          filter.payment_rail !== undefined && sql`payment_rail = ${filter.payment_rail}`,
+          filter.transaction_id !== undefined && sql`transaction_id = ${filter.transaction_id}`,
+          filter.financial_account_id !== undefined &&
+            sql`(from_financial_account_id = ${filter.financial_account_id} OR to_financial_account_id = ${filter.financial_account_id})`
+        ])
+        return Effect.all({
+          rows: sql`SELECT * FROM issuing_transfers WHERE ${condition}
+                    ORDER BY ${orderBy(window, TRANSFER_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+            Effect.map((rows) => rows.map(toTransfer))
+          ),
+          total: sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE ${condition}`.pipe(Effect.map(count))
+        })
+      },
+
+      postBookTransfer: (programId, bookTransfer, deltas) =>
+        Effect.gen(function*() {
+          yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                     VALUES (${bookTransfer.id}, ${programId}, ${bookTransfer.transfer_id}, ${bookTransfer.transaction_id},
+                             ${bookTransfer.amount.amount}, ${bookTransfer.amount.currency}, ${bookTransfer.posted_at})`
+          yield* sql`INSERT INTO issuing_book_entries ${
+            sql.insert(bookTransfer.entries.map((entry, position) => ({
+              book_transfer_id: bookTransfer.id,
+              position,
+              financial_account_id: entry.financial_account_id,
+              book: entry.book,
+              entry_type: entry.entry_type,
+              amount_minor: entry.amount.amount,
+              currency: entry.amount.currency
+            })))
+          }`
+          // One statement applies every delta; rows missing for a new book are created with it.
+          yield* sql`INSERT INTO issuing_balances ${
+            sql.insert(deltas.map((delta) => ({
+              financial_account_id: delta.financial_account_id,
+              book: delta.book,
+              currency: delta.currency,
+              debits_minor: delta.debitsMinor,
+              credits_minor: delta.creditsMinor,
+              updated_at: bookTransfer.posted_at
+            })))
+          } ON CONFLICT (financial_account_id, book) DO UPDATE SET
+              debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
+              credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
+              updated_at = excluded.updated_at`
+        }),
+
+      listBookTransfers: (programId, filter, window) => {
+        const entryCondition = filter.financial_account_id !== undefined
+          ? filter.book !== undefined
+            ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
+                   AND e.financial_account_id = ${filter.financial_account_id} AND e.book = ${filter.book})`
+            : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
+                   AND e.financial_account_id = ${filter.financial_account_id})`
+          : filter.book !== undefined
+          ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND e.book = ${filter.book})`
+          : false
+        const condition = where([
+          sql`bt.program_id = ${programId}`,
+          filter.transaction_id !== undefined && sql`bt.transaction_id = ${filter.transaction_id}`,
+          filter.transfer_id !== undefined && sql`bt.transfer_id = ${filter.transfer_id}`,
+          entryCondition
+        ])
+        return Effect.gen(function*() {
+          const heads = yield* sql`SELECT bt.* FROM issuing_book_transfers bt WHERE ${condition}
+                                   ORDER BY ${orderBy(window, BOOK_TRANSFER_ORDER, "bt.id")}
+                                   LIMIT ${window.limit} OFFSET ${window.offset}`
+          const total = yield* sql`SELECT COUNT(*) AS n FROM issuing_book_transfers bt WHERE ${condition}`.pipe(Effect.map(count))
+          if (heads.length === 0) return { rows: [], total }
+          const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}
+                                       ORDER BY book_transfer_id, position`
+          const entriesOf = new Map<string, Array<BookEntry>>()
+          for (const row of entryRows as ReadonlyArray<any>) {
+            const list = entriesOf.get(row.book_transfer_id) ?? []
+            list.push({
+              book: row.book as Book,
+              financial_account_id: row.financial_account_id,
+              entry_type: row.entry_type as EntryType,
+              amount: { amount: toInt(row.amount_minor), currency: row.currency }
+            })
+            entriesOf.set(row.book_transfer_id, list)
+          }
+          const rows = heads.map((head: any): BookTransfer => {
+            const entries = entriesOf.get(head.id) ?? []
+            return {
+              id: head.id,
+              object: "book_transfer",
+              transfer_id: head.transfer_id,
+              transaction_id: head.transaction_id,
+              amount: { amount: toInt(head.amount_minor), currency: head.currency },
+              financial_account_ids: [...new Set(entries.map((entry) => entry.financial_account_id))],
+              entries,
+              posted_at: toIso(head.posted_at)
+            }
+          })
+          return { rows, total }
+        })
+      }
+    }
+  })
+)

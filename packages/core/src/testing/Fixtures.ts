@@ -1,0 +1,46 @@
+import { Effect } from "effect"
+import type { ApiKey, Organization, Program, Role } from "../access/Records.js"
+import { AccessStore } from "../access/AccessStore.js"
+import { newId } from "../platform/Ids.js"
+
+/** A timestamp with millisecond precision, as every store keeps them. */
+const stamp = (at: Date = new Date()): string => at.toISOString()
+
+/** A program record of the organization (not stored). */
+export const sampleProgram = (organizationId: string, overrides: Partial<Program> = {}): Program => {
+  const now = stamp()
+  return {
+    id: newId(),
+    object: "program",
+    organization_id: organizationId,
+    name: "Program",
+    bin: "400000",
+    created_at: now,
+    updated_at: now,
+    ...overrides
+  }
+}
+
+/** An API key record of the organization (not stored). */
+export const sampleApiKey = (organizationId: string, overrides: Partial<ApiKey> & { role?: Role } = {}): ApiKey => ({
+  id: newId(),
+  object: "api_key",
+  organization_id: organizationId,
+  name: "Key",
+  role: "admin",
+  program_ids: null,
+  pan_reveal: false,
+  created_at: stamp(),
+  revoked_at: null,
+  ...overrides
+})
+
+/** Stores a new organization with one program; for contracts whose rows reference a program. */
+export const freshOrganization = Effect.gen(function*() {
+  const store = yield* AccessStore
+  const organization: Organization = { id: newId(), name: "Contract organization", created_at: stamp() }
+  yield* store.insertOrganization(organization)
+  const program = sampleProgram(organization.id)
+  yield* store.insertProgram(program)
+  return { organization, program }
+})

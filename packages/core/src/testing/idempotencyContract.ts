@@ -1,0 +1,132 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { newId } from "../platform/Ids.js"
+import { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
+import type { ClaimRequest } from "../idempotency/IdempotencyStore.js"
+import { Transactor } from "../sql/Transactor.js"
+import type { PortContract } from "./Contract.js"
+
+const HOUR_MS = 3_600_000
+
+/** A claim at `nowMs` with a 60 s lease and 24 h retention. */
+const claimAt = (organizationId: string, key: string, fingerprint: string, nowMs: number): ClaimRequest => ({
+  organizationId,
+  key,
+  fingerprint,
+  now: new Date(nowMs).toISOString(),
+  staleBefore: new Date(nowMs - 60_000).toISOString(),
+  expiredBefore: new Date(nowMs - 24 * HOUR_MS).toISOString()
+})
+
+/** Contract of the IdempotencyStore port (CONTRACT §6). */
+export const idempotencyContract: PortContract = (name, store) =>
+  layer(store, { excludeTestServices: true })(name, (it) => {
+    it.effect("claims a new key, then reports it running, mismatched, and finally replays it", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const key = newId()
+        const now = Date.now()
+        expect(yield* keys.claim(claimAt(org, key, "fp-a", now))).toEqual({ _tag: "Claimed" })
+        expect(yield* keys.claim(claimAt(org, key, "fp-a", now + 10))).toEqual({ _tag: "InProgress" })
+        expect(yield* keys.claim(claimAt(org, key, "fp-b", now + 10))).toEqual({ _tag: "Mismatch" })
+        yield* keys.complete(org, key, { status: 201, sealedBody: "sealed-body" })
+        expect(yield* keys.claim(claimAt(org, key, "fp-a", now + 20))).toEqual({
+          _tag: "Replay",
+          response: { status: 201, sealedBody: "sealed-body" }
+        })
+        expect(yield* keys.claim(claimAt(org, key, "fp-b", now + 20))).toEqual({ _tag: "Mismatch" })
+      }))
+
+    it.effect("scopes keys per organization", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const key = newId()
+        const now = Date.now()
+        expect(yield* keys.claim(claimAt(newId(), key, "fp", now))).toEqual({ _tag: "Claimed" })
+        expect(yield* keys.claim(claimAt(newId(), key, "other", now))).toEqual({ _tag: "Claimed" })
+      }))
+
+    it.effect("releases an unfinished claim but never a completed one", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const key = newId()
+        const now = Date.now()
+        yield* keys.claim(claimAt(org, key, "fp-a", now))
+        yield* keys.release(org, key)
+        // Released: the key is free again, even for a different request.
+        expect(yield* keys.claim(claimAt(org, key, "fp-b", now))).toEqual({ _tag: "Claimed" })
+        yield* keys.complete(org, key, { status: 200, sealedBody: "kept" })
+        yield* keys.release(org, key)
+        expect((yield* keys.claim(claimAt(org, key, "fp-b", now)))._tag).toBe("Replay")
+      }))
+
+    it.effect("lets a retry take over a claim whose lease ran out, exactly once", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const key = newId()
+        const now = Date.now()
+        yield* keys.claim(claimAt(org, key, "fp", now))
+        const later = now + 61_000
+        const takeovers = yield* Effect.all(
+          Array.from({ length: 4 }, () => keys.claim(claimAt(org, key, "fp", later))),
+          { concurrency: "unbounded" }
+        )
+        expect(takeovers.filter((claim) => claim._tag === "Claimed")).toHaveLength(1)
+        expect(takeovers.filter((claim) => claim._tag === "InProgress")).toHaveLength(3)
+      }))
+
+    it.effect("grants a key to exactly one of many concurrent first requests", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const key = newId()
+        const now = Date.now()
+        const claims = yield* Effect.all(
+          Array.from({ length: 6 }, () => keys.claim(claimAt(org, key, "fp", now))),
+          { concurrency: "unbounded" }
+        )
+        expect(claims.filter((claim) => claim._tag === "Claimed")).toHaveLength(1)
+      }))
+
+    it.effect("treats a key past retention as new, and purges expired keys", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const key = newId()
+        const old = Date.now() - 25 * HOUR_MS
+        yield* keys.claim(claimAt(org, key, "fp-old", old))
+        yield* keys.complete(org, key, { status: 201, sealedBody: "old" })
+        expect(yield* keys.claim(claimAt(org, key, "fp-new", Date.now()))).toEqual({ _tag: "Claimed" })
+
+        const stale = newId()
+        yield* keys.claim(claimAt(org, stale, "fp", old))
+        const fresh = newId()
+        yield* keys.claim(claimAt(org, fresh, "fp", Date.now()))
+        const purged = yield* keys.purge(new Date(Date.now() - 24 * HOUR_MS).toISOString())
+        expect(purged).toBeGreaterThanOrEqual(1)
+        expect(yield* keys.claim(claimAt(org, stale, "other", Date.now()))).toEqual({ _tag: "Claimed" })
+        expect(yield* keys.claim(claimAt(org, fresh, "fp", Date.now()))).toEqual({ _tag: "InProgress" })
+      }))
+
+    it.effect("stores a response only when the write's transaction commits", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const transactor = yield* Transactor
+        const org = newId()
+        const key = newId()
+        const now = Date.now()
+        yield* keys.claim(claimAt(org, key, "fp", now))
+        yield* Effect.flip(transactor.withTransaction(
+          Effect.zipRight(keys.complete(org, key, { status: 201, sealedBody: "lost" }), Effect.fail("boom" as const))
+        ))
+        expect(yield* keys.claim(claimAt(org, key, "fp", now + 1))).toEqual({ _tag: "InProgress" })
+        yield* transactor.withTransaction(keys.complete(org, key, { status: 201, sealedBody: "kept" }))
+        expect(yield* keys.claim(claimAt(org, key, "fp", now + 2))).toEqual({
+          _tag: "Replay",
+          response: { status: 201, sealedBody: "kept" }
+        })
+      }))
+  })

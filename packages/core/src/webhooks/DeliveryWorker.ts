@@ -1,0 +1,248 @@
+import { Chunk, Effect, FiberSet, Option, Queue } from "effect"
+import { newId } from "../platform/Ids.js"
+import { IssuingConfig } from "../platform/IssuingConfig.js"
+import { nowMs } from "../platform/Time.js"
+import { Transactor } from "../sql/Transactor.js"
+import { Vault } from "../vault/Vault.js"
+import { eventPayload, retryDelayMs, signingKeys } from "./DeliveryRules.js"
+import { type ClaimedDelivery, WEBHOOK_LIMITS, type WebhookAttempt } from "./Records.js"
+import { type DeliveryOutcome, WebhookSender } from "./WebhookSender.js"
+import { WebhookStore, WebhookWakeups } from "./WebhookStore.js"
+
+export interface DeliveryWorkerOptions {
+  /** Fallback poll for missed wake-ups and retries coming due (default 1 s with database notifications, 250 ms without). */
+  readonly pollIntervalMs?: number | undefined
+  /** How long a graceful stop waits for deliveries in flight (default the delivery timeout, at most 15 s). */
+  readonly shutdownGraceMs?: number | undefined
+  /** Called with each claimed batch size (tests and benchmarks observe the worker with it). */
+  readonly onClaim?: ((count: number) => void) | undefined
+}
+
+/** The end of one delivery try, waiting to be recorded. */
+interface Finished {
+  readonly delivery: ClaimedDelivery
+  /** Undefined when the delivery was dropped without a request (its subscription is disabled). */
+  readonly outcome: DeliveryOutcome | undefined
+  /** A failure that retrying cannot fix (payload over the limit). */
+  readonly permanent: boolean
+}
+
+/**
+ * The delivery worker: claims due deliveries under a lease, sends them (bounded concurrency,
+ * keep-alive), and records every try as an attempt, in batches. Runs until interrupted; on
+ * interruption it stops claiming, lets deliveries in flight finish (bounded), records them and
+ * hands back what it still holds. A worker that dies instead leaves its claims to expire: they
+ * become due again after the lease (delivery timeout + 5 s), so nothing is lost — and because a
+ * try cannot outlive the timeout, no two workers ever send the same delivery at once.
+ */
+export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* WebhookStore
+    const sender = yield* WebhookSender
+    const vault = yield* Vault
+    const config = yield* IssuingConfig
+    const transactor = yield* Transactor
+    const hasNotifications = Option.isSome(yield* Effect.serviceOption(WebhookWakeups))
+    const pollIntervalMs = options.pollIntervalMs ?? (hasNotifications ? 1000 : 250)
+    const leaseMs = config.webhookTimeoutMs + WEBHOOK_LIMITS.leaseMarginMs
+    const token = newId()
+    const concurrency = config.webhookConcurrency
+
+    let inFlight = 0
+    let writing = false
+    let stopping = false
+    let slotWaiter: (() => void) | undefined
+    const results = yield* Queue.unbounded<Finished>()
+    const sends = yield* FiberSet.make()
+
+    // Decrypted signing keys per subscription version; secrets change only with updated_at.
+    const keyCache = new Map<string, { readonly version: string; readonly current: Buffer; readonly previous: Buffer | undefined; readonly previousUntilMs: number }>()
+    const keysFor = (delivery: ClaimedDelivery, now: number): ReadonlyArray<Buffer> => {
+      let entry = keyCache.get(delivery.subscription_id)
+      if (entry === undefined || entry.version !== delivery.subscription_updated_at) {
+        const keys = signingKeys(vault, { ...delivery, previous_secret_expires_at: delivery.previous_secret_expires_at }, 0)
+        entry = {
+          version: delivery.subscription_updated_at,
+          current: keys[0]!,
+          previous: keys[1],
+          previousUntilMs: delivery.previous_secret_expires_at === null ? 0 : Date.parse(delivery.previous_secret_expires_at)
+        }
+        if (keyCache.size >= 10_000) keyCache.clear()
+        keyCache.set(delivery.subscription_id, entry)
+      }
+      return entry.previous !== undefined && entry.previousUntilMs > now ? [entry.current, entry.previous] : [entry.current]
+    }
+
+    const deliver = (delivery: ClaimedDelivery) =>
+      Effect.gen(function*() {
+        if (delivery.disabled) return { delivery, outcome: undefined, permanent: false } satisfies Finished
+        const now = yield* nowMs
+        const body = eventPayload({
+          id: delivery.event_id,
+          type: delivery.event_type,
+          program_id: delivery.program_id,
+          created_at: delivery.event_created_at,
+          data: delivery.event_data
+        })
+        const size = Buffer.byteLength(body)
+        if (size > config.webhookMaxPayloadBytes) {
+          return {
+            delivery,
+            outcome: {
+              status: "FAILED",
+              responseCode: 0,
+              responseBody: `payload of ${size} bytes exceeds the ${config.webhookMaxPayloadBytes}-byte limit`,
+              retryAfterMs: undefined,
+              attemptedAtMs: now
+            },
+            permanent: true
+          } satisfies Finished
+        }
+        const outcome = yield* sender.send({ url: delivery.url, messageId: delivery.event_id, body, keys: keysFor(delivery, now) })
+        return { delivery, outcome, permanent: false } satisfies Finished
+      }).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.succeed<Finished>({
+            delivery,
+            outcome: { status: "FAILED", responseCode: 0, responseBody: `internal error: ${String(defect)}`.slice(0, 500), retryAfterMs: undefined, attemptedAtMs: Date.now() },
+            permanent: false
+          })
+        ),
+        Effect.flatMap((finished) => results.offer(finished)),
+        Effect.ensuring(Effect.sync(() => {
+          inFlight--
+          const wake = slotWaiter
+          slotWaiter = undefined
+          wake?.()
+        }))
+      )
+
+    /** Records a batch of finished tries in one transaction. */
+    const record = (batch: ReadonlyArray<Finished>) =>
+      transactor.withTransaction(Effect.gen(function*() {
+        const now = yield* nowMs
+        const nowText = new Date(now).toISOString()
+        const attempts: Array<WebhookAttempt & { program_id: string }> = []
+        const done: Array<string> = []
+        const succeeded = new Set<string>()
+        const failed = new Set<string>()
+        const gone = new Set<string>()
+        for (const { delivery, outcome, permanent } of batch) {
+          if (outcome === undefined) {
+            done.push(delivery.id)
+            continue
+          }
+          attempts.push({
+            id: newId(),
+            object: "webhook_attempt",
+            program_id: delivery.program_id,
+            event_id: delivery.event_id,
+            webhook_subscription_id: delivery.subscription_id,
+            status: outcome.status,
+            response_code: outcome.responseCode,
+            response_body: outcome.responseBody,
+            attempted_at: new Date(outcome.attemptedAtMs).toISOString(),
+            created_at: nowText,
+            updated_at: nowText
+          })
+          if (outcome.status === "SUCCESS") {
+            done.push(delivery.id)
+            succeeded.add(delivery.subscription_id)
+            continue
+          }
+          failed.add(delivery.subscription_id)
+          if (outcome.responseCode === 410) gone.add(delivery.subscription_id)
+          const attemptNumber = delivery.attempt_count + 1
+          const delay = permanent || outcome.responseCode === 410
+            ? undefined
+            : retryDelayMs(config.webhookRetryScheduleMs, attemptNumber, outcome.retryAfterMs)
+          if (delay === undefined) done.push(delivery.id)
+          else yield* store.rescheduleDelivery(token, delivery.id, attemptNumber, new Date(now + delay).toISOString())
+        }
+        yield* store.insertAttempts(attempts)
+        yield* store.completeDeliveries(token, done)
+        // A success anywhere in the batch ends the streak, unless the same batch also failed for it.
+        yield* store.clearFailing([...succeeded].filter((id) => !failed.has(id)))
+        yield* store.markFailing([...failed], nowText)
+        const disabled = [
+          ...(yield* store.disableSubscriptions([...gone], nowText, undefined)),
+          ...(yield* store.disableSubscriptions([...failed], nowText, new Date(now - config.webhookDisableAfterMs).toISOString()))
+        ]
+        for (const id of disabled) yield* Effect.logWarning("Webhook subscription disabled", { webhook_subscription_id: id })
+      }))
+
+    const writer = Effect.gen(function*() {
+      const batch = Chunk.toReadonlyArray(yield* results.takeBetween(1, WEBHOOK_LIMITS.recordBatchSize))
+      writing = true
+      yield* record(batch).pipe(
+        // Retries were rescheduled: let the claim loop recompute when the next one is due.
+        Effect.zipRight(batch.some((finished) => finished.outcome?.status === "FAILED") ? store.wake : Effect.void),
+        Effect.retry({ times: 5 }),
+        Effect.catchAllCause((cause) =>
+          // The claims stay ours until the lease ends; then the deliveries are tried again.
+          Effect.logError("Recording webhook attempts failed; the deliveries will be retried after their lease", cause)
+        ),
+        Effect.ensuring(Effect.sync(() => (writing = false)))
+      )
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logError("Webhook result writer failed; continuing", cause)),
+      Effect.forever
+    )
+    yield* Effect.forkScoped(writer)
+
+    // Claim in batches: once busy, wait until a quarter of the slots are free, so a saturated
+    // worker makes one claim per batch of completions rather than one per completion.
+    const refillBelow = concurrency - Math.max(1, Math.floor(concurrency / 4))
+    const waitForSlot = Effect.async<void>((resume) => {
+      const check = () => {
+        if (inFlight <= refillBelow) return resume(Effect.void)
+        slotWaiter = check
+      }
+      check()
+    })
+
+    // On a graceful stop: no new claims, deliveries in flight finish, results are recorded, and
+    // anything still held is made due again for the next worker.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        stopping = true
+        const graceMs = options.shutdownGraceMs ?? Math.min(config.webhookTimeoutMs + 1000, 15_000)
+        const deadline = Date.now() + graceMs
+        while ((inFlight > 0 || writing || (yield* results.size) > 0) && Date.now() < deadline) {
+          yield* Effect.sleep("10 millis")
+        }
+        const now = new Date(yield* nowMs).toISOString()
+        yield* Effect.ignoreLogged(store.releaseClaims(token, now))
+      })
+    )
+
+    const claimRound = Effect.gen(function*() {
+      yield* waitForSlot
+      if (stopping) return yield* Effect.never
+      const want = Math.min(concurrency - inFlight, WEBHOOK_LIMITS.claimBatchSize)
+      const now = yield* nowMs
+      const claimed = yield* store.claimDue(
+        token,
+        new Date(now).toISOString(),
+        new Date(now + leaseMs).toISOString(),
+        want
+      )
+      options.onClaim?.(claimed.length)
+      for (const delivery of claimed) {
+        inFlight++
+        yield* FiberSet.run(sends, deliver(delivery))
+      }
+      if (claimed.length >= want) return
+      const nextDue = yield* store.nextDueAt
+      const waitMs = Option.match(nextDue, {
+        onNone: () => pollIntervalMs,
+        onSome: (due) => Math.min(pollIntervalMs, Math.max(Date.parse(due) - now, 5))
+      })
+      yield* store.waitForWork(waitMs)
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.zipRight(Effect.logWarning("Claiming webhook deliveries failed; retrying", cause), Effect.sleep("1 second"))
+      )
+    )
+    return yield* Effect.forever(claimRound)
+  }))

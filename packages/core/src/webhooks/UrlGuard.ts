@@ -1,0 +1,114 @@
+import * as dns from "node:dns"
+import * as net from "node:net"
+
+/**
+ * The SSRF guard: unless private targets are allowed (sandbox default), a webhook URL may not
+ * reach loopback, private, link-local, CGNAT, unspecified, multicast, reserved or cloud-metadata
+ * addresses. It is applied when a subscription is saved (on every address the host resolves to)
+ * and again when a delivery connects (a `lookup` hook on the HTTP agent), so a DNS answer that
+ * changes after validation (rebinding) cannot bypass it.
+ */
+const blocked = new net.BlockList()
+for (const [network, prefix] of [
+  ["0.0.0.0", 8], // "this network", unspecified
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10], // CGNAT
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16], // link-local, incl. 169.254.169.254 metadata
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24], // IETF protocol assignments
+  ["192.0.2.0", 24], // documentation
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15], // benchmarking
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4], // multicast
+  ["240.0.0.0", 4] // reserved, incl. broadcast
+] as const) blocked.addSubnet(network, prefix, "ipv4")
+for (const [network, prefix] of [
+  ["::", 128], // unspecified
+  ["::1", 128],
+  ["fc00::", 7], // unique local, incl. fd00:ec2::254 metadata
+  ["fe80::", 10], // link-local
+  ["ff00::", 8], // multicast
+  ["2001:db8::", 32], // documentation
+  ["100::", 64] // discard
+] as const) blocked.addSubnet(network, prefix, "ipv6")
+
+/** IPv6 forms that embed an IPv4 address: mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96) and 6to4 (2002::/16). */
+const embeddedIpv4 = (address: string): string | undefined => {
+  const lower = address.toLowerCase()
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
+  if (mapped) return mapped[1]
+  const words = expandIpv6(lower)
+  if (words === undefined) return undefined
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+  if (words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff) return v4(words[6]!, words[7]!)
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return v4(words[6]!, words[7]!)
+  if (words[0] === 0x2002) return v4(words[1]!, words[2]!)
+  return undefined
+}
+
+const expandIpv6 = (address: string): Array<number> | undefined => {
+  if (!net.isIPv6(address)) return undefined
+  let text = address
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split(".").map(Number) as [number, number, number, number]
+    text = text.slice(0, -dotted[1]!.length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.split("::") as [string, string | undefined]
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((word) => parseInt(word, 16)))
+  const left = parse(head)
+  const right = tail === undefined ? [] : parse(tail)
+  const fill = tail === undefined ? [] : new Array<number>(8 - left.length - right.length).fill(0)
+  const words = [...left, ...fill, ...right]
+  return words.length === 8 ? words : undefined
+}
+
+/** True when a literal IP address is one a webhook may not reach while private targets are refused. */
+export const isForbiddenAddress = (address: string): boolean => {
+  const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address
+  const family = net.isIP(bare)
+  if (family === 0) return true // not an address at all: refuse rather than guess
+  if (family === 4) return blocked.check(bare, "ipv4")
+  if (blocked.check(bare, "ipv6")) return true
+  const v4 = embeddedIpv4(bare)
+  return v4 !== undefined && blocked.check(v4, "ipv4")
+}
+
+/** Why a URL is refused, or undefined when it may be used. Resolves the host when private targets are refused. */
+export const checkWebhookUrl = async (url: URL, allowPrivate: boolean): Promise<string | undefined> => {
+  if (allowPrivate) return undefined
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
+  if (net.isIP(host) !== 0) {
+    return isForbiddenAddress(host) ? "url must not point at a loopback, private, link-local or metadata address" : undefined
+  }
+  let addresses: Array<dns.LookupAddress>
+  try {
+    addresses = await dns.promises.lookup(host, { all: true, verbatim: true })
+  } catch {
+    return `url host '${host}' does not resolve`
+  }
+  if (addresses.length === 0) return `url host '${host}' does not resolve`
+  return addresses.some((entry) => isForbiddenAddress(entry.address))
+    ? `url host '${host}' resolves to a loopback, private, link-local or metadata address`
+    : undefined
+}
+
+/** A `lookup` for node:net that refuses forbidden addresses at connect time. */
+export const guardedLookup: net.LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
+    if (error) return (callback as any)(error)
+    const list = addresses as unknown as Array<dns.LookupAddress>
+    const bad = list.find((entry) => isForbiddenAddress(entry.address))
+    if (bad !== undefined || list.length === 0) {
+      const refused = Object.assign(new Error(`Refused to connect to ${hostname}: forbidden address ${bad?.address ?? "none"}`), {
+        code: "ESSRFBLOCKED"
+      })
+      return (callback as any)(refused)
+    }
+    if ((options as dns.LookupOptions).all) return (callback as any)(null, list)
+    return (callback as any)(null, list[0]!.address, list[0]!.family)
+  })
+}

@@ -1,0 +1,114 @@
+import type { SqlError } from "@effect/sql"
+import { Context, type Effect, type Option, type Stream } from "effect"
+import type { IssuingEvent } from "../events/Records.js"
+import type { PageWindow } from "../platform/Paging.js"
+import type { AttemptStatus, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
+
+export interface AttemptFilter {
+  readonly event_id?: string | undefined
+  readonly webhook_subscription_id?: string | undefined
+  readonly status?: AttemptStatus | undefined
+}
+
+/** A delivery to put on the queue directly (a resend whose first try failed). */
+export interface QueuedDelivery {
+  readonly program_id: string
+  readonly subscription_id: string
+  readonly event_id: string
+  readonly attempt_count: number
+  readonly next_attempt_at: string
+}
+
+/** Storage port of webhooks: subscriptions, the delivery queue (leased claims) and attempts. */
+export interface WebhookStoreService {
+  readonly insertSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
+  readonly findSubscription: (programId: string, id: string) => Effect.Effect<Option.Option<StoredSubscription>, SqlError.SqlError>
+  readonly listSubscriptions: (
+    programId: string,
+    disabled: boolean | undefined,
+    window: PageWindow
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredSubscription>; readonly total: number }, SqlError.SqlError>
+  readonly countSubscriptions: (programId: string) => Effect.Effect<number, SqlError.SqlError>
+  /** Enabled and disabled subscriptions of the program whose event_types hold `type`. */
+  readonly subscriptionsForType: (programId: string, type: string) => Effect.Effect<ReadonlyArray<StoredSubscription>, SqlError.SqlError>
+  /** Saves every mutable field (url, description, event types, disabled, secrets, updated_at). */
+  readonly updateSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
+  /** Deletes a subscription with its queued deliveries; false when there was none. */
+  readonly deleteSubscription: (programId: string, id: string) => Effect.Effect<boolean, SqlError.SqlError>
+  /** Removes the queued deliveries of subscriptions (they were disabled). */
+  readonly dropQueued: (subscriptionIds: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
+
+  /** Fan-out: one delivery per enabled subscription of the event's program holding its type, in one statement. */
+  readonly enqueueEvent: (event: IssuingEvent) => Effect.Effect<number, SqlError.SqlError>
+  /** Replay: one delivery per event of the window whose type the subscription holds, in one statement. */
+  readonly enqueueReplay: (
+    programId: string,
+    subscriptionId: string,
+    beginIso: string,
+    endIso: string,
+    nowIso: string
+  ) => Effect.Effect<number, SqlError.SqlError>
+  readonly enqueue: (delivery: QueuedDelivery) => Effect.Effect<void, SqlError.SqlError>
+  /** Claims up to `limit` due deliveries under `token` until `leaseUntil`. */
+  readonly claimDue: (
+    token: string,
+    nowIso: string,
+    leaseUntilIso: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<ClaimedDelivery>, SqlError.SqlError>
+  /** Removes deliveries this token still holds (delivered, given up, or skipped). */
+  readonly completeDeliveries: (token: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
+  /** Puts a delivery this token holds back on the queue for a later try. */
+  readonly rescheduleDelivery: (
+    token: string,
+    id: string,
+    attemptCount: number,
+    nextAttemptIso: string
+  ) => Effect.Effect<void, SqlError.SqlError>
+  /** Makes every delivery this token holds due now (graceful shutdown). */
+  readonly releaseClaims: (token: string, nowIso: string) => Effect.Effect<void, SqlError.SqlError>
+  /** The earliest next_attempt_at on the queue. */
+  readonly nextDueAt: Effect.Effect<Option.Option<string>, SqlError.SqlError>
+
+  /** Notes failures: starts each subscription's failing streak unless one is running. */
+  readonly markFailing: (subscriptionIds: ReadonlyArray<string>, nowIso: string) => Effect.Effect<void, SqlError.SqlError>
+  /** Notes successes: ends each subscription's failing streak. */
+  readonly clearFailing: (subscriptionIds: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Disables enabled subscriptions among `ids` (all of them, or only those failing since before
+   * `failingBefore`), drops their queued deliveries, and returns the ids disabled.
+   */
+  readonly disableSubscriptions: (
+    ids: ReadonlyArray<string>,
+    nowIso: string,
+    failingBefore: string | undefined
+  ) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
+
+  readonly insertAttempts: (attempts: ReadonlyArray<WebhookAttempt & { readonly program_id: string }>) => Effect.Effect<void, SqlError.SqlError>
+  readonly listAttempts: (
+    programId: string,
+    filter: AttemptFilter,
+    window: PageWindow
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<WebhookAttempt>; readonly total: number }, SqlError.SqlError>
+
+  /** Resolves when deliveries may be due (an enqueue here, a database notification) or after `maxWaitMs`. */
+  readonly waitForWork: (maxWaitMs: number) => Effect.Effect<void>
+  /** Wakes this process's waiting workers (after a commit that changed what is due). */
+  readonly wake: Effect.Effect<void>
+}
+
+/** The webhook storage port. */
+export class WebhookStore extends Context.Tag("@issuing/core/WebhookStore")<WebhookStore, WebhookStoreService>() {}
+
+/** The PostgreSQL NOTIFY channel a commit that queued deliveries signals on. */
+export const WEBHOOK_NOTIFY_CHANNEL = "issuing_webhook_deliveries"
+
+/**
+ * Cross-process wake-ups: a stream that emits after another connection's commit queued
+ * deliveries. The PostgreSQL store provides it (LISTEN); without it, workers rely on in-process
+ * signals and a fallback poll.
+ */
+export class WebhookWakeups extends Context.Tag("@issuing/core/WebhookWakeups")<
+  WebhookWakeups,
+  { readonly notifications: Stream.Stream<unknown, unknown> }
+>() {}

@@ -1,0 +1,425 @@
+import type { SqlError } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { EventStore } from "../events/EventStore.js"
+import { EVENT_TYPES } from "../events/Records.js"
+import { BusinessRuleViolation, Conflict, InvalidRequest, NotFound } from "../platform/Errors.js"
+import { isUuid, newId } from "../platform/Ids.js"
+import { IssuingConfig } from "../platform/IssuingConfig.js"
+import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { nowMs } from "../platform/Time.js"
+import { Transactor } from "../sql/Transactor.js"
+import { Vault } from "../vault/Vault.js"
+import { eventPayload, retryDelayMs, signingKeys } from "./DeliveryRules.js"
+import {
+  ATTEMPT_STATUSES,
+  type AttemptStatus,
+  type StoredSubscription,
+  type WebhookAttempt,
+  type WebhookReplay,
+  type WebhookSubscription,
+  type WebhookSubscriptionWithSecret,
+  WEBHOOK_LIMITS
+} from "./Records.js"
+import { newWebhookSecret } from "./Signing.js"
+import { checkWebhookUrl } from "./UrlGuard.js"
+import { type DeliveryOutcome, WebhookSender } from "./WebhookSender.js"
+import { WebhookStore } from "./WebhookStore.js"
+
+export interface CreateSubscriptionInput {
+  readonly url: string
+  readonly description?: string | undefined
+  readonly event_types: ReadonlyArray<string>
+  readonly disabled?: boolean | undefined
+}
+
+export interface UpdateSubscriptionInput {
+  readonly url?: string | undefined
+  readonly description?: string | undefined
+  readonly event_types?: ReadonlyArray<string> | undefined
+  readonly disabled?: boolean | undefined
+}
+
+export interface AttemptQuery {
+  readonly event_id?: string | undefined
+  readonly webhook_subscription_id?: string | undefined
+  readonly status?: string | undefined
+}
+
+/** The public view of a stored subscription. */
+export const publicSubscription = (subscription: StoredSubscription): WebhookSubscription => ({
+  id: subscription.id,
+  object: "webhook_subscription",
+  url: subscription.url,
+  description: subscription.description,
+  event_types: subscription.event_types,
+  disabled: subscription.disabled,
+  created_at: subscription.created_at,
+  updated_at: subscription.updated_at
+})
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+
+/**
+ * Parses an RFC 3339 timestamp to epoch milliseconds. Sub-millisecond digits round toward the
+ * inside of the window (`begin` up, `end` down), since event times are stored to the millisecond.
+ */
+export const parseWindowBound = (text: string, bound: "begin" | "end"): number | undefined => {
+  const match = RFC3339.exec(text.trim())
+  if (match === null) return undefined
+  const [, year, month, day, hour, minute, second, fraction = "", zone] = match
+  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > 31) return undefined
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 60) return undefined
+  const whole = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}${zone!.toUpperCase()}`)
+  if (Number.isNaN(whole)) return undefined
+  const check = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))
+  if (check.getUTCDate() !== Number(day)) return undefined
+  const digits = fraction.slice(1)
+  const millis = Number(digits.slice(0, 3).padEnd(3, "0"))
+  const remainder = /[1-9]/.test(digits.slice(3)) ? 1 : 0
+  return whole + millis + (bound === "begin" ? remainder : 0)
+}
+
+/** Webhook subscriptions, replay, resend and attempts (interface §4.8–4.10, CONTRACT §5). */
+export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks", {
+  effect: Effect.gen(function*() {
+    const store = yield* WebhookStore
+    const events = yield* EventStore
+    const transactor = yield* Transactor
+    const vault = yield* Vault
+    const config = yield* IssuingConfig
+    const sender = yield* WebhookSender
+
+    const missing = new NotFound({ message: "No such webhook subscription.", param: "webhook_subscription_id" })
+    const load = (programId: string, id: string, notFound: NotFound = missing) =>
+      Effect.gen(function*() {
+        if (!isUuid(id)) return yield* notFound
+        const found = yield* store.findSubscription(programId, id.toLowerCase())
+        return yield* Option.match(found, { onNone: () => Effect.fail(notFound), onSome: Effect.succeed })
+      })
+
+    const validateUrl = (text: string): Effect.Effect<string, InvalidRequest> =>
+      Effect.gen(function*() {
+        const bad = (message: string) => new InvalidRequest({ message, param: "url" })
+        const trimmed = text.trim()
+        if (trimmed.length === 0) return yield* bad("url must not be empty.")
+        if (trimmed.length > WEBHOOK_LIMITS.maxUrlLength) {
+          return yield* bad(`url must be at most ${WEBHOOK_LIMITS.maxUrlLength} characters.`)
+        }
+        let url: URL
+        try {
+          url = new URL(trimmed)
+        } catch {
+          return yield* bad("url must be an absolute http or https URL.")
+        }
+        if (url.protocol !== "https:" && url.protocol !== "http:") return yield* bad("url must use http or https.")
+        if (url.username !== "" || url.password !== "") return yield* bad("url must not carry credentials.")
+        if (url.hostname === "") return yield* bad("url must name a host.")
+        if (url.hash !== "") return yield* bad("url must not have a fragment.")
+        const refusal = yield* Effect.promise(() => checkWebhookUrl(url, config.webhookAllowPrivateUrls))
+        if (refusal !== undefined) return yield* bad(`${refusal[0]!.toUpperCase()}${refusal.slice(1)}.`)
+        return url.toString()
+      })
+
+    const validateEventTypes = (types: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, InvalidRequest> => {
+      if (types.length === 0) {
+        return Effect.fail(new InvalidRequest({ message: "event_types must hold at least one event type.", param: "event_types" }))
+      }
+      const unknown = types.filter((type) => !(EVENT_TYPES as ReadonlyArray<string>).includes(type))
+      if (unknown.length > 0) {
+        return Effect.fail(
+          new InvalidRequest({
+            message: `Unknown event type${unknown.length > 1 ? "s" : ""} ${unknown.map((t) => `'${t}'`).join(", ")}. Known: ${EVENT_TYPES.join(", ")}.`,
+            param: "event_types"
+          })
+        )
+      }
+      return Effect.succeed([...new Set(types)])
+    }
+
+    const validateDescription = (text: string | undefined): Effect.Effect<string, InvalidRequest> =>
+      text === undefined
+        ? Effect.succeed("")
+        : text.length > WEBHOOK_LIMITS.maxDescriptionLength
+        ? Effect.fail(
+          new InvalidRequest({
+            message: `description must be at most ${WEBHOOK_LIMITS.maxDescriptionLength} characters.`,
+            param: "description"
+          })
+        )
+        : Effect.succeed(text)
+
+    /** Records tries made outside the worker (resend): attempts, the retry queue, failure streaks, 410 Gone. */
+    const recordDirect = (
+      programId: string,
+      eventId: string,
+      results: ReadonlyArray<{ readonly subscription: StoredSubscription; readonly outcome: DeliveryOutcome }>
+    ) =>
+      Effect.gen(function*() {
+        const now = yield* nowMs
+        const nowText = new Date(now).toISOString()
+        const attempts: Array<WebhookAttempt & { program_id: string }> = results.map(({ outcome, subscription }) => ({
+          id: newId(),
+          object: "webhook_attempt",
+          program_id: programId,
+          event_id: eventId,
+          webhook_subscription_id: subscription.id,
+          status: outcome.status,
+          response_code: outcome.responseCode,
+          response_body: outcome.responseBody,
+          attempted_at: new Date(outcome.attemptedAtMs).toISOString(),
+          created_at: nowText,
+          updated_at: nowText
+        }))
+        yield* store.insertAttempts(attempts)
+        const failed = results.filter((result) => result.outcome.status === "FAILED")
+        yield* store.clearFailing(results.filter((result) => result.outcome.status === "SUCCESS").map((r) => r.subscription.id))
+        yield* store.markFailing(failed.map((result) => result.subscription.id), nowText)
+        const gone = failed.filter((result) => result.outcome.responseCode === 410).map((r) => r.subscription.id)
+        yield* store.disableSubscriptions(gone, nowText, undefined)
+        for (const { outcome, subscription } of failed) {
+          if (outcome.responseCode === 410 || outcome.responseCode === 0 && outcome.responseBody.startsWith("payload")) continue
+          const delay = retryDelayMs(config.webhookRetryScheduleMs, 1, outcome.retryAfterMs)
+          if (delay === undefined) continue
+          yield* store.enqueue({
+            program_id: programId,
+            subscription_id: subscription.id,
+            event_id: eventId,
+            attempt_count: 1,
+            next_attempt_at: new Date(now + delay).toISOString()
+          })
+        }
+        yield* store.disableSubscriptions(
+          failed.map((result) => result.subscription.id),
+          nowText,
+          new Date(now - config.webhookDisableAfterMs).toISOString()
+        )
+        return attempts.map(({ program_id: _, ...attempt }) => attempt as WebhookAttempt)
+      })
+
+    return {
+      /** Creates a subscription; the response is the only place its secret is shown (with rotate-secret). */
+      create: (programId: string, input: CreateSubscriptionInput) =>
+        Effect.gen(function*() {
+          const url = yield* validateUrl(input.url)
+          const eventTypes = yield* validateEventTypes(input.event_types)
+          const description = yield* validateDescription(input.description)
+          return yield* transactor.withTransaction(Effect.gen(function*() {
+            const count = yield* store.countSubscriptions(programId)
+            if (count >= WEBHOOK_LIMITS.maxSubscriptionsPerProgram) {
+              return yield* new BusinessRuleViolation({
+                code: "subscription_limit_reached",
+                message: `A program may have at most ${WEBHOOK_LIMITS.maxSubscriptionsPerProgram} webhook subscriptions.`,
+                param: null
+              })
+            }
+            const now = new Date(yield* nowMs).toISOString()
+            const secret = newWebhookSecret()
+            const subscription: StoredSubscription = {
+              id: newId(),
+              object: "webhook_subscription",
+              program_id: programId,
+              url,
+              description,
+              event_types: eventTypes,
+              disabled: input.disabled ?? false,
+              secret_sealed: vault.encrypt(secret),
+              previous_secret_sealed: null,
+              previous_secret_expires_at: null,
+              created_at: now,
+              updated_at: now
+            }
+            yield* store.insertSubscription(subscription)
+            return { ...publicSubscription(subscription), secret } satisfies WebhookSubscriptionWithSecret
+          }))
+        }),
+
+      /** The program's subscriptions, newest first by default, optionally only (dis)abled ones. */
+      list: (programId: string, disabled: boolean | undefined, page: PageRequest) =>
+        store.listSubscriptions(programId, disabled, toWindow(page)).pipe(
+          Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total }))
+        ),
+
+      get: (programId: string, id: string) => Effect.map(load(programId, id), publicSubscription),
+
+      /** Changes url, description, event_types or disabled; disabling drops queued deliveries. */
+      update: (programId: string, id: string, input: UpdateSubscriptionInput) =>
+        Effect.gen(function*() {
+          const url = input.url === undefined ? undefined : yield* validateUrl(input.url)
+          const eventTypes = input.event_types === undefined ? undefined : yield* validateEventTypes(input.event_types)
+          const description = input.description === undefined ? undefined : yield* validateDescription(input.description)
+          return yield* transactor.withTransaction(Effect.gen(function*() {
+            const current = yield* load(programId, id)
+            const updated: StoredSubscription = {
+              ...current,
+              url: url ?? current.url,
+              description: description ?? current.description,
+              event_types: eventTypes ?? current.event_types,
+              disabled: input.disabled ?? current.disabled,
+              updated_at: new Date(yield* nowMs).toISOString()
+            }
+            yield* store.updateSubscription(updated)
+            if (updated.disabled && !current.disabled) yield* store.dropQueued([updated.id])
+            return publicSubscription(updated)
+          }))
+        }),
+
+      /** Deletes a subscription and its queued deliveries; its attempts stay listed. */
+      remove: (programId: string, id: string) =>
+        transactor.withTransaction(Effect.gen(function*() {
+          const current = yield* load(programId, id)
+          yield* store.deleteSubscription(programId, current.id)
+          return publicSubscription(current)
+        })),
+
+      /** A new signing secret; the old one keeps signing beside it for 24 hours. */
+      rotateSecret: (programId: string, id: string) =>
+        transactor.withTransaction(Effect.gen(function*() {
+          const current = yield* load(programId, id)
+          const now = yield* nowMs
+          const secret = newWebhookSecret()
+          const updated: StoredSubscription = {
+            ...current,
+            secret_sealed: vault.encrypt(secret),
+            previous_secret_sealed: current.secret_sealed,
+            previous_secret_expires_at: new Date(now + WEBHOOK_LIMITS.previousSecretTtlMs).toISOString(),
+            updated_at: new Date(now).toISOString()
+          }
+          yield* store.updateSubscription(updated)
+          return { ...publicSubscription(updated), secret } satisfies WebhookSubscriptionWithSecret
+        })),
+
+      /**
+       * Queues every event of [begin, end] (both inclusive) whose type the subscription holds,
+       * delivered ones included, with one INSERT … SELECT; returns how many were queued.
+       */
+      replay: (programId: string, id: string, begin: string, end: string) =>
+        Effect.gen(function*() {
+          const beginMs = parseWindowBound(begin, "begin")
+          if (beginMs === undefined) {
+            return yield* new InvalidRequest({ message: "begin must be an RFC 3339 timestamp, e.g. 2026-05-02T00:00:00Z.", param: "begin" })
+          }
+          const endMs = parseWindowBound(end, "end")
+          if (endMs === undefined) {
+            return yield* new InvalidRequest({ message: "end must be an RFC 3339 timestamp, e.g. 2026-05-02T23:59:59Z.", param: "end" })
+          }
+          const subscription = yield* load(programId, id)
+          if (beginMs > endMs) {
+            return yield* new BusinessRuleViolation({ code: "invalid_time_window", message: "begin must not be after end.", param: "begin" })
+          }
+          if (endMs - beginMs > WEBHOOK_LIMITS.maxReplayWindowMs) {
+            return yield* new BusinessRuleViolation({
+              code: "replay_window_too_large",
+              message: "A replay window may span at most 31 days; split it into several replays.",
+              param: "end"
+            })
+          }
+          if (subscription.disabled) {
+            return yield* new Conflict({ message: "The webhook subscription is disabled; enable it before replaying.", param: "webhook_subscription_id" })
+          }
+          const queued = yield* transactor.withTransaction(Effect.gen(function*() {
+            const now = new Date(yield* nowMs).toISOString()
+            return yield* store.enqueueReplay(
+              programId,
+              subscription.id,
+              new Date(beginMs).toISOString(),
+              new Date(endMs).toISOString(),
+              now
+            )
+          }))
+          return {
+            object: "webhook_replay",
+            webhook_subscription_id: subscription.id,
+            begin,
+            end,
+            events_queued: queued
+          } satisfies WebhookReplay
+        }),
+
+      /**
+       * Sends the event now to one subscription or to every enabled matching one, records each
+       * try as an attempt, queues retries of failed ones, and returns the attempts.
+       */
+      resend: (programId: string, eventId: string, subscriptionId: string | undefined) =>
+        Effect.gen(function*() {
+          const eventMissing = new NotFound({ message: "No such event.", param: "event_id" })
+          if (!isUuid(eventId)) return yield* eventMissing
+          const event = yield* Effect.flatMap(
+            events.find(programId, eventId.toLowerCase()),
+            Option.match({ onNone: () => Effect.fail(eventMissing), onSome: Effect.succeed })
+          )
+          let targets: ReadonlyArray<StoredSubscription>
+          if (subscriptionId !== undefined) {
+            const target = yield* load(programId, subscriptionId, new NotFound({ message: "No such webhook subscription.", param: "subscription_id" }))
+            if (target.disabled) {
+              return yield* new Conflict({ message: "The webhook subscription is disabled.", param: "subscription_id" })
+            }
+            if (!target.event_types.includes(event.type)) {
+              return yield* new BusinessRuleViolation({
+                code: "event_type_not_subscribed",
+                message: `The subscription does not subscribe to ${event.type} events.`,
+                param: "subscription_id"
+              })
+            }
+            targets = [target]
+          } else {
+            const matching = yield* store.subscriptionsForType(programId, event.type)
+            if (matching.length === 0) {
+              return yield* new BusinessRuleViolation({
+                code: "event_type_not_subscribed",
+                message: `No webhook subscription of the program subscribes to ${event.type} events.`,
+                param: null
+              })
+            }
+            targets = matching.filter((subscription) => !subscription.disabled)
+            if (targets.length === 0) {
+              return yield* new Conflict({ message: `Every subscription to ${event.type} events is disabled.`, param: null })
+            }
+          }
+          const body = eventPayload({ ...event, data: JSON.stringify(event.data.object) })
+          const now = yield* nowMs
+          const results = yield* Effect.forEach(targets, (subscription) =>
+            Effect.map(
+              Buffer.byteLength(body) > config.webhookMaxPayloadBytes
+                ? Effect.succeed<DeliveryOutcome>({
+                  status: "FAILED",
+                  responseCode: 0,
+                  responseBody: `payload of ${Buffer.byteLength(body)} bytes exceeds the ${config.webhookMaxPayloadBytes}-byte limit`,
+                  retryAfterMs: undefined,
+                  attemptedAtMs: now
+                })
+                : sender.send({ url: subscription.url, messageId: event.id, body, keys: signingKeys(vault, subscription, now) }),
+              (outcome) => ({ subscription, outcome })
+            ), { concurrency: 16 })
+          const attempts = yield* transactor.withTransaction(recordDirect(programId, event.id, results))
+          return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>
+        }),
+
+      /** Attempts of the program, newest first, filtered by event, subscription or status. */
+      listAttempts: (programId: string, query: AttemptQuery, page: PageRequest) =>
+        Effect.gen(function*() {
+          for (const param of ["event_id", "webhook_subscription_id"] as const) {
+            const value = query[param]
+            if (value !== undefined && !isUuid(value)) {
+              return yield* new InvalidRequest({ message: `${param} must be a UUID.`, param })
+            }
+          }
+          if (query.status !== undefined && !(ATTEMPT_STATUSES as ReadonlyArray<string>).includes(query.status)) {
+            return yield* new InvalidRequest({ message: "status must be SUCCESS or FAILED.", param: "status" })
+          }
+          const { rows, total } = yield* store.listAttempts(
+            programId,
+            {
+              event_id: query.event_id?.toLowerCase(),
+              webhook_subscription_id: query.webhook_subscription_id?.toLowerCase(),
+              status: query.status as AttemptStatus | undefined
+            },
+            toWindow(page)
+          )
+          return { data: rows, total_count: total } satisfies Page<WebhookAttempt>
+        })
+    }
+  })
+}) {}
+
+/** Failures the Webhooks service reports, for callers that want to name them. */
+export type WebhooksError = InvalidRequest | NotFound | Conflict | BusinessRuleViolation | SqlError.SqlError

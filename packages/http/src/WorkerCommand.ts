@@ -1,0 +1,40 @@
+import { runDeliveryWorker } from "@issuing/core"
+import { Exit, Fiber } from "effect"
+import { createIssuing } from "./App.js"
+import { resolveVaultKeys, type ServerConfig } from "./config.js"
+import { describeDatabase, storeFor } from "./Store.js"
+
+const out = (line: string) => process.stdout.write(`${line}\n`)
+const err = (line: string) => process.stderr.write(`${line}\n`)
+
+/**
+ * `issuing worker`: the webhook delivery worker alone, to scale delivery out beside `issuing
+ * serve` (several workers share one PostgreSQL database safely: claims use SKIP LOCKED and leases).
+ * SIGTERM/SIGINT stop it gracefully: deliveries in flight finish and are recorded first.
+ */
+export const workerCommand = async (config: ServerConfig, _args: ReadonlyArray<string>): Promise<number> => {
+  const instance = await createIssuing({
+    store: storeFor(config.database),
+    vaultKeys: resolveVaultKeys(config),
+    settings: config.settings
+  })
+  const fiber = instance.runtime.runFork(runDeliveryWorker())
+  out(
+    `issuing: webhook worker running (store ${describeDatabase(config.database)}, concurrency ${config.settings.webhookConcurrency}, timeout ${config.settings.webhookTimeoutMs} ms)`
+  )
+  const stopped = await new Promise<string | Exit.Exit<never, unknown>>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"))
+    process.once("SIGINT", () => resolve("SIGINT"))
+    instance.runtime.runPromise(Fiber.await(fiber)).then(resolve, (error) => resolve(Exit.die(error)))
+  })
+  if (typeof stopped !== "string") {
+    err(`issuing: webhook worker stopped unexpectedly: ${Exit.isFailure(stopped) ? String(stopped.cause) : "exited"}`)
+    await instance.dispose()
+    return 1
+  }
+  out(`issuing: ${stopped} received, stopping the webhook worker`)
+  await instance.runtime.runPromise(Fiber.interrupt(fiber))
+  await instance.dispose()
+  out("issuing: webhook worker stopped")
+  return 0
+}

@@ -1,0 +1,29 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { EVENT_TYPES, Events } from "@issuing/core"
+import { Effect } from "effect"
+import { IssuingApi } from "../Api.js"
+import { CurrentProgram } from "../api/Security.js"
+import { apiFailure, handle } from "../errors.js"
+import { paging } from "./Paging.js"
+
+/** Order fields of GET /v1/events. Omitted order_by: newest first. */
+export const EVENT_ORDER_FIELDS = ["created_at"]
+
+export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (handlers) =>
+  Effect.gen(function*() {
+    const events = yield* Events
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentProgram
+          const page = yield* paging(urlParams, EVENT_ORDER_FIELDS)
+          if (urlParams.type !== undefined && !(EVENT_TYPES as ReadonlyArray<string>).includes(urlParams.type)) {
+            return yield* Effect.fail(
+              apiFailure("invalid_request", `Unknown event type '${urlParams.type}'. Valid types: ${EVENT_TYPES.join(", ")}.`, "type")
+            )
+          }
+          return yield* handle(events.list(caller.program.id, { type: urlParams.type }, page))
+        }))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) => handle(events.get(caller.program.id, path.event_id))))
+  }))

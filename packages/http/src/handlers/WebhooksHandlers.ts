@@ -1,0 +1,74 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Webhooks } from "@issuing/core"
+import { Effect } from "effect"
+import { IssuingApi } from "../Api.js"
+import { CurrentProgram } from "../api/Security.js"
+import { apiFailure, handle } from "../errors.js"
+import { paging } from "./Paging.js"
+
+/** Order fields of GET /v1/webhook-subscriptions. */
+export const SUBSCRIPTION_ORDER_FIELDS = ["created_at", "updated_at"]
+/** Order fields of GET /v1/webhook-attempts. */
+export const ATTEMPT_ORDER_FIELDS = ["created_at", "attempted_at"]
+
+/** The `disabled` filter: true, false, or omitted for both. */
+const disabledFilter = (text: string | undefined) => {
+  if (text === undefined) return Effect.succeed(undefined)
+  const value = text.trim().toLowerCase()
+  if (value === "true" || value === "1") return Effect.succeed(true)
+  if (value === "false" || value === "0") return Effect.succeed(false)
+  return Effect.fail(apiFailure("invalid_request", "disabled must be true or false.", "disabled"))
+}
+
+export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookSubscriptions", (handlers) =>
+  Effect.gen(function*() {
+    const webhooks = yield* Webhooks
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.create(caller.program.id, payload))))
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentProgram
+          const page = yield* paging(urlParams, SUBSCRIPTION_ORDER_FIELDS)
+          const disabled = yield* disabledFilter(urlParams.disabled)
+          return yield* handle(webhooks.list(caller.program.id, disabled, page))
+        }))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.get(caller.program.id, path.webhook_subscription_id))))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) =>
+          handle(webhooks.update(caller.program.id, path.webhook_subscription_id, payload))))
+      .handle("delete", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.remove(caller.program.id, path.webhook_subscription_id))))
+      .handle("rotateSecret", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) =>
+          handle(webhooks.rotateSecret(caller.program.id, path.webhook_subscription_id))))
+      .handle("replay", ({ path, payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) =>
+          handle(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload.begin, payload.end))))
+  }))
+
+export const WebhookDeliveriesHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookDeliveries", (handlers) =>
+  Effect.gen(function*() {
+    const webhooks = yield* Webhooks
+    return handlers
+      .handle("resend", ({ path, payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) =>
+          handle(webhooks.resend(caller.program.id, path.event_id, payload.subscription_id))))
+      .handle("attempts", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentProgram
+          const page = yield* paging(urlParams, ATTEMPT_ORDER_FIELDS)
+          return yield* handle(
+            webhooks.listAttempts(
+              caller.program.id,
+              {
+                event_id: urlParams.event_id,
+                webhook_subscription_id: urlParams.webhook_subscription_id,
+                status: urlParams.status
+              },
+              page
+            )
+          )
+        }))
+  }))

@@ -1,0 +1,114 @@
+import { HttpIncomingMessage, HttpServerError, type HttpServerRequest, UrlParams } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Readable } from "node:stream"
+import { ApiFailure, apiFailure } from "../errors.js"
+
+const tooLarge = (maxBytes: number) => apiFailure("request_too_large", `The request body exceeds ${maxBytes} bytes.`, null)
+const unreadable = () => apiFailure("invalid_request", "The request body could not be read.", null)
+
+/**
+ * Reads a Node request body up to `maxBytes`. Past the limit it stops collecting but keeps the
+ * socket open and drains the rest, so the 413 envelope reaches the client (the platform's own
+ * bounded reader destroys the socket, and the client sees a reset instead of an answer).
+ */
+const readNodeBody = (source: Readable, maxBytes: number): Effect.Effect<string, ApiFailure> =>
+  Effect.async<string, ApiFailure>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const cleanup = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+      source.off("close", onClose)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxBytes) {
+        cleanup()
+        source.resume()
+        resume(Effect.fail(tooLarge(maxBytes)))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed(Buffer.concat(chunks, size).toString("utf8")))
+    }
+    const onError = () => {
+      cleanup()
+      resume(Effect.fail(unreadable()))
+    }
+    const onClose = () => {
+      if (!source.readableEnded) onError()
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    source.once("close", onClose)
+    return Effect.sync(cleanup)
+  })
+
+/** Reads a web-standard request body up to `maxBytes`; past it the stream is cancelled. */
+const readWebBody = (source: Request, maxBytes: number): Effect.Effect<string, ApiFailure> =>
+  Effect.tryPromise({
+    try: async () => {
+      if (source.body === null) return ""
+      const reader = source.body.getReader()
+      const chunks: Array<Uint8Array> = []
+      let size = 0
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        size += value.byteLength
+        if (size > maxBytes) {
+          await reader.cancel().catch(() => undefined)
+          throw tooLarge(maxBytes)
+        }
+        chunks.push(value)
+      }
+      return Buffer.concat(chunks, size).toString("utf8")
+    },
+    catch: (error) => (error instanceof ApiFailure ? error : unreadable())
+  })
+
+/** Reads the whole body of a request, bounded by `maxBytes` (413 request_too_large beyond). */
+export const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): Effect.Effect<string, ApiFailure> => {
+  const source = (request as unknown as { readonly source?: unknown }).source
+  if (source instanceof Readable) return readNodeBody(source, maxBytes)
+  if (typeof Request !== "undefined" && source instanceof Request) return readWebBody(source, maxBytes)
+  return request.text.pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),
+    Effect.mapError(() => tooLarge(maxBytes))
+  )
+}
+
+/**
+ * The request as handlers see it once the pipeline has read its body: the same request, whose
+ * body accessors answer from the text already read (the underlying stream is consumed).
+ */
+export const withReadBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  text: string
+): HttpServerRequest.HttpServerRequest =>
+  new Proxy(request, {
+    get(target, property) {
+      switch (property) {
+        case "text":
+          return Effect.succeed(text)
+        case "json":
+          return Effect.try({
+            try: () => (text === "" ? null : JSON.parse(text)),
+            catch: (cause) => new HttpServerError.RequestError({ request: target, reason: "Decode", cause })
+          })
+        case "arrayBuffer":
+          return Effect.succeed(new TextEncoder().encode(text).buffer)
+        case "urlParamsBody":
+          return Effect.succeed(UrlParams.fromInput(new URLSearchParams(text)))
+      }
+      return Reflect.get(target, property, target)
+    }
+  })

@@ -1,0 +1,16 @@
+import { storeContract } from "@issuing/core/testing"
+import * as SqliteStore from "@issuing/store-sqlite"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll } from "vitest"
+
+// Every port contract gets its own file in one temporary folder.
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-contract-sqlite-"))
+let files = 0
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+storeContract("SQLite", () => {
+  files += 1
+  return SqliteStore.layer({ filename: path.join(dir, `contract-${files}.db`) })
+})

@@ -1,0 +1,135 @@
+import { Cards } from "@issuing/core"
+import { createIssuing, type IssuingInstance, storeFor } from "@issuing/http"
+import { Effect } from "effect"
+import * as crypto from "node:crypto"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runCli } from "../support/cli.js"
+import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
+
+const OLD_KEY = crypto.randomBytes(32)
+const NEW_KEY = crypto.randomBytes(32)
+const keyId = (key: Buffer) => crypto.createHash("sha256").update(key).digest("hex").slice(0, 8)
+
+/** The platform over an existing database with the given vault keys, served on a loopback port. */
+const serve = async (database: TestDatabase, vaultKeys: ReadonlyArray<Buffer>) => {
+  const server = http.createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const instance: IssuingInstance = await createIssuing({
+    store: storeFor(database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }),
+    vaultKeys,
+    settings: { baseUrl }
+  })
+  server.on("request", instance.listener)
+  return {
+    baseUrl,
+    instance,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await instance.dispose()
+    }
+  }
+}
+
+const storedKeyIds = async (database: TestDatabase): Promise<Array<string>> => {
+  if (database.kind === "sqlite") {
+    const { default: Database } = await import("better-sqlite3")
+    const db = new Database(database.filename!, { readonly: true })
+    try {
+      return (db.prepare("SELECT vault_key_id FROM issuing_cards ORDER BY id").all() as Array<{ vault_key_id: string }>).map((row) => row.vault_key_id)
+    } finally {
+      db.close()
+    }
+  }
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    return (await client.query("SELECT vault_key_id FROM issuing_cards ORDER BY id")).rows.map((row) => row.vault_key_id)
+  } finally {
+    await client.end()
+  }
+}
+
+describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
+  let database: TestDatabase
+  beforeAll(async () => {
+    database = await createTestDatabase(kind)
+  })
+  afterAll(async () => {
+    await database?.drop()
+  })
+
+  it("keeps old cards readable and searchable under new,old, re-seals them, then works with the new key alone", async () => {
+    const first = await serve(database, [OLD_KEY])
+    const org = await first.instance.runtime.runPromise(
+      Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("Rotation"))
+    )
+    const call = async (baseUrl: string, method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${baseUrl}${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${org.api_key}`,
+          "x-program-id": org.program_id,
+          ...(body === undefined ? {} : { "content-type": "application/json" })
+        },
+        body: body === undefined ? undefined : JSON.stringify(body)
+      })
+      return { status: response.status, body: await response.json() as any }
+    }
+    const wallet = (await call(first.baseUrl, "POST", "/v1/wallets", { holder: { name: "Rotation" } })).body
+    const card = (await call(first.baseUrl, "POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })).body
+    const secrets = (await call(first.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body
+    await first.close()
+    expect(await storedKeyIds(database)).toEqual([keyId(OLD_KEY)])
+
+    // Rotated: ISSUING_VAULT_KEY=new,old.
+    const rotated = await serve(database, [NEW_KEY, OLD_KEY])
+    expect((await call(rotated.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body).toEqual(secrets)
+    expect((await call(rotated.baseUrl, "POST", "/v1/cards/search-by-pan", { pan: secrets.pan })).body.id).toBe(card.id)
+    const fresh = (await call(rotated.baseUrl, "POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })).body
+    expect((await storedKeyIds(database)).sort()).toEqual([keyId(NEW_KEY), keyId(OLD_KEY)].sort())
+    const resealed = await rotated.instance.runtime.runPromise(Effect.flatMap(Cards, (cards) => cards.resealWithCurrentKey))
+    expect(resealed).toBe(1)
+    expect(await rotated.instance.runtime.runPromise(Effect.flatMap(Cards, (cards) => cards.resealWithCurrentKey))).toBe(0)
+    await rotated.close()
+    expect(await storedKeyIds(database)).toEqual([keyId(NEW_KEY), keyId(NEW_KEY)])
+
+    // The old key is gone: everything still works.
+    const after = await serve(database, [NEW_KEY])
+    expect((await call(after.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body).toEqual(secrets)
+    expect((await call(after.baseUrl, "POST", "/v1/cards/search-by-pan", { pan: secrets.pan })).body.id).toBe(card.id)
+    expect((await call(after.baseUrl, "POST", `/v1/cards/${fresh.id}/reveal`)).status).toBe(200)
+    await after.close()
+  })
+})
+
+describe("issuing cards reseal", () => {
+  it("re-seals through the CLI", async () => {
+    const database = await createTestDatabase("sqlite")
+    try {
+      const old = await serve(database, [OLD_KEY])
+      await old.instance.runtime.runPromise(Effect.gen(function*() {
+        const core = yield* Effect.promise(() => import("@issuing/core"))
+        const org = yield* Effect.flatMap(core.Access, (access) => access.createOrganization("CLI"))
+        const access = yield* core.Access
+        const caller = yield* access.resolveProgram(yield* access.authenticate(`Bearer ${org.api_key}`), org.program_id)
+        const wallet = yield* Effect.flatMap(core.Ledger, (ledger) => ledger.createWallet(org.program_id, { holder: { name: "CLI" } }))
+        yield* Effect.flatMap(Cards, (cards) => cards.issue(caller, { wallet_id: wallet.id, type: "PHYSICAL" }))
+      }))
+      await old.close()
+      const env = { ISSUING_DATABASE_URL: database.url, ISSUING_VAULT_KEY: `${NEW_KEY.toString("base64")},${OLD_KEY.toString("base64")}` }
+      const result = await runCli(["cards", "reseal"], env)
+      expect(result.stderr).toBe("")
+      expect(result.stdout).toContain("re-sealed 1 card under the current vault key")
+      expect(await storedKeyIds(database)).toEqual([keyId(NEW_KEY)])
+      expect(result.code).toBe(0)
+      expect((await runCli(["cards", "rotate"], env)).code).toBe(2)
+    } finally {
+      await database.drop()
+    }
+  })
+})

@@ -1,0 +1,144 @@
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { runCli, spawnCli, waitForOutput } from "../support/cli.js"
+import { createTestDatabase, type TestDatabase } from "../support/databases.js"
+
+const dirs: Array<string> = []
+const databases: Array<TestDatabase> = []
+const tempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-cli-"))
+  dirs.push(dir)
+  return dir
+}
+afterAll(async () => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+  for (const database of databases) await database.drop()
+})
+
+const VAULT_KEY = Buffer.alloc(32, 9).toString("base64")
+
+/** GET with a bearer key against a running server. */
+const get = async (url: string, key: string) => {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
+  return { status: response.status, body: await response.json() as any }
+}
+
+// The `issuing` command of CONTRACT §1, spawned from source.
+describe("the issuing CLI", () => {
+  it("stops on bad configuration with one stderr line naming the variable, never echoing a secret", async () => {
+    const cases: Array<[string, Record<string, string>]> = [
+      ["ISSUING_DATABASE_URL", { ISSUING_DATABASE_URL: "mysql://root:hunter2@db/x" }],
+      ["ISSUING_VAULT_KEY", { ISSUING_VAULT_KEY: "hunter2hunter2" }]
+    ]
+    const results = await Promise.all(cases.map(([, env]) => runCli(["serve"], env, tempDir())))
+    for (const [index, [variable]] of cases.entries()) {
+      const result = results[index]!
+      expect(result.code, variable).not.toBe(0)
+      const lines = result.stderr.trim().split("\n")
+      expect(lines, result.stderr).toHaveLength(1)
+      expect(lines[0]).toContain(variable)
+      expect(result.stderr + result.stdout).not.toContain("hunter2")
+      expect(result.stdout).not.toContain("listening")
+    }
+  })
+
+  it("migrate, then orgs create prints one JSON object whose key works against serve, which then creates nothing", async () => {
+    const dir = tempDir()
+    const env = { ISSUING_DATABASE_URL: `sqlite:${path.join(dir, "orgs.db")}`, ISSUING_VAULT_KEY: VAULT_KEY, ISSUING_PORT: "0" }
+    const migrated = await runCli(["migrate"], env, dir)
+    expect(migrated.code, migrated.stderr).toBe(0)
+    expect(migrated.stdout).toMatch(/applied 0001_access, 0002_idempotency, 0003_events/)
+    const again = await runCli(["migrate"], env, dir)
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain("no pending migrations")
+    const missingName = await runCli(["orgs", "create"], env, dir)
+    expect(missingName.code).not.toBe(0)
+    expect(missingName.stderr).toContain("--name")
+
+    const created = await runCli(["orgs", "create", "--name", "Acme Cards"], env, dir)
+    expect(created.code, created.stderr).toBe(0)
+    const printed = JSON.parse(created.stdout)
+    expect(Object.keys(printed).sort()).toEqual(["api_key", "organization_id", "program_id"])
+
+    const server = spawnCli(["serve"], env, dir)
+    try {
+      const output = await waitForOutput(server, /listening on (http:\/\/\S+)/)
+      expect(output).not.toContain("Admin API key")
+      const url = /listening on (http:\/\/\S+)/.exec(output)![1]!
+      const listed = await get(`${url}/v1/programs`, printed.api_key)
+      expect(listed.status).toBe(200)
+      expect(listed.body.data.map((program: { id: string }) => program.id)).toEqual([printed.program_id])
+    } finally {
+      server.kill("SIGTERM")
+    }
+  })
+
+  it("serve on an empty database prints the URL, the admin key and the program; SIGTERM drains an in-flight request", async () => {
+    const dir = tempDir()
+    const server = spawnCli(["serve"], { ISSUING_DATABASE_URL: `sqlite:${path.join(dir, "serve.db")}`, ISSUING_PORT: "0" }, dir)
+    const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)))
+    const output = await waitForOutput(server, /listening on (http:\/\/\S+)/)
+    const url = /listening on (http:\/\/\S+)/.exec(output)![1]!
+    const key = /Admin API key[^:]*: (sk_sandbox_\S+)/.exec(output)![1]!
+    const programId = /X-Program-ID: (\S+)/.exec(output)![1]!
+    // The sandbox vault key was generated beside the database's working directory.
+    expect(fs.existsSync(path.join(dir, ".data/vault.key"))).toBe(true)
+    const listed = await get(`${url}/v1/programs`, key)
+    expect(listed.status).toBe(200)
+    expect(listed.body.data[0].id).toBe(programId)
+
+    // A request whose body is still arriving when SIGTERM comes must complete.
+    const body = JSON.stringify({ name: "Created during shutdown" })
+    const inFlight = new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const request = http.request(`${url}/v1/programs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+      }, (response) => {
+        let text = ""
+        response.on("data", (chunk) => (text += chunk))
+        response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(text) }))
+      })
+      request.on("error", reject)
+      request.write(body.slice(0, 10))
+      setTimeout(() => {
+        server.kill("SIGTERM")
+        setTimeout(() => request.end(body.slice(10)), 300)
+      }, 200)
+    })
+    const answered = await inFlight
+    expect(answered.status).toBe(200)
+    expect(answered.body.name).toBe("Created during shutdown")
+    expect(await exited).toBe(0)
+    await expect(fetch(`${url}/v1/programs`)).rejects.toThrow()
+  })
+
+  it("migrate and serve on PostgreSQL with ISSUING_BOOTSTRAP_API_KEY: that exact secret is the admin key, not printed", async () => {
+    const postgres = await createTestDatabase("postgres")
+    databases.push(postgres)
+    const migrated = await runCli(["migrate"], { ISSUING_DATABASE_URL: postgres.url }, tempDir())
+    expect(migrated.code, migrated.stderr).toBe(0)
+    expect(migrated.stdout).toMatch(/applied 0001_access/)
+    const secret = `sk_sandbox_bootstrap_${Date.now()}`
+    const server = spawnCli(["serve"], {
+      ISSUING_DATABASE_URL: postgres.url,
+      ISSUING_BOOTSTRAP_API_KEY: secret,
+      ISSUING_VAULT_KEY: VAULT_KEY,
+      ISSUING_PORT: "0"
+    }, tempDir())
+    try {
+      const output = await waitForOutput(server, /listening on (http:\/\/\S+)/)
+      expect(output).not.toContain(secret)
+      expect(output).not.toContain("hunter2")
+      expect(output).not.toContain("postgres:postgres@")
+      const url = /listening on (http:\/\/\S+)/.exec(output)![1]!
+      const listed = await get(`${url}/v1/programs`, secret)
+      expect(listed.status).toBe(200)
+      expect(listed.body.total_count).toBe(1)
+    } finally {
+      server.kill("SIGTERM")
+    }
+  })
+})

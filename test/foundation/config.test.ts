@@ -1,0 +1,97 @@
+import { loadConfig } from "@issuing/http"
+import { Either } from "effect"
+import { describe, expect, it } from "vitest"
+
+const problem = (env: Record<string, string>) => {
+  const result = loadConfig(env, "/tmp")
+  if (Either.isRight(result)) throw new Error(`Expected a configuration error for ${JSON.stringify(env)}`)
+  return result.left
+}
+
+// CONTRACT §1's configuration table: defaults, and one line naming the variable for every bad value.
+describe("configuration from the environment", () => {
+  it("applies the defaults of CONTRACT §1", () => {
+    const config = Either.getOrThrow(loadConfig({}, "/srv/app"))
+    expect(config.database).toEqual({ kind: "sqlite", filename: "./.data/issuing.db" })
+    expect(config.host).toBe("127.0.0.1")
+    expect(config.port).toBe(8080)
+    expect(config.settings.environment).toBe("sandbox")
+    expect(config.settings.baseUrl).toBe("http://127.0.0.1:8080")
+    expect(config.vaultKey).toEqual({ source: "file", path: "/srv/app/.data/vault.key" })
+    expect(config.bootstrapApiKey).toBeUndefined()
+    expect(config.settings.rateLimitPerSecond).toBe(100)
+    expect(config.settings.rateLimitBurst).toBe(200)
+    expect(config.settings.embedSessionTtlSeconds).toBe(300)
+    expect(config.settings.webhookRetryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000])
+    expect(config.settings.webhookTimeoutMs).toBe(15_000)
+    expect(config.settings.webhookAllowPrivateUrls).toBe(true)
+    expect(config.settings.maxBodyBytes).toBe(1024 * 1024)
+  })
+
+  it("reads every variable", () => {
+    const key = Buffer.alloc(32, 1).toString("base64")
+    const config = Either.getOrThrow(loadConfig({
+      ISSUING_DATABASE_URL: "postgres://issuing:pw@db.internal:5432/issuing",
+      ISSUING_HOST: "0.0.0.0",
+      ISSUING_PORT: "9090",
+      ISSUING_ENVIRONMENT: "production",
+      ISSUING_BASE_URL: "https://api.example.com/issuing/",
+      ISSUING_VAULT_KEY: key,
+      ISSUING_BOOTSTRAP_API_KEY: "sk_live_bootstrapbootstrap",
+      ISSUING_RATE_LIMIT_PER_SECOND: "2.5",
+      ISSUING_RATE_LIMIT_BURST: "10",
+      ISSUING_EMBED_SESSION_TTL_SECONDS: "60",
+      ISSUING_WEBHOOK_RETRY_SCHEDULE: "1s,250ms,1m",
+      ISSUING_WEBHOOK_TIMEOUT_MS: "2000",
+      ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "true"
+    }))
+    expect(config.database).toEqual({ kind: "postgres", url: "postgres://issuing:pw@db.internal:5432/issuing" })
+    expect(config.host).toBe("0.0.0.0")
+    expect(config.port).toBe(9090)
+    expect(config.settings.environment).toBe("production")
+    expect(config.settings.baseUrl).toBe("https://api.example.com/issuing")
+    expect(config.vaultKey.source).toBe("env")
+    expect(config.bootstrapApiKey).toBe("sk_live_bootstrapbootstrap")
+    expect(config.settings.rateLimitPerSecond).toBe(2.5)
+    expect(config.settings.rateLimitBurst).toBe(10)
+    expect(config.settings.embedSessionTtlSeconds).toBe(60)
+    expect(config.settings.webhookRetryScheduleMs).toEqual([1000, 250, 60_000])
+    expect(config.settings.webhookTimeoutMs).toBe(2000)
+    expect(config.settings.webhookAllowPrivateUrls).toBe(true)
+    expect(Either.getOrThrow(loadConfig({ ISSUING_ENVIRONMENT: "production", ISSUING_VAULT_KEY: key })).settings
+      .webhookAllowPrivateUrls).toBe(false)
+    expect(Either.getOrThrow(loadConfig({ ISSUING_DATABASE_URL: "sqlite::memory:" })).database).toEqual({
+      kind: "sqlite",
+      filename: ":memory:"
+    })
+  })
+
+  const bad: Array<[string, Record<string, string>]> = [
+    ["ISSUING_DATABASE_URL", { ISSUING_DATABASE_URL: "mysql://root:hunter2@localhost/db" }],
+    ["ISSUING_DATABASE_URL", { ISSUING_DATABASE_URL: "sqlite:" }],
+    ["ISSUING_DATABASE_URL", { ISSUING_DATABASE_URL: "postgres://user:hunter2@[bad" }],
+    ["ISSUING_PORT", { ISSUING_PORT: "http" }],
+    ["ISSUING_PORT", { ISSUING_PORT: "70000" }],
+    ["ISSUING_ENVIRONMENT", { ISSUING_ENVIRONMENT: "staging" }],
+    ["ISSUING_BASE_URL", { ISSUING_BASE_URL: "not a url" }],
+    ["ISSUING_BASE_URL", { ISSUING_BASE_URL: "ftp://files.example.com" }],
+    ["ISSUING_VAULT_KEY", { ISSUING_VAULT_KEY: "hunter2" }],
+    ["ISSUING_VAULT_KEY", { ISSUING_VAULT_KEY: Buffer.alloc(16).toString("base64") }],
+    ["ISSUING_VAULT_KEY", { ISSUING_ENVIRONMENT: "production" }],
+    ["ISSUING_BOOTSTRAP_API_KEY", { ISSUING_BOOTSTRAP_API_KEY: "hunter2 with spaces" }],
+    ["ISSUING_RATE_LIMIT_PER_SECOND", { ISSUING_RATE_LIMIT_PER_SECOND: "0" }],
+    ["ISSUING_RATE_LIMIT_PER_SECOND", { ISSUING_RATE_LIMIT_PER_SECOND: "fast" }],
+    ["ISSUING_RATE_LIMIT_BURST", { ISSUING_RATE_LIMIT_BURST: "0" }],
+    ["ISSUING_RATE_LIMIT_BURST", { ISSUING_RATE_LIMIT_BURST: "1.5" }],
+    ["ISSUING_EMBED_SESSION_TTL_SECONDS", { ISSUING_EMBED_SESSION_TTL_SECONDS: "-5" }],
+    ["ISSUING_WEBHOOK_RETRY_SCHEDULE", { ISSUING_WEBHOOK_RETRY_SCHEDULE: "5s,soon" }],
+    ["ISSUING_WEBHOOK_TIMEOUT_MS", { ISSUING_WEBHOOK_TIMEOUT_MS: "0" }],
+    ["ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", { ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "perhaps" }]
+  ]
+  it.each(bad)("rejects a bad %s with one line naming it, without echoing secrets", (variable, env) => {
+    const line = problem(env)
+    expect(line).toContain(variable)
+    expect(line.split("\n")).toHaveLength(1)
+    expect(line).not.toContain("hunter2")
+  })
+})

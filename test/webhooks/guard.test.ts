@@ -1,0 +1,80 @@
+import { checkWebhookUrl, isForbiddenAddress, makeSender, parseRetryAfterMs, retryDelayMs } from "@issuing/core"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectEnvelope, startPlatform, type TestPlatform } from "../support/platform.js"
+import { type Receiver, startReceiver } from "./receiver.js"
+
+describe("SSRF guard decisions", () => {
+  it("refuses loopback, private, link-local, CGNAT, unspecified and metadata addresses", () => {
+    for (const address of [
+      "127.0.0.1", "127.255.0.9", "10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+      "169.254.0.1", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fc00::1",
+      "fd00:ec2::254", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1", "2002:a00:1::1", "[::1]", "not-an-ip"
+    ]) expect(isForbiddenAddress(address), address).toBe(true)
+    for (const address of ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:8.8.8.8"]) {
+      expect(isForbiddenAddress(address), address).toBe(false)
+    }
+  })
+
+  it("checks literal and resolved hosts when private targets are refused, and nothing when allowed", async () => {
+    expect(await checkWebhookUrl(new URL("http://127.0.0.1:9/x"), false)).toMatch(/loopback/)
+    expect(await checkWebhookUrl(new URL("http://[::1]:9/x"), false)).toMatch(/loopback/)
+    expect(await checkWebhookUrl(new URL("http://localhost:9/x"), false)).toMatch(/resolves to/)
+    expect(await checkWebhookUrl(new URL("http://169.254.169.254/latest"), false)).toBeDefined()
+    expect(await checkWebhookUrl(new URL("http://127.0.0.1:9/x"), true)).toBeUndefined()
+  })
+
+  it("bounds retry delays with ±20% jitter and honours Retry-After within [1 s, 1 h]", () => {
+    expect(retryDelayMs([1000, 2000], 1, undefined, () => 0)).toBe(800)
+    expect(retryDelayMs([1000, 2000], 2, undefined, () => 1)).toBe(2400)
+    expect(retryDelayMs([1000, 2000], 3, undefined)).toBeUndefined()
+    expect(retryDelayMs([1000], 1, 30_000)).toBe(30_000)
+    expect(retryDelayMs([1000], 1, 10)).toBe(1000)
+    expect(retryDelayMs([1000], 1, 10 * 3_600_000)).toBe(3_600_000)
+    expect(parseRetryAfterMs("7", 0)).toBe(7000)
+    expect(parseRetryAfterMs(new Date(60_000).toUTCString(), 0)).toBe(60_000)
+    expect(parseRetryAfterMs("soon", 0)).toBeUndefined()
+  })
+})
+
+describe("SSRF guard in production settings", () => {
+  let platform: TestPlatform
+  let receiver: Receiver
+  beforeAll(async () => {
+    platform = await startPlatform("sqlite", { webhookAllowPrivateUrls: false, webhookTimeoutMs: 2000 })
+    receiver = await startReceiver()
+  })
+  afterAll(async () => {
+    await receiver?.close()
+    await platform?.close()
+  })
+
+  it("refuses private targets at create and update time with 400 param url", async () => {
+    for (const url of [receiver.url, "http://localhost:1/x", "http://[::1]/x", "http://169.254.169.254/latest/meta-data", "http://10.1.2.3/h"]) {
+      const response = await platform.request("POST", "/v1/webhook-subscriptions", { body: { url, event_types: ["wallet.created"] } })
+      expectEnvelope(response, 400, { code: "invalid_request", param: "url" })
+    }
+  })
+
+  it("refuses at connect time a host that resolves to loopback, and never sends to it", async () => {
+    const sender = makeSender({ timeoutMs: 2000, allowPrivate: false, maxResponseBodyBytes: 100 })
+    try {
+      const byName = await Effect.runPromise(sender.send({ url: `http://localhost:${receiver.port}/x`, messageId: "m", body: "{}", keys: [Buffer.alloc(32)] }))
+      expect(byName).toMatchObject({ status: "FAILED", responseCode: 0 })
+      expect(byName.responseBody).toMatch(/refused/i)
+      const literal = await Effect.runPromise(sender.send({ url: receiver.url, messageId: "m", body: "{}", keys: [Buffer.alloc(32)] }))
+      expect(literal).toMatchObject({ status: "FAILED", responseCode: 0 })
+      expect(receiver.received).toHaveLength(0)
+    } finally {
+      sender.close()
+    }
+    // The same sender with private targets allowed does reach it (so the refusal above is the guard).
+    const open = makeSender({ timeoutMs: 2000, allowPrivate: true, maxResponseBodyBytes: 100 })
+    try {
+      const reached = await Effect.runPromise(open.send({ url: `http://localhost:${receiver.port}/x`, messageId: "m", body: "{}", keys: [Buffer.alloc(32)] }))
+      expect(reached).toMatchObject({ status: "SUCCESS", responseCode: 200 })
+    } finally {
+      open.close()
+    }
+  })
+})

@@ -1,0 +1,70 @@
+import { Events } from "@issuing/core"
+import { Effect } from "effect"
+import type { ChildProcess } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { spawnCli, waitForOutput } from "../support/cli.js"
+import { startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
+import { type Receiver, startReceiver } from "./receiver.js"
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
+    child.once("exit", (code) => resolve(code))
+  })
+
+describe("two `issuing worker` processes on one PostgreSQL", () => {
+  let platform: TestPlatform
+  let receiver: Receiver
+  const workers: Array<ChildProcess> = []
+  beforeAll(async () => {
+    platform = await startPlatform("postgres")
+    receiver = await startReceiver()
+  })
+  afterAll(async () => {
+    for (const child of workers) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    await receiver?.close()
+    await platform?.close()
+  })
+
+  it("share the queue without ever sending the same delivery twice at once", async () => {
+    // A slow receiver keeps deliveries in flight long enough for the workers to contend.
+    receiver.reply = () => ({ status: 200, body: "ok", delayMs: 25 })
+    const created = await platform.request("POST", "/v1/webhook-subscriptions", {
+      body: { url: receiver.url, event_types: ["transaction.updated"] }
+    })
+    expect(created.status).toBe(200)
+    const env = {
+      ISSUING_DATABASE_URL: platform.database.url,
+      ISSUING_VAULT_KEY: TEST_VAULT_KEY.toString("base64"),
+      ISSUING_WEBHOOK_CONCURRENCY: "8",
+      ISSUING_WEBHOOK_TIMEOUT_MS: "5000"
+    }
+    for (let i = 0; i < 2; i++) {
+      const child = spawnCli(["worker"], env)
+      workers.push(child)
+    }
+    await Promise.all(workers.map((child) => waitForOutput(child, /webhook worker running/, 60_000)))
+
+    const total = 160
+    const ids: Array<string> = []
+    const emit = Effect.flatMap(Events, (events) => events.emit(platform.org.program_id, "transaction.updated", { status: "SETTLED" }))
+    for (let batch = 0; batch < total / 20; batch++) {
+      const events = await Promise.all(Array.from({ length: 20 }, () => platform.instance.runtime.runPromise(emit)))
+      ids.push(...events.map((event) => event.id))
+    }
+    await receiver.waitFor((all) => new Set(all.map((r) => r.id)).size >= total, 30_000)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+
+    expect(receiver.maxConcurrentPerId()).toBe(1)
+    const counts = new Map<string, number>()
+    for (const request of receiver.received) counts.set(request.id, (counts.get(request.id) ?? 0) + 1)
+    expect([...counts.keys()].sort()).toEqual([...ids].sort())
+    expect([...counts.values()].every((count) => count === 1)).toBe(true)
+
+    for (const child of workers) child.kill("SIGTERM")
+    const codes = await Promise.all(workers.map(exited))
+    expect(codes).toEqual([0, 0])
+    const attempts = await platform.request("GET", "/v1/webhook-attempts?status=SUCCESS&page_size=1")
+    expect(attempts.body.total_count).toBe(total)
+  }, 120_000)
+})

@@ -1,0 +1,264 @@
+import { Events, runDeliveryWorker } from "@issuing/core"
+import { Effect, Fiber } from "effect"
+import { Webhook } from "standardwebhooks"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { STORE_KINDS } from "../support/databases.js"
+import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
+import { type Receiver, startReceiver } from "./receiver.js"
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
+  let platform: TestPlatform
+  let receiver: Receiver
+  let worker: Fiber.RuntimeFiber<never, unknown>
+
+  beforeAll(async () => {
+    platform = await startPlatform(kind, { webhookRetryScheduleMs: [150, 150, 150], webhookTimeoutMs: 2000 })
+    receiver = await startReceiver()
+    worker = platform.instance.runtime.runFork(runDeliveryWorker())
+  })
+  afterAll(async () => {
+    if (worker) await platform.instance.runtime.runPromise(Fiber.interrupt(worker))
+    await receiver?.close()
+    await platform?.close()
+  })
+
+  const subscribe = async (body: Record<string, unknown>, program?: string, key?: string) => {
+    const response = await platform.request("POST", "/v1/webhook-subscriptions", {
+      body: { url: receiver.url, event_types: ["wallet.created"], ...body },
+      ...(program ? { program } : {}),
+      ...(key ? { key } : {})
+    })
+    expect(response.status, response.text).toBe(200)
+    return response.body as { id: string; secret: string; url: string; event_types: Array<string>; disabled: boolean }
+  }
+  /** Emits an event straight through the Events service (the outbox), in its own transaction. */
+  const emit = (type: "wallet.created" | "card.created" | "transaction.updated", object: unknown = { id: uuid() }) =>
+    platform.instance.runtime.runPromise(Effect.flatMap(Events, (events) => events.emit(platform.org.program_id, type, object)))
+  const attemptsOf = async (query: string) => {
+    const response = await platform.request("GET", `/v1/webhook-attempts?${query}`)
+    expect(response.status, response.text).toBe(200)
+    return response.body as { data: Array<any>; total_count: number }
+  }
+
+  it("creates, lists, reads, updates and deletes subscriptions with validation", async () => {
+    const created = await subscribe({ description: "ops", event_types: ["card.created", "wallet.created", "card.created"] })
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/)
+    expect(Buffer.from(created.secret.slice(6), "base64").length).toBeGreaterThanOrEqual(24)
+    expect(created).toMatchObject({ object: "webhook_subscription", url: receiver.url, description: "ops", disabled: false })
+    expect(created.event_types).toEqual(["card.created", "wallet.created"])
+
+    const got = await platform.request("GET", `/v1/webhook-subscriptions/${created.id}`)
+    expect(got.status).toBe(200)
+    expect(got.body.secret).toBeUndefined()
+
+    const second = await subscribe({ disabled: true })
+    const list = await platform.request("GET", "/v1/webhook-subscriptions")
+    expect(list.body.data.map((s: any) => s.id).slice(0, 2)).toEqual([second.id, created.id])
+    const disabledOnly = await platform.request("GET", "/v1/webhook-subscriptions?disabled=true")
+    expect(disabledOnly.body.data.every((s: any) => s.disabled)).toBe(true)
+    expect(disabledOnly.body.data.map((s: any) => s.id)).toContain(second.id)
+    const enabledOnly = await platform.request("GET", "/v1/webhook-subscriptions?disabled=false&page_size=100")
+    expect(enabledOnly.body.data.map((s: any) => s.id)).not.toContain(second.id)
+    expectEnvelope(await platform.request("GET", "/v1/webhook-subscriptions?disabled=maybe"), 400, { param: "disabled" })
+
+    const patched = await platform.request("PATCH", `/v1/webhook-subscriptions/${created.id}`, {
+      body: { description: "changed", event_types: ["transaction.updated"] }
+    })
+    expect(patched.status, patched.text).toBe(200)
+    expect(patched.body).toMatchObject({ description: "changed", event_types: ["transaction.updated"], url: receiver.url })
+
+    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: "ftp://x.example", event_types: ["wallet.created"] } }), 400, { param: "url" })
+    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: "not a url", event_types: ["wallet.created"] } }), 400, { param: "url" })
+    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: [] } }), 400, { param: "event_types" })
+    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["wallet.exploded"] } }), 400, { param: "event_types" })
+    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { event_types: ["wallet.created"] } }), 400, { param: "url" })
+    expectEnvelope(await platform.request("PATCH", `/v1/webhook-subscriptions/${created.id}`, { body: { event_types: ["nope"] } }), 400, { param: "event_types" })
+
+    const removed = await platform.request("DELETE", `/v1/webhook-subscriptions/${created.id}`)
+    expect(removed.status).toBe(200)
+    expectEnvelope(await platform.request("GET", `/v1/webhook-subscriptions/${created.id}`), 404, { param: "webhook_subscription_id" })
+    expectEnvelope(await platform.request("GET", "/v1/webhook-subscriptions/not-a-uuid"), 404, { param: "webhook_subscription_id" })
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${second.id}`)
+
+    // Another organization's program cannot see it.
+    const other = await platform.createOrganization("Other")
+    const foreign = await platform.request("GET", `/v1/webhook-subscriptions/${second.id}`, { key: other.api_key, program: other.program_id })
+    expectEnvelope(foreign, 404, { param: "webhook_subscription_id" })
+  })
+
+  it("delivers signed events that standardwebhooks verifies, to matching enabled subscriptions only", async () => {
+    const sub = await subscribe({})
+    const offType = await subscribe({ event_types: ["card.created"], url: `${receiver.url}/cards-only` })
+    const start = receiver.received.length
+    const wallet = await platform.request("POST", "/v1/wallets", { body: { holder: { name: "Ada" } } })
+    expect(wallet.status, wallet.text).toBe(200)
+    await receiver.waitFor((all) => all.slice(start).some((r) => JSON.parse(r.body).data.object.id === wallet.body.id))
+    const delivery = receiver.received.slice(start).find((r) => JSON.parse(r.body).data.object.id === wallet.body.id)!
+    const payload = new Webhook(sub.secret).verify(delivery.body, delivery.headers) as any
+    expect(payload).toMatchObject({ object: "event", type: "wallet.created", program_id: platform.org.program_id })
+    expect(delivery.headers["webhook-id"]).toBe(payload.id)
+    expect(Math.abs(Number(delivery.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(30)
+    expect(delivery.headers["content-type"]).toBe("application/json")
+    expect(() => new Webhook(offType.secret).verify(delivery.body, delivery.headers)).toThrow()
+    await sleep(200)
+    expect(receiver.received.slice(start).filter((r) => r.headers["host"] && r.id === payload.id)).toHaveLength(1)
+
+    const attempts = await attemptsOf(`event_id=${payload.id}&webhook_subscription_id=${sub.id}`)
+    await receiver.waitFor(() => true)
+    for (let i = 0; i < 50 && (await attemptsOf(`event_id=${payload.id}`)).total_count === 0; i++) await sleep(50)
+    const recorded = await attemptsOf(`event_id=${payload.id}`)
+    expect(recorded.total_count).toBe(1)
+    expect(recorded.data[0]).toMatchObject({
+      object: "webhook_attempt",
+      event_id: payload.id,
+      webhook_subscription_id: sub.id,
+      status: "SUCCESS",
+      response_code: 200,
+      response_body: "ok"
+    })
+    expect(attempts.total_count).toBeLessThanOrEqual(1)
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${offType.id}`)
+  })
+
+  it("records a FAILED attempt, retries on the schedule and then succeeds; truncates long bodies", async () => {
+    const sub = await subscribe({ url: `${receiver.url}/flaky`, event_types: ["transaction.updated"] })
+    let calls = 0
+    receiver.reply = (request) => {
+      if (!request.headers["host"] || !request.body.includes("transaction.updated")) return { status: 200, body: "ok" }
+      calls += 1
+      return calls === 1 ? { status: 500, body: "x".repeat(10_000) } : { status: 200, body: "ok" }
+    }
+    const event = await emit("transaction.updated")
+    for (let i = 0; i < 100; i++) {
+      if ((await attemptsOf(`event_id=${event.id}`)).total_count >= 2) break
+      await sleep(50)
+    }
+    receiver.reply = () => ({ status: 200, body: "ok" })
+    const attempts = (await attemptsOf(`event_id=${event.id}&order_by=attempted_at&ascending=true`)).data
+    expect(attempts.map((a) => a.status)).toEqual(["FAILED", "SUCCESS"])
+    expect(attempts[0].response_code).toBe(500)
+    expect(attempts[0].response_body).toBe("x".repeat(4096))
+    const gap = Date.parse(attempts[1].attempted_at) - Date.parse(attempts[0].attempted_at)
+    expect(gap).toBeGreaterThanOrEqual(150 * 0.8 - 5)
+    expect((await attemptsOf(`status=FAILED&webhook_subscription_id=${sub.id}`)).total_count).toBe(1)
+    expectEnvelope(await platform.request("GET", "/v1/webhook-attempts?status=PENDING"), 400, { param: "status" })
+    expectEnvelope(await platform.request("GET", "/v1/webhook-attempts?event_id=abc"), 400, { param: "event_id" })
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
+  })
+
+  it("honours 410 Gone by disabling the subscription; a disabled subscription gets nothing", async () => {
+    const sub = await subscribe({ url: `${receiver.url}/gone`, event_types: ["card.created"] })
+    receiver.reply = (request) => request.body.includes("card.created") ? { status: 410, body: "gone" } : { status: 200 }
+    const first = await emit("card.created")
+    await receiver.waitFor((all) => all.some((r) => r.id === first.id))
+    for (let i = 0; i < 100; i++) {
+      if ((await platform.request("GET", `/v1/webhook-subscriptions/${sub.id}`)).body.disabled) break
+      await sleep(50)
+    }
+    expect((await platform.request("GET", `/v1/webhook-subscriptions/${sub.id}`)).body.disabled).toBe(true)
+    receiver.reply = () => ({ status: 200, body: "ok" })
+    const second = await emit("card.created")
+    await sleep(500)
+    expect(receiver.received.some((r) => r.id === second.id)).toBe(false)
+    expect((await attemptsOf(`event_id=${first.id}`)).data[0]).toMatchObject({ status: "FAILED", response_code: 410 })
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
+  })
+
+  it("rotates the secret: both the old and the new secret verify for 24 h", async () => {
+    const sub = await subscribe({ url: `${receiver.url}/rotate`, event_types: ["transaction.updated"] })
+    const rotated = await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/rotate-secret`)
+    expect(rotated.status, rotated.text).toBe(200)
+    expect(rotated.body.secret).not.toBe(sub.secret)
+    const event = await emit("transaction.updated")
+    await receiver.waitFor((all) => all.some((r) => r.id === event.id && r.headers["host"] !== undefined))
+    const delivery = receiver.received.find((r) => r.id === event.id)!
+    expect(delivery.headers["webhook-signature"].split(" ")).toHaveLength(2)
+    expect(new Webhook(rotated.body.secret).verify(delivery.body, delivery.headers)).toMatchObject({ id: event.id })
+    expect(new Webhook(sub.secret).verify(delivery.body, delivery.headers)).toMatchObject({ id: event.id })
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
+  })
+
+  it("replays an inclusive window, successes included, and answers a retried key with the original count", async () => {
+    const sub = await subscribe({ url: `${receiver.url}/replay`, event_types: ["card.created"] })
+    const events = []
+    for (let i = 0; i < 4; i++) {
+      events.push(await emit("card.created"))
+      await sleep(5)
+    }
+    await emit("wallet.created") // another type, never replayed to this subscription
+    await receiver.waitFor((all) => events.every((e) => all.some((r) => r.id === e.id)))
+    const replay = (begin: string, end: string, idempotencyKey?: string) =>
+      platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, { body: { begin, end }, idempotencyKey })
+    const exact = await replay(events[1]!.created_at, events[2]!.created_at)
+    expect(exact.status, exact.text).toBe(200)
+    expect(exact.body).toEqual({
+      object: "webhook_replay",
+      webhook_subscription_id: sub.id,
+      begin: events[1]!.created_at,
+      end: events[2]!.created_at,
+      events_queued: 2
+    })
+    await receiver.waitFor((all) => all.filter((r) => r.id === events[1]!.id).length === 2 && all.filter((r) => r.id === events[2]!.id).length === 2)
+    const shift = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString()
+    expect((await replay(shift(events[1]!.created_at, 1), shift(events[2]!.created_at, -1))).body.events_queued).toBe(0)
+    expect((await replay(events[0]!.created_at, events[3]!.created_at)).body.events_queued).toBe(4)
+    // Sub-millisecond bounds round inward: .xxx5 after the event's millisecond excludes it.
+    expect((await replay(events[0]!.created_at.replace("Z", "500Z"), events[1]!.created_at)).body.events_queued).toBe(1)
+    expect((await replay(events[0]!.created_at, events[1]!.created_at.replace("Z", "999Z"))).body.events_queued).toBe(2)
+
+    const key = uuid()
+    const first = await replay(events[0]!.created_at, events[3]!.created_at, key)
+    await emit("card.created")
+    const again = await replay(events[0]!.created_at, events[3]!.created_at, key)
+    expect(again.headers.get("idempotent-replayed")).toBe("true")
+    expect(again.body).toEqual(first.body)
+
+    expectEnvelope(await replay("yesterday", events[0]!.created_at), 400, { param: "begin" })
+    expectEnvelope(await replay(events[0]!.created_at, "2026-13-01T00:00:00Z"), 400, { param: "end" })
+    expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, { body: { end: events[0]!.created_at } }), 400, { param: "begin" })
+    expectEnvelope(await replay(events[3]!.created_at, events[0]!.created_at), 422, { code: "invalid_time_window" })
+    expectEnvelope(await replay("2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z"), 422, { code: "replay_window_too_large", param: "end" })
+    expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${uuid()}/replay`, { body: { begin: events[0]!.created_at, end: events[0]!.created_at } }), 404, { param: "webhook_subscription_id" })
+    await platform.request("PATCH", `/v1/webhook-subscriptions/${sub.id}`, { body: { disabled: true } })
+    expectEnvelope(await replay(events[0]!.created_at, events[3]!.created_at), 409, { code: "conflict" })
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
+  })
+
+  it("resends to one and to all matching subscriptions with a synchronous first attempt", async () => {
+    const a = await subscribe({ url: `${receiver.url}/a`, event_types: ["transaction.updated"] })
+    const b = await subscribe({ url: `${receiver.url}/b`, event_types: ["transaction.updated", "card.created"] })
+    const cardsOnly = await subscribe({ url: `${receiver.url}/c`, event_types: ["card.created"] })
+    const event = await emit("transaction.updated")
+    await receiver.waitFor((all) => all.filter((r) => r.id === event.id).length >= 2)
+
+    const one = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: a.id } })
+    expect(one.status, one.text).toBe(200)
+    expect(one.body.total_count).toBe(1)
+    expect(one.body.data[0]).toMatchObject({ object: "webhook_attempt", event_id: event.id, webhook_subscription_id: a.id, status: "SUCCESS", response_code: 200 })
+
+    receiver.reply = (request) => request.headers["host"] && request.body.includes(event.id) && receiver.received.filter((r) => r.id === event.id).length > 3
+      ? { status: 503, body: "busy", headers: { "retry-after": "1" } }
+      : { status: 200, body: "ok" }
+    const key = uuid()
+    const all = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: {}, idempotencyKey: key })
+    expect(all.status, all.text).toBe(200)
+    expect(all.body.data.map((x: any) => x.webhook_subscription_id).sort()).toEqual([a.id, b.id].sort())
+    expect(all.body.data.every((x: any) => x.status === "FAILED" && x.response_code === 503)).toBe(true)
+    const repeated = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: {}, idempotencyKey: key })
+    expect(repeated.body).toEqual(all.body)
+    receiver.reply = () => ({ status: 200, body: "ok" })
+
+    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: cardsOnly.id } }), 422, { code: "event_type_not_subscribed", param: "subscription_id" })
+    expectEnvelope(await platform.request("POST", `/v1/events/${uuid()}/resend`, { body: {} }), 404, { param: "event_id" })
+    expectEnvelope(await platform.request("POST", `/v1/events/nope/resend`, { body: {} }), 404, { param: "event_id" })
+    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: uuid() } }), 404, { param: "subscription_id" })
+    await platform.request("PATCH", `/v1/webhook-subscriptions/${a.id}`, { body: { disabled: true } })
+    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: a.id } }), 409, { code: "conflict" })
+    const unsubscribed = await emit("wallet.created")
+    for (const id of [a.id, b.id, cardsOnly.id]) await platform.request("DELETE", `/v1/webhook-subscriptions/${id}`)
+    expectEnvelope(await platform.request("POST", `/v1/events/${unsubscribed.id}/resend`, { body: {} }), 422, { code: "event_type_not_subscribed" })
+  })
+})
