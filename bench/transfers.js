@@ -1,10 +1,15 @@
-// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite|postgres]`
+// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres]`
 //
 // Book transfers per second over HTTP (keep-alive client at concurrency 32, in a worker thread so
-// it does not share the server's event loop), p50/p99 latency, on SQLite and on PostgreSQL; then a
-// raw baseline that writes the same rows (transaction, transfer, book transfer, 4 entries, balance
-// upsert, 3 events) with the same driver and no HTTP, one durable transaction per transfer, and
-// our/raw as a ratio.
+// it does not share the server's event loop), p50/p99 latency, on SQLite and on PostgreSQL; then,
+// in the same run, a raw baseline that writes the same rows with the same driver and no HTTP, the
+// way a hand-rolled ledger would: one durable transaction per transfer that reads both accounts,
+// locks the balance rows (FOR UPDATE on PostgreSQL), inserts the transaction, transfer, book
+// transfer, 4 entries, upserts the balances, inserts 3 events and runs their webhook fan-out
+// INSERT … SELECT. SQLite raw: prepared statements, one synchronous BEGIN IMMEDIATE transaction per
+// transfer. PostgreSQL raw: the whole transaction as ONE simple-query round trip (BEGIN; …; COMMIT)
+// over a pool of 10 at the same concurrency — the fastest shape node-postgres allows. Prints
+// our/raw as a ratio, and the load average (the machine is shared: compare figures of one run).
 import { Access, Ledger } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import Database from "better-sqlite3"
@@ -164,8 +169,17 @@ const RAW_SQL = {
              VALUES (?, 'principal', 'USD', ?, 0, ?), (?, 'cash', 'USD', 0, ?, ?), (?, 'cash', 'USD', ?, 0, ?), (?, 'principal', 'USD', 0, ?, ?)
              ON CONFLICT (financial_account_id, book) DO UPDATE SET debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
                credits_minor = issuing_balances.credits_minor + excluded.credits_minor, updated_at = excluded.updated_at`,
+  // What a hand-rolled ledger validates: both accounts exist in the program, their kind and currency.
+  accounts: `SELECT a.id, a.kind, a.currency, b.debits_minor, b.credits_minor FROM issuing_financial_accounts a
+             JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
+             WHERE a.program_id = ? AND a.id IN (?, ?)`,
   lock: `SELECT financial_account_id, book, debits_minor, credits_minor FROM issuing_balances WHERE financial_account_id IN (?, ?) ORDER BY financial_account_id, book`,
-  event: `INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES (?, ?, ?, ?, ?)`
+  event: `INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES (?, ?, ?, ?, ?)`,
+  // The webhook fan-out of each event (the same INSERT … SELECT as the webhook store; no subscriptions here).
+  fanOut: `INSERT INTO issuing_webhook_deliveries (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+           SELECT ? || ':' || et.subscription_id, et.program_id, et.subscription_id, ?, 0, ?, NULL, ?
+           FROM issuing_webhook_event_types et JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
+           WHERE et.program_id = ? AND et.event_type = ? AND s.disabled = false`
 }
 
 const rawParams = (r) => ({
@@ -174,8 +188,15 @@ const rawParams = (r) => ({
   bookTransfer: [r.bookTransferId, r.programId, r.transferId, r.transactionId, r.amount, r.now],
   entries: [r.bookTransferId, r.from, r.amount, r.bookTransferId, r.from, r.amount, r.bookTransferId, r.to, r.amount, r.bookTransferId, r.to, r.amount],
   balances: [r.from, r.amount, r.now, r.from, r.amount, r.now, r.to, r.amount, r.now, r.to, r.amount, r.now],
+  accounts: [r.programId, r.from, r.to],
   lock: [r.from, r.to].sort(),
-  events: ["transfer.created", "transaction.updated", "transfer.settled"].map((type) => [uuidv7(), r.programId, type, r.now, JSON.stringify(r.transfer)])
+  events: ["transfer.created", "transaction.updated", "transfer.settled"].map((type) => [uuidv7(), r.programId, type, r.now, JSON.stringify(r.transfer)]),
+  fanOuts: [] // filled below from the events
+})
+
+const withFanOuts = (p) => ({
+  ...p,
+  fanOuts: p.events.map(([id, programId, type, now]) => [id, id, now, now, programId, type])
 })
 
 /** Creates the schema and the accounts through the platform, then closes it. */
@@ -204,6 +225,7 @@ const rawSqlite = async (filename, seconds) => {
   db.pragma("foreign_keys = ON")
   const statements = Object.fromEntries(Object.entries(RAW_SQL).map(([name, text]) => [name, db.prepare(text)]))
   const one = db.transaction((p) => {
+    statements.accounts.all(...p.accounts)
     statements.lock.all(...p.lock)
     statements.transaction.run(...p.transaction)
     statements.transfer.run(...p.transfer)
@@ -211,6 +233,7 @@ const rawSqlite = async (filename, seconds) => {
     statements.entries.run(...p.entries)
     statements.balances.run(...p.balances)
     for (const event of p.events) statements.event.run(...event)
+    for (const fanOut of p.fanOuts) statements.fanOut.run(...fanOut)
   })
   const latencies = []
   let ok = 0
@@ -219,7 +242,7 @@ const rawSqlite = async (filename, seconds) => {
   while (performance.now() < deadline) {
     const [from, to] = pick(accounts)
     const t0 = performance.now()
-    one.immediate(rawParams(rowsOf(programId, from, to, 1)))
+    one.immediate(withFanOuts(rawParams(rowsOf(programId, from, to, 1))))
     latencies.push(performance.now() - t0)
     ok += 1
   }
@@ -236,7 +259,7 @@ const inline = (text, params) => {
   return text.replace(/\?/g, () => literal(params[index++]))
 }
 
-/** One round trip per transfer: BEGIN; lock; inserts; upsert; events; COMMIT as one simple query. */
+/** One round trip per transfer: BEGIN; read; lock; inserts; upsert; events; fan-out; COMMIT as one simple query. */
 const rawPostgres = async (url, seconds, concurrency) => {
   const { programId, accounts } = await prepareRaw({ kind: "postgres", url })
   const pool = new pg.Pool({ connectionString: url, max: 10 })
@@ -247,9 +270,10 @@ const rawPostgres = async (url, seconds, concurrency) => {
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (performance.now() < deadline) {
       const [from, to] = pick(accounts)
-      const p = rawParams(rowsOf(programId, from, to, 1))
+      const p = withFanOuts(rawParams(rowsOf(programId, from, to, 1)))
       const text = [
         "BEGIN",
+        inline(RAW_SQL.accounts, p.accounts),
         `${inline(RAW_SQL.lock, p.lock)} FOR UPDATE`,
         inline(RAW_SQL.transaction, p.transaction),
         inline(RAW_SQL.transfer, p.transfer),
@@ -257,6 +281,7 @@ const rawPostgres = async (url, seconds, concurrency) => {
         inline(RAW_SQL.entries, p.entries),
         inline(RAW_SQL.balances, p.balances),
         ...p.events.map((event) => inline(RAW_SQL.event, event)),
+        ...p.fanOuts.map((fanOut) => inline(RAW_SQL.fanOut, fanOut)),
         "COMMIT"
       ].join(";\n")
       const t0 = performance.now()
@@ -317,10 +342,12 @@ const createPgDatabase = async (adminUrl, name) => {
 const fmt = (n) => n.toFixed(0).padStart(6)
 const ms = (n) => `${n.toFixed(2)} ms`
 
+const load = () => os.loadavg().map((n) => n.toFixed(2)).join(" ")
+
 const report = (store, ours, raw) => {
   console.log(`${store.padEnd(9)} HTTP ${fmt(ours.perSecond)} transfers/s  p50 ${ms(ours.p50)}  p99 ${ms(ours.p99)}  (ok ${ours.ok}, failed ${ours.failed}${ours.failed ? " " + JSON.stringify(ours.statuses) : ""})`)
   console.log(`${"".padEnd(9)} raw  ${fmt(raw.perSecond)} transfers/s  p50 ${ms(raw.p50)}  p99 ${ms(raw.p99)}`)
-  console.log(`${"".padEnd(9)} ratio our/raw ${(ours.perSecond / raw.perSecond).toFixed(2)}`)
+  console.log(`${"".padEnd(9)} ratio our/raw ${(ours.perSecond / raw.perSecond).toFixed(2)}   (load average ${load()})`)
 }
 
 /** Entry point for bench/run.js. */
@@ -328,7 +355,7 @@ export async function run(args) {
   const seconds = Number(option(args, "seconds", "5"))
   const concurrency = Number(option(args, "concurrency", "32"))
   const stores = option(args, "store", "sqlite,postgres").split(",")
-  console.log(`transfers: book transfers over HTTP, concurrency ${concurrency}, ${seconds}s per run, ${os.cpus().length} cores`)
+  console.log(`transfers: book transfers over HTTP, concurrency ${concurrency}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`)
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-"))
     try {

@@ -1,4 +1,4 @@
-// `npm run bench -- webhooks [--events=20000] [--rate=500] [--seconds=5] [--replay=100000] [--store=sqlite,postgres]`
+// `npm run bench -- webhooks [--events=20000] [--rate=500] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, to a loopback receiver running in a worker thread
 // (its own event loop, so it does not share the worker's):
@@ -22,7 +22,7 @@ import pg from "pg"
 import { v7 as uuidv7 } from "uuid"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
 
-const CONCURRENCY = 64
+let CONCURRENCY = 64
 
 const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
@@ -91,6 +91,7 @@ const bare = async (url, bodies, concurrency) => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   let next = 0
   const started = performance.now()
+  const cpuBefore = process.cpuUsage()
   const lane = async () => {
     while (next < bodies.length) {
       const body = bodies[next++]
@@ -110,8 +111,9 @@ const bare = async (url, bodies, concurrency) => {
   }
   await Promise.all(Array.from({ length: concurrency }, lane))
   const elapsed = performance.now() - started
+  const cpu = process.cpuUsage(cpuBefore)
   agent.destroy()
-  return bodies.length / (elapsed / 1000)
+  return { perSecond: bodies.length / (elapsed / 1000), cpuPerRequestUs: (cpu.user + cpu.system) / bodies.length }
 }
 
 // ---- one store --------------------------------------------------------------------------------------
@@ -142,9 +144,12 @@ const benchStore = async (label, target, options) => {
     }
     await receiver.reset()
     const started = performance.now()
+    const cpuBefore = process.cpuUsage()
     const worker = instance.runtime.runFork(runDeliveryWorker())
     await receiver.waitForCount(options.events)
     const receivedMs = performance.now() - started
+    const cpu = process.cpuUsage(cpuBefore)
+    const cpuPerDeliveryUs = (cpu.user + cpu.system) / options.events
     // Drained = every attempt recorded and the queue empty.
     for (;;) {
       const due = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT COUNT(*) AS n FROM issuing_webhook_deliveries`))
@@ -173,7 +178,7 @@ const benchStore = async (label, target, options) => {
 
     // 3. the bare keep-alive client, same bodies, same receiver, same concurrency.
     await receiver.reset()
-    const barePerSecond = await bare(receiver.url, bodies, CONCURRENCY)
+    const { perSecond: barePerSecond, cpuPerRequestUs } = await bare(receiver.url, bodies, CONCURRENCY)
 
     // 4. replay: `replay` events written straight into the event table (no fan-out), then one replay.
     const begin = new Date(Date.now() + 60_000)
@@ -195,8 +200,8 @@ const benchStore = async (label, target, options) => {
     const replayMs = performance.now() - replayStarted
     await run(Effect.flatMap(WebhookStore, (store) => store.dropQueued([subscription.id])))
 
-    console.log(`${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms)`)
-    console.log(`${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies)`)
+    console.log(`${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; main-thread CPU ${cpuPerDeliveryUs.toFixed(0)} µs/delivery)`)
+    console.log(`${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request)`)
     console.log(`${"".padEnd(9)} ratio    ${(deliveriesPerSecond / barePerSecond).toFixed(2)}`)
     console.log(`${"".padEnd(9)} latency  p50 ${percentile(sorted, 0.5).toFixed(1)} ms  p99 ${percentile(sorted, 0.99).toFixed(1)} ms  (${total} events at ${options.rate}/s, event created_at → receiver)`)
     console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
@@ -243,6 +248,7 @@ const createPgDatabase = async (adminUrl, name) => {
 
 /** Entry point for bench/run.js. */
 export async function run(args) {
+  CONCURRENCY = Number(option(args, "concurrency", "64"))
   const options = {
     events: Number(option(args, "events", "20000")),
     rate: Number(option(args, "rate", "500")),

@@ -99,6 +99,25 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       )
     })
 
+    it("for a key handing out more than it has (programs, PAN reveal)", async () => {
+      const second = await createProgram(platform, "Scoped admin's program")
+      const scopedAdmin = await createKey(platform, { role: "admin", program_ids: [second.id], pan_reveal: false })
+      const attempt = (body: Record<string, unknown>) =>
+        platform.request("POST", "/v1/api-keys", { key: scopedAdmin.secret, body: { name: "escalated", role: "developer", ...body } })
+      expectEnvelope(await attempt({}), 403, { code: "permission_denied", param: "program_ids" })
+      expectEnvelope(await attempt({ program_ids: null }), 403, { code: "permission_denied", param: "program_ids" })
+      expectEnvelope(await attempt({ program_ids: [platform.org.program_id] }), 403, { param: "program_ids" })
+      expectEnvelope(await attempt({ program_ids: [second.id], pan_reveal: true }), 403, { param: "pan_reveal" })
+      const within = await attempt({ program_ids: [second.id] })
+      expect(within.status).toBe(200)
+      expect(within.body.program_ids).toEqual([second.id])
+      expectEnvelope(
+        await platform.request("POST", "/v1/api-keys", { body: { name: "none", role: "viewer", program_ids: [] } }),
+        400,
+        { code: "invalid_request", param: "program_ids" }
+      )
+    })
+
     it("for an unknown program or another organization's program (param X-Program-ID)", async () => {
       const other = await platform.createOrganization("Other")
       for (const program of [uuid(), other.program_id]) {

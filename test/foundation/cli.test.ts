@@ -89,6 +89,10 @@ describe("the issuing CLI", () => {
     const listed = await get(`${url}/v1/programs`, key)
     expect(listed.status).toBe(200)
     expect(listed.body.data[0].id).toBe(programId)
+    // Without ISSUING_BASE_URL the public base is the real listen address, even with port 0.
+    expect(output).toContain(`(public base URL ${url})`)
+    const denied = await get(`${url}/v1/programs`, "sk_sandbox_unknown_key_value")
+    expect(denied.body.error.doc_url).toBe(`${url}/docs/errors/authentication_error`)
 
     // A request whose body is still arriving when SIGTERM comes must complete.
     const body = JSON.stringify({ name: "Created during shutdown" })

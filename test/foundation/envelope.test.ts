@@ -88,11 +88,13 @@ describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
       code: "invalid_request",
       param: "Content-Type"
     })
-    expectEnvelope(
-      await platform.request("POST", "/v1/programs", { rawBody: body, headers: { "content-type": "text/plain" } }),
-      400,
-      { code: "invalid_request", param: "Content-Type" }
-    )
+    for (const contentType of ["text/plain", "application/jsonp", "application/x-www-form-urlencoded"]) {
+      expectEnvelope(
+        await platform.request("POST", "/v1/programs", { rawBody: body, headers: { "content-type": contentType } }),
+        400,
+        { code: "invalid_request", param: "Content-Type" }
+      )
+    }
     // With a charset it is still JSON.
     const ok = await platform.request("POST", "/v1/programs", {
       rawBody: body,
@@ -116,6 +118,12 @@ describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
     const del = await platform.request("DELETE", `/v1/programs/${platform.org.program_id}`)
     expectEnvelope(del, 405, { code: "method_not_allowed" })
     expect(del.headers.get("allow")).toBe("GET")
+    const head = await platform.request("HEAD", "/v1/programs")
+    expect(head.status).toBe(200)
+    expect(head.text).toBe("")
+    expect((await platform.request("HEAD", "/v1/programs", { key: undefined })).status).toBe(401)
+    const options = await platform.request("OPTIONS", "/v1/programs")
+    expectEnvelope(options, 405, { code: "method_not_allowed" })
     const patch = await platform.request("PATCH", "/v1/api-keys/x", { key: undefined })
     expectEnvelope(patch, 405, { code: "method_not_allowed" })
     expect(patch.headers.get("allow")).toBe("DELETE")

@@ -1,5 +1,6 @@
 import { checkWebhookUrl, isForbiddenAddress, makeSender, parseRetryAfterMs, retryDelayMs } from "@issuing/core"
-import { Effect } from "effect"
+import { loadConfig } from "@issuing/http"
+import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectEnvelope, startPlatform, type TestPlatform } from "../support/platform.js"
 import { type Receiver, startReceiver } from "./receiver.js"
@@ -34,6 +35,22 @@ describe("SSRF guard decisions", () => {
     expect(parseRetryAfterMs("7", 0)).toBe(7000)
     expect(parseRetryAfterMs(new Date(60_000).toUTCString(), 0)).toBe(60_000)
     expect(parseRetryAfterMs("soon", 0)).toBeUndefined()
+  })
+})
+
+describe("webhook configuration", () => {
+  it("reads the webhook variables and names the variable on a bad value", () => {
+    const ok = loadConfig({ ISSUING_WEBHOOK_DISABLE_AFTER: "12h", ISSUING_WEBHOOK_RETRY_SCHEDULE: "1s,2m", ISSUING_WEBHOOK_CONCURRENCY: "16" })
+    expect(Either.isRight(ok)).toBe(true)
+    const settings = Either.getOrThrow(ok).settings
+    expect(settings).toMatchObject({ webhookDisableAfterMs: 12 * 3_600_000, webhookRetryScheduleMs: [1000, 120_000], webhookConcurrency: 16 })
+    expect(Either.getOrThrow(loadConfig({})).settings.webhookDisableAfterMs).toBe(5 * 86_400_000)
+    expect(Either.getOrThrow(loadConfig({ ISSUING_ENVIRONMENT: "production", ISSUING_VAULT_KEY: Buffer.alloc(32, 1).toString("base64") })).settings.webhookAllowPrivateUrls).toBe(false)
+    for (const [name, value] of [["ISSUING_WEBHOOK_DISABLE_AFTER", "soon"], ["ISSUING_WEBHOOK_CONCURRENCY", "0"], ["ISSUING_WEBHOOK_MAX_RESPONSE_BODY_BYTES", "-1"]] as const) {
+      const bad = loadConfig({ [name]: value })
+      expect(Either.isLeft(bad)).toBe(true)
+      if (Either.isLeft(bad)) expect(bad.left).toContain(name)
+    }
   })
 })
 

@@ -7,6 +7,8 @@ export interface Received {
   readonly headers: Record<string, string>
   readonly body: string
   readonly receivedAtMs: number
+  /** The sender's TCP port (tells apart the processes that sent). */
+  readonly remotePort: number
 }
 
 /** What the receiver answers: a status, optional body and headers, and an optional delay. */
@@ -61,7 +63,7 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
       const headers = Object.fromEntries(
         Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(",") : value ?? ""])
       )
-      const entry: Received = { id: headers["webhook-id"] ?? "", headers, body: Buffer.concat(chunks).toString("utf8"), receivedAtMs: Date.now() }
+      const entry: Received = { id: headers["webhook-id"] ?? "", headers, body: Buffer.concat(chunks).toString("utf8"), receivedAtMs: Date.now(), remotePort: request.socket.remotePort ?? 0 }
       received.push(entry)
       const now = (active.get(entry.id) ?? 0) + 1
       active.set(entry.id, now)

@@ -1,6 +1,7 @@
 import { Events } from "@issuing/core"
 import { Effect } from "effect"
 import type { ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { spawnCli, waitForOutput } from "../support/cli.js"
 import { startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
@@ -11,6 +12,28 @@ const exited = (child: ChildProcess) =>
     if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
     child.once("exit", (code) => resolve(code))
   })
+
+/** The local TCP ports of a process's sockets (Linux /proc), to tell which worker sent a request. */
+const localPortsOf = (pid: number): Set<number> => {
+  const inodes = new Set<string>()
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`)
+      if (link.startsWith("socket:[")) inodes.add(link.slice(8, -1))
+    } catch {
+      // the descriptor closed meanwhile
+    }
+  }
+  const ports = new Set<number>()
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!fs.existsSync(file)) continue
+    for (const line of fs.readFileSync(file, "utf8").split("\n").slice(1)) {
+      const columns = line.trim().split(/\s+/)
+      if (columns.length > 9 && inodes.has(columns[9]!)) ports.add(parseInt(columns[1]!.split(":").at(-1)!, 16))
+    }
+  }
+  return ports
+}
 
 describe("two `issuing worker` processes on one PostgreSQL", () => {
   let platform: TestPlatform
@@ -60,6 +83,16 @@ describe("two `issuing worker` processes on one PostgreSQL", () => {
     for (const request of receiver.received) counts.set(request.id, (counts.get(request.id) ?? 0) + 1)
     expect([...counts.keys()].sort()).toEqual([...ids].sort())
     expect([...counts.values()].every((count) => count === 1)).toBe(true)
+
+    // Both processes delivered: the receiver saw requests from sockets of each (their keep-alive
+    // connections are still open now).
+    if (fs.existsSync("/proc/net/tcp")) {
+      const senders = new Set(receiver.received.map((r) => r.remotePort))
+      for (const child of workers) {
+        const ports = localPortsOf(child.pid!)
+        expect([...ports].some((port) => senders.has(port))).toBe(true)
+      }
+    }
 
     for (const child of workers) child.kill("SIGTERM")
     const codes = await Promise.all(workers.map(exited))

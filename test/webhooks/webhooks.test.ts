@@ -262,3 +262,44 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     expectEnvelope(await platform.request("POST", `/v1/events/${unsubscribed.id}/resend`, { body: {} }), 422, { code: "event_type_not_subscribed" })
   })
 })
+
+describe.each(STORE_KINDS)("disabling a failing subscription on %s", (kind) => {
+  let platform: TestPlatform
+  let receiver: Receiver
+  let worker: Fiber.RuntimeFiber<never, unknown>
+  beforeAll(async () => {
+    // Failures for longer than 400 ms (instead of 5 days) disable the subscription.
+    platform = await startPlatform(kind, { webhookRetryScheduleMs: Array(40).fill(100), webhookDisableAfterMs: 400 })
+    receiver = await startReceiver()
+    worker = platform.instance.runtime.runFork(runDeliveryWorker())
+  })
+  afterAll(async () => {
+    if (worker) await platform.instance.runtime.runPromise(Fiber.interrupt(worker))
+    await receiver?.close()
+    await platform?.close()
+  })
+
+  it("disables it once its deliveries have failed for the configured time, and then sends nothing", async () => {
+    receiver.reply = () => ({ status: 500, body: "broken" })
+    const created = await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["card.created"] } })
+    const events = (type: "card.created") =>
+      platform.instance.runtime.runPromise(Effect.flatMap(Events, (e) => e.emit(platform.org.program_id, type, { id: uuid() })))
+    const first = await events("card.created")
+    for (let i = 0; i < 100; i++) {
+      if ((await platform.request("GET", `/v1/webhook-subscriptions/${created.body.id}`)).body.disabled) break
+      await sleep(50)
+    }
+    const sub = await platform.request("GET", `/v1/webhook-subscriptions/${created.body.id}`)
+    expect(sub.body.disabled).toBe(true)
+    const tries = receiver.received.filter((r) => r.id === first.id).length
+    expect(tries).toBeGreaterThanOrEqual(3)
+    const attempts = await platform.request("GET", `/v1/webhook-attempts?event_id=${first.id}&page_size=100`)
+    expect(attempts.body.total_count).toBe(tries)
+    expect(attempts.body.data.every((a: any) => a.status === "FAILED" && a.response_code === 500)).toBe(true)
+
+    const later = await events("card.created")
+    await sleep(400)
+    expect(receiver.received.filter((r) => r.id === first.id)).toHaveLength(tries)
+    expect(receiver.received.some((r) => r.id === later.id)).toBe(false)
+  })
+})

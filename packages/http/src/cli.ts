@@ -47,7 +47,6 @@ const migrate = async (database: DatabaseTarget) => {
 const serve = async (config: ServerConfig) => {
   out(`issuing: ${config.settings.environment}, store ${describeDatabase(config.database)}`)
   const server = await startServer(config, (line) => out(`issuing: ${line}`))
-  out(`issuing: listening on ${server.url} (public base URL ${config.settings.baseUrl})`)
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) return
@@ -61,8 +60,10 @@ const serve = async (config: ServerConfig) => {
       }
     )
   }
+  // Handlers first: a supervisor may signal as soon as it reads the "listening" line.
   process.on("SIGTERM", () => stop("SIGTERM"))
   process.on("SIGINT", () => stop("SIGINT"))
+  out(`issuing: listening on ${server.url} (public base URL ${server.instance.settings.baseUrl})`)
   return new Promise<number>(() => {})
 }
 

@@ -21,6 +21,8 @@ export interface ServerConfig {
     readonly path: string
   }
   readonly bootstrapApiKey: string | undefined
+  /** True when ISSUING_BASE_URL is not set: the server derives the base URL from its listen address. */
+  readonly baseUrlFromListenAddress?: boolean | undefined
 }
 
 type Env = Record<string, string | undefined>
@@ -177,7 +179,8 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       webhookMaxResponseBodyBytes: integer(env, "ISSUING_WEBHOOK_MAX_RESPONSE_BODY_BYTES", 4096, 0, 1024 * 1024),
       maxBodyBytes: integer(env, "ISSUING_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024)
     }
-    return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey })
+    const baseUrlFromListenAddress = text(env, "ISSUING_BASE_URL") === undefined
+    return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey, baseUrlFromListenAddress })
   } catch (error) {
     if (error instanceof ConfigProblem) return Either.left(error.line)
     throw error

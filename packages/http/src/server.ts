@@ -50,11 +50,39 @@ export const bootstrapOrganization = (instance: IssuingInstance, secret?: string
  * reports it through `print` once.
  */
 export const startServer = async (config: ServerConfig, print: (line: string) => void): Promise<RunningServer> => {
-  const instance = await createIssuing({
-    store: storeFor(config.database),
-    vaultKeys: resolveVaultKeys(config),
-    settings: config.settings
+  // Listen first, so that with ISSUING_PORT=0 the default public base URL names the real port.
+  // Requests arriving before the platform is ready wait for it.
+  let ready!: (instance: IssuingInstance | undefined) => void
+  const readiness = new Promise<IssuingInstance | undefined>((resolve) => (ready = resolve))
+  let handle: http.RequestListener = (request, response) =>
+    void readiness.then((instance) => {
+      if (instance !== undefined) return instance.listener(request, response)
+      response.writeHead(503, { connection: "close" }).end()
+    })
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, (request, response) => handle(request, response))
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject)
+      resolve()
+    })
   })
+  const address = server.address() as AddressInfo
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+  const url = `http://${host}:${address.port}`
+
+  let instance: IssuingInstance
+  try {
+    instance = await createIssuing({
+      store: storeFor(config.database),
+      vaultKeys: resolveVaultKeys(config),
+      settings: config.baseUrlFromListenAddress === true ? { ...config.settings, baseUrl: url } : config.settings
+    })
+  } catch (error) {
+    ready(undefined)
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    throw error
+  }
   try {
     const created = await bootstrapOrganization(instance, config.bootstrapApiKey)
     if (Option.isSome(created)) {
@@ -67,22 +95,15 @@ export const startServer = async (config: ServerConfig, print: (line: string) =>
       print(`X-Program-ID: ${created.value.program_id}`)
     }
   } catch (error) {
+    ready(undefined)
+    await new Promise<void>((resolve) => server.close(() => resolve()))
     await instance.dispose()
     throw error
   }
+  handle = instance.listener
+  ready(instance)
 
   const fibers = backgroundTasks.map((task) => instance.runtime.runFork(task(instance) as Effect.Effect<void, unknown, never>))
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, instance.listener)
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(config.port, config.host, () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const address = server.address() as AddressInfo
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address
-  const url = `http://${host}:${address.port}`
 
   let closing: Promise<void> | undefined
   const close = () => {

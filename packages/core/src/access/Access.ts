@@ -4,7 +4,7 @@ import { AuthenticationFailed, InvalidRequest, NotFound, PermissionDenied } from
 import { isUuid, newId } from "../platform/Ids.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
-import { nowIso } from "../platform/Time.js"
+import { nowIso, nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { AccessStore } from "./AccessStore.js"
 import type { ApiKey, ApiKeyWithSecret, Caller, Program, ProgramCaller, Role } from "./Records.js"
@@ -34,6 +34,44 @@ export interface CreateApiKeyInput {
   readonly pan_reveal?: boolean | undefined
 }
 
+/** How long an authenticated key is trusted without asking the database again. */
+export const API_KEY_CACHE_TTL_MS = 5_000
+/** Bound on remembered programs (X-Program-ID lookups); past it the cache starts over. */
+const PROGRAM_CACHE_MAX_ENTRIES = 10_000
+/** Bound on cached keys; past it the cache starts over. */
+const API_KEY_CACHE_MAX_ENTRIES = 10_000
+
+/**
+ * Authenticated callers by secret hash, so the hot path skips a database read. Revoking a key in
+ * this process evicts it at once; the generation counter keeps a lookup that raced with a
+ * revocation from caching the key again. Unknown keys are never cached.
+ */
+const makeKeyCache = () => {
+  const entries = new Map<string, { readonly caller: Caller; readonly expiresAtMs: number }>()
+  const cache = {
+    generation: 0,
+    get(secretHash: string, nowMs: number): Caller | undefined {
+      const entry = entries.get(secretHash)
+      if (entry === undefined) return undefined
+      if (entry.expiresAtMs <= nowMs) {
+        entries.delete(secretHash)
+        return undefined
+      }
+      return entry.caller
+    },
+    set(secretHash: string, caller: Caller, nowMs: number, generation: number) {
+      if (generation !== cache.generation) return
+      if (entries.size >= API_KEY_CACHE_MAX_ENTRIES) entries.clear()
+      entries.set(secretHash, { caller, expiresAtMs: nowMs + API_KEY_CACHE_TTL_MS })
+    },
+    forget(apiKeyId: string) {
+      cache.generation += 1
+      for (const [hash, entry] of entries) if (entry.caller.apiKeyId === apiKeyId) entries.delete(hash)
+    }
+  }
+  return cache
+}
+
 const requireAdmin = (caller: Caller): Effect.Effect<void, PermissionDenied> =>
   caller.role === "admin"
     ? Effect.void
@@ -48,6 +86,9 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
     const store = yield* AccessStore
     const transactor = yield* Transactor
     const config = yield* IssuingConfig
+    const keyCache = makeKeyCache()
+    // Programs are never updated or deleted, so a found program can be remembered for good.
+    const programCache = new Map<string, Program>()
 
     const newKey = (organizationId: string, input: CreateApiKeyInput, createdAt: string) =>
       Effect.gen(function*() {
@@ -113,17 +154,24 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
               message: "Malformed Authorization header. Send 'Authorization: Bearer <API_KEY>'."
             })
           }
-          const key = yield* store.findActiveKeyByHash(hashSecret(match[1]!))
+          const secretHash = hashSecret(match[1]!)
+          const now = yield* nowMs
+          const cached = keyCache.get(secretHash, now)
+          if (cached !== undefined) return cached
+          const generation = keyCache.generation
+          const key = yield* store.findActiveKeyByHash(secretHash)
           if (Option.isNone(key)) {
             return yield* new AuthenticationFailed({ message: "Invalid API key." })
           }
-          return {
+          const caller: Caller = {
             apiKeyId: key.value.id,
             organizationId: key.value.organization_id,
             role: key.value.role,
             programIds: key.value.program_ids,
             panReveal: key.value.pan_reveal
           }
+          keyCache.set(secretHash, caller, now, generation)
+          return caller
         }),
 
       /** Checks X-Program-ID: 400 when missing or malformed, 403 when the key cannot use that program. */
@@ -143,9 +191,15 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
             message: "This API key cannot access the program named by X-Program-ID.",
             param: "X-Program-ID"
           })
-          if (!canSeeProgram(caller, programId.toLowerCase())) return yield* denied
-          const program = yield* store.findProgram(caller.organizationId, programId.toLowerCase())
+          const id = programId.toLowerCase()
+          if (!canSeeProgram(caller, id)) return yield* denied
+          const cacheKey = `${caller.organizationId}/${id}`
+          const cached = programCache.get(cacheKey)
+          if (cached !== undefined) return { ...caller, program: cached }
+          const program = yield* store.findProgram(caller.organizationId, id)
           if (Option.isNone(program)) return yield* denied
+          if (programCache.size >= PROGRAM_CACHE_MAX_ENTRIES) programCache.clear()
+          programCache.set(cacheKey, program.value)
           return { ...caller, program: program.value }
         }),
 
@@ -182,14 +236,39 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
       createApiKey: (caller: Caller, input: CreateApiKeyInput) =>
         Effect.gen(function*() {
           yield* requireAdmin(caller)
+          // A key can only hand out what it has: its programs and its PAN reveal right.
+          if (input.pan_reveal === true && !caller.panReveal) {
+            return yield* new PermissionDenied({
+              message: "This API key cannot create a key with pan_reveal: it is not enabled for PAN reveal itself.",
+              param: "pan_reveal"
+            })
+          }
           const programIds = input.program_ids ?? null
+          if (programIds === null && caller.programIds !== null) {
+            return yield* new PermissionDenied({
+              message: "This API key is limited to some programs; the new key's program_ids must name some of them.",
+              param: "program_ids"
+            })
+          }
           if (programIds !== null) {
+            if (programIds.length === 0) {
+              return yield* new InvalidRequest({
+                message: "program_ids must name at least one program (or be null for every program).",
+                param: "program_ids"
+              })
+            }
             if (programIds.length > MAX_PROGRAM_IDS) {
               return yield* new InvalidRequest({ message: `At most ${MAX_PROGRAM_IDS} program ids.`, param: "program_ids" })
             }
             const unique = [...new Set(programIds.map((id) => id.toLowerCase()))]
             if (unique.some((id) => !isUuid(id))) {
               return yield* new InvalidRequest({ message: "program_ids must hold program UUIDs.", param: "program_ids" })
+            }
+            if (caller.programIds !== null && unique.some((id) => !caller.programIds!.includes(id))) {
+              return yield* new PermissionDenied({
+                message: "program_ids names a program this API key cannot access.",
+                param: "program_ids"
+              })
             }
             const known = yield* store.countPrograms(caller.organizationId, unique)
             if (known !== unique.length) {
@@ -216,6 +295,8 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
           const missing = new NotFound({ message: "No such API key.", param: "api_key_id" })
           if (!isUuid(keyId)) return yield* missing
           const revoked = yield* store.revokeApiKey(caller.organizationId, keyId.toLowerCase(), yield* nowIso)
+          // The key stops working in this process at once; other processes within API_KEY_CACHE_TTL_MS.
+          if (Option.isSome(revoked)) keyCache.forget(revoked.value.id)
           return yield* Option.match(revoked, { onNone: () => Effect.fail(missing), onSome: Effect.succeed })
         }),
 

@@ -11,6 +11,8 @@ export interface EventFilter {
 export interface EventStoreService {
   /** Appends an event; must run inside the transaction of the change it describes. */
   readonly append: (event: IssuingEvent) => Effect.Effect<void, SqlError.SqlError>
+  /** Appends several events (of one change) in one statement, in order. */
+  readonly appendAll: (events: ReadonlyArray<IssuingEvent>) => Effect.Effect<void, SqlError.SqlError>
   readonly find: (programId: string, eventId: string) => Effect.Effect<Option.Option<IssuingEvent>, SqlError.SqlError>
   readonly list: (
     programId: string,

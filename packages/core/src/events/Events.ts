@@ -34,6 +34,29 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
           yield* Option.isSome(outer) ? write : transactor.withTransaction(write)
           return event
         }),
+      /**
+       * Records the events of one change, in order (one insert, one webhook fan-out statement);
+       * call it inside the change's transaction.
+       */
+      emitAll: (
+        programId: string,
+        items: ReadonlyArray<{ readonly type: EventType; readonly object: unknown }>
+      ): Effect.Effect<ReadonlyArray<IssuingEvent>, SqlError.SqlError> =>
+        Effect.gen(function*() {
+          const createdAt = yield* nowIso
+          const batch = items.map(({ object, type }): IssuingEvent => ({
+            id: newId(),
+            object: "event",
+            type,
+            program_id: programId,
+            created_at: createdAt,
+            data: { object }
+          }))
+          const write = Effect.zipRight(store.appendAll(batch), webhooks.enqueueEvents(batch))
+          const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+          yield* Option.isSome(outer) ? write : transactor.withTransaction(write)
+          return batch
+        }),
       get: (programId: string, eventId: string) =>
         Effect.gen(function*() {
           const missing = new NotFound({ message: "No such event.", param: "event_id" })

@@ -18,15 +18,23 @@ export const SqlEventStoreLive = Layer.effect(
   EventStore,
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const appendAll = (events: ReadonlyArray<IssuingEvent>) =>
+      events.length === 0 ? Effect.void : sql`INSERT INTO issuing_events ${
+        sql.insert(events.map((event) => ({
+          id: event.id,
+          program_id: event.program_id,
+          type: event.type,
+          created_at: event.created_at,
+          data: JSON.stringify(event.data.object)
+        })))
+      }`.pipe(Effect.asVoid)
     const where = (programId: string, type: string | undefined) =>
       type === undefined
         ? sql`program_id = ${programId}`
         : sql`program_id = ${programId} AND type = ${type}`
     return {
-      append: (event) =>
-        sql`INSERT INTO issuing_events (id, program_id, type, created_at, data)
-            VALUES (${event.id}, ${event.program_id}, ${event.type}, ${event.created_at},
-                    ${JSON.stringify(event.data.object)})`.pipe(Effect.asVoid),
+      append: (event) => appendAll([event]),
+      appendAll,
       find: (programId, eventId) =>
         sql`SELECT * FROM issuing_events WHERE id = ${eventId} AND program_id = ${programId}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent))

@@ -27,34 +27,48 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
   Effect.gen(function*() {
     const queue = yield* Queue.unbounded<Item>()
 
-    const runBatch = (items: ReadonlyArray<Item>) =>
-      items.length === 1
-        // A batch of one needs no savepoint: its own transaction is its rollback boundary.
-        ? Effect.exit(transactor.withTransaction(items[0]!.effect)).pipe(
-          Effect.flatMap((exit) => Deferred.done(items[0]!.done, exit))
-        )
-        : transactor.withTransaction(
-          Effect.forEach(items, (item) => Effect.exit(transactor.withTransaction(item.effect)))
-        ).pipe(
-          Effect.exit,
-          Effect.flatMap((batch) =>
-            Exit.isSuccess(batch)
-              ? Effect.forEach(items, (item, index) => {
-                const exit = batch.value[index]!
-                const retry = Exit.isFailure(exit) && exit.cause._tag === "Fail" && isRetryableSqlError(exit.cause.error)
-                return Deferred.done(item.done, retry ? Exit.fail(RUN_ALONE) : exit)
-              }, { discard: true })
-              : Effect.forEach(items, (item) => Deferred.done(item.done, batch), { discard: true })
+    /**
+     * One batch. The companions are taken from the queue only once the transaction is open (the
+     * connection is ours): everyone who queued while we waited for the connection joins this
+     * commit. Taking them before BEGIN made every batch a batch of one under HTTP load.
+     */
+    const runBatch = (first: Item) =>
+      Effect.gen(function*() {
+        let items: ReadonlyArray<Item> | undefined
+        const body = Effect.suspend(() =>
+          // A retry of the whole transaction (SQLITE_BUSY…) re-runs the same batch.
+          Effect.flatMap(
+            items === undefined
+              ? Effect.map(Queue.takeUpTo(queue, maxBatch - 1), (rest) => (items = [first, ...rest]))
+              : Effect.succeed(items),
+            (batch) =>
+              batch.length === 1
+                // A batch of one needs no savepoint: its own transaction is its rollback boundary.
+                ? Effect.map(batch[0]!.effect, (value) => [Exit.succeed(value)] as ReadonlyArray<Exit.Exit<unknown, unknown>>)
+                : Effect.forEach(batch, (item) => Effect.exit(transactor.withTransaction(item.effect)))
           )
         )
+        const outcome = yield* Effect.exit(transactor.withTransaction(body))
+        const batch = items ?? [first]
+        if (Exit.isFailure(outcome)) {
+          // A lone unit's own failure, or a failed BEGIN/COMMIT: every unit of the batch gets it.
+          return yield* Effect.forEach(batch, (item) => Deferred.done(item.done, outcome), { discard: true })
+        }
+        yield* Effect.forEach(batch, (item, index) => {
+          const exit = outcome.value[index]!
+          const retry = batch.length > 1 && Exit.isFailure(exit) && exit.cause._tag === "Fail" && isRetryableSqlError(exit.cause.error)
+          return Deferred.done(item.done, retry ? Exit.fail(RUN_ALONE) : exit)
+        }, { discard: true })
+      })
 
     yield* Queue.take(queue).pipe(
-      // Requests that arrived with the first one are still finishing their (non-transactional)
-      // reads; a short pause lets them join this batch instead of each paying for its own commit.
+      // Under concurrency, requests that arrived with the first one are still finishing their
+      // (non-transactional) reads; a short pause lets them join this batch instead of each paying
+      // for its own commit.
+      // (Skipping the pause when the previous batch was a lone unit was tried: under HTTP load the
+      // lane then always grabbed the first arrival alone and every transfer paid its own fsync.)
       Effect.zipLeft(Effect.sleep(gatherMs)),
-      Effect.flatMap((first) =>
-        Effect.flatMap(Queue.takeUpTo(queue, maxBatch - 1), (rest) => runBatch([first, ...rest]))
-      ),
+      Effect.flatMap(runBatch),
       Effect.forever,
       Effect.forkScoped
     )

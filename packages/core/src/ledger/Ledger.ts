@@ -1,12 +1,13 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schedule } from "effect"
 import { BusinessRuleViolation, Conflict, InvalidRequest, NotFound } from "../platform/Errors.js"
 import { Events } from "../events/Events.js"
+import type { EventType, IssuingEvent } from "../events/Records.js"
 import { isUuid, newId } from "../platform/Ids.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
-import { Transactor } from "../sql/Transactor.js"
+import { isRetryableSqlError, MAX_TRANSACTION_ATTEMPTS, Transactor } from "../sql/Transactor.js"
 import { makeGroupCommit } from "./GroupCommit.js"
 import {
   type AccountFilter,
@@ -105,6 +106,53 @@ export const validateCurrency = (currency: unknown, param = "currency"): Effect.
     ? Effect.succeed(currency)
     : Effect.fail(new InvalidRequest({ message: `${param} must be an ISO 4217 code in upper case, e.g. USD.`, param }))
 
+/** Most accounts whose immutable attributes the one-statement path keeps in memory. */
+export const ACCOUNT_CACHE_SIZE = 10_000
+
+/**
+ * The attributes of financial accounts that never change after creation (id, program, kind,
+ * currency, wallet), so the PostgreSQL one-statement posting can validate a transfer without a
+ * read. Balances in the cached records are stale and are never used: that path checks funds in
+ * SQL under the row locks. Accounts are never deleted, so an entry cannot go wrong; a miss reads.
+ */
+const makeAccountCache = (capacity: number) => {
+  const byId = new Map<string, FinancialAccount>()
+  const settlements = new Map<string, FinancialAccount>()
+  const put = <K>(map: Map<K, FinancialAccount>, key: K, account: FinancialAccount) => {
+    if (map.size >= capacity) map.delete(map.keys().next().value!)
+    map.set(key, account)
+  }
+  return {
+    /** Every wanted account (of this program) and the settlement account, or undefined on any miss. */
+    lookup: (programId: string, ids: ReadonlyArray<string>, settlementCurrency: string | null) => {
+      const found: Array<FinancialAccount> = []
+      for (const id of ids) {
+        const account = byId.get(id)
+        if (account === undefined || account.program_id !== programId) return undefined
+        found.push(account)
+      }
+      if (settlementCurrency !== null) {
+        const settlement = settlements.get(`${programId}\u0000${settlementCurrency}`)
+        if (settlement === undefined) return undefined
+        found.push(settlement)
+      }
+      return found
+    },
+    remember: (accounts: ReadonlyArray<FinancialAccount>) => {
+      for (const account of accounts) {
+        put(byId, account.id, account)
+        if (account.kind === "settlement") put(settlements, `${account.program_id}\u0000${account.currency}`, account)
+      }
+    }
+  }
+}
+
+/** Retries of a one-statement posting in autocommit: the Transactor's policy for an outermost transaction. */
+const ONE_STATEMENT_RETRY = Schedule.exponential("2 millis", 2).pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(MAX_TRANSACTION_ATTEMPTS - 1))
+)
+
 const SETTLES_AT_ONCE: ReadonlySet<TransferRail> = new Set(["book", "fednow_instant", "card"])
 
 /**
@@ -126,6 +174,8 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
     // flushes between concurrent commits, and a single batch lane would serialize its round trips,
     // so there each transfer is its own transaction over the pool.
     const useGroupCommit = (yield* SqlClient.SqlClient).onDialectOrElse({ pg: () => false, orElse: () => true })
+    // Every write transaction on SQLite is BEGIN IMMEDIATE: reads inside it see the state it commits over.
+    const serializedWrites = useGroupCommit
 
     /** Runs a write: joins the caller's transaction if there is one, else its own (or a group) commit. */
     const write = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | SqlError.SqlError> =>
@@ -166,13 +216,32 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
 
     const nullable = (value: string | null | undefined) => (value === undefined || value === null ? null : value)
 
-    /** The transfer posting: validation, accounts, funds check under lock, entries, balances, events. */
-    const post = (
+    const accountCache = makeAccountCache(ACCOUNT_CACHE_SIZE)
+
+    type CardFields = { readonly card_id: string; readonly mcc: string | null; readonly merchant_name: string | null }
+
+    /** A validated transfer request: its accounts read (one statement), nothing written yet. */
+    interface Prepared {
+      readonly programId: string
+      readonly rail: TransferRail
+      readonly amount: number
+      readonly currency: string
+      readonly description: string | null
+      readonly from: FinancialAccount | null
+      readonly to: FinancialAccount | null
+      /** The program's settlement account of the currency when the rail needs one and it exists. */
+      readonly settlement: FinancialAccount | null
+      readonly transactionId: string | null
+      readonly card: CardFields | null
+    }
+
+    /** Validation and the account read. Account kind, currency and program never change, so this read needs no lock. */
+    const prepare = (
       programId: string,
       rail: TransferRail,
       input: TransferInput,
-      card: { readonly card_id: string; readonly mcc: string | null; readonly merchant_name: string | null } | null
-    ): Effect.Effect<PostedTransfer, TransferError> =>
+      card: CardFields | null
+    ): Effect.Effect<Prepared, TransferError> =>
       Effect.gen(function*() {
         const amount = yield* validateAmount(input.amount)
         const currency = yield* validateCurrency(input.currency)
@@ -197,8 +266,24 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
             return yield* new InvalidRequest({ message: `A ${rail} transfer needs to_financial_account_id (inbound) or from_financial_account_id (outbound).`, param: "to_financial_account_id" })
           }
         }
-        const from = fromId === null ? null : yield* accountOf(programId, fromId, "from_financial_account_id")
-        const to = toId === null ? null : yield* accountOf(programId, toId, "to_financial_account_id")
+        // One read for both accounts and, for an external rail, the settlement account (none when
+        // the one-statement path finds them all in its cache of immutable account attributes).
+        const wanted = [fromId, toId].filter((id): id is string => id !== null && isUuid(id)).map((id) => id.toLowerCase())
+        const needsSettlement = rail !== "book"
+        const cached = store.oneStatementPosting ? accountCache.lookup(programId, wanted, needsSettlement ? currency : null) : undefined
+        const rows = cached ?? (wanted.length === 0 && !needsSettlement
+          ? []
+          : yield* store.findPostingAccounts(programId, wanted.length === 0 ? [""] : wanted, needsSettlement ? currency : null))
+        if (store.oneStatementPosting && cached === undefined) accountCache.remember(rows)
+        const resolve = (id: string | null, param: string) =>
+          id === null
+            ? Effect.succeed(null)
+            : Option.match(Option.fromNullable(isUuid(id) ? rows.find((row) => row.id === id.toLowerCase()) : undefined), {
+              onNone: () => Effect.fail(missing("financial account", param)),
+              onSome: (account) => Effect.succeed<FinancialAccount | null>(account)
+            })
+        const from = yield* resolve(fromId, "from_financial_account_id")
+        const to = yield* resolve(toId, "to_financial_account_id")
         for (const [account, param] of [[from, "from_financial_account_id"], [to, "to_financial_account_id"]] as const) {
           if (account === null) continue
           if (account.kind !== "wallet") {
@@ -211,13 +296,94 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         if (from !== null && to !== null && from.id === to.id) {
           return yield* rule("same_financial_account", "from_financial_account_id and to_financial_account_id must differ.", "to_financial_account_id")
         }
+        const transactionId = nullable(input.transaction_id)
+        if (transactionId !== null && !isUuid(transactionId)) return yield* missing("transaction", "transaction_id")
+        const settlement = needsSettlement
+          ? rows.find((row) => row.kind === "settlement" && row.currency === currency) ?? null
+          : null
+        return {
+          programId,
+          rail,
+          amount,
+          currency,
+          description,
+          from,
+          to,
+          settlement,
+          transactionId: transactionId === null ? null : transactionId.toLowerCase(),
+          card
+        }
+      })
 
+    const insufficient = (available: number, amount: number, currency: string) =>
+      rule("insufficient_funds", `Insufficient funds: the account holds ${available} ${currency} minor units, the transfer needs ${amount}.`, "amount")
+
+    /** The new transaction of a transfer (the same on every path). */
+    const newTransaction = (p: Prepared, now: string): Transaction => {
+      const status = SETTLES_AT_ONCE.has(p.rail) ? "SETTLED" : "PENDING"
+      return {
+        id: newId(),
+        object: "transaction",
+        program_id: p.programId,
+        status: p.card === null ? status : "APPROVED",
+        amount: p.amount,
+        currency: p.currency,
+        card_id: p.card?.card_id ?? null,
+        decline_reason: null,
+        mcc: p.card?.mcc ?? null,
+        merchant_name: p.card?.merchant_name ?? null,
+        created_at: now,
+        updated_at: now
+      }
+    }
+
+    const transferRows = (p: Prepared, source: FinancialAccount, target: FinancialAccount, transactionId: string, now: string) => {
+      const status = SETTLES_AT_ONCE.has(p.rail) ? "SETTLED" as const : "PENDING" as const
+      const transfer: Transfer = {
+        id: newId(),
+        object: "transfer",
+        program_id: p.programId,
+        transaction_id: transactionId,
+        payment_rail: p.rail,
+        amount: p.amount,
+        currency: p.currency,
+        from_financial_account_id: source.id,
+        to_financial_account_id: target.id,
+        status,
+        description: p.description,
+        created_at: now,
+        updated_at: now
+      }
+      // PostingRules asserts debits = credits per currency before anything is written.
+      const entries = transferEntries(source.id, target.id, p.amount, p.currency)
+      const bookTransfer: BookTransfer = {
+        id: newId(),
+        object: "book_transfer",
+        transfer_id: transfer.id,
+        transaction_id: transactionId,
+        amount: { amount: p.amount, currency: p.currency },
+        financial_account_ids: [source.id, target.id],
+        entries,
+        posted_at: now
+      }
+      return { transfer, entries, bookTransfer }
+    }
+
+    const settledEvent = (rail: TransferRail) => (rail === "fednow_instant" ? "transfer.settled.instant" : "transfer.settled")
+
+    /**
+     * The general posting, inside a transaction: lazily created settlement account, attaching to an
+     * existing transaction (locked), funds check under the balance-row locks, entries, balances, events.
+     * `serialized`: `p` was read inside this same write transaction on a store with one writer
+     * (SQLite BEGIN IMMEDIATE), so its balances are current.
+     */
+    const postPrepared = (p: Prepared, serialized: boolean): Effect.Effect<PostedTransfer, TransferError> =>
+      Effect.gen(function*() {
+        const { amount, currency, programId, rail } = p
         // The transaction this transfer belongs to: an existing one (locked), or a new one below.
         let existing: Transaction | null = null
-        const transactionId = nullable(input.transaction_id)
-        if (transactionId !== null) {
-          if (!isUuid(transactionId)) return yield* missing("transaction", "transaction_id")
-          const found = yield* store.findTransaction(programId, transactionId.toLowerCase(), true)
+        if (p.transactionId !== null) {
+          const found = yield* store.findTransaction(programId, p.transactionId, true)
           if (Option.isNone(found)) return yield* missing("transaction", "transaction_id")
           existing = found.value
           if (existing.status === "DECLINED") {
@@ -228,87 +394,110 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
           }
         }
 
-        const source = from ?? (yield* settlementAccount(programId, currency))
-        const target = to ?? (yield* settlementAccount(programId, currency))
+        const settlement = p.from !== null && p.to !== null ? null : p.settlement ?? (yield* settlementAccount(programId, currency))
+        const source = p.from ?? settlement!
+        const target = p.to ?? settlement!
 
-        // The funds check reads the balance rows under the locks the posting then updates.
-        const locked = yield* store.lockBalances([source.id, target.id])
-        if (source.kind === "wallet") {
-          const principal = locked.find((row) => row.financial_account_id === source.id && row.book === "principal")
-          const available = principal === undefined ? 0 : principal.creditsMinor - principal.debitsMinor
-          if (available < amount) {
-            return yield* rule("insufficient_funds", `Insufficient funds: the account holds ${available} ${currency} minor units, the transfer needs ${amount}.`, "amount")
+        if (serialized) {
+          // SQLite: `prepare` read the source's principal balance inside this same BEGIN IMMEDIATE
+          // transaction (one writer at a time), so that read is current and no lock read is needed.
+          if (source.kind === "wallet" && source.balance.amount < amount) return yield* insufficient(source.balance.amount, amount, currency)
+        } else {
+          // The funds check reads the balance rows under the locks the posting then updates.
+          const locked = yield* store.lockBalances([source.id, target.id])
+          if (source.kind === "wallet") {
+            const principal = locked.find((row) => row.financial_account_id === source.id && row.book === "principal")
+            const available = principal === undefined ? 0 : principal.creditsMinor - principal.debitsMinor
+            if (available < amount) return yield* insufficient(available, amount, currency)
           }
         }
 
         const now = yield* nowIso
-        const status = SETTLES_AT_ONCE.has(rail) ? "SETTLED" : "PENDING"
         let transaction: Transaction
         if (existing === null) {
-          transaction = {
-            id: newId(),
-            object: "transaction",
-            program_id: programId,
-            status: card === null ? status : "APPROVED",
-            amount,
-            currency,
-            card_id: card?.card_id ?? null,
-            decline_reason: null,
-            mcc: card?.mcc ?? null,
-            merchant_name: card?.merchant_name ?? null,
-            created_at: now,
-            updated_at: now
-          }
+          transaction = newTransaction(p, now)
           yield* store.insertTransaction(transaction)
         } else {
           transaction = existing
         }
-        const transfer: Transfer = {
-          id: newId(),
-          object: "transfer",
-          program_id: programId,
-          transaction_id: transaction.id,
-          payment_rail: rail,
-          amount,
-          currency,
-          from_financial_account_id: source.id,
-          to_financial_account_id: target.id,
-          status,
-          description,
-          created_at: now,
-          updated_at: now
-        }
+        const { bookTransfer, entries, transfer } = transferRows(p, source, target, transaction.id, now)
         yield* store.insertTransfer(transfer)
-        const entries = transferEntries(source.id, target.id, amount, currency)
-        const bookTransfer: BookTransfer = {
-          id: newId(),
-          object: "book_transfer",
-          transfer_id: transfer.id,
-          transaction_id: transaction.id,
-          amount: { amount, currency },
-          financial_account_ids: [source.id, target.id],
-          entries,
-          posted_at: now
-        }
         yield* store.postBookTransfer(programId, bookTransfer, balanceDeltas(entries))
 
-        yield* events.emit(programId, "transfer.created", transfer)
+        // The events, in order, written together: one insert and one webhook fan-out statement.
+        const emitted: Array<{ readonly type: EventType; readonly object: unknown }> = [{ type: "transfer.created", object: transfer }]
         if (existing === null) {
-          yield* events.emit(programId, "transaction.updated", transaction)
+          emitted.push({ type: "transaction.updated", object: transaction })
         } else if (existing.status === "PENDING" || existing.status === "SETTLED") {
           // A transfer-driven transaction is SETTLED once every one of its transfers is.
           const next = (yield* store.countPendingTransfers(existing.id)) > 0 ? "PENDING" : "SETTLED"
           if (next !== existing.status) {
             yield* store.setTransactionStatus(existing.id, next, now)
             transaction = { ...existing, status: next, updated_at: now }
-            yield* events.emit(programId, "transaction.updated", transaction)
+            emitted.push({ type: "transaction.updated", object: transaction })
           }
         }
-        if (status === "SETTLED") {
-          yield* events.emit(programId, rail === "fednow_instant" ? "transfer.settled.instant" : "transfer.settled", transfer)
-        }
+        if (transfer.status === "SETTLED") emitted.push({ type: settledEvent(rail), object: transfer })
+        yield* events.emitAll(programId, emitted)
         return { transfer, transaction, book_transfer: bookTransfer }
       })
+
+    /**
+     * PostgreSQL: a transfer with a new transaction in ONE statement (`issuing_post_transfer`),
+     * which locks, checks funds and writes every row, event and webhook delivery. In autocommit it
+     * is its own transaction (retried on deadlock / serialization failure like the Transactor's
+     * outermost transaction); inside a caller's transaction it joins it. A refusal writes nothing,
+     * and any SQL error aborts the caller's transaction, so no partial transfer can ever commit.
+     */
+    const postOneStatement = (p: Prepared, source: FinancialAccount, target: FinancialAccount, inTransaction: boolean) =>
+      Effect.gen(function*() {
+        const now = yield* nowIso
+        const transaction = newTransaction(p, now)
+        const { bookTransfer, entries, transfer } = transferRows(p, source, target, transaction.id, now)
+        const event = (type: EventType, object: unknown): IssuingEvent => ({
+          id: newId(),
+          object: "event",
+          type,
+          program_id: p.programId,
+          created_at: now,
+          data: { object }
+        })
+        const emitted = [event("transfer.created", transfer), event("transaction.updated", transaction)]
+        if (transfer.status === "SETTLED") emitted.push(event(settledEvent(p.rail), transfer))
+        const write = store.postNewTransfer({
+          transaction,
+          transfer,
+          bookTransfer,
+          deltas: balanceDeltas(entries),
+          checkFunds: source.kind === "wallet",
+          events: emitted
+        })
+        const result = yield* (inTransaction
+          ? write
+          : Effect.retry(write, { schedule: ONE_STATEMENT_RETRY, while: isRetryableSqlError }))
+        if (!result.posted) return yield* insufficient(result.availableMinor, p.amount, p.currency)
+        return { transfer, transaction, book_transfer: bookTransfer }
+      })
+
+    /** A transfer: validation and accounts, then the one-statement write (PostgreSQL) or the general posting. */
+    const post = (
+      programId: string,
+      rail: TransferRail,
+      input: TransferInput,
+      card: CardFields | null
+    ): Effect.Effect<PostedTransfer, TransferError> =>
+      store.oneStatementPosting
+        ? Effect.gen(function*() {
+          const p = yield* prepare(programId, rail, input, card)
+          const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
+          const settlement = p.from !== null && p.to !== null ? null : p.settlement
+          // Attaching to an existing transaction, or creating the settlement account, takes the general path.
+          if (p.transactionId === null && (settlement !== null || (p.from !== null && p.to !== null))) {
+            return yield* postOneStatement(p, p.from ?? settlement!, p.to ?? settlement!, inTransaction)
+          }
+          return yield* write(postPrepared(p, false))
+        })
+        : write(Effect.flatMap(prepare(programId, rail, input, card), (p) => postPrepared(p, serializedWrites)))
 
     const page = <A>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readonly total: number }, SqlError.SqlError>) =>
       Effect.map(effect, ({ rows, total }): Page<A> => ({ data: rows, total_count: total }))
@@ -415,7 +604,7 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
        */
       postTransfer: (programId: string, input: TransferInput): Effect.Effect<PostedTransfer, TransferError> =>
         PAYMENT_RAILS.includes(input.payment_rail as PaymentRail)
-          ? write(post(programId, input.payment_rail as PaymentRail, input, null))
+          ? post(programId, input.payment_rail as PaymentRail, input, null)
           : Effect.fail(new InvalidRequest({ message: `paymentRail must be one of ${PAYMENT_RAILS.join(", ")}.`, param: "paymentRail" })),
 
       getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
@@ -482,13 +671,13 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
        * `declineCardAuthorization`. Joins the caller's transaction.
        */
       approveCardAuthorization: (programId: string, input: CardAuthorizationInput): Effect.Effect<PostedTransfer, TransferError> =>
-        write(post(programId, "card", {
+        post(programId, "card", {
           payment_rail: "card",
           amount: input.amount,
           currency: input.currency,
           from_financial_account_id: input.financial_account_id,
           to_financial_account_id: null
-        }, { card_id: input.card_id, mcc: nullable(input.mcc), merchant_name: nullable(input.merchant_name) })),
+        }, { card_id: input.card_id, mcc: nullable(input.mcc), merchant_name: nullable(input.merchant_name) }),
 
       /**
        * Records a DECLINED card authorization (no transfer, no entries) with its decline_reason;

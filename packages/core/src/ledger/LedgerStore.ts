@@ -1,5 +1,6 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
+import type { IssuingEvent } from "../events/Records.js"
 import type { PageWindow } from "../platform/Paging.js"
 import type { BalanceDelta } from "./PostingRules.js"
 import type {
@@ -56,6 +57,21 @@ export interface LockedBalance {
   readonly creditsMinor: number
 }
 
+/**
+ * Everything one transfer with a NEW transaction writes, computed (and asserted) by the ledger
+ * before the write: the store writes it in one statement (see `postNewTransfer`).
+ */
+export interface NewTransferPosting {
+  readonly transaction: Transaction
+  readonly transfer: Transfer
+  readonly bookTransfer: BookTransfer
+  readonly deltas: ReadonlyArray<BalanceDelta>
+  /** Refuse (write nothing) unless the source's principal balance covers the amount, checked under lock. */
+  readonly checkFunds: boolean
+  /** The events of the change, in order; each is fanned out to its webhook subscriptions. */
+  readonly events: ReadonlyArray<IssuingEvent>
+}
+
 /** A new account row (balances start at zero in every book). */
 export interface NewAccount {
   readonly id: string
@@ -78,6 +94,12 @@ export interface LedgerStoreService {
   readonly findSettlementAccount: (programId: string, currency: string) => Effect.Effect<Option.Option<FinancialAccount>, SqlError.SqlError>
   readonly findAccount: (programId: string, accountId: string) => Effect.Effect<Option.Option<FinancialAccount>, SqlError.SqlError>
   readonly findAccounts: (programId: string, accountIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<FinancialAccount>, SqlError.SqlError>
+  /** One read for a posting: these accounts of the program and, when `settlementCurrency` is given, its settlement account of that currency. */
+  readonly findPostingAccounts: (
+    programId: string,
+    accountIds: ReadonlyArray<string>,
+    settlementCurrency: string | null
+  ) => Effect.Effect<ReadonlyArray<FinancialAccount>, SqlError.SqlError>
   readonly listAccounts: (programId: string, filter: AccountFilter, window: PageWindow) => Effect.Effect<Rows<FinancialAccount>, SqlError.SqlError>
   readonly balancesOf: (accountId: string) => Effect.Effect<ReadonlyArray<BookBalance>, SqlError.SqlError>
   /**
@@ -109,6 +131,17 @@ export interface LedgerStoreService {
     bookTransfer: BookTransfer,
     deltas: ReadonlyArray<BalanceDelta>
   ) => Effect.Effect<void, SqlError.SqlError>
+  /** True when `postNewTransfer` is available (PostgreSQL: the `issuing_post_transfer` function). */
+  readonly oneStatementPosting: boolean
+  /**
+   * Writes a transfer with a new transaction in ONE statement: locks both accounts' balance rows
+   * in (account id, book) order, checks funds under the lock when asked, then writes every row and
+   * the events with their webhook deliveries. Writes nothing when funds are short (posted false).
+   * Runs in autocommit or joins the caller's transaction. Only where `oneStatementPosting`.
+   */
+  readonly postNewTransfer: (
+    posting: NewTransferPosting
+  ) => Effect.Effect<{ readonly posted: boolean; readonly availableMinor: number }, SqlError.SqlError>
   readonly listBookTransfers: (programId: string, filter: BookTransferFilter, window: PageWindow) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
 }
 

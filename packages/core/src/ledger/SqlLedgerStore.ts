@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { toInt, toIso } from "../platform/Rows.js"
+import { WEBHOOK_NOTIFY_CHANNEL } from "../webhooks/WebhookStore.js"
 import { LedgerStore, type LockedBalance, type NewAccount } from "./LedgerStore.js"
 import { bookBalance } from "./PostingRules.js"
 import {
@@ -106,6 +107,7 @@ export const SqlLedgerStoreLive = Layer.effect(
   LedgerStore,
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const forUpdate = (lock: boolean) =>
       lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
     const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) => {
@@ -165,6 +167,16 @@ export const SqlLedgerStoreLive = Layer.effect(
         Effect.map(findAccounts(programId, [accountId]), (rows) => Option.fromNullable(rows[0])),
 
       findAccounts,
+
+      findPostingAccounts: (programId, ids, settlementCurrency) =>
+        (settlementCurrency === null
+          ? sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+                WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`
+          : sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+                WHERE a.program_id = ${programId}
+                  AND (a.id IN ${sql.in(ids)} OR (a.kind = 'settlement' AND a.currency = ${settlementCurrency}))`).pipe(
+          Effect.map((rows) => rows.map(toAccount))
+        ),
 
       listAccounts: (programId, filter, window) => {
         const condition = where([
@@ -319,6 +331,26 @@ export const SqlLedgerStoreLive = Layer.effect(
               credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
               updated_at = excluded.updated_at`
         }),
+
+      oneStatementPosting: isPg,
+
+      postNewTransfer: ({ bookTransfer, checkFunds, deltas, events, transaction: t, transfer }) =>
+        isPg
+          ? sql`SELECT posted, available FROM issuing_post_transfer(
+                  ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
+                  ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
+                  ${t.id}, ${t.status}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
+                  ${transfer.id}, ${transfer.payment_rail}, ${transfer.status}, ${transfer.description},
+                  ${bookTransfer.id},
+                  ${bookTransfer.entries.map((e) => e.financial_account_id)}::text[], ${bookTransfer.entries.map((e) => e.book)}::text[],
+                  ${bookTransfer.entries.map((e) => e.entry_type)}::text[], ${bookTransfer.entries.map((e) => e.amount.amount)}::bigint[],
+                  ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
+                  ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
+                  ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
+                  ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL})`.pipe(
+            Effect.map((rows) => ({ posted: rows[0]!.posted === true, availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available) }))
+          )
+          : Effect.dieMessage("postNewTransfer needs the PostgreSQL store (oneStatementPosting is false)"),
 
       listBookTransfers: (programId, filter, window) => {
         const entryCondition = filter.financial_account_id !== undefined

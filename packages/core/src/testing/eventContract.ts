@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import { EventStore } from "../events/EventStore.js"
 import type { IssuingEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
+import { Transactor } from "../sql/Transactor.js"
 import type { PortContract } from "./Contract.js"
 import { freshOrganization } from "./Fixtures.js"
 
@@ -29,6 +30,25 @@ export const eventContract: PortContract = (name, store) =>
         expect(Option.getOrThrow(yield* events.find(program.id, written.id))).toEqual(written)
         expect(Option.isNone(yield* events.find(other.program.id, written.id))).toBe(true)
         expect(Option.isNone(yield* events.find(program.id, newId()))).toBe(true)
+      }))
+
+    it.effect("appends the events of one change together, in order, or none of them", () =>
+      Effect.gen(function*() {
+        const events = yield* EventStore
+        const transactor = yield* Transactor
+        const { program } = yield* freshOrganization
+        const at = new Date().toISOString()
+        // Ids made in order (UUIDv7) sort in the order the change produced them.
+        const batch = (["wallet.created", "financial_account.created", "transaction.updated"] as const).map((type) =>
+          event(program.id, type, at, { type }))
+        yield* events.appendAll([])
+        yield* events.appendAll(batch)
+        const listed = yield* events.list(program.id, {}, { orderBy: "created_at", descending: false, limit: 10, offset: 0 })
+        expect(listed.rows).toEqual(batch)
+
+        const undone = [event(program.id, "card.created", at, {}), event(program.id, "card.updated", at, {})]
+        yield* Effect.flip(transactor.withTransaction(Effect.zipRight(events.appendAll(undone), Effect.fail("rollback" as const))))
+        for (const item of undone) expect(Option.isNone(yield* events.find(program.id, item.id))).toBe(true)
       }))
 
     it.effect("lists a program's events by time then id, filtered by type, in windows that partition", () =>

@@ -91,6 +91,8 @@ export const WEBHOOK_LIMITS = {
   claimBatchSize: 200,
   /** Results recorded per transaction. */
   recordBatchSize: 500,
+  /** How long the recorder waits for more results before committing, while deliveries are in flight. */
+  recordLingerMs: 5,
   /** Beyond the delivery timeout, how long a claim is held before another worker may take it. */
   leaseMarginMs: 5000
 } as const

@@ -1,6 +1,8 @@
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import type { Row } from "@effect/sql/SqlConnection"
 import { Effect, Layer, Option, Schedule, Stream } from "effect"
+import type { IssuingEvent } from "../events/Records.js"
+import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import type { AttemptStatus, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
@@ -38,7 +40,7 @@ const toAttempt = (row: any): WebhookAttempt => ({
 })
 
 const toClaimed = (row: any): ClaimedDelivery => ({
-  id: row.id,
+  id: String(row.id),
   program_id: row.program_id,
   subscription_id: row.subscription_id,
   event_id: row.event_id,
@@ -62,7 +64,7 @@ const CLAIMED_COLUMNS = `d.id, d.program_id, d.subscription_id, d.event_id, d.at
 
 /**
  * The webhook port over SqlClient, one SQL text for both dialects; dialect branches only for
- * row locking (`FOR UPDATE SKIP LOCKED`), NOTIFY, random ids in SQL and counting inserted rows.
+ * row locking (`FOR UPDATE SKIP LOCKED`), NOTIFY and counting inserted rows.
  */
 export const SqlWebhookStoreLive = Layer.scoped(
   WebhookStore,
@@ -95,7 +97,6 @@ export const SqlWebhookStoreLive = Layer.scoped(
       )
     })
 
-    const randomId = sql.unsafe(isPg ? "gen_random_uuid()::text" : "lower(hex(randomblob(16)))")
     /** Runs an INSERT … SELECT and returns how many rows it inserted (notifying workers when any). */
     const insertCounted = (insert: Statement.Statement<Row>) =>
       isPg
@@ -105,6 +106,26 @@ export const SqlWebhookStoreLive = Layer.scoped(
         : Effect.zipRight(insert, sql`SELECT changes() AS n`).pipe(
           Effect.map((rows) => toInt(rows[0]!.n)),
           Effect.tap((n) => (n > 0 ? Effect.sync(ring) : Effect.void))
+        )
+
+    /** Fan-out of several events in one statement (the events of one change, e.g. a transfer's three). */
+    const enqueueEvents = (events: ReadonlyArray<IssuingEvent>): Effect.Effect<number, SqlError.SqlError> =>
+      events.length === 0
+        ? Effect.succeed(0)
+        : isPg
+        ? sql`SELECT COALESCE(SUM(issuing_webhook_fan_out(e.id, e.program_id, e.type, e.created_at, ${WEBHOOK_NOTIFY_CHANNEL})), 0) AS n
+              FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
+                          ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[])
+                AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+        : insertCounted(
+          sql`INSERT INTO issuing_webhook_deliveries
+                (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+              SELECT ev.column1 || ':' || et.subscription_id, et.program_id, et.subscription_id, ev.column1, 0,
+                     ev.column4, NULL, ev.column4
+              FROM (VALUES ${sql.csv(events.map((e) => sql`(${e.id}, ${e.program_id}, ${e.type}, ${e.created_at})`))}) AS ev
+              JOIN issuing_webhook_event_types et ON et.program_id = ev.column2 AND et.event_type = ev.column3
+              JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
+              WHERE s.disabled = false`
         )
 
     const orderClause = (window: PageWindow, columns: Record<string, string>) => {
@@ -177,7 +198,8 @@ export const SqlWebhookStoreLive = Layer.scoped(
                   event_types = ${JSON.stringify(subscription.event_types)}, disabled = ${boolParam(subscription.disabled)},
                   secret_sealed = ${subscription.secret_sealed}, previous_secret_sealed = ${subscription.previous_secret_sealed},
                   previous_secret_expires_at = ${subscription.previous_secret_expires_at},
-                  failing_since = CASE WHEN ${boolParam(subscription.disabled)} = 1 THEN failing_since ELSE NULL END,
+                  failing_since = CASE WHEN disabled = true AND ${boolParam(subscription.disabled)} = 0 THEN NULL
+                                       ELSE failing_since END,
                   updated_at = ${subscription.updated_at}
               WHERE id = ${subscription.id} AND program_id = ${subscription.program_id}`,
           sql`DELETE FROM issuing_webhook_event_types WHERE subscription_id = ${subscription.id}`,
@@ -196,20 +218,18 @@ export const SqlWebhookStoreLive = Layer.scoped(
           ? Effect.void
           : sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("subscription_id", subscriptionIds)}`.pipe(Effect.asVoid),
 
-      enqueueEvent: (event) =>
-        insertCounted(
-          sql`INSERT INTO issuing_webhook_deliveries
-                (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
-              SELECT ${randomId}, et.program_id, et.subscription_id, ${event.id}, 0, ${event.created_at}, NULL, ${event.created_at}
-              FROM issuing_webhook_event_types et
-              JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
-              WHERE et.program_id = ${event.program_id} AND et.event_type = ${event.type} AND s.disabled = false`
-        ),
+      // On PostgreSQL the fan-out is the function `issuing_webhook_fan_out` (store-pg migration
+      // 0011), which the ledger's one-round-trip posting also calls, so the two paths cannot drift;
+      // change it there (a new migration) together with the SQLite text below. `enqueueEvent` is
+      // `enqueueEvents` of one event: one SQL text per dialect.
+      enqueueEvent: (event) => enqueueEvents([event]),
+      enqueueEvents,
+      // Ids are the replay's own id + the event id: unique, cheap, and in index order (UUIDv7s).
       enqueueReplay: (programId, subscriptionId, beginIso, endIso, nowIso) =>
         insertCounted(
           sql`INSERT INTO issuing_webhook_deliveries
                 (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
-              SELECT ${randomId}, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
+              SELECT ${newId()} || ':' || e.id, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
               FROM issuing_events e
               WHERE e.program_id = ${programId}
                 AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})
@@ -219,7 +239,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
         insertCounted(
           sql`INSERT INTO issuing_webhook_deliveries
                 (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
-              SELECT ${randomId}, ${delivery.program_id}, ${delivery.subscription_id}, ${delivery.event_id},
+              SELECT ${newId()}, ${delivery.program_id}, ${delivery.subscription_id}, ${delivery.event_id},
                      ${delivery.attempt_count}, ${delivery.next_attempt_at}, NULL, ${delivery.next_attempt_at}`
         ).pipe(Effect.asVoid),
       claimDue: (token, nowIso, leaseUntilIso, limit) =>

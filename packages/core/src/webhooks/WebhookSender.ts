@@ -31,6 +31,8 @@ export interface DeliveryOutcome {
 /** The HTTP side of delivery: signs and POSTs, never throws. */
 export interface WebhookSenderService {
   readonly send: (delivery: OutgoingDelivery) => Effect.Effect<DeliveryOutcome>
+  /** The same as a promise, for the worker's fiber-free hot path. */
+  readonly sendAsync: (delivery: OutgoingDelivery) => Promise<DeliveryOutcome>
 }
 
 /** The webhook sender port (a test or host app may replace it). */
@@ -66,6 +68,29 @@ export const makeSender = (options: SenderOptions) => {
     scheduling: "lifo" as const,
     ...(options.allowPrivate ? {} : { lookup: guardedLookup })
   }
+  // Parsed targets, so a hot receiver's URL is parsed once, not per delivery.
+  const targets = new Map<string, { readonly https: boolean; readonly hostname: string; readonly port: number; readonly path: string } | undefined>()
+  const parseTarget = (text: string) => {
+    if (targets.has(text)) return targets.get(text)
+    let target: { https: boolean; hostname: string; port: number; path: string } | undefined
+    try {
+      const url = new URL(text)
+      const https = url.protocol === "https:"
+      target = url.protocol === "http:" || https
+        ? {
+          https,
+          hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+          port: url.port === "" ? (https ? 443 : 80) : Number(url.port),
+          path: `${url.pathname}${url.search}`
+        }
+        : undefined
+    } catch {
+      target = undefined
+    }
+    if (targets.size >= 10_000) targets.clear()
+    targets.set(text, target)
+    return target
+  }
   const httpAgent = new http.Agent(agentOptions)
   const httpsAgent = new https.Agent(agentOptions)
 
@@ -83,21 +108,21 @@ export const makeSender = (options: SenderOptions) => {
       const failed = (reason: string, code = 0) =>
         finish({ status: "FAILED", responseCode: code, responseBody: reason.slice(0, options.maxResponseBodyBytes), retryAfterMs: undefined })
 
-      let url: URL
-      try {
-        url = new URL(delivery.url)
-      } catch {
-        return failed("invalid url")
-      }
-      const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
+      const target = parseTarget(delivery.url)
+      if (target === undefined) return failed("invalid url")
+      const host = target.hostname
       // node:net skips `lookup` for IP literals, so those are checked here.
       if (!options.allowPrivate && net.isIP(host) !== 0 && isForbiddenAddress(host)) {
         return failed(`refused: ${host} is a loopback, private, link-local or metadata address`)
       }
       const timestampSeconds = Math.floor(startedMs / 1000)
       const body = Buffer.from(delivery.body, "utf8")
-      const isHttps = url.protocol === "https:"
-      const request = (isHttps ? https : http).request(url, {
+      const isHttps = target.https
+      const request = (isHttps ? https : http).request({
+        host: target.hostname,
+        port: target.port,
+        path: target.path,
+        servername: isHttps && net.isIP(target.hostname) === 0 ? target.hostname : undefined,
         method: "POST",
         agent: isHttps ? httpsAgent : httpAgent,
         headers: {
@@ -145,6 +170,7 @@ export const makeSender = (options: SenderOptions) => {
 
   return {
     send: (delivery: OutgoingDelivery): Effect.Effect<DeliveryOutcome> => Effect.promise(() => sendPromise(delivery)),
+    sendAsync: sendPromise,
     close: () => {
       httpAgent.destroy()
       httpsAgent.destroy()
@@ -168,6 +194,6 @@ export const WebhookSenderLive: Layer.Layer<WebhookSender, never, IssuingConfig>
       ),
       (sender) => Effect.sync(sender.close)
     )
-    return { send: sender.send }
+    return { send: sender.send, sendAsync: sender.sendAsync }
   })
 )

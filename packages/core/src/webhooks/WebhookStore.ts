@@ -40,6 +40,8 @@ export interface WebhookStoreService {
 
   /** Fan-out: one delivery per enabled subscription of the event's program holding its type, in one statement. */
   readonly enqueueEvent: (event: IssuingEvent) => Effect.Effect<number, SqlError.SqlError>
+  /** Fan-out of several events (of one change) in one statement; the same rows as `enqueueEvent` of each. */
+  readonly enqueueEvents: (events: ReadonlyArray<IssuingEvent>) => Effect.Effect<number, SqlError.SqlError>
   /** Replay: one delivery per event of the window whose type the subscription holds, in one statement. */
   readonly enqueueReplay: (
     programId: string,

@@ -117,7 +117,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
         if (url.hash !== "") return yield* bad("url must not have a fragment.")
         const refusal = yield* Effect.promise(() => checkWebhookUrl(url, config.webhookAllowPrivateUrls))
         if (refusal !== undefined) return yield* bad(`${refusal[0]!.toUpperCase()}${refusal.slice(1)}.`)
-        return url.toString()
+        // Stored as given (validated), so the API echoes exactly the URL the caller sent.
+        return trimmed
       })
 
     const validateEventTypes = (types: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, InvalidRequest> => {

@@ -58,6 +58,20 @@ const decodeFailure = (error: HttpApiError.HttpApiDecodeError) => {
   )
 }
 
+/**
+ * A replayed error keeps the request_id in its stored envelope; the Request-Id header repeats it so
+ * header and body agree (a replayed success gets the replay's own id).
+ */
+const replayedRequestId = (stored: { readonly status: number; readonly body: string }): string | undefined => {
+  if (stored.status < 400) return undefined
+  try {
+    const id = JSON.parse(stored.body)?.error?.request_id
+    return typeof id === "string" ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Any failure of the router or a handler, as an ApiFailure (none for defects). */
 const asApiFailure = (error: unknown): ApiFailure | undefined => {
   if (error instanceof ApiFailure) return error
@@ -132,8 +146,8 @@ export const requestPipeline = (routes: RouteTable) =>
               }
               bodyText = yield* readBody(request, config.maxBodyBytes)
               if (bodyText.trim().length > 0) {
-                const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-                if (!contentType.includes("application/json")) {
+                const mediaType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+                if (mediaType !== "application/json") {
                   return yield* apiFailure(
                     "invalid_request",
                     "Content-Type must be application/json for a request with a body.",
@@ -182,7 +196,7 @@ export const requestPipeline = (routes: RouteTable) =>
             return HttpServerResponse.text(stored.body, {
               status: stored.status,
               contentType: "application/json",
-              headers: { "idempotent-replayed": "true" }
+              headers: { "idempotent-replayed": "true", "request-id": replayedRequestId(stored) ?? requestId }
             })
           })
 
@@ -196,7 +210,9 @@ export const requestPipeline = (routes: RouteTable) =>
               )
             )
           )
-          return HttpServerResponse.setHeader(response, "request-id", requestId)
+          return response.headers["request-id"] === undefined
+            ? HttpServerResponse.setHeader(response, "request-id", requestId)
+            : response
         })
     })
   )

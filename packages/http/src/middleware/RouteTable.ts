@@ -50,7 +50,9 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
     }
   })
   return {
-    match(method: string, pathname: string): RouteMatch {
+    match(requestMethod: string, pathname: string): RouteMatch {
+      // HEAD is a GET without the body (the router and the Node server handle the rest).
+      const method = requestMethod === "HEAD" ? "GET" : requestMethod
       let best: Route | undefined
       const allow = new Set<string>()
       for (const route of routes) {

@@ -3,6 +3,7 @@ import idempotency from "./0002_idempotency.js"
 import events from "./0003_events.js"
 import webhooks from "./0030_webhooks.js"
 import ledger from "./0010_ledger.js"
+import ledgerPosting from "./0011_ledger_posting.js"
 import cards from "./0020_cards.js"
 
 /**
@@ -14,6 +15,7 @@ export const migrations = {
   "0002_idempotency": idempotency,
   "0003_events": events,
   "0010_ledger": ledger,
+  "0011_ledger_posting": ledgerPosting,
   "0020_cards": cards,
   "0030_webhooks": webhooks
 }

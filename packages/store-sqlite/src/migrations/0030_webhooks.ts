@@ -38,7 +38,6 @@ export default Effect.gen(function*() {
   )`
   yield* sql`CREATE INDEX issuing_webhook_deliveries_due ON issuing_webhook_deliveries (next_attempt_at)`
   yield* sql`CREATE INDEX issuing_webhook_deliveries_by_subscription ON issuing_webhook_deliveries (subscription_id)`
-  yield* sql`CREATE INDEX issuing_webhook_deliveries_by_claim ON issuing_webhook_deliveries (claim_token)`
   yield* sql`CREATE TABLE issuing_webhook_attempts (
     id TEXT PRIMARY KEY,
     program_id TEXT NOT NULL,

@@ -1,0 +1,54 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Transactor } from "@issuing/core"
+import * as PgStore from "@issuing/store-pg"
+import { Effect, Layer } from "effect"
+import { createTestDatabase } from "../../../test/support/databases.js"
+
+const store = Layer.unwrapScoped(
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.promise(() => createTestDatabase("postgres")),
+      (database) => Effect.promise(() => database.drop())
+    ),
+    (database) => PgStore.layer({ url: database.url, maxConnections: 4 })
+  )
+)
+
+// What the PostgreSQL store promises beyond the port contracts: a pool, and retries of real deadlocks.
+describe("the PostgreSQL store", () => {
+  layer(store, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.effect("serves concurrent statements from a pool of connections", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const started = Date.now()
+        const pids = yield* Effect.all(
+          Array.from({ length: 3 }, () => sql`SELECT pg_backend_pid() AS pid, pg_sleep(0.3)`),
+          { concurrency: "unbounded" }
+        )
+        expect(Date.now() - started).toBeLessThan(850)
+        expect(new Set(pids.map((rows) => rows[0]!.pid)).size).toBe(3)
+      }))
+
+    it.effect("retries a transaction chosen as a deadlock victim, so both writers succeed", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const transactor = yield* Transactor
+        yield* sql`INSERT INTO issuing_organizations (id, name, created_at)
+                   VALUES ('dl-a', 'a', now()), ('dl-b', 'b', now())`
+        let attempts = 0
+        // Two transactions lock the same two rows in opposite orders: PostgreSQL aborts one (40P01).
+        const writer = (first: string, second: string) =>
+          transactor.withTransaction(Effect.gen(function*() {
+            attempts += 1
+            yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${first}`
+            yield* Effect.sleep("150 millis")
+            yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${second}`
+          }))
+        yield* Effect.all([writer("dl-a", "dl-b"), writer("dl-b", "dl-a")], { concurrency: "unbounded" })
+        expect(attempts).toBe(3)
+        const rows = yield* sql`SELECT id, name FROM issuing_organizations WHERE id IN ('dl-a', 'dl-b') ORDER BY id`
+        expect(rows).toEqual([{ id: "dl-a", name: "a++" }, { id: "dl-b", name: "b++" }])
+      }), 30_000)
+  })
+})

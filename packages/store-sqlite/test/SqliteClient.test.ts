@@ -1,0 +1,85 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Transactor } from "@issuing/core"
+import * as SqliteStore from "@issuing/store-sqlite"
+import Sqlite from "better-sqlite3"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll } from "vitest"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-sqlite-client-"))
+const filename = path.join(dir, "client.db")
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+/** A second connection to the same file (in this process: it must never be made to wait). */
+const otherConnection = () => {
+  const db = new Sqlite(filename)
+  db.pragma("busy_timeout = 0")
+  return db
+}
+
+// What the SQLite store promises beyond the port contracts: WAL, durable commits, foreign keys,
+// a busy timeout, and write transactions that take the write lock when they begin.
+describe("the SQLite client", () => {
+  layer(SqliteStore.layer({ filename, busyTimeoutMs: 2000 }), { excludeTestServices: true })((it) => {
+    it.effect("runs in WAL mode with synchronous FULL and foreign keys on", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        expect((yield* sql`PRAGMA journal_mode`)[0]).toEqual({ journal_mode: "wal" })
+        expect((yield* sql`PRAGMA synchronous`)[0]).toEqual({ synchronous: 2 })
+        expect((yield* sql`PRAGMA foreign_keys`)[0]).toEqual({ foreign_keys: 1 })
+        const error = yield* Effect.flip(sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+          VALUES ('p', 'no-such-organization', 'n', '400000', 'x', 'x')`)
+        expect(String(error.cause)).toMatch(/FOREIGN KEY/)
+      }))
+
+    it.effect("binds booleans as 1/0 and dates as ISO text", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const at = new Date("2026-01-02T03:04:05.678Z")
+        const rows = yield* sql`SELECT ${true} AS yes, ${false} AS no, ${at} AS at`
+        expect(rows[0]).toEqual({ yes: 1, no: 0, at: "2026-01-02T03:04:05.678Z" })
+      }))
+
+    it.effect("begins write transactions IMMEDIATE: another connection cannot write meanwhile", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const transactor = yield* Transactor
+        const other = otherConnection()
+        try {
+          yield* transactor.withTransaction(Effect.gen(function*() {
+            // Only a read so far; with a deferred BEGIN the other writer would get in first.
+            yield* sql`SELECT COUNT(*) AS n FROM issuing_organizations`
+            expect(() => other.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('x', 'x', 'x')"))
+              .toThrow(/SQLITE_BUSY|database is locked/)
+          }))
+        } finally {
+          other.close()
+        }
+      }))
+
+    it.effect("waits for another process's write lock (busy timeout) instead of failing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // better-sqlite3 waits synchronously, so the lock holder must be another process.
+        const holder = spawn(process.execPath, ["-e", `
+          const db = new (require("better-sqlite3"))(${JSON.stringify(filename)})
+          db.exec("BEGIN IMMEDIATE")
+          db.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('held', 'held', 'x')")
+          process.stdout.write("locked\\n")
+          setTimeout(() => { db.exec("COMMIT"); db.close() }, 400)
+        `], { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] })
+        yield* Effect.async<void>((resume) => {
+          holder.stdout!.once("data", () => resume(Effect.void))
+        })
+        const started = Date.now()
+        yield* sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('waited', 'waited', 'x')`
+        expect(Date.now() - started).toBeGreaterThanOrEqual(200)
+        const rows = yield* sql`SELECT id FROM issuing_organizations WHERE id IN ('held', 'waited') ORDER BY id`
+        expect(rows.map((row) => row.id)).toEqual(["held", "waited"])
+      }))
+  })
+})
