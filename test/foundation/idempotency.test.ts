@@ -53,6 +53,23 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     expect(await programNamed("Different")).toBe(0)
   })
 
+  it("counts the program (X-Program-ID) as part of the request on program-scoped operations", async () => {
+    const second = await platform.request("POST", "/v1/programs", { program: null, body: { name: "Second for keys" } })
+    const key = uuid()
+    const body = { holder: { name: "Idempotent holder" } }
+    const first = await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key })
+    expect(first.status, first.text).toBe(200)
+    expect((await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key })).headers.get("idempotent-replayed"))
+      .toBe("true")
+    expectEnvelope(
+      await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key, program: second.body.id }),
+      409,
+      { code: "conflict", param: "Idempotency-Key" }
+    )
+    // The query string is part of the request too.
+    expectEnvelope(await platform.request("POST", "/v1/wallets?x=1", { body, idempotencyKey: key }), 409, { code: "conflict" })
+  })
+
   it("answers 400 (param Idempotency-Key) to a key that is not a UUID, and writes nothing", async () => {
     for (const key of ["abc", "12345", `${uuid()}0`, "not-a-uuid-at-all-not-a-uuid-at-all"]) {
       expectEnvelope(await post("Bad key", key), 400, { code: "invalid_request", param: "Idempotency-Key" })

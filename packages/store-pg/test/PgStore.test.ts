@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Transactor } from "@issuing/core"
+import { MAX_TRANSACTION_ATTEMPTS, Transactor } from "@issuing/core"
 import * as PgStore from "@issuing/store-pg"
 import { Effect, Layer } from "effect"
 import { createTestDatabase } from "../../../test/support/databases.js"
@@ -21,12 +21,11 @@ describe("the PostgreSQL store", () => {
     it.effect("serves concurrent statements from a pool of connections", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const started = Date.now()
+        // Three statements in flight at once: on one connection they would share a backend.
         const pids = yield* Effect.all(
           Array.from({ length: 3 }, () => sql`SELECT pg_backend_pid() AS pid, pg_sleep(0.3)`),
           { concurrency: "unbounded" }
         )
-        expect(Date.now() - started).toBeLessThan(850)
         expect(new Set(pids.map((rows) => rows[0]!.pid)).size).toBe(3)
       }))
 
@@ -46,7 +45,9 @@ describe("the PostgreSQL store", () => {
             yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${second}`
           }))
         yield* Effect.all([writer("dl-a", "dl-b"), writer("dl-b", "dl-a")], { concurrency: "unbounded" })
-        expect(attempts).toBe(3)
+        // At least one retry; under load both may be chosen as victims and retry again.
+        expect(attempts).toBeGreaterThanOrEqual(3)
+        expect(attempts).toBeLessThanOrEqual(2 * MAX_TRANSACTION_ATTEMPTS)
         const rows = yield* sql`SELECT id, name FROM issuing_organizations WHERE id IN ('dl-a', 'dl-b') ORDER BY id`
         expect(rows).toEqual([{ id: "dl-a", name: "a++" }, { id: "dl-b", name: "b++" }])
       }), 30_000)

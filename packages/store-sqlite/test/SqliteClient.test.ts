@@ -64,20 +64,21 @@ describe("the SQLite client", () => {
     it.effect("waits for another process's write lock (busy timeout) instead of failing", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        // better-sqlite3 waits synchronously, so the lock holder must be another process.
+        // better-sqlite3 waits synchronously, so the lock holder must be another process. It holds
+        // the write lock until 300 ms after we tell it we are about to write.
         const holder = spawn(process.execPath, ["-e", `
           const db = new (require("better-sqlite3"))(${JSON.stringify(filename)})
           db.exec("BEGIN IMMEDIATE")
           db.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('held', 'held', 'x')")
           process.stdout.write("locked\\n")
-          setTimeout(() => { db.exec("COMMIT"); db.close() }, 400)
-        `], { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] })
+          process.stdin.once("data", () => setTimeout(() => { db.exec("COMMIT"); db.close(); process.exit(0) }, 300))
+        `], { cwd: process.cwd(), stdio: ["pipe", "pipe", "inherit"] })
         yield* Effect.async<void>((resume) => {
           holder.stdout!.once("data", () => resume(Effect.void))
         })
-        const started = Date.now()
+        holder.stdin!.write("go\\n")
+        // Without the busy timeout this would fail at once with SQLITE_BUSY.
         yield* sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('waited', 'waited', 'x')`
-        expect(Date.now() - started).toBeGreaterThanOrEqual(200)
         const rows = yield* sql`SELECT id FROM issuing_organizations WHERE id IN ('held', 'waited') ORDER BY id`
         expect(rows.map((row) => row.id)).toEqual(["held", "waited"])
       }))
