@@ -1,4 +1,4 @@
-import { Idempotency, IdempotencyStore, requestFingerprint } from "@issuing/core"
+import { canonicalRequest, Idempotency, IdempotencyStore, Vault } from "@issuing/core"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import pg from "pg"
@@ -120,7 +120,9 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     // A request holding the key elsewhere (another process, or a slow one): its claim is in the store.
     const key = uuid()
     const body = JSON.stringify({ name: "Running" })
-    const fingerprint = requestFingerprint(["POST", "/v1/programs", "", body])
+    const fingerprint = await platform.instance.runtime.runPromise(
+      Effect.map(Vault, (vault) => vault.fingerprint(canonicalRequest(["POST", "/v1/programs", "", body])))
+    )
     const claim = await platform.instance.runtime.runPromise(Effect.flatMap(IdempotencyStore, (store) =>
       store.claim({
         organizationId: platform.org.organization_id,

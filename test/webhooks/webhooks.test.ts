@@ -1,5 +1,7 @@
 import { Events, runDeliveryWorker } from "@issuing/core"
 import { Effect, Fiber } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
@@ -260,6 +262,46 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     const unsubscribed = await emit("wallet.created")
     for (const id of [a.id, b.id, cardsOnly.id]) await platform.request("DELETE", `/v1/webhook-subscriptions/${id}`)
     expectEnvelope(await platform.request("POST", `/v1/events/${unsubscribed.id}/resend`, { body: {} }), 422, { code: "event_type_not_subscribed" })
+  })
+  it("holds no database transaction across resend's delivery, even with an Idempotency-Key", async () => {
+    // The event exists before the subscription, so the worker never delivers it: only the resend does.
+    const event = await emit("card.created")
+    let arrived!: () => void
+    const arrival = new Promise<void>((resolve) => (arrived = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let heldOpen = false
+    const slow = http.createServer((request, response) => {
+      request.resume()
+      heldOpen = true
+      response.on("close", () => (heldOpen = false))
+      arrived()
+      void released.then(() => response.end("ok"))
+    })
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve))
+    try {
+      const target = await subscribe({ url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/held`, event_types: ["card.created"] })
+      const key = uuid()
+      const resend = platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: target.id }, idempotencyKey: key })
+      await arrival
+      // While the receiver holds resend's POST, another write commits: nothing waits on a held transaction.
+      const write = await platform.request("POST", "/v1/webhook-subscriptions", {
+        body: { url: receiver.url, event_types: ["wallet.created"], description: "written during a resend" }
+      })
+      expect(write.status, write.text).toBe(200)
+      expect(heldOpen).toBe(true)
+      release()
+      const done = await resend
+      expect(done.status, done.text).toBe(200)
+      expect(done.body.data[0]).toMatchObject({ webhook_subscription_id: target.id, status: "SUCCESS" })
+      const replayed = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: target.id }, idempotencyKey: key })
+      expect(replayed.headers.get("idempotent-replayed")).toBe("true")
+      expect(replayed.body).toEqual(done.body)
+    } finally {
+      release()
+      slow.closeAllConnections()
+      await new Promise<void>((resolve) => slow.close(() => resolve()))
+    }
   })
 })
 

@@ -1,6 +1,5 @@
 import type { SqlError } from "@effect/sql"
 import { Data, Effect } from "effect"
-import * as crypto from "node:crypto"
 import { Conflict, InvalidRequest } from "../platform/Errors.js"
 import { isUuid } from "../platform/Ids.js"
 import { nowMs } from "../platform/Time.js"
@@ -28,11 +27,24 @@ export interface IdempotentResult<A> {
 
 class NotStorable<A> extends Data.TaggedError("NotStorable")<{ readonly response: A }> {}
 
-/** The fingerprint of a request: method, path with query, program and body. */
-export const requestFingerprint = (parts: ReadonlyArray<string>): string => {
-  const hash = crypto.createHash("sha256")
-  for (const part of parts) hash.update(`${part.length}:`).update(part, "utf8")
-  return hash.digest("hex")
+/**
+ * The canonical text of a request (method, path with query, program, body), length-prefixed so
+ * parts cannot run into each other. It is only ever stored as a keyed fingerprint (HMAC under the
+ * vault): a plain hash of a body holding a card number could be reversed by guessing numbers.
+ */
+export const canonicalRequest = (parts: ReadonlyArray<string>): string =>
+  parts.map((part) => `${part.length}:${part}`).join("")
+
+/** How a claimed request runs. */
+export interface RunOptions {
+  /**
+   * True (the default): the request and its stored response commit in one database transaction.
+   * False, for operations that call out to other systems (resend's synchronous delivery): the
+   * request runs outside any transaction — holding one across a network call would block other
+   * writers — and its response is stored right after it. A crash in between leaves the claim to
+   * expire after its lease, and a retry runs the request again (at least once).
+   */
+  readonly atomic: boolean
 }
 
 /**
@@ -61,11 +73,13 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
       run: <A, E, R>(
         organizationId: string,
         key: string,
-        fingerprint: string,
+        requestParts: ReadonlyArray<string>,
         execute: Effect.Effect<A, E, R>,
-        toPlain: (result: A) => Effect.Effect<PlainResponse>
+        toPlain: (result: A) => Effect.Effect<PlainResponse>,
+        options: RunOptions = { atomic: true }
       ): Effect.Effect<IdempotentResult<A>, E | Conflict | SqlError.SqlError, R> =>
         Effect.gen(function*() {
+          const fingerprint = vault.fingerprint(canonicalRequest(requestParts))
           const now = yield* nowMs
           const claim = yield* store.claim({
             organizationId,
@@ -94,15 +108,15 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
             case "Claimed":
               break
           }
-          const result = yield* transactor.withTransaction(
-            Effect.gen(function*() {
-              const result = yield* execute
-              const plain = yield* toPlain(result)
-              if (plain.status >= 500) return yield* new NotStorable({ response: result })
-              yield* store.complete(organizationId, key, { status: plain.status, sealedBody: vault.encrypt(plain.body) })
-              return result
-            })
-          ).pipe(
+          const executeAndStore = Effect.gen(function*() {
+            const result = yield* execute
+            const plain = yield* toPlain(result)
+            if (plain.status >= 500) return yield* new NotStorable({ response: result })
+            const complete = store.complete(organizationId, key, { status: plain.status, sealedBody: vault.encrypt(plain.body) })
+            yield* options.atomic ? complete : transactor.withTransaction(complete)
+            return result
+          })
+          const result = yield* (options.atomic ? transactor.withTransaction(executeAndStore) : executeAndStore).pipe(
             Effect.catchIf(
               (error): error is NotStorable<A> => error instanceof NotStorable,
               (notStorable) => Effect.as(store.release(organizationId, key), notStorable.response)

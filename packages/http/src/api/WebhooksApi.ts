@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
+import { CallsOut } from "./Annotations.js"
 import { ListOf, PagingParams, Timestamp } from "./Common.js"
 import { ProgramAuth } from "./Security.js"
 
@@ -115,6 +116,8 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
       .setPath(Schema.Struct({ event_id: Schema.String }))
       .setPayload(ResendRequest)
       .addSuccess(ListOf(WebhookAttempt))
+      // The first attempt is a synchronous POST to the receiver: never inside a held transaction.
+      .annotate(CallsOut, true)
   )
   .add(
     HttpApiEndpoint.get("attempts", "/webhook-attempts")

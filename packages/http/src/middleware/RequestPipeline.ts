@@ -12,8 +12,7 @@ import {
   IssuingConfig,
   type IssuingError,
   type ProgramCaller,
-  RateLimiter,
-  requestFingerprint
+  RateLimiter
 } from "@issuing/core"
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
@@ -187,9 +186,9 @@ export const requestPipeline = (routes: RouteTable) =>
 
             const key = yield* onDomain(idempotency.validateKey(idempotencyKey))
             const programId = "program" in scoped ? (scoped as ProgramCaller).program.id : ""
-            const fingerprint = requestFingerprint([method, url.pathname + url.search, programId, bodyText])
+            const requestParts = [method, url.pathname + url.search, programId, bodyText]
             const result = yield* onDomain(
-              idempotency.run(caller.organizationId, key, fingerprint, handled, plainOf)
+              idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
             )
             if (!result.replayed) return result.response as HttpServerResponse.HttpServerResponse
             const stored = result.response as { status: number; body: string }

@@ -1,4 +1,6 @@
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import { Context, Option } from "effect"
+import { CallsOut } from "../api/Annotations.js"
 import { OrganizationAuth, ProgramAuth } from "../api/Security.js"
 
 /** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
@@ -9,11 +11,12 @@ interface Route {
   readonly pattern: RegExp
   readonly staticSegments: number
   readonly scope: RouteScope
+  readonly callsOut: boolean
 }
 
 /** The outcome of matching a request against the API's routes. */
 export type RouteMatch =
-  | { readonly _tag: "Matched"; readonly scope: RouteScope }
+  | { readonly _tag: "Matched"; readonly scope: RouteScope; readonly callsOut: boolean }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "NotFound" }
 
@@ -40,13 +43,14 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
   const routes: Array<Route> = []
   HttpApi.reflect(api, {
     onGroup() {},
-    onEndpoint({ endpoint, middleware }) {
+    onEndpoint({ endpoint, mergedAnnotations, middleware }) {
       const scope: RouteScope = middleware.has(ProgramAuth as any)
         ? "program"
         : middleware.has(OrganizationAuth as any)
         ? "organization"
         : "public"
-      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope })
+      const callsOut = Context.getOption(mergedAnnotations, CallsOut).pipe(Option.getOrElse(() => false))
+      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope, callsOut })
     }
   })
   return {
@@ -60,7 +64,7 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         allow.add(route.method)
         if (route.method === method && (best === undefined || route.staticSegments > best.staticSegments)) best = route
       }
-      if (best !== undefined) return { _tag: "Matched", scope: best.scope }
+      if (best !== undefined) return { _tag: "Matched", scope: best.scope, callsOut: best.callsOut }
       if (allow.size > 0) return { _tag: "MethodNotAllowed", allow: [...allow].sort() }
       return { _tag: "NotFound" }
     }
