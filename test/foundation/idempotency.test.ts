@@ -88,6 +88,31 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     expect(await programNamed("Scoped", other.api_key)).toBe(1)
   })
 
+  it("replays a stored response only to the API key that made it (another key of the organization gets 409)", async () => {
+    const developer = await platform.request("POST", "/v1/api-keys", {
+      program: null,
+      body: { name: "Replay thief", role: "developer" }
+    })
+    expect(developer.status).toBe(200)
+    const key = uuid()
+    const body = { name: "Replayed admin", role: "admin", pan_reveal: true }
+    const created = await platform.request("POST", "/v1/api-keys", { program: null, body, idempotencyKey: key })
+    expect(created.status).toBe(200)
+    // Same organization, same key, same request, another API key: never the stored secret.
+    const stolen = await platform.request("POST", "/v1/api-keys", {
+      key: developer.body.secret,
+      program: null,
+      body,
+      idempotencyKey: key
+    })
+    expectEnvelope(stolen, 409, { code: "conflict", param: "Idempotency-Key" })
+    expect(stolen.text).not.toContain(created.body.secret)
+    // The key that made it still gets its replay.
+    const replay = await platform.request("POST", "/v1/api-keys", { program: null, body, idempotencyKey: key })
+    expect(replay.headers.get("idempotent-replayed")).toBe("true")
+    expect(replay.body.secret).toBe(created.body.secret)
+  })
+
   it("stores 4xx outcomes of the handler and replays them", async () => {
     const key = uuid()
     const first = await platform.request("POST", "/v1/programs", { program: null, body: { name: "" }, idempotencyKey: key })
@@ -120,8 +145,11 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     // A request holding the key elsewhere (another process, or a slow one): its claim is in the store.
     const key = uuid()
     const body = JSON.stringify({ name: "Running" })
+    // The request as the pipeline fingerprints it: method, path, program (none here), API key id, body.
+    const keys = await platform.request("GET", "/v1/api-keys?page_size=100", { program: null })
+    const adminKeyId = keys.body.data.find((key: { name: string }) => key.name === "Admin key").id as string
     const fingerprint = await platform.instance.runtime.runPromise(
-      Effect.map(Vault, (vault) => vault.fingerprint(canonicalRequest(["POST", "/v1/programs", "", body])))
+      Effect.map(Vault, (vault) => vault.fingerprint(canonicalRequest(["POST", "/v1/programs", "", adminKeyId, body])))
     )
     const claim = await platform.instance.runtime.runPromise(Effect.flatMap(IdempotencyStore, (store) =>
       store.claim({

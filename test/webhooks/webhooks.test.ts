@@ -223,6 +223,18 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, { body: { end: events[0]!.created_at } }), 400, { param: "begin" })
     expectEnvelope(await replay(events[3]!.created_at, events[0]!.created_at), 422, { code: "invalid_time_window" })
     expectEnvelope(await replay("2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z"), 422, { code: "replay_window_too_large", param: "end" })
+    // Valid RFC 3339 bounds beyond any event time (year 0000, an offset crossing year 0 or 9999)
+    // queue nothing: never a 500 (PostgreSQL refuses such timestamps). A leap second parses.
+    for (const [begin, end] of [
+      ["0000-01-01T00:00:00Z", "0000-01-02T00:00:00Z"],
+      ["0000-01-01T00:30:00+01:00", "0000-01-02T00:00:00Z"],
+      ["9999-12-31T00:00:00Z", "9999-12-31T23:00:00-05:00"],
+      ["2016-12-31T23:59:60Z", "2017-01-01T00:00:00Z"]
+    ] as const) {
+      const outside = await replay(begin, end)
+      expect(outside.status, outside.text).toBe(200)
+      expect(outside.body).toMatchObject({ begin, end, events_queued: 0 })
+    }
     expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${uuid()}/replay`, { body: { begin: events[0]!.created_at, end: events[0]!.created_at } }), 404, { param: "webhook_subscription_id" })
     await platform.request("PATCH", `/v1/webhook-subscriptions/${sub.id}`, { body: { disabled: true } })
     expectEnvelope(await replay(events[0]!.created_at, events[3]!.created_at), 409, { code: "conflict" })
@@ -301,6 +313,39 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
       release()
       slow.closeAllConnections()
       await new Promise<void>((resolve) => slow.close(() => resolve()))
+    }
+  })
+
+  it("answers a resend whose subscription is deleted during the try, and queues no retry for it", async () => {
+    const event = await emit("card.created")
+    let arrived!: () => void
+    const arrival = new Promise<void>((resolve) => (arrived = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let calls = 0
+    const failing = http.createServer((request, response) => {
+      request.resume()
+      calls += 1
+      arrived()
+      void released.then(() => response.writeHead(500).end("down"))
+    })
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve))
+    try {
+      const target = await subscribe({ url: `http://127.0.0.1:${(failing.address() as AddressInfo).port}/gone-soon`, event_types: ["card.created"] })
+      const resend = platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: target.id } })
+      await arrival
+      expect((await platform.request("DELETE", `/v1/webhook-subscriptions/${target.id}`)).status).toBe(200)
+      release()
+      const done = await resend
+      expect(done.status, done.text).toBe(200)
+      expect(done.body.data[0]).toMatchObject({ webhook_subscription_id: target.id, status: "FAILED", response_code: 500 })
+      // The retry (150 ms on this schedule) is never made: nothing was queued for the deleted subscription.
+      await sleep(600)
+      expect(calls).toBe(1)
+    } finally {
+      release()
+      failing.closeAllConnections()
+      await new Promise<void>((resolve) => failing.close(() => resolve()))
     }
   })
 })

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
+import { orderByClause } from "../sql/OrderBy.js"
 import { AccessStore } from "./AccessStore.js"
 import type { ApiKey, Program, Role } from "./Records.js"
 
@@ -35,11 +36,7 @@ export const SqlAccessStoreLive = Layer.effect(
   AccessStore,
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const orderClause = (window: PageWindow, columns: Record<string, string>) => {
-      const column = columns[window.orderBy] ?? "created_at"
-      const direction = window.descending ? "DESC" : "ASC"
-      return sql.unsafe(`${column} ${direction}, id ${direction}`)
-    }
+    const orderClause = (window: PageWindow, columns: Record<string, string>) => orderByClause(sql, window, columns)
     const programFilter = (organizationId: string, programIds: ReadonlyArray<string> | null) =>
       programIds === null
         ? sql`organization_id = ${organizationId}`

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { fromJson, toInt, toIso } from "../platform/Rows.js"
+import { orderByClause } from "../sql/OrderBy.js"
 import { type CardFilter, CardStore } from "./CardStore.js"
 import type {
   CardAuditAction,
@@ -69,11 +70,7 @@ export const SqlCardStoreLive = Layer.effect(
   CardStore,
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const order = (window: PageWindow, columns: Record<string, string>) => {
-      const column = columns[window.orderBy] ?? "created_at"
-      const direction = window.descending ? "DESC" : "ASC"
-      return sql.unsafe(`${column} ${direction}, id ${direction}`)
-    }
+    const order = (window: PageWindow, columns: Record<string, string>) => orderByClause(sql, window, columns)
     const cardWhere = (programId: string, filter: CardFilter) => {
       const parts = [sql`program_id = ${programId}`]
       if (filter.walletId !== undefined) parts.push(sql`wallet_id = ${filter.walletId}`)

@@ -1,8 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso } from "../platform/Rows.js"
+import { orderByClause } from "../sql/OrderBy.js"
 import { EventStore } from "./EventStore.js"
 import type { EventType, IssuingEvent } from "./Records.js"
+
+/** Events are listed by time only (GET /v1/events accepts order_by=created_at). */
+const EVENT_ORDER = { created_at: "created_at" }
 
 const toEvent = (row: any): IssuingEvent => ({
   id: row.id,
@@ -39,17 +43,15 @@ export const SqlEventStoreLive = Layer.effect(
         sql`SELECT * FROM issuing_events WHERE id = ${eventId} AND program_id = ${programId}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent))
         ),
-      list: (programId, filter, window) => {
-        const direction = window.descending ? "DESC" : "ASC"
-        return Effect.all({
+      list: (programId, filter, window) =>
+        Effect.all({
           rows: sql`SELECT * FROM issuing_events WHERE ${where(programId, filter.type)}
-                    ORDER BY ${sql.unsafe(`created_at ${direction}, id ${direction}`)}
+                    ORDER BY ${orderByClause(sql, window, EVENT_ORDER)}
                     LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toEvent))),
           total: sql`SELECT COUNT(*) AS n FROM issuing_events WHERE ${where(programId, filter.type)}`.pipe(
             Effect.map((rows) => toInt(rows[0]!.n))
           )
         })
-      }
     }
   })
 )

@@ -7,6 +7,7 @@
  */
 import { describe } from "@effect/vitest"
 import { accessContract } from "./accessContract.js"
+import { cardContract } from "./cardContract.js"
 import type { ContractStoreLayer, PortContract } from "./Contract.js"
 import { eventContract } from "./eventContract.js"
 import { idempotencyContract } from "./idempotencyContract.js"
@@ -20,6 +21,7 @@ export const PORT_CONTRACTS: Record<string, PortContract> = {
   access: accessContract,
   idempotency: idempotencyContract,
   events: eventContract,
+  cards: cardContract,
   transactor: transactorContract
 }
 

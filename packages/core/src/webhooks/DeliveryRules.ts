@@ -1,6 +1,36 @@
+import { newId } from "../platform/Ids.js"
 import type { VaultService } from "../vault/Vault.js"
-import { WEBHOOK_LIMITS } from "./Records.js"
+import { WEBHOOK_LIMITS, type WebhookAttempt } from "./Records.js"
 import { secretKey } from "./Signing.js"
+import type { DeliveryOutcome } from "./WebhookSender.js"
+
+/** The attempt recording one finished try (interface §2), with the program it is stored under. */
+export const attemptRecord = (
+  delivery: { readonly program_id: string; readonly event_id: string; readonly subscription_id: string },
+  outcome: DeliveryOutcome,
+  nowText: string
+): WebhookAttempt & { readonly program_id: string } => ({
+  id: newId(),
+  object: "webhook_attempt",
+  program_id: delivery.program_id,
+  event_id: delivery.event_id,
+  webhook_subscription_id: delivery.subscription_id,
+  status: outcome.status,
+  response_code: outcome.responseCode,
+  response_body: outcome.responseBody,
+  attempted_at: new Date(outcome.attemptedAtMs).toISOString(),
+  created_at: nowText,
+  updated_at: nowText
+})
+
+/** The FAILED outcome of an event too large to send: recorded, never retried. */
+export const oversizedPayload = (sizeBytes: number, limitBytes: number, nowMs: number): DeliveryOutcome => ({
+  status: "FAILED",
+  responseCode: 0,
+  responseBody: `payload of ${sizeBytes} bytes exceeds the ${limitBytes}-byte limit`,
+  retryAfterMs: undefined,
+  attemptedAtMs: nowMs
+})
 
 /**
  * The delivered body: the event record (CONTRACT §5), built from the stored columns without

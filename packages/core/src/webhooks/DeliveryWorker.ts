@@ -4,7 +4,7 @@ import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
-import { eventPayload, retryDelayMs, signingKeys } from "./DeliveryRules.js"
+import { attemptRecord, eventPayload, oversizedPayload, retryDelayMs, signingKeys } from "./DeliveryRules.js"
 import { type ClaimedDelivery, WEBHOOK_LIMITS, type WebhookAttempt } from "./Records.js"
 import { type DeliveryOutcome, WebhookSender } from "./WebhookSender.js"
 import { WebhookStore, WebhookWakeups } from "./WebhookStore.js"
@@ -117,17 +117,7 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
         })
         const size = Buffer.byteLength(body)
         if (size > config.webhookMaxPayloadBytes) {
-          return finish({
-            delivery,
-            outcome: {
-              status: "FAILED",
-              responseCode: 0,
-              responseBody: `payload of ${size} bytes exceeds the ${config.webhookMaxPayloadBytes}-byte limit`,
-              retryAfterMs: undefined,
-              attemptedAtMs: now
-            },
-            permanent: true
-          })
+          return finish({ delivery, outcome: oversizedPayload(size, config.webhookMaxPayloadBytes, now), permanent: true })
         }
         sender.sendAsync({ url: delivery.url, messageId: delivery.event_id, body, keys: keysFor(delivery, now) }).then(
           (outcome) => finish({ delivery, outcome, permanent: false }),
@@ -168,19 +158,7 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
             done.push(delivery.id)
             continue
           }
-          attempts.push({
-            id: newId(),
-            object: "webhook_attempt",
-            program_id: delivery.program_id,
-            event_id: delivery.event_id,
-            webhook_subscription_id: delivery.subscription_id,
-            status: outcome.status,
-            response_code: outcome.responseCode,
-            response_body: outcome.responseBody,
-            attempted_at: new Date(outcome.attemptedAtMs).toISOString(),
-            created_at: nowText,
-            updated_at: nowText
-          })
+          attempts.push(attemptRecord(delivery, outcome, nowText))
           if (outcome.status === "SUCCESS") {
             done.push(delivery.id)
             succeeded.add(delivery.subscription_id)

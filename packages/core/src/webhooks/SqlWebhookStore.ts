@@ -63,6 +63,26 @@ const CLAIMED_COLUMNS = `d.id, d.program_id, d.subscription_id, d.event_id, d.at
   s.updated_at AS subscription_updated_at`
 
 /**
+ * THE SQLite webhook fan-out of `count` events: one queued delivery per enabled subscription of
+ * the event's program holding its type. Parameters: (id, program_id, type, created_at) of each
+ * event, in order. `enqueueEvents` below and the ledger's synchronous SQLite posting
+ * (ledger/SqlitePosting.ts) both run this text, so the two cannot drift.
+ */
+export const sqliteFanOutSql = (count: number): string =>
+  `INSERT INTO issuing_webhook_deliveries
+     (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+   SELECT ev.column1 || ':' || et.subscription_id, et.program_id, et.subscription_id, ev.column1, 0,
+          ev.column4, NULL, ev.column4
+   FROM (VALUES ${Array.from({ length: count }, () => "(?, ?, ?, ?)").join(", ")}) AS ev
+   JOIN issuing_webhook_event_types et ON et.program_id = ev.column2 AND et.event_type = ev.column3
+   JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
+   WHERE s.disabled = false`
+
+/** The parameters of `sqliteFanOutSql(events.length)`. */
+export const sqliteFanOutParams = (events: ReadonlyArray<IssuingEvent>): Array<string> =>
+  events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at])
+
+/**
  * The webhook port over SqlClient, one SQL text for both dialects; dialect branches only for
  * row locking (`FOR UPDATE SKIP LOCKED`), NOTIFY and counting inserted rows.
  */
@@ -117,16 +137,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
               FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
                           ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[])
                 AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
-        : insertCounted(
-          sql`INSERT INTO issuing_webhook_deliveries
-                (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
-              SELECT ev.column1 || ':' || et.subscription_id, et.program_id, et.subscription_id, ev.column1, 0,
-                     ev.column4, NULL, ev.column4
-              FROM (VALUES ${sql.csv(events.map((e) => sql`(${e.id}, ${e.program_id}, ${e.type}, ${e.created_at})`))}) AS ev
-              JOIN issuing_webhook_event_types et ON et.program_id = ev.column2 AND et.event_type = ev.column3
-              JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
-              WHERE s.disabled = false`
-        )
+        : insertCounted(sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
 
     const orderClause = (window: PageWindow, columns: Record<string, string>) => {
       const column = columns[window.orderBy] ?? "created_at"
@@ -168,8 +179,11 @@ export const SqlWebhookStoreLive = Layer.scoped(
                       ${subscription.updated_at})`,
           insertEventTypes(subscription)
         ),
-      findSubscription: (programId, id) =>
-        sql`SELECT * FROM issuing_webhook_subscriptions WHERE id = ${id} AND program_id = ${programId}`.pipe(
+      findSubscription: (programId, id, forUpdate = false) =>
+        // SQLite writes are BEGIN IMMEDIATE (one writer), so only PostgreSQL needs the row lock.
+        (forUpdate && isPg
+          ? sql`SELECT * FROM issuing_webhook_subscriptions WHERE id = ${id} AND program_id = ${programId} FOR UPDATE`
+          : sql`SELECT * FROM issuing_webhook_subscriptions WHERE id = ${id} AND program_id = ${programId}`).pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSubscription))
         ),
       listSubscriptions: (programId, disabled, window) =>
@@ -220,7 +234,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
 
       // On PostgreSQL the fan-out is the function `issuing_webhook_fan_out` (store-pg migration
       // 0011), which the ledger's one-round-trip posting also calls, so the two paths cannot drift;
-      // change it there (a new migration) together with the SQLite text below. `enqueueEvent` is
+      // change it there (a new migration) together with `sqliteFanOutSql` above. `enqueueEvent` is
       // `enqueueEvents` of one event: one SQL text per dialect.
       enqueueEvent: (event) => enqueueEvents([event]),
       enqueueEvents,
@@ -235,12 +249,16 @@ export const SqlWebhookStoreLive = Layer.scoped(
                 AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})
                 AND e.created_at >= ${beginIso} AND e.created_at <= ${endIso}`
         ),
+      // Selected from the subscription's own row: a subscription deleted or disabled while a resend
+      // was in flight gets no retry (and a deleted one no foreign-key failure after the send).
       enqueue: (delivery) =>
         insertCounted(
           sql`INSERT INTO issuing_webhook_deliveries
                 (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
-              SELECT ${newId()}, ${delivery.program_id}, ${delivery.subscription_id}, ${delivery.event_id},
-                     ${delivery.attempt_count}, ${delivery.next_attempt_at}, NULL, ${delivery.next_attempt_at}`
+              SELECT ${newId()}, ${delivery.program_id}, s.id, ${delivery.event_id},
+                     ${delivery.attempt_count}, ${delivery.next_attempt_at}, NULL, ${delivery.next_attempt_at}
+              FROM issuing_webhook_subscriptions s
+              WHERE s.id = ${delivery.subscription_id} AND s.program_id = ${delivery.program_id} AND s.disabled = false`
         ).pipe(Effect.asVoid),
       claimDue: (token, nowIso, leaseUntilIso, limit) =>
         isPg

@@ -22,7 +22,15 @@ export interface QueuedDelivery {
 /** Storage port of webhooks: subscriptions, the delivery queue (leased claims) and attempts. */
 export interface WebhookStoreService {
   readonly insertSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
-  readonly findSubscription: (programId: string, id: string) => Effect.Effect<Option.Option<StoredSubscription>, SqlError.SqlError>
+  /**
+   * A subscription of the program; `forUpdate` (inside a transaction) locks its row until commit, so a
+   * read-modify-write (PATCH, rotate-secret) cannot overwrite a concurrent rotation or disabling.
+   */
+  readonly findSubscription: (
+    programId: string,
+    id: string,
+    forUpdate?: boolean
+  ) => Effect.Effect<Option.Option<StoredSubscription>, SqlError.SqlError>
   readonly listSubscriptions: (
     programId: string,
     disabled: boolean | undefined,
@@ -50,6 +58,7 @@ export interface WebhookStoreService {
     endIso: string,
     nowIso: string
   ) => Effect.Effect<number, SqlError.SqlError>
+  /** Queues one delivery, unless its subscription is gone or disabled. */
   readonly enqueue: (delivery: QueuedDelivery) => Effect.Effect<void, SqlError.SqlError>
   /** Claims up to `limit` due deliveries under `token` until `leaseUntil`. */
   readonly claimDue: (

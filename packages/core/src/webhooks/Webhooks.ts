@@ -9,7 +9,7 @@ import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
-import { eventPayload, retryDelayMs, signingKeys } from "./DeliveryRules.js"
+import { attemptRecord, eventPayload, oversizedPayload, retryDelayMs, signingKeys } from "./DeliveryRules.js"
 import {
   ATTEMPT_STATUSES,
   type AttemptStatus,
@@ -69,8 +69,11 @@ export const parseWindowBound = (text: string, bound: "begin" | "end"): number |
   const [, year, month, day, hour, minute, second, fraction = "", zone] = match
   if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > 31) return undefined
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 60) return undefined
-  const whole = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}${zone!.toUpperCase()}`)
-  if (Number.isNaN(whole)) return undefined
+  // A leap second (:60) is the instant the next minute starts; Date.parse refuses it.
+  const leap = Number(second) === 60 ? 1000 : 0
+  const parsed = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${leap ? "59" : second}${zone!.toUpperCase()}`)
+  if (Number.isNaN(parsed)) return undefined
+  const whole = parsed + leap
   const check = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))
   if (check.getUTCDate() !== Number(day)) return undefined
   const digits = fraction.slice(1)
@@ -78,6 +81,14 @@ export const parseWindowBound = (text: string, bound: "begin" | "end"): number |
   const remainder = /[1-9]/.test(digits.slice(3)) ? 1 : 0
   return whole + millis + (bound === "begin" ? remainder : 0)
 }
+
+/**
+ * The span event times can take: none is older than the epoch or newer than year 9999. Replay
+ * bounds beyond it are clamped to it (same events), since PostgreSQL rejects timestamps such as
+ * year 0000 or a negative year that RFC 3339 offsets can produce.
+ */
+const EARLIEST_EVENT_MS = 0
+const LATEST_EVENT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 /** Webhook subscriptions, replay, resend and attempts (interface §4.8–4.10, CONTRACT §5). */
 export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks", {
@@ -90,10 +101,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
     const sender = yield* WebhookSender
 
     const missing = new NotFound({ message: "No such webhook subscription.", param: "webhook_subscription_id" })
-    const load = (programId: string, id: string, notFound: NotFound = missing) =>
+    /** A subscription of the program; `forUpdate` locks it for a read-modify-write inside a transaction. */
+    const load = (programId: string, id: string, notFound: NotFound = missing, forUpdate = false) =>
       Effect.gen(function*() {
         if (!isUuid(id)) return yield* notFound
-        const found = yield* store.findSubscription(programId, id.toLowerCase())
+        const found = yield* store.findSubscription(programId, id.toLowerCase(), forUpdate)
         return yield* Option.match(found, { onNone: () => Effect.fail(notFound), onSome: Effect.succeed })
       })
 
@@ -153,32 +165,27 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
     const recordDirect = (
       programId: string,
       eventId: string,
-      results: ReadonlyArray<{ readonly subscription: StoredSubscription; readonly outcome: DeliveryOutcome }>
+      results: ReadonlyArray<{
+        readonly subscription: StoredSubscription
+        readonly outcome: DeliveryOutcome
+        /** A failure that retrying cannot fix (payload over the limit). */
+        readonly permanent: boolean
+      }>
     ) =>
       Effect.gen(function*() {
         const now = yield* nowMs
         const nowText = new Date(now).toISOString()
-        const attempts: Array<WebhookAttempt & { program_id: string }> = results.map(({ outcome, subscription }) => ({
-          id: newId(),
-          object: "webhook_attempt",
-          program_id: programId,
-          event_id: eventId,
-          webhook_subscription_id: subscription.id,
-          status: outcome.status,
-          response_code: outcome.responseCode,
-          response_body: outcome.responseBody,
-          attempted_at: new Date(outcome.attemptedAtMs).toISOString(),
-          created_at: nowText,
-          updated_at: nowText
-        }))
+        const attempts = results.map(({ outcome, subscription }) =>
+          attemptRecord({ program_id: programId, event_id: eventId, subscription_id: subscription.id }, outcome, nowText)
+        )
         yield* store.insertAttempts(attempts)
         const failed = results.filter((result) => result.outcome.status === "FAILED")
         yield* store.clearFailing(results.filter((result) => result.outcome.status === "SUCCESS").map((r) => r.subscription.id))
         yield* store.markFailing(failed.map((result) => result.subscription.id), nowText)
         const gone = failed.filter((result) => result.outcome.responseCode === 410).map((r) => r.subscription.id)
         yield* store.disableSubscriptions(gone, nowText, undefined)
-        for (const { outcome, subscription } of failed) {
-          if (outcome.responseCode === 410 || outcome.responseCode === 0 && outcome.responseBody.startsWith("payload")) continue
+        for (const { outcome, permanent, subscription } of failed) {
+          if (permanent || outcome.responseCode === 410) continue
           const delay = retryDelayMs(config.webhookRetryScheduleMs, 1, outcome.retryAfterMs)
           if (delay === undefined) continue
           yield* store.enqueue({
@@ -249,7 +256,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
           const eventTypes = input.event_types === undefined ? undefined : yield* validateEventTypes(input.event_types)
           const description = input.description === undefined ? undefined : yield* validateDescription(input.description)
           return yield* transactor.withTransaction(Effect.gen(function*() {
-            const current = yield* load(programId, id)
+            const current = yield* load(programId, id, missing, true)
             const updated: StoredSubscription = {
               ...current,
               url: url ?? current.url,
@@ -267,7 +274,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       /** Deletes a subscription and its queued deliveries; its attempts stay listed. */
       remove: (programId: string, id: string) =>
         transactor.withTransaction(Effect.gen(function*() {
-          const current = yield* load(programId, id)
+          const current = yield* load(programId, id, missing, true)
           yield* store.deleteSubscription(programId, current.id)
           return publicSubscription(current)
         })),
@@ -275,7 +282,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       /** A new signing secret; the old one keeps signing beside it for 24 hours. */
       rotateSecret: (programId: string, id: string) =>
         transactor.withTransaction(Effect.gen(function*() {
-          const current = yield* load(programId, id)
+          const current = yield* load(programId, id, missing, true)
           const now = yield* nowMs
           const secret = newWebhookSecret()
           const updated: StoredSubscription = {
@@ -317,16 +324,18 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
           if (subscription.disabled) {
             return yield* new Conflict({ message: "The webhook subscription is disabled; enable it before replaying.", param: "webhook_subscription_id" })
           }
-          const queued = yield* transactor.withTransaction(Effect.gen(function*() {
-            const now = new Date(yield* nowMs).toISOString()
-            return yield* store.enqueueReplay(
-              programId,
-              subscription.id,
-              new Date(beginMs).toISOString(),
-              new Date(endMs).toISOString(),
-              now
-            )
-          }))
+          const queued = endMs < EARLIEST_EVENT_MS || beginMs > LATEST_EVENT_MS
+            ? 0
+            : yield* transactor.withTransaction(Effect.gen(function*() {
+              const now = new Date(yield* nowMs).toISOString()
+              return yield* store.enqueueReplay(
+                programId,
+                subscription.id,
+                new Date(Math.max(beginMs, EARLIEST_EVENT_MS)).toISOString(),
+                new Date(Math.min(endMs, LATEST_EVENT_MS)).toISOString(),
+                now
+              )
+            }))
           return {
             object: "webhook_replay",
             webhook_subscription_id: subscription.id,
@@ -378,18 +387,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
           }
           const body = eventPayload({ ...event, data: JSON.stringify(event.data.object) })
           const now = yield* nowMs
+          const sizeBytes = Buffer.byteLength(body)
+          const oversized = sizeBytes > config.webhookMaxPayloadBytes
           const results = yield* Effect.forEach(targets, (subscription) =>
             Effect.map(
-              Buffer.byteLength(body) > config.webhookMaxPayloadBytes
-                ? Effect.succeed<DeliveryOutcome>({
-                  status: "FAILED",
-                  responseCode: 0,
-                  responseBody: `payload of ${Buffer.byteLength(body)} bytes exceeds the ${config.webhookMaxPayloadBytes}-byte limit`,
-                  retryAfterMs: undefined,
-                  attemptedAtMs: now
-                })
+              oversized
+                ? Effect.succeed(oversizedPayload(sizeBytes, config.webhookMaxPayloadBytes, now))
                 : sender.send({ url: subscription.url, messageId: event.id, body, keys: signingKeys(vault, subscription, now) }),
-              (outcome) => ({ subscription, outcome })
+              (outcome) => ({ subscription, outcome, permanent: oversized })
             ), { concurrency: 16 })
           const attempts = yield* transactor.withTransaction(recordDirect(programId, event.id, results))
           return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>

@@ -186,7 +186,10 @@ export const requestPipeline = (routes: RouteTable) =>
 
             const key = yield* onDomain(idempotency.validateKey(idempotencyKey))
             const programId = "program" in scoped ? (scoped as ProgramCaller).program.id : ""
-            const requestParts = [method, url.pathname + url.search, programId, bodyText]
+            // The API key is part of the request: a stored response is only ever replayed to the key
+            // that made it, so another key of the organization (say a developer key replaying an
+            // admin's key creation or a PAN reveal) gets 409, never the stored secret.
+            const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, bodyText]
             const result = yield* onDomain(
               idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
             )

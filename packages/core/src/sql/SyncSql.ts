@@ -1,0 +1,34 @@
+import type { SqlError } from "@effect/sql"
+import { Context, type Effect } from "effect"
+
+/** A prepared statement run synchronously (better-sqlite3 shape: positional `?` parameters). */
+export interface SyncStatement {
+  readonly run: (...params: ReadonlyArray<unknown>) => { readonly changes: number }
+  readonly all: (...params: ReadonlyArray<unknown>) => Array<any>
+  readonly get: (...params: ReadonlyArray<unknown>) => any
+}
+
+/** The connection as a synchronous callback sees it. */
+export interface SyncConnection {
+  /** A prepared statement for `sql`, cached by the client (prepare each text once). */
+  readonly prepare: (sql: string) => SyncStatement
+}
+
+/**
+ * Synchronous access to the store's one in-process connection (SQLite), for a hot write that
+ * would otherwise pay the Effect statement overhead once per statement: the whole write runs as
+ * ONE synchronous call of prepared statements on the SAME connection and in the SAME transaction
+ * as the caller's SqlClient work (never a second connection).
+ *
+ * `run(f)` is all-or-nothing on its own: inside the caller's transaction (`TransactionConnection`
+ * present — the group commit's or an idempotent request's) `f` runs in a savepoint of it; outside
+ * any transaction it is its own `BEGIN IMMEDIATE` transaction once the connection is free. If `f`
+ * throws, everything it wrote is rolled back and the effect fails with a SqlError (retryable codes
+ * kept in its cause). Only stores with an in-process synchronous driver provide this port.
+ */
+export interface SyncSqlService {
+  readonly run: <A>(f: (connection: SyncConnection) => A) => Effect.Effect<A, SqlError.SqlError>
+}
+
+/** The synchronous-connection port (provided by the SQLite store only). */
+export class SyncSql extends Context.Tag("@issuing/core/SyncSql")<SyncSql, SyncSqlService>() {}
