@@ -237,6 +237,8 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       expect(reissued.body.last_four).toBe(after.pan.slice(-4))
       expect(luhnValid(after.pan)).toBe(true)
       expect(reissued.body.exp_year).toBe(new Date().getUTCFullYear() + 3)
+      // CONTRACT §4: a new expiry, even when the card is reissued in the month it was issued.
+      expect(reissued.body.exp_year * 12 + reissued.body.exp_month).toBeGreaterThan(card.exp_year * 12 + card.exp_month)
       // The old number no longer finds the card; the new one does.
       expectEnvelope(await platform.request("POST", "/v1/cards/search-by-pan", { body: { pan: before.pan } }), 404, { param: "pan" })
       expect((await platform.request("POST", "/v1/cards/search-by-pan", { body: { pan: after.pan } })).body.id).toBe(card.id)

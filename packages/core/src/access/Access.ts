@@ -187,17 +187,19 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
           if (!isUuid(programId)) {
             return yield* new InvalidRequest({ message: "X-Program-ID must be a UUID.", param: "X-Program-ID" })
           }
-          const denied = new PermissionDenied({
-            message: "This API key cannot access the program named by X-Program-ID.",
-            param: "X-Program-ID"
-          })
+          // Built only when refused: constructing an error captures a stack (≈ 35 µs per request).
+          const denied = () =>
+            new PermissionDenied({
+              message: "This API key cannot access the program named by X-Program-ID.",
+              param: "X-Program-ID"
+            })
           const id = programId.toLowerCase()
-          if (!canSeeProgram(caller, id)) return yield* denied
+          if (!canSeeProgram(caller, id)) return yield* denied()
           const cacheKey = `${caller.organizationId}/${id}`
           const cached = programCache.get(cacheKey)
           if (cached !== undefined) return { ...caller, program: cached }
           const program = yield* store.findProgram(caller.organizationId, id)
-          if (Option.isNone(program)) return yield* denied
+          if (Option.isNone(program)) return yield* denied()
           if (programCache.size >= PROGRAM_CACHE_MAX_ENTRIES) programCache.clear()
           programCache.set(cacheKey, program.value)
           return { ...caller, program: program.value }

@@ -26,6 +26,11 @@ export interface AccessStoreService {
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<ApiKey>; readonly total: number }, SqlError.SqlError>
   /** Marks an unrevoked key revoked; none when there was no such key. */
   readonly revokeApiKey: (organizationId: string, keyId: string, at: string) => Effect.Effect<Option.Option<ApiKey>, SqlError.SqlError>
+  /**
+   * Counts API keys. Inside a transaction it first takes a lock that makes concurrent callers
+   * wait for each other (PostgreSQL: a table lock; SQLite: the write transaction already is one),
+   * so two processes bootstrapping an empty database cannot both see zero keys.
+   */
   readonly countApiKeys: Effect.Effect<number, SqlError.SqlError>
 }
 

@@ -103,7 +103,17 @@ export const SqlAccessStoreLive = Layer.effect(
         sql`UPDATE issuing_api_keys SET revoked_at = ${at}
             WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL
             RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toApiKey))),
-      countApiKeys: sql`SELECT COUNT(*) AS n FROM issuing_api_keys`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+      countApiKeys: Effect.zipRight(
+        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (inTransaction) =>
+          Option.isSome(inTransaction)
+            ? sql.onDialectOrElse({
+              // SHARE ROW EXCLUSIVE conflicts with itself: concurrent bootstraps run one after the other.
+              pg: () => sql`LOCK TABLE issuing_api_keys IN SHARE ROW EXCLUSIVE MODE`.pipe(Effect.asVoid),
+              orElse: () => Effect.void
+            })
+            : Effect.void),
+        sql`SELECT COUNT(*) AS n FROM issuing_api_keys`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+      )
     }
   })
 )

@@ -49,6 +49,20 @@ export const expiryFrom = (nowMs: number): { readonly exp_month: number; readonl
   return { exp_month: now.getUTCMonth() + 1, exp_year: now.getUTCFullYear() + EXPIRY_YEARS }
 }
 
+/**
+ * The expiry of a replacement card: EXPIRY_YEARS out, and always after the card's current expiry
+ * (a card reissued in the month it was issued still gets a new expiry: the next month).
+ */
+export const replacementExpiry = (
+  nowMs: number,
+  current: { readonly exp_month: number; readonly exp_year: number }
+): { readonly exp_month: number; readonly exp_year: number } => {
+  const fresh = expiryFrom(nowMs)
+  if (fresh.exp_year * 12 + fresh.exp_month > current.exp_year * 12 + current.exp_month) return fresh
+  const next = current.exp_year * 12 + (current.exp_month - 1) + 1
+  return { exp_month: (next % 12) + 1, exp_year: Math.floor(next / 12) }
+}
+
 /** A number as typed by a person (spaces and dashes allowed) in canonical digit form, or undefined. */
 export const normalizePan = (text: string): string | undefined => {
   const digits = text.replace(/[\s-]/g, "")

@@ -19,7 +19,7 @@ import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso, nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
-import { expiryFrom, generateCvv, generatePan, normalizePan } from "./CardNumbers.js"
+import { expiryFrom, generateCvv, generatePan, normalizePan, replacementExpiry } from "./CardNumbers.js"
 import { type CardSecrets, CardStore } from "./CardStore.js"
 import {
   CARD_AUDIT_ACTIONS,
@@ -97,9 +97,14 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
     const config = yield* IssuingConfig
 
     /** Draws a new unused number and code under the program's BIN and seals them. */
-    const newSecrets = (bin: string): Effect.Effect<CardSecrets, BusinessRuleViolation | SqlError.SqlError> =>
+    /** Fresh number, code and expiry; a replacement's expiry is always later than `replacing`'s. */
+    const newSecrets = (
+      bin: string,
+      replacing?: { readonly exp_month: number; readonly exp_year: number }
+    ): Effect.Effect<CardSecrets, BusinessRuleViolation | SqlError.SqlError> =>
       Effect.gen(function*() {
-        const expiry = expiryFrom(yield* nowMs)
+        const now = yield* nowMs
+        const expiry = replacing === undefined ? expiryFrom(now) : replacementExpiry(now, replacing)
         for (let attempt = 0; attempt < MAX_NUMBER_ATTEMPTS; attempt++) {
           const pan = generatePan(bin)
           // Numbers are unique across programs and across vault keys: check every key's fingerprint.
@@ -194,7 +199,7 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         const rule = LIFECYCLE[action]
         const at = yield* nowIso
         const changed = action === "reissue"
-          ? yield* store.replaceSecrets(programId, current.card.id, rule.from, yield* newSecrets(caller.program.bin), at)
+          ? yield* store.replaceSecrets(programId, current.card.id, rule.from, yield* newSecrets(caller.program.bin, current.card), at)
           : yield* store.transition(programId, current.card.id, rule.from, rule.to!, at)
         if (Option.isNone(changed)) {
           const now = yield* store.findCard(programId, current.card.id)

@@ -1,0 +1,25 @@
+import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
+import { Option } from "effect"
+import { describe, expect, it } from "vitest"
+import { createTestDatabase, STORE_KINDS } from "../support/databases.js"
+import { TEST_VAULT_KEY } from "../support/platform.js"
+
+// CONTRACT §1: on an empty database start-up creates the first organization — once, even when
+// several processes start together (each instance here has its own connections, as a process would).
+describe.each(STORE_KINDS)("bootstrap on %s", (kind) => {
+  it("creates exactly one organization when several instances start on an empty database at once", async () => {
+    const database = await createTestDatabase(kind)
+    const target = kind === "sqlite" ? { kind, filename: database.filename! } : { kind, url: database.url }
+    const instances = await Promise.all(
+      [0, 1, 2].map(() => createIssuing({ store: storeFor(target as any), vaultKeys: [TEST_VAULT_KEY] }))
+    )
+    try {
+      const results = await Promise.all(instances.map((instance) => bootstrapOrganization(instance)))
+      expect(results.filter(Option.isSome)).toHaveLength(1)
+      expect(Option.isNone(await bootstrapOrganization(instances[0]!))).toBe(true)
+    } finally {
+      await Promise.all(instances.map((instance) => instance.dispose()))
+      await database.drop()
+    }
+  })
+})
