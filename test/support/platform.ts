@@ -49,7 +49,8 @@ export const startPlatform = async (
   settings: Partial<IssuingSettings> = {}
 ): Promise<TestPlatform> => {
   const database = await createTestDatabase(kind)
-  const server = http.createServer()
+  // Keep-alive longer than any client idles between requests under load (Node's default 5 s races with reuse).
+  const server = http.createServer({ keepAliveTimeout: 65_000 })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const instance = await createIssuing({

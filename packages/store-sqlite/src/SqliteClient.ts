@@ -3,6 +3,7 @@ import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
+import { SyncSql, type SyncConnection, type SyncStatement } from "@issuing/core"
 import Sqlite from "better-sqlite3"
 import { Context, Effect, Layer, Scope, Stream } from "effect"
 
@@ -52,6 +53,9 @@ const make = (options: SqliteOptions) =>
     db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`)
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
     db.pragma("foreign_keys = ON")
+    // Savepoint sub-journals (one per group-commit unit) and temp b-trees stay in memory instead of
+    // temporary files: they are never durable anyway (measured: 20–40 µs less per batched transfer).
+    db.pragma("temp_store = MEMORY")
 
     // better-sqlite3 statements are cheap to keep; a bounded map avoids re-preparing hot SQL.
     const statements = new Map<string, Sqlite.Statement>()
@@ -93,10 +97,11 @@ const make = (options: SqliteOptions) =>
           },
           catch: (cause) => toSqlError(cause, "Failed to execute statement")
         }),
+      // BEGIN IMMEDIATE, SAVEPOINT, COMMIT… come through here on every transaction: prepared once.
       executeUnprepared: (sql, params, transformRows) =>
         Effect.try({
           try: () => {
-            const statement = db.prepare(sql)
+            const statement = prepare(sql)
             const bound = (params ?? []).map(bindable)
             const rows = statement.reader ? (statement.all(...bound) as ReadonlyArray<any>) : (statement.run(...bound), [])
             return transformRows ? transformRows(rows) : rows
@@ -124,12 +129,37 @@ const make = (options: SqliteOptions) =>
       beginTransaction: "BEGIN IMMEDIATE",
       spanAttributes: [["db.system.name", "sqlite"]]
     })
-    return { client, db }
+
+    // SyncSql: one synchronous call on this same connection. better-sqlite3 runs a nested
+    // transaction function as SAVEPOINT … RELEASE (ROLLBACK TO on a throw), and an outermost one
+    // as BEGIN IMMEDIATE … COMMIT, natively: no Effect overhead per statement.
+    const syncConnection: SyncConnection = { prepare: (sql) => prepare(sql) as unknown as SyncStatement }
+    const atomically = db.transaction((f: (connection: SyncConnection) => unknown) => f(syncConnection))
+    const attempt = <A>(body: () => A) =>
+      Effect.try({ try: body, catch: (cause) => toSqlError(cause, "Failed to execute statement") })
+    const sync = SyncSql.of({
+      run: <A>(f: (connection: SyncConnection) => A) =>
+        Effect.flatMap(Effect.serviceOption(Client.TransactionConnection), (outer) =>
+          outer._tag === "Some"
+            // The caller's transaction holds the one connection: run inside it, in a savepoint.
+            // (If SQLite already rolled that transaction back on an earlier error, refuse rather
+            // than let better-sqlite3 commit this call on its own.)
+            ? attempt(() => {
+              if (!db.inTransaction) throw new Error("The enclosing transaction is no longer active")
+              return atomically(f) as A
+            })
+            // Otherwise wait for the connection like any statement, and be a transaction of its own.
+            : semaphore.withPermits(1)(attempt(() => atomically.immediate(f) as A)))
+    })
+    return { client, db, sync }
   })
 
-/** SqlClient (and the raw database) for a SQLite file. */
-export const layer = (options: SqliteOptions): Layer.Layer<Client.SqlClient | SqliteHandle> =>
+/** SqlClient, SyncSql over the same connection (and the raw database) for a SQLite file. */
+export const layer = (options: SqliteOptions): Layer.Layer<Client.SqlClient | SqliteHandle | SyncSql> =>
   Layer.scopedContext(
-    Effect.map(make(options), ({ client, db }) =>
-      Context.make(Client.SqlClient, client).pipe(Context.add(SqliteDatabase, db as unknown as SqliteHandle)))
+    Effect.map(make(options), ({ client, db, sync }) =>
+      Context.make(Client.SqlClient, client).pipe(
+        Context.add(SqliteDatabase, db as unknown as SqliteHandle),
+        Context.add(SyncSql, sync)
+      ))
   ).pipe(Layer.provide(Reactivity.layer))

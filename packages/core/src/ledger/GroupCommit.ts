@@ -10,6 +10,8 @@ export const GATHER_MS = 1
 interface Item {
   readonly effect: Effect.Effect<unknown, unknown>
   readonly done: Deferred.Deferred<unknown, unknown>
+  /** The unit is all-or-nothing by itself (see `submit`): it needs no savepoint of its own. */
+  readonly atomic: boolean
 }
 
 /** Marks a unit that hit a transient concurrency failure inside a batch: it runs again on its own. */
@@ -19,7 +21,8 @@ const RUN_ALONE = Symbol("RunAlone")
  * Group commit: units of work submitted concurrently are run one after another inside ONE database
  * transaction, each in its own savepoint, so one durable commit (one fsync) serves the whole batch.
  * Each unit keeps its all-or-nothing semantics: a unit that fails rolls back to its savepoint and
- * fails alone; the others commit. A unit's result is handed back only after the commit, so nobody
+ * fails alone; the others commit. (A unit submitted as `atomic` — one store call that is
+ * all-or-nothing by itself, e.g. the SQLite one-call posting — runs without that savepoint.) A unit's result is handed back only after the commit, so nobody
  * sees a success that was not durable. A unit that hits a deadlock or serialization failure inside
  * a batch is run again alone under the Transactor's retry policy.
  */
@@ -45,7 +48,7 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
               batch.length === 1
                 // A batch of one needs no savepoint: its own transaction is its rollback boundary.
                 ? Effect.map(batch[0]!.effect, (value) => [Exit.succeed(value)] as ReadonlyArray<Exit.Exit<unknown, unknown>>)
-                : Effect.forEach(batch, (item) => Effect.exit(transactor.withTransaction(item.effect)))
+                : Effect.forEach(batch, (item) => Effect.exit(item.atomic ? item.effect : transactor.withTransaction(item.effect)))
           )
         )
         const outcome = yield* Effect.exit(transactor.withTransaction(body))
@@ -74,11 +77,15 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
     )
 
     return {
-      /** Runs `effect` in the next group transaction; resolves after that transaction committed. */
-      submit: <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | SqlError.SqlError> =>
+      /**
+       * Runs `effect` in the next group transaction; resolves after that transaction committed.
+       * `atomic`: the effect is all-or-nothing on its own — it makes at most one write, a call that
+       * rolls itself back when it fails — so it is run without a savepoint (one statement through @effect/sql saved).
+       */
+      submit: <A, E>(effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }): Effect.Effect<A, E | SqlError.SqlError> =>
         Effect.gen(function*() {
           const done = yield* Deferred.make<unknown, unknown>()
-          yield* Queue.offer(queue, { effect, done })
+          yield* Queue.offer(queue, { effect, done, atomic: options?.atomic === true })
           const exit = yield* Effect.exit(Deferred.await(done))
           if (Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error === RUN_ALONE) {
             return yield* transactor.withTransaction(effect)

@@ -8,6 +8,7 @@ import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { isRetryableSqlError, MAX_TRANSACTION_ATTEMPTS, Transactor } from "../sql/Transactor.js"
+import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { makeGroupCommit } from "./GroupCommit.js"
 import {
   type AccountFilter,
@@ -168,6 +169,7 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
     const transactor = yield* Transactor
     const events = yield* Events
     const config = yield* IssuingConfig
+    const webhooks = yield* WebhookStore
     const groupCommit = yield* makeGroupCommit(transactor)
     // SQLite has one connection and one writer: every commit is an fsync nobody shares, so batching
     // concurrent transfers into one commit is what makes it fast. PostgreSQL already shares WAL
@@ -443,11 +445,14 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
       })
 
     /**
-     * PostgreSQL: a transfer with a new transaction in ONE statement (`issuing_post_transfer`),
-     * which locks, checks funds and writes every row, event and webhook delivery. In autocommit it
-     * is its own transaction (retried on deadlock / serialization failure like the Transactor's
-     * outermost transaction); inside a caller's transaction it joins it. A refusal writes nothing,
-     * and any SQL error aborts the caller's transaction, so no partial transfer can ever commit.
+     * A transfer with a new transaction in ONE store call (`postNewTransfer`), which checks funds
+     * and writes every row, event and webhook delivery, all or nothing. PostgreSQL: one statement
+     * (`issuing_post_transfer`, locks taken inside); in autocommit it is its own transaction
+     * (retried on deadlock / serialization failure like the Transactor's outermost transaction).
+     * SQLite: one synchronous call inside BEGIN IMMEDIATE, submitted to group commit as an atomic
+     * unit (it rolls itself back to its own savepoint on failure, so the batch needs none for it).
+     * Inside a caller's transaction it joins it. A refusal writes nothing, and no partial transfer
+     * can ever commit.
      */
     const postOneStatement = (p: Prepared, source: FinancialAccount, target: FinancialAccount, inTransaction: boolean) =>
       Effect.gen(function*() {
@@ -474,12 +479,15 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         })
         const result = yield* (inTransaction
           ? write
+          : useGroupCommit
+          ? groupCommit.submit(write, { atomic: true })
           : Effect.retry(write, { schedule: ONE_STATEMENT_RETRY, while: isRetryableSqlError }))
+        if (result.wake) yield* webhooks.wake
         if (!result.posted) return yield* insufficient(result.availableMinor, p.amount, p.currency)
         return { transfer, transaction, book_transfer: bookTransfer }
       })
 
-    /** A transfer: validation and accounts, then the one-statement write (PostgreSQL) or the general posting. */
+    /** A transfer: validation and accounts, then the one-call write (PostgreSQL, SQLite) or the general posting. */
     const post = (
       programId: string,
       rail: TransferRail,

@@ -72,6 +72,19 @@ export interface NewTransferPosting {
   readonly events: ReadonlyArray<IssuingEvent>
 }
 
+/** What `postNewTransfer` did. */
+export interface PostingOutcome {
+  /** False when the source could not cover the amount: nothing was written. */
+  readonly posted: boolean
+  /** The source's principal balance read for the funds check (0 when not checked). */
+  readonly availableMinor: number
+  /**
+   * True when webhook deliveries were queued and this process's workers should be woken (SQLite;
+   * PostgreSQL notifies from SQL itself and reports false).
+   */
+  readonly wake: boolean
+}
+
 /** A new account row (balances start at zero in every book). */
 export interface NewAccount {
   readonly id: string
@@ -131,17 +144,21 @@ export interface LedgerStoreService {
     bookTransfer: BookTransfer,
     deltas: ReadonlyArray<BalanceDelta>
   ) => Effect.Effect<void, SqlError.SqlError>
-  /** True when `postNewTransfer` is available (PostgreSQL: the `issuing_post_transfer` function). */
+  /**
+   * True when `postNewTransfer` is available: PostgreSQL (the `issuing_post_transfer` function)
+   * and SQLite with the `SyncSql` port (ledger/SqlitePosting.ts).
+   */
   readonly oneStatementPosting: boolean
   /**
-   * Writes a transfer with a new transaction in ONE statement: locks both accounts' balance rows
-   * in (account id, book) order, checks funds under the lock when asked, then writes every row and
-   * the events with their webhook deliveries. Writes nothing when funds are short (posted false).
-   * Runs in autocommit or joins the caller's transaction. Only where `oneStatementPosting`.
+   * Writes a transfer with a new transaction in ONE call: PostgreSQL one statement (locks both
+   * accounts' balance rows in (account id, book) order), SQLite one synchronous call of prepared
+   * statements inside the current BEGIN IMMEDIATE transaction; checks funds (under the lock /
+   * inside the write transaction) when asked, then writes every row and the events with their
+   * webhook deliveries. All-or-nothing; writes nothing when funds are short (posted false).
+   * PostgreSQL: autocommit or the caller's transaction; SQLite: the caller's transaction (the
+   * group commit's or an outer one), else its own. Only where `oneStatementPosting`.
    */
-  readonly postNewTransfer: (
-    posting: NewTransferPosting
-  ) => Effect.Effect<{ readonly posted: boolean; readonly availableMinor: number }, SqlError.SqlError>
+  readonly postNewTransfer: (posting: NewTransferPosting) => Effect.Effect<PostingOutcome, SqlError.SqlError>
   readonly listBookTransfers: (programId: string, filter: BookTransferFilter, window: PageWindow) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
 }
 

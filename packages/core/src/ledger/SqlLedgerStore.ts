@@ -2,9 +2,11 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { toInt, toIso } from "../platform/Rows.js"
+import { SyncSql } from "../sql/SyncSql.js"
 import { WEBHOOK_NOTIFY_CHANNEL } from "../webhooks/WebhookStore.js"
 import { LedgerStore, type LockedBalance, type NewAccount } from "./LedgerStore.js"
 import { bookBalance } from "./PostingRules.js"
+import { postTransferSync } from "./SqlitePosting.js"
 import {
   type AccountKind,
   type Book,
@@ -108,6 +110,8 @@ export const SqlLedgerStoreLive = Layer.effect(
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    // SQLite: the store's synchronous access to its one connection, for the one-call posting.
+    const syncSql = isPg ? Option.none() : yield* Effect.serviceOption(SyncSql)
     const forUpdate = (lock: boolean) =>
       lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
     const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) => {
@@ -332,10 +336,11 @@ export const SqlLedgerStoreLive = Layer.effect(
               updated_at = excluded.updated_at`
         }),
 
-      oneStatementPosting: isPg,
+      oneStatementPosting: isPg || Option.isSome(syncSql),
 
-      postNewTransfer: ({ bookTransfer, checkFunds, deltas, events, transaction: t, transfer }) =>
-        isPg
+      postNewTransfer: (posting) => {
+        const { bookTransfer, checkFunds, deltas, events, transaction: t, transfer } = posting
+        return isPg
           ? sql`SELECT posted, available FROM issuing_post_transfer(
                   ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
                   ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
@@ -348,9 +353,16 @@ export const SqlLedgerStoreLive = Layer.effect(
                   ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
                   ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
                   ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL})`.pipe(
-            Effect.map((rows) => ({ posted: rows[0]!.posted === true, availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available) }))
+            Effect.map((rows) => ({
+              posted: rows[0]!.posted === true,
+              availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
+              wake: false
+            }))
           )
-          : Effect.dieMessage("postNewTransfer needs the PostgreSQL store (oneStatementPosting is false)"),
+          : Option.isSome(syncSql)
+          ? syncSql.value.run((db) => postTransferSync(db, posting))
+          : Effect.dieMessage("postNewTransfer needs PostgreSQL or the SyncSql port (oneStatementPosting is false)")
+      },
 
       listBookTransfers: (programId, filter, window) => {
         const entryCondition = filter.financial_account_id !== undefined

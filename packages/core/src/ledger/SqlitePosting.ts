@@ -1,0 +1,102 @@
+import type { SyncConnection } from "../sql/SyncSql.js"
+import { sqliteFanOutParams, sqliteFanOutSql } from "../webhooks/SqlWebhookStore.js"
+import type { NewTransferPosting, PostingOutcome } from "./LedgerStore.js"
+
+/**
+ * The SQLite counterpart of PostgreSQL's `issuing_post_transfer` (store-pg migration 0011): one
+ * transfer with a NEW transaction written as ONE synchronous call of prepared statements on the
+ * connection of the current transaction (see `SyncSql`), so the Effect overhead of a statement is
+ * paid once per transfer instead of once per statement. The rows (ids, entries, deltas, event
+ * payloads) are computed and asserted by the ledger (PostingRules); this only writes them.
+ *
+ * The funds check reads the source's principal balance inside the same write transaction, which
+ * on SQLite is `BEGIN IMMEDIATE` (one writer at a time), so the read is current and the balance
+ * cannot change before the write. On insufficient funds nothing is written.
+ */
+
+const INSERT_TRANSACTION = `INSERT INTO issuing_transactions
+  (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`
+
+const INSERT_TRANSFER = `INSERT INTO issuing_transfers
+  (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
+   to_financial_account_id, status, description, created_at, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const INSERT_BOOK_TRANSFER = `INSERT INTO issuing_book_transfers
+  (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+const AVAILABLE = `SELECT credits_minor - debits_minor AS available FROM issuing_balances
+  WHERE financial_account_id = ? AND book = 'principal'`
+
+const rows = (count: number, row: string) => Array.from({ length: count }, () => row).join(", ")
+
+/** Statement texts by row count, built once (a transfer always has 4 entries, 4 deltas and 3 events). */
+const memo = (build: (count: number) => string) => {
+  const texts = new Map<number, string>()
+  return (count: number) => {
+    let text = texts.get(count)
+    if (text === undefined) texts.set(count, text = build(count))
+    return text
+  }
+}
+
+const insertEntries = memo((count) =>
+  `INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+   VALUES ${rows(count, "(?, ?, ?, ?, ?, ?, ?)")}`
+)
+
+// The same upsert as SqlLedgerStore.postBookTransfer: rows missing for a new book are created.
+const upsertBalances = memo((count) =>
+  `INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
+   VALUES ${rows(count, "(?, ?, ?, ?, ?, ?)")}
+   ON CONFLICT (financial_account_id, book) DO UPDATE SET
+     debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
+     credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
+     updated_at = excluded.updated_at`
+)
+
+const insertEvents = memo((count) =>
+  `INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ${rows(count, "(?, ?, ?, ?, ?)")}`
+)
+
+const fanOut = memo(sqliteFanOutSql)
+
+/** Writes one transfer with its new transaction, book transfer, entries, balances, events and webhook deliveries. */
+export const postTransferSync = (db: SyncConnection, posting: NewTransferPosting): PostingOutcome => {
+  const { bookTransfer, deltas, events, transaction: t, transfer } = posting
+  let available = 0
+  if (posting.checkFunds) {
+    const row = db.prepare(AVAILABLE).get(transfer.from_financial_account_id)
+    available = row === undefined ? 0 : Number(row.available)
+    if (available < transfer.amount) return { posted: false, availableMinor: available, wake: false }
+  }
+  db.prepare(INSERT_TRANSACTION).run(
+    t.id, t.program_id, t.status, t.amount, t.currency, t.card_id, t.mcc, t.merchant_name, t.created_at, t.updated_at
+  )
+  db.prepare(INSERT_TRANSFER).run(
+    transfer.id, transfer.program_id, transfer.transaction_id, transfer.payment_rail, transfer.amount, transfer.currency,
+    transfer.from_financial_account_id, transfer.to_financial_account_id, transfer.status, transfer.description,
+    transfer.created_at, transfer.updated_at
+  )
+  db.prepare(INSERT_BOOK_TRANSFER).run(
+    bookTransfer.id, t.program_id, bookTransfer.transfer_id, bookTransfer.transaction_id,
+    bookTransfer.amount.amount, bookTransfer.amount.currency, bookTransfer.posted_at
+  )
+  db.prepare(insertEntries(bookTransfer.entries.length)).run(
+    ...bookTransfer.entries.flatMap((e, position) => [
+      bookTransfer.id, position, e.financial_account_id, e.book, e.entry_type, e.amount.amount, e.amount.currency
+    ])
+  )
+  db.prepare(upsertBalances(deltas.length)).run(
+    ...deltas.flatMap((d) => [d.financial_account_id, d.book, d.currency, d.debitsMinor, d.creditsMinor, bookTransfer.posted_at])
+  )
+  let queued = 0
+  if (events.length > 0) {
+    db.prepare(insertEvents(events.length)).run(
+      ...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, JSON.stringify(e.data.object)])
+    )
+    queued = db.prepare(fanOut(events.length)).run(...sqliteFanOutParams(events)).changes
+  }
+  return { posted: true, availableMinor: available, wake: queued > 0 }
+}
