@@ -107,7 +107,7 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
   })
 })
 
-describe("issuing cards reseal", () => {
+describe("issuing cards reseal (alias of issuing vault reseal)", () => {
   it("re-seals through the CLI", async () => {
     const database = await createTestDatabase("sqlite")
     try {
@@ -125,9 +125,12 @@ describe("issuing cards reseal", () => {
       const result = await runCli(["cards", "reseal"], env)
       expect(result.stderr).toBe("")
       expect(result.stdout).toContain("re-sealed 1 card under the current vault key")
+      // `cards reseal` is an alias of `vault reseal`: webhook secrets are re-sealed too (none here).
+      expect(result.stdout).toContain("re-sealed 0 webhook subscription secrets under the current vault key")
       expect(await storedKeyIds(database)).toEqual([keyId(NEW_KEY)])
       expect(result.code).toBe(0)
       expect((await runCli(["cards", "rotate"], env)).code).toBe(2)
+      expect((await runCli(["vault", "rotate"], env)).code).toBe(2)
     } finally {
       await database.drop()
     }

@@ -17,6 +17,34 @@ describe("SSRF guard decisions", () => {
     }
   })
 
+  it("unpacks IPv6 forms that embed an IPv4 address and judges them by that address", () => {
+    // Decisions only: nothing is sent anywhere.
+    for (const address of [
+      // IPv4-compatible (::/96, deprecated), dotted and hex
+      "::127.0.0.1", "::7f00:1", "::10.0.0.1", "::a00:1", "::169.254.169.254", "::192.168.0.1", "[::127.0.0.1]",
+      // IPv4-mapped (::ffff:0:0/96), dotted, hex and fully written
+      "::ffff:10.0.0.1", "::ffff:7f00:1", "::FFFF:7F00:1", "0:0:0:0:0:ffff:7f00:1", "::ffff:a9fe:a9fe", "::ffff:172.16.0.1",
+      // IPv4-translated (::ffff:0:0:0/96)
+      "::ffff:0:127.0.0.1", "::ffff:0:a00:1",
+      // NAT64 well-known prefix with a private address, dotted and hex; local-use NAT64 prefix
+      "64:ff9b::10.0.0.1", "64:ff9b::a00:1", "64:ff9b::127.0.0.1", "64:ff9b::192.168.1.1", "64:ff9b::a9fe:a9fe",
+      "64:ff9b:1::a00:1", "64:ff9b:1:2::8.8.8.8",
+      // 6to4 of a private address
+      "2002:7f00:1::1", "2002:c0a8:101::1"
+    ]) expect(isForbiddenAddress(address), address).toBe(true)
+    for (const address of [
+      "::8.8.8.8", "::808:808", "::ffff:808:808", "::ffff:0:8.8.8.8", "64:ff9b::8.8.8.8", "64:ff9b::808:808",
+      "2002:808:808::1", "::ffff:1.1.1.1"
+    ]) expect(isForbiddenAddress(address), address).toBe(false)
+  })
+
+  it("refuses URLs whose host is an IPv6 literal embedding a private IPv4 address", async () => {
+    // The URL parser rewrites these (e.g. [::ffff:127.0.0.1] to [::ffff:7f00:1]); the decision holds.
+    for (const url of ["http://[::127.0.0.1]/x", "http://[::ffff:127.0.0.1]/x", "http://[::ffff:7f00:1]/x", "http://[64:ff9b::10.0.0.1]/x", "http://[::ffff:0:10.0.0.1]/x"]) {
+      expect(await checkWebhookUrl(new URL(url), false), url).toMatch(/loopback, private/)
+    }
+  })
+
   it("checks literal and resolved hosts when private targets are refused, and nothing when allowed", async () => {
     expect(await checkWebhookUrl(new URL("http://127.0.0.1:9/x"), false)).toMatch(/loopback/)
     expect(await checkWebhookUrl(new URL("http://[::1]:9/x"), false)).toMatch(/loopback/)

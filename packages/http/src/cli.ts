@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { createIssuing } from "./App.js"
 import { cardsCommand } from "./commands/CardsCommand.js"
+import { vaultCommand } from "./commands/VaultCommand.js"
 import { type DatabaseTarget, loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
 import { startServer } from "./server.js"
 import { describeDatabase, storeFor } from "./Store.js"
@@ -18,13 +19,15 @@ Commands:
   worker                    Run the webhook delivery worker only
   migrate                   Apply database migrations and exit
   orgs create --name NAME   Create an organization with a default program and an admin key
-  cards reseal              Re-encrypt card data under the current vault key (after rotation)
+  vault reseal              Re-encrypt card data and webhook secrets under the current vault key (after rotation)
+  cards reseal              Alias of vault reseal
 
 Configuration is read from ISSUING_* environment variables (see README.md).`
 
 /** Extra commands registered by features (the webhook worker adds `worker`). */
 export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray<string>) => Promise<number>> = {
   worker: workerCommand,
+  vault: vaultCommand,
   cards: cardsCommand
 }
 

@@ -373,24 +373,25 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       /**
        * Re-seals every card made under an older vault key with the current key (after rotating
        * ISSUING_VAULT_KEY to `new,old`); returns how many cards were re-sealed. Safe to rerun.
+       * The count is taken from each batch's committed result (a retried transaction counts once).
        */
       resealWithCurrentKey: Effect.gen(function*() {
         let total = 0
         for (;;) {
           const batch = yield* store.cardsSealedWithOtherKeys(vault.currentKeyId, RESEAL_BATCH_SIZE)
           if (batch.length === 0) return total
-          yield* transactor.withTransaction(Effect.forEach(batch, (record) =>
-            Effect.gen(function*() {
+          const done = yield* transactor.withTransaction(Effect.forEach(batch, (record) =>
+            Effect.suspend(() => {
               const pan = vault.decrypt(record.sealed.pan_sealed)
               const cvv = vault.decrypt(record.sealed.cvv_sealed)
-              const done = yield* store.reseal(record.card.id, record.sealed.vault_key_id, {
+              return store.reseal(record.card.id, record.sealed.vault_key_id, {
                 pan_sealed: vault.encrypt(pan),
                 cvv_sealed: vault.encrypt(cvv),
                 pan_fingerprint: vault.fingerprint(pan),
                 vault_key_id: vault.currentKeyId
               })
-              if (done) total += 1
             })))
+          total += done.filter(Boolean).length
         }
       })
     }

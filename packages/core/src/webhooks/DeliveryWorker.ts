@@ -12,7 +12,11 @@ import { WebhookStore, WebhookWakeups } from "./WebhookStore.js"
 export interface DeliveryWorkerOptions {
   /** Fallback poll for missed wake-ups and retries coming due (default 1 s with database notifications, 250 ms without). */
   readonly pollIntervalMs?: number | undefined
-  /** How long a graceful stop waits for deliveries in flight (default the delivery timeout, at most 15 s). */
+  /**
+   * How long a graceful stop waits for deliveries in flight (default the delivery timeout + 1 s, at
+   * most 15 s). A try still running after it keeps its lease: its delivery becomes due again only
+   * when the lease ends, never while the try may still be sending.
+   */
   readonly shutdownGraceMs?: number | undefined
   /** Called with each claimed batch size (tests and benchmarks observe the worker with it). */
   readonly onClaim?: ((count: number) => void) | undefined
@@ -33,9 +37,10 @@ interface Finished {
  * The delivery worker: claims due deliveries under a lease, sends them (bounded concurrency,
  * keep-alive), and records every try as an attempt, in batches. Runs until interrupted; on
  * interruption it stops claiming, lets deliveries in flight finish (bounded), records them and
- * hands back what it still holds. A worker that dies instead leaves its claims to expire: they
- * become due again after the lease (delivery timeout + 5 s), so nothing is lost — and because a
- * try cannot outlive the timeout, no two workers ever send the same delivery at once.
+ * hands back what it holds but is not sending; a try still running keeps its lease. A worker that
+ * dies instead leaves its claims to expire: they become due again after the lease (2 × delivery
+ * timeout + 5 s), so nothing is lost — and because a try cannot outlive its lease, no two workers
+ * ever send the same delivery at once.
  */
 export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
   Effect.scoped(Effect.gen(function*() {
@@ -53,6 +58,8 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
     const concurrency = config.webhookConcurrency
 
     let inFlight = 0
+    /** Ids of the deliveries whose try is running (a graceful stop must not hand these back). */
+    const sending = new Set<string>()
     let writing = false
     let stopping = false
     let slotWaiter: (() => void) | undefined
@@ -89,11 +96,13 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
         if (Date.now() - claimedAtMs > config.webhookTimeoutMs) {
           finish({ delivery, outcome: undefined, permanent: false, released: true })
         } else {
+          sending.add(delivery.id)
           deliver(delivery)
         }
       }
     }
     const finish = (finished: Finished) => {
+      sending.delete(finished.delivery.id)
       finishedQueue.push(finished)
       inFlight--
       const wakeWriter = writerWaiter
@@ -235,7 +244,10 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
     })
 
     // On a graceful stop: no new claims, deliveries in flight finish, results are recorded, and
-    // anything still held is made due again for the next worker.
+    // what is still held but not being sent is made due again for the next worker. A try still
+    // running when the wait ends (the timeout may exceed the wait) keeps its lease: making it due
+    // now would let another worker send the same delivery while this one's request is still open.
+    // Its delivery becomes due when the lease ends (at least once: nothing is lost).
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         stopping = true
@@ -246,7 +258,7 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
           yield* Effect.sleep("10 millis")
         }
         const now = new Date(yield* nowMs).toISOString()
-        yield* Effect.ignoreLogged(store.releaseClaims(token, now))
+        yield* Effect.ignoreLogged(store.releaseClaims(token, now, [...sending]))
       })
     )
 

@@ -227,6 +227,20 @@ export const SqlWebhookStoreLive = Layer.scoped(
                                   RETURNING id`
           return rows.length > 0
         }),
+      subscriptionsSealedWithOtherKeys: (currentKeyId, limit) => {
+        const prefix = `v1.${currentKeyId}.`
+        return sql`SELECT * FROM issuing_webhook_subscriptions
+                   WHERE substr(secret_sealed, 1, ${prefix.length}) <> ${prefix}
+                      OR (previous_secret_sealed IS NOT NULL AND substr(previous_secret_sealed, 1, ${prefix.length}) <> ${prefix})
+                   ORDER BY id LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(toSubscription)))
+      },
+      resealSubscription: (id, expected, next) =>
+        sql`UPDATE issuing_webhook_subscriptions
+            SET secret_sealed = ${next.secret_sealed}, previous_secret_sealed = ${next.previous_secret_sealed},
+                previous_secret_expires_at = ${next.previous_secret_expires_at}
+            WHERE id = ${id} AND secret_sealed = ${expected.secret_sealed}
+              AND COALESCE(previous_secret_sealed, '') = ${expected.previous_secret_sealed ?? ""}
+            RETURNING id`.pipe(Effect.map((rows) => rows.length === 1)),
       dropQueued: (subscriptionIds) =>
         subscriptionIds.length === 0
           ? Effect.void
@@ -294,9 +308,12 @@ export const SqlWebhookStoreLive = Layer.scoped(
         sql`UPDATE issuing_webhook_deliveries
             SET attempt_count = ${attemptCount}, next_attempt_at = ${nextAttemptIso}, claim_token = NULL
             WHERE id = ${id} AND claim_token = ${token}`.pipe(Effect.asVoid),
-      releaseClaims: (token, nowIso) =>
-        sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
-            WHERE claim_token = ${token}`.pipe(Effect.asVoid),
+      releaseClaims: (token, nowIso, keep) =>
+        (keep.length === 0
+          ? sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
+                WHERE claim_token = ${token}`
+          : sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
+                WHERE claim_token = ${token} AND NOT ${sql.in("id", keep)}`).pipe(Effect.asVoid),
       nextDueAt: sql`SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.t), toIso))
       ),

@@ -32,10 +32,15 @@ for (const [network, prefix] of [
   ["fe80::", 10], // link-local
   ["ff00::", 8], // multicast
   ["2001:db8::", 32], // documentation
-  ["100::", 64] // discard
+  ["100::", 64], // discard
+  ["64:ff9b:1::", 48] // local-use NAT64 (RFC 8215): translates to private networks by design
 ] as const) blocked.addSubnet(network, prefix, "ipv6")
 
-/** IPv6 forms that embed an IPv4 address: mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96) and 6to4 (2002::/16). */
+/**
+ * IPv6 forms that embed an IPv4 address, judged by that address: mapped (::ffff:a.b.c.d, also
+ * written ::ffff:7f00:1), IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), NAT64
+ * (64:ff9b::/96) and 6to4 (2002::/16).
+ */
 const embeddedIpv4 = (address: string): string | undefined => {
   const lower = address.toLowerCase()
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
@@ -43,8 +48,11 @@ const embeddedIpv4 = (address: string): string | undefined => {
   const words = expandIpv6(lower)
   if (words === undefined) return undefined
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
-  if (words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff) return v4(words[6]!, words[7]!)
-  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return v4(words[6]!, words[7]!)
+  const zero = (from: number, to: number) => words.slice(from, to).every((word) => word === 0)
+  if (zero(0, 5) && words[5] === 0xffff) return v4(words[6]!, words[7]!) // ::ffff:0:0/96, mapped
+  if (zero(0, 6)) return v4(words[6]!, words[7]!) // ::/96, IPv4-compatible (deprecated)
+  if (zero(0, 4) && words[4] === 0xffff && words[5] === 0) return v4(words[6]!, words[7]!) // ::ffff:0:0:0/96, translated
+  if (words[0] === 0x64 && words[1] === 0xff9b && zero(2, 6)) return v4(words[6]!, words[7]!)
   if (words[0] === 0x2002) return v4(words[1]!, words[2]!)
   return undefined
 }

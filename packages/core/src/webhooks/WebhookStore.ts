@@ -19,6 +19,13 @@ export interface QueuedDelivery {
   readonly next_attempt_at: string
 }
 
+/** The sealed signing secrets of a subscription (re-sealed after a vault key rotation). */
+export interface SealedSecrets {
+  readonly secret_sealed: string
+  readonly previous_secret_sealed: string | null
+  readonly previous_secret_expires_at: string | null
+}
+
 /** Storage port of webhooks: subscriptions, the delivery queue (leased claims) and attempts. */
 export interface WebhookStoreService {
   readonly insertSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
@@ -43,6 +50,20 @@ export interface WebhookStoreService {
   readonly updateSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
   /** Deletes a subscription with its queued deliveries; false when there was none. */
   readonly deleteSubscription: (programId: string, id: string) => Effect.Effect<boolean, SqlError.SqlError>
+  /**
+   * Up to `limit` subscriptions (of every program, by id) whose secret or previous secret is sealed
+   * under a vault key other than `currentKeyId` (sealed values read `v1.<keyId>.<payload>`).
+   */
+  readonly subscriptionsSealedWithOtherKeys: (
+    currentKeyId: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<StoredSubscription>, SqlError.SqlError>
+  /**
+   * Replaces a subscription's sealed secrets if they are still `expected` (compare-and-set: a
+   * rotation meanwhile wins); true when replaced. `updated_at` stays: the secrets themselves are
+   * unchanged.
+   */
+  readonly resealSubscription: (id: string, expected: SealedSecrets, next: SealedSecrets) => Effect.Effect<boolean, SqlError.SqlError>
   /** Removes the queued deliveries of subscriptions (they were disabled). */
   readonly dropQueued: (subscriptionIds: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
 
@@ -76,8 +97,11 @@ export interface WebhookStoreService {
     attemptCount: number,
     nextAttemptIso: string
   ) => Effect.Effect<void, SqlError.SqlError>
-  /** Makes every delivery this token holds due now (graceful shutdown). */
-  readonly releaseClaims: (token: string, nowIso: string) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Makes every delivery this token holds due now (graceful shutdown), except those in `keep` (tries
+   * still running: they keep their lease and become due when it ends).
+   */
+  readonly releaseClaims: (token: string, nowIso: string, keep: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
   /** The earliest next_attempt_at on the queue. */
   readonly nextDueAt: Effect.Effect<Option.Option<string>, SqlError.SqlError>
 

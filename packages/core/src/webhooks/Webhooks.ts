@@ -351,6 +351,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
        */
       resend: (programId: string, eventId: string, subscriptionId: string | undefined) =>
         Effect.gen(function*() {
+          // A body field typed `string (uuid)` (interface §4.10): a malformed one fails validation
+          // (400), unlike a malformed path id, which names no resource (404).
+          if (subscriptionId !== undefined && !isUuid(subscriptionId)) {
+            return yield* new InvalidRequest({ message: "subscription_id must be a UUID.", param: "subscription_id" })
+          }
           const eventMissing = new NotFound({ message: "No such event.", param: "event_id" })
           if (!isUuid(eventId)) return yield* eventMissing
           const event = yield* Effect.flatMap(
@@ -399,6 +404,51 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
           const attempts = yield* transactor.withTransaction(recordDirect(programId, event.id, results))
           return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>
         }),
+
+      /**
+       * Re-seals under the current vault key every subscription secret sealed under another one
+       * (after rotating ISSUING_VAULT_KEY to `new,old`), so the old key can be dropped without
+       * breaking signing. Batches of 200, one transaction each, compare-and-set per subscription (a
+       * rotation meanwhile wins and is looked at again). A previous secret past its grace period no
+       * longer signs: it is dropped rather than re-sealed. Returns how many subscriptions were
+       * re-sealed, counted from committed batches. Safe to rerun and to run while serving.
+       */
+      resealWithCurrentKey: Effect.gen(function*() {
+        const current = `v1.${vault.currentKeyId}.`
+        const reseal = (subscription: StoredSubscription, sealed: string) => {
+          if (sealed.startsWith(current)) return sealed
+          try {
+            return vault.encrypt(vault.decrypt(sealed))
+          } catch (error) {
+            throw new Error(`webhook subscription ${subscription.id}: ${error instanceof Error ? error.message : String(error)}`)
+          }
+        }
+        let total = 0
+        let idleBatches = 0
+        for (;;) {
+          const batch = yield* store.subscriptionsSealedWithOtherKeys(vault.currentKeyId, WEBHOOK_LIMITS.resealBatchSize)
+          if (batch.length === 0) return total
+          const done = yield* transactor.withTransaction(Effect.flatMap(nowMs, (now) =>
+            Effect.forEach(batch, (subscription) =>
+              Effect.suspend(() => {
+                const previousLive = subscription.previous_secret_sealed !== null &&
+                  subscription.previous_secret_expires_at !== null &&
+                  Date.parse(subscription.previous_secret_expires_at) > now
+                return store.resealSubscription(subscription.id, subscription, {
+                  secret_sealed: reseal(subscription, subscription.secret_sealed),
+                  previous_secret_sealed: previousLive ? reseal(subscription, subscription.previous_secret_sealed!) : null,
+                  previous_secret_expires_at: previousLive ? subscription.previous_secret_expires_at : null
+                })
+              }))))
+          const resealed = done.filter(Boolean).length
+          total += resealed
+          // Only concurrent rotations make a whole batch miss; they cannot keep doing so for long.
+          idleBatches = resealed === 0 ? idleBatches + 1 : 0
+          if (idleBatches >= 5) {
+            return yield* Effect.dieMessage("webhook subscriptions keep changing during the re-seal; run it again")
+          }
+        }
+      }),
 
       /** Attempts of the program, newest first, filtered by event, subscription or status. */
       listAttempts: (programId: string, query: AttemptQuery, page: PageRequest) =>
