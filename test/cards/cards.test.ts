@@ -147,15 +147,19 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       expectEnvelope(await platform.request("POST", "/v1/cards", { rawBody: "{", headers: { "content-type": "application/json" } }), 400)
     })
 
-    it("answers 404 (param wallet_id) for unknown, malformed and other programs' wallets", async () => {
+    it("answers 404 (param wallet_id) for unknown and other programs' wallets, 400 for a malformed id", async () => {
       const before = await cardCount()
-      for (const walletId of [uuid(), "not-a-uuid"]) {
-        expectEnvelope(
-          await platform.request("POST", "/v1/cards", { body: { wallet_id: walletId, type: "VIRTUAL" } }),
-          404,
-          { code: "not_found", param: "wallet_id" }
-        )
-      }
+      expectEnvelope(
+        await platform.request("POST", "/v1/cards", { body: { wallet_id: uuid(), type: "VIRTUAL" } }),
+        404,
+        { code: "not_found", param: "wallet_id" }
+      )
+      // A body id that is not a UUID fails the schema (interface §7): 400, not 404.
+      expectEnvelope(
+        await platform.request("POST", "/v1/cards", { body: { wallet_id: "not-a-uuid", type: "VIRTUAL" } }),
+        400,
+        { code: "invalid_request", param: "wallet_id" }
+      )
       const other = await platform.createOrganization("Other")
       const foreign = await createWallet(platform, { key: other.api_key, program: other.program_id })
       expectEnvelope(
@@ -508,7 +512,7 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
     it("validates the request", async () => {
       const card = await issueCard(platform, wallet.id)
       expectEnvelope(await authorize({ card_id: uuid(), amount: 100, mcc: "5411" }), 404, { param: "card_id" })
-      expectEnvelope(await authorize({ card_id: "x", amount: 100, mcc: "5411" }), 404, { param: "card_id" })
+      expectEnvelope(await authorize({ card_id: "x", amount: 100, mcc: "5411" }), 400, { param: "card_id" })
       expectEnvelope(await authorize({ card_id: card.id, amount: 0, mcc: "5411" }), 400, { param: "amount" })
       expectEnvelope(await authorize({ card_id: card.id, amount: 1.5, mcc: "5411" }), 400, { param: "amount" })
       expectEnvelope(await authorize({ card_id: card.id, amount: 100, mcc: "54" }), 400, { param: "mcc" })

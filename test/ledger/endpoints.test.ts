@@ -96,6 +96,9 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, to_financial_account_id: euro.financial_account_id }), 422, { code: "currency_mismatch", param: "currency" })
       expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from, to_financial_account_id: to }), 422, { code: "insufficient_funds", param: "amount" })
       expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: uuid() }), 404, { param: "from_financial_account_id" })
+      // A body id that is not a UUID is a schema failure (400), a well-formed unknown one a 404.
+      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: "acct_1" }), 400, { code: "invalid_request", param: "from_financial_account_id" })
+      expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from, to_financial_account_id: to, transaction_id: "nope" }), 400, { param: "transaction_id" })
       const settlement = (await platform.request("GET", "/v1/financial-accounts?kind=settlement&currency=USD")).body.data[0]
       if (settlement !== undefined) {
         expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: settlement.id, to_financial_account_id: to }), 422, { code: "settlement_account_not_allowed" })

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ListOf, PagingParams, Timestamp } from "./Common.js"
+import { ListOf, PagingParams, Timestamp, Uuid } from "./Common.js"
 import { Transaction } from "./LedgerApi.js"
 import { ProgramAuth } from "./Security.js"
 
@@ -65,7 +65,7 @@ const MccCodes = Schema.Array(Schema.String)
 
 /** POST /v1/cards: camelCase names of the release history, snake_case aliases accepted. */
 export const IssueCard = Schema.Struct({
-  wallet_id: Schema.String,
+  wallet_id: Uuid,
   type: Schema.Literal("VIRTUAL", "PHYSICAL"),
   allowedMccCodes: Schema.optional(Schema.NullOr(MccCodes)),
   allowed_mcc_codes: Schema.optional(Schema.NullOr(MccCodes)),
@@ -118,7 +118,7 @@ export class CardEmbedApi extends HttpApiGroup.make("cardEmbed")
 {}
 
 export const SimulateAuthorization = Schema.Struct({
-  card_id: Schema.String,
+  card_id: Uuid,
   amount: Schema.Number,
   currency: Schema.optional(Schema.NullOr(Schema.String)),
   mcc: Schema.String,

@@ -23,3 +23,11 @@ export const Name = (maxLength = 200) =>
 
 /** An RFC 3339 timestamp in UTC, as every resource carries. */
 export const Timestamp = Schema.String
+
+/**
+ * An id in a request BODY or query filter: a UUID, else 400 invalid_request naming the field (a
+ * schema failure, interface §7). Path ids stay plain strings so a malformed one is a 404.
+ */
+export const Uuid = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: () => "must be a UUID" })
+)

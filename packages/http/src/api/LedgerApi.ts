@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { ListOf, PagingParams, Timestamp } from "./Common.js"
+import { ListOf, PagingParams, Timestamp, Uuid } from "./Common.js"
 import { ProgramAuth } from "./Security.js"
 
 /** A money amount (interface §2): integer minor units and an ISO 4217 code. */
@@ -87,7 +87,7 @@ export const BookTransfer = Schema.Struct({
   posted_at: Timestamp
 }).annotations({ identifier: "BookTransfer" })
 
-const OptionalId = Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(64))))
+const OptionalId = Schema.optional(Schema.NullOr(Uuid))
 
 export const CreateWallet = Schema.Struct({
   holder: Schema.Struct({

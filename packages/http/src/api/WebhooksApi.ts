@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { CallsOut } from "./Annotations.js"
-import { ListOf, PagingParams, Timestamp } from "./Common.js"
+import { ListOf, PagingParams, Timestamp, Uuid } from "./Common.js"
 import { ProgramAuth } from "./Security.js"
 
 const subscriptionFields = {
@@ -62,7 +62,7 @@ export const UpdateWebhookSubscription = Schema.Struct({
 
 export const ReplayRequest = Schema.Struct({ begin: Schema.String, end: Schema.String })
 
-export const ResendRequest = Schema.Struct({ subscription_id: Schema.optional(Schema.String) })
+export const ResendRequest = Schema.Struct({ subscription_id: Schema.optional(Uuid) })
 
 const SubscriptionPath = Schema.Struct({ webhook_subscription_id: Schema.String })
 
