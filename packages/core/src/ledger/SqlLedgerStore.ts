@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { toInt, toIso } from "../platform/Rows.js"
+import { orderByClause } from "../sql/OrderBy.js"
 import { SyncSql } from "../sql/SyncSql.js"
 import { WEBHOOK_NOTIFY_CHANNEL } from "../webhooks/WebhookStore.js"
 import { LedgerStore, type LockedBalance, type NewAccount } from "./LedgerStore.js"
@@ -114,11 +115,8 @@ export const SqlLedgerStoreLive = Layer.effect(
     const syncSql = isPg ? Option.none() : yield* Effect.serviceOption(SyncSql)
     const forUpdate = (lock: boolean) =>
       lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
-    const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) => {
-      const column = columns[window.orderBy] ?? Object.values(columns)[0]!
-      const direction = window.descending ? "DESC" : "ASC"
-      return sql.unsafe(`${column} ${direction}, ${idColumn} ${direction}`)
-    }
+    const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) =>
+      orderByClause(sql, window, columns, idColumn)
     const where = (clauses: ReadonlyArray<ReturnType<typeof sql.literal> | false>) => {
       const present = clauses.filter((clause): clause is ReturnType<typeof sql.literal> => clause !== false)
       return sql.and(present)

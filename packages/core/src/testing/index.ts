@@ -11,7 +11,9 @@ import { cardContract } from "./cardContract.js"
 import type { ContractStoreLayer, PortContract } from "./Contract.js"
 import { eventContract } from "./eventContract.js"
 import { idempotencyContract } from "./idempotencyContract.js"
+import { ledgerContract } from "./ledgerContract.js"
 import { transactorContract } from "./transactorContract.js"
+import { webhookContract } from "./webhookContract.js"
 
 export type { ContractStoreLayer, ContractStores, PortContract } from "./Contract.js"
 export { freshOrganization, sampleApiKey, sampleProgram } from "./Fixtures.js"
@@ -22,6 +24,8 @@ export const PORT_CONTRACTS: Record<string, PortContract> = {
   idempotency: idempotencyContract,
   events: eventContract,
   cards: cardContract,
+  ledger: ledgerContract,
+  webhooks: webhookContract,
   transactor: transactorContract
 }
 

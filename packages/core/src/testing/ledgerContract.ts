@@ -1,0 +1,462 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { EventStore } from "../events/EventStore.js"
+import type { IssuingEvent } from "../events/Records.js"
+import { LedgerStore, type LedgerStoreService, type NewTransferPosting } from "../ledger/LedgerStore.js"
+import { balanceDeltas, transferEntries } from "../ledger/PostingRules.js"
+import type { Book, BookTransfer, Transaction, Transfer, TransferRail, Wallet } from "../ledger/Records.js"
+import { newId } from "../platform/Ids.js"
+import type { PageWindow } from "../platform/Paging.js"
+import { Transactor } from "../sql/Transactor.js"
+import type { PortContract } from "./Contract.js"
+import { freshOrganization } from "./Fixtures.js"
+
+const newestFirst = (limit = 100, offset = 0, orderBy = "created_at"): PageWindow => ({ orderBy, descending: true, limit, offset })
+const oldestFirst = (limit = 100, offset = 0, orderBy = "created_at"): PageWindow => ({ orderBy, descending: false, limit, offset })
+
+/** Ids sorted as the store must break ties (plain string order). */
+const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
+
+/** Stores a wallet with its account; the account's balances start at zero. */
+const storeWallet = (ledger: LedgerStoreService, programId: string, at = new Date().toISOString(), currency = "USD") =>
+  Effect.gen(function*() {
+    const wallet: Wallet = {
+      id: newId(),
+      object: "wallet",
+      program_id: programId,
+      holder: { name: "Ada Lovelace", email: "ada@example.com" },
+      financial_account_id: newId(),
+      created_at: at,
+      updated_at: at
+    }
+    yield* ledger.insertAccount({
+      id: wallet.financial_account_id,
+      program_id: programId,
+      wallet_id: wallet.id,
+      kind: "wallet",
+      currency,
+      created_at: at
+    })
+    yield* ledger.insertWallet(wallet)
+    return wallet
+  })
+
+/** The program's settlement account of a currency (created when missing). */
+const settlementOf = (ledger: LedgerStoreService, programId: string, currency = "USD") =>
+  Effect.gen(function*() {
+    yield* ledger.insertSettlementAccountIfMissing({
+      id: newId(),
+      program_id: programId,
+      wallet_id: null,
+      kind: "settlement",
+      currency,
+      created_at: new Date().toISOString()
+    })
+    return Option.getOrThrow(yield* ledger.findSettlementAccount(programId, currency)).id
+  })
+
+/** The rows of one transfer with a new transaction, built by the posting rules as the ledger does. */
+const transferRows = (
+  programId: string,
+  from: string,
+  to: string,
+  amountMinor: number,
+  options: { readonly at?: string; readonly rail?: TransferRail; readonly checkFunds?: boolean } = {}
+): NewTransferPosting => {
+  const at = options.at ?? new Date().toISOString()
+  const transaction: Transaction = {
+    id: newId(),
+    object: "transaction",
+    program_id: programId,
+    status: "SETTLED",
+    amount: amountMinor,
+    currency: "USD",
+    card_id: null,
+    decline_reason: null,
+    mcc: null,
+    merchant_name: null,
+    created_at: at,
+    updated_at: at
+  }
+  const transfer: Transfer = {
+    id: newId(),
+    object: "transfer",
+    program_id: programId,
+    transaction_id: transaction.id,
+    payment_rail: options.rail ?? "book",
+    amount: amountMinor,
+    currency: "USD",
+    from_financial_account_id: from,
+    to_financial_account_id: to,
+    status: "SETTLED",
+    description: "contract",
+    created_at: at,
+    updated_at: at
+  }
+  const entries = transferEntries(from, to, amountMinor, "USD")
+  const bookTransfer: BookTransfer = {
+    id: newId(),
+    object: "book_transfer",
+    transfer_id: transfer.id,
+    transaction_id: transaction.id,
+    amount: { amount: amountMinor, currency: "USD" },
+    financial_account_ids: [from, to],
+    entries,
+    posted_at: at
+  }
+  const event = (type: IssuingEvent["type"], object: unknown): IssuingEvent => ({
+    id: newId(),
+    object: "event",
+    type,
+    program_id: programId,
+    created_at: at,
+    data: { object }
+  })
+  return {
+    transaction,
+    transfer,
+    bookTransfer,
+    deltas: balanceDeltas(entries),
+    checkFunds: options.checkFunds ?? false,
+    events: [event("transfer.created", transfer), event("transaction.updated", transaction), event("transfer.settled", transfer)]
+  }
+}
+
+/** The general posting path: transaction, transfer, then the book transfer with its balance deltas, in one transaction. */
+const postGeneral = (posting: NewTransferPosting) =>
+  Effect.gen(function*() {
+    const ledger = yield* LedgerStore
+    const transactor = yield* Transactor
+    yield* transactor.withTransaction(Effect.gen(function*() {
+      yield* ledger.insertTransaction(posting.transaction)
+      yield* ledger.insertTransfer(posting.transfer)
+      yield* ledger.postBookTransfer(posting.transaction.program_id, posting.bookTransfer, posting.deltas)
+    }))
+  })
+
+/** Principal balance of an account (credits − debits), read through `balancesOf`. */
+const principalOf = (ledger: LedgerStoreService, accountId: string) =>
+  Effect.map(ledger.balancesOf(accountId), (rows) => rows.find((row) => row.book === "principal")!.balance.amount)
+
+/** Contract of the LedgerStore port: accounts, wallets, append-only postings with their balances. */
+export const ledgerContract: PortContract = (name, store) =>
+  layer(store, { excludeTestServices: true })(name, (it) => {
+    it.effect("stores wallets and accounts with zero balances, found only within their program", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const wallet = yield* storeWallet(ledger, program.id, undefined, "EUR")
+        const accountId = wallet.financial_account_id
+
+        expect(Option.getOrThrow(yield* ledger.findWallet(program.id, wallet.id))).toEqual(wallet)
+        const account = Option.getOrThrow(yield* ledger.findAccount(program.id, accountId))
+        expect(account).toEqual({
+          id: accountId,
+          object: "financial_account",
+          program_id: program.id,
+          wallet_id: wallet.id,
+          kind: "wallet",
+          currency: "EUR",
+          balance: { amount: 0, currency: "EUR" },
+          created_at: wallet.created_at,
+          updated_at: wallet.created_at
+        })
+        const balances = yield* ledger.balancesOf(accountId)
+        expect(balances.map((row) => [row.book, row.debits.amount, row.credits.amount, row.balance.amount, row.balance.currency]))
+          .toEqual([["principal", 0, 0, 0, "EUR"], ["cash", 0, 0, 0, "EUR"]])
+        expect(yield* ledger.findAccounts(program.id, [accountId, newId()])).toEqual([account])
+        expect(yield* ledger.findPostingAccounts(program.id, [accountId], null)).toEqual([account])
+
+        // Another program sees none of it.
+        expect(Option.isNone(yield* ledger.findWallet(other.program.id, wallet.id))).toBe(true)
+        expect(Option.isNone(yield* ledger.findAccount(other.program.id, accountId))).toBe(true)
+        expect(yield* ledger.findAccounts(other.program.id, [accountId])).toEqual([])
+        expect(yield* ledger.findPostingAccounts(other.program.id, [accountId], "EUR")).toEqual([])
+        expect((yield* ledger.listWallets(other.program.id, newestFirst())).total).toBe(0)
+        expect((yield* ledger.listAccounts(other.program.id, {}, newestFirst())).total).toBe(0)
+
+        const filtered = yield* ledger.listAccounts(program.id, { wallet_id: wallet.id, kind: "wallet", currency: "EUR" }, newestFirst())
+        expect(filtered).toEqual({ rows: [account], total: 1 })
+        expect((yield* ledger.listAccounts(program.id, { currency: "USD" }, newestFirst())).total).toBe(0)
+      }))
+
+    it.effect("creates a program's settlement account of a currency once, even when asked concurrently", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const transactor = yield* Transactor
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        expect(Option.isNone(yield* ledger.findSettlementAccount(program.id, "USD"))).toBe(true)
+
+        const candidates = Array.from({ length: 8 }, () => newId())
+        const inserted = yield* Effect.all(
+          candidates.map((id) =>
+            transactor.withTransaction(ledger.insertSettlementAccountIfMissing({
+              id,
+              program_id: program.id,
+              wallet_id: null,
+              kind: "settlement",
+              currency: "USD",
+              created_at: new Date().toISOString()
+            }))
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(inserted.filter(Boolean)).toHaveLength(1)
+        const winner = candidates[inserted.indexOf(true)]!
+        const settlement = Option.getOrThrow(yield* ledger.findSettlementAccount(program.id, "USD"))
+        expect(settlement).toMatchObject({ id: winner, kind: "settlement", wallet_id: null, currency: "USD", balance: { amount: 0 } })
+        expect(yield* ledger.balancesOf(winner)).toHaveLength(2)
+        expect((yield* ledger.listAccounts(program.id, { kind: "settlement" }, newestFirst())).rows.map((row) => row.id)).toEqual([winner])
+        for (const loser of candidates.filter((id) => id !== winner)) {
+          expect(Option.isNone(yield* ledger.findAccount(program.id, loser))).toBe(true)
+        }
+
+        // The one read of a posting returns it beside the named accounts.
+        const wallet = yield* storeWallet(ledger, program.id)
+        const posting = yield* ledger.findPostingAccounts(program.id, [wallet.financial_account_id], "USD")
+        expect(sorted(posting.map((row) => row.id))).toEqual(sorted([wallet.financial_account_id, winner]))
+
+        // One per (program, currency): another currency and another program get their own.
+        expect(yield* ledger.insertSettlementAccountIfMissing({
+          id: newId(), program_id: program.id, wallet_id: null, kind: "settlement", currency: "EUR", created_at: new Date().toISOString()
+        })).toBe(true)
+        expect(Option.isNone(yield* ledger.findSettlementAccount(other.program.id, "USD"))).toBe(true)
+        expect(yield* ledger.insertSettlementAccountIfMissing({
+          id: newId(), program_id: other.program.id, wallet_id: null, kind: "settlement", currency: "USD", created_at: new Date().toISOString()
+        })).toBe(true)
+      }))
+
+    it.effect("posts a transfer and reads back its transaction, transfer, book transfer, entries and balances", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+
+        const funding = transferRows(program.id, settlement, a, 1_000, { rail: "ach_same_day" })
+        yield* postGeneral(funding)
+        expect(Option.getOrThrow(yield* ledger.findTransaction(program.id, funding.transaction.id, false))).toEqual(funding.transaction)
+        expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, funding.transfer.id, false))).toEqual(funding.transfer)
+        const booked = yield* ledger.listBookTransfers(program.id, { transfer_id: funding.transfer.id }, newestFirst())
+        expect(booked).toEqual({ rows: [funding.bookTransfer], total: 1 })
+
+        const move = transferRows(program.id, a, b, 300)
+        yield* postGeneral(move)
+        // The one-call path, where the store offers it, writes the same rows.
+        const back = transferRows(program.id, b, a, 50, { checkFunds: true })
+        if (ledger.oneStatementPosting) {
+          expect(yield* ledger.postNewTransfer(back)).toMatchObject({ posted: true, availableMinor: 300 })
+        } else {
+          yield* postGeneral(back)
+        }
+        for (const posting of [move, back]) {
+          expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, posting.transfer.id, false))).toEqual(posting.transfer)
+          expect(Option.getOrThrow(yield* ledger.findTransaction(program.id, posting.transaction.id, false))).toEqual(posting.transaction)
+          const { rows } = yield* ledger.listBookTransfers(program.id, { transaction_id: posting.transaction.id }, newestFirst())
+          expect(rows).toEqual([posting.bookTransfer])
+        }
+
+        expect(yield* principalOf(ledger, settlement)).toBe(-1_000)
+        expect(yield* principalOf(ledger, a)).toBe(750)
+        expect(yield* principalOf(ledger, b)).toBe(250)
+        expect(Option.getOrThrow(yield* ledger.findAccount(program.id, a)).balance).toEqual({ amount: 750, currency: "USD" })
+
+        // Every balance row equals the sum of the entries on its (account, book).
+        for (const account of [settlement, a, b]) {
+          const { rows } = yield* ledger.listBookTransfers(program.id, { financial_account_id: account }, newestFirst())
+          const sums: Record<Book, { debits: number; credits: number }> = {
+            principal: { debits: 0, credits: 0 },
+            cash: { debits: 0, credits: 0 }
+          }
+          for (const entry of rows.flatMap((row) => row.entries)) {
+            if (entry.financial_account_id !== account) continue
+            if (entry.entry_type === "DEBIT") sums[entry.book].debits += entry.amount.amount
+            else sums[entry.book].credits += entry.amount.amount
+          }
+          for (const balance of yield* ledger.balancesOf(account)) {
+            expect([balance.book, balance.debits.amount, balance.credits.amount])
+              .toEqual([balance.book, sums[balance.book].debits, sums[balance.book].credits])
+          }
+          // Principal is carried on the credit side, cash on the debit side: each transfer moves both alike.
+          const [principal, cash] = yield* ledger.balancesOf(account)
+          expect(cash!.balance.amount).toBe(principal!.balance.amount)
+        }
+        const onA = yield* ledger.listBookTransfers(program.id, { financial_account_id: a, book: "principal" }, newestFirst())
+        expect(onA.total).toBe(3)
+        expect((yield* ledger.listTransfers(program.id, { financial_account_id: b }, newestFirst())).total).toBe(2)
+        expect((yield* ledger.listTransfers(program.id, { payment_rail: "ach_same_day" }, newestFirst())).rows.map((row) => row.id))
+          .toEqual([funding.transfer.id])
+
+        // Status changes of transfers and transactions.
+        expect(yield* ledger.countPendingTransfers(move.transaction.id)).toBe(0)
+        const later = new Date(Date.now() + 1_000).toISOString()
+        yield* ledger.setTransferStatus(move.transfer.id, "PENDING", later)
+        yield* ledger.setTransactionStatus(move.transaction.id, "PENDING", later)
+        expect(yield* ledger.countPendingTransfers(move.transaction.id)).toBe(1)
+        expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, move.transfer.id, true))).toMatchObject({ status: "PENDING", updated_at: later })
+        expect((yield* ledger.listTransactions(program.id, { status: "PENDING" }, newestFirst())).rows.map((row) => row.id))
+          .toEqual([move.transaction.id])
+        expect((yield* ledger.listTransfers(program.id, { status: "PENDING" }, newestFirst())).total).toBe(1)
+
+        const locked = yield* ledger.lockBalances([b, a])
+        expect(locked.map((row) => [row.financial_account_id, row.book])).toEqual(
+          sorted([a, b]).flatMap((id) => [[id, "cash"], [id, "principal"]])
+        )
+      }))
+
+    it.effect("refuses to UPDATE or DELETE book transfers and entries (database triggers)", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const sql = yield* SqlClient.SqlClient
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const posting = transferRows(program.id, settlement, a, 500)
+        yield* postGeneral(posting)
+        const id = posting.bookTransfer.id
+
+        const refused = [
+          sql`UPDATE issuing_book_entries SET amount_minor = 1 WHERE book_transfer_id = ${id}`,
+          sql`DELETE FROM issuing_book_entries WHERE book_transfer_id = ${id}`,
+          sql`UPDATE issuing_book_transfers SET amount_minor = 1 WHERE id = ${id}`,
+          sql`DELETE FROM issuing_book_transfers WHERE id = ${id}`
+        ]
+        for (const statement of refused) {
+          const error = yield* Effect.flip(statement)
+          expect(String(error.cause ?? error.message)).toMatch(/immutable/)
+        }
+        expect((yield* ledger.listBookTransfers(program.id, { transfer_id: posting.transfer.id }, newestFirst())).rows)
+          .toEqual([posting.bookTransfer])
+      }))
+
+    it.effect("lists newest first by default field, ties broken on id in the same direction, in windows that partition", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const { program } = yield* freshOrganization
+        const at = new Date().toISOString()
+        // Same timestamp for every row: only the id orders them. Inserted in reverse id order.
+        const ids = Array.from({ length: 5 }, () => newId())
+        const wallets: Array<Wallet> = []
+        for (const id of [...ids].reverse()) {
+          const wallet: Wallet = {
+            id,
+            object: "wallet",
+            program_id: program.id,
+            holder: { name: "Holder", email: null },
+            financial_account_id: newId(),
+            created_at: at,
+            updated_at: at
+          }
+          yield* ledger.insertAccount({ id: wallet.financial_account_id, program_id: program.id, wallet_id: id, kind: "wallet", currency: "USD", created_at: at })
+          yield* ledger.insertWallet(wallet)
+          wallets.push(wallet)
+        }
+        const listed = yield* ledger.listWallets(program.id, newestFirst())
+        expect(listed.total).toBe(5)
+        expect(listed.rows.map((row) => row.id)).toEqual(sorted(ids).reverse())
+        expect((yield* ledger.listWallets(program.id, oldestFirst())).rows.map((row) => row.id)).toEqual(sorted(ids))
+        const pages: Array<string> = []
+        for (let offset = 0; offset < 5; offset += 2) {
+          pages.push(...(yield* ledger.listWallets(program.id, newestFirst(2, offset))).rows.map((row) => row.id))
+        }
+        expect(pages).toEqual(sorted(ids).reverse())
+        const accountIds = wallets.map((wallet) => wallet.financial_account_id)
+        expect((yield* ledger.listAccounts(program.id, {}, newestFirst())).rows.map((row) => row.id)).toEqual(sorted(accountIds).reverse())
+
+        // Transfers, transactions and book transfers at one instant.
+        const settlement = yield* settlementOf(ledger, program.id)
+        const postings = Array.from({ length: 4 }, (_, index) => transferRows(program.id, settlement, accountIds[index]!, 10 + index, { at }))
+        for (const posting of [...postings].reverse()) yield* postGeneral(posting)
+        const transferIds = postings.map((posting) => posting.transfer.id)
+        expect((yield* ledger.listTransfers(program.id, {}, newestFirst())).rows.map((row) => row.id)).toEqual(sorted(transferIds).reverse())
+        expect((yield* ledger.listTransactions(program.id, {}, newestFirst())).rows.map((row) => row.id))
+          .toEqual(sorted(postings.map((posting) => posting.transaction.id)).reverse())
+        expect((yield* ledger.listBookTransfers(program.id, {}, newestFirst(100, 0, "posted_at"))).rows.map((row) => row.id))
+          .toEqual(sorted(postings.map((posting) => posting.bookTransfer.id)).reverse())
+        // By amount: the largest first.
+        expect((yield* ledger.listTransfers(program.id, {}, newestFirst(100, 0, "amount"))).rows.map((row) => row.amount)).toEqual([13, 12, 11, 10])
+        const window = yield* ledger.listBookTransfers(program.id, {}, newestFirst(3, 3))
+        expect(window.total).toBe(4)
+        expect(window.rows).toHaveLength(1)
+      }))
+
+    it.effect("keeps programs apart: another program's transfers, transactions and book transfers are not found", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const posting = transferRows(program.id, settlement, a, 70)
+        yield* postGeneral(posting)
+
+        expect(Option.isNone(yield* ledger.findTransfer(other.program.id, posting.transfer.id, false))).toBe(true)
+        expect(Option.isNone(yield* ledger.findTransaction(other.program.id, posting.transaction.id, true))).toBe(true)
+        expect(Option.isNone(yield* ledger.findAccount(other.program.id, settlement))).toBe(true)
+        expect((yield* ledger.listTransfers(other.program.id, { financial_account_id: a }, newestFirst())).total).toBe(0)
+        expect((yield* ledger.listTransactions(other.program.id, {}, newestFirst())).total).toBe(0)
+        expect((yield* ledger.listBookTransfers(other.program.id, { transfer_id: posting.transfer.id }, newestFirst())).total).toBe(0)
+        expect((yield* ledger.listBookTransfers(other.program.id, { financial_account_id: a }, newestFirst())).total).toBe(0)
+      }))
+
+    it.effect("one-call posting: writes every row and event, refuses insufficient funds writing nothing, joins a caller's transaction", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const events = yield* EventStore
+        const transactor = yield* Transactor
+        if (!ledger.oneStatementPosting) return
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+
+        const funding = transferRows(program.id, settlement, a, 100)
+        expect((yield* ledger.postNewTransfer(funding)).posted).toBe(true)
+        for (const event of funding.events) expect(Option.getOrThrow(yield* events.find(program.id, event.id))).toEqual(event)
+
+        const tooMuch = transferRows(program.id, a, b, 150, { checkFunds: true })
+        expect(yield* ledger.postNewTransfer(tooMuch)).toMatchObject({ posted: false, availableMinor: 100 })
+        expect(Option.isNone(yield* ledger.findTransfer(program.id, tooMuch.transfer.id, false))).toBe(true)
+        expect(Option.isNone(yield* ledger.findTransaction(program.id, tooMuch.transaction.id, false))).toBe(true)
+        expect((yield* ledger.listBookTransfers(program.id, { transfer_id: tooMuch.transfer.id }, newestFirst())).total).toBe(0)
+        for (const event of tooMuch.events) expect(Option.isNone(yield* events.find(program.id, event.id))).toBe(true)
+        expect(yield* principalOf(ledger, a)).toBe(100)
+        expect(yield* principalOf(ledger, b)).toBe(0)
+
+        // Inside a caller's transaction that then fails, nothing of the posting stays.
+        const undone = transferRows(program.id, a, b, 40, { checkFunds: true })
+        yield* Effect.flip(transactor.withTransaction(Effect.zipRight(ledger.postNewTransfer(undone), Effect.fail("rollback" as const))))
+        expect(Option.isNone(yield* ledger.findTransfer(program.id, undone.transfer.id, false))).toBe(true)
+        expect(yield* principalOf(ledger, a)).toBe(100)
+
+        const exact = transferRows(program.id, a, b, 100, { checkFunds: true })
+        expect(yield* transactor.withTransaction(ledger.postNewTransfer(exact))).toMatchObject({ posted: true, availableMinor: 100 })
+        expect(yield* principalOf(ledger, a)).toBe(0)
+        expect(yield* principalOf(ledger, b)).toBe(100)
+      }))
+
+    it.effect("one-call posting checks funds under its lock: concurrent debits never overdraw", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        if (!ledger.oneStatementPosting) return
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+        yield* ledger.postNewTransfer(transferRows(program.id, settlement, a, 100))
+
+        const outcomes = yield* Effect.all(
+          Array.from({ length: 6 }, () => ledger.postNewTransfer(transferRows(program.id, a, b, 30, { checkFunds: true }))),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes.filter((outcome) => outcome.posted)).toHaveLength(3)
+        expect(outcomes.filter((outcome) => !outcome.posted).every((outcome) => outcome.availableMinor === 10)).toBe(true)
+        expect(yield* principalOf(ledger, a)).toBe(10)
+        expect(yield* principalOf(ledger, b)).toBe(90)
+        expect((yield* ledger.listTransfers(program.id, { financial_account_id: b }, newestFirst())).total).toBe(3)
+      }))
+  })

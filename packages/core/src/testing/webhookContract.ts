@@ -1,0 +1,530 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect, Fiber, Option } from "effect"
+import { EventStore } from "../events/EventStore.js"
+import type { IssuingEvent } from "../events/Records.js"
+import { newId } from "../platform/Ids.js"
+import type { PageWindow } from "../platform/Paging.js"
+import { Transactor } from "../sql/Transactor.js"
+import type { StoredSubscription, WebhookAttempt } from "../webhooks/Records.js"
+import { WebhookStore, type WebhookStoreService } from "../webhooks/WebhookStore.js"
+import type { PortContract } from "./Contract.js"
+import { freshOrganization } from "./Fixtures.js"
+
+const newestFirst = (limit = 100, offset = 0): PageWindow => ({ orderBy: "created_at", descending: true, limit, offset })
+
+const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** Far enough ahead that every delivery a test queued is due. */
+const FAR_FUTURE = "9999-01-01T00:00:00.000Z"
+/** Later still: every lease a test took (at most a minute past FAR_FUTURE) has ended. */
+const END_OF_LEASES = "9999-12-31T00:00:00.000Z"
+
+/** A subscription record of the program (not stored). */
+const subscription = (
+  programId: string,
+  eventTypes: ReadonlyArray<string>,
+  overrides: Partial<StoredSubscription> = {}
+): StoredSubscription => {
+  const at = new Date().toISOString()
+  const id = newId()
+  return {
+    id,
+    object: "webhook_subscription",
+    program_id: programId,
+    url: `https://example.com/hooks/${id}`,
+    description: "contract",
+    event_types: eventTypes,
+    disabled: false,
+    secret_sealed: "v1.contract.sealed-secret",
+    previous_secret_sealed: null,
+    previous_secret_expires_at: null,
+    created_at: at,
+    updated_at: at,
+    ...overrides
+  }
+}
+
+/** An event of the program, stored in the outbox (claims and replays read it back). */
+const storedEvent = (programId: string, type: IssuingEvent["type"], createdAt = new Date().toISOString()) =>
+  Effect.gen(function*() {
+    const event: IssuingEvent = {
+      id: newId(),
+      object: "event",
+      type,
+      program_id: programId,
+      created_at: createdAt,
+      data: { object: { id: newId(), type, amount: 125 } }
+    }
+    yield* (yield* EventStore).append(event)
+    return event
+  })
+
+/**
+ * Empties the queue of this contract's database (every test of a contract shares it), so a test's
+ * claims see only its own deliveries.
+ */
+const drainQueue = (webhooks: WebhookStoreService) =>
+  Effect.gen(function*() {
+    const token = newId()
+    for (;;) {
+      const claimed = yield* webhooks.claimDue(token, END_OF_LEASES, END_OF_LEASES, 1_000)
+      if (claimed.length === 0) return
+      yield* webhooks.completeDeliveries(token, claimed.map((delivery) => delivery.id))
+    }
+  })
+
+/** Every due delivery at `nowIso`, claimed under a new token (lease of one minute past `nowIso`). */
+const claimAll = (webhooks: WebhookStoreService, nowIso: string, token = newId()) =>
+  webhooks.claimDue(token, nowIso, iso(Date.parse(nowIso) + 60_000), 1_000)
+
+const pairs = (deliveries: ReadonlyArray<{ readonly event_id: string; readonly subscription_id: string }>) =>
+  deliveries.map((delivery) => `${delivery.event_id} → ${delivery.subscription_id}`).sort()
+
+/** Contract of the WebhookStore port: subscriptions, the fan-out, the leased delivery queue, replay and attempts. */
+export const webhookContract: PortContract = (name, store) =>
+  layer(store, { excludeTestServices: true })(name, (it) => {
+    it.effect("stores subscriptions, found and listed only within their program", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const transactor = yield* Transactor
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const at = new Date().toISOString()
+        // One timestamp for all: ids order them; inserted in reverse id order.
+        const ids = Array.from({ length: 4 }, () => newId())
+        const stored = [...ids].reverse().map((id, index) =>
+          subscription(program.id, ["card.created", "card.updated"], {
+            id,
+            disabled: index === 0,
+            previous_secret_sealed: index === 1 ? "v1.contract.previous" : null,
+            previous_secret_expires_at: index === 1 ? at : null,
+            created_at: at,
+            updated_at: at
+          }))
+        for (const item of stored) yield* webhooks.insertSubscription(item)
+
+        for (const item of stored) expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, item.id))).toEqual(item)
+        const locked = yield* transactor.withTransaction(webhooks.findSubscription(program.id, ids[0]!, true))
+        expect(Option.getOrThrow(locked).id).toBe(ids[0])
+        expect(Option.isNone(yield* webhooks.findSubscription(other.program.id, ids[0]!))).toBe(true)
+        expect(Option.isNone(yield* webhooks.findSubscription(program.id, newId()))).toBe(true)
+
+        const all = yield* webhooks.listSubscriptions(program.id, undefined, newestFirst())
+        expect(all.total).toBe(4)
+        expect(all.rows.map((row) => row.id)).toEqual(sorted(ids).reverse())
+        expect((yield* webhooks.listSubscriptions(program.id, undefined, newestFirst(3, 3))).rows.map((row) => row.id))
+          .toEqual([sorted(ids)[0]])
+        expect((yield* webhooks.listSubscriptions(program.id, true, newestFirst())).rows.map((row) => row.id)).toEqual([stored[0]!.id])
+        expect((yield* webhooks.listSubscriptions(program.id, false, newestFirst())).total).toBe(3)
+        expect(yield* webhooks.countSubscriptions(program.id)).toBe(4)
+        expect(yield* webhooks.countSubscriptions(other.program.id)).toBe(0)
+        expect((yield* webhooks.listSubscriptions(other.program.id, undefined, newestFirst())).total).toBe(0)
+
+        // Enabled and disabled ones holding the type, by creation then id; none of another program.
+        expect((yield* webhooks.subscriptionsForType(program.id, "card.created")).map((row) => row.id)).toEqual(sorted(ids))
+        expect(yield* webhooks.subscriptionsForType(program.id, "wallet.created")).toEqual([])
+        expect(yield* webhooks.subscriptionsForType(other.program.id, "card.created")).toEqual([])
+      }))
+
+    it.effect("updates every mutable field; the fan-out follows the new event types", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const original = subscription(program.id, ["card.created"])
+        yield* webhooks.insertSubscription(original)
+        const updated: StoredSubscription = {
+          ...original,
+          url: "https://example.org/elsewhere",
+          description: "changed",
+          event_types: ["card.updated", "wallet.created"],
+          secret_sealed: "v1.contract.rotated",
+          previous_secret_sealed: original.secret_sealed,
+          previous_secret_expires_at: iso(Date.now() + 86_400_000),
+          updated_at: iso(Date.now() + 1_000)
+        }
+        yield* webhooks.updateSubscription(updated)
+        expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, original.id))).toEqual(updated)
+        expect(yield* webhooks.subscriptionsForType(program.id, "card.created")).toEqual([])
+        expect((yield* webhooks.subscriptionsForType(program.id, "wallet.created")).map((row) => row.id)).toEqual([original.id])
+
+        expect(yield* webhooks.enqueueEvent(yield* storedEvent(program.id, "card.created"))).toBe(0)
+        expect(yield* webhooks.enqueueEvent(yield* storedEvent(program.id, "card.updated"))).toBe(1)
+
+        // Another program's update of the id leaves the row alone.
+        yield* webhooks.updateSubscription({ ...updated, program_id: other.program.id, url: "https://evil.example" })
+        expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, original.id)).url).toBe(updated.url)
+        yield* drainQueue(webhooks)
+      }))
+
+    // KNOWN BUG (SqlWebhookStore.updateSubscription): the event-type rows are deleted by
+    // subscription id alone and re-inserted under the caller's program, so an update naming another
+    // program leaves the subscription's own row as it was but moves its fan-out index to the other
+    // program. Expected to fail until fixed; then make it `it.effect`.
+    it.effect.fails("an update naming another program leaves the subscription's fan-out alone", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const original = subscription(program.id, ["card.created"])
+        yield* webhooks.insertSubscription(original)
+        yield* webhooks.updateSubscription({ ...original, program_id: other.program.id, event_types: ["wallet.created"] })
+        expect((yield* webhooks.subscriptionsForType(program.id, "card.created")).map((row) => row.id)).toEqual([original.id])
+        expect(yield* webhooks.subscriptionsForType(other.program.id, "wallet.created")).toEqual([])
+      }))
+
+    it.effect("deletes a subscription with its queued deliveries; another program cannot delete it", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const doomed = subscription(program.id, ["card.created"])
+        const kept = subscription(program.id, ["card.created"])
+        yield* webhooks.insertSubscription(doomed)
+        yield* webhooks.insertSubscription(kept)
+        const event = yield* storedEvent(program.id, "card.created")
+        expect(yield* webhooks.enqueueEvent(event)).toBe(2)
+
+        expect(yield* webhooks.deleteSubscription(other.program.id, doomed.id)).toBe(false)
+        expect(Option.isSome(yield* webhooks.findSubscription(program.id, doomed.id))).toBe(true)
+        expect(yield* webhooks.deleteSubscription(program.id, doomed.id)).toBe(true)
+        expect(yield* webhooks.deleteSubscription(program.id, doomed.id)).toBe(false)
+        expect(Option.isNone(yield* webhooks.findSubscription(program.id, doomed.id))).toBe(true)
+        expect(yield* webhooks.subscriptionsForType(program.id, "card.created")).toEqual([kept])
+        expect(pairs(yield* claimAll(webhooks, FAR_FUTURE))).toEqual(pairs([{ event_id: event.id, subscription_id: kept.id }]))
+        yield* drainQueue(webhooks)
+      }))
+
+    it.effect("fans out one delivery per enabled subscription of the program holding the type, none for disabled ones", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const both = subscription(program.id, ["card.created", "card.updated"])
+        const updatesOnly = subscription(program.id, ["card.updated"])
+        const disabled = subscription(program.id, ["card.created", "card.updated"], { disabled: true })
+        const wallets = subscription(program.id, ["wallet.created"])
+        const elsewhere = subscription(other.program.id, ["card.created", "card.updated"])
+        for (const item of [both, updatesOnly, disabled, wallets, elsewhere]) yield* webhooks.insertSubscription(item)
+
+        const created = yield* storedEvent(program.id, "card.created")
+        const updated = yield* storedEvent(program.id, "card.updated")
+        expect(yield* webhooks.enqueueEvents([])).toBe(0)
+        expect(yield* webhooks.enqueueEvents([created, updated])).toBe(3)
+        expect(yield* webhooks.nextDueAt).toEqual(Option.some(created.created_at))
+
+        const claimed = yield* claimAll(webhooks, FAR_FUTURE)
+        expect(pairs(claimed)).toEqual(pairs([
+          { event_id: created.id, subscription_id: both.id },
+          { event_id: updated.id, subscription_id: both.id },
+          { event_id: updated.id, subscription_id: updatesOnly.id }
+        ]))
+        // A claim carries what sending needs: the event, the URL, the sealed secrets.
+        const first = claimed.find((delivery) => delivery.event_id === created.id)!
+        expect(first).toMatchObject({
+          program_id: program.id,
+          subscription_id: both.id,
+          attempt_count: 0,
+          event_type: "card.created",
+          event_created_at: created.created_at,
+          url: both.url,
+          disabled: false,
+          secret_sealed: both.secret_sealed,
+          previous_secret_sealed: null,
+          previous_secret_expires_at: null,
+          subscription_updated_at: both.updated_at
+        })
+        expect(JSON.parse(first.event_data)).toEqual(created.data.object)
+
+        // One event alone: the same rows as in a batch.
+        const third = yield* storedEvent(program.id, "card.created")
+        expect(yield* webhooks.enqueueEvent(third)).toBe(1)
+        expect(pairs(yield* claimAll(webhooks, FAR_FUTURE))).toEqual(pairs([{ event_id: third.id, subscription_id: both.id }]))
+        yield* drainQueue(webhooks)
+        expect(yield* webhooks.nextDueAt).toEqual(Option.none())
+      }))
+
+    it.effect("never hands one due delivery to two concurrent claimers", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const subscriptions = [subscription(program.id, ["card.created"]), subscription(program.id, ["card.created"])]
+        for (const item of subscriptions) yield* webhooks.insertSubscription(item)
+        const stored = yield* Effect.forEach(Array.from({ length: 15 }), () => storedEvent(program.id, "card.created"))
+        expect(yield* webhooks.enqueueEvents(stored)).toBe(30)
+
+        const now = iso(Date.now() + 1_000)
+        const claimer = Effect.gen(function*() {
+          const token = newId()
+          const mine: Array<string> = []
+          for (;;) {
+            const claimed = yield* webhooks.claimDue(token, now, iso(Date.now() + 60_000), 4)
+            if (claimed.length === 0) return mine
+            mine.push(...claimed.map((delivery) => delivery.id))
+          }
+        })
+        const claims = yield* Effect.all(Array.from({ length: 4 }, () => claimer), { concurrency: "unbounded" })
+        const everyClaim = claims.flat()
+        expect(everyClaim).toHaveLength(30)
+        expect(new Set(everyClaim).size).toBe(30)
+        yield* drainQueue(webhooks)
+      }))
+
+    it.effect("a lease hides a claimed delivery until it ends; then another token claims it and the first can no longer complete it", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const target = subscription(program.id, ["card.created"])
+        yield* webhooks.insertSubscription(target)
+        const t0 = Date.now()
+        yield* webhooks.enqueueEvent(yield* storedEvent(program.id, "card.created", iso(t0)))
+
+        const first = newId()
+        const [claimed] = yield* webhooks.claimDue(first, iso(t0 + 1), iso(t0 + 60_000), 10)
+        expect(claimed).toBeDefined()
+        expect(yield* webhooks.claimDue(newId(), iso(t0 + 1), iso(t0 + 60_000), 10)).toEqual([])
+        expect(yield* webhooks.claimDue(newId(), iso(t0 + 59_000), iso(t0 + 120_000), 10)).toEqual([])
+        expect(yield* webhooks.nextDueAt).toEqual(Option.some(iso(t0 + 60_000)))
+
+        // The lease ended (the first worker died, say): another worker claims it.
+        const second = newId()
+        const [again] = yield* webhooks.claimDue(second, iso(t0 + 60_000), iso(t0 + 120_000), 10)
+        expect(again?.id).toBe(claimed!.id)
+        // The first token's late completion does not remove what the second now holds.
+        yield* webhooks.completeDeliveries(first, [claimed!.id])
+        yield* webhooks.rescheduleDelivery(first, claimed!.id, 5, iso(t0))
+        expect(yield* webhooks.nextDueAt).toEqual(Option.some(iso(t0 + 120_000)))
+        yield* webhooks.completeDeliveries(second, [claimed!.id])
+        expect(yield* webhooks.claimDue(newId(), FAR_FUTURE, FAR_FUTURE, 10)).toEqual([])
+      }))
+
+    it.effect("reschedules a held delivery with its try count, and releases claims except those kept", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const target = subscription(program.id, ["card.created"])
+        yield* webhooks.insertSubscription(target)
+        const t0 = Date.now()
+        yield* webhooks.enqueueEvents(yield* Effect.forEach(Array.from({ length: 3 }), () => storedEvent(program.id, "card.created", iso(t0))))
+        const token = newId()
+        const [retried, kept, released] = (yield* webhooks.claimDue(token, iso(t0), iso(t0 + 60_000), 10)).map((delivery) => delivery.id)
+        expect(released).toBeDefined()
+
+        yield* webhooks.rescheduleDelivery(token, retried!, 1, iso(t0 + 30_000))
+        yield* webhooks.releaseClaims(token, iso(t0), [kept!])
+        const other = newId()
+        expect((yield* claimAll(webhooks, iso(t0), other)).map((delivery) => delivery.id)).toEqual([released])
+        const [retry] = yield* claimAll(webhooks, iso(t0 + 30_000), other)
+        expect(retry).toMatchObject({ id: retried, attempt_count: 1 })
+        yield* webhooks.completeDeliveries(other, [released!, retried!])
+        expect((yield* claimAll(webhooks, iso(t0 + 60_000))).map((delivery) => delivery.id)).toEqual([kept])
+        yield* drainQueue(webhooks)
+      }))
+
+    it.effect("queues a single delivery (a resend's retry) only for an enabled subscription that still exists", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const enabled = subscription(program.id, ["card.created"])
+        const disabled = subscription(program.id, ["card.created"], { disabled: true })
+        for (const item of [enabled, disabled]) yield* webhooks.insertSubscription(item)
+        const event = yield* storedEvent(program.id, "card.created")
+        const due = iso(Date.now() + 5_000)
+        for (const subscriptionId of [enabled.id, disabled.id, newId()]) {
+          yield* webhooks.enqueue({ program_id: program.id, subscription_id: subscriptionId, event_id: event.id, attempt_count: 2, next_attempt_at: due })
+        }
+        expect(yield* webhooks.nextDueAt).toEqual(Option.some(due))
+        const claimed = yield* claimAll(webhooks, due)
+        expect(claimed.map((delivery) => [delivery.subscription_id, delivery.attempt_count])).toEqual([[enabled.id, 2]])
+        yield* drainQueue(webhooks)
+      }))
+
+    it.effect("replays the window's events of the subscription's types, both ends inclusive, and counts them", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const target = subscription(program.id, ["card.created", "card.updated"])
+        const bystander = subscription(program.id, ["card.created"])
+        for (const item of [target, bystander]) yield* webhooks.insertSubscription(item)
+        const t = Date.now() - 60_000
+        const inside = [
+          yield* storedEvent(program.id, "card.created", iso(t)),
+          yield* storedEvent(program.id, "card.updated", iso(t + 500)),
+          yield* storedEvent(program.id, "card.created", iso(t + 1_000))
+        ]
+        yield* storedEvent(program.id, "card.created", iso(t - 1))
+        yield* storedEvent(program.id, "card.created", iso(t + 1_001))
+        yield* storedEvent(program.id, "wallet.created", iso(t + 500))
+        yield* storedEvent(other.program.id, "card.created", iso(t + 500))
+
+        const now = new Date().toISOString()
+        expect(yield* webhooks.enqueueReplay(program.id, target.id, iso(t), iso(t + 1_000), now)).toBe(3)
+        const claimed = yield* claimAll(webhooks, now)
+        expect(pairs(claimed)).toEqual(pairs(inside.map((event) => ({ event_id: event.id, subscription_id: target.id }))))
+        // Delivered or not, a replay queues them again.
+        expect(yield* webhooks.enqueueReplay(program.id, target.id, iso(t), iso(t + 1_000), now)).toBe(3)
+        expect(yield* webhooks.enqueueReplay(program.id, target.id, iso(t + 2_000), iso(t + 3_000), now)).toBe(0)
+        expect(yield* claimAll(webhooks, now)).toHaveLength(3)
+        yield* drainQueue(webhooks)
+      }))
+
+    // KNOWN BUG (SqlWebhookStore.enqueueReplay): the subscription is not checked against
+    // `programId`, so a replay naming program A and a subscription of program B queues A's events
+    // to B's URL. (Webhooks.replay loads the subscription within the program first, so the API is
+    // not affected.) Expected to fail until fixed; then make it `it.effect`.
+    it.effect.fails("a replay queues nothing for a subscription of another program", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const foreign = subscription(other.program.id, ["card.created"])
+        yield* webhooks.insertSubscription(foreign)
+        const event = yield* storedEvent(program.id, "card.created")
+        const queued = yield* webhooks.enqueueReplay(program.id, foreign.id, event.created_at, event.created_at, new Date().toISOString())
+        yield* drainQueue(webhooks)
+        expect(queued).toBe(0)
+      }))
+
+    it.effect("tracks failing streaks and disables subscriptions failing too long, dropping their queue", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const failing = subscription(program.id, ["card.created"])
+        const recovered = subscription(program.id, ["card.created"])
+        const healthy = subscription(program.id, ["card.created"])
+        for (const item of [failing, recovered, healthy]) yield* webhooks.insertSubscription(item)
+        yield* webhooks.enqueueEvent(yield* storedEvent(program.id, "card.created"))
+        const t0 = Date.now()
+
+        yield* webhooks.markFailing([failing.id, recovered.id], iso(t0))
+        // A running streak keeps its start.
+        yield* webhooks.markFailing([failing.id], iso(t0 + 10_000))
+        yield* webhooks.clearFailing([recovered.id])
+        yield* webhooks.markFailing([], iso(t0))
+        yield* webhooks.clearFailing([])
+
+        const now = iso(t0 + 20_000)
+        expect(yield* webhooks.disableSubscriptions([failing.id, recovered.id, healthy.id], now, iso(t0 + 1))).toEqual([failing.id])
+        expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, failing.id))).toMatchObject({ disabled: true, updated_at: now })
+        expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, recovered.id)).disabled).toBe(false)
+        expect(pairs(yield* claimAll(webhooks, FAR_FUTURE)).map((pair) => pair.split(" → ")[1]).sort())
+          .toEqual(sorted([recovered.id, healthy.id]))
+
+        // Without a cutoff every enabled one is disabled; an already disabled one is not reported again.
+        expect(sorted(yield* webhooks.disableSubscriptions([failing.id, healthy.id], now, undefined))).toEqual([healthy.id])
+        expect(yield* webhooks.disableSubscriptions([], now, undefined)).toEqual([])
+
+        // Enabling again ends the streak: it is not disabled for failures from before.
+        const enabled = { ...Option.getOrThrow(yield* webhooks.findSubscription(program.id, failing.id)), disabled: false }
+        yield* webhooks.updateSubscription(enabled)
+        expect(yield* webhooks.disableSubscriptions([failing.id], now, FAR_FUTURE)).toEqual([])
+        yield* drainQueue(webhooks)
+      }))
+
+    it.effect("drops the queued deliveries of the given subscriptions only", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const dropped = subscription(program.id, ["card.created"])
+        const kept = subscription(program.id, ["card.created"])
+        for (const item of [dropped, kept]) yield* webhooks.insertSubscription(item)
+        yield* webhooks.enqueueEvent(yield* storedEvent(program.id, "card.created"))
+        yield* webhooks.dropQueued([])
+        yield* webhooks.dropQueued([dropped.id])
+        expect((yield* claimAll(webhooks, FAR_FUTURE)).map((delivery) => delivery.subscription_id)).toEqual([kept.id])
+        yield* drainQueue(webhooks)
+      }))
+
+    it.effect("finds subscriptions sealed under other vault keys and re-seals them compare-and-set", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const current = `k${newId().replaceAll("-", "")}`
+        const old = `k${newId().replaceAll("-", "")}`
+        const stale = subscription(program.id, ["card.created"], { secret_sealed: `v1.${old}.a` })
+        const stalePrevious = subscription(program.id, ["card.created"], {
+          secret_sealed: `v1.${current}.b`,
+          previous_secret_sealed: `v1.${old}.c`,
+          previous_secret_expires_at: iso(Date.now() + 60_000)
+        })
+        const fresh = subscription(program.id, ["card.created"], { secret_sealed: `v1.${current}.d` })
+        for (const item of [stale, stalePrevious, fresh]) yield* webhooks.insertSubscription(item)
+        const mine = new Set([stale.id, stalePrevious.id, fresh.id])
+        const found = (yield* webhooks.subscriptionsSealedWithOtherKeys(current, 10_000)).filter((row) => mine.has(row.id))
+        expect(found.map((row) => row.id)).toEqual(sorted([stale.id, stalePrevious.id]))
+        expect(yield* webhooks.subscriptionsSealedWithOtherKeys(current, 1)).toHaveLength(1)
+
+        const expected = { secret_sealed: stale.secret_sealed, previous_secret_sealed: null, previous_secret_expires_at: null }
+        const next = { secret_sealed: `v1.${current}.a2`, previous_secret_sealed: null, previous_secret_expires_at: null }
+        expect(yield* webhooks.resealSubscription(stale.id, { ...expected, secret_sealed: "v1.other.rotated" }, next)).toBe(false)
+        expect(yield* webhooks.resealSubscription(stale.id, expected, next)).toBe(true)
+        expect(yield* webhooks.resealSubscription(stale.id, expected, next)).toBe(false)
+        expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, stale.id))).toEqual({ ...stale, ...next })
+      }))
+
+    it.effect("records attempts and lists them within the program, filtered, newest first with ties on id", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const [s1, s2] = [newId(), newId()]
+        const [e1, e2] = [newId(), newId()]
+        const at = new Date().toISOString()
+        const attempts: Array<WebhookAttempt & { readonly program_id: string }> = Array.from({ length: 6 }, (_, index) => ({
+          id: newId(),
+          object: "webhook_attempt",
+          program_id: program.id,
+          event_id: index % 2 === 0 ? e1 : e2,
+          webhook_subscription_id: index < 3 ? s1 : s2,
+          status: index % 3 === 0 ? "FAILED" : "SUCCESS",
+          response_code: index % 3 === 0 ? 503 : 200,
+          response_body: `body ${index}`,
+          attempted_at: at,
+          created_at: at,
+          updated_at: at
+        }))
+        yield* webhooks.insertAttempts([])
+        yield* webhooks.insertAttempts([...attempts].reverse())
+        const strip = ({ program_id: _, ...attempt }: WebhookAttempt & { readonly program_id: string }): WebhookAttempt => attempt
+
+        const all = yield* webhooks.listAttempts(program.id, {}, newestFirst())
+        expect(all.total).toBe(6)
+        expect(all.rows).toEqual([...attempts].sort((a, b) => (a.id < b.id ? 1 : -1)).map(strip))
+        const byEvent = yield* webhooks.listAttempts(program.id, { event_id: e1 }, newestFirst())
+        expect(sorted(byEvent.rows.map((row) => row.id))).toEqual(sorted(attempts.filter((a) => a.event_id === e1).map((a) => a.id)))
+        const combined = yield* webhooks.listAttempts(program.id, { webhook_subscription_id: s2, status: "FAILED" }, newestFirst())
+        expect(combined.rows.map((row) => row.id)).toEqual([attempts[3]!.id])
+        const page = yield* webhooks.listAttempts(program.id, { status: "SUCCESS" }, newestFirst(2, 2))
+        expect(page.total).toBe(4)
+        expect(page.rows).toHaveLength(2)
+        expect((yield* webhooks.listAttempts(other.program.id, {}, newestFirst())).total).toBe(0)
+        expect((yield* webhooks.listAttempts(other.program.id, { event_id: e1 }, newestFirst())).total).toBe(0)
+      }))
+
+    it.effect("wakes waiting workers, and a wait without a wake-up ends after its time", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        // A pending wake-up (rung before anyone waited) is not lost.
+        yield* webhooks.wake
+        yield* webhooks.waitForWork(60_000).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "pending wake lost" }))
+        const waiting = yield* Effect.fork(webhooks.waitForWork(60_000))
+        yield* Effect.sleep("20 millis")
+        yield* webhooks.wake
+        yield* Fiber.join(waiting).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "wake not delivered" }))
+        yield* webhooks.waitForWork(20).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "wait did not end" }))
+      }))
+  })
