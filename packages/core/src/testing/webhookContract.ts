@@ -160,11 +160,8 @@ export const webhookContract: PortContract = (name, store) =>
         yield* drainQueue(webhooks)
       }))
 
-    // KNOWN BUG (SqlWebhookStore.updateSubscription): the event-type rows are deleted by
-    // subscription id alone and re-inserted under the caller's program, so an update naming another
-    // program leaves the subscription's own row as it was but moves its fan-out index to the other
-    // program. Expected to fail until fixed; then make it `it.effect`.
-    it.effect.fails("an update naming another program leaves the subscription's fan-out alone", () =>
+    // An update naming another program must change nothing: not the row, not its fan-out index.
+    it.effect("an update naming another program leaves the subscription's fan-out alone", () =>
       Effect.gen(function*() {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
@@ -379,11 +376,9 @@ export const webhookContract: PortContract = (name, store) =>
         yield* drainQueue(webhooks)
       }))
 
-    // KNOWN BUG (SqlWebhookStore.enqueueReplay): the subscription is not checked against
-    // `programId`, so a replay naming program A and a subscription of program B queues A's events
-    // to B's URL. (Webhooks.replay loads the subscription within the program first, so the API is
-    // not affected.) Expected to fail until fixed; then make it `it.effect`.
-    it.effect.fails("a replay queues nothing for a subscription of another program", () =>
+    // A replay naming program A and a subscription of program B must queue nothing (the service
+    // checks first too; the store does not rely on it).
+    it.effect("a replay queues nothing for a subscription of another program", () =>
       Effect.gen(function*() {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization

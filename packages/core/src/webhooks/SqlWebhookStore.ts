@@ -205,9 +205,11 @@ export const SqlWebhookStoreLive = Layer.scoped(
             JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
             WHERE et.program_id = ${programId} AND et.event_type = ${type}
             ORDER BY s.created_at, s.id`.pipe(Effect.map((rows) => rows.map(toSubscription))),
+      // The event types are replaced only when the subscription row of that program was updated, so
+      // a mismatched program can never move another program's fan-out.
       updateSubscription: (subscription) =>
-        Effect.all([
-          sql`UPDATE issuing_webhook_subscriptions
+        Effect.gen(function*() {
+          const updated = yield* sql`UPDATE issuing_webhook_subscriptions
               SET url = ${subscription.url}, description = ${subscription.description},
                   event_types = ${JSON.stringify(subscription.event_types)}, disabled = ${boolParam(subscription.disabled)},
                   secret_sealed = ${subscription.secret_sealed}, previous_secret_sealed = ${subscription.previous_secret_sealed},
@@ -215,10 +217,13 @@ export const SqlWebhookStoreLive = Layer.scoped(
                   failing_since = CASE WHEN disabled = true AND ${boolParam(subscription.disabled)} = 0 THEN NULL
                                        ELSE failing_since END,
                   updated_at = ${subscription.updated_at}
-              WHERE id = ${subscription.id} AND program_id = ${subscription.program_id}`,
-          sql`DELETE FROM issuing_webhook_event_types WHERE subscription_id = ${subscription.id}`,
-          insertEventTypes(subscription)
-        ], { discard: true }),
+              WHERE id = ${subscription.id} AND program_id = ${subscription.program_id}
+              RETURNING id`
+          if (updated.length === 0) return
+          yield* sql`DELETE FROM issuing_webhook_event_types
+                     WHERE subscription_id = ${subscription.id} AND program_id = ${subscription.program_id}`
+          yield* insertEventTypes(subscription)
+        }),
       deleteSubscription: (programId, id) =>
         Effect.gen(function*() {
           yield* sql`DELETE FROM issuing_webhook_deliveries WHERE subscription_id = ${id} AND program_id = ${programId}`
@@ -260,6 +265,8 @@ export const SqlWebhookStoreLive = Layer.scoped(
               SELECT ${newId()} || ':' || e.id, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
               FROM issuing_events e
               WHERE e.program_id = ${programId}
+                AND EXISTS (SELECT 1 FROM issuing_webhook_subscriptions s
+                            WHERE s.id = ${subscriptionId} AND s.program_id = ${programId} AND s.disabled = false)
                 AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})
                 AND e.created_at >= ${beginIso} AND e.created_at <= ${endIso}`
         ),
