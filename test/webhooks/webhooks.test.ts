@@ -227,6 +227,8 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     expectEnvelope(await replay("yesterday", events[0]!.created_at), 400, { param: "begin" })
     expectEnvelope(await replay(events[0]!.created_at, "2026-13-01T00:00:00Z"), 400, { param: "end" })
     expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, { body: { end: events[0]!.created_at } }), 400, { param: "begin" })
+    // Without a body, begin is missing like any other missing field (param begin, not a null param).
+    expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`), 400, { param: "begin" })
     expectEnvelope(await replay(events[3]!.created_at, events[0]!.created_at), 422, { code: "invalid_time_window" })
     expectEnvelope(await replay("2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z"), 422, { code: "replay_window_too_large", param: "end" })
     // Valid RFC 3339 bounds beyond any event time (year 0000, an offset crossing year 0 or 9999)
@@ -270,6 +272,12 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     const repeated = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: {}, idempotencyKey: key })
     expect(repeated.body).toEqual(all.body)
     receiver.reply = () => ({ status: 200, body: "ok" })
+    // Every body field of resend is optional (interface §4.10): no body at all is an empty one.
+    for (const headers of [{}, { "content-type": "application/json" }]) {
+      const bodiless = await platform.request("POST", `/v1/events/${event.id}/resend`, { headers })
+      expect(bodiless.status, bodiless.text).toBe(200)
+      expect(bodiless.body.data.map((x: any) => x.webhook_subscription_id).sort()).toEqual([a.id, b.id].sort())
+    }
 
     expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: cardsOnly.id } }), 422, { code: "event_type_not_subscribed", param: "subscription_id" })
     expectEnvelope(await platform.request("POST", `/v1/events/${uuid()}/resend`, { body: {} }), 404, { param: "event_id" })

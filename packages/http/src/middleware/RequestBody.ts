@@ -100,8 +100,11 @@ export const withReadBody = (
         case "text":
           return Effect.succeed(text)
         case "json":
+          // An empty body is an empty object: a POST whose body fields are all optional (resend,
+          // interface §4.10) works without one, and a missing required field is named as the
+          // param (replay without a body → param begin), not reported as a malformed body.
           return Effect.try({
-            try: () => (text === "" ? null : JSON.parse(text)),
+            try: () => (text.trim() === "" ? {} : JSON.parse(text)),
             catch: (cause) => new HttpServerError.RequestError({ request: target, reason: "Decode", cause })
           })
         case "arrayBuffer":
