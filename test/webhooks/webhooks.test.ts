@@ -1,4 +1,4 @@
-import { Events, runDeliveryWorker } from "@issuing/core"
+import { EventStore, Events, runDeliveryWorker } from "@issuing/core"
 import { Effect, Fiber } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -230,7 +230,8 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     // Without a body, begin is missing like any other missing field (param begin, not a null param).
     expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`), 400, { param: "begin" })
     expectEnvelope(await replay(events[3]!.created_at, events[0]!.created_at), 422, { code: "invalid_time_window" })
-    expectEnvelope(await replay("2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z"), 422, { code: "replay_window_too_large", param: "end" })
+    // A window as wide as you like over a short history queues that history.
+    expect((await replay("2000-01-01T00:00:00Z", "2100-01-01T00:00:00Z")).body.events_queued).toBeGreaterThanOrEqual(5)
     // Valid RFC 3339 bounds beyond any event time (year 0000, an offset crossing year 0 or 9999)
     // queue nothing: never a 500 (PostgreSQL refuses such timestamps). A leap second parses.
     for (const [begin, end] of [
@@ -247,6 +248,40 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     await platform.request("PATCH", `/v1/webhook-subscriptions/${sub.id}`, { body: { disabled: true } })
     expectEnvelope(await replay(events[0]!.created_at, events[3]!.created_at), 409, { code: "conflict" })
     await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
+  })
+
+  it("bounds a replay by the span of history it re-sends: 31 days from its first event to its last", async () => {
+    const other = await platform.createOrganization("Replay history")
+    const sub = await subscribe({ url: `${receiver.url}/history`, event_types: ["card.created"] }, other.program_id, other.api_key)
+    const day = 24 * 60 * 60 * 1000
+    const now = Date.now()
+    const at = (daysAgo: number) => new Date(now - daysAgo * day).toISOString()
+    // Old history written straight to the outbox (no fan-out): 40, 20 and 1 days ago.
+    const old = [40, 20, 1].map((daysAgo) => ({
+      id: uuid(), object: "event" as const, type: "card.created" as const, program_id: other.program_id,
+      created_at: at(daysAgo), data: { object: { id: uuid() } }
+    }))
+    await platform.instance.runtime.runPromise(Effect.flatMap(EventStore, (store) => store.appendAll(old)))
+    const replay = (begin: string, end: string) =>
+      platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, {
+        body: { begin, end }, key: other.api_key, program: other.program_id
+      })
+
+    const ids = new Set(old.map((event) => event.id))
+    const receivedOld = () => receiver.received.filter((r) => ids.has(r.id))
+
+    // The window holds events 40 days to 1 day old: a 39-day span, past the bound; nothing is queued.
+    expectEnvelope(await replay("2000-01-01T00:00:00Z", at(0)), 422, { code: "replay_window_too_large", param: "end" })
+    expectEnvelope(await replay(at(41), at(0)), 422, { code: "replay_window_too_large", param: "end" })
+    await sleep(300)
+    expect(receivedOld()).toHaveLength(0)
+    // A 60-day window whose events span 19 days is within it; so is a window far wider than its one event.
+    const recent = await replay(at(30), at(-30))
+    expect(recent.status, recent.text).toBe(200)
+    expect(recent.body.events_queued).toBe(2)
+    expect((await replay("2000-01-01T00:00:00Z", at(30))).body.events_queued).toBe(1)
+    await receiver.waitFor(() => receivedOld().length === 3)
+    expect(new Set(receivedOld().map((r) => r.id))).toEqual(ids)
   })
 
   it("resends to one and to all matching subscriptions with a synchronous first attempt", async () => {

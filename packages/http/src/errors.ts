@@ -138,7 +138,7 @@ export const ERROR_CODES: Record<string, ErrorCodeDoc> = {
     type: "invalid_request_error",
     title: "Replay window too large",
     description:
-      "A replay window may span at most 31 days (end - begin). Nothing was queued. Split the window into several replays. param: end."
+      "The events in a replay window span more than 31 days from the first to the last (a window may be wider than that; the history it re-sends may not). Nothing was queued. Split the window into several replays. param: end."
   },
   event_type_not_subscribed: {
     status: 422,

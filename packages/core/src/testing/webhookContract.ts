@@ -376,6 +376,25 @@ export const webhookContract: PortContract = (name, store) =>
         yield* drainQueue(webhooks)
       }))
 
+    it.effect("spans the program's events of a window: its first and last created_at, or none", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const t = Date.now() - 60_000
+        yield* storedEvent(program.id, "card.created", iso(t))
+        yield* storedEvent(program.id, "wallet.created", iso(t + 700))
+        yield* storedEvent(program.id, "card.updated", iso(t + 1_000))
+        yield* storedEvent(other.program.id, "card.created", iso(t - 5_000))
+        yield* storedEvent(other.program.id, "card.created", iso(t + 5_000))
+
+        expect(yield* webhooks.eventSpan(program.id, iso(t - 10_000), iso(t + 10_000)))
+          .toEqual(Option.some({ first: iso(t), last: iso(t + 1_000) }))
+        expect(yield* webhooks.eventSpan(program.id, iso(t + 1), iso(t + 1_000)))
+          .toEqual(Option.some({ first: iso(t + 700), last: iso(t + 1_000) }))
+        expect(yield* webhooks.eventSpan(program.id, iso(t + 1), iso(t + 699))).toEqual(Option.none())
+      }))
+
     // A replay naming program A and a subscription of program B must queue nothing (the service
     // checks first too; the store does not rely on it).
     it.effect("a replay queues nothing for a subscription of another program", () =>

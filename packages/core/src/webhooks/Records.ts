@@ -79,8 +79,8 @@ export const WEBHOOK_LIMITS = {
   /** Length of a subscription URL. */
   maxUrlLength: 2048,
   maxDescriptionLength: 500,
-  /** Widest replay window: 31 days, both ends inclusive. */
-  maxReplayWindowMs: 31 * 24 * 60 * 60 * 1000,
+  /** Widest span of history one replay re-sends: 31 days from the window's first event to its last. */
+  maxReplaySpanMs: 31 * 24 * 60 * 60 * 1000,
   /** How long a rotated-out secret keeps signing. */
   previousSecretTtlMs: 24 * 60 * 60 * 1000,
   /** Longest Retry-After honoured on 429/503; longer values are capped. */

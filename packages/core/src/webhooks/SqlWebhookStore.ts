@@ -270,6 +270,16 @@ export const SqlWebhookStoreLive = Layer.scoped(
                 AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})
                 AND e.created_at >= ${beginIso} AND e.created_at <= ${endIso}`
         ),
+      eventSpan: (programId, beginIso, endIso) =>
+        sql<{ readonly first: unknown; readonly last: unknown }>`
+          SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM issuing_events
+          WHERE program_id = ${programId} AND created_at >= ${beginIso} AND created_at <= ${endIso}`.pipe(
+          Effect.map(([row]) =>
+            row?.first != null && row.last != null
+              ? Option.some({ first: toIso(row.first), last: toIso(row.last) })
+              : Option.none()
+          )
+        ),
       // Selected from the subscription's own row: a subscription deleted or disabled while a resend
       // was in flight gets no retry (and a deleted one no foreign-key failure after the send).
       enqueue: (delivery) =>

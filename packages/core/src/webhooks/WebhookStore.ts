@@ -79,6 +79,15 @@ export interface WebhookStoreService {
     endIso: string,
     nowIso: string
   ) => Effect.Effect<number, SqlError.SqlError>
+  /**
+   * The created_at of the program's first and last event within [begin, end] (both inclusive),
+   * or none when the window holds no event: two index probes, however many events it holds.
+   */
+  readonly eventSpan: (
+    programId: string,
+    beginIso: string,
+    endIso: string
+  ) => Effect.Effect<Option.Option<{ readonly first: string; readonly last: string }>, SqlError.SqlError>
   /** Queues one delivery, unless its subscription is gone or disabled. */
   readonly enqueue: (delivery: QueuedDelivery) => Effect.Effect<void, SqlError.SqlError>
   /** Claims up to `limit` due deliveries under `token` until `leaseUntil`. */

@@ -90,6 +90,14 @@ export const parseWindowBound = (text: string, bound: "begin" | "end"): number |
 const EARLIEST_EVENT_MS = 0
 const LATEST_EVENT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
+const replayOf = (subscriptionId: string, begin: string, end: string, queued: number): WebhookReplay => ({
+  object: "webhook_replay",
+  webhook_subscription_id: subscriptionId,
+  begin,
+  end,
+  events_queued: queued
+})
+
 /** Webhook subscriptions, replay, resend and attempts (interface §4.8–4.10, CONTRACT §5). */
 export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks", {
   effect: Effect.gen(function*() {
@@ -314,35 +322,30 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
           if (beginMs > endMs) {
             return yield* new BusinessRuleViolation({ code: "invalid_time_window", message: "begin must not be after end.", param: "begin" })
           }
-          if (endMs - beginMs > WEBHOOK_LIMITS.maxReplayWindowMs) {
-            return yield* new BusinessRuleViolation({
-              code: "replay_window_too_large",
-              message: "A replay window may span at most 31 days; split it into several replays.",
-              param: "end"
-            })
-          }
           if (subscription.disabled) {
             return yield* new Conflict({ message: "The webhook subscription is disabled; enable it before replaying.", param: "webhook_subscription_id" })
           }
-          const queued = endMs < EARLIEST_EVENT_MS || beginMs > LATEST_EVENT_MS
-            ? 0
-            : yield* transactor.withTransaction(Effect.gen(function*() {
-              const now = new Date(yield* nowMs).toISOString()
-              return yield* store.enqueueReplay(
-                programId,
-                subscription.id,
-                new Date(Math.max(beginMs, EARLIEST_EVENT_MS)).toISOString(),
-                new Date(Math.min(endMs, LATEST_EVENT_MS)).toISOString(),
-                now
-              )
-            }))
-          return {
-            object: "webhook_replay",
-            webhook_subscription_id: subscription.id,
-            begin,
-            end,
-            events_queued: queued
-          } satisfies WebhookReplay
+          if (endMs < EARLIEST_EVENT_MS || beginMs > LATEST_EVENT_MS) {
+            return replayOf(subscription.id, begin, end, 0)
+          }
+          const beginIso = new Date(Math.max(beginMs, EARLIEST_EVENT_MS)).toISOString()
+          const endIso = new Date(Math.min(endMs, LATEST_EVENT_MS)).toISOString()
+          // The bound is on the history a replay re-sends: the span from the window's first event
+          // to its last. A wide window over a short history (begin 2000-01-01) is fine; 40 days
+          // of events is not, and is split by the caller into several replays.
+          const span = yield* store.eventSpan(programId, beginIso, endIso)
+          if (Option.isSome(span) && Date.parse(span.value.last) - Date.parse(span.value.first) > WEBHOOK_LIMITS.maxReplaySpanMs) {
+            return yield* new BusinessRuleViolation({
+              code: "replay_window_too_large",
+              message: `The events in this window span more than 31 days (${span.value.first} to ${span.value.last}); split it into several replays.`,
+              param: "end"
+            })
+          }
+          const queued = Option.isNone(span) ? 0 : yield* transactor.withTransaction(Effect.gen(function*() {
+            const now = new Date(yield* nowMs).toISOString()
+            return yield* store.enqueueReplay(programId, subscription.id, beginIso, endIso, now)
+          }))
+          return replayOf(subscription.id, begin, end, queued)
         }),
 
       /**
