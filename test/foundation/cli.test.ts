@@ -62,6 +62,10 @@ describe("the issuing CLI", () => {
     expect(created.code, created.stderr).toBe(0)
     const printed = JSON.parse(created.stdout)
     expect(Object.keys(printed).sort()).toEqual(["api_key", "organization_id", "program_id"])
+    const inline = await runCli(["orgs", "create", "--name=Acme Two"], env, dir)
+    expect(inline.code, inline.stderr).toBe(0)
+    expect(JSON.parse(inline.stdout).organization_id).not.toBe(printed.organization_id)
+    expect((await runCli(["orgs", "create", "--name="], env, dir)).code).not.toBe(0)
 
     const server = spawnCli(["serve"], env, dir)
     try {

@@ -71,8 +71,10 @@ const serve = async (config: ServerConfig) => {
 }
 
 const createOrganization = async (config: ServerConfig, args: ReadonlyArray<string>) => {
+  // `--name NAME` or `--name=NAME`.
   const nameIndex = args.indexOf("--name")
-  const name = nameIndex >= 0 ? args[nameIndex + 1] : undefined
+  const inline = args.find((arg) => arg.startsWith("--name="))
+  const name = inline !== undefined ? inline.slice("--name=".length) : nameIndex >= 0 ? args[nameIndex + 1] : undefined
   if (name === undefined || name.trim() === "") {
     err("issuing: orgs create needs --name NAME")
     return 2
