@@ -5,7 +5,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlStoresLive } from "@issuing/core"
 import { Effect, Layer, Redacted } from "effect"
 import { migrations } from "./migrations/index.js"
-import { PgWebhookWakeupsLive } from "./WebhookWakeups.js"
+import { webhookWakeupsLayer } from "./WebhookWakeups.js"
 
 export interface PgOptions {
   /** A `postgres://` connection URL. */
@@ -51,7 +51,7 @@ export const clientLayer = (options: PgOptions) =>
 /** A PostgreSQL database migrated and serving every storage port, plus its SqlClient. */
 export const layer = (options: PgOptions) =>
   SqlStoresLive.pipe(
-    Layer.provideMerge(PgWebhookWakeupsLive),
+    Layer.provideMerge(webhookWakeupsLayer(options.url)),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(clientLayer(options))
   )
