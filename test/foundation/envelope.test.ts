@@ -82,6 +82,54 @@ describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
     }
   })
 
+  // PostgreSQL text cannot hold U+0000: it used to reach the database and answer 500 (found by fuzz.test.ts).
+  it("a NUL character in a body string or a query value → 400 naming the field, nothing written", async () => {
+    const before = await countPrograms()
+    const cases: Array<[string, string, unknown, string | null]> = [
+      ["POST", "/v1/programs", { name: "a\u0000b" }, "name"],
+      ["POST", "/v1/wallets", { holder: { name: "Ada\u0000" } }, "holder.name"],
+      ["POST", "/v1/api-keys", { name: "k", role: "viewer", program_ids: [platform.org.program_id, "\u0000"] }, "program_ids.1"],
+      ["POST", "/v1/transfers", { paymentRail: "fednow_instant", amount: 1, currency: "USD", description: "\u0000" }, "description"],
+      ["POST", "/v1/programs", "\u0000", null]
+    ]
+    for (const [method, path, body, param] of cases) {
+      const error = expectEnvelope(await platform.request(method, path, { body }), 400, { code: "invalid_request", param })
+      expect(error.message).toContain("U+0000")
+    }
+    const account = (await platform.request("POST", "/v1/wallets", { body: { holder: { name: "NUL" } } })).body.financial_account_id
+    expectEnvelope(await platform.request("GET", `/v1/financial-accounts/${account}/book-transfers?book=a%00b`), 400, {
+      code: "invalid_request",
+      param: "book"
+    })
+    expectEnvelope(await platform.request("GET", "/v1/programs?%00=%00"), 400, { code: "invalid_request", param: null })
+    expect(await countPrograms()).toBe(before)
+    // Other control characters are ordinary text.
+    expect((await platform.request("GET", `/v1/financial-accounts/${account}/book-transfers?book=a%01b`)).status).toBe(200)
+  })
+
+  // Schema decoding and its error formatting recurse: half a million levels used to overflow the stack (500; found by fuzz.test.ts).
+  it("a body nesting deeper than 32 levels → 400 invalid_request, param null", async () => {
+    const before = await countPrograms()
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
+    for (const rawBody of [nested(500_000), `{"name": ${nested(100_000)}}`, `{"name": "x", "padding": ${nested(33)}}`]) {
+      const error = expectEnvelope(
+        await platform.request("POST", "/v1/programs", { program: null, rawBody, headers: { "content-type": "application/json" } }),
+        400,
+        { type: "invalid_request_error", code: "invalid_request", param: null }
+      )
+      expect(error.message).toContain("32 levels")
+    }
+    // 32 levels are decoded as usual; brackets inside strings do not count.
+    expectEnvelope(
+      await platform.request("POST", "/v1/programs", { program: null, body: { name: JSON.parse(`${nested(31)}`) } }),
+      400,
+      { code: "invalid_request", param: "name" }
+    )
+    const created = await platform.request("POST", "/v1/programs", { program: null, body: { name: "[".repeat(100) } })
+    expect(created.status).toBe(200)
+    expect(await countPrograms()).toBe(before + 1)
+  })
+
   it("a body without Content-Type, or with another one → 400 param Content-Type", async () => {
     const body = JSON.stringify({ name: "No type" })
     expectEnvelope(await platform.request("POST", "/v1/programs", { rawBody: body }), 400, {
@@ -93,6 +141,15 @@ describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
         await platform.request("POST", "/v1/programs", { rawBody: body, headers: { "content-type": contentType } }),
         400,
         { code: "invalid_request", param: "Content-Type" }
+      )
+    }
+    // An empty body is no body, whatever type it declares: decoded as {} (a 400 naming the first
+    // missing field), never handed to another parser (multipart used to answer 500; found by fuzz.test.ts).
+    for (const contentType of ["multipart/form-data; boundary=x", "text/plain", "application/x-www-form-urlencoded", "application/octet-stream"]) {
+      expectEnvelope(
+        await platform.request("POST", "/v1/programs", { program: null, rawBody: "", headers: { "content-type": contentType } }),
+        400,
+        { code: "invalid_request", param: "name" }
       )
     }
     // With a charset it is still JSON.

@@ -1,4 +1,4 @@
-import { HttpIncomingMessage, HttpServerError, type HttpServerRequest, UrlParams } from "@effect/platform"
+import { Headers, HttpIncomingMessage, HttpServerError, type HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Readable } from "node:stream"
 import { ApiFailure, apiFailure } from "../errors.js"
@@ -87,8 +87,60 @@ export const readBody = (
 }
 
 /**
+ * How deep a JSON body may nest objects and arrays. The API's bodies nest two levels; schema
+ * decoding and the formatting of its errors recurse, so a deeper body (a 1 MiB body can nest half a
+ * million levels) would overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 32
+
+/** True when a JSON text nests objects and arrays deeper than `maxDepth` (brackets inside strings do not count). */
+export const nestsDeeperThan = (text: string, maxDepth: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index]
+    if (inString) {
+      if (char === "\\") index++
+      else if (char === "\"") inString = false
+    } else if (char === "\"") inString = true
+    else if (char === "{" || char === "[") {
+      if (++depth > maxDepth) return true
+    } else if (char === "}" || char === "]") depth--
+  }
+  return false
+}
+
+/**
+ * Where a JSON value holds a string with U+0000: the dotted path of the first such string
+ * (`holder.name`, `program_ids.1`; "" for the value itself), or undefined when there is none.
+ * PostgreSQL text cannot store the NUL character, so no request text may carry it (both stores
+ * answer alike). Object keys are not checked: no field name holds U+0000, and unknown fields are
+ * dropped by decoding. Iterative: a body within the size limit can nest deeper than the call stack.
+ */
+export const pathOfNulCharacter = (value: unknown): string | undefined => {
+  const pending: Array<readonly [unknown, string]> = [[value, ""]]
+  while (pending.length > 0) {
+    const [item, path] = pending.pop()!
+    if (typeof item === "string") {
+      if (item.includes("\u0000")) return path
+    } else if (typeof item === "object" && item !== null) {
+      // Pushed in reverse, popped in document order.
+      const entries = Object.entries(item)
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [key, child] = entries[index]!
+        pending.push([child, path === "" ? key : `${path}.${key}`])
+      }
+    }
+  }
+  return undefined
+}
+
+/**
  * The request as handlers see it once the pipeline has read its body: the same request, whose
- * body accessors answer from the text already read (the underlying stream is consumed).
+ * body accessors answer from the text already read (the underlying stream is consumed), and whose
+ * Content-Type is JSON: the pipeline has refused any other type for a body, and an empty body is no
+ * body whatever type it declares (the router picks its payload parser by Content-Type, and would
+ * hand an empty multipart body to a multipart parser that cannot run here).
  */
 export const withReadBody = (
   request: HttpServerRequest.HttpServerRequest,
@@ -111,6 +163,8 @@ export const withReadBody = (
           return Effect.succeed(new TextEncoder().encode(text).buffer)
         case "urlParamsBody":
           return Effect.succeed(UrlParams.fromInput(new URLSearchParams(text)))
+        case "headers":
+          return Headers.set(target.headers, "content-type", "application/json")
       }
       return Reflect.get(target, property, target)
     }

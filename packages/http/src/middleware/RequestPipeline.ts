@@ -17,7 +17,7 @@ import {
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, failureResponse, toApiFailure } from "../errors.js"
-import { readBody, withReadBody } from "./RequestBody.js"
+import { MAX_JSON_DEPTH, nestsDeeperThan, pathOfNulCharacter, readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
 /** The caller resolved by the pipeline, handed to the route's auth middleware. */
@@ -56,6 +56,14 @@ const decodeFailure = (error: HttpApiError.HttpApiDecodeError) => {
     param
   )
 }
+
+/** A 400 for a request text holding U+0000, naming the field or query parameter when there is one. */
+const nulCharacterFailure = (param: string | null) =>
+  apiFailure(
+    "invalid_request",
+    `${param === null ? "Invalid request" : `Invalid value for '${param}'`}: must not contain the NUL character (U+0000).`,
+    param
+  )
 
 /**
  * A replayed error keeps the request_id in its stored envelope; the Request-Id header repeats it so
@@ -153,12 +161,26 @@ export const requestPipeline = (routes: RouteTable) =>
                     "Content-Type"
                   )
                 }
+                let parsed: unknown
                 try {
-                  JSON.parse(bodyText)
+                  parsed = JSON.parse(bodyText)
                 } catch {
                   return yield* apiFailure("invalid_request", "The request body is not valid JSON.", null)
                 }
+                if (nestsDeeperThan(bodyText, MAX_JSON_DEPTH)) {
+                  return yield* apiFailure(
+                    "invalid_request",
+                    `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`,
+                    null
+                  )
+                }
+                const nulAt = pathOfNulCharacter(parsed)
+                if (nulAt !== undefined) return yield* nulCharacterFailure(nulAt === "" ? null : nulAt)
               }
+            }
+            // Query values reach the database as filters (a free-text `book`, for one).
+            for (const [name, value] of url.searchParams) {
+              if (value.includes("\u0000")) return yield* nulCharacterFailure(name.includes("\u0000") ? null : name)
             }
 
             // The body stream is consumed: handlers read the text already read.
