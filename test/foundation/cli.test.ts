@@ -1,5 +1,6 @@
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -25,6 +26,17 @@ const get = async (url: string, key: string) => {
   const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
   return { status: response.status, body: await response.json() as any }
 }
+
+/** Writes raw bytes to a server and reads everything it answers until it closes the connection. */
+const rawExchange = (url: string, bytes: string) =>
+  new Promise<string>((resolve, reject) => {
+    const { hostname, port } = new URL(url)
+    const socket = net.connect(Number(port), hostname, () => socket.end(bytes))
+    let text = ""
+    socket.on("data", (chunk) => (text += chunk))
+    socket.on("close", () => resolve(text))
+    socket.on("error", reject)
+  })
 
 // The `issuing` command of CONTRACT §1, spawned from source.
 describe("the issuing CLI", () => {
@@ -97,6 +109,28 @@ describe("the issuing CLI", () => {
     expect(output).toContain(`(public base URL ${url})`)
     const denied = await get(`${url}/v1/programs`, "sk_sandbox_unknown_key_value")
     expect(denied.body.error.doc_url).toBe(`${url}/docs/errors/authentication_error`)
+
+    // Requests Node's own parser refuses get the envelope and a Request-Id too, then the connection closes.
+    const refused: Array<[string, string, string]> = [
+      [`GET /v1/programs?q=${"x".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, "431", "request_header_too_large"],
+      ["NOT HTTP AT ALL\r\n\r\n", "400", "invalid_request"]
+    ]
+    for (const [bytes, status, code] of refused) {
+      const answer = await rawExchange(url, bytes)
+      const [head, payload] = answer.split("\r\n\r\n")
+      expect(head!.split("\r\n")[0]).toBe(`HTTP/1.1 ${status} ${status === "431" ? "Request Header Fields Too Large" : "Bad Request"}`)
+      const requestId = /\r\nRequest-Id: (\S+)/i.exec(head!)?.[1]
+      const error = JSON.parse(payload!).error
+      expect(error).toEqual({
+        type: "invalid_request_error",
+        code,
+        message: expect.any(String),
+        param: null,
+        request_id: requestId,
+        doc_url: `${url}/docs/errors/${code}`
+      })
+      expect((await fetch(`${url}/docs/errors/${code}`)).status).toBe(200)
+    }
 
     // A request whose body is still arriving when SIGTERM comes must complete.
     const body = JSON.stringify({ name: "Created during shutdown" })

@@ -12,7 +12,9 @@ import {
 } from "@issuing/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
+import { clientErrorListener } from "./ClientErrors.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
 import { CardEmbedHandlersLive, CardsHandlersLive, SimulateAuthorizationsHandlersLive } from "./handlers/CardsHandlers.js"
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
@@ -54,6 +56,11 @@ export interface IssuingInstance {
   readonly handler: (request: Request) => Promise<Response>
   /** A node:http request listener (plain Node, Express, Fastify's raw server, …). */
   readonly listener: (request: IncomingMessage, response: ServerResponse) => void
+  /**
+   * A node:http `clientError` listener: requests Node's parser refuses (oversized headers, not
+   * HTTP) get the error envelope instead of Node's bare status line.
+   */
+  readonly clientErrorListener: (error: Error, socket: Duplex) => void
   /** Runs an effect against the platform's services (the CLI and background workers use it). */
   readonly runtime: ManagedRuntime.ManagedRuntime<IssuingServices | IssuingStores | SqlClient.SqlClient | IssuingConfig | Vault, unknown>
   readonly settings: IssuingSettings
@@ -140,6 +147,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   return {
     handler,
     listener,
+    clientErrorListener: clientErrorListener(() => settings.baseUrl),
     runtime: runtime as IssuingInstance["runtime"],
     settings,
     dispose: () => runtime.dispose()

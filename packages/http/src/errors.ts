@@ -47,6 +47,19 @@ export const ERROR_CODES: Record<string, ErrorCodeDoc> = {
     title: "Request body too large",
     description: "The request body exceeds the server's limit (1 MiB by default). Send a smaller body."
   },
+  request_header_too_large: {
+    status: 431,
+    type: "invalid_request_error",
+    title: "Request headers too large",
+    description:
+      "The request line and headers together exceed the server's limit (Node's 16 KiB by default), often because of a very long URL. Send a shorter URL or fewer headers. The connection is closed after this answer."
+  },
+  request_timeout: {
+    status: 408,
+    type: "invalid_request_error",
+    title: "Request timeout",
+    description: "The server did not receive the whole request in time. Retry; the connection is closed after this answer."
+  },
   method_not_allowed: {
     status: 405,
     type: "invalid_request_error",

@@ -3,6 +3,7 @@ import { Effect, Fiber, Option, Schedule } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { createIssuing, type IssuingInstance } from "./App.js"
+import { clientErrorListener } from "./ClientErrors.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
 import { storeFor } from "./Store.js"
 
@@ -60,6 +61,9 @@ export const startServer = async (config: ServerConfig, print: (line: string) =>
       response.writeHead(503, { connection: "close" }).end()
     })
   const server = http.createServer({ keepAliveTimeout: 65_000 }, (request, response) => handle(request, response))
+  // Requests Node's parser refuses get the envelope too (before start-up completes, on the listen address).
+  let baseUrl = () => config.settings.baseUrl
+  server.on("clientError", clientErrorListener(() => baseUrl()))
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(config.port, config.host, () => {
@@ -101,6 +105,7 @@ export const startServer = async (config: ServerConfig, print: (line: string) =>
     throw error
   }
   handle = instance.listener
+  baseUrl = () => instance.settings.baseUrl
   ready(instance)
 
   const fibers = backgroundTasks.map((task) => instance.runtime.runFork(task(instance) as Effect.Effect<void, unknown, never>))
