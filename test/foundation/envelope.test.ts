@@ -83,14 +83,17 @@ describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
   })
 
   // PostgreSQL text cannot hold U+0000: it used to reach the database and answer 500 (found by fuzz.test.ts).
-  it("a NUL character in a body string or a query value → 400 naming the field, nothing written", async () => {
+  // A lone surrogate ("\ud800") is stored as U+FFFD by PostgreSQL and as sent by SQLite: refused alike.
+  it("a NUL character or a lone surrogate in a body string, or NUL in a query value → 400 naming the field, nothing written", async () => {
     const before = await countPrograms()
     const cases: Array<[string, string, unknown, string | null]> = [
       ["POST", "/v1/programs", { name: "a\u0000b" }, "name"],
       ["POST", "/v1/wallets", { holder: { name: "Ada\u0000" } }, "holder.name"],
       ["POST", "/v1/api-keys", { name: "k", role: "viewer", program_ids: [platform.org.program_id, "\u0000"] }, "program_ids.1"],
       ["POST", "/v1/transfers", { paymentRail: "fednow_instant", amount: 1, currency: "USD", description: "\u0000" }, "description"],
-      ["POST", "/v1/programs", "\u0000", null]
+      ["POST", "/v1/programs", "\u0000", null],
+      ["POST", "/v1/programs", { name: "half a pair \ud800" }, "name"],
+      ["POST", "/v1/wallets", { holder: { name: "Ada", email: "\udc00@example.com" } }, "holder.email"]
     ]
     for (const [method, path, body, param] of cases) {
       const error = expectEnvelope(await platform.request(method, path, { body }), 400, { code: "invalid_request", param })
@@ -103,6 +106,10 @@ describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
     })
     expectEnvelope(await platform.request("GET", "/v1/programs?%00=%00"), 400, { code: "invalid_request", param: null })
     expect(await countPrograms()).toBe(before)
+    // A whole surrogate pair is ordinary text.
+    const emoji = await platform.request("POST", "/v1/wallets", { body: { holder: { name: "Ada \ud83d\udcb3" } } })
+    expect(emoji.status, emoji.text).toBe(200)
+    expect(emoji.body.holder.name).toBe("Ada 💳")
     // Other control characters are ordinary text.
     expect((await platform.request("GET", `/v1/financial-accounts/${account}/book-transfers?book=a%01b`)).status).toBe(200)
   })

@@ -111,18 +111,28 @@ export const nestsDeeperThan = (text: string, maxDepth: number): boolean => {
 }
 
 /**
- * Where a JSON value holds a string with U+0000: the dotted path of the first such string
- * (`holder.name`, `program_ids.1`; "" for the value itself), or undefined when there is none.
- * PostgreSQL text cannot store the NUL character, so no request text may carry it (both stores
- * answer alike). Object keys are not checked: no field name holds U+0000, and unknown fields are
- * dropped by decoding. Iterative: a body within the size limit can nest deeper than the call stack.
+ * Text no store keeps as sent: U+0000 (PostgreSQL text cannot hold it) and a lone UTF-16 surrogate
+ * (a JSON escape such as "\ud800"; PostgreSQL would store U+FFFD, SQLite the unpaired unit). In
+ * unicode mode a well-formed surrogate pair is one code point, so `\p{Cs}` matches lone ones only.
  */
-export const pathOfNulCharacter = (value: unknown): string | undefined => {
+const UNSTORABLE_TEXT = /[\u0000\p{Cs}]/u
+
+/** True when a string holds U+0000 or a lone surrogate. */
+export const isUnstorableText = (text: string): boolean => UNSTORABLE_TEXT.test(text)
+
+/**
+ * Where a JSON value holds a string no store keeps as sent (U+0000, a lone surrogate): the dotted
+ * path of the first such string (`holder.name`, `program_ids.1`; "" for the value itself), or
+ * undefined when there is none, so both stores answer alike. Object keys are not checked: unknown
+ * fields are dropped by decoding. Iterative: a body within the size limit can nest deeper than the
+ * call stack.
+ */
+export const pathOfUnstorableText = (value: unknown): string | undefined => {
   const pending: Array<readonly [unknown, string]> = [[value, ""]]
   while (pending.length > 0) {
     const [item, path] = pending.pop()!
     if (typeof item === "string") {
-      if (item.includes("\u0000")) return path
+      if (isUnstorableText(item)) return path
     } else if (typeof item === "object" && item !== null) {
       // Pushed in reverse, popped in document order.
       const entries = Object.entries(item)

@@ -17,7 +17,7 @@ import {
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, failureResponse, toApiFailure } from "../errors.js"
-import { MAX_JSON_DEPTH, nestsDeeperThan, pathOfNulCharacter, readBody, withReadBody } from "./RequestBody.js"
+import { MAX_JSON_DEPTH, nestsDeeperThan, pathOfUnstorableText, readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
 /** The caller resolved by the pipeline, handed to the route's auth middleware. */
@@ -57,11 +57,11 @@ const decodeFailure = (error: HttpApiError.HttpApiDecodeError) => {
   )
 }
 
-/** A 400 for a request text holding U+0000, naming the field or query parameter when there is one. */
-const nulCharacterFailure = (param: string | null) =>
+/** A 400 for request text holding U+0000 or a lone surrogate, naming the field or query parameter when there is one. */
+const unstorableTextFailure = (param: string | null) =>
   apiFailure(
     "invalid_request",
-    `${param === null ? "Invalid request" : `Invalid value for '${param}'`}: must not contain the NUL character (U+0000).`,
+    `${param === null ? "Invalid request" : `Invalid value for '${param}'`}: must be well-formed Unicode text without the NUL character (U+0000).`,
     param
   )
 
@@ -174,13 +174,13 @@ export const requestPipeline = (routes: RouteTable) =>
                     null
                   )
                 }
-                const nulAt = pathOfNulCharacter(parsed)
-                if (nulAt !== undefined) return yield* nulCharacterFailure(nulAt === "" ? null : nulAt)
+                const unstorableAt = pathOfUnstorableText(parsed)
+                if (unstorableAt !== undefined) return yield* unstorableTextFailure(unstorableAt === "" ? null : unstorableAt)
               }
             }
             // Query values reach the database as filters (a free-text `book`, for one).
             for (const [name, value] of url.searchParams) {
-              if (value.includes("\u0000")) return yield* nulCharacterFailure(name.includes("\u0000") ? null : name)
+              if (value.includes("\u0000")) return yield* unstorableTextFailure(name.includes("\u0000") ? null : name)
             }
 
             // The body stream is consumed: handlers read the text already read.
