@@ -38,8 +38,10 @@ const answerFor = (error: ClientError) => {
  * `server.on("clientError", issuing.clientErrorListener)`.
  */
 export const clientErrorListener = (baseUrl: () => string) => (error: ClientError, socket: Duplex): void => {
-  // A reset or half-written connection has nobody left to answer.
-  if (error.code === "ECONNRESET" || !socket.writable) {
+  // A reset connection has nobody left to answer; on one that has already carried response bytes
+  // a response may be half written, so (like Node's own handler) it is closed without an answer.
+  const written = "bytesWritten" in socket && typeof socket.bytesWritten === "number" ? socket.bytesWritten : 0
+  if (error.code === "ECONNRESET" || !socket.writable || written > 0) {
     socket.destroy()
     return
   }
