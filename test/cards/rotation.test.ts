@@ -68,19 +68,23 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
     const org = await first.instance.runtime.runPromise(
       Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("Rotation"))
     )
-    const call = async (baseUrl: string, method: string, route: string, body?: unknown) => {
+    const call = async (baseUrl: string, method: string, route: string, body?: unknown, idempotencyKey?: string) => {
       const response = await fetch(`${baseUrl}${route}`, {
         method,
         headers: {
           authorization: `Bearer ${org.api_key}`,
           "x-program-id": org.program_id,
-          ...(body === undefined ? {} : { "content-type": "application/json" })
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
         },
         body: body === undefined ? undefined : JSON.stringify(body)
       })
-      return { status: response.status, body: await response.json() as any }
+      return { status: response.status, replayed: response.headers.get("idempotent-replayed"), body: await response.json() as any }
     }
-    const wallet = (await call(first.baseUrl, "POST", "/v1/wallets", { holder: { name: "Rotation" } })).body
+    // A response stored under the old key (its fingerprint and its sealed body).
+    const idempotencyKey = crypto.randomUUID()
+    const walletRequest = { holder: { name: "Rotation" } }
+    const wallet = (await call(first.baseUrl, "POST", "/v1/wallets", walletRequest, idempotencyKey)).body
     const card = (await call(first.baseUrl, "POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })).body
     const secrets = (await call(first.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body
     await first.close()
@@ -89,6 +93,10 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
     // Rotated: ISSUING_VAULT_KEY=new,old.
     const rotated = await serve(database, [NEW_KEY, OLD_KEY])
     expect((await call(rotated.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body).toEqual(secrets)
+    // A retry across the rotation is the same request: the stored response, not a 409.
+    const retried = await call(rotated.baseUrl, "POST", "/v1/wallets", walletRequest, idempotencyKey)
+    expect(retried).toMatchObject({ status: 200, replayed: "true", body: wallet })
+    expect((await call(rotated.baseUrl, "POST", "/v1/wallets", { holder: { name: "Other" } }, idempotencyKey)).status).toBe(409)
     expect((await call(rotated.baseUrl, "POST", "/v1/cards/search-by-pan", { pan: secrets.pan })).body.id).toBe(card.id)
     const fresh = (await call(rotated.baseUrl, "POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })).body
     expect((await storedKeyIds(database)).sort()).toEqual([keyId(NEW_KEY), keyId(OLD_KEY)].sort())
@@ -103,6 +111,11 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
     expect((await call(after.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body).toEqual(secrets)
     expect((await call(after.baseUrl, "POST", "/v1/cards/search-by-pan", { pan: secrets.pan })).body.id).toBe(card.id)
     expect((await call(after.baseUrl, "POST", `/v1/cards/${fresh.id}/reveal`)).status).toBe(200)
+    // The old key was removed within the idempotency retention (against operations.md): the stored
+    // response cannot be read, and is not re-run either — a 409 naming the key, never a 500.
+    const unreadable = await call(after.baseUrl, "POST", "/v1/wallets", walletRequest, idempotencyKey)
+    expect(unreadable.status).toBe(409)
+    expect(unreadable.body.error).toMatchObject({ code: "conflict", param: "Idempotency-Key" })
     await after.close()
   })
 })

@@ -59,6 +59,14 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
     const transactor = yield* Transactor
     const vault = yield* Vault
 
+    const unsealed = (sealed: string): string | undefined => {
+      try {
+        return vault.decrypt(sealed)
+      } catch {
+        return undefined
+      }
+    }
+
     return {
       /** Validates an Idempotency-Key header value. */
       validateKey: (key: string): Effect.Effect<string, InvalidRequest> =>
@@ -79,12 +87,15 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
         options: RunOptions = { atomic: true }
       ): Effect.Effect<IdempotentResult<A>, E | Conflict | SqlError.SqlError, R> =>
         Effect.gen(function*() {
-          const fingerprint = vault.fingerprint(canonicalRequest(requestParts))
+          // Under every configured vault key, current first: a retry across a key rotation is still
+          // the same request.
+          const [fingerprint, ...olderFingerprints] = vault.fingerprints(canonicalRequest(requestParts))
           const now = yield* nowMs
           const claim = yield* store.claim({
             organizationId,
             key,
-            fingerprint,
+            fingerprint: fingerprint!,
+            olderFingerprints,
             now: new Date(now).toISOString(),
             staleBefore: new Date(now - CLAIM_LEASE_MS).toISOString(),
             expiredBefore: new Date(now - RETENTION_MS).toISOString()
@@ -100,11 +111,19 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
                 message: "A request with this Idempotency-Key is still being processed; retry later.",
                 param: "Idempotency-Key"
               })
-            case "Replay":
-              return {
-                response: { status: claim.response.status, body: vault.decrypt(claim.response.sealedBody) },
-                replayed: true
-              } as IdempotentResult<A>
+            case "Replay": {
+              // Sealed under a vault key no longer configured (removed within 24 h of a rotation,
+              // against docs/operations.md): the response cannot be replayed, and running the
+              // request again could repeat a write, so the key is spent.
+              const body = unsealed(claim.response.sealedBody)
+              if (body === undefined) {
+                return yield* new Conflict({
+                  message: "The stored response for this Idempotency-Key can no longer be read (its vault key was removed); send the request with a new key if it must run again.",
+                  param: "Idempotency-Key"
+                })
+              }
+              return { response: { status: claim.response.status, body }, replayed: true } as IdempotentResult<A>
+            }
             case "Claimed":
               break
           }

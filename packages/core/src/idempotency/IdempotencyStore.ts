@@ -17,7 +17,13 @@ export type Claim =
 export interface ClaimRequest {
   readonly organizationId: string
   readonly key: string
+  /** The request's fingerprint under the current vault key (stored with a new claim). */
   readonly fingerprint: string
+  /**
+   * Its fingerprints under the older configured vault keys: a record stored before a key rotation
+   * holds one of these, and is the same request.
+   */
+  readonly olderFingerprints: ReadonlyArray<string>
   readonly now: string
   /** A running claim locked before this instant belongs to a dead request and can be taken over. */
   readonly staleBefore: string

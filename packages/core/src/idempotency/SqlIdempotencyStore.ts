@@ -34,7 +34,9 @@ export const SqlIdempotencyStoreLive = Layer.effect(
                          AND created_at = ${row.created_at}`
             return (yield* insert(organizationId, key, fingerprint, now)) ? { _tag: "Claimed" } as Claim : { _tag: "InProgress" } as Claim
           }
-          if (row.fingerprint !== fingerprint) return { _tag: "Mismatch" } as Claim
+          if (row.fingerprint !== fingerprint && !request.olderFingerprints.includes(row.fingerprint as string)) {
+            return { _tag: "Mismatch" } as Claim
+          }
           if (row.status_code === null) {
             if (toIso(row.locked_at) >= request.staleBefore) return { _tag: "InProgress" } as Claim
             const taken = yield* sql`UPDATE issuing_idempotency_keys SET locked_at = ${now}

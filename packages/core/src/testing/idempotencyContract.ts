@@ -9,10 +9,17 @@ import type { PortContract } from "./Contract.js"
 const HOUR_MS = 3_600_000
 
 /** A claim at `nowMs` with a 60 s lease and 24 h retention. */
-const claimAt = (organizationId: string, key: string, fingerprint: string, nowMs: number): ClaimRequest => ({
+const claimAt = (
+  organizationId: string,
+  key: string,
+  fingerprint: string,
+  nowMs: number,
+  olderFingerprints: ReadonlyArray<string> = []
+): ClaimRequest => ({
   organizationId,
   key,
   fingerprint,
+  olderFingerprints,
   now: new Date(nowMs).toISOString(),
   staleBefore: new Date(nowMs - 60_000).toISOString(),
   expiredBefore: new Date(nowMs - 24 * HOUR_MS).toISOString()
@@ -36,6 +43,22 @@ export const idempotencyContract: PortContract = (name, store) =>
           response: { status: 201, sealedBody: "sealed-body" }
         })
         expect(yield* keys.claim(claimAt(org, key, "fp-b", now + 20))).toEqual({ _tag: "Mismatch" })
+      }))
+
+    it.effect("a record stored under an older vault key's fingerprint is the same request", () =>
+      Effect.gen(function*() {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const key = newId()
+        const now = Date.now()
+        expect(yield* keys.claim(claimAt(org, key, "fp-old", now))).toEqual({ _tag: "Claimed" })
+        yield* keys.complete(org, key, { status: 200, sealedBody: "sealed" })
+        // After a rotation the request's current fingerprint differs; its older one matches.
+        expect(yield* keys.claim(claimAt(org, key, "fp-new", now + 10, ["fp-old"]))).toEqual({
+          _tag: "Replay",
+          response: { status: 200, sealedBody: "sealed" }
+        })
+        expect(yield* keys.claim(claimAt(org, key, "fp-new", now + 10, ["fp-other"]))).toEqual({ _tag: "Mismatch" })
       }))
 
     it.effect("scopes keys per organization", () =>
