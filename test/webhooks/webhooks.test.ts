@@ -1,4 +1,4 @@
-import { EventStore, Events, runDeliveryWorker } from "@issuing/core"
+import { EventStore, Events, newEvent, runDeliveryWorker } from "@issuing/core"
 import { Effect, Fiber } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -257,10 +257,7 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     const now = Date.now()
     const at = (daysAgo: number) => new Date(now - daysAgo * day).toISOString()
     // Old history written straight to the outbox (no fan-out): 40, 20 and 1 days ago.
-    const old = [40, 20, 1].map((daysAgo) => ({
-      id: uuid(), object: "event" as const, type: "card.created" as const, program_id: other.program_id,
-      created_at: at(daysAgo), data: { object: { id: uuid() } }
-    }))
+    const old = [40, 20, 1].map((daysAgo) => newEvent(other.program_id, "card.created", at(daysAgo), { id: uuid() }))
     await platform.instance.runtime.runPromise(Effect.flatMap(EventStore, (store) => store.appendAll(old)))
     const replay = (begin: string, end: string) =>
       platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, {

@@ -1,13 +1,13 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { NotFound } from "../platform/Errors.js"
-import { isUuid, newId } from "../platform/Ids.js"
+import { isUuid } from "../platform/Ids.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { EventStore } from "./EventStore.js"
-import type { EventType, IssuingEvent } from "./Records.js"
+import { type EventType, type IssuingEvent, newEvent } from "./Records.js"
 
 /** Events: written in the transaction of the change they describe, read by the API and the webhook worker. */
 export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
@@ -15,48 +15,31 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
     const store = yield* EventStore
     const webhooks = yield* WebhookStore
     const transactor = yield* Transactor
+
+    const emitAll = (
+      programId: string,
+      items: ReadonlyArray<{ readonly type: EventType; readonly object: unknown }>
+    ): Effect.Effect<ReadonlyArray<IssuingEvent>, SqlError.SqlError> =>
+      Effect.gen(function*() {
+        const createdAt = yield* nowIso
+        const batch = items.map(({ object, type }) => newEvent(programId, type, createdAt, object))
+        // The events and their webhook deliveries (one per enabled subscription to each type)
+        // commit together; the caller's transaction is joined, or one is opened for a lone emit.
+        const write = Effect.zipRight(store.appendAll(batch), webhooks.enqueueEvents(batch))
+        const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+        yield* Option.isSome(outer) ? write : transactor.withTransaction(write)
+        return batch
+      })
+
     return {
-      /** Records an event about `object`; call it inside the change's transaction. */
-      emit: (programId: string, type: EventType, object: unknown): Effect.Effect<IssuingEvent, SqlError.SqlError> =>
-        Effect.gen(function*() {
-          const event: IssuingEvent = {
-            id: newId(),
-            object: "event",
-            type,
-            program_id: programId,
-            created_at: yield* nowIso,
-            data: { object }
-          }
-          // The event and its webhook deliveries (one per enabled subscription to its type) commit
-          // together; the caller's transaction is joined, or one is opened for a lone emit.
-          const write = Effect.zipRight(store.append(event), webhooks.enqueueEvent(event))
-          const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-          yield* Option.isSome(outer) ? write : transactor.withTransaction(write)
-          return event
-        }),
       /**
        * Records the events of one change, in order (one insert, one webhook fan-out statement);
        * call it inside the change's transaction.
        */
-      emitAll: (
-        programId: string,
-        items: ReadonlyArray<{ readonly type: EventType; readonly object: unknown }>
-      ): Effect.Effect<ReadonlyArray<IssuingEvent>, SqlError.SqlError> =>
-        Effect.gen(function*() {
-          const createdAt = yield* nowIso
-          const batch = items.map(({ object, type }): IssuingEvent => ({
-            id: newId(),
-            object: "event",
-            type,
-            program_id: programId,
-            created_at: createdAt,
-            data: { object }
-          }))
-          const write = Effect.zipRight(store.appendAll(batch), webhooks.enqueueEvents(batch))
-          const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-          yield* Option.isSome(outer) ? write : transactor.withTransaction(write)
-          return batch
-        }),
+      emitAll,
+      /** Records an event about `object`; call it inside the change's transaction. */
+      emit: (programId: string, type: EventType, object: unknown): Effect.Effect<IssuingEvent, SqlError.SqlError> =>
+        Effect.map(emitAll(programId, [{ type, object }]), (events) => events[0]!),
       get: (programId: string, eventId: string) =>
         Effect.gen(function*() {
           const missing = new NotFound({ message: "No such event.", param: "event_id" })

@@ -1,3 +1,5 @@
+import { newId } from "../platform/Ids.js"
+
 /** Event types the platform emits (CONTRACT §5 and interface §6). */
 export const EVENT_TYPES = [
   "wallet.created",
@@ -21,3 +23,13 @@ export interface IssuingEvent {
   readonly created_at: string
   readonly data: { readonly object: unknown }
 }
+
+/** A new event about `object` (a fresh id); written by the change's own transaction. */
+export const newEvent = (programId: string, type: EventType, createdAt: string, object: unknown): IssuingEvent => ({
+  id: newId(),
+  object: "event",
+  type,
+  program_id: programId,
+  created_at: createdAt,
+  data: { object }
+})

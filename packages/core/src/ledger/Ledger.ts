@@ -2,7 +2,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option, Schedule } from "effect"
 import { BusinessRuleViolation, Conflict, InvalidRequest, NotFound } from "../platform/Errors.js"
 import { Events } from "../events/Events.js"
-import type { EventType, IssuingEvent } from "../events/Records.js"
+import { type EventType, newEvent } from "../events/Records.js"
 import { isUuid, newId } from "../platform/Ids.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
@@ -459,14 +459,7 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         const now = yield* nowIso
         const transaction = newTransaction(p, now)
         const { bookTransfer, entries, transfer } = transferRows(p, source, target, transaction.id, now)
-        const event = (type: EventType, object: unknown): IssuingEvent => ({
-          id: newId(),
-          object: "event",
-          type,
-          program_id: p.programId,
-          created_at: now,
-          data: { object }
-        })
+        const event = (type: EventType, object: unknown) => newEvent(p.programId, type, now, object)
         const emitted = [event("transfer.created", transfer), event("transaction.updated", transaction)]
         if (transfer.status === "SETTLED") emitted.push(event(settledEvent(p.rail), transfer))
         const write = store.postNewTransfer({

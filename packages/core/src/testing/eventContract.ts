@@ -1,20 +1,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { EventStore } from "../events/EventStore.js"
-import type { IssuingEvent } from "../events/Records.js"
+import { newEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { Transactor } from "../sql/Transactor.js"
 import type { PortContract } from "./Contract.js"
 import { freshOrganization } from "./Fixtures.js"
-
-const event = (programId: string, type: IssuingEvent["type"], createdAt: string, object: unknown): IssuingEvent => ({
-  id: newId(),
-  object: "event",
-  type,
-  program_id: programId,
-  created_at: createdAt,
-  data: { object }
-})
 
 /** Contract of the EventStore port: the outbox the webhook worker reads. */
 export const eventContract: PortContract = (name, store) =>
@@ -25,7 +16,7 @@ export const eventContract: PortContract = (name, store) =>
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
         const payload = { id: newId(), object: "wallet", nested: { amount: 125, flag: true, none: null } }
-        const written = event(program.id, "wallet.created", new Date().toISOString(), payload)
+        const written = newEvent(program.id, "wallet.created", new Date().toISOString(), payload)
         yield* events.append(written)
         expect(Option.getOrThrow(yield* events.find(program.id, written.id))).toEqual(written)
         expect(Option.isNone(yield* events.find(other.program.id, written.id))).toBe(true)
@@ -40,13 +31,13 @@ export const eventContract: PortContract = (name, store) =>
         const at = new Date().toISOString()
         // Ids made in order (UUIDv7) sort in the order the change produced them.
         const batch = (["wallet.created", "financial_account.created", "transaction.updated"] as const).map((type) =>
-          event(program.id, type, at, { type }))
+          newEvent(program.id, type, at, { type }))
         yield* events.appendAll([])
         yield* events.appendAll(batch)
         const listed = yield* events.list(program.id, {}, { orderBy: "created_at", descending: false, limit: 10, offset: 0 })
         expect(listed.rows).toEqual(batch)
 
-        const undone = [event(program.id, "card.created", at, {}), event(program.id, "card.updated", at, {})]
+        const undone = [newEvent(program.id, "card.created", at, {}), newEvent(program.id, "card.updated", at, {})]
         yield* Effect.flip(transactor.withTransaction(Effect.zipRight(events.appendAll(undone), Effect.fail("rollback" as const))))
         for (const item of undone) expect(Option.isNone(yield* events.find(program.id, item.id))).toBe(true)
       }))
@@ -58,9 +49,9 @@ export const eventContract: PortContract = (name, store) =>
         const other = yield* freshOrganization
         const at = new Date().toISOString()
         const written = Array.from({ length: 7 }, (_, index) =>
-          event(program.id, index % 2 === 0 ? "card.created" : "card.updated", at, { index }))
+          newEvent(program.id, index % 2 === 0 ? "card.created" : "card.updated", at, { index }))
         for (const item of [...written].reverse()) yield* events.append(item)
-        yield* events.append(event(other.program.id, "card.created", at, {}))
+        yield* events.append(newEvent(other.program.id, "card.created", at, {}))
 
         const all = yield* events.list(program.id, {}, { orderBy: "created_at", descending: false, limit: 100, offset: 0 })
         expect(all.total).toBe(7)

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { EventStore } from "../events/EventStore.js"
-import type { IssuingEvent } from "../events/Records.js"
+import { type IssuingEvent, newEvent } from "../events/Records.js"
 import { LedgerStore, type LedgerStoreService, type NewTransferPosting } from "../ledger/LedgerStore.js"
 import { balanceDeltas, transferEntries } from "../ledger/PostingRules.js"
 import type { Book, BookTransfer, Transaction, Transfer, TransferRail, Wallet } from "../ledger/Records.js"
@@ -105,14 +105,7 @@ const transferRows = (
     entries,
     posted_at: at
   }
-  const event = (type: IssuingEvent["type"], object: unknown): IssuingEvent => ({
-    id: newId(),
-    object: "event",
-    type,
-    program_id: programId,
-    created_at: at,
-    data: { object }
-  })
+  const event = (type: IssuingEvent["type"], object: unknown) => newEvent(programId, type, at, object)
   return {
     transaction,
     transfer,

@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Option } from "effect"
 import { EventStore } from "../events/EventStore.js"
-import type { IssuingEvent } from "../events/Records.js"
+import { type IssuingEvent, newEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
@@ -49,14 +49,7 @@ const subscription = (
 /** An event of the program, stored in the outbox (claims and replays read it back). */
 const storedEvent = (programId: string, type: IssuingEvent["type"], createdAt = new Date().toISOString()) =>
   Effect.gen(function*() {
-    const event: IssuingEvent = {
-      id: newId(),
-      object: "event",
-      type,
-      program_id: programId,
-      created_at: createdAt,
-      data: { object: { id: newId(), type, amount: 125 } }
-    }
+    const event = newEvent(programId, type, createdAt, { id: newId(), type, amount: 125 })
     yield* (yield* EventStore).append(event)
     return event
   })
