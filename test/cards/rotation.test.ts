@@ -1,39 +1,15 @@
 import { Cards } from "@issuing/core"
-import { createIssuing, type IssuingInstance, storeFor } from "@issuing/http"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCli } from "../support/cli.js"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
+import { servePlatform } from "../support/platform.js"
 
 const OLD_KEY = crypto.randomBytes(32)
 const NEW_KEY = crypto.randomBytes(32)
 const keyId = (key: Buffer) => crypto.createHash("sha256").update(key).digest("hex").slice(0, 8)
-
-/** The platform over an existing database with the given vault keys, served on a loopback port. */
-const serve = async (database: TestDatabase, vaultKeys: ReadonlyArray<Buffer>) => {
-  const server = http.createServer()
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const instance: IssuingInstance = await createIssuing({
-    store: storeFor(database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }),
-    vaultKeys,
-    settings: { baseUrl }
-  })
-  server.on("request", instance.listener)
-  return {
-    baseUrl,
-    instance,
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await instance.dispose()
-    }
-  }
-}
 
 const storedKeyIds = async (database: TestDatabase): Promise<Array<string>> => {
   if (database.kind === "sqlite") {
@@ -64,7 +40,7 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
   })
 
   it("keeps old cards readable and searchable under new,old, re-seals them, then works with the new key alone", async () => {
-    const first = await serve(database, [OLD_KEY])
+    const first = await servePlatform(database, [OLD_KEY])
     const org = await first.instance.runtime.runPromise(
       Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("Rotation"))
     )
@@ -91,7 +67,7 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
     expect(await storedKeyIds(database)).toEqual([keyId(OLD_KEY)])
 
     // Rotated: ISSUING_VAULT_KEY=new,old.
-    const rotated = await serve(database, [NEW_KEY, OLD_KEY])
+    const rotated = await servePlatform(database, [NEW_KEY, OLD_KEY])
     expect((await call(rotated.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body).toEqual(secrets)
     // A retry across the rotation is the same request: the stored response, not a 409.
     const retried = await call(rotated.baseUrl, "POST", "/v1/wallets", walletRequest, idempotencyKey)
@@ -107,7 +83,7 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
     expect(await storedKeyIds(database)).toEqual([keyId(NEW_KEY), keyId(NEW_KEY)])
 
     // The old key is gone: everything still works.
-    const after = await serve(database, [NEW_KEY])
+    const after = await servePlatform(database, [NEW_KEY])
     expect((await call(after.baseUrl, "POST", `/v1/cards/${card.id}/reveal`)).body).toEqual(secrets)
     expect((await call(after.baseUrl, "POST", "/v1/cards/search-by-pan", { pan: secrets.pan })).body.id).toBe(card.id)
     expect((await call(after.baseUrl, "POST", `/v1/cards/${fresh.id}/reveal`)).status).toBe(200)
@@ -124,7 +100,7 @@ describe("issuing cards reseal (alias of issuing vault reseal)", () => {
   it("re-seals through the CLI", async () => {
     const database = await createTestDatabase("sqlite")
     try {
-      const old = await serve(database, [OLD_KEY])
+      const old = await servePlatform(database, [OLD_KEY])
       await old.instance.runtime.runPromise(Effect.gen(function*() {
         const core = yield* Effect.promise(() => import("@issuing/core"))
         const org = yield* Effect.flatMap(core.Access, (access) => access.createOrganization("CLI"))

@@ -43,22 +43,51 @@ export interface TestPlatform {
 /** A fixed vault key for tests (never used outside them). */
 export const TEST_VAULT_KEY = Buffer.alloc(32, 7)
 
+/** A platform served on a loopback port over an existing database. */
+export interface ServedPlatform {
+  readonly baseUrl: string
+  readonly instance: IssuingInstance
+  readonly close: () => Promise<void>
+}
+
+/** Serves the platform over `database` with the given vault keys (several processes, key rotation). */
+export const servePlatform = async (
+  database: TestDatabase,
+  vaultKeys: ReadonlyArray<Buffer> = [TEST_VAULT_KEY],
+  settings: Partial<IssuingSettings> = {}
+): Promise<ServedPlatform> => {
+  // Keep-alive longer than any client idles between requests under load (Node's default 5 s races with reuse).
+  const server = http.createServer({ keepAliveTimeout: 65_000 })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const instance = await createIssuing({
+    store: storeFor(database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }),
+    vaultKeys,
+    settings: { baseUrl, ...settings }
+  })
+  server.on("request", instance.listener)
+  return {
+    baseUrl,
+    instance,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await instance.dispose()
+    }
+  }
+}
+
 /** Starts a platform on a fresh database of the given kind. */
 export const startPlatform = async (
   kind: StoreKind,
   settings: Partial<IssuingSettings> = {}
 ): Promise<TestPlatform> => {
   const database = await createTestDatabase(kind)
-  // Keep-alive longer than any client idles between requests under load (Node's default 5 s races with reuse).
-  const server = http.createServer({ keepAliveTimeout: 65_000 })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const instance = await createIssuing({
-    store: storeFor(kind === "sqlite" ? { kind, filename: database.filename! } : { kind, url: database.url }),
-    vaultKeys: [TEST_VAULT_KEY],
-    settings: { baseUrl, rateLimitPerSecond: 100_000, rateLimitBurst: 100_000, ...settings }
+  const { baseUrl, close, instance } = await servePlatform(database, [TEST_VAULT_KEY], {
+    rateLimitPerSecond: 100_000,
+    rateLimitBurst: 100_000,
+    ...settings
   })
-  server.on("request", instance.listener)
   const createOrganization = (name = "Test organization") =>
     instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization(name)))
   const org = await createOrganization()
@@ -96,9 +125,7 @@ export const startPlatform = async (
     request,
     createOrganization,
     close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await instance.dispose()
+      await close()
       await database.drop()
     }
   }

@@ -1,9 +1,8 @@
 import { Events, runDeliveryWorker } from "@issuing/core"
-import { createIssuing, type IssuingInstance, storeFor } from "@issuing/http"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import pg from "pg"
-import { startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
+import { type ServedPlatform, servePlatform, startPlatform, type TestPlatform } from "../support/platform.js"
 import { type Receiver, startReceiver } from "./receiver.js"
 
 // A worker in another instance than the API's learns of new deliveries only from PostgreSQL
@@ -12,22 +11,18 @@ import { type Receiver, startReceiver } from "./receiver.js"
 describe("LISTEN wake-ups on postgres", () => {
   let platform: TestPlatform
   let receiver: Receiver
-  let workerInstance: IssuingInstance
+  let workerPlatform: ServedPlatform
   let worker: Fiber.RuntimeFiber<never, unknown>
 
   beforeAll(async () => {
     platform = await startPlatform("postgres")
     receiver = await startReceiver()
-    workerInstance = await createIssuing({
-      store: storeFor({ kind: "postgres", url: platform.database.url }),
-      vaultKeys: [TEST_VAULT_KEY],
-      settings: { baseUrl: platform.baseUrl }
-    })
-    worker = workerInstance.runtime.runFork(runDeliveryWorker({ pollIntervalMs: 600_000 }))
+    workerPlatform = await servePlatform(platform.database)
+    worker = workerPlatform.instance.runtime.runFork(runDeliveryWorker({ pollIntervalMs: 600_000 }))
   })
   afterAll(async () => {
-    if (worker) await workerInstance.runtime.runPromise(Fiber.interrupt(worker))
-    await workerInstance?.dispose()
+    if (worker) await workerPlatform.instance.runtime.runPromise(Fiber.interrupt(worker))
+    await workerPlatform?.close()
     await receiver?.close()
     await platform?.close()
   })

@@ -1,41 +1,20 @@
 import { Access, runDeliveryWorker, Webhooks } from "@issuing/core"
-import { createIssuing, type IssuingInstance, storeFor } from "@issuing/http"
 import { Effect, Fiber } from "effect"
 import * as crypto from "node:crypto"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import pg from "pg"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCli } from "../support/cli.js"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
+import { servePlatform } from "../support/platform.js"
 import { type Receiver, startReceiver } from "./receiver.js"
 
 const OLD_KEY = crypto.randomBytes(32)
 const NEW_KEY = crypto.randomBytes(32)
 const keyId = (key: Buffer) => crypto.createHash("sha256").update(key).digest("hex").slice(0, 8)
 
-/** The platform over an existing database with the given vault keys, served on a loopback port. */
-const serve = async (database: TestDatabase, vaultKeys: ReadonlyArray<Buffer>) => {
-  const server = http.createServer()
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const instance: IssuingInstance = await createIssuing({
-    store: storeFor(database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }),
-    vaultKeys,
-    settings: { baseUrl, webhookTimeoutMs: 2000 }
-  })
-  server.on("request", instance.listener)
-  return {
-    baseUrl,
-    instance,
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await instance.dispose()
-    }
-  }
-}
+/** The platform over an existing database with the given vault keys (webhook tries time out in 2 s). */
+const serve = (database: TestDatabase, vaultKeys: ReadonlyArray<Buffer>) => servePlatform(database, vaultKeys, { webhookTimeoutMs: 2000 })
 
 /** Runs one statement straight on the database (outside the platform). */
 const query = async (database: TestDatabase, text: string): Promise<Array<any>> => {
