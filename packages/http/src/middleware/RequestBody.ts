@@ -93,23 +93,6 @@ export const readBody = (
  */
 export const MAX_JSON_DEPTH = 32
 
-/** True when a JSON text nests objects and arrays deeper than `maxDepth` (brackets inside strings do not count). */
-export const nestsDeeperThan = (text: string, maxDepth: number): boolean => {
-  let depth = 0
-  let inString = false
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index]
-    if (inString) {
-      if (char === "\\") index++
-      else if (char === "\"") inString = false
-    } else if (char === "\"") inString = true
-    else if (char === "{" || char === "[") {
-      if (++depth > maxDepth) return true
-    } else if (char === "}" || char === "]") depth--
-  }
-  return false
-}
-
 /**
  * Text no store keeps as sent: U+0000 (PostgreSQL text cannot hold it) and a lone UTF-16 surrogate
  * (a JSON escape such as "\ud800"; PostgreSQL would store U+FFFD, SQLite the unpaired unit). In
@@ -117,28 +100,31 @@ export const nestsDeeperThan = (text: string, maxDepth: number): boolean => {
  */
 const UNSTORABLE_TEXT = /[\u0000\p{Cs}]/u
 
-/** True when a string holds U+0000 or a lone surrogate. */
-export const isUnstorableText = (text: string): boolean => UNSTORABLE_TEXT.test(text)
+/** What a parsed JSON body may not hold, found by `inspectJson`. */
+export type JsonBodyProblem =
+  | { readonly _tag: "TooDeep" }
+  /** `path`: the dotted path of the string (`holder.name`, `program_ids.1`; "" for the body itself). */
+  | { readonly _tag: "UnstorableText"; readonly path: string }
 
 /**
- * Where a JSON value holds a string no store keeps as sent (U+0000, a lone surrogate): the dotted
- * path of the first such string (`holder.name`, `program_ids.1`; "" for the value itself), or
- * undefined when there is none, so both stores answer alike. Object keys are not checked: unknown
- * fields are dropped by decoding. Iterative: a body within the size limit can nest deeper than the
- * call stack.
+ * The first problem of a parsed JSON body, in document order, in one iterative walk (a body within
+ * the size limit can nest deeper than the call stack): objects and arrays nested deeper than
+ * MAX_JSON_DEPTH, or a string no store keeps as sent (U+0000, a lone surrogate), so both stores
+ * answer alike. Object keys are not checked: unknown fields are dropped by decoding.
  */
-export const pathOfUnstorableText = (value: unknown): string | undefined => {
-  const pending: Array<readonly [unknown, string]> = [[value, ""]]
+export const inspectJson = (value: unknown): JsonBodyProblem | undefined => {
+  const pending: Array<readonly [unknown, string, number]> = [[value, "", 0]]
   while (pending.length > 0) {
-    const [item, path] = pending.pop()!
+    const [item, path, depth] = pending.pop()!
     if (typeof item === "string") {
-      if (isUnstorableText(item)) return path
+      if (UNSTORABLE_TEXT.test(item)) return { _tag: "UnstorableText", path }
     } else if (typeof item === "object" && item !== null) {
+      if (depth + 1 > MAX_JSON_DEPTH) return { _tag: "TooDeep" }
       // Pushed in reverse, popped in document order.
       const entries = Object.entries(item)
       for (let index = entries.length - 1; index >= 0; index--) {
         const [key, child] = entries[index]!
-        pending.push([child, path === "" ? key : `${path}.${key}`])
+        pending.push([child, path === "" ? key : `${path}.${key}`, depth + 1])
       }
     }
   }

@@ -17,7 +17,7 @@ import {
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, failureResponse, toApiFailure } from "../errors.js"
-import { MAX_JSON_DEPTH, nestsDeeperThan, pathOfUnstorableText, readBody, withReadBody } from "./RequestBody.js"
+import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
 /** The caller resolved by the pipeline, handed to the route's auth middleware. */
@@ -167,15 +167,15 @@ export const requestPipeline = (routes: RouteTable) =>
                 } catch {
                   return yield* apiFailure("invalid_request", "The request body is not valid JSON.", null)
                 }
-                if (nestsDeeperThan(bodyText, MAX_JSON_DEPTH)) {
+                const problem = inspectJson(parsed)
+                if (problem?._tag === "TooDeep") {
                   return yield* apiFailure(
                     "invalid_request",
                     `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`,
                     null
                   )
                 }
-                const unstorableAt = pathOfUnstorableText(parsed)
-                if (unstorableAt !== undefined) return yield* unstorableTextFailure(unstorableAt === "" ? null : unstorableAt)
+                if (problem?._tag === "UnstorableText") return yield* unstorableTextFailure(problem.path === "" ? null : problem.path)
               }
             }
             // Query values reach the database as filters (a free-text `book`, for one).
