@@ -83,3 +83,47 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
   Object.assign(receiver, { url: `http://127.0.0.1:${actual}/hooks`, port: actual })
   return receiver
 }
+
+/** A receiver that holds every request open until `release()`, then answers `status` with `body`. */
+export interface HeldReceiver {
+  readonly url: string
+  /** Resolves when the first request has arrived (and is being held). */
+  readonly arrival: Promise<void>
+  /** Requests received so far. */
+  readonly calls: () => number
+  /** True while a held request's response is still open. */
+  readonly heldOpen: () => boolean
+  readonly release: () => void
+  readonly close: () => Promise<void>
+}
+
+/** Starts a held receiver on a free loopback port; `path` is appended to its URL. */
+export const startHeldReceiver = async (status: number, body: string, path = "/held"): Promise<HeldReceiver> => {
+  let arrived!: () => void
+  const arrival = new Promise<void>((resolve) => (arrived = resolve))
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let calls = 0
+  let open = 0
+  const server = http.createServer((request, response) => {
+    request.resume()
+    calls += 1
+    open += 1
+    response.on("close", () => (open -= 1))
+    arrived()
+    void released.then(() => response.writeHead(status).end(body))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    arrival,
+    calls: () => calls,
+    heldOpen: () => open > 0,
+    release,
+    close: async () => {
+      release()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}

@@ -1,12 +1,10 @@
 import { EventStore, Events, newEvent, runDeliveryWorker } from "@issuing/core"
 import { Effect, Fiber } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
-import { type Receiver, startReceiver } from "./receiver.js"
+import { type Receiver, startHeldReceiver, startReceiver } from "./receiver.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -329,31 +327,19 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
   it("holds no database transaction across resend's delivery, even with an Idempotency-Key", async () => {
     // The event exists before the subscription, so the worker never delivers it: only the resend does.
     const event = await emit("card.created")
-    let arrived!: () => void
-    const arrival = new Promise<void>((resolve) => (arrived = resolve))
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let heldOpen = false
-    const slow = http.createServer((request, response) => {
-      request.resume()
-      heldOpen = true
-      response.on("close", () => (heldOpen = false))
-      arrived()
-      void released.then(() => response.end("ok"))
-    })
-    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve))
+    const held = await startHeldReceiver(200, "ok")
     try {
-      const target = await subscribe({ url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/held`, event_types: ["card.created"] })
+      const target = await subscribe({ url: held.url, event_types: ["card.created"] })
       const key = uuid()
       const resend = platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: target.id }, idempotencyKey: key })
-      await arrival
+      await held.arrival
       // While the receiver holds resend's POST, another write commits: nothing waits on a held transaction.
       const write = await platform.request("POST", "/v1/webhook-subscriptions", {
         body: { url: receiver.url, event_types: ["wallet.created"], description: "written during a resend" }
       })
       expect(write.status, write.text).toBe(200)
-      expect(heldOpen).toBe(true)
-      release()
+      expect(held.heldOpen()).toBe(true)
+      held.release()
       const done = await resend
       expect(done.status, done.text).toBe(200)
       expect(done.body.data[0]).toMatchObject({ webhook_subscription_id: target.id, status: "SUCCESS" })
@@ -361,42 +347,27 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
       expect(replayed.headers.get("idempotent-replayed")).toBe("true")
       expect(replayed.body).toEqual(done.body)
     } finally {
-      release()
-      slow.closeAllConnections()
-      await new Promise<void>((resolve) => slow.close(() => resolve()))
+      await held.close()
     }
   })
 
   it("answers a resend whose subscription is deleted during the try, and queues no retry for it", async () => {
     const event = await emit("card.created")
-    let arrived!: () => void
-    const arrival = new Promise<void>((resolve) => (arrived = resolve))
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let calls = 0
-    const failing = http.createServer((request, response) => {
-      request.resume()
-      calls += 1
-      arrived()
-      void released.then(() => response.writeHead(500).end("down"))
-    })
-    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve))
+    const failing = await startHeldReceiver(500, "down", "/gone-soon")
     try {
-      const target = await subscribe({ url: `http://127.0.0.1:${(failing.address() as AddressInfo).port}/gone-soon`, event_types: ["card.created"] })
+      const target = await subscribe({ url: failing.url, event_types: ["card.created"] })
       const resend = platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: target.id } })
-      await arrival
+      await failing.arrival
       expect((await platform.request("DELETE", `/v1/webhook-subscriptions/${target.id}`)).status).toBe(200)
-      release()
+      failing.release()
       const done = await resend
       expect(done.status, done.text).toBe(200)
       expect(done.body.data[0]).toMatchObject({ webhook_subscription_id: target.id, status: "FAILED", response_code: 500 })
       // The retry (150 ms on this schedule) is never made: nothing was queued for the deleted subscription.
       await sleep(600)
-      expect(calls).toBe(1)
+      expect(failing.calls()).toBe(1)
     } finally {
-      release()
-      failing.closeAllConnections()
-      await new Promise<void>((resolve) => failing.close(() => resolve()))
+      await failing.close()
     }
   })
 })
