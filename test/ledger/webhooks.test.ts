@@ -1,9 +1,8 @@
-import { runDeliveryWorker } from "@issuing/core"
-import { Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
-import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
-import { type Receiver, startReceiver } from "../webhooks/receiver.js"
+import { expectEnvelope, type TestPlatform, uuid } from "../support/platform.js"
+import { startDeliveries } from "../webhooks/deliveries.js"
+import type { Receiver } from "../webhooks/receiver.js"
 import { createWallet, fund, transfer } from "./support.js"
 
 /**
@@ -15,18 +14,12 @@ import { createWallet, fund, transfer } from "./support.js"
 describe.each(STORE_KINDS)("transfer events and their webhooks on %s", (kind) => {
   let platform: TestPlatform
   let receiver: Receiver
-  let worker: Fiber.RuntimeFiber<never, unknown>
+  let stop: (() => Promise<void>) | undefined
 
   beforeAll(async () => {
-    platform = await startPlatform(kind, { webhookRetryScheduleMs: [150, 150, 150], webhookTimeoutMs: 2000 })
-    receiver = await startReceiver()
-    worker = platform.instance.runtime.runFork(runDeliveryWorker())
+    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: [150, 150, 150], webhookTimeoutMs: 2000 }))
   })
-  afterAll(async () => {
-    if (worker) await platform.instance.runtime.runPromise(Fiber.interrupt(worker))
-    await receiver?.close()
-    await platform?.close()
-  })
+  afterAll(() => stop?.())
 
   it("delivers transfer.created, transaction.updated and the settlement event of every posted transfer", async () => {
     const types = ["transfer.created", "transaction.updated", "transfer.settled", "transfer.settled.instant"]

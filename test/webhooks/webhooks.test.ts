@@ -1,28 +1,23 @@
-import { EventStore, Events, newEvent, runDeliveryWorker } from "@issuing/core"
-import { Effect, Fiber } from "effect"
+import { EventStore, Events, newEvent } from "@issuing/core"
+import { Effect } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
-import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
-import { type Receiver, startHeldReceiver, startReceiver } from "./receiver.js"
+import { expectEnvelope, type TestPlatform, uuid } from "../support/platform.js"
+import { startDeliveries } from "./deliveries.js"
+import { type Receiver, startHeldReceiver } from "./receiver.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
   let platform: TestPlatform
   let receiver: Receiver
-  let worker: Fiber.RuntimeFiber<never, unknown>
+  let stop: (() => Promise<void>) | undefined
 
   beforeAll(async () => {
-    platform = await startPlatform(kind, { webhookRetryScheduleMs: [150, 150, 150], webhookTimeoutMs: 2000 })
-    receiver = await startReceiver()
-    worker = platform.instance.runtime.runFork(runDeliveryWorker())
+    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: [150, 150, 150], webhookTimeoutMs: 2000 }))
   })
-  afterAll(async () => {
-    if (worker) await platform.instance.runtime.runPromise(Fiber.interrupt(worker))
-    await receiver?.close()
-    await platform?.close()
-  })
+  afterAll(() => stop?.())
 
   const subscribe = async (body: Record<string, unknown>, program?: string, key?: string) => {
     const response = await platform.request("POST", "/v1/webhook-subscriptions", {
@@ -375,18 +370,12 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
 describe.each(STORE_KINDS)("disabling a failing subscription on %s", (kind) => {
   let platform: TestPlatform
   let receiver: Receiver
-  let worker: Fiber.RuntimeFiber<never, unknown>
+  let stop: (() => Promise<void>) | undefined
   beforeAll(async () => {
     // Failures for longer than 400 ms (instead of 5 days) disable the subscription.
-    platform = await startPlatform(kind, { webhookRetryScheduleMs: Array(40).fill(100), webhookDisableAfterMs: 400 })
-    receiver = await startReceiver()
-    worker = platform.instance.runtime.runFork(runDeliveryWorker())
+    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: Array(40).fill(100), webhookDisableAfterMs: 400 }))
   })
-  afterAll(async () => {
-    if (worker) await platform.instance.runtime.runPromise(Fiber.interrupt(worker))
-    await receiver?.close()
-    await platform?.close()
-  })
+  afterAll(() => stop?.())
 
   it("disables it once its deliveries have failed for the configured time, and then sends nothing", async () => {
     receiver.reply = () => ({ status: 500, body: "broken" })
