@@ -1,5 +1,6 @@
 /** @issuing/core: the domain of the issuing platform as Effect services over storage ports. */
 export * from "./platform/Errors.js"
+export * from "./platform/FindOwned.js"
 export * from "./platform/Ids.js"
 export * from "./platform/IssuingConfig.js"
 export * from "./platform/Paging.js"

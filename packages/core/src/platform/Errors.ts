@@ -55,11 +55,3 @@ export type IssuingError =
   | Conflict
   | BusinessRuleViolation
   | RateLimited
-
-/** Shorthand for the common "unknown id" failure. */
-export const notFound = (resource: string, param: string | null): NotFound =>
-  new NotFound({ message: `No such ${resource}.`, param })
-
-/** Shorthand for a schema-level failure on one parameter. */
-export const invalid = (param: string | null, message: string): InvalidRequest =>
-  new InvalidRequest({ message, param })
