@@ -1,121 +1,240 @@
+import { Schema } from "effect"
+import { Uuid } from "../platform/Ids.js"
+
 /**
- * Ledger records (CONTRACT §3, interface §2): wallets, financial accounts, transfers, transactions,
- * book transfers and their entries. Amounts are integers in minor units (cents); currencies are
- * ISO 4217 codes in upper case.
+ * Ledger records (docs/ledger.md, docs/api.md#money): wallets, financial accounts, transfers,
+ * transactions, book transfers and their entries — one schema each, used by the HTTP API to
+ * encode and decode and, through `typeof X.Type`, by the services and stores. Amounts are
+ * integers in minor units (cents); currencies are ISO 4217 codes in upper case.
  */
 
 /** Largest amount accepted in one transfer, in minor units (10^15: far above any real payment, far below 2^53). */
 export const MAX_AMOUNT_MINOR = 1_000_000_000_000_000
+/** Longest description of a transfer, in characters. */
+export const MAX_DESCRIPTION_LENGTH = 500
+/** Longest holder name, in characters (after trimming). */
+export const MAX_HOLDER_NAME_LENGTH = 200
+/** Longest holder email, in characters. */
+export const MAX_EMAIL_LENGTH = 254
+/** The currency of a wallet created without one. */
+export const DEFAULT_CURRENCY = "USD"
+
+/** An ISO 4217 currency code in upper case, e.g. USD. */
+export const Currency = Schema.String.pipe(
+  Schema.pattern(/^[A-Z]{3}$/, { message: () => "must be an ISO 4217 code in upper case, e.g. USD" }),
+  Schema.brand("Currency")
+).annotations({ identifier: "Currency" })
+export type Currency = typeof Currency.Type
+
+/** An amount to move, in minor units: a positive integer no larger than MAX_AMOUNT_MINOR. */
+export const AmountMinor = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isSafeInteger(n) && n > 0 && n <= MAX_AMOUNT_MINOR) || `must be a positive integer in minor units, at most ${MAX_AMOUNT_MINOR}`),
+  Schema.brand("AmountMinor")
+).annotations({ identifier: "AmountMinor" })
+export type AmountMinor = typeof AmountMinor.Type
 
 /** The rails a caller may ask for in POST /v1/transfers. */
 export const PAYMENT_RAILS = ["book", "ach_same_day", "wire", "fednow_instant"] as const
-export type PaymentRail = (typeof PAYMENT_RAILS)[number]
-/** Rails of transfers the platform posts itself (card authorizations settle wallet → settlement). */
-export type TransferRail = PaymentRail | "card"
+export const PaymentRail = Schema.Literal(...PAYMENT_RAILS)
+export type PaymentRail = typeof PaymentRail.Type
+/** Rails of every transfer, the platform's own included (card authorizations settle wallet → settlement). */
+export const TRANSFER_RAILS = [...PAYMENT_RAILS, "card"] as const
+export const TransferRail = Schema.Literal(...TRANSFER_RAILS)
+export type TransferRail = typeof TransferRail.Type
 
 /** Books of the chart of books (docs/ledger.md). Every account has a row for each. */
 export const BOOKS = ["principal", "cash"] as const
-export type Book = (typeof BOOKS)[number]
+export const Book = Schema.Literal(...BOOKS)
+export type Book = typeof Book.Type
 
-export type AccountKind = "wallet" | "settlement"
-export type EntryType = "DEBIT" | "CREDIT"
-export type TransferStatus = "PENDING" | "SETTLED"
+export const AccountKind = Schema.Literal("wallet", "settlement")
+export type AccountKind = typeof AccountKind.Type
+export const EntryType = Schema.Literal("DEBIT", "CREDIT")
+export type EntryType = typeof EntryType.Type
+export const TRANSFER_STATUSES = ["PENDING", "SETTLED"] as const
+export const TransferStatus = Schema.Literal(...TRANSFER_STATUSES)
+export type TransferStatus = typeof TransferStatus.Type
 /** PENDING/SETTLED for transfer-driven transactions; APPROVED/DECLINED for card authorizations. */
-export type TransactionStatus = "PENDING" | "SETTLED" | "APPROVED" | "DECLINED"
-export const TRANSACTION_STATUSES: ReadonlyArray<TransactionStatus> = ["PENDING", "SETTLED", "APPROVED", "DECLINED"]
-export const TRANSFER_STATUSES: ReadonlyArray<TransferStatus> = ["PENDING", "SETTLED"]
+export const TRANSACTION_STATUSES = ["PENDING", "SETTLED", "APPROVED", "DECLINED"] as const
+export const TransactionStatus = Schema.Literal(...TRANSACTION_STATUSES)
+export type TransactionStatus = typeof TransactionStatus.Type
 
-/** The money amount of interface §2. */
-export interface Money {
-  readonly amount: number
-  readonly currency: string
-}
+/** A money amount: integer minor units and an ISO 4217 code. */
+export const Money = Schema.Struct({ amount: Schema.Number, currency: Schema.String }).annotations({ identifier: "MoneyAmount" })
+export type Money = typeof Money.Type
 
-export interface Holder {
-  readonly name: string
-  readonly email: string | null
-}
+export const Holder = Schema.Struct({ name: Schema.String, email: Schema.NullOr(Schema.String) })
+export type Holder = typeof Holder.Type
 
-export interface Wallet {
-  readonly id: string
-  readonly object: "wallet"
-  readonly program_id: string
-  readonly holder: Holder
-  readonly financial_account_id: string
-  readonly created_at: string
-  readonly updated_at: string
-}
+export const Wallet = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("wallet"),
+  program_id: Schema.String,
+  holder: Holder,
+  financial_account_id: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Wallet" })
+export type Wallet = typeof Wallet.Type
 
-export interface FinancialAccount {
-  readonly id: string
-  readonly object: "financial_account"
-  readonly program_id: string
-  readonly wallet_id: string | null
-  readonly kind: AccountKind
-  readonly currency: string
+export const FinancialAccount = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("financial_account"),
+  program_id: Schema.String,
+  wallet_id: Schema.NullOr(Schema.String),
+  kind: AccountKind,
+  currency: Schema.String,
   /** credits − debits of the principal book. */
-  readonly balance: Money
-  readonly created_at: string
-  readonly updated_at: string
-}
+  balance: Money,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "FinancialAccount" })
+export type FinancialAccount = typeof FinancialAccount.Type
 
 /** One book of one account: running totals kept in the transaction of its entries. */
-export interface BookBalance {
-  readonly object: "book_balance"
-  readonly financial_account_id: string
-  readonly book: Book
-  readonly debits: Money
-  readonly credits: Money
+export const BookBalance = Schema.Struct({
+  object: Schema.Literal("book_balance"),
+  financial_account_id: Schema.String,
+  book: Book,
+  debits: Money,
+  credits: Money,
   /** On the book's normal side: credits − debits for principal, debits − credits for cash. */
-  readonly balance: Money
-  readonly updated_at: string
-}
+  balance: Money,
+  updated_at: Schema.String
+}).annotations({ identifier: "BookBalance" })
+export type BookBalance = typeof BookBalance.Type
 
-export interface Transfer {
-  readonly id: string
-  readonly object: "transfer"
-  readonly program_id: string
-  readonly transaction_id: string
-  readonly payment_rail: TransferRail
-  readonly amount: number
-  readonly currency: string
-  readonly from_financial_account_id: string
-  readonly to_financial_account_id: string
-  readonly status: TransferStatus
+export const Transfer = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("transfer"),
+  program_id: Schema.String,
+  transaction_id: Schema.String,
+  payment_rail: TransferRail,
+  amount: Schema.Number,
+  currency: Schema.String,
+  from_financial_account_id: Schema.String,
+  to_financial_account_id: Schema.String,
+  status: TransferStatus,
+  description: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Transfer" })
+export type Transfer = typeof Transfer.Type
+
+export const Transaction = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("transaction"),
+  program_id: Schema.String,
+  status: TransactionStatus,
+  amount: Schema.Number,
+  currency: Schema.String,
+  card_id: Schema.NullOr(Schema.String),
+  decline_reason: Schema.NullOr(Schema.String),
+  mcc: Schema.NullOr(Schema.String),
+  merchant_name: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Transaction" })
+export type Transaction = typeof Transaction.Type
+
+export const BookEntry = Schema.Struct({
+  book: Book,
+  financial_account_id: Schema.String,
+  entry_type: EntryType,
+  amount: Money
+}).annotations({ identifier: "BookEntry" })
+export type BookEntry = typeof BookEntry.Type
+
+export const BookTransfer = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("book_transfer"),
+  transfer_id: Schema.String,
+  transaction_id: Schema.String,
+  amount: Money,
+  financial_account_ids: Schema.Array(Schema.String),
+  entries: Schema.Array(BookEntry),
+  posted_at: Schema.String
+}).annotations({ identifier: "BookTransfer" })
+export type BookTransfer = typeof BookTransfer.Type
+
+// ---- inputs, decoded once at the edge ---------------------------------------------------------
+
+const OptionalId = Schema.optional(Schema.NullOr(Uuid))
+
+/** POST /v1/wallets. */
+export const CreateWallet = Schema.Struct({
+  holder: Schema.Struct({
+    name: Schema.Trim.pipe(
+      Schema.minLength(1, { message: () => "must not be empty" }),
+      Schema.maxLength(MAX_HOLDER_NAME_LENGTH)
+    ),
+    email: Schema.optional(Schema.NullOr(Schema.String.pipe(
+      Schema.maxLength(MAX_EMAIL_LENGTH),
+      Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "is not a valid email address" })
+    )))
+  }),
+  currency: Schema.optional(Currency)
+})
+export type CreateWallet = typeof CreateWallet.Type
+
+/**
+ * The body of POST /v1/transfers as sent: the rail as `paymentRail` or `payment_rail` (both
+ * accepted; when both are sent they must agree), the rest as docs/ledger.md names them.
+ */
+const TransferBody = Schema.Struct({
+  paymentRail: Schema.optional(PaymentRail),
+  payment_rail: Schema.optional(PaymentRail),
+  amount: AmountMinor,
+  currency: Currency,
+  from_financial_account_id: OptionalId,
+  to_financial_account_id: OptionalId,
+  transaction_id: OptionalId,
+  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(MAX_DESCRIPTION_LENGTH))))
+}).pipe(
+  Schema.filter((body) => {
+    if (body.paymentRail === undefined && body.payment_rail === undefined) return { path: ["paymentRail"], message: "paymentRail is required" }
+    if (body.paymentRail !== undefined && body.payment_rail !== undefined && body.paymentRail !== body.payment_rail) {
+      return { path: ["paymentRail"], message: "Conflicting parameters: paymentRail and payment_rail differ" }
+    }
+    return true
+  })
+)
+
+/** A transfer request, decoded: one rail, ids in lower case, absent references as null. */
+export interface TransferRequest {
+  readonly payment_rail: PaymentRail
+  readonly amount: AmountMinor
+  readonly currency: Currency
+  readonly from_financial_account_id: string | null
+  readonly to_financial_account_id: string | null
+  /** Attach to this existing transaction instead of creating one. */
+  readonly transaction_id: string | null
   readonly description: string | null
-  readonly created_at: string
-  readonly updated_at: string
 }
 
-export interface Transaction {
-  readonly id: string
-  readonly object: "transaction"
-  readonly program_id: string
-  readonly status: TransactionStatus
-  readonly amount: number
-  readonly currency: string
-  readonly card_id: string | null
-  readonly decline_reason: string | null
-  readonly mcc: string | null
-  readonly merchant_name: string | null
-  readonly created_at: string
-  readonly updated_at: string
-}
-
-export interface BookEntry {
-  readonly book: Book
-  readonly financial_account_id: string
-  readonly entry_type: EntryType
-  readonly amount: Money
-}
-
-export interface BookTransfer {
-  readonly id: string
-  readonly object: "book_transfer"
-  readonly transfer_id: string
-  readonly transaction_id: string
-  readonly amount: Money
-  readonly financial_account_ids: ReadonlyArray<string>
-  readonly entries: ReadonlyArray<BookEntry>
-  readonly posted_at: string
-}
+/** POST /v1/transfers: the body as sent, decoded into a `TransferRequest`. */
+export const CreateTransfer: Schema.Schema<TransferRequest, typeof TransferBody.Encoded> = Schema.transform(
+  TransferBody,
+  Schema.typeSchema(Schema.Struct({
+    payment_rail: PaymentRail,
+    amount: AmountMinor,
+    currency: Currency,
+    from_financial_account_id: Schema.NullOr(Schema.String),
+    to_financial_account_id: Schema.NullOr(Schema.String),
+    transaction_id: Schema.NullOr(Schema.String),
+    description: Schema.NullOr(Schema.String)
+  })),
+  {
+    strict: false,
+    decode: (body) => ({
+      payment_rail: (body.paymentRail ?? body.payment_rail)!,
+      amount: body.amount,
+      currency: body.currency,
+      from_financial_account_id: body.from_financial_account_id ?? null,
+      to_financial_account_id: body.to_financial_account_id ?? null,
+      transaction_id: body.transaction_id ?? null,
+      description: body.description ?? null
+    }),
+    encode: (request) => ({ ...request, paymentRail: request.payment_rail })
+  }
+)

@@ -1,3 +1,4 @@
+import { Schema } from "effect"
 import { v7 as uuidv7 } from "uuid"
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -7,3 +8,14 @@ export const newId = (): string => uuidv7()
 
 /** True when the text is a UUID in canonical 8-4-4-4-12 form. */
 export const isUuid = (text: string): boolean => UUID_PATTERN.test(text)
+
+/**
+ * An id sent in a request body or query filter: a UUID in any case, decoded to lower case (how
+ * every id is stored). A malformed one is a 400 naming the field; ids in the path are looked up
+ * with `findOwned` instead, where a malformed id is simply not found (docs/api.md#ids).
+ */
+export const Uuid = Schema.transform(
+  Schema.String.pipe(Schema.pattern(UUID_PATTERN, { message: () => "must be a UUID" })),
+  Schema.String,
+  { strict: true, decode: (text) => text.toLowerCase(), encode: (text) => text }
+).annotations({ identifier: "Uuid" })
