@@ -1,11 +1,11 @@
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { SqlError } from "@effect/sql"
-import type { IssuingError } from "@issuing/core"
+import type { BusinessRuleCode, IssuingError } from "@issuing/core"
 import { Effect, Schema } from "effect"
 
 /**
- * An HTTP failure: status, error type and code of interface §7. Handlers fail with it; the request
- * pipeline renders it as the envelope, adding request_id and doc_url.
+ * An HTTP failure: status, error type and code (docs/api.md#errors). Handlers fail with it; the
+ * request pipeline renders it as the envelope, adding request_id and doc_url.
  */
 export class ApiFailure extends Schema.TaggedError<ApiFailure>()(
   "ApiFailure",
@@ -21,6 +21,23 @@ export class ApiFailure extends Schema.TaggedError<ApiFailure>()(
   HttpApiSchema.annotations({ status: 400 })
 ) {}
 
+/** The codes the HTTP layer itself answers with, one per status of the error table. */
+export type HttpErrorCode =
+  | "invalid_request"
+  | "request_too_large"
+  | "request_header_too_large"
+  | "request_timeout"
+  | "method_not_allowed"
+  | "authentication_error"
+  | "permission_denied"
+  | "not_found"
+  | "conflict"
+  | "rate_limited"
+  | "internal_error"
+
+/** Every code an error response can carry; each has a page at /docs/errors/<code>. */
+export type ErrorCode = HttpErrorCode | BusinessRuleCode
+
 /** Everything a doc page says about one error code. */
 export interface ErrorCodeDoc {
   readonly status: number
@@ -29,11 +46,17 @@ export interface ErrorCodeDoc {
   readonly description: string
 }
 
+/** A business rule is always 422 invalid_request_error; only its title and description vary. */
+interface BusinessRuleDoc extends ErrorCodeDoc {
+  readonly status: 422
+  readonly type: "invalid_request_error"
+}
+
 /**
- * The catalogue of error codes: `GET /docs/errors/<code>` serves each one, and every code a
- * response carries must be listed here.
+ * The catalogue of error codes: `GET /docs/errors/<code>` serves each one. Fixed at compile time:
+ * a code without its entry, or a business rule that is not a 422, does not build.
  */
-export const ERROR_CODES: Record<string, ErrorCodeDoc> = {
+export const ERROR_CODES = {
   invalid_request: {
     status: 400,
     type: "invalid_request_error",
@@ -166,59 +189,48 @@ export const ERROR_CODES: Record<string, ErrorCodeDoc> = {
     title: "Subscription limit reached",
     description: "A program may have at most 100 webhook subscriptions. Delete one before creating another."
   }
+} as const satisfies { readonly [C in ErrorCode]: C extends BusinessRuleCode ? BusinessRuleDoc : ErrorCodeDoc }
+
+/** The doc of a code taken from outside (a URL), or undefined when no such code exists. */
+export const errorCodeDoc = (code: string): ErrorCodeDoc | undefined =>
+  Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode] : undefined
+
+/** Builds an ApiFailure for one of the catalogue's codes; status and type come from its entry. */
+export const apiFailure = (
+  code: ErrorCode,
+  message: string,
+  param: string | null,
+  extra: Pick<Partial<ApiFailure>, "retryAfterSeconds" | "allow"> = {}
+): ApiFailure => {
+  const doc: ErrorCodeDoc = ERROR_CODES[code]
+  return new ApiFailure({ status: doc.status, type: doc.type, code, message, param, ...extra })
 }
 
-/** Registers business-rule codes (422) of a feature so their doc pages exist. */
-export const registerErrorCodes = (codes: Record<string, ErrorCodeDoc>): void => {
-  Object.assign(ERROR_CODES, codes)
-}
-
-const failure = (code: string, message: string, param: string | null, extra: Partial<ApiFailure> = {}) => {
-  const doc = ERROR_CODES[code]
-  return new ApiFailure({
-    status: doc?.status ?? 422,
-    type: doc?.type ?? "invalid_request_error",
-    code,
-    message,
-    param,
-    ...extra
-  })
-}
-
-/** The one mapping table from domain failures to HTTP failures. */
+/** The one mapping from domain failures to HTTP failures. */
 export const toApiFailure = (error: IssuingError): ApiFailure => {
   switch (error._tag) {
     case "InvalidRequest":
-      return failure("invalid_request", error.message, error.param)
+      return apiFailure("invalid_request", error.message, error.param)
     case "AuthenticationFailed":
-      return failure("authentication_error", error.message, null)
+      return apiFailure("authentication_error", error.message, null)
     case "PermissionDenied":
-      return failure("permission_denied", error.message, error.param)
+      return apiFailure("permission_denied", error.message, error.param)
     case "NotFound":
-      return failure("not_found", error.message, error.param)
+      return apiFailure("not_found", error.message, error.param)
     case "Conflict":
-      return failure("conflict", error.message, error.param)
+      return apiFailure("conflict", error.message, error.param)
     case "BusinessRuleViolation":
-      return new ApiFailure({
-        status: 422,
-        type: "invalid_request_error",
-        code: error.code,
-        message: error.message,
-        param: error.param
-      })
+      return apiFailure(error.code, error.message, error.param)
     case "RateLimited":
-      return failure("rate_limited", "Too many requests for this API key. Retry after the time in Retry-After.", null, {
+      return apiFailure("rate_limited", "Too many requests for this API key. Retry after the time in Retry-After.", null, {
         retryAfterSeconds: error.retryAfterSeconds
       })
   }
 }
 
-/** Builds an ApiFailure for one of the catalogue's codes. */
-export const apiFailure = failure
-
 /**
- * Runs a domain effect for a handler: domain failures become ApiFailure; database failures are
- * defects (500 internal_error, nothing stored under the idempotency key).
+ * Runs a domain effect for a handler or the request pipeline: domain failures become ApiFailure;
+ * database failures are defects (500 internal_error, nothing stored under the idempotency key).
  */
 export const handle = <A, E extends IssuingError | SqlError.SqlError, R>(
   effect: Effect.Effect<A, E, R>
@@ -226,7 +238,7 @@ export const handle = <A, E extends IssuingError | SqlError.SqlError, R>(
   Effect.catchAll(effect, (error) =>
     error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError)))
 
-/** The JSON envelope of interface §7. */
+/** The JSON envelope of every error response (docs/api.md#errors). */
 export const envelope = (failure: ApiFailure, requestId: string, baseUrl: string) => ({
   error: {
     type: failure.type,

@@ -2,6 +2,6 @@
 export { createIssuing, issuingLayer, type IssuingInstance, type IssuingOptions, runOn, type StoreLayer } from "./App.js"
 export { IssuingApi } from "./Api.js"
 export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
-export { ApiFailure, ERROR_CODES, registerErrorCodes, toApiFailure } from "./errors.js"
+export { ApiFailure, ERROR_CODES, type ErrorCode, type ErrorCodeDoc, toApiFailure } from "./errors.js"
 export { bootstrapOrganization, startServer, type RunningServer } from "./server.js"
 export { storeFor } from "./Store.js"

@@ -90,7 +90,7 @@ export interface CreateWalletInput {
 /** Failures of a transfer. */
 export type TransferError = InvalidRequest | NotFound | Conflict | BusinessRuleViolation | SqlError.SqlError
 
-const rule = (code: string, message: string, param: string | null) => new BusinessRuleViolation({ code, message, param })
+const rule = (code: BusinessRuleViolation["code"], message: string, param: string | null) => new BusinessRuleViolation({ code, message, param })
 
 /** Validates an amount in minor units: a positive safe integer no larger than MAX_AMOUNT_MINOR. */
 export const validateAmount = (amount: unknown, param = "amount"): Effect.Effect<number, InvalidRequest> =>

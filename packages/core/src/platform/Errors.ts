@@ -34,9 +34,24 @@ export class Conflict extends Data.TaggedError("Conflict")<{
   readonly param: string | null
 }> {}
 
+/**
+ * Every business rule a valid request can break. Closed on purpose: the http package's error table
+ * must give each one a doc page, so a new rule is added here and there together.
+ */
+export type BusinessRuleCode =
+  | "insufficient_funds"
+  | "currency_mismatch"
+  | "same_financial_account"
+  | "settlement_account_not_allowed"
+  | "card_number_space_exhausted"
+  | "invalid_time_window"
+  | "replay_window_too_large"
+  | "event_type_not_subscribed"
+  | "subscription_limit_reached"
+
 /** Valid input that breaks a business rule; `code` is the machine-readable rule (e.g. insufficient_funds). */
 export class BusinessRuleViolation extends Data.TaggedError("BusinessRuleViolation")<{
-  readonly code: string
+  readonly code: BusinessRuleCode
   readonly message: string
   readonly param: string | null
 }> {}

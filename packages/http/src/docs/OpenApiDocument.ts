@@ -25,8 +25,8 @@ let cached: unknown
 
 /**
  * The OpenAPI 3.1 document of the API, generated from the HttpApi definition. Failures are
- * documented as the interface §7 envelope (what the request pipeline actually sends), under every
- * status a program-scoped operation can return.
+ * documented as the error envelope (docs/api.md#errors, what the request pipeline actually sends),
+ * under every status a program-scoped operation can return.
  */
 export const openApiDocument = (baseUrl: string): unknown => {
   if (cached !== undefined) return cached

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { openApiDocument } from "../docs/OpenApiDocument.js"
 import { errorPage, referencePage } from "../docs/ReferencePage.js"
-import { apiFailure, ERROR_CODES } from "../errors.js"
+import { apiFailure, errorCodeDoc } from "../errors.js"
 
 const html = (body: string) =>
   HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8" })
@@ -16,7 +16,7 @@ export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handle
       .handle("openapi", () => Effect.succeed(HttpServerResponse.unsafeJson(openApiDocument(config.baseUrl))))
       .handle("docs", () => Effect.succeed(html(referencePage(openApiDocument(config.baseUrl)))))
       .handle("errorDoc", ({ path }) => {
-        const doc = Object.hasOwn(ERROR_CODES, path.code) ? ERROR_CODES[path.code] : undefined
+        const doc = errorCodeDoc(path.code)
         return doc === undefined
           ? Effect.fail(apiFailure("not_found", `No such error code '${path.code}'.`, "code"))
           : Effect.succeed(html(errorPage(path.code, doc)))

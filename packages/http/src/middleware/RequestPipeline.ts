@@ -10,13 +10,12 @@ import {
   type Caller,
   Idempotency,
   IssuingConfig,
-  type IssuingError,
   type ProgramCaller,
   RateLimiter
 } from "@issuing/core"
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
-import { ApiFailure, apiFailure, failureResponse, toApiFailure } from "../errors.js"
+import { ApiFailure, apiFailure, failureResponse, handle } from "../errors.js"
 import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
@@ -97,7 +96,7 @@ const asApiFailure = (error: unknown): ApiFailure | undefined => {
 /**
  * The one place every request passes through, around the router: request id, route match (404,
  * 405), body limits and JSON well-formedness, Content-Type, authentication, role, rate limit,
- * program scope, idempotency, and rendering of every failure as the interface §7 envelope.
+ * program scope, idempotency, and rendering of every failure as the error envelope (docs/api.md#errors).
  */
 export const requestPipeline = (routes: RouteTable) =>
   HttpApiBuilder.middleware(
@@ -189,30 +188,26 @@ export const requestPipeline = (routes: RouteTable) =>
               : app
             if (route.scope === "public") return yield* toResponse(routed)
 
-            const onDomain = <A, R>(effect: Effect.Effect<A, IssuingError | { readonly _tag: "SqlError" }, R>) =>
-              Effect.catchAll(effect, (error) =>
-                error._tag === "SqlError" ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError)))
-
-            const caller = yield* onDomain(access.authenticate(request.headers["authorization"]))
+            const caller = yield* handle(access.authenticate(request.headers["authorization"]))
             if (caller.role === "viewer" && !READ_METHODS.has(method)) {
               return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
             }
-            yield* onDomain(limiter.consume(caller.apiKeyId))
+            yield* handle(limiter.consume(caller.apiKeyId))
             const scoped: Caller | ProgramCaller = route.scope === "program"
-              ? yield* onDomain(access.resolveProgram(caller, request.headers["x-program-id"]))
+              ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"]))
               : caller
 
             const handled = toResponse(Effect.locally(routed, CurrentAccess, Option.some(scoped)))
             const idempotencyKey = request.headers["idempotency-key"]
             if (method !== "POST" || idempotencyKey === undefined) return yield* handled
 
-            const key = yield* onDomain(idempotency.validateKey(idempotencyKey))
+            const key = yield* handle(idempotency.validateKey(idempotencyKey))
             const programId = "program" in scoped ? (scoped as ProgramCaller).program.id : ""
             // The API key is part of the request: a stored response is only ever replayed to the key
             // that made it, so another key of the organization (say a developer key replaying an
             // admin's key creation or a PAN reveal) gets 409, never the stored secret.
             const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, bodyText]
-            const result = yield* onDomain(
+            const result = yield* handle(
               idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
             )
             if (!result.replayed) return result.response as HttpServerResponse.HttpServerResponse
