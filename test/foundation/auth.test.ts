@@ -3,7 +3,7 @@ import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
 import { createKey, createProgram, emitEvent } from "./fixtures.js"
 
-// Interface §5: who is turned away with 401, 403 or 404, on both stores.
+// docs/api.md#authentication-and-roles and #scoping: who is turned away with 401, 403 or 404, on both stores.
 describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
   let platform: TestPlatform
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS } from "../support/databases.js"
 import { TEST_VAULT_KEY } from "../support/platform.js"
 
-// CONTRACT §1: on an empty database start-up creates the first organization — once, even when
+// README.md#quick-start: on an empty database start-up creates the first organization — once, even when
 // several processes start together (each instance here has its own connections, as a process would).
 describe.each(STORE_KINDS)("bootstrap on %s", (kind) => {
   it("creates exactly one organization when several instances start on an empty database at once", async () => {

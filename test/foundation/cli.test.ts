@@ -38,7 +38,7 @@ const rawExchange = (url: string, bytes: string) =>
     socket.on("error", reject)
   })
 
-// The `issuing` command of CONTRACT §1, spawned from source.
+// The `issuing` command (README.md#the-command-line), spawned from source.
 describe("the issuing CLI", () => {
   it("stops on bad configuration with one stderr line naming the variable, never echoing a secret", async () => {
     const cases: Array<[string, Record<string, string>]> = [

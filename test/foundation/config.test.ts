@@ -8,9 +8,9 @@ const problem = (env: Record<string, string>) => {
   return result.left
 }
 
-// CONTRACT §1's configuration table: defaults, and one line naming the variable for every bad value.
+// The configuration table of README.md#configuration: defaults, and one line naming the variable for every bad value.
 describe("configuration from the environment", () => {
-  it("applies the defaults of CONTRACT §1", () => {
+  it("applies the documented defaults", () => {
     const config = Either.getOrThrow(loadConfig({}, "/srv/app"))
     expect(config.database).toEqual({ kind: "sqlite", filename: "./.data/issuing.db" })
     expect(config.host).toBe("127.0.0.1")

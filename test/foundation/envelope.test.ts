@@ -26,7 +26,7 @@ const sendChunked = (platform: TestPlatform, path: string, chunk: string, times:
     write(times)
   })
 
-// Interface §7: the envelope on every non-2xx, whatever failed.
+// docs/api.md#errors: the envelope on every non-2xx, whatever failed.
 describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
   let platform: TestPlatform
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, type TestResponse, uuid } from "../support/platform.js"
 
 /**
- * Black-box fuzzing of the whole HTTP API (CONTRACT §6, interface §7): every route and method the
+ * Black-box fuzzing of the whole HTTP API (docs/api.md#errors): every route and method the
  * served /openapi.json lists, with real, unknown and junk path ids, arbitrary and malformed bodies,
  * wrong Content-Types, junk paging and filter parameters, and junk X-Program-ID, Idempotency-Key
  * and Authorization headers. Whatever is sent, the server never answers 5xx, every non-2xx is the
@@ -490,7 +490,7 @@ const build = (fixture: Fixture, platform: TestPlatform, fuzz: Case) => {
 const printable = (url: string, response: TestResponse) =>
   response.status < 300 && /reveal|search-by-pan|embed/.test(url) ? "<redacted>" : response.text.slice(0, 500)
 
-/** The invariants of every response (CONTRACT §6, interface §7). */
+/** The invariants of every response (docs/api.md#errors). */
 const check = (method: string, url: string, response: TestResponse) => {
   const where = `${method} ${url.slice(0, 300)} → ${response.status}: ${printable(url, response)}`
   if (response.status >= 500) throw new Error(`Server error for ${where}`)

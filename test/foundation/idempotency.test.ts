@@ -7,7 +7,7 @@ import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
 import { dumpDatabase, onDatabase } from "./fixtures.js"
 
-// CONTRACT §6: Idempotency-Key on POST, on both stores.
+// docs/api.md#idempotency: Idempotency-Key on POST, on both stores.
 describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
   let platform: TestPlatform
   beforeAll(async () => {

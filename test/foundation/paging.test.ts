@@ -11,7 +11,7 @@ interface Listed {
 
 const TOTAL = 24
 
-// Interface §4 over HTTP: every paging rule, on both stores.
+// docs/api.md#paging over HTTP: every paging rule, on both stores.
 describe.each(STORE_KINDS)("paging and sorting on %s", (kind) => {
   let platform: TestPlatform
   /** Every program of the organization, newest first (the default order). */

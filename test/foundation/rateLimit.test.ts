@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform } from "../support/platform.js"
 
-// CONTRACT §6: a token bucket per API key; an empty bucket gives 429 rate_limited with Retry-After.
+// docs/api.md#rate-limits: a token bucket per API key; an empty bucket gives 429 rate_limited with Retry-After.
 describe.each(STORE_KINDS)("rate limit on %s", (kind) => {
   let platform: TestPlatform
   beforeAll(async () => {

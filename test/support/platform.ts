@@ -134,7 +134,7 @@ export const startPlatform = async (
 /** A random UUID (idempotency keys, unknown ids). */
 export const uuid = (): string => crypto.randomUUID()
 
-/** Asserts the interface §7 envelope and returns its error object. */
+/** Asserts the error envelope (docs/api.md#errors) and returns its error object. */
 export const expectEnvelope = (
   response: TestResponse,
   status: number,

@@ -10,7 +10,7 @@ const failure = (query: PagingQuery) => Either.getLeft(parsePaging(query, FIELDS
   return option.value
 })
 
-// Interface §4, rule by rule, as a pure function.
+// The paging rules of docs/api.md#paging, rule by rule, as a pure function.
 describe("paging rules", () => {
   it("defaults: page 1, page_size 10, the endpoint's order, ascending", () => {
     expect(parse({})).toEqual({ page: 1, pageSize: DEFAULT_PAGE_SIZE, orderBy: null, ascending: true })

@@ -41,7 +41,7 @@ export interface IssuingOptions<E = unknown> {
   readonly store: StoreLayer<E>
   /** Vault master keys (32 bytes each), current first. */
   readonly vaultKeys: ReadonlyArray<Buffer>
-  /** Settings; anything not given takes CONTRACT §1's default. */
+  /** Settings; anything not given takes its documented default (README.md#configuration). */
   readonly settings?: Partial<IssuingSettings> | undefined
   /**
    * The path the host app mounts the platform under (e.g. `/issuing`); requests arrive with it and

@@ -7,7 +7,7 @@ import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
 import { IdempotencyStore } from "./IdempotencyStore.js"
 
-/** How long a key is remembered (CONTRACT §6: 24 h). */
+/** How long a key is remembered: 24 h (docs/api.md#idempotency). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000
 /** A running request holding a key longer than this is presumed dead; a retry may take the key over. */
 export const CLAIM_LEASE_MS = 60 * 1000

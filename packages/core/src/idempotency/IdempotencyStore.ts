@@ -31,7 +31,7 @@ export interface ClaimRequest {
   readonly expiredBefore: string
 }
 
-/** Storage port for idempotency keys (CONTRACT §6). */
+/** Storage port for idempotency keys (docs/api.md#idempotency). */
 export interface IdempotencyStoreService {
   readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, SqlError.SqlError>
   /** Stores the response of a claimed key; called inside the write's own transaction. */

@@ -12,7 +12,7 @@ export interface OwnedLookup {
  * The one lookup of a caller-supplied id (a path id, a body reference): not a UUID, or no such row
  * among the caller's (the store's `find` is already scoped to the program or organization) →
  * NotFound naming `param`. Ids are compared in lower case; a malformed id never reaches the store.
- * Resources of another program are reported exactly like unknown ones (docs/api.md, scoping).
+ * Resources of another program are reported exactly like unknown ones (docs/api.md#scoping).
  */
 export const findOwned = <A, E, R>(
   id: string,

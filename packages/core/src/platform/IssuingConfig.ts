@@ -3,7 +3,7 @@ import { Context, Layer } from "effect"
 /** Whether the platform runs against real money (`production`) or simulations (`sandbox`). */
 export type Environment = "sandbox" | "production"
 
-/** Runtime settings the domain needs. The CLI reads them from the environment (CONTRACT §1). */
+/** Runtime settings the domain needs. The CLI reads them from the environment (README.md#configuration). */
 export interface IssuingSettings {
   readonly environment: Environment
   /** Public base URL, used in embed_url and doc_url (no trailing slash). */
@@ -27,7 +27,7 @@ export interface IssuingSettings {
   readonly maxBodyBytes: number
 }
 
-/** Defaults of CONTRACT §1 for everything but the base URL. */
+/** The documented defaults (README.md#configuration) for everything but the base URL. */
 export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): IssuingSettings => {
   const environment = overrides.environment ?? "sandbox"
   return {

@@ -1,7 +1,7 @@
 import { Either } from "effect"
 import { InvalidRequest } from "./Errors.js"
 
-/** Interface §4 limits: page is 1-based, page_size defaults to 10 and is capped at 100. */
+/** Paging limits (docs/api.md#paging): page is 1-based, page_size defaults to 10 and is capped at 100. */
 export const DEFAULT_PAGE_SIZE = 10
 export const MAX_PAGE_SIZE = 100
 /** A bound on page so offsets stay within safe integers. */
@@ -23,7 +23,7 @@ export interface PageWindow {
   readonly offset: number
 }
 
-/** A list response: interface §4's envelope. */
+/** A list response: the list envelope of docs/api.md#paging. */
 export interface Page<A> {
   readonly data: ReadonlyArray<A>
   readonly total_count: number
@@ -64,7 +64,7 @@ const aliased = (
 }
 
 /**
- * Decodes the paging rules of interface §4:
+ * Decodes the paging rules (docs/api.md#paging):
  * - page: default 1, values below 1 (or not an integer) become 1;
  * - page_size / page-size: default 10, below 1 (or not an integer) falls back to 10, above 100 is capped;
  * - order_by / order-by: must be one of `orderFields`, else 400 invalid_request (param order_by) listing them;

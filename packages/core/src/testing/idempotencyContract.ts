@@ -25,7 +25,7 @@ const claimAt = (
   expiredBefore: new Date(nowMs - 24 * HOUR_MS).toISOString()
 })
 
-/** Contract of the IdempotencyStore port (CONTRACT §6). */
+/** Contract of the IdempotencyStore port (docs/api.md#idempotency). */
 export const idempotencyContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     it.effect("claims a new key, then reports it running, mismatched, and finally replays it", () =>

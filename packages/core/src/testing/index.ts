@@ -1,6 +1,6 @@
 /**
- * @issuing/core/testing: the store contract suite (STYLE §1). Each storage port has one contract
- * file; both store packages run every contract against a real database of their kind.
+ * @issuing/core/testing: the store contract suite. Each storage port has one contract file; both
+ * store packages run every contract against a real database of their kind.
  *
  * Adding a port: write `<port>Contract.ts` exporting a `PortContract`, then add one line to
  * `PORT_CONTRACTS` below.

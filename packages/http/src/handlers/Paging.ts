@@ -3,7 +3,7 @@ import { Effect, Either } from "effect"
 import type { ApiFailure } from "../errors.js"
 import { toApiFailure } from "../errors.js"
 
-/** Decodes interface §4 paging parameters against an endpoint's order fields (400 on unknown order_by). */
+/** Decodes the paging parameters (docs/api.md#paging) against an endpoint's order fields (400 on unknown order_by). */
 export const paging = (query: PagingQuery, orderFields: ReadonlyArray<string>): Effect.Effect<PageRequest, ApiFailure> =>
   Either.match(parsePaging(query, orderFields), {
     onLeft: (error) => Effect.fail(toApiFailure(error)),

@@ -148,9 +148,9 @@ export const withReadBody = (
         case "text":
           return Effect.succeed(text)
         case "json":
-          // An empty body is an empty object: a POST whose body fields are all optional (resend,
-          // interface §4.10) works without one, and a missing required field is named as the
-          // param (replay without a body → param begin), not reported as a malformed body.
+          // An empty body is an empty object (docs/api.md#requests-and-responses): a POST whose body
+          // fields are all optional (resend) works without one, and a missing required field is
+          // named as the param (replay without a body → param begin), not reported as malformed.
           return Effect.try({
             try: () => (text.trim() === "" ? {} : JSON.parse(text)),
             catch: (cause) => new HttpServerError.RequestError({ request: target, reason: "Decode", cause })
