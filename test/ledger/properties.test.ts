@@ -1,10 +1,13 @@
 import { SqlClient } from "@effect/sql"
-import { Access, Ledger, toInt } from "@issuing/core"
-import { Effect, Either } from "effect"
+import { Access, CreateTransfer, CreateWallet, Ledger, toInt } from "@issuing/core"
+import { Effect, Either, Schema } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
+
+const decodeTransfer = Schema.decodeUnknownSync(CreateTransfer)
+const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
 
 /**
  * Property tests over random sequences of transfers on every rail and settlements, run partly
@@ -85,7 +88,7 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
         const programId = org.program_id
         const accounts = await run(Effect.flatMap(Ledger, (ledger) =>
           Effect.forEach(WALLETS, (w) =>
-            Effect.map(ledger.createWallet(programId, { holder: { name: "Holder" }, currency: w.currency }), (x) => x.financial_account_id))))
+            Effect.map(ledger.createWallet(programId, decodeWallet({ holder: { name: "Holder" }, currency: w.currency })), (x) => x.financial_account_id))))
         const model = accounts.map(() => 0)
         const pending: Array<string> = []
 
@@ -101,7 +104,8 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
               : operation.kind === "in"
               ? { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, to_financial_account_id: accounts[operation.wallet] }
               : { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, from_financial_account_id: accounts[operation.wallet] }
-            return Effect.map(Effect.either(ledger.postTransfer(programId, input)), (result) => {
+            // Decoded as the API decodes a body: the service takes decoded input.
+            return Effect.map(Effect.either(ledger.postTransfer(programId, decodeTransfer(input))), (result) => {
               if (Either.isLeft(result)) {
                 const error = result.left
                 if (error._tag !== "BusinessRuleViolation" || !EXPECTED_FAILURES.has(error.code)) {

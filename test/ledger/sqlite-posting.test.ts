@@ -1,12 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { SqlTransactorLive, SyncSql, Transactor } from "@issuing/core"
-import { SqliteClient } from "@issuing/store-sqlite"
+import { makeGroupCommit, SqlTransactorLive, Transactor } from "@issuing/core"
+import { SqliteClient, SyncSql } from "@issuing/store-sqlite"
 import { Effect, Either, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { makeGroupCommit } from "../../packages/core/src/ledger/GroupCommit.js"
 
 /**
  * The SQLite one-call posting rests on two promises: `SyncSql.run` is all-or-nothing inside the

@@ -2,9 +2,10 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { SqlStoresLive } from "@issuing/core"
+import { sqlStores, TransactionPerWriteLane } from "@issuing/core"
 import { Effect, Layer, Redacted } from "effect"
 import { migrations } from "./migrations/index.js"
+import { PgLedgerPostingLive } from "./PgPosting.js"
 import { webhookWakeupsLayer } from "./WebhookWakeups.js"
 
 export interface PgOptions {
@@ -50,7 +51,8 @@ export const clientLayer = (options: PgOptions) =>
 
 /** A PostgreSQL database migrated and serving every storage port, plus its SqlClient. */
 export const layer = (options: PgOptions) =>
-  SqlStoresLive.pipe(
+  // PostgreSQL shares WAL flushes between concurrent commits: each write is its own transaction.
+  sqlStores(Layer.merge(PgLedgerPostingLive, TransactionPerWriteLane)).pipe(
     Layer.provideMerge(webhookWakeupsLayer(options.url)),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(clientLayer(options))

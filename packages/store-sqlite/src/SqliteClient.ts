@@ -1,9 +1,9 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
+import { SyncSql, type SyncConnection, type SyncStatement } from "./SyncSql.js"
 import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import { SyncSql, type SyncConnection, type SyncStatement } from "@issuing/core"
 import Sqlite from "better-sqlite3"
 import { Context, Effect, Layer, Scope, Stream } from "effect"
 

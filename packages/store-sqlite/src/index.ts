@@ -1,19 +1,24 @@
 /** @issuing/store-sqlite: the SQLite store (better-sqlite3). */
 import * as Migrator from "@effect/sql/Migrator"
-import { SqlStoresLive } from "@issuing/core"
+import { GroupCommitLane, sqlStores } from "@issuing/core"
 import { Effect, Layer } from "effect"
 import { migrations } from "./migrations/index.js"
 import * as SqliteClient from "./SqliteClient.js"
+import { SqliteLedgerPostingLive } from "./SqlitePosting.js"
 
 export { SqliteDatabase, type SqliteOptions } from "./SqliteClient.js"
+export { type SyncConnection, SyncSql, type SyncSqlService, type SyncStatement } from "./SyncSql.js"
 export { SqliteClient }
 
 /** Applies every pending migration (recorded in `issuing_migrations`). */
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "issuing_migrations" })
 
-/** A SQLite file (or `:memory:`) migrated and serving every storage port, plus its SqlClient. */
+/**
+ * A SQLite file (or `:memory:`) migrated and serving every storage port, plus its SqlClient.
+ * One writer, one fsync per commit: concurrent lone writes share a commit (group commit).
+ */
 export const layer = (options: SqliteClient.SqliteOptions) =>
-  SqlStoresLive.pipe(
+  sqlStores(Layer.merge(SqliteLedgerPostingLive, GroupCommitLane)).pipe(
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(SqliteClient.layer(options))
   )

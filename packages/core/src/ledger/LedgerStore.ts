@@ -5,7 +5,6 @@ import type { PageWindow } from "../platform/Paging.js"
 import type { BalanceDelta } from "./PostingRules.js"
 import type {
   AccountKind,
-  Book,
   BookBalance,
   BookTransfer,
   FinancialAccount,
@@ -49,20 +48,17 @@ export interface BookTransferFilter {
   readonly transfer_id?: string | undefined
 }
 
-/** The principal and cash totals of an account, as locked for a posting. */
-export interface LockedBalance {
-  readonly financial_account_id: string
-  readonly book: Book
-  readonly debitsMinor: number
-  readonly creditsMinor: number
-}
-
 /**
- * Everything one transfer with a NEW transaction writes, computed (and asserted) by the ledger
- * before the write: the store writes it in one statement (see `postNewTransfer`).
+ * Everything one transfer writes, computed (and asserted) by the ledger before the write
+ * (ledger/PrepareTransfer.ts): the store only writes it, each store its fastest way.
  */
-export interface NewTransferPosting {
+export interface TransferPosting {
+  /**
+   * The transfer's transaction as it stands after the posting, and what to write of it: `insert`
+   * a new one, `update` an existing one's status (the caller holds its row lock), or `none`.
+   */
   readonly transaction: Transaction
+  readonly transactionWrite: "insert" | "update" | "none"
   readonly transfer: Transfer
   readonly bookTransfer: BookTransfer
   readonly deltas: ReadonlyArray<BalanceDelta>
@@ -72,18 +68,34 @@ export interface NewTransferPosting {
   readonly events: ReadonlyArray<IssuingEvent>
 }
 
-/** What `postNewTransfer` did. */
+/** What `postTransfer` did. */
 export interface PostingOutcome {
   /** False when the source could not cover the amount: nothing was written. */
   readonly posted: boolean
   /** The source's principal balance read for the funds check (0 when not checked). */
   readonly availableMinor: number
   /**
-   * True when webhook deliveries were queued and this process's workers should be woken (SQLite;
-   * PostgreSQL notifies from SQL itself and reports false).
+   * True when webhook deliveries were queued and this process's workers should be woken once the
+   * write commits (SQLite; PostgreSQL notifies from SQL itself and reports false).
    */
   readonly wake: boolean
 }
+
+/**
+ * How a store posts a transfer: one call, all or nothing. PostgreSQL: one statement (a plpgsql
+ * function that takes the balance-row locks in (account id, book) order); SQLite: one synchronous
+ * run of prepared statements inside the current `BEGIN IMMEDIATE` transaction. Checks funds under
+ * the lock when asked, then writes the transaction (per `transactionWrite`), the transfer, the book
+ * transfer and its entries, the balance deltas, the events and their webhook deliveries. Writes
+ * nothing when funds are short (posted false). Joins the caller's transaction when there is one;
+ * outside any, it is its own.
+ */
+export interface LedgerPostingService {
+  readonly postTransfer: (posting: TransferPosting) => Effect.Effect<PostingOutcome, SqlError.SqlError>
+}
+
+/** The store's posting strategy (provided by each store package). */
+export class LedgerPosting extends Context.Tag("@issuing/core/LedgerPosting")<LedgerPosting, LedgerPostingService>() {}
 
 /** A new account row (balances start at zero in every book). */
 export interface NewAccount {
@@ -106,7 +118,6 @@ export interface LedgerStoreService {
   readonly insertSettlementAccountIfMissing: (account: NewAccount) => Effect.Effect<boolean, SqlError.SqlError>
   readonly findSettlementAccount: (programId: string, currency: string) => Effect.Effect<Option.Option<FinancialAccount>, SqlError.SqlError>
   readonly findAccount: (programId: string, accountId: string) => Effect.Effect<Option.Option<FinancialAccount>, SqlError.SqlError>
-  readonly findAccounts: (programId: string, accountIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<FinancialAccount>, SqlError.SqlError>
   /** One read for a posting: these accounts of the program and, when `settlementCurrency` is given, its settlement account of that currency. */
   readonly findPostingAccounts: (
     programId: string,
@@ -115,11 +126,6 @@ export interface LedgerStoreService {
   ) => Effect.Effect<ReadonlyArray<FinancialAccount>, SqlError.SqlError>
   readonly listAccounts: (programId: string, filter: AccountFilter, window: PageWindow) => Effect.Effect<Rows<FinancialAccount>, SqlError.SqlError>
   readonly balancesOf: (accountId: string) => Effect.Effect<ReadonlyArray<BookBalance>, SqlError.SqlError>
-  /**
-   * Reads the balance rows of these accounts inside the current transaction; on PostgreSQL they are
-   * locked FOR UPDATE in (account id, book) order so concurrent postings cannot deadlock each other.
-   */
-  readonly lockBalances: (accountIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<LockedBalance>, SqlError.SqlError>
 
   readonly insertWallet: (wallet: Wallet) => Effect.Effect<void, SqlError.SqlError>
   readonly findWallet: (programId: string, walletId: string) => Effect.Effect<Option.Option<Wallet>, SqlError.SqlError>
@@ -133,32 +139,12 @@ export interface LedgerStoreService {
   /** Number of PENDING transfers of a transaction. */
   readonly countPendingTransfers: (transactionId: string) => Effect.Effect<number, SqlError.SqlError>
 
-  readonly insertTransfer: (transfer: Transfer) => Effect.Effect<void, SqlError.SqlError>
   readonly findTransfer: (programId: string, transferId: string, lock: boolean) => Effect.Effect<Option.Option<Transfer>, SqlError.SqlError>
   readonly setTransferStatus: (transferId: string, status: TransferStatus, at: string) => Effect.Effect<void, SqlError.SqlError>
   readonly listTransfers: (programId: string, filter: TransferFilter, window: PageWindow) => Effect.Effect<Rows<Transfer>, SqlError.SqlError>
 
-  /** Appends a book transfer with its entries and applies `deltas` to the balance rows. */
-  readonly postBookTransfer: (
-    programId: string,
-    bookTransfer: BookTransfer,
-    deltas: ReadonlyArray<BalanceDelta>
-  ) => Effect.Effect<void, SqlError.SqlError>
-  /**
-   * True when `postNewTransfer` is available: PostgreSQL (the `issuing_post_transfer` function)
-   * and SQLite with the `SyncSql` port (ledger/SqlitePosting.ts).
-   */
-  readonly oneStatementPosting: boolean
-  /**
-   * Writes a transfer with a new transaction in ONE call: PostgreSQL one statement (locks both
-   * accounts' balance rows in (account id, book) order), SQLite one synchronous call of prepared
-   * statements inside the current BEGIN IMMEDIATE transaction; checks funds (under the lock /
-   * inside the write transaction) when asked, then writes every row and the events with their
-   * webhook deliveries. All-or-nothing; writes nothing when funds are short (posted false).
-   * PostgreSQL: autocommit or the caller's transaction; SQLite: the caller's transaction (the
-   * group commit's or an outer one), else its own. Only where `oneStatementPosting`.
-   */
-  readonly postNewTransfer: (posting: NewTransferPosting) => Effect.Effect<PostingOutcome, SqlError.SqlError>
+  /** Posts a transfer: the store's one posting (see `LedgerPostingService`). */
+  readonly postTransfer: LedgerPostingService["postTransfer"]
   readonly listBookTransfers: (programId: string, filter: BookTransferFilter, window: PageWindow) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
 }
 

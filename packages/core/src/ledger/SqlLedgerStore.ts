@@ -3,11 +3,8 @@ import { Effect, Layer, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
-import { SyncSql } from "../sql/SyncSql.js"
-import { WEBHOOK_NOTIFY_CHANNEL } from "../webhooks/WebhookStore.js"
-import { LedgerStore, type LockedBalance, type NewAccount } from "./LedgerStore.js"
+import { LedgerPosting, LedgerStore, type NewAccount } from "./LedgerStore.js"
 import { bookBalance } from "./PostingRules.js"
-import { postTransferSync } from "./SqlitePosting.js"
 import {
   type AccountKind,
   type Book,
@@ -105,14 +102,15 @@ const toBookBalance = (row: any): BookBalance => {
   }
 }
 
-/** The ledger port over SqlClient: one SQL text for both dialects; only row locking differs. */
-export const SqlLedgerStoreLive = Layer.effect(
+/**
+ * The ledger port over SqlClient: one SQL text for both dialects (only row locking differs); the
+ * posting itself is the store package's (LedgerPosting), each store's fastest way.
+ */
+export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlClient | LedgerPosting> = Layer.effect(
   LedgerStore,
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
-    // SQLite: the store's synchronous access to its one connection, for the one-call posting.
-    const syncSql = isPg ? Option.none() : yield* Effect.serviceOption(SyncSql)
+    const posting = yield* LedgerPosting
     const forUpdate = (lock: boolean) =>
       lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
     const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) =>
@@ -168,8 +166,6 @@ export const SqlLedgerStoreLive = Layer.effect(
       findAccount: (programId, accountId) =>
         Effect.map(findAccounts(programId, [accountId]), (rows) => Option.fromNullable(rows[0])),
 
-      findAccounts,
-
       findPostingAccounts: (programId, ids, settlementCurrency) =>
         (settlementCurrency === null
           ? sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
@@ -199,20 +195,6 @@ export const SqlLedgerStoreLive = Layer.effect(
       balancesOf: (accountId) =>
         sql`SELECT * FROM issuing_balances WHERE financial_account_id = ${accountId} ORDER BY book`.pipe(
           Effect.map((rows) => rows.map(toBookBalance).sort((a, b) => BOOKS.indexOf(a.book) - BOOKS.indexOf(b.book)))
-        ),
-
-      lockBalances: (accountIds) =>
-        sql`SELECT financial_account_id, book, debits_minor, credits_minor FROM issuing_balances
-            WHERE financial_account_id IN ${sql.in(accountIds)}
-            ORDER BY financial_account_id, book ${forUpdate(true)}`.pipe(
-          Effect.map((rows) =>
-            rows.map((row: any): LockedBalance => ({
-              financial_account_id: row.financial_account_id,
-              book: row.book as Book,
-              debitsMinor: toInt(row.debits_minor),
-              creditsMinor: toInt(row.credits_minor)
-            }))
-          )
         ),
 
       insertWallet: (wallet) =>
@@ -268,14 +250,6 @@ export const SqlLedgerStoreLive = Layer.effect(
           Effect.map(count)
         ),
 
-      insertTransfer: (t) =>
-        sql`INSERT INTO issuing_transfers
-              (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
-               to_financial_account_id, status, description, created_at, updated_at)
-            VALUES (${t.id}, ${t.program_id}, ${t.transaction_id}, ${t.payment_rail}, ${t.amount}, ${t.currency},
-                    ${t.from_financial_account_id}, ${t.to_financial_account_id}, ${t.status}, ${t.description},
-                    ${t.created_at}, ${t.updated_at})`.pipe(Effect.asVoid),
-
       findTransfer: (programId, transferId, lock) =>
         sql`SELECT * FROM issuing_transfers WHERE id = ${transferId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransfer))
@@ -302,65 +276,7 @@ export const SqlLedgerStoreLive = Layer.effect(
         })
       },
 
-      postBookTransfer: (programId, bookTransfer, deltas) =>
-        Effect.gen(function*() {
-          yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
-                     VALUES (${bookTransfer.id}, ${programId}, ${bookTransfer.transfer_id}, ${bookTransfer.transaction_id},
-                             ${bookTransfer.amount.amount}, ${bookTransfer.amount.currency}, ${bookTransfer.posted_at})`
-          yield* sql`INSERT INTO issuing_book_entries ${
-            sql.insert(bookTransfer.entries.map((entry, position) => ({
-              book_transfer_id: bookTransfer.id,
-              position,
-              financial_account_id: entry.financial_account_id,
-              book: entry.book,
-              entry_type: entry.entry_type,
-              amount_minor: entry.amount.amount,
-              currency: entry.amount.currency
-            })))
-          }`
-          // One statement applies every delta; rows missing for a new book are created with it.
-          yield* sql`INSERT INTO issuing_balances ${
-            sql.insert(deltas.map((delta) => ({
-              financial_account_id: delta.financial_account_id,
-              book: delta.book,
-              currency: delta.currency,
-              debits_minor: delta.debitsMinor,
-              credits_minor: delta.creditsMinor,
-              updated_at: bookTransfer.posted_at
-            })))
-          } ON CONFLICT (financial_account_id, book) DO UPDATE SET
-              debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
-              credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
-              updated_at = excluded.updated_at`
-        }),
-
-      oneStatementPosting: isPg || Option.isSome(syncSql),
-
-      postNewTransfer: (posting) => {
-        const { bookTransfer, checkFunds, deltas, events, transaction: t, transfer } = posting
-        return isPg
-          ? sql`SELECT posted, available FROM issuing_post_transfer(
-                  ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
-                  ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
-                  ${t.id}, ${t.status}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
-                  ${transfer.id}, ${transfer.payment_rail}, ${transfer.status}, ${transfer.description},
-                  ${bookTransfer.id},
-                  ${bookTransfer.entries.map((e) => e.financial_account_id)}::text[], ${bookTransfer.entries.map((e) => e.book)}::text[],
-                  ${bookTransfer.entries.map((e) => e.entry_type)}::text[], ${bookTransfer.entries.map((e) => e.amount.amount)}::bigint[],
-                  ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
-                  ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
-                  ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
-                  ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL})`.pipe(
-            Effect.map((rows) => ({
-              posted: rows[0]!.posted === true,
-              availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
-              wake: false
-            }))
-          )
-          : Option.isSome(syncSql)
-          ? syncSql.value.run((db) => postTransferSync(db, posting))
-          : Effect.dieMessage("postNewTransfer needs PostgreSQL or the SyncSql port (oneStatementPosting is false)")
-      },
+      postTransfer: posting.postTransfer,
 
       listBookTransfers: (programId, filter, window) => {
         const entryCondition = filter.financial_account_id !== undefined

@@ -1,3 +1,4 @@
+import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
 import type { AccessStore } from "../access/AccessStore.js"
 import type { CardStore } from "../cards/CardStore.js"
@@ -7,22 +8,45 @@ import type { EventStore } from "../events/EventStore.js"
 import { SqlEventStoreLive } from "../events/SqlEventStore.js"
 import type { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { SqlIdempotencyStoreLive } from "../idempotency/SqlIdempotencyStore.js"
-import type { LedgerStore } from "../ledger/LedgerStore.js"
+import type { LedgerPosting, LedgerStore } from "../ledger/LedgerStore.js"
 import { SqlLedgerStoreLive } from "../ledger/SqlLedgerStore.js"
 import { SqlWebhookStoreLive } from "../webhooks/SqlWebhookStore.js"
 import type { WebhookStore } from "../webhooks/WebhookStore.js"
 import { SqlTransactorLive, type Transactor } from "./Transactor.js"
+import type { WriteLane } from "./WriteLane.js"
 
 /** Every storage port the domain needs. A store package provides all of them. */
-export type IssuingStores = AccessStore | CardStore | IdempotencyStore | EventStore | LedgerStore | WebhookStore | Transactor
+export type IssuingStores =
+  | AccessStore
+  | CardStore
+  | IdempotencyStore
+  | EventStore
+  | LedgerStore
+  | WebhookStore
+  | Transactor
+  | WriteLane
 
 /** The ports implemented once over SqlClient, for both dialects. */
-export const SqlStoresLive = Layer.mergeAll(
+const SqlPortsLive = Layer.mergeAll(
   SqlAccessStoreLive,
   SqlCardStoreLive,
   SqlIdempotencyStoreLive,
   SqlEventStoreLive,
   SqlLedgerStoreLive,
-  SqlWebhookStoreLive,
-  SqlTransactorLive
+  SqlWebhookStoreLive
 )
+
+/**
+ * The ports over SqlClient, completed by what a store does its own way: its posting of a transfer
+ * (`LedgerPosting`) and how it commits a lone write (`WriteLane`). Those parts may use the
+ * Transactor and the SqlClient; the result needs only what the SQL ports need besides.
+ */
+export const sqlStores = <E, R>(storeParts: Layer.Layer<LedgerPosting | WriteLane, E, R>) =>
+  SqlPortsLive.pipe(
+    Layer.provideMerge(storeParts),
+    Layer.provideMerge(SqlTransactorLive)
+  ) as Layer.Layer<
+    Layer.Layer.Success<typeof SqlPortsLive> | LedgerPosting | WriteLane | Transactor,
+    E,
+    Exclude<R | Layer.Layer.Context<typeof SqlPortsLive>, Transactor | LedgerPosting> | SqlClient.SqlClient
+  >

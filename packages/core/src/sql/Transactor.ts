@@ -34,10 +34,20 @@ export const isUniqueViolation = (error: unknown): boolean => {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY"
 }
 
+/** The one retry policy of the platform's writes: jittered exponential back-off, MAX_TRANSACTION_ATTEMPTS tries in all. */
 const retryPolicy = Schedule.exponential("2 millis", 2).pipe(
   Schedule.jittered,
   Schedule.intersect(Schedule.recurs(MAX_TRANSACTION_ATTEMPTS - 1))
 )
+
+/**
+ * Runs an outermost write again on transient concurrency failures (deadlock, serialization
+ * failure, SQLITE_BUSY) under the Transactor's policy. Only for a write that is its own
+ * transaction (an outermost one, or one atomic statement in autocommit): a retry inside a
+ * caller's transaction would re-run half of it.
+ */
+export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(effect, { schedule: retryPolicy, while: isRetryableSqlError })
 
 /** The transactor over the shared SqlClient; a nested call never retries on its own (the outermost does). */
 export const SqlTransactorLive: Layer.Layer<Transactor, never, SqlClient.SqlClient> = Layer.effect(
@@ -49,10 +59,7 @@ export const SqlTransactorLive: Layer.Layer<Transactor, never, SqlClient.SqlClie
         Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
           outer._tag === "Some"
             ? sql.withTransaction(effect)
-            : Effect.retry(sql.withTransaction(effect), {
-              schedule: retryPolicy,
-              while: (error) => isRetryableSqlError(error)
-            }))
+            : retryTransient(sql.withTransaction(effect)))
     }
   })
 )

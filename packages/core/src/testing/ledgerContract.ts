@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { EventStore } from "../events/EventStore.js"
 import { type IssuingEvent, newEvent } from "../events/Records.js"
-import { LedgerStore, type LedgerStoreService, type NewTransferPosting } from "../ledger/LedgerStore.js"
+import { LedgerStore, type LedgerStoreService, type TransferPosting } from "../ledger/LedgerStore.js"
 import { balanceDeltas, transferEntries } from "../ledger/PostingRules.js"
 import type { Book, BookTransfer, Transaction, Transfer, TransferRail, Wallet } from "../ledger/Records.js"
 import { newId } from "../platform/Ids.js"
@@ -63,7 +63,7 @@ const transferRows = (
   to: string,
   amountMinor: number,
   options: { readonly at?: string; readonly rail?: TransferRail; readonly checkFunds?: boolean } = {}
-): NewTransferPosting => {
+): TransferPosting => {
   const at = options.at ?? new Date().toISOString()
   const transaction: Transaction = {
     id: newId(),
@@ -108,6 +108,7 @@ const transferRows = (
   const event = (type: IssuingEvent["type"], object: unknown) => newEvent(programId, type, at, object)
   return {
     transaction,
+    transactionWrite: "insert",
     transfer,
     bookTransfer,
     deltas: balanceDeltas(entries),
@@ -116,16 +117,12 @@ const transferRows = (
   }
 }
 
-/** The general posting path: transaction, transfer, then the book transfer with its balance deltas, in one transaction. */
-const postGeneral = (posting: NewTransferPosting) =>
+/** The posting in a transaction of its own. */
+const postGeneral = (posting: TransferPosting) =>
   Effect.gen(function*() {
     const ledger = yield* LedgerStore
     const transactor = yield* Transactor
-    yield* transactor.withTransaction(Effect.gen(function*() {
-      yield* ledger.insertTransaction(posting.transaction)
-      yield* ledger.insertTransfer(posting.transfer)
-      yield* ledger.postBookTransfer(posting.transaction.program_id, posting.bookTransfer, posting.deltas)
-    }))
+    expect(yield* transactor.withTransaction(ledger.postTransfer(posting))).toMatchObject({ posted: true })
   })
 
 /** Principal balance of an account (credits − debits), read through `balancesOf`. */
@@ -159,13 +156,12 @@ export const ledgerContract: PortContract = (name, store) =>
         const balances = yield* ledger.balancesOf(accountId)
         expect(balances.map((row) => [row.book, row.debits.amount, row.credits.amount, row.balance.amount, row.balance.currency]))
           .toEqual([["principal", 0, 0, 0, "EUR"], ["cash", 0, 0, 0, "EUR"]])
-        expect(yield* ledger.findAccounts(program.id, [accountId, newId()])).toEqual([account])
+        expect(yield* ledger.findPostingAccounts(program.id, [accountId, newId()], null)).toEqual([account])
         expect(yield* ledger.findPostingAccounts(program.id, [accountId], null)).toEqual([account])
 
         // Another program sees none of it.
         expect(Option.isNone(yield* ledger.findWallet(other.program.id, wallet.id))).toBe(true)
         expect(Option.isNone(yield* ledger.findAccount(other.program.id, accountId))).toBe(true)
-        expect(yield* ledger.findAccounts(other.program.id, [accountId])).toEqual([])
         expect(yield* ledger.findPostingAccounts(other.program.id, [accountId], "EUR")).toEqual([])
         expect((yield* ledger.listWallets(other.program.id, newestFirst())).total).toBe(0)
         expect((yield* ledger.listAccounts(other.program.id, {}, newestFirst())).total).toBe(0)
@@ -239,13 +235,9 @@ export const ledgerContract: PortContract = (name, store) =>
 
         const move = transferRows(program.id, a, b, 300)
         yield* postGeneral(move)
-        // The one-call path, where the store offers it, writes the same rows.
+        // In autocommit (no caller transaction) the posting is a transaction of its own.
         const back = transferRows(program.id, b, a, 50, { checkFunds: true })
-        if (ledger.oneStatementPosting) {
-          expect(yield* ledger.postNewTransfer(back)).toMatchObject({ posted: true, availableMinor: 300 })
-        } else {
-          yield* postGeneral(back)
-        }
+        expect(yield* ledger.postTransfer(back)).toMatchObject({ posted: true, availableMinor: 300 })
         for (const posting of [move, back]) {
           expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, posting.transfer.id, false))).toEqual(posting.transfer)
           expect(Option.getOrThrow(yield* ledger.findTransaction(program.id, posting.transaction.id, false))).toEqual(posting.transaction)
@@ -295,10 +287,30 @@ export const ledgerContract: PortContract = (name, store) =>
           .toEqual([move.transaction.id])
         expect((yield* ledger.listTransfers(program.id, { status: "PENDING" }, newestFirst())).total).toBe(1)
 
-        const locked = yield* ledger.lockBalances([b, a])
-        expect(locked.map((row) => [row.financial_account_id, row.book])).toEqual(
-          sorted([a, b]).flatMap((id) => [[id, "cash"], [id, "principal"]])
-        )
+        // A transfer attached to an existing transaction: its status updated with the posting, or left alone.
+        const attached = transferRows(program.id, a, b, 25, { checkFunds: true })
+        const pendingAgain = { ...move.transaction, status: "PENDING" as const, updated_at: later }
+        const settledNow = { ...pendingAgain, status: "SETTLED" as const, updated_at: attached.transfer.created_at }
+        yield* postGeneral({
+          ...attached,
+          transaction: settledNow,
+          transactionWrite: "update",
+          transfer: { ...attached.transfer, transaction_id: move.transaction.id },
+          bookTransfer: { ...attached.bookTransfer, transaction_id: move.transaction.id }
+        })
+        expect(Option.getOrThrow(yield* ledger.findTransaction(program.id, move.transaction.id, false))).toEqual(settledNow)
+        const untouched = transferRows(program.id, b, a, 5, { checkFunds: true })
+        yield* postGeneral({
+          ...untouched,
+          transaction: { ...settledNow, status: "PENDING" },
+          transactionWrite: "none",
+          transfer: { ...untouched.transfer, transaction_id: move.transaction.id },
+          bookTransfer: { ...untouched.bookTransfer, transaction_id: move.transaction.id }
+        })
+        expect(Option.getOrThrow(yield* ledger.findTransaction(program.id, move.transaction.id, false))).toEqual(settledNow)
+        expect(Option.isNone(yield* ledger.findTransaction(program.id, untouched.transaction.id, false))).toBe(true)
+        expect((yield* ledger.listTransfers(program.id, { transaction_id: move.transaction.id }, newestFirst())).total).toBe(3)
+        expect(yield* principalOf(ledger, a)).toBe(730)
       }))
 
     it.effect("refuses to UPDATE or DELETE book transfers and entries (database triggers)", () =>
@@ -396,23 +408,22 @@ export const ledgerContract: PortContract = (name, store) =>
         expect((yield* ledger.listBookTransfers(other.program.id, { financial_account_id: a }, newestFirst())).total).toBe(0)
       }))
 
-    it.effect("one-call posting: writes every row and event, refuses insufficient funds writing nothing, joins a caller's transaction", () =>
+    it.effect("posting: writes every row and event, refuses insufficient funds writing nothing, joins a caller's transaction", () =>
       Effect.gen(function*() {
         const ledger = yield* LedgerStore
         const events = yield* EventStore
         const transactor = yield* Transactor
-        if (!ledger.oneStatementPosting) return
         const { program } = yield* freshOrganization
         const settlement = yield* settlementOf(ledger, program.id)
         const a = (yield* storeWallet(ledger, program.id)).financial_account_id
         const b = (yield* storeWallet(ledger, program.id)).financial_account_id
 
         const funding = transferRows(program.id, settlement, a, 100)
-        expect((yield* ledger.postNewTransfer(funding)).posted).toBe(true)
+        expect((yield* ledger.postTransfer(funding)).posted).toBe(true)
         for (const event of funding.events) expect(Option.getOrThrow(yield* events.find(program.id, event.id))).toEqual(event)
 
         const tooMuch = transferRows(program.id, a, b, 150, { checkFunds: true })
-        expect(yield* ledger.postNewTransfer(tooMuch)).toMatchObject({ posted: false, availableMinor: 100 })
+        expect(yield* ledger.postTransfer(tooMuch)).toMatchObject({ posted: false, availableMinor: 100 })
         expect(Option.isNone(yield* ledger.findTransfer(program.id, tooMuch.transfer.id, false))).toBe(true)
         expect(Option.isNone(yield* ledger.findTransaction(program.id, tooMuch.transaction.id, false))).toBe(true)
         expect((yield* ledger.listBookTransfers(program.id, { transfer_id: tooMuch.transfer.id }, newestFirst())).total).toBe(0)
@@ -422,28 +433,27 @@ export const ledgerContract: PortContract = (name, store) =>
 
         // Inside a caller's transaction that then fails, nothing of the posting stays.
         const undone = transferRows(program.id, a, b, 40, { checkFunds: true })
-        yield* Effect.flip(transactor.withTransaction(Effect.zipRight(ledger.postNewTransfer(undone), Effect.fail("rollback" as const))))
+        yield* Effect.flip(transactor.withTransaction(Effect.zipRight(ledger.postTransfer(undone), Effect.fail("rollback" as const))))
         expect(Option.isNone(yield* ledger.findTransfer(program.id, undone.transfer.id, false))).toBe(true)
         expect(yield* principalOf(ledger, a)).toBe(100)
 
         const exact = transferRows(program.id, a, b, 100, { checkFunds: true })
-        expect(yield* transactor.withTransaction(ledger.postNewTransfer(exact))).toMatchObject({ posted: true, availableMinor: 100 })
+        expect(yield* transactor.withTransaction(ledger.postTransfer(exact))).toMatchObject({ posted: true, availableMinor: 100 })
         expect(yield* principalOf(ledger, a)).toBe(0)
         expect(yield* principalOf(ledger, b)).toBe(100)
       }))
 
-    it.effect("one-call posting checks funds under its lock: concurrent debits never overdraw", () =>
+    it.effect("posting checks funds under its lock: concurrent debits never overdraw", () =>
       Effect.gen(function*() {
         const ledger = yield* LedgerStore
-        if (!ledger.oneStatementPosting) return
         const { program } = yield* freshOrganization
         const settlement = yield* settlementOf(ledger, program.id)
         const a = (yield* storeWallet(ledger, program.id)).financial_account_id
         const b = (yield* storeWallet(ledger, program.id)).financial_account_id
-        yield* ledger.postNewTransfer(transferRows(program.id, settlement, a, 100))
+        yield* ledger.postTransfer(transferRows(program.id, settlement, a, 100))
 
         const outcomes = yield* Effect.all(
-          Array.from({ length: 6 }, () => ledger.postNewTransfer(transferRows(program.id, a, b, 30, { checkFunds: true }))),
+          Array.from({ length: 6 }, () => ledger.postTransfer(transferRows(program.id, a, b, 30, { checkFunds: true }))),
           { concurrency: "unbounded" }
         )
         expect(outcomes.filter((outcome) => outcome.posted)).toHaveLength(3)

@@ -4,6 +4,7 @@ import events from "./0003_events.js"
 import webhooks from "./0030_webhooks.js"
 import ledger from "./0010_ledger.js"
 import ledgerPosting from "./0011_ledger_posting.js"
+import ledgerPostTransfer from "./0012_ledger_post_transfer.js"
 import cards from "./0020_cards.js"
 
 /**
@@ -16,6 +17,7 @@ export const migrations = {
   "0003_events": events,
   "0010_ledger": ledger,
   "0011_ledger_posting": ledgerPosting,
+  "0012_ledger_post_transfer": ledgerPostTransfer,
   "0020_cards": cards,
   "0030_webhooks": webhooks
 }

@@ -24,11 +24,11 @@ export interface SyncConnection {
  * present — the group commit's or an idempotent request's) `f` runs in a savepoint of it; outside
  * any transaction it is its own `BEGIN IMMEDIATE` transaction once the connection is free. If `f`
  * throws, everything it wrote is rolled back and the effect fails with a SqlError (retryable codes
- * kept in its cause). Only stores with an in-process synchronous driver provide this port.
+ * kept in its cause).
  */
 export interface SyncSqlService {
   readonly run: <A>(f: (connection: SyncConnection) => A) => Effect.Effect<A, SqlError.SqlError>
 }
 
-/** The synchronous-connection port (provided by the SQLite store only). */
-export class SyncSql extends Context.Tag("@issuing/core/SyncSql")<SyncSql, SyncSqlService>() {}
+/** Synchronous access to the SQLite client's one connection (SqliteClient.ts provides it). */
+export class SyncSql extends Context.Tag("@issuing/store-sqlite/SyncSql")<SyncSql, SyncSqlService>() {}

@@ -1,13 +1,13 @@
-import type { SyncConnection } from "../sql/SyncSql.js"
-import { sqliteFanOutParams, sqliteFanOutSql } from "../webhooks/SqlWebhookStore.js"
-import type { NewTransferPosting, PostingOutcome } from "./LedgerStore.js"
+import { LedgerPosting, type PostingOutcome, sqliteFanOutParams, sqliteFanOutSql, type TransferPosting } from "@issuing/core"
+import { Effect, Layer } from "effect"
+import { type SyncConnection, SyncSql } from "./SyncSql.js"
 
 /**
- * The SQLite counterpart of PostgreSQL's `issuing_post_transfer` (store-pg migration 0011): one
- * transfer with a NEW transaction written as ONE synchronous call of prepared statements on the
- * connection of the current transaction (see `SyncSql`), so the Effect overhead of a statement is
- * paid once per transfer instead of once per statement. The rows (ids, entries, deltas, event
- * payloads) are computed and asserted by the ledger (PostingRules); this only writes them.
+ * SQLite's posting, the counterpart of PostgreSQL's `issuing_post_transfer` function: one transfer
+ * written as ONE synchronous call of prepared statements on the connection of the current
+ * transaction (see `SyncSql`), so the Effect overhead of a statement is paid once per transfer
+ * instead of once per statement. The rows (ids, entries, deltas, event payloads) are computed and
+ * asserted by the ledger (PrepareTransfer, PostingRules); this only writes them.
  *
  * The funds check reads the source's principal balance inside the same write transaction, which
  * on SQLite is `BEGIN IMMEDIATE` (one writer at a time), so the read is current and the balance
@@ -25,6 +25,8 @@ const INSERT_TRANSFER = `INSERT INTO issuing_transfers
 
 const INSERT_BOOK_TRANSFER = `INSERT INTO issuing_book_transfers
   (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+const UPDATE_TRANSACTION = `UPDATE issuing_transactions SET status = ?, updated_at = ? WHERE id = ?`
 
 const AVAILABLE = `SELECT credits_minor - debits_minor AS available FROM issuing_balances
   WHERE financial_account_id = ? AND book = 'principal'`
@@ -46,7 +48,7 @@ const insertEntries = memo((count) =>
    VALUES ${rows(count, "(?, ?, ?, ?, ?, ?, ?)")}`
 )
 
-// The same upsert as SqlLedgerStore.postBookTransfer: rows missing for a new book are created.
+// Balance rows missing for a book are created by the upsert.
 const upsertBalances = memo((count) =>
   `INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
    VALUES ${rows(count, "(?, ?, ?, ?, ?, ?)")}
@@ -62,8 +64,8 @@ const insertEvents = memo((count) =>
 
 const fanOut = memo(sqliteFanOutSql)
 
-/** Writes one transfer with its new transaction, book transfer, entries, balances, events and webhook deliveries. */
-export const postTransferSync = (db: SyncConnection, posting: NewTransferPosting): PostingOutcome => {
+/** Writes one transfer with its transaction (per `transactionWrite`), book transfer, entries, balances, events and webhook deliveries. */
+export const postTransferSync = (db: SyncConnection, posting: TransferPosting): PostingOutcome => {
   const { bookTransfer, deltas, events, transaction: t, transfer } = posting
   let available = 0
   if (posting.checkFunds) {
@@ -71,9 +73,13 @@ export const postTransferSync = (db: SyncConnection, posting: NewTransferPosting
     available = row === undefined ? 0 : Number(row.available)
     if (available < transfer.amount) return { posted: false, availableMinor: available, wake: false }
   }
-  db.prepare(INSERT_TRANSACTION).run(
-    t.id, t.program_id, t.status, t.amount, t.currency, t.card_id, t.mcc, t.merchant_name, t.created_at, t.updated_at
-  )
+  if (posting.transactionWrite === "insert") {
+    db.prepare(INSERT_TRANSACTION).run(
+      t.id, t.program_id, t.status, t.amount, t.currency, t.card_id, t.mcc, t.merchant_name, t.created_at, t.updated_at
+    )
+  } else if (posting.transactionWrite === "update") {
+    db.prepare(UPDATE_TRANSACTION).run(t.status, t.updated_at, t.id)
+  }
   db.prepare(INSERT_TRANSFER).run(
     transfer.id, transfer.program_id, transfer.transaction_id, transfer.payment_rail, transfer.amount, transfer.currency,
     transfer.from_financial_account_id, transfer.to_financial_account_id, transfer.status, transfer.description,
@@ -100,3 +106,12 @@ export const postTransferSync = (db: SyncConnection, posting: NewTransferPosting
   }
   return { posted: true, availableMinor: available, wake: queued > 0 }
 }
+
+/**
+ * The SQLite store's LedgerPosting: the synchronous write on the client's one connection. Webhook
+ * deliveries it queues are announced to this process's workers by the ledger once it commits.
+ */
+export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql> = Layer.effect(
+  LedgerPosting,
+  Effect.map(SyncSql, (sync) => ({ postTransfer: (posting) => sync.run((db) => postTransferSync(db, posting)) }))
+)

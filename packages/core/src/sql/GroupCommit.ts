@@ -1,6 +1,6 @@
 import type { SqlError } from "@effect/sql"
 import { Deferred, Effect, Exit, Queue } from "effect"
-import { isRetryableSqlError, type TransactorService } from "../sql/Transactor.js"
+import { isRetryableSqlError, type TransactorService } from "./Transactor.js"
 
 /** Most units of work committed by one database transaction. */
 export const MAX_GROUP_COMMIT_BATCH = 64

@@ -1,0 +1,82 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * The store's one posting (PgPosting.ts, docs/ledger.md#performance): `issuing_post_transfer` now
+ * posts every transfer, the ones attached to an existing transaction included, so the posting
+ * exists once on PostgreSQL. It takes the transaction's write as `p_transaction_write`:
+ * `insert` a new transaction, `update` an existing one's status (the caller holds its row lock),
+ * or `none`. Migrations are append-only, so 0011's function is dropped here and made anew.
+ *
+ * It locks both accounts' balance rows in (account id, book) order (transfers crossing in
+ * opposite directions cannot deadlock), checks the source's principal balance under that lock
+ * when `p_check_funds`, then writes the transaction, transfer, book transfer, entries, balance
+ * deltas, events and their webhook fan-out (`issuing_webhook_fan_out`, from 0011). The rows are
+ * computed and asserted in TypeScript (ledger/PrepareTransfer.ts, PostingRules.ts); this only
+ * writes them. Short of funds it writes nothing and returns posted = false with the balance.
+ * In autocommit it is its own transaction; inside a caller's transaction it joins it.
+ */
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP FUNCTION issuing_post_transfer(
+      text, text, text, boolean, bigint, text, timestamptz, text, text, text, text, text, text, text, text, text,
+      text, text[], text[], text[], bigint[], text[], text[], bigint[], bigint[], text[], text[], text[], text)`
+  yield* sql`CREATE FUNCTION issuing_post_transfer(
+      p_program_id text, p_source text, p_target text, p_check_funds boolean, p_amount bigint, p_currency text,
+      p_now timestamptz,
+      p_transaction_write text, p_transaction_id text, p_transaction_status text, p_transaction_created_at timestamptz,
+      p_card_id text, p_mcc text, p_merchant_name text,
+      p_transfer_id text, p_rail text, p_transfer_status text, p_description text,
+      p_book_transfer_id text,
+      p_entry_accounts text[], p_entry_books text[], p_entry_types text[], p_entry_amounts bigint[],
+      p_delta_accounts text[], p_delta_books text[], p_delta_debits bigint[], p_delta_credits bigint[],
+      p_event_ids text[], p_event_types text[], p_event_data text[], p_channel text)
+    RETURNS TABLE (posted boolean, available bigint) LANGUAGE plpgsql AS $$
+    DECLARE v_available bigint;
+    BEGIN
+      PERFORM 1 FROM issuing_balances WHERE financial_account_id IN (p_source, p_target)
+        ORDER BY financial_account_id, book FOR UPDATE;
+      IF p_check_funds THEN
+        SELECT b.credits_minor - b.debits_minor INTO v_available FROM issuing_balances b
+          WHERE b.financial_account_id = p_source AND b.book = 'principal';
+        v_available := coalesce(v_available, 0);
+        IF v_available < p_amount THEN
+          RETURN QUERY SELECT false, v_available;
+          RETURN;
+        END IF;
+      END IF;
+      IF p_transaction_write = 'insert' THEN
+        INSERT INTO issuing_transactions
+          (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
+          VALUES (p_transaction_id, p_program_id, p_transaction_status, p_amount, p_currency, p_card_id, NULL, p_mcc,
+                  p_merchant_name, p_transaction_created_at, p_now);
+      ELSIF p_transaction_write = 'update' THEN
+        UPDATE issuing_transactions SET status = p_transaction_status, updated_at = p_now WHERE id = p_transaction_id;
+      END IF;
+      INSERT INTO issuing_transfers
+        (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
+         to_financial_account_id, status, description, created_at, updated_at)
+        VALUES (p_transfer_id, p_program_id, p_transaction_id, p_rail, p_amount, p_currency, p_source, p_target,
+                p_transfer_status, p_description, p_now, p_now);
+      INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+        VALUES (p_book_transfer_id, p_program_id, p_transfer_id, p_transaction_id, p_amount, p_currency, p_now);
+      INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+        SELECT p_book_transfer_id, e.ord - 1, e.account, e.book, e.entry_type, e.amount, p_currency
+        FROM unnest(p_entry_accounts, p_entry_books, p_entry_types, p_entry_amounts)
+          WITH ORDINALITY AS e(account, book, entry_type, amount, ord);
+      INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
+        SELECT d.account, d.book, p_currency, d.debits, d.credits, p_now
+        FROM unnest(p_delta_accounts, p_delta_books, p_delta_debits, p_delta_credits) AS d(account, book, debits, credits)
+        ORDER BY d.account, d.book
+        ON CONFLICT (financial_account_id, book) DO UPDATE SET
+          debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
+          credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
+          updated_at = excluded.updated_at;
+      FOR i IN 1 .. coalesce(array_length(p_event_ids, 1), 0) LOOP
+        INSERT INTO issuing_events (id, program_id, type, created_at, data)
+          VALUES (p_event_ids[i], p_program_id, p_event_types[i], p_now, p_event_data[i]);
+        PERFORM issuing_webhook_fan_out(p_event_ids[i], p_program_id, p_event_types[i], p_now, p_channel);
+      END LOOP;
+      RETURN QUERY SELECT true, v_available;
+    END $$`
+})
