@@ -1,19 +1,20 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { type Context, Effect, Option } from "effect"
 import { Events } from "../events/Events.js"
 import { BusinessRuleViolation, Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
-import { Transactor } from "../sql/Transactor.js"
-import { WriteLane } from "../sql/WriteLane.js"
+import { Transactor, type TransactorService } from "../sql/Transactor.js"
+import { WriteLane, type WriteLaneService } from "../sql/WriteLane.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
-import { makeAccountCache } from "./AccountCache.js"
+import { type AccountCache, makeAccountCache } from "./AccountCache.js"
 import {
   type AccountFilter,
   type BookTransferFilter,
   LedgerStore,
+  type LedgerStoreService,
   type PostingOutcome,
   type TransactionFilter,
   type TransferFilter
@@ -84,263 +85,256 @@ const insufficient = (outcome: PostingOutcome, order: TransferOrder) =>
 const page = <A>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readonly total: number }, SqlError.SqlError>) =>
   Effect.map(effect, ({ rows, total }): Page<A> => ({ data: rows, total_count: total }))
 
+/** What the ledger's use cases run against. */
+interface LedgerContext {
+  readonly store: LedgerStoreService
+  readonly transactor: TransactorService
+  readonly lane: WriteLaneService
+  readonly events: Events
+  readonly webhooks: Context.Tag.Service<typeof WebhookStore>
+  readonly accountCache: AccountCache
+}
+
+const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isSome)
+
+/** Runs a write: joins the caller's transaction if there is one, else commits through the store's lane. */
+const write = <A, E>(ctx: LedgerContext, effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
+  Effect.flatMap(inTransaction, (joined) => joined ? ctx.transactor.withTransaction(effect) : ctx.lane.submit(effect, options))
+
+/** The program's settlement account of a currency, created (with its event) the first time it is needed. */
+const settlementAccount = (ctx: LedgerContext, programId: string, currency: string) =>
+  Effect.gen(function*() {
+    const existing = yield* ctx.store.findSettlementAccount(programId, currency)
+    if (Option.isSome(existing)) return existing.value
+    const created_at = yield* nowIso
+    const inserted = yield* ctx.store.insertSettlementAccountIfMissing({
+      id: newId(),
+      program_id: programId,
+      wallet_id: null,
+      kind: "settlement",
+      currency,
+      created_at
+    })
+    const account = Option.getOrThrow(yield* ctx.store.findSettlementAccount(programId, currency))
+    if (inserted) yield* ctx.events.emit(programId, "financial_account.created", account)
+    return account
+  })
+
+/** The accounts an order names, from the cache of immutable attributes or one read. */
+const accountsOf = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
+  Effect.gen(function*() {
+    const { ids, settlementCurrency } = accountsToRead(order)
+    const cached = ctx.accountCache.lookup(programId, ids, settlementCurrency)
+    if (cached !== undefined) return cached
+    const rows = yield* ctx.store.findPostingAccounts(programId, ids.length === 0 ? [""] : ids, settlementCurrency)
+    ctx.accountCache.remember(rows)
+    return rows
+  })
+
+/** After the commit: wakes this process's webhook workers when the store asks; a refusal is insufficient_funds. */
+const afterCommit = (ctx: LedgerContext, outcome: PostingOutcome, order: TransferOrder) =>
+  Effect.gen(function*() {
+    if (outcome.wake) yield* ctx.webhooks.wake
+    if (!outcome.posted) return yield* insufficient(outcome, order)
+  })
+
+/** A new transaction between accounts all known: one atomic store call, no transaction around it. */
+const postAtOnce = (ctx: LedgerContext, p: PreparedTransfer, source: FinancialAccount, target: FinancialAccount) =>
+  Effect.gen(function*() {
+    const { posted, posting } = transferPosting(p, source, target, { _tag: "New" }, yield* nowIso)
+    yield* afterCommit(ctx, yield* write(ctx, ctx.store.postTransfer(posting), { atomic: true }), p.order)
+    return posted
+  })
+
+/** The transaction a transfer joins: a new one, or the named one locked, checked and its pending transfers counted. */
+const transactionPlan = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<TransactionPlan, TransferError> =>
+  p.order.transaction_id === null
+    ? Effect.succeed({ _tag: "New" })
+    : Effect.gen(function*() {
+      const found = yield* findOwned(p.order.transaction_id!, TRANSACTION, (id) => ctx.store.findTransaction(p.programId, id, true))
+      const transaction = yield* checkAttachable(found, p.order.currency)
+      return { _tag: "Existing", transaction, pendingTransfers: yield* ctx.store.countPendingTransfers(transaction.id) }
+    })
+
+/** Attaching to an existing transaction, or a settlement account still to create: one transaction. */
+const postInTransaction = (ctx: LedgerContext, p: PreparedTransfer) =>
+  Effect.gen(function*() {
+    const { outcome, posted } = yield* write(ctx, Effect.gen(function*() {
+      const settlement = p.from !== null && p.to !== null ? null : p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency))
+      const plan = yield* transactionPlan(ctx, p)
+      const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
+      const outcome = yield* ctx.store.postTransfer(posting)
+      // Refused: fail inside, so whatever this transaction wrote (a settlement account) rolls back.
+      if (!outcome.posted) return yield* insufficient(outcome, p.order)
+      return { outcome, posted }
+    }))
+    yield* afterCommit(ctx, outcome, p.order)
+    return posted
+  })
+
 /**
- * The ledger's use cases: wallets, financial accounts, transfers, transactions and book
- * transfers (docs/ledger.md). Checks and rows come from PrepareTransfer (pure); the store posts
+ * Posts a transfer and its one book transfer (docs/ledger.md); creates its transaction unless the
+ * order names one. On failure nothing is written: NotFound (unknown account or transaction),
+ * Conflict (declined transaction), BusinessRuleViolation (insufficient_funds, currency_mismatch,
+ * same_financial_account, settlement_account_not_allowed), InvalidRequest (the sides a rail needs).
+ */
+const post = (ctx: LedgerContext, programId: string, order: TransferOrder): Effect.Effect<PostedTransfer, TransferError> =>
+  Effect.gen(function*() {
+    const p = yield* prepareTransfer(programId, order, yield* accountsOf(ctx, programId, order))
+    if (order.transaction_id === null && ((p.from !== null && p.to !== null) || p.settlement !== null)) {
+      return yield* postAtOnce(ctx, p, p.from ?? p.settlement!, p.to ?? p.settlement!)
+    }
+    return yield* postInTransaction(ctx, p)
+  })
+
+/** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
+const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet) =>
+  ctx.transactor.withTransaction(Effect.gen(function*() {
+    const now = yield* nowIso
+    const currency = input.currency ?? DEFAULT_CURRENCY
+    const wallet: Wallet = {
+      id: newId(),
+      object: "wallet",
+      program_id: programId,
+      holder: { name: input.holder.name, email: input.holder.email ?? null },
+      financial_account_id: newId(),
+      created_at: now,
+      updated_at: now
+    }
+    const account = { id: wallet.financial_account_id, program_id: programId, wallet_id: wallet.id, kind: "wallet" as const, currency }
+    yield* ctx.store.insertAccount({ ...account, created_at: now })
+    yield* ctx.store.insertWallet(wallet)
+    const record: FinancialAccount = { ...account, object: "financial_account", balance: { amount: 0, currency }, created_at: now, updated_at: now }
+    yield* ctx.events.emit(programId, "financial_account.created", record)
+    yield* ctx.events.emit(programId, "wallet.created", wallet)
+    return wallet
+  }))
+
+/**
+ * Settles a PENDING transfer (sandbox simulation of the rail): emits transfer.settled, and
+ * transaction.updated when its transaction becomes SETTLED; 409 when already settled. The entries
+ * were posted when the transfer was created; settling posts none.
+ */
+const settleTransfer = (ctx: LedgerContext, programId: string, transferId: string) =>
+  ctx.transactor.withTransaction(Effect.gen(function*() {
+    const found = yield* findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, true))
+    if (found.status !== "PENDING") return yield* new Conflict({ message: `The transfer is already ${found.status}.`, param: "transfer_id" })
+    const now = yield* nowIso
+    yield* ctx.store.setTransferStatus(found.id, "SETTLED", now)
+    const transfer: Transfer = { ...found, status: "SETTLED", updated_at: now }
+    yield* ctx.events.emit(programId, "transfer.settled", transfer)
+    const transaction = yield* ctx.store.findTransaction(programId, transfer.transaction_id, true)
+    if (Option.isSome(transaction) && transaction.value.status === "PENDING" && (yield* ctx.store.countPendingTransfers(transaction.value.id)) === 0) {
+      yield* ctx.store.setTransactionStatus(transaction.value.id, "SETTLED", now)
+      yield* ctx.events.emit(programId, "transaction.updated", { ...transaction.value, status: "SETTLED", updated_at: now })
+    }
+    return transfer
+  }))
+
+/** Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated. Joins the caller's transaction. */
+const declineCardAuthorization = (ctx: LedgerContext, programId: string, input: CardDeclineInput) =>
+  ctx.transactor.withTransaction(Effect.gen(function*() {
+    const now = yield* nowIso
+    const transaction: Transaction = {
+      id: newId(),
+      object: "transaction",
+      program_id: programId,
+      status: "DECLINED",
+      amount: input.amount,
+      currency: input.currency,
+      card_id: input.card_id,
+      decline_reason: input.decline_reason,
+      mcc: input.mcc,
+      merchant_name: input.merchant_name,
+      created_at: now,
+      updated_at: now
+    }
+    yield* ctx.store.insertTransaction(transaction)
+    yield* ctx.events.emit(programId, "transaction.updated", transaction)
+    return transaction
+  }))
+
+/** Approves a card authorization: a `card` transfer from the card's wallet account to the settlement account, settled at once. */
+const cardOrder = (input: CardAuthorizationInput): TransferOrder => ({
+  rail: "card",
+  amount: input.amount,
+  currency: input.currency,
+  from_financial_account_id: input.financial_account_id,
+  to_financial_account_id: null,
+  transaction_id: null,
+  description: null,
+  card: { card_id: input.card_id, mcc: input.mcc, merchant_name: input.merchant_name }
+})
+
+const walletAccount = (ctx: LedgerContext, programId: string, walletId: string) =>
+  Effect.gen(function*() {
+    const wallet = yield* findOwned(walletId, WALLET, (id) => ctx.store.findWallet(programId, id))
+    const account = yield* findOwned(wallet.financial_account_id, WALLET_ACCOUNT, (id) => ctx.store.findAccount(programId, id))
+    return { wallet, account }
+  })
+
+const findAccount = (ctx: LedgerContext, programId: string, accountId: string) =>
+  findOwned(accountId, ACCOUNT, (id) => ctx.store.findAccount(programId, id))
+
+/**
+ * The ledger's use cases: wallets, financial accounts, transfers, transactions and book transfers
+ * (docs/ledger.md). Checks and rows come from PrepareTransfer (pure); the store posts
  * (LedgerPosting, each store its fastest way). A write joins the caller's transaction when there
  * is one (an idempotent request, a card authorization), else goes through the store's WriteLane.
+ * Ids from a path are looked up with findOwned: not found (404 naming the param) unless the
+ * program's own.
  */
 export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
   effect: Effect.gen(function*() {
-    const store = yield* LedgerStore
-    const transactor = yield* Transactor
-    const lane = yield* WriteLane
-    const events = yield* Events
-    const webhooks = yield* WebhookStore
-    const accountCache = makeAccountCache()
-
-    const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isSome)
-
-    /** Runs a write: joins the caller's transaction if there is one, else commits through the lane. */
-    const write = <A, E>(effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
-      Effect.flatMap(inTransaction, (joined) => joined ? transactor.withTransaction(effect) : lane.submit(effect, options))
-
-    /** The program's settlement account of a currency, created (with its event) the first time it is needed. */
-    const settlementAccount = (programId: string, currency: string) =>
-      Effect.gen(function*() {
-        const existing = yield* store.findSettlementAccount(programId, currency)
-        if (Option.isSome(existing)) return existing.value
-        const id = newId()
-        const created_at = yield* nowIso
-        const inserted = yield* store.insertSettlementAccountIfMissing({ id, program_id: programId, wallet_id: null, kind: "settlement", currency, created_at })
-        const account = Option.getOrThrow(yield* store.findSettlementAccount(programId, currency))
-        if (inserted) yield* events.emit(programId, "financial_account.created", account)
-        return account
-      })
-
-    /** The accounts an order names, from the cache of immutable attributes or one read. */
-    const accountsOf = (programId: string, order: TransferOrder) =>
-      Effect.gen(function*() {
-        const { ids, settlementCurrency } = accountsToRead(order)
-        const cached = accountCache.lookup(programId, ids, settlementCurrency)
-        if (cached !== undefined) return cached
-        const rows = yield* store.findPostingAccounts(programId, ids.length === 0 ? [""] : ids, settlementCurrency)
-        accountCache.remember(rows)
-        return rows
-      })
-
-    /** After the commit: wakes this process's webhook workers when the store asks; a refusal is insufficient_funds. */
-    const afterCommit = (outcome: PostingOutcome, order: TransferOrder) =>
-      Effect.gen(function*() {
-        if (outcome.wake) yield* webhooks.wake
-        if (!outcome.posted) return yield* insufficient(outcome, order)
-      })
-
-    /** A new transaction between accounts all known: one atomic store call, no transaction around it. */
-    const postAtOnce = (p: PreparedTransfer, source: FinancialAccount, target: FinancialAccount) =>
-      Effect.gen(function*() {
-        const { posted, posting } = transferPosting(p, source, target, { _tag: "New" }, yield* nowIso)
-        yield* afterCommit(yield* write(store.postTransfer(posting), { atomic: true }), p.order)
-        return posted
-      })
-
-    /** Attaching to an existing transaction (locked), or a settlement account still to create: one transaction. */
-    const postInTransaction = (p: PreparedTransfer) =>
-      Effect.gen(function*() {
-        const { outcome, posted } = yield* write(Effect.gen(function*() {
-          const settlement = p.from !== null && p.to !== null ? null : p.settlement ?? (yield* settlementAccount(p.programId, p.order.currency))
-          const plan = yield* transactionPlan(p)
-          const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
-          const outcome = yield* store.postTransfer(posting)
-          // Refused: fail inside, so whatever this transaction wrote (a settlement account) rolls back.
-          if (!outcome.posted) return yield* insufficient(outcome, p.order)
-          return { outcome, posted }
-        }))
-        yield* afterCommit(outcome, p.order)
-        return posted
-      })
-
-    const transactionPlan = (p: PreparedTransfer): Effect.Effect<TransactionPlan, TransferError> =>
-      p.order.transaction_id === null
-        ? Effect.succeed({ _tag: "New" })
-        : Effect.gen(function*() {
-          const found = yield* findOwned(p.order.transaction_id!, TRANSACTION, (id) => store.findTransaction(p.programId, id, true))
-          const transaction = yield* checkAttachable(found, p.order.currency)
-          return { _tag: "Existing", transaction, pendingTransfers: yield* store.countPendingTransfers(transaction.id) }
-        })
-
-    const post = (programId: string, order: TransferOrder): Effect.Effect<PostedTransfer, TransferError> =>
-      Effect.gen(function*() {
-        const p = yield* prepareTransfer(programId, order, yield* accountsOf(programId, order))
-        const both = p.from !== null && p.to !== null
-        if (order.transaction_id === null && (both || p.settlement !== null)) {
-          return yield* postAtOnce(p, p.from ?? p.settlement!, p.to ?? p.settlement!)
-        }
-        return yield* postInTransaction(p)
-      })
-
-    const walletAccount = (programId: string, walletId: string) =>
-      Effect.gen(function*() {
-        const wallet = yield* findOwned(walletId, WALLET, (id) => store.findWallet(programId, id))
-        const account = yield* findOwned(wallet.financial_account_id, WALLET_ACCOUNT, (id) => store.findAccount(programId, id))
-        return { wallet, account }
-      })
-
+    const ctx: LedgerContext = {
+      store: yield* LedgerStore,
+      transactor: yield* Transactor,
+      lane: yield* WriteLane,
+      events: yield* Events,
+      webhooks: yield* WebhookStore,
+      accountCache: makeAccountCache()
+    }
+    const { store } = ctx
     return {
-      /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
-      createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, SqlError.SqlError> =>
-        transactor.withTransaction(Effect.gen(function*() {
-          const now = yield* nowIso
-          const currency = input.currency ?? DEFAULT_CURRENCY
-          const wallet: Wallet = {
-            id: newId(),
-            object: "wallet",
-            program_id: programId,
-            holder: { name: input.holder.name, email: input.holder.email ?? null },
-            financial_account_id: newId(),
-            created_at: now,
-            updated_at: now
-          }
-          const account = { id: wallet.financial_account_id, program_id: programId, wallet_id: wallet.id, kind: "wallet" as const, currency }
-          yield* store.insertAccount({ ...account, created_at: now })
-          yield* store.insertWallet(wallet)
-          const record: FinancialAccount = { ...account, object: "financial_account", balance: { amount: 0, currency }, created_at: now, updated_at: now }
-          yield* events.emit(programId, "financial_account.created", record)
-          yield* events.emit(programId, "wallet.created", wallet)
-          return wallet
-        })),
-
-      /** A wallet of the program (404 param wallet_id otherwise). */
+      createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, SqlError.SqlError> => createWallet(ctx, programId, input),
       getWallet: (programId: string, walletId: string): Effect.Effect<Wallet, NotFound | SqlError.SqlError> =>
         findOwned(walletId, WALLET, (id) => store.findWallet(programId, id)),
-
       listWallets: (programId: string, request: PageRequest) => page(store.listWallets(programId, toWindow(request))),
-
       /** The financial account of a wallet with its balance; NotFound (param wallet_id) for an unknown wallet. */
       walletAccount: (programId: string, walletId: string): Effect.Effect<{ readonly wallet: Wallet; readonly account: FinancialAccount }, NotFound | SqlError.SqlError> =>
-        walletAccount(programId, walletId),
-
-      /** A financial account of the program with its principal balance (404 param financial_account_id otherwise). */
+        walletAccount(ctx, programId, walletId),
       getFinancialAccount: (programId: string, accountId: string): Effect.Effect<FinancialAccount, NotFound | SqlError.SqlError> =>
-        findOwned(accountId, ACCOUNT, (id) => store.findAccount(programId, id)),
-
+        findAccount(ctx, programId, accountId),
       listFinancialAccounts: (programId: string, filter: AccountFilter, request: PageRequest) =>
         page(store.listAccounts(programId, filter, toWindow(request))),
-
       /** Debits, credits and balance of every book of an account. */
       balances: (programId: string, accountId: string): Effect.Effect<Page<BookBalance>, NotFound | SqlError.SqlError> =>
-        Effect.gen(function*() {
-          const account = yield* findOwned(accountId, ACCOUNT, (id) => store.findAccount(programId, id))
-          const rows = yield* store.balancesOf(account.id)
-          return { data: rows, total_count: rows.length }
-        }),
-
-      /**
-       * Posts a transfer and its one book transfer (docs/ledger.md); creates its transaction unless
-       * `transaction_id` names one. On failure nothing is written: NotFound (unknown account or
-       * transaction), Conflict (declined transaction), BusinessRuleViolation (insufficient_funds,
-       * currency_mismatch, same_financial_account, settlement_account_not_allowed), InvalidRequest
-       * (the sides a rail needs).
-       */
+        Effect.flatMap(findAccount(ctx, programId, accountId), (account) => page(Effect.map(store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))),
       postTransfer: (programId: string, request: TransferRequest): Effect.Effect<PostedTransfer, TransferError> =>
-        post(programId, { ...request, rail: request.payment_rail, card: null }),
-
+        post(ctx, programId, { ...request, rail: request.payment_rail, card: null }),
       getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
         findOwned(transferId, TRANSFER, (id) => store.findTransfer(programId, id, false)),
-
       listTransfers: (programId: string, filter: TransferFilter, request: PageRequest) =>
         page(store.listTransfers(programId, filter, toWindow(request))),
-
-      /**
-       * Settles a PENDING transfer (sandbox simulation of the rail): emits transfer.settled, and
-       * transaction.updated when its transaction becomes SETTLED; 409 when already settled. The
-       * entries were posted when the transfer was created; settling posts none.
-       */
       settleTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | Conflict | SqlError.SqlError> =>
-        transactor.withTransaction(Effect.gen(function*() {
-          const found = yield* findOwned(transferId, TRANSFER, (id) => store.findTransfer(programId, id, true))
-          if (found.status !== "PENDING") return yield* new Conflict({ message: `The transfer is already ${found.status}.`, param: "transfer_id" })
-          const now = yield* nowIso
-          yield* store.setTransferStatus(found.id, "SETTLED", now)
-          const transfer: Transfer = { ...found, status: "SETTLED", updated_at: now }
-          yield* events.emit(programId, "transfer.settled", transfer)
-          const transaction = yield* store.findTransaction(programId, transfer.transaction_id, true)
-          if (Option.isSome(transaction) && transaction.value.status === "PENDING" && (yield* store.countPendingTransfers(transaction.value.id)) === 0) {
-            yield* store.setTransactionStatus(transaction.value.id, "SETTLED", now)
-            yield* events.emit(programId, "transaction.updated", { ...transaction.value, status: "SETTLED", updated_at: now })
-          }
-          return transfer
-        })),
-
+        settleTransfer(ctx, programId, transferId),
       getTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
         findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
-
       listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest) =>
         page(store.listTransactions(programId, filter, toWindow(request))),
-
-      /**
-       * Approves a card authorization: an APPROVED transaction and a `card` transfer of the amount
-       * from the card's wallet account to the program's settlement account, settled at once.
-       * insufficient_funds (nothing written) when the wallet cannot cover it. Joins the caller's transaction.
-       */
+      /** An APPROVED card transaction and its transfer; insufficient_funds (nothing written) when the wallet cannot cover it. Joins the caller's transaction. */
       approveCardAuthorization: (programId: string, input: CardAuthorizationInput): Effect.Effect<PostedTransfer, TransferError> =>
-        post(programId, {
-          rail: "card",
-          amount: input.amount,
-          currency: input.currency,
-          from_financial_account_id: input.financial_account_id,
-          to_financial_account_id: null,
-          transaction_id: null,
-          description: null,
-          card: { card_id: input.card_id, mcc: input.mcc, merchant_name: input.merchant_name }
-        }),
-
-      /** Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated. Joins the caller's transaction. */
+        post(ctx, programId, cardOrder(input)),
       declineCardAuthorization: (programId: string, input: CardDeclineInput): Effect.Effect<Transaction, SqlError.SqlError> =>
-        transactor.withTransaction(Effect.gen(function*() {
-          const now = yield* nowIso
-          const transaction: Transaction = {
-            id: newId(),
-            object: "transaction",
-            program_id: programId,
-            status: "DECLINED",
-            amount: input.amount,
-            currency: input.currency,
-            card_id: input.card_id,
-            decline_reason: input.decline_reason,
-            mcc: input.mcc,
-            merchant_name: input.merchant_name,
-            created_at: now,
-            updated_at: now
-          }
-          yield* store.insertTransaction(transaction)
-          yield* events.emit(programId, "transaction.updated", transaction)
-          return transaction
-        })),
-
+        declineCardAuthorization(ctx, programId, input),
       /** Book transfers of a transaction; 404 param transaction_id for unknown or other-program ids. */
-      listTransactionBookTransfers: (
-        programId: string,
-        transactionId: string,
-        filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">,
-        request: PageRequest
-      ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
-        Effect.gen(function*() {
-          const found = yield* findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false))
-          return yield* page(store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, "posted_at")))
-        }),
-
+      listTransactionBookTransfers: (programId: string, transactionId: string, filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">, request: PageRequest): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
+        Effect.flatMap(findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)), (found) =>
+          page(store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, "posted_at")))),
       /** Book transfers with an entry on an account; 404 param financial_account_id. */
-      listAccountBookTransfers: (
-        programId: string,
-        accountId: string,
-        filter: Omit<BookTransferFilter, "financial_account_id">,
-        request: PageRequest
-      ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
-        Effect.gen(function*() {
-          const account = yield* findOwned(accountId, ACCOUNT, (id) => store.findAccount(programId, id))
-          return yield* page(store.listBookTransfers(programId, { ...filter, financial_account_id: account.id }, toWindow(request, "posted_at")))
-        })
+      listAccountBookTransfers: (programId: string, accountId: string, filter: Omit<BookTransferFilter, "financial_account_id">, request: PageRequest): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
+        Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
+          page(store.listBookTransfers(programId, { ...filter, financial_account_id: account.id }, toWindow(request, "posted_at"))))
     }
   })
 }) {}
