@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 
 /**
  * PostgreSQL's posting: ONE statement per transfer, the `issuing_post_transfer` function
- * (migration 0012), so a transfer costs one round trip. Column arrays carry the entries, deltas
+ * (migration 0040), so a transfer costs one round trip. Column arrays carry the entries, deltas
  * and events. NOTIFY for the webhook workers is sent from SQL (delivered at commit), so the
  * outcome never asks the process to wake its own workers.
  */

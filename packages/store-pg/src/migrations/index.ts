@@ -4,12 +4,13 @@ import events from "./0003_events.js"
 import webhooks from "./0030_webhooks.js"
 import ledger from "./0010_ledger.js"
 import ledgerPosting from "./0011_ledger_posting.js"
-import ledgerPostTransfer from "./0012_ledger_post_transfer.js"
+import ledgerPostTransfer from "./0040_ledger_post_transfer.js"
 import cards from "./0020_cards.js"
 
 /**
- * Every migration of the PostgreSQL store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
- * 0020–0029 cards, 0030–0039 webhooks.
+ * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
+ * foundation, 0010–0019 ledger, 0020–0029 cards, 0030–0039 webhooks); the Migrator runs only ids
+ * above the latest applied, so every new migration takes an id above all existing ones (0040 on).
  */
 export const migrations = {
   "0001_access": access,
@@ -17,7 +18,7 @@ export const migrations = {
   "0003_events": events,
   "0010_ledger": ledger,
   "0011_ledger_posting": ledgerPosting,
-  "0012_ledger_post_transfer": ledgerPostTransfer,
   "0020_cards": cards,
-  "0030_webhooks": webhooks
+  "0030_webhooks": webhooks,
+  "0040_ledger_post_transfer": ledgerPostTransfer
 }

@@ -8,6 +8,9 @@ import { Effect } from "effect"
  * `insert` a new transaction, `update` an existing one's status (the caller holds its row lock),
  * or `none`. Migrations are append-only, so 0011's function is dropped here and made anew.
  *
+ * Numbered 0040, past every id already applied: the Migrator runs only ids above the latest one
+ * applied, so a number in the ledger range (0012) would never run on a database at 0030.
+ *
  * It locks both accounts' balance rows in (account id, book) order (transfers crossing in
  * opposite directions cannot deadlock), checks the source's principal balance under that lock
  * when `p_check_funds`, then writes the transaction, transfer, book transfer, entries, balance
