@@ -3,7 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
-import { LedgerPosting, LedgerStore, type NewAccount } from "./LedgerStore.js"
+import { LedgerPosting, LedgerStore, type LedgerStoreService, type NewAccount } from "./LedgerStore.js"
 import { bookBalance } from "./PostingRules.js"
 import {
   type AccountKind,
@@ -102,6 +102,254 @@ const toBookBalance = (row: any): BookBalance => {
   }
 }
 
+/** The SQL helpers every query group shares. */
+const queries = (client: SqlClient.SqlClient) => {
+  const sql = client.withoutTransforms()
+  const forUpdate = (lock: boolean) =>
+    lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
+  const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) =>
+    orderByClause(sql, window, columns, idColumn)
+  const where = (clauses: ReadonlyArray<ReturnType<typeof sql.literal> | false>) => {
+    const present = clauses.filter((clause): clause is ReturnType<typeof sql.literal> => clause !== false)
+    return sql.and(present)
+  }
+  const count = (rows: ReadonlyArray<any>) => toInt(rows[0]!.n)
+
+  const insertBalances = (accountId: string, currency: string, at: string) =>
+    sql`INSERT INTO issuing_balances ${
+      sql.insert(BOOKS.map((book) => ({
+        financial_account_id: accountId,
+        book,
+        currency,
+        debits_minor: 0,
+        credits_minor: 0,
+        updated_at: at
+      })))
+    }`
+
+  const insertAccountRow = (account: NewAccount) =>
+    sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+        VALUES (${account.id}, ${account.program_id}, ${account.wallet_id}, ${account.kind}, ${account.currency},
+                ${account.created_at})`
+
+  const findAccounts = (programId: string, ids: ReadonlyArray<string>) =>
+    sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+        WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`.pipe(Effect.map((rows) => rows.map(toAccount)))
+
+  return { sql, forUpdate, orderBy, where, count, insertBalances, insertAccountRow, findAccounts }
+}
+
+type Queries = ReturnType<typeof queries>
+
+/** Accounts, their balance rows and the one read of a posting. */
+const accountQueries = (q: Queries) => {
+  const { count, findAccounts, insertAccountRow, insertBalances, orderBy, sql, where } = q
+  return {
+    insertAccount: (account) =>
+      Effect.zipRight(insertAccountRow(account), insertBalances(account.id, account.currency, account.created_at)).pipe(Effect.asVoid),
+
+    insertSettlementAccountIfMissing: (account) =>
+      sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+          VALUES (${account.id}, ${account.program_id}, NULL, 'settlement', ${account.currency}, ${account.created_at})
+          ON CONFLICT DO NOTHING RETURNING id`.pipe(
+        Effect.flatMap((rows) =>
+          rows.length === 0
+            ? Effect.succeed(false)
+            : Effect.as(insertBalances(account.id, account.currency, account.created_at), true)
+        )
+      ),
+
+    findSettlementAccount: (programId, currency) =>
+      sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+          WHERE a.program_id = ${programId} AND a.kind = 'settlement' AND a.currency = ${currency}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAccount))
+      ),
+
+    findAccount: (programId, accountId) =>
+      Effect.map(findAccounts(programId, [accountId]), (rows) => Option.fromNullable(rows[0])),
+
+    findPostingAccounts: (programId, ids, settlementCurrency) =>
+      (settlementCurrency === null
+        ? sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+              WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`
+        : sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
+              WHERE a.program_id = ${programId}
+                AND (a.id IN ${sql.in(ids)} OR (a.kind = 'settlement' AND a.currency = ${settlementCurrency}))`).pipe(
+        Effect.map((rows) => rows.map(toAccount))
+      ),
+
+    listAccounts: (programId, filter, window) => {
+      const condition = where([
+        sql`a.program_id = ${programId}`,
+        filter.kind !== undefined && sql`a.kind = ${filter.kind}`,
+        filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
+        filter.currency !== undefined && sql`a.currency = ${filter.currency}`
+      ])
+      return Effect.all({
+        rows: sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)} WHERE ${condition}
+                  ORDER BY ${orderBy(window, ACCOUNT_ORDER, "a.id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+          Effect.map((rows) => rows.map(toAccount))
+        ),
+        total: sql`SELECT COUNT(*) AS n FROM issuing_financial_accounts a WHERE ${condition}`.pipe(Effect.map(count))
+      })
+    },
+
+    balancesOf: (accountId) =>
+      sql`SELECT * FROM issuing_balances WHERE financial_account_id = ${accountId} ORDER BY book`.pipe(
+        Effect.map((rows) => rows.map(toBookBalance).sort((a, b) => BOOKS.indexOf(a.book) - BOOKS.indexOf(b.book)))
+      )
+  } satisfies Partial<LedgerStoreService>
+}
+
+/** Wallets. */
+const walletQueries = (q: Queries) => {
+  const { count, orderBy, sql } = q
+  return {
+    insertWallet: (wallet) =>
+      sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
+          VALUES (${wallet.id}, ${wallet.program_id}, ${wallet.holder.name}, ${wallet.holder.email},
+                  ${wallet.financial_account_id}, ${wallet.created_at}, ${wallet.updated_at})`.pipe(Effect.asVoid),
+
+    findWallet: (programId, walletId) =>
+      sql`SELECT * FROM issuing_wallets WHERE id = ${walletId} AND program_id = ${programId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toWallet))
+      ),
+
+    listWallets: (programId, window) =>
+      Effect.all({
+        rows: sql`SELECT * FROM issuing_wallets WHERE program_id = ${programId}
+                  ORDER BY ${orderBy(window, WALLET_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+          Effect.map((rows) => rows.map(toWallet))
+        ),
+        total: sql`SELECT COUNT(*) AS n FROM issuing_wallets WHERE program_id = ${programId}`.pipe(Effect.map(count))
+      })
+  } satisfies Partial<LedgerStoreService>
+}
+
+/** Transactions and transfers: inserted by the posting, read and settled here. */
+const transactionQueries = (q: Queries) => {
+  const { count, forUpdate, orderBy, sql, where } = q
+  return {
+    insertTransaction: (t) =>
+      sql`INSERT INTO issuing_transactions
+            (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
+          VALUES (${t.id}, ${t.program_id}, ${t.status}, ${t.amount}, ${t.currency}, ${t.card_id}, ${t.decline_reason},
+                  ${t.mcc}, ${t.merchant_name}, ${t.created_at}, ${t.updated_at})`.pipe(Effect.asVoid),
+
+    findTransaction: (programId, transactionId, lock) =>
+      sql`SELECT * FROM issuing_transactions WHERE id = ${transactionId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransaction))
+      ),
+
+    setTransactionStatus: (transactionId, status, at) =>
+      sql`UPDATE issuing_transactions SET status = ${status}, updated_at = ${at} WHERE id = ${transactionId}`.pipe(Effect.asVoid),
+
+    listTransactions: (programId, filter, window) => {
+      const condition = where([
+        sql`program_id = ${programId}`,
+        filter.status !== undefined && sql`status = ${filter.status}`,
+        filter.card_id !== undefined && sql`card_id = ${filter.card_id}`
+      ])
+      return Effect.all({
+        rows: sql`SELECT * FROM issuing_transactions WHERE ${condition}
+                  ORDER BY ${orderBy(window, TRANSACTION_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+          Effect.map((rows) => rows.map(toTransaction))
+        ),
+        total: sql`SELECT COUNT(*) AS n FROM issuing_transactions WHERE ${condition}`.pipe(Effect.map(count))
+      })
+    },
+
+    countPendingTransfers: (transactionId) =>
+      sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE transaction_id = ${transactionId} AND status = 'PENDING'`.pipe(
+        Effect.map(count)
+      ),
+
+    findTransfer: (programId, transferId, lock) =>
+      sql`SELECT * FROM issuing_transfers WHERE id = ${transferId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransfer))
+      ),
+
+    setTransferStatus: (transferId, status, at) =>
+      sql`UPDATE issuing_transfers SET status = ${status}, updated_at = ${at} WHERE id = ${transferId}`.pipe(Effect.asVoid),
+
+    listTransfers: (programId, filter, window) => {
+      const condition = where([
+        sql`program_id = ${programId}`,
+        filter.status !== undefined && sql`status = ${filter.status}`,
+        filter.payment_rail !== undefined && sql`payment_rail = ${filter.payment_rail}`,
+        filter.transaction_id !== undefined && sql`transaction_id = ${filter.transaction_id}`,
+        filter.financial_account_id !== undefined &&
+          sql`(from_financial_account_id = ${filter.financial_account_id} OR to_financial_account_id = ${filter.financial_account_id})`
+      ])
+      return Effect.all({
+        rows: sql`SELECT * FROM issuing_transfers WHERE ${condition}
+                  ORDER BY ${orderBy(window, TRANSFER_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+          Effect.map((rows) => rows.map(toTransfer))
+        ),
+        total: sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE ${condition}`.pipe(Effect.map(count))
+      })
+    }
+  } satisfies Partial<LedgerStoreService>
+}
+
+/** Book transfers with their entries (append-only). */
+const bookTransferQueries = (q: Queries) => {
+  const { count, orderBy, sql, where } = q
+  return {
+    listBookTransfers: (programId, filter, window) => {
+      const entryCondition = filter.financial_account_id !== undefined
+        ? filter.book !== undefined
+          ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
+                 AND e.financial_account_id = ${filter.financial_account_id} AND e.book = ${filter.book})`
+          : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
+                 AND e.financial_account_id = ${filter.financial_account_id})`
+        : filter.book !== undefined
+        ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND e.book = ${filter.book})`
+        : false
+      const condition = where([
+        sql`bt.program_id = ${programId}`,
+        filter.transaction_id !== undefined && sql`bt.transaction_id = ${filter.transaction_id}`,
+        filter.transfer_id !== undefined && sql`bt.transfer_id = ${filter.transfer_id}`,
+        entryCondition
+      ])
+      return Effect.gen(function*() {
+        const heads = yield* sql`SELECT bt.* FROM issuing_book_transfers bt WHERE ${condition}
+                                 ORDER BY ${orderBy(window, BOOK_TRANSFER_ORDER, "bt.id")}
+                                 LIMIT ${window.limit} OFFSET ${window.offset}`
+        const total = yield* sql`SELECT COUNT(*) AS n FROM issuing_book_transfers bt WHERE ${condition}`.pipe(Effect.map(count))
+        if (heads.length === 0) return { rows: [], total }
+        const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}
+                                     ORDER BY book_transfer_id, position`
+        const entriesOf = new Map<string, Array<BookEntry>>()
+        for (const row of entryRows as ReadonlyArray<any>) {
+          const list = entriesOf.get(row.book_transfer_id) ?? []
+          list.push({
+            book: row.book as Book,
+            financial_account_id: row.financial_account_id,
+            entry_type: row.entry_type as EntryType,
+            amount: { amount: toInt(row.amount_minor), currency: row.currency }
+          })
+          entriesOf.set(row.book_transfer_id, list)
+        }
+        const rows = heads.map((head: any): BookTransfer => {
+          const entries = entriesOf.get(head.id) ?? []
+          return {
+            id: head.id,
+            object: "book_transfer",
+            transfer_id: head.transfer_id,
+            transaction_id: head.transaction_id,
+            amount: { amount: toInt(head.amount_minor), currency: head.currency },
+            financial_account_ids: [...new Set(entries.map((entry) => entry.financial_account_id))],
+            entries,
+            posted_at: toIso(head.posted_at)
+          }
+        })
+        return { rows, total }
+      })
+    }
+  } satisfies Partial<LedgerStoreService>
+}
+
 /**
  * The ledger port over SqlClient: one SQL text for both dialects (only row locking differs); the
  * posting itself is the store package's (LedgerPosting), each store's fastest way.
@@ -109,226 +357,14 @@ const toBookBalance = (row: any): BookBalance => {
 export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlClient | LedgerPosting> = Layer.effect(
   LedgerStore,
   Effect.gen(function*() {
-    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const q = queries(yield* SqlClient.SqlClient)
     const posting = yield* LedgerPosting
-    const forUpdate = (lock: boolean) =>
-      lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
-    const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) =>
-      orderByClause(sql, window, columns, idColumn)
-    const where = (clauses: ReadonlyArray<ReturnType<typeof sql.literal> | false>) => {
-      const present = clauses.filter((clause): clause is ReturnType<typeof sql.literal> => clause !== false)
-      return sql.and(present)
-    }
-    const count = (rows: ReadonlyArray<any>) => toInt(rows[0]!.n)
-
-    const insertBalances = (accountId: string, currency: string, at: string) =>
-      sql`INSERT INTO issuing_balances ${
-        sql.insert(BOOKS.map((book) => ({
-          financial_account_id: accountId,
-          book,
-          currency,
-          debits_minor: 0,
-          credits_minor: 0,
-          updated_at: at
-        })))
-      }`
-
-    const insertAccountRow = (account: NewAccount) =>
-      sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
-          VALUES (${account.id}, ${account.program_id}, ${account.wallet_id}, ${account.kind}, ${account.currency},
-                  ${account.created_at})`
-
-    const findAccounts = (programId: string, ids: ReadonlyArray<string>) =>
-      sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
-          WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`.pipe(Effect.map((rows) => rows.map(toAccount)))
-
     return {
-      insertAccount: (account) =>
-        Effect.zipRight(insertAccountRow(account), insertBalances(account.id, account.currency, account.created_at)).pipe(Effect.asVoid),
-
-      insertSettlementAccountIfMissing: (account) =>
-        sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
-            VALUES (${account.id}, ${account.program_id}, NULL, 'settlement', ${account.currency}, ${account.created_at})
-            ON CONFLICT DO NOTHING RETURNING id`.pipe(
-          Effect.flatMap((rows) =>
-            rows.length === 0
-              ? Effect.succeed(false)
-              : Effect.as(insertBalances(account.id, account.currency, account.created_at), true)
-          )
-        ),
-
-      findSettlementAccount: (programId, currency) =>
-        sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
-            WHERE a.program_id = ${programId} AND a.kind = 'settlement' AND a.currency = ${currency}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAccount))
-        ),
-
-      findAccount: (programId, accountId) =>
-        Effect.map(findAccounts(programId, [accountId]), (rows) => Option.fromNullable(rows[0])),
-
-      findPostingAccounts: (programId, ids, settlementCurrency) =>
-        (settlementCurrency === null
-          ? sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
-                WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`
-          : sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
-                WHERE a.program_id = ${programId}
-                  AND (a.id IN ${sql.in(ids)} OR (a.kind = 'settlement' AND a.currency = ${settlementCurrency}))`).pipe(
-          Effect.map((rows) => rows.map(toAccount))
-        ),
-
-      listAccounts: (programId, filter, window) => {
-        const condition = where([
-          sql`a.program_id = ${programId}`,
-          filter.kind !== undefined && sql`a.kind = ${filter.kind}`,
-          filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
-          filter.currency !== undefined && sql`a.currency = ${filter.currency}`
-        ])
-        return Effect.all({
-          rows: sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)} WHERE ${condition}
-                    ORDER BY ${orderBy(window, ACCOUNT_ORDER, "a.id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-            Effect.map((rows) => rows.map(toAccount))
-          ),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_financial_accounts a WHERE ${condition}`.pipe(Effect.map(count))
-        })
-      },
-
-      balancesOf: (accountId) =>
-        sql`SELECT * FROM issuing_balances WHERE financial_account_id = ${accountId} ORDER BY book`.pipe(
-          Effect.map((rows) => rows.map(toBookBalance).sort((a, b) => BOOKS.indexOf(a.book) - BOOKS.indexOf(b.book)))
-        ),
-
-      insertWallet: (wallet) =>
-        sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
-            VALUES (${wallet.id}, ${wallet.program_id}, ${wallet.holder.name}, ${wallet.holder.email},
-                    ${wallet.financial_account_id}, ${wallet.created_at}, ${wallet.updated_at})`.pipe(Effect.asVoid),
-
-      findWallet: (programId, walletId) =>
-        sql`SELECT * FROM issuing_wallets WHERE id = ${walletId} AND program_id = ${programId}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toWallet))
-        ),
-
-      listWallets: (programId, window) =>
-        Effect.all({
-          rows: sql`SELECT * FROM issuing_wallets WHERE program_id = ${programId}
-                    ORDER BY ${orderBy(window, WALLET_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-            Effect.map((rows) => rows.map(toWallet))
-          ),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_wallets WHERE program_id = ${programId}`.pipe(Effect.map(count))
-        }),
-
-      insertTransaction: (t) =>
-        sql`INSERT INTO issuing_transactions
-              (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
-            VALUES (${t.id}, ${t.program_id}, ${t.status}, ${t.amount}, ${t.currency}, ${t.card_id}, ${t.decline_reason},
-                    ${t.mcc}, ${t.merchant_name}, ${t.created_at}, ${t.updated_at})`.pipe(Effect.asVoid),
-
-      findTransaction: (programId, transactionId, lock) =>
-        sql`SELECT * FROM issuing_transactions WHERE id = ${transactionId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransaction))
-        ),
-
-      setTransactionStatus: (transactionId, status, at) =>
-        sql`UPDATE issuing_transactions SET status = ${status}, updated_at = ${at} WHERE id = ${transactionId}`.pipe(Effect.asVoid),
-
-      listTransactions: (programId, filter, window) => {
-        const condition = where([
-          sql`program_id = ${programId}`,
-          filter.status !== undefined && sql`status = ${filter.status}`,
-          filter.card_id !== undefined && sql`card_id = ${filter.card_id}`
-        ])
-        return Effect.all({
-          rows: sql`SELECT * FROM issuing_transactions WHERE ${condition}
-                    ORDER BY ${orderBy(window, TRANSACTION_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-            Effect.map((rows) => rows.map(toTransaction))
-          ),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_transactions WHERE ${condition}`.pipe(Effect.map(count))
-        })
-      },
-
-      countPendingTransfers: (transactionId) =>
-        sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE transaction_id = ${transactionId} AND status = 'PENDING'`.pipe(
-          Effect.map(count)
-        ),
-
-      findTransfer: (programId, transferId, lock) =>
-        sql`SELECT * FROM issuing_transfers WHERE id = ${transferId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransfer))
-        ),
-
-      setTransferStatus: (transferId, status, at) =>
-        sql`UPDATE issuing_transfers SET status = ${status}, updated_at = ${at} WHERE id = ${transferId}`.pipe(Effect.asVoid),
-
-      listTransfers: (programId, filter, window) => {
-        const condition = where([
-          sql`program_id = ${programId}`,
-          filter.status !== undefined && sql`status = ${filter.status}`,
-          filter.payment_rail !== undefined && sql`payment_rail = ${filter.payment_rail}`,
-          filter.transaction_id !== undefined && sql`transaction_id = ${filter.transaction_id}`,
-          filter.financial_account_id !== undefined &&
-            sql`(from_financial_account_id = ${filter.financial_account_id} OR to_financial_account_id = ${filter.financial_account_id})`
-        ])
-        return Effect.all({
-          rows: sql`SELECT * FROM issuing_transfers WHERE ${condition}
-                    ORDER BY ${orderBy(window, TRANSFER_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-            Effect.map((rows) => rows.map(toTransfer))
-          ),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE ${condition}`.pipe(Effect.map(count))
-        })
-      },
-
+      ...accountQueries(q),
+      ...walletQueries(q),
+      ...transactionQueries(q),
       postTransfer: posting.postTransfer,
-
-      listBookTransfers: (programId, filter, window) => {
-        const entryCondition = filter.financial_account_id !== undefined
-          ? filter.book !== undefined
-            ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
-                   AND e.financial_account_id = ${filter.financial_account_id} AND e.book = ${filter.book})`
-            : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
-                   AND e.financial_account_id = ${filter.financial_account_id})`
-          : filter.book !== undefined
-          ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND e.book = ${filter.book})`
-          : false
-        const condition = where([
-          sql`bt.program_id = ${programId}`,
-          filter.transaction_id !== undefined && sql`bt.transaction_id = ${filter.transaction_id}`,
-          filter.transfer_id !== undefined && sql`bt.transfer_id = ${filter.transfer_id}`,
-          entryCondition
-        ])
-        return Effect.gen(function*() {
-          const heads = yield* sql`SELECT bt.* FROM issuing_book_transfers bt WHERE ${condition}
-                                   ORDER BY ${orderBy(window, BOOK_TRANSFER_ORDER, "bt.id")}
-                                   LIMIT ${window.limit} OFFSET ${window.offset}`
-          const total = yield* sql`SELECT COUNT(*) AS n FROM issuing_book_transfers bt WHERE ${condition}`.pipe(Effect.map(count))
-          if (heads.length === 0) return { rows: [], total }
-          const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}
-                                       ORDER BY book_transfer_id, position`
-          const entriesOf = new Map<string, Array<BookEntry>>()
-          for (const row of entryRows as ReadonlyArray<any>) {
-            const list = entriesOf.get(row.book_transfer_id) ?? []
-            list.push({
-              book: row.book as Book,
-              financial_account_id: row.financial_account_id,
-              entry_type: row.entry_type as EntryType,
-              amount: { amount: toInt(row.amount_minor), currency: row.currency }
-            })
-            entriesOf.set(row.book_transfer_id, list)
-          }
-          const rows = heads.map((head: any): BookTransfer => {
-            const entries = entriesOf.get(head.id) ?? []
-            return {
-              id: head.id,
-              object: "book_transfer",
-              transfer_id: head.transfer_id,
-              transaction_id: head.transaction_id,
-              amount: { amount: toInt(head.amount_minor), currency: head.currency },
-              financial_account_ids: [...new Set(entries.map((entry) => entry.financial_account_id))],
-              entries,
-              posted_at: toIso(head.posted_at)
-            }
-          })
-          return { rows, total }
-        })
-      }
+      ...bookTransferQueries(q)
     }
   })
 )
