@@ -6,14 +6,13 @@ import { newId } from "../platform/Ids.js"
 import type { TransferPosting } from "./LedgerStore.js"
 import { balanceDeltas, transferEntries } from "./PostingRules.js"
 import type {
-  AmountMinor,
   BookTransfer,
-  Currency,
   FinancialAccount,
   Transaction,
   TransactionStatus,
   Transfer,
-  TransferRail
+  TransferRail,
+  TransferRequest
 } from "./Records.js"
 
 /**
@@ -29,15 +28,9 @@ export interface CardFields {
   readonly merchant_name: string | null
 }
 
-/** A transfer to post, decoded: ids are lower-case UUIDs, absent ones null. */
-export interface TransferOrder {
+/** A transfer to post, decoded: a request's fields with any rail (card included) and, for a card authorization, its card. */
+export interface TransferOrder extends Omit<TransferRequest, "payment_rail"> {
   readonly rail: TransferRail
-  readonly amount: AmountMinor
-  readonly currency: Currency
-  readonly from_financial_account_id: string | null
-  readonly to_financial_account_id: string | null
-  readonly transaction_id: string | null
-  readonly description: string | null
   readonly card: CardFields | null
 }
 
