@@ -297,7 +297,7 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     const repeated = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: {}, idempotencyKey: key })
     expect(repeated.body).toEqual(all.body)
     receiver.reply = () => ({ status: 200, body: "ok" })
-    // Every body field of resend is optional (interface §4.10): no body at all is an empty one.
+    // Every body field of resend is optional (docs/webhooks.md, Resend): no body at all is an empty one.
     for (const headers of [{}, { "content-type": "application/json" }]) {
       const bodiless = await platform.request("POST", `/v1/events/${event.id}/resend`, { headers })
       expect(bodiless.status, bodiless.text).toBe(200)

@@ -1,11 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
-import type { IssuingEvent } from "./Records.js"
-
-export interface EventFilter {
-  readonly type?: string | undefined
-}
+import type { EventFilter, IssuingEvent } from "./Records.js"
 
 /** Storage port for events: the outbox the webhook worker delivers from. */
 export interface EventStoreService {

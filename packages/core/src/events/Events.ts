@@ -1,13 +1,12 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { NotFound } from "../platform/Errors.js"
-import { isUuid } from "../platform/Ids.js"
+import { findOwned } from "../platform/FindOwned.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { EventStore } from "./EventStore.js"
-import { type EventType, type IssuingEvent, newEvent } from "./Records.js"
+import { type EventFilter, type EventType, type IssuingEvent, newEvent } from "./Records.js"
 
 /** Events: written in the transaction of the change they describe, read by the API and the webhook worker. */
 export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
@@ -40,14 +39,11 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
       /** Records an event about `object`; call it inside the change's transaction. */
       emit: (programId: string, type: EventType, object: unknown): Effect.Effect<IssuingEvent, SqlError.SqlError> =>
         Effect.map(emitAll(programId, [{ type, object }]), (events) => events[0]!),
+      /** One event of the program (404 naming event_id). */
       get: (programId: string, eventId: string) =>
-        Effect.gen(function*() {
-          const missing = new NotFound({ message: "No such event.", param: "event_id" })
-          if (!isUuid(eventId)) return yield* missing
-          const event = yield* store.find(programId, eventId.toLowerCase())
-          return yield* Option.match(event, { onNone: () => Effect.fail(missing), onSome: Effect.succeed })
-        }),
-      list: (programId: string, filter: { readonly type?: string | undefined }, page: PageRequest) =>
+        findOwned(eventId, { resource: "event", param: "event_id" }, (id) => store.find(programId, id)),
+      /** The program's events, newest first by default, optionally of one type. */
+      list: (programId: string, filter: EventFilter, page: PageRequest) =>
         store.list(programId, filter, toWindow(page)).pipe(
           Effect.map(({ rows, total }): Page<IssuingEvent> => ({ data: rows, total_count: total }))
         )

@@ -1,6 +1,7 @@
+import { Schema } from "effect"
 import { newId } from "../platform/Ids.js"
 
-/** Event types the platform emits (CONTRACT §5 and interface §6). */
+/** Event types the platform emits (docs/webhooks.md). */
 export const EVENT_TYPES = [
   "wallet.created",
   "financial_account.created",
@@ -14,15 +15,33 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number]
 
-/** The event record: also the webhook payload (CONTRACT §5). */
-export interface IssuingEvent {
-  readonly id: string
-  readonly object: "event"
-  readonly type: EventType
-  readonly program_id: string
-  readonly created_at: string
-  readonly data: { readonly object: unknown }
-}
+/** True when `text` names an event type the platform emits. */
+export const isEventType = (text: string): text is EventType => (EVENT_TYPES as ReadonlyArray<string>).includes(text)
+
+/**
+ * An event type name. Documented as a plain string, so the list can grow without breaking clients;
+ * the message never echoes the rejected text (it may be a secret sent in the wrong field).
+ */
+export const EventTypeName = Schema.String.pipe(
+  Schema.filter(isEventType, { message: () => `must be one of ${EVENT_TYPES.join(", ")}` })
+)
+
+/** The event record: also the webhook payload (docs/webhooks.md, What a delivery looks like). */
+export const IssuingEvent = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("event"),
+  type: EventTypeName,
+  program_id: Schema.String,
+  created_at: Schema.String,
+  data: Schema.Struct({ object: Schema.Unknown })
+}).annotations({ identifier: "Event" })
+export type IssuingEvent = typeof IssuingEvent.Type
+
+/** The filters of GET /v1/events (paging aside): an unknown `type` is a 400 naming it. */
+export const EventFilter = Schema.Struct({
+  type: Schema.optional(EventTypeName)
+})
+export type EventFilter = typeof EventFilter.Type
 
 /** A new event about `object` (a fresh id); written by the change's own transaction. */
 export const newEvent = (programId: string, type: EventType, createdAt: string, object: unknown): IssuingEvent => ({

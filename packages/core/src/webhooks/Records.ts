@@ -1,19 +1,34 @@
-/** A webhook subscription as the API shows it (interface §2); never carries its secret. */
-export interface WebhookSubscription {
-  readonly id: string
-  readonly object: "webhook_subscription"
-  readonly url: string
-  readonly description: string
-  readonly event_types: ReadonlyArray<string>
-  readonly disabled: boolean
-  readonly created_at: string
-  readonly updated_at: string
+import { Either, ParseResult, Schema } from "effect"
+import { EVENT_TYPES, type EventType, isEventType } from "../events/Records.js"
+import { Uuid } from "../platform/Ids.js"
+
+/**
+ * Webhook records and request inputs (docs/webhooks.md): one schema each, used by the HTTP API to
+ * encode and decode and, through `typeof X.Type`, by the services and stores. Inputs are decoded
+ * once, at the edge; the services take the decoded values and check only what needs the database,
+ * the network or the configuration (the SSRF guard, the replay span, the subscription limit).
+ */
+
+const subscriptionFields = {
+  id: Schema.String,
+  object: Schema.Literal("webhook_subscription"),
+  url: Schema.String,
+  description: Schema.String,
+  event_types: Schema.Array(Schema.String),
+  disabled: Schema.Boolean,
+  created_at: Schema.String,
+  updated_at: Schema.String
 }
 
+/** A webhook subscription as the API shows it; never carries its secret. */
+export const WebhookSubscription = Schema.Struct(subscriptionFields).annotations({ identifier: "WebhookSubscription" })
+export type WebhookSubscription = typeof WebhookSubscription.Type
+
 /** The subscription as created or rotated: the only responses that show its signing secret. */
-export interface WebhookSubscriptionWithSecret extends WebhookSubscription {
-  readonly secret: string
-}
+export const WebhookSubscriptionWithSecret = Schema.Struct({ ...subscriptionFields, secret: Schema.String }).annotations({
+  identifier: "WebhookSubscriptionWithSecret"
+})
+export type WebhookSubscriptionWithSecret = typeof WebhookSubscriptionWithSecret.Type
 
 /** The stored subscription: sealed secrets and failure tracking beside the public fields. */
 export interface StoredSubscription extends WebhookSubscription {
@@ -25,32 +40,191 @@ export interface StoredSubscription extends WebhookSubscription {
   readonly previous_secret_expires_at: string | null
 }
 
-/** Outcome of one delivery try (interface §3). */
-export type AttemptStatus = "SUCCESS" | "FAILED"
-export const ATTEMPT_STATUSES: ReadonlyArray<AttemptStatus> = ["SUCCESS", "FAILED"]
+/** Outcome of one delivery try: attempts are only ever SUCCESS or FAILED. */
+export const ATTEMPT_STATUSES = ["SUCCESS", "FAILED"] as const
+export const AttemptStatus = Schema.Literal(...ATTEMPT_STATUSES)
+export type AttemptStatus = typeof AttemptStatus.Type
 
-/** One delivery try, recorded when it ends (interface §2). */
-export interface WebhookAttempt {
-  readonly id: string
-  readonly object: "webhook_attempt"
-  readonly event_id: string
-  readonly webhook_subscription_id: string
-  readonly status: AttemptStatus
-  readonly response_code: number
-  readonly response_body: string
-  readonly attempted_at: string
-  readonly created_at: string
-  readonly updated_at: string
+/** One delivery try, recorded when it ends. */
+export const WebhookAttempt = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("webhook_attempt"),
+  event_id: Schema.String,
+  webhook_subscription_id: Schema.String,
+  status: AttemptStatus,
+  response_code: Schema.Number,
+  response_body: Schema.String,
+  attempted_at: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "WebhookAttempt" })
+export type WebhookAttempt = typeof WebhookAttempt.Type
+
+/** The answer to a replay; `begin` and `end` echo the request. */
+export const WebhookReplay = Schema.Struct({
+  object: Schema.Literal("webhook_replay"),
+  webhook_subscription_id: Schema.String,
+  begin: Schema.String,
+  end: Schema.String,
+  events_queued: Schema.Number
+}).annotations({ identifier: "WebhookReplay" })
+export type WebhookReplay = typeof WebhookReplay.Type
+
+// ---------------------------------------------------------------------------------------------
+// Request inputs. Refinements are plain filters, so the OpenAPI document shows the field types
+// only; messages never echo the rejected text (it may be a secret sent in the wrong field).
+
+/** Why a subscription URL is refused by its form alone, or undefined when it is acceptable. */
+const urlProblem = (text: string): string | undefined => {
+  if (text.length === 0) return "must not be empty"
+  if (text.length > WEBHOOK_LIMITS.maxUrlLength) return `must be at most ${WEBHOOK_LIMITS.maxUrlLength} characters`
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return "must be an absolute http or https URL"
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return "must use http or https"
+  if (url.username !== "" || url.password !== "") return "must not carry credentials"
+  if (url.hostname === "") return "must name a host"
+  if (url.hash !== "") return "must not have a fragment"
+  return undefined
 }
 
-/** The answer to a replay (interface §2). */
-export interface WebhookReplay {
-  readonly object: "webhook_replay"
-  readonly webhook_subscription_id: string
-  readonly begin: string
-  readonly end: string
-  readonly events_queued: number
+/**
+ * A subscription URL: trimmed, then an absolute http(s) URL of bounded length without credentials
+ * or fragment. Stored as given (trimmed), so the API echoes exactly the URL the caller sent. Where
+ * it may point (the SSRF guard) needs DNS and the configuration: the service checks that.
+ */
+export const WebhookUrl = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: (text) => text.trim(),
+  encode: (text) => text
+}).pipe(Schema.filter((text) => urlProblem(text) ?? true))
+
+/** The event types of a subscription: at least one, each known (duplicates are collapsed by the service). */
+export const SubscribedEventTypes = Schema.Array(Schema.String).pipe(
+  Schema.filter((types): types is ReadonlyArray<EventType> => types.length > 0 && types.every(isEventType), {
+    message: (issue) => {
+      const types = issue.actual as ReadonlyArray<string>
+      if (types.length === 0) return "must hold at least one event type"
+      const index = types.findIndex((type) => !isEventType(type))
+      return `item ${index} is not a known event type; known: ${EVENT_TYPES.join(", ")}`
+    }
+  })
+)
+
+/** A subscription's description: at most 500 characters. */
+export const WebhookDescription = Schema.String.pipe(
+  Schema.filter((text) =>
+    text.length <= WEBHOOK_LIMITS.maxDescriptionLength || `must be at most ${WEBHOOK_LIMITS.maxDescriptionLength} characters`
+  )
+)
+
+/** The body of POST /v1/webhook-subscriptions. */
+export const CreateWebhookSubscription = Schema.Struct({
+  url: WebhookUrl,
+  description: Schema.optional(WebhookDescription),
+  event_types: SubscribedEventTypes,
+  disabled: Schema.optional(Schema.Boolean)
+})
+export type CreateWebhookSubscription = typeof CreateWebhookSubscription.Type
+
+/** The body of PATCH /v1/webhook-subscriptions/{id}: the fields to change. */
+export const UpdateWebhookSubscription = Schema.Struct({
+  url: Schema.optional(WebhookUrl),
+  description: Schema.optional(WebhookDescription),
+  event_types: Schema.optional(SubscribedEventTypes),
+  disabled: Schema.optional(Schema.Boolean)
+})
+export type UpdateWebhookSubscription = typeof UpdateWebhookSubscription.Type
+
+/** The filters of GET /v1/webhook-subscriptions (paging aside): `disabled` is true/1, false/0, or omitted for both. */
+export const SubscriptionFilter = Schema.Struct({
+  disabled: Schema.optional(
+    Schema.transformOrFail(Schema.String, Schema.Boolean, {
+      strict: true,
+      decode: (text, _, ast) => {
+        const value = text.trim().toLowerCase()
+        if (value === "true" || value === "1") return ParseResult.succeed(true)
+        if (value === "false" || value === "0") return ParseResult.succeed(false)
+        return ParseResult.fail(new ParseResult.Type(ast, text, "must be true or false"))
+      },
+      encode: (flag) => ParseResult.succeed(String(flag))
+    })
+  )
+})
+export type SubscriptionFilter = typeof SubscriptionFilter.Type
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+
+/**
+ * Parses an RFC 3339 timestamp to epoch milliseconds. Sub-millisecond digits round toward the
+ * inside of the window (`begin` up, `end` down), since event times are stored to the millisecond.
+ */
+export const parseWindowBound = (text: string, bound: "begin" | "end"): number | undefined => {
+  const match = RFC3339.exec(text.trim())
+  if (match === null) return undefined
+  const [, year, month, day, hour, minute, second, fraction = "", zone] = match
+  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > 31) return undefined
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 60) return undefined
+  // A leap second (:60) is the instant the next minute starts; Date.parse refuses it.
+  const leap = Number(second) === 60 ? 1000 : 0
+  const parsed = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${leap ? "59" : second}${zone!.toUpperCase()}`)
+  if (Number.isNaN(parsed)) return undefined
+  const whole = parsed + leap
+  const check = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))
+  if (check.getUTCDate() !== Number(day)) return undefined
+  const digits = fraction.slice(1)
+  const millis = Number(digits.slice(0, 3).padEnd(3, "0"))
+  const remainder = /[1-9]/.test(digits.slice(3)) ? 1 : 0
+  return whole + millis + (bound === "begin" ? remainder : 0)
 }
+
+/** One end of a replay window: the text as sent (the answer echoes it) and the instant it names. */
+export interface WindowBound {
+  readonly text: string
+  readonly ms: number
+}
+
+const windowBound = (bound: "begin" | "end", example: string) =>
+  Schema.transformOrFail(Schema.String, Schema.Struct({ text: Schema.String, ms: Schema.Number }), {
+    strict: true,
+    decode: (text, _, ast) =>
+      Either.fromNullable(parseWindowBound(text, bound), () =>
+        new ParseResult.Type(ast, text, `must be an RFC 3339 timestamp, e.g. ${example}`)).pipe(
+          Either.map((ms): WindowBound => ({ text, ms }))
+        ),
+    encode: (window) => ParseResult.succeed(window.text)
+  })
+
+/** The body of POST /v1/webhook-subscriptions/{id}/replay: both ends inclusive. */
+export const ReplayRequest = Schema.Struct({
+  begin: windowBound("begin", "2026-05-02T00:00:00Z"),
+  end: windowBound("end", "2026-05-02T23:59:59Z")
+})
+export type ReplayRequest = typeof ReplayRequest.Type
+
+/**
+ * The body of POST /v1/events/{event_id}/resend: every field optional. `subscription_id` is a body
+ * field typed UUID: a malformed one fails validation (400), unlike a malformed path id (404).
+ */
+export const ResendRequest = Schema.Struct({ subscription_id: Schema.optional(Uuid) })
+export type ResendRequest = typeof ResendRequest.Type
+
+/** The filters of GET /v1/webhook-attempts (paging aside). */
+export const AttemptFilter = Schema.Struct({
+  event_id: Schema.optional(Uuid),
+  webhook_subscription_id: Schema.optional(Uuid),
+  status: Schema.optional(
+    Schema.String.pipe(
+      Schema.filter((text): text is AttemptStatus => (ATTEMPT_STATUSES as ReadonlyArray<string>).includes(text), {
+        message: () => "must be SUCCESS or FAILED"
+      })
+    )
+  )
+})
+export type AttemptFilter = typeof AttemptFilter.Type
 
 /** A queued delivery claimed by a worker, joined with what sending it needs. */
 export interface ClaimedDelivery {
@@ -72,7 +246,7 @@ export interface ClaimedDelivery {
   readonly subscription_updated_at: string
 }
 
-/** Limits (TigerStyle: a bound on everything). */
+/** Limits: a bound on everything. */
 export const WEBHOOK_LIMITS = {
   /** Subscriptions per program. */
   maxSubscriptionsPerProgram: 100,

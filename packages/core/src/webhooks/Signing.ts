@@ -4,7 +4,7 @@ import * as crypto from "node:crypto"
 export const SECRET_BYTES = 32
 const PREFIX = "whsec_"
 
-/** A new signing secret: `whsec_` + base64 of 32 random bytes (CONTRACT §5). */
+/** A new signing secret: `whsec_` + base64 of 32 random bytes (docs/webhooks.md, Subscriptions). */
 export const newWebhookSecret = (): string => `${PREFIX}${crypto.randomBytes(SECRET_BYTES).toString("base64")}`
 
 /** The HMAC key of a secret: the base64-decoded part after `whsec_`. */

@@ -2,13 +2,8 @@ import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { IssuingEvent } from "../events/Records.js"
 import type { PageWindow } from "../platform/Paging.js"
-import type { AttemptStatus, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
-
-export interface AttemptFilter {
-  readonly event_id?: string | undefined
-  readonly webhook_subscription_id?: string | undefined
-  readonly status?: AttemptStatus | undefined
-}
+import type { StoredAttempt } from "./DeliveryRules.js"
+import type { AttemptFilter, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
 
 /** A delivery to put on the queue directly (a resend whose first try failed). */
 export interface QueuedDelivery {
@@ -128,7 +123,7 @@ export interface WebhookStoreService {
     failingBefore: string | undefined
   ) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
 
-  readonly insertAttempts: (attempts: ReadonlyArray<WebhookAttempt & { readonly program_id: string }>) => Effect.Effect<void, SqlError.SqlError>
+  readonly insertAttempts: (attempts: ReadonlyArray<StoredAttempt>) => Effect.Effect<void, SqlError.SqlError>
   readonly listAttempts: (
     programId: string,
     filter: AttemptFilter,

@@ -1,72 +1,25 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import {
+  AttemptFilter,
+  CreateWebhookSubscription,
+  ReplayRequest,
+  ResendRequest,
+  SubscriptionFilter,
+  UpdateWebhookSubscription,
+  WebhookAttempt,
+  WebhookReplay,
+  WebhookSubscription,
+  WebhookSubscriptionWithSecret
+} from "@issuing/core"
 import { Schema } from "effect"
 import { CallsOut } from "./Annotations.js"
-import { ListOf, PagingParams, Timestamp, Uuid } from "./Common.js"
+import { ListOf, PagingParams } from "./Common.js"
 import { ProgramAuth } from "./Security.js"
 
-const subscriptionFields = {
-  id: Schema.String,
-  object: Schema.Literal("webhook_subscription"),
-  url: Schema.String,
-  description: Schema.String,
-  event_types: Schema.Array(Schema.String),
-  disabled: Schema.Boolean,
-  created_at: Timestamp,
-  updated_at: Timestamp
-}
-
-/** A webhook subscription (interface §2); never carries its secret. */
-export const WebhookSubscription = Schema.Struct(subscriptionFields).annotations({ identifier: "WebhookSubscription" })
-
-/** The subscription as created or rotated: the only responses that show its signing secret. */
-export const WebhookSubscriptionWithSecret = Schema.Struct({ ...subscriptionFields, secret: Schema.String }).annotations({
-  identifier: "WebhookSubscriptionWithSecret"
-})
-
-/** One delivery try (interface §2). */
-export const WebhookAttempt = Schema.Struct({
-  id: Schema.String,
-  object: Schema.Literal("webhook_attempt"),
-  event_id: Schema.String,
-  webhook_subscription_id: Schema.String,
-  status: Schema.Literal("SUCCESS", "FAILED"),
-  response_code: Schema.Number,
-  response_body: Schema.String,
-  attempted_at: Timestamp,
-  created_at: Timestamp,
-  updated_at: Timestamp
-}).annotations({ identifier: "WebhookAttempt" })
-
-/** The answer to a replay (interface §2). */
-export const WebhookReplay = Schema.Struct({
-  object: Schema.Literal("webhook_replay"),
-  webhook_subscription_id: Schema.String,
-  begin: Schema.String,
-  end: Schema.String,
-  events_queued: Schema.Number
-}).annotations({ identifier: "WebhookReplay" })
-
-export const CreateWebhookSubscription = Schema.Struct({
-  url: Schema.String,
-  description: Schema.optional(Schema.String),
-  event_types: Schema.Array(Schema.String),
-  disabled: Schema.optional(Schema.Boolean)
-})
-
-export const UpdateWebhookSubscription = Schema.Struct({
-  url: Schema.optional(Schema.String),
-  description: Schema.optional(Schema.String),
-  event_types: Schema.optional(Schema.Array(Schema.String)),
-  disabled: Schema.optional(Schema.Boolean)
-})
-
-export const ReplayRequest = Schema.Struct({ begin: Schema.String, end: Schema.String })
-
-export const ResendRequest = Schema.Struct({ subscription_id: Schema.optional(Uuid) })
-
+// Path ids stay plain strings: a malformed one names no resource, so it is a 404 (docs/api.md).
 const SubscriptionPath = Schema.Struct({ webhook_subscription_id: Schema.String })
 
-/** Program-scoped: webhook subscriptions, secret rotation and replay (interface §4.8–4.9, CONTRACT §5). */
+/** Program-scoped: webhook subscriptions, secret rotation and replay (docs/webhooks.md). */
 export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscriptions")
   .add(
     HttpApiEndpoint.post("create", "/webhook-subscriptions")
@@ -75,7 +28,7 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
   )
   .add(
     HttpApiEndpoint.get("list", "/webhook-subscriptions")
-      .setUrlParams(Schema.Struct({ ...PagingParams, disabled: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ ...PagingParams, ...SubscriptionFilter.fields }))
       .addSuccess(ListOf(WebhookSubscription))
   )
   .add(
@@ -109,7 +62,7 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
   .prefix("/v1")
 {}
 
-/** Program-scoped: resend one event (interface §4.10) and list delivery attempts. */
+/** Program-scoped: resend one event and list delivery attempts (docs/webhooks.md). */
 export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
   .add(
     HttpApiEndpoint.post("resend", "/events/:event_id/resend")
@@ -121,14 +74,7 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
   )
   .add(
     HttpApiEndpoint.get("attempts", "/webhook-attempts")
-      .setUrlParams(
-        Schema.Struct({
-          ...PagingParams,
-          event_id: Schema.optional(Schema.String),
-          webhook_subscription_id: Schema.optional(Schema.String),
-          status: Schema.optional(Schema.String)
-        })
-      )
+      .setUrlParams(Schema.Struct({ ...PagingParams, ...AttemptFilter.fields }))
       .addSuccess(ListOf(WebhookAttempt))
   )
   .middleware(ProgramAuth)

@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { EVENT_TYPES, Events } from "@issuing/core"
+import { Events } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
-import { apiFailure, handle } from "../errors.js"
+import { handle } from "../errors.js"
 import { paging } from "./Paging.js"
 
 /** Order fields of GET /v1/events. Omitted order_by: newest first. */
@@ -17,12 +17,7 @@ export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (ha
         Effect.gen(function*() {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, EVENT_ORDER_FIELDS)
-          if (urlParams.type !== undefined && !(EVENT_TYPES as ReadonlyArray<string>).includes(urlParams.type)) {
-            return yield* Effect.fail(
-              apiFailure("invalid_request", `Unknown event type '${urlParams.type}'. Valid types: ${EVENT_TYPES.join(", ")}.`, "type")
-            )
-          }
-          return yield* handle(events.list(caller.program.id, { type: urlParams.type }, page))
+          return yield* handle(events.list(caller.program.id, urlParams, page))
         }))
       .handle("get", ({ path }) =>
         Effect.flatMap(CurrentProgram, (caller) => handle(events.get(caller.program.id, path.event_id))))

@@ -3,7 +3,7 @@ import { Webhooks } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
-import { apiFailure, handle } from "../errors.js"
+import { handle } from "../errors.js"
 import { paging } from "./Paging.js"
 
 /** Order fields of GET /v1/webhook-subscriptions. */
@@ -11,15 +11,7 @@ export const SUBSCRIPTION_ORDER_FIELDS = ["created_at", "updated_at"]
 /** Order fields of GET /v1/webhook-attempts. */
 export const ATTEMPT_ORDER_FIELDS = ["created_at", "attempted_at"]
 
-/** The `disabled` filter: true, false, or omitted for both. */
-const disabledFilter = (text: string | undefined) => {
-  if (text === undefined) return Effect.succeed(undefined)
-  const value = text.trim().toLowerCase()
-  if (value === "true" || value === "1") return Effect.succeed(true)
-  if (value === "false" || value === "0") return Effect.succeed(false)
-  return Effect.fail(apiFailure("invalid_request", "disabled must be true or false.", "disabled"))
-}
-
+// Payloads and filters arrive decoded by the group's schemas (core webhooks/Records.ts).
 export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookSubscriptions", (handlers) =>
   Effect.gen(function*() {
     const webhooks = yield* Webhooks
@@ -30,8 +22,7 @@ export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi,
         Effect.gen(function*() {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, SUBSCRIPTION_ORDER_FIELDS)
-          const disabled = yield* disabledFilter(urlParams.disabled)
-          return yield* handle(webhooks.list(caller.program.id, disabled, page))
+          return yield* handle(webhooks.list(caller.program.id, urlParams, page))
         }))
       .handle("get", ({ path }) =>
         Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.get(caller.program.id, path.webhook_subscription_id))))
@@ -45,7 +36,7 @@ export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi,
           handle(webhooks.rotateSecret(caller.program.id, path.webhook_subscription_id))))
       .handle("replay", ({ path, payload }) =>
         Effect.flatMap(CurrentProgram, (caller) =>
-          handle(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload.begin, payload.end))))
+          handle(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload))))
   }))
 
 export const WebhookDeliveriesHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookDeliveries", (handlers) =>
@@ -53,22 +44,11 @@ export const WebhookDeliveriesHandlersLive = HttpApiBuilder.group(IssuingApi, "w
     const webhooks = yield* Webhooks
     return handlers
       .handle("resend", ({ path, payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) =>
-          handle(webhooks.resend(caller.program.id, path.event_id, payload.subscription_id))))
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.resend(caller.program.id, path.event_id, payload))))
       .handle("attempts", ({ urlParams }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, ATTEMPT_ORDER_FIELDS)
-          return yield* handle(
-            webhooks.listAttempts(
-              caller.program.id,
-              {
-                event_id: urlParams.event_id,
-                webhook_subscription_id: urlParams.webhook_subscription_id,
-                status: urlParams.status
-              },
-              page
-            )
-          )
+          return yield* handle(webhooks.listAttempts(caller.program.id, urlParams, page))
         }))
   }))

@@ -1,0 +1,33 @@
+import type { SqlError } from "@effect/sql"
+import { Effect } from "effect"
+import type { OutcomePlan, PlannedRetry } from "./DeliveryRules.js"
+import type { WebhookStoreService } from "./WebhookStore.js"
+
+/** How the queue takes a plan's retries and finished deliveries: claimed ones (worker) or new ones (resend). */
+export interface OutcomeQueue<D> {
+  readonly retry: (retry: PlannedRetry<D>) => Effect.Effect<void, SqlError.SqlError>
+  readonly finish: (deliveries: ReadonlyArray<D>) => Effect.Effect<void, SqlError.SqlError>
+}
+
+/**
+ * Writes an outcome plan (run it inside a transaction): attempts, the queue, failing streaks, and
+ * the subscriptions it disables (410 Gone, or failing too long); returns the ids disabled.
+ */
+export const recordOutcomes = <D>(
+  store: WebhookStoreService,
+  plan: OutcomePlan<D>,
+  queue: OutcomeQueue<D>
+): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
+  Effect.gen(function*() {
+    yield* store.insertAttempts(plan.attempts)
+    yield* Effect.forEach(plan.retries, queue.retry, { discard: true })
+    yield* queue.finish(plan.finished)
+    yield* store.clearFailing(plan.clearFailing)
+    yield* store.markFailing(plan.markFailing, plan.nowIso)
+    const disabled = [
+      ...(yield* store.disableSubscriptions(plan.disableNow, plan.nowIso, undefined)),
+      ...(yield* store.disableSubscriptions(plan.markFailing, plan.nowIso, plan.failingBefore))
+    ]
+    for (const id of disabled) yield* Effect.logWarning("Webhook subscription disabled", { webhook_subscription_id: id })
+    return disabled
+  })

@@ -1,0 +1,97 @@
+import { Effect } from "effect"
+import type { IssuingEvent } from "../events/Records.js"
+import { BusinessRuleViolation, Conflict } from "../platform/Errors.js"
+import { findOwned } from "../platform/FindOwned.js"
+import type { Page } from "../platform/Paging.js"
+import { nowMs } from "../platform/Time.js"
+import { type DeliveryRef, eventPayload, oversizedPayload, planOutcome, signingKeys, type TryResult } from "./DeliveryRules.js"
+import type { ResendRequest, StoredSubscription, WebhookAttempt } from "./Records.js"
+import { recordOutcomes } from "./RecordOutcomes.js"
+import { loadSubscription, type WebhookDeps } from "./Subscriptions.js"
+
+/** Tries sent at once by one resend. */
+const RESEND_CONCURRENCY = 16
+
+/**
+ * Sends the event now to one subscription or to every enabled matching one, records each try as
+ * an attempt, queues retries of failed ones, and returns the attempts (docs/webhooks.md, Resend).
+ * The sends run with no transaction open; the recording is one transaction afterwards.
+ */
+export const resend = (deps: WebhookDeps, programId: string, eventId: string, input: ResendRequest) =>
+  Effect.gen(function*() {
+    const event = yield* findOwned(eventId, { resource: "event", param: "event_id" }, (id) => deps.events.find(programId, id))
+    const targets = input.subscription_id === undefined
+      ? yield* matchingTargets(deps, programId, event)
+      : [yield* namedTarget(deps, programId, event, input.subscription_id)]
+    const results = yield* sendAll(deps, event, targets)
+    const now = yield* nowMs
+    const plan = planOutcome(results, {
+      retryScheduleMs: deps.config.webhookRetryScheduleMs,
+      disableAfterMs: deps.config.webhookDisableAfterMs,
+      nowMs: now
+    })
+    yield* deps.transactor.withTransaction(recordOutcomes(deps.store, plan, {
+      retry: ({ attemptCount, delivery, nextAttemptAt }) =>
+        deps.store.enqueue({ ...delivery, attempt_count: attemptCount, next_attempt_at: nextAttemptAt }),
+      // A direct try was never queued: nothing to take off.
+      finish: () => Effect.void
+    }))
+    const attempts = plan.attempts.map(({ program_id: _, ...attempt }): WebhookAttempt => attempt)
+    return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>
+  })
+
+/** The subscription named in the body: enabled, and subscribed to the event's type. */
+const namedTarget = (deps: WebhookDeps, programId: string, event: IssuingEvent, subscriptionId: string) =>
+  Effect.gen(function*() {
+    const target = yield* loadSubscription(deps, programId, subscriptionId, { resource: "webhook subscription", param: "subscription_id" })
+    if (target.disabled) {
+      return yield* new Conflict({ message: "The webhook subscription is disabled.", param: "subscription_id" })
+    }
+    if (!target.event_types.includes(event.type)) {
+      return yield* new BusinessRuleViolation({
+        code: "event_type_not_subscribed",
+        message: `The subscription does not subscribe to ${event.type} events.`,
+        param: "subscription_id"
+      })
+    }
+    return target
+  })
+
+/** Without a named subscription: every enabled one of the program subscribed to the event's type. */
+const matchingTargets = (deps: WebhookDeps, programId: string, event: IssuingEvent) =>
+  Effect.gen(function*() {
+    const matching = yield* deps.store.subscriptionsForType(programId, event.type)
+    if (matching.length === 0) {
+      return yield* new BusinessRuleViolation({
+        code: "event_type_not_subscribed",
+        message: `No webhook subscription of the program subscribes to ${event.type} events.`,
+        param: null
+      })
+    }
+    const enabled = matching.filter((subscription) => !subscription.disabled)
+    if (enabled.length === 0) {
+      return yield* new Conflict({ message: `Every subscription to ${event.type} events is disabled.`, param: null })
+    }
+    return enabled
+  })
+
+/** One signed try per target; an event over the payload limit is not sent but failed for good. */
+const sendAll = (deps: WebhookDeps, event: IssuingEvent, targets: ReadonlyArray<StoredSubscription>) =>
+  Effect.gen(function*() {
+    const body = eventPayload({ ...event, data: JSON.stringify(event.data.object) })
+    const now = yield* nowMs
+    const sizeBytes = Buffer.byteLength(body)
+    const limitBytes = deps.config.webhookMaxPayloadBytes
+    const oversized = sizeBytes > limitBytes
+    return yield* Effect.forEach(targets, (subscription) =>
+      Effect.map(
+        oversized
+          ? Effect.succeed(oversizedPayload(sizeBytes, limitBytes, now))
+          : deps.sender.send({ url: subscription.url, messageId: event.id, body, keys: signingKeys(deps.vault, subscription, now) }),
+        (outcome): TryResult<DeliveryRef> => ({
+          delivery: { program_id: event.program_id, event_id: event.id, subscription_id: subscription.id, attempt_count: 0 },
+          outcome,
+          permanent: oversized
+        })
+      ), { concurrency: RESEND_CONCURRENCY })
+  })

@@ -1,0 +1,48 @@
+import type { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { toInt } from "../platform/Rows.js"
+import { orderByClause } from "../sql/OrderBy.js"
+import type { AttemptFilter } from "./Records.js"
+import { toAttempt } from "./SqlWebhookRows.js"
+import type { WebhookStoreService } from "./WebhookStore.js"
+
+const ATTEMPT_ORDER = { created_at: "created_at", attempted_at: "attempted_at" }
+
+const attemptWhere = (sql: SqlClient.SqlClient, programId: string, filter: AttemptFilter) => {
+  const parts = [sql`program_id = ${programId}`]
+  if (filter.event_id !== undefined) parts.push(sql`event_id = ${filter.event_id}`)
+  if (filter.webhook_subscription_id !== undefined) parts.push(sql`subscription_id = ${filter.webhook_subscription_id}`)
+  if (filter.status !== undefined) parts.push(sql`status = ${filter.status}`)
+  return sql.and(parts)
+}
+
+/** Attempts over SqlClient, one SQL text for both dialects. */
+export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreService, "insertAttempts" | "listAttempts"> => ({
+  insertAttempts: (attempts) =>
+    attempts.length === 0
+      ? Effect.void
+      : sql`INSERT INTO issuing_webhook_attempts ${
+        sql.insert(attempts.map((attempt) => ({
+          id: attempt.id,
+          program_id: attempt.program_id,
+          event_id: attempt.event_id,
+          subscription_id: attempt.webhook_subscription_id,
+          status: attempt.status,
+          response_code: attempt.response_code,
+          response_body: attempt.response_body,
+          attempted_at: attempt.attempted_at,
+          created_at: attempt.created_at,
+          updated_at: attempt.updated_at
+        })))
+      }`.pipe(Effect.asVoid),
+  listAttempts: (programId, filter, window) =>
+    Effect.all({
+      rows: sql`SELECT * FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}
+                ORDER BY ${orderByClause(sql, window, ATTEMPT_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+        Effect.map((rows) => rows.map(toAttempt))
+      ),
+      total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}`.pipe(
+        Effect.map((rows) => toInt(rows[0]!.n))
+      )
+    })
+})

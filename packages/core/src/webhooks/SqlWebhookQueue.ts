@@ -1,0 +1,190 @@
+import type { SqlClient, SqlError, Statement } from "@effect/sql"
+import type { Row } from "@effect/sql/SqlConnection"
+import { Effect, Option } from "effect"
+import type { IssuingEvent } from "../events/Records.js"
+import { newId } from "../platform/Ids.js"
+import { toInt, toIso } from "../platform/Rows.js"
+import { CLAIMED_COLUMNS, toClaimed } from "./SqlWebhookRows.js"
+import { WEBHOOK_NOTIFY_CHANNEL, type WebhookStoreService } from "./WebhookStore.js"
+import type { WorkSignal } from "./WorkSignal.js"
+
+type Sql = SqlClient.SqlClient
+
+/** The delivery-queue part of the webhook port. */
+export type QueueStatements = Pick<
+  WebhookStoreService,
+  | "dropQueued"
+  | "enqueueEvent"
+  | "enqueueEvents"
+  | "enqueueReplay"
+  | "eventSpan"
+  | "enqueue"
+  | "claimDue"
+  | "completeDeliveries"
+  | "rescheduleDelivery"
+  | "releaseClaims"
+  | "nextDueAt"
+>
+
+/**
+ * THE SQLite webhook fan-out of `count` events: one queued delivery per enabled subscription of
+ * the event's program holding its type. Parameters: (id, program_id, type, created_at) of each
+ * event, in order. `enqueueEvents` below and the ledger's synchronous SQLite posting both run this
+ * text, so the two cannot drift.
+ */
+export const sqliteFanOutSql = (count: number): string =>
+  `INSERT INTO issuing_webhook_deliveries
+     (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+   SELECT ev.column1 || ':' || et.subscription_id, et.program_id, et.subscription_id, ev.column1, 0,
+          ev.column4, NULL, ev.column4
+   FROM (VALUES ${Array.from({ length: count }, () => "(?, ?, ?, ?)").join(", ")}) AS ev
+   JOIN issuing_webhook_event_types et ON et.program_id = ev.column2 AND et.event_type = ev.column3
+   JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
+   WHERE s.disabled = false`
+
+/** The parameters of `sqliteFanOutSql(events.length)`. */
+export const sqliteFanOutParams = (events: ReadonlyArray<IssuingEvent>): Array<string> =>
+  events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at])
+
+/**
+ * Runs an INSERT … SELECT and returns how many rows it inserted, waking workers when any: on
+ * PostgreSQL with `pg_notify` in the same statement (delivered on commit, to every process); on
+ * SQLite by ringing this process's signal (a worker's claim waits for the connection, so it runs
+ * after the enqueuing commit).
+ */
+const insertCounted = (sql: Sql, signal: WorkSignal, insert: Statement.Statement<Row>) =>
+  sql.onDialectOrElse({
+    pg: () =>
+      sql`WITH ins AS (${insert} RETURNING 1)
+          SELECT n, CASE WHEN n > 0 THEN pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, 'due') END AS notified
+          FROM (SELECT COUNT(*) AS n FROM ins) c`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
+    orElse: () =>
+      Effect.zipRight(insert, sql`SELECT changes() AS n`).pipe(
+        Effect.map((rows) => toInt(rows[0]!.n)),
+        Effect.tap((n) => (n > 0 ? signal.ring : Effect.void))
+      )
+  })
+
+/**
+ * Fan-out of several events in one statement (the events of one change, e.g. a transfer's three).
+ * On PostgreSQL it is the function `issuing_webhook_fan_out` (store-pg migration 0011), which the
+ * ledger's one-round-trip posting also calls, so the two paths cannot drift; change it there (a
+ * new migration) together with `sqliteFanOutSql` above.
+ */
+const enqueueEvents = (sql: Sql, signal: WorkSignal, events: ReadonlyArray<IssuingEvent>): Effect.Effect<number, SqlError.SqlError> =>
+  events.length === 0 ? Effect.succeed(0) : sql.onDialectOrElse({
+    pg: () =>
+      sql`SELECT COALESCE(SUM(issuing_webhook_fan_out(e.id, e.program_id, e.type, e.created_at, ${WEBHOOK_NOTIFY_CHANNEL})), 0) AS n
+          FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
+                      ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[])
+            AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
+    orElse: () => insertCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
+  })
+
+/**
+ * Claims up to `limit` due deliveries: on PostgreSQL in one statement whose `FOR UPDATE SKIP
+ * LOCKED` lets concurrent workers claim disjoint rows; on SQLite (one writer at a time) an UPDATE
+ * then a read of what it claimed.
+ */
+const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
+  sql.onDialectOrElse({
+    pg: () =>
+      sql`WITH claimed AS (
+            UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}, claim_token = ${token}
+            WHERE id IN (SELECT id FROM issuing_webhook_deliveries WHERE next_attempt_at <= ${nowIso}
+                         ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            RETURNING id, program_id, subscription_id, event_id, attempt_count)
+          SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM claimed d
+          JOIN issuing_events e ON e.id = d.event_id
+          JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id`.pipe(Effect.map((rows) => rows.map(toClaimed))),
+    orElse: () =>
+      Effect.gen(function*() {
+        const claimed = yield* sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}, claim_token = ${token}
+            WHERE id IN (SELECT id FROM issuing_webhook_deliveries WHERE next_attempt_at <= ${nowIso}
+                         ORDER BY next_attempt_at LIMIT ${limit})
+            RETURNING id`
+        if (claimed.length === 0) return []
+        const rows = yield* sql`SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM issuing_webhook_deliveries d
+            JOIN issuing_events e ON e.id = d.event_id
+            JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id
+            WHERE ${sql.in("d.id", claimed.map((row: any) => row.id))} AND d.claim_token = ${token}`
+        return rows.map(toClaimed)
+      })
+  })
+
+/** The delivery queue over SqlClient: fan-out, replay, single enqueues and leased claims. */
+export const queueStatements = (sql: Sql, signal: WorkSignal): QueueStatements => ({
+  dropQueued: (subscriptionIds) =>
+    subscriptionIds.length === 0
+      ? Effect.void
+      : sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("subscription_id", subscriptionIds)}`.pipe(Effect.asVoid),
+  // One SQL text per dialect: `enqueueEvent` is `enqueueEvents` of one event.
+  enqueueEvent: (event) => enqueueEvents(sql, signal, [event]),
+  enqueueEvents: (events) => enqueueEvents(sql, signal, events),
+  ...replayStatements(sql, signal),
+  claimDue: (token, nowIso, leaseUntilIso, limit) => claimDue(sql, token, nowIso, leaseUntilIso, limit),
+  ...claimStatements(sql)
+})
+
+/** Replay (one INSERT … SELECT over the window), its span probe, and single enqueues (a resend's retry). */
+const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "enqueueReplay" | "eventSpan" | "enqueue"> => ({
+  // Ids are the replay's own id + the event id: unique, cheap, and in index order (UUIDv7s).
+  enqueueReplay: (programId, subscriptionId, beginIso, endIso, nowIso) =>
+    insertCounted(
+      sql,
+      signal,
+      sql`INSERT INTO issuing_webhook_deliveries
+            (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+          SELECT ${newId()} || ':' || e.id, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
+          FROM issuing_events e
+          WHERE e.program_id = ${programId}
+            AND EXISTS (SELECT 1 FROM issuing_webhook_subscriptions s
+                        WHERE s.id = ${subscriptionId} AND s.program_id = ${programId} AND s.disabled = false)
+            AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})
+            AND e.created_at >= ${beginIso} AND e.created_at <= ${endIso}`
+    ),
+  eventSpan: (programId, beginIso, endIso) =>
+    sql<{ readonly first: unknown; readonly last: unknown }>`
+      SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM issuing_events
+      WHERE program_id = ${programId} AND created_at >= ${beginIso} AND created_at <= ${endIso}`.pipe(
+      Effect.map(([row]) =>
+        row?.first != null && row.last != null ? Option.some({ first: toIso(row.first), last: toIso(row.last) }) : Option.none()
+      )
+    ),
+  // Selected from the subscription's own row: a subscription deleted or disabled while a resend
+  // was in flight gets no retry (and a deleted one no foreign-key failure after the send).
+  enqueue: (delivery) =>
+    insertCounted(
+      sql,
+      signal,
+      sql`INSERT INTO issuing_webhook_deliveries
+            (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+          SELECT ${newId()}, ${delivery.program_id}, s.id, ${delivery.event_id},
+                 ${delivery.attempt_count}, ${delivery.next_attempt_at}, NULL, ${delivery.next_attempt_at}
+          FROM issuing_webhook_subscriptions s
+          WHERE s.id = ${delivery.subscription_id} AND s.program_id = ${delivery.program_id} AND s.disabled = false`
+    ).pipe(Effect.asVoid)
+})
+
+/** What a claim holder does with its deliveries: complete, reschedule, hand back; and when the next is due. */
+const claimStatements = (
+  sql: Sql
+): Pick<QueueStatements, "completeDeliveries" | "rescheduleDelivery" | "releaseClaims" | "nextDueAt"> => ({
+  completeDeliveries: (token, ids) =>
+    ids.length === 0
+      ? Effect.void
+      : sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("id", ids)} AND claim_token = ${token}`.pipe(Effect.asVoid),
+  rescheduleDelivery: (token, id, attemptCount, nextAttemptIso) =>
+    sql`UPDATE issuing_webhook_deliveries
+        SET attempt_count = ${attemptCount}, next_attempt_at = ${nextAttemptIso}, claim_token = NULL
+        WHERE id = ${id} AND claim_token = ${token}`.pipe(Effect.asVoid),
+  releaseClaims: (token, nowIso, keep) =>
+    (keep.length === 0
+      ? sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
+            WHERE claim_token = ${token}`
+      : sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
+            WHERE claim_token = ${token} AND NOT ${sql.in("id", keep)}`).pipe(Effect.asVoid),
+  nextDueAt: sql`SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries`.pipe(
+    Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.t), toIso))
+  )
+})

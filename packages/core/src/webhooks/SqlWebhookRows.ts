@@ -1,0 +1,58 @@
+import { fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
+import type { AttemptStatus, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
+
+/** Row decoding of the webhook tables, shared by the SQL of both dialects. */
+
+/** A subscription row. */
+export const toSubscription = (row: any): StoredSubscription => ({
+  id: row.id,
+  object: "webhook_subscription",
+  program_id: row.program_id,
+  url: row.url,
+  description: row.description,
+  event_types: fromJson<Array<string>>(row.event_types),
+  disabled: toBool(row.disabled),
+  secret_sealed: row.secret_sealed,
+  previous_secret_sealed: row.previous_secret_sealed ?? null,
+  previous_secret_expires_at: toIsoOrNull(row.previous_secret_expires_at),
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.updated_at)
+})
+
+/** An attempt row. */
+export const toAttempt = (row: any): WebhookAttempt => ({
+  id: row.id,
+  object: "webhook_attempt",
+  event_id: row.event_id,
+  webhook_subscription_id: row.subscription_id,
+  status: row.status as AttemptStatus,
+  response_code: toInt(row.response_code),
+  response_body: row.response_body,
+  attempted_at: toIso(row.attempted_at),
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.updated_at)
+})
+
+/** A claimed delivery row, read with CLAIMED_COLUMNS. */
+export const toClaimed = (row: any): ClaimedDelivery => ({
+  id: String(row.id),
+  program_id: row.program_id,
+  subscription_id: row.subscription_id,
+  event_id: row.event_id,
+  attempt_count: toInt(row.attempt_count),
+  event_type: row.event_type,
+  event_created_at: toIso(row.event_created_at),
+  event_data: row.event_data,
+  url: row.url,
+  disabled: toBool(row.disabled),
+  secret_sealed: row.secret_sealed,
+  previous_secret_sealed: row.previous_secret_sealed ?? null,
+  previous_secret_expires_at: toIsoOrNull(row.previous_secret_expires_at),
+  subscription_updated_at: toIso(row.subscription_updated_at)
+})
+
+/** Columns a claimed delivery is read with, over `d` (deliveries), `e` (events) and `s` (subscriptions). */
+export const CLAIMED_COLUMNS = `d.id, d.program_id, d.subscription_id, d.event_id, d.attempt_count,
+  e.type AS event_type, e.created_at AS event_created_at, e.data AS event_data,
+  s.url, s.disabled, s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at,
+  s.updated_at AS subscription_updated_at`
