@@ -1,5 +1,5 @@
 import { Cards } from "@issuing/core"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as crypto from "node:crypto"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -107,7 +107,9 @@ describe("issuing cards reseal (alias of issuing vault reseal)", () => {
         const access = yield* core.Access
         const caller = yield* access.resolveProgram(yield* access.authenticate(`Bearer ${org.api_key}`), org.program_id)
         const wallet = yield* Effect.flatMap(core.Ledger, (ledger) => ledger.createWallet(org.program_id, { holder: { name: "CLI" } }))
-        yield* Effect.flatMap(Cards, (cards) => cards.issue(caller, { wallet_id: wallet.id, type: "PHYSICAL" }))
+        // The service takes a decoded request, as the API hands it over.
+        const input = yield* Schema.decodeUnknown(core.IssueCard)({ wallet_id: wallet.id, type: "PHYSICAL" })
+        yield* Effect.flatMap(Cards, (cards) => cards.issue(caller, input))
       }))
       await old.close()
       const env = { ISSUING_DATABASE_URL: database.url, ISSUING_VAULT_KEY: `${NEW_KEY.toString("base64")},${OLD_KEY.toString("base64")}` }

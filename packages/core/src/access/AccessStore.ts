@@ -1,31 +1,31 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
-import type { ApiKey, Organization, Program } from "./Records.js"
+import type { Organization, StoredApiKey, StoredProgram } from "./Records.js"
 
 /** Storage port for organizations, programs and API keys. */
 export interface AccessStoreService {
   readonly insertOrganization: (organization: Organization) => Effect.Effect<void, SqlError.SqlError>
-  readonly insertProgram: (program: Program) => Effect.Effect<void, SqlError.SqlError>
-  readonly findProgram: (organizationId: string, programId: string) => Effect.Effect<Option.Option<Program>, SqlError.SqlError>
+  readonly insertProgram: (program: StoredProgram) => Effect.Effect<void, SqlError.SqlError>
+  readonly findProgram: (organizationId: string, programId: string) => Effect.Effect<Option.Option<StoredProgram>, SqlError.SqlError>
   /** Programs of an organization, limited to `programIds` when given. */
   readonly listPrograms: (
     organizationId: string,
     programIds: ReadonlyArray<string> | null,
     window: PageWindow
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<Program>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredProgram>; readonly total: number }, SqlError.SqlError>
   readonly countPrograms: (organizationId: string, programIds: ReadonlyArray<string>) => Effect.Effect<number, SqlError.SqlError>
-  readonly insertApiKey: (key: ApiKey, secretHash: string) => Effect.Effect<void, SqlError.SqlError>
+  readonly insertApiKey: (key: StoredApiKey, secretHash: string) => Effect.Effect<void, SqlError.SqlError>
   /** The unrevoked key with this secret hash. */
-  readonly findActiveKeyByHash: (secretHash: string) => Effect.Effect<Option.Option<ApiKey>, SqlError.SqlError>
+  readonly findActiveKeyByHash: (secretHash: string) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>
   /** An unrevoked key of the organization. */
-  readonly findApiKey: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<ApiKey>, SqlError.SqlError>
+  readonly findApiKey: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>
   readonly listApiKeys: (
     organizationId: string,
     window: PageWindow
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<ApiKey>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredApiKey>; readonly total: number }, SqlError.SqlError>
   /** Marks an unrevoked key revoked; none when there was no such key. */
-  readonly revokeApiKey: (organizationId: string, keyId: string, at: string) => Effect.Effect<Option.Option<ApiKey>, SqlError.SqlError>
+  readonly revokeApiKey: (organizationId: string, keyId: string, at: string) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>
   /**
    * Counts API keys. Inside a transaction it first takes a lock that makes concurrent callers
    * wait for each other (PostgreSQL: a table lock; SQLite: the write transaction already is one),

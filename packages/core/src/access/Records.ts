@@ -1,42 +1,67 @@
-/** Roles of CONTRACT §2: admin (everything), developer (program resources), viewer (read only). */
-export type Role = "admin" | "developer" | "viewer"
-export const ROLES: ReadonlyArray<Role> = ["admin", "developer", "viewer"]
+import { Schema } from "effect"
+import { isUuid } from "../platform/Ids.js"
+import { oneOf } from "../platform/Literals.js"
+
+/**
+ * Access records and request inputs: organizations, programs, API keys, and the caller a request
+ * runs as. Records the API shows are one schema each, used by the HTTP API and, through
+ * `typeof X.Type`, by the service and the store; inputs are decoded once at the edge.
+ */
+
+/** Largest number of programs one key may be limited to. */
+export const MAX_PROGRAM_IDS = 100
+/** Longest name of a program or an API key, in characters. */
+export const MAX_NAME_LENGTH = 200
+
+/** Roles: admin (everything), developer (program resources), viewer (read only); see docs/api.md. */
+export const Role = oneOf("admin", "developer", "viewer")
+export type Role = typeof Role.Type
 
 /** An organization: the owner of programs and API keys. */
-export interface Organization {
-  readonly id: string
-  readonly name: string
-  readonly created_at: string
-}
+export const Organization = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  created_at: Schema.String
+})
+export type Organization = typeof Organization.Type
 
-/** A card program (a BIN range) of an organization. */
-export interface Program {
-  readonly id: string
-  readonly object: "program"
-  readonly organization_id: string
-  readonly name: string
-  readonly bin: string
-  readonly created_at: string
-  readonly updated_at: string
-}
+/** A card program (a BIN range) as the API shows it. */
+export const Program = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("program"),
+  name: Schema.String,
+  bin: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Program" })
+export type Program = typeof Program.Type
 
-/** An API key as stored: the secret itself is never kept, only its SHA-256 hash. */
-export interface ApiKey {
-  readonly id: string
-  readonly object: "api_key"
-  readonly organization_id: string
-  readonly name: string
-  readonly role: Role
-  readonly program_ids: ReadonlyArray<string> | null
-  readonly pan_reveal: boolean
-  readonly created_at: string
-  readonly revoked_at: string | null
-}
+/** A program as stored: what the API shows and the organization that owns it. */
+export const StoredProgram = Schema.Struct({ ...Program.fields, organization_id: Schema.String })
+export type StoredProgram = typeof StoredProgram.Type
 
-/** An API key together with its secret, as returned once at creation. */
-export interface ApiKeyWithSecret extends ApiKey {
-  readonly secret: string
-}
+/** An API key as the API shows it: never its secret. */
+export const ApiKey = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("api_key"),
+  name: Schema.String,
+  role: Role,
+  program_ids: Schema.NullOr(Schema.Array(Schema.String)),
+  pan_reveal: Schema.Boolean,
+  created_at: Schema.String,
+  revoked_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ApiKey" })
+export type ApiKey = typeof ApiKey.Type
+
+/** An API key as stored: the secret itself is never kept (only its SHA-256, beside the row), plus its organization. */
+export const StoredApiKey = Schema.Struct({ ...ApiKey.fields, organization_id: Schema.String })
+export type StoredApiKey = typeof StoredApiKey.Type
+
+/** The API key as created: the only time its secret is shown. */
+export const ApiKeyWithSecret = Schema.Struct({ ...ApiKey.fields, secret: Schema.String }).annotations({
+  identifier: "ApiKeyWithSecret"
+})
+export type ApiKeyWithSecret = typeof ApiKeyWithSecret.Type
 
 /** The authenticated caller of a request. */
 export interface Caller {
@@ -51,3 +76,44 @@ export interface Caller {
 export interface ProgramCaller extends Caller {
   readonly program: Program
 }
+
+// ---- inputs, decoded once at the edge ---------------------------------------------------------
+
+/** The name of a program or a key: not blank, at most MAX_NAME_LENGTH characters (kept as sent). */
+export const DisplayName = Schema.String.pipe(
+  Schema.filter((text) => text.trim().length > 0 || "must not be empty"),
+  Schema.maxLength(MAX_NAME_LENGTH)
+)
+
+/** A BIN: the 6 to 8 leading digits of every card number of a program. */
+export const Bin = Schema.String.pipe(Schema.pattern(/^\d{6,8}$/, { message: () => "must be 6 to 8 digits" }))
+
+/** POST /v1/programs. */
+export const CreateProgram = Schema.Struct({
+  name: DisplayName,
+  bin: Schema.optional(Bin)
+})
+export type CreateProgram = typeof CreateProgram.Type
+
+/**
+ * The programs a new key is limited to: 1 to MAX_PROGRAM_IDS program UUIDs, decoded to lower case
+ * without duplicates. Every failure but an entry that is not text names the whole list.
+ */
+const ProgramIds = Schema.transform(
+  Schema.Array(Schema.String).pipe(
+    Schema.minItems(1, { message: () => "must name at least one program (or be null for every program)" }),
+    Schema.maxItems(MAX_PROGRAM_IDS, { message: () => `may name at most ${MAX_PROGRAM_IDS} programs` }),
+    Schema.filter((ids) => ids.every(isUuid) || "must hold program UUIDs")
+  ),
+  Schema.typeSchema(Schema.Array(Schema.String)),
+  { strict: true, decode: (ids) => [...new Set(ids.map((id) => id.toLowerCase()))], encode: (ids) => ids }
+)
+
+/** POST /v1/api-keys: program_ids absent or null means every program of the organization. */
+export const CreateApiKey = Schema.Struct({
+  name: DisplayName,
+  role: Role,
+  program_ids: Schema.optional(Schema.NullOr(ProgramIds)),
+  pan_reveal: Schema.optional(Schema.Boolean)
+})
+export type CreateApiKey = typeof CreateApiKey.Type

@@ -4,12 +4,12 @@ import type { PageWindow } from "../platform/Paging.js"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { AccessStore } from "./AccessStore.js"
-import type { ApiKey, Program, Role } from "./Records.js"
+import type { Role, StoredApiKey, StoredProgram } from "./Records.js"
 
 const PROGRAM_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", name: "name" }
 const KEY_ORDER: Record<string, string> = { created_at: "created_at", name: "name" }
 
-const toProgram = (row: any): Program => ({
+const toProgram = (row: any): StoredProgram => ({
   id: row.id,
   object: "program",
   organization_id: row.organization_id,
@@ -19,7 +19,7 @@ const toProgram = (row: any): Program => ({
   updated_at: toIso(row.updated_at)
 })
 
-const toApiKey = (row: any): ApiKey => ({
+const toApiKey = (row: any): StoredApiKey => ({
   id: row.id,
   object: "api_key",
   organization_id: row.organization_id,

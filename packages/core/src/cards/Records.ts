@@ -1,39 +1,69 @@
-/** Card kinds of CONTRACT §4. */
-export const CARD_TYPES = ["VIRTUAL", "PHYSICAL"] as const
-export type CardType = (typeof CARD_TYPES)[number]
+import { Either, ParseResult, Schema } from "effect"
+import type * as AST from "effect/SchemaAST"
+import { AmountMinor, Currency } from "../ledger/Records.js"
+import { Uuid } from "../platform/Ids.js"
+import { oneOf } from "../platform/Literals.js"
+import { normalizePan } from "./CardNumbers.js"
 
-/** Card states of CONTRACT §4. */
-export const CARD_STATES = ["ACTIVE", "FROZEN", "CLOSED"] as const
-export type CardState = (typeof CARD_STATES)[number]
+/**
+ * Card records and request inputs (docs/card-data.md): one schema each, used by the HTTP API to
+ * encode responses and decode requests and, through `typeof X.Type`, by the services and the store.
+ * Inputs are decoded once at the edge; the services take the decoded values and check only what
+ * needs the database or the caller.
+ */
+
+/** Largest number of merchant category codes in one allow or block list. */
+export const MAX_MCC_CODES = 500
+/** Longest merchant name accepted, in characters. */
+export const MAX_MERCHANT_NAME_LENGTH = 200
+
+export const CardType = oneOf("VIRTUAL", "PHYSICAL")
+export type CardType = typeof CardType.Type
+
+export const CardState = oneOf("ACTIVE", "FROZEN", "CLOSED")
+export type CardState = typeof CardState.Type
 
 /** Windows a spending limit applies to (UTC calendar windows; PER_TRANSACTION caps one amount). */
-export const SPENDING_INTERVALS = ["PER_TRANSACTION", "DAILY", "WEEKLY", "MONTHLY", "YEARLY", "ALL_TIME"] as const
-export type SpendingInterval = (typeof SPENDING_INTERVALS)[number]
+export const SpendingInterval = oneOf("PER_TRANSACTION", "DAILY", "WEEKLY", "MONTHLY", "YEARLY", "ALL_TIME")
+export type SpendingInterval = typeof SpendingInterval.Type
+
+/** A merchant category code: four digits. */
+export const MccCode = Schema.String.pipe(
+  Schema.pattern(/^\d{4}$/, { message: () => "must be a 4-digit merchant category code" })
+)
 
 /** A velocity limit: at most `amount` minor units approved per `interval`. */
-export interface SpendingPeriod {
-  readonly interval: SpendingInterval
-  readonly amount: number
-}
+export const SpendingPeriod = Schema.Struct({
+  interval: SpendingInterval,
+  amount: AmountMinor
+}).annotations({ identifier: "SpendingPeriod", description: "At most `amount` minor units approved per UTC window." })
+export type SpendingPeriod = typeof SpendingPeriod.Type
 
-/** The card as every API response shows it: never the number or the code (CONTRACT §4). */
-export interface Card {
-  readonly id: string
-  readonly object: "card"
-  readonly program_id: string
-  readonly wallet_id: string
-  readonly financial_account_id: string
-  readonly type: CardType
-  readonly state: CardState
-  readonly last_four: string
-  readonly exp_month: number
-  readonly exp_year: number
-  readonly allowed_mcc_codes: ReadonlyArray<string>
-  readonly blocked_mcc_codes: ReadonlyArray<string>
-  readonly spending_period: SpendingPeriod | null
-  readonly created_at: string
-  readonly updated_at: string
-}
+/** A card's spend controls: merchant category allow and block lists (sorted, no duplicates) and a limit. */
+export const SpendControls = Schema.Struct({
+  allowed_mcc_codes: Schema.Array(MccCode),
+  blocked_mcc_codes: Schema.Array(MccCode),
+  spending_period: Schema.NullOr(SpendingPeriod)
+})
+export type SpendControls = typeof SpendControls.Type
+
+/** The card as every API response shows it: never the number or the code. */
+export const Card = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("card"),
+  program_id: Schema.String,
+  wallet_id: Schema.String,
+  financial_account_id: Schema.String,
+  type: CardType,
+  state: CardState,
+  last_four: Schema.String,
+  exp_month: Schema.Number,
+  exp_year: Schema.Number,
+  ...SpendControls.fields,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Card" })
+export type Card = typeof Card.Type
 
 /** The sensitive part of a card as stored: sealed by the vault, searchable only by keyed fingerprint. */
 export interface SealedCardData {
@@ -53,24 +83,26 @@ export interface CardRecord {
   readonly sealed: SealedCardData
 }
 
-/** The JSON reveal of interface §2 (the only JSON that carries number and code). */
-export interface CardReveal {
-  readonly object: "card_reveal"
-  readonly card_id: string
-  readonly pan: string
-  readonly exp_month: number
-  readonly exp_year: number
-  readonly cvv: string
-}
+/** The only JSON that carries number and code (docs/card-data.md, reveal). */
+export const CardReveal = Schema.Struct({
+  object: Schema.Literal("card_reveal"),
+  card_id: Schema.String,
+  pan: Schema.String,
+  exp_month: Schema.Number,
+  exp_year: Schema.Number,
+  cvv: Schema.String
+}).annotations({ identifier: "CardReveal" })
+export type CardReveal = typeof CardReveal.Type
 
-/** An embed session as returned once at creation (interface §2). */
-export interface CardEmbedSession {
-  readonly object: "card_embed_session"
-  readonly card_id: string
-  readonly session_token: string
-  readonly expires_at: string
-  readonly embed_url: string
-}
+/** An embed session as returned once, at creation. */
+export const CardEmbedSession = Schema.Struct({
+  object: Schema.Literal("card_embed_session"),
+  card_id: Schema.String,
+  session_token: Schema.String,
+  expires_at: Schema.String,
+  embed_url: Schema.String
+}).annotations({ identifier: "CardEmbedSession" })
+export type CardEmbedSession = typeof CardEmbedSession.Type
 
 /** An embed session as stored: the token only as its SHA-256. */
 export interface StoredEmbedSession {
@@ -93,20 +125,21 @@ export interface CardDisplay {
 }
 
 /** Accesses to card data that leave an audit record. */
-export const CARD_AUDIT_ACTIONS = ["reveal", "search_by_pan", "embed_session", "embed_view"] as const
-export type CardAuditAction = (typeof CARD_AUDIT_ACTIONS)[number]
+export const CardAuditAction = oneOf("reveal", "search_by_pan", "embed_session", "embed_view")
+export type CardAuditAction = typeof CardAuditAction.Type
 
 /** One access to card data: who (API key), which card (null when a search found none), when, which request. */
-export interface CardAuditRecord {
-  readonly id: string
-  readonly object: "card_audit_record"
-  readonly program_id: string
-  readonly api_key_id: string | null
-  readonly card_id: string | null
-  readonly action: CardAuditAction
-  readonly request_id: string
-  readonly created_at: string
-}
+export const CardAuditRecord = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("card_audit_record"),
+  program_id: Schema.String,
+  api_key_id: Schema.NullOr(Schema.String),
+  card_id: Schema.NullOr(Schema.String),
+  action: CardAuditAction,
+  request_id: Schema.String,
+  created_at: Schema.String
+}).annotations({ identifier: "CardAuditRecord" })
+export type CardAuditRecord = typeof CardAuditRecord.Type
 
 /** Who touches card data, for the audit trail. */
 export interface CardAccessContext {
@@ -114,13 +147,160 @@ export interface CardAccessContext {
   readonly requestId: string
 }
 
-/** Why a simulated authorization was declined (CONTRACT §4). */
-export const DECLINE_REASONS = [
+/** Why a simulated authorization was declined. */
+export const DeclineReason = Schema.Literal(
   "CARD_FROZEN",
   "CARD_CLOSED",
   "MCC_NOT_ALLOWED",
   "MCC_BLOCKED",
   "SPENDING_LIMIT_EXCEEDED",
   "INSUFFICIENT_FUNDS"
-] as const
-export type DeclineReason = (typeof DECLINE_REASONS)[number]
+)
+export type DeclineReason = typeof DeclineReason.Type
+
+// ---- inputs, decoded once at the edge ---------------------------------------------------------
+
+/** An allow or block list: at most MAX_MCC_CODES codes, decoded without duplicates and sorted (stable responses). */
+const MccCodeList = Schema.transform(
+  Schema.Array(MccCode).annotations({
+    // One message for the list: the offending entry is not echoed (it may be a pasted card number).
+    message: () => ({ message: "must hold merchant category codes as 4-digit strings", override: true })
+  }).pipe(Schema.maxItems(MAX_MCC_CODES, { message: () => `may hold at most ${MAX_MCC_CODES} codes` })),
+  Schema.typeSchema(Schema.Array(MccCode)),
+  { strict: true, decode: (codes) => [...new Set(codes)].sort(), encode: (codes) => codes }
+)
+
+// The body's own shapes; the values are checked once the alias is resolved, so that a failure
+// names the camelCase field whichever name was sent.
+const MccCodesBody = Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
+const SpendingPeriodBody = Schema.optional(Schema.NullOr(Schema.Struct({ interval: Schema.String, amount: Schema.Number })))
+
+/** POST /v1/cards as sent: camelCase spend-control names of the release history, snake_case aliases accepted. */
+const IssueCardBody = Schema.Struct({
+  wallet_id: Uuid,
+  type: CardType,
+  allowedMccCodes: MccCodesBody,
+  allowed_mcc_codes: MccCodesBody,
+  blockedMccCodes: MccCodesBody,
+  blocked_mcc_codes: MccCodesBody,
+  spendingPeriod: SpendingPeriodBody,
+  spending_period: SpendingPeriodBody
+})
+
+/** A failure of one field of the body, at `param`. */
+const fieldIssue = (param: string, actual: unknown, issue: ParseResult.ParseIssue) => new ParseResult.Pointer(param, actual, issue)
+
+/**
+ * One spend control sent under its camelCase name, its snake_case alias, or both with the same
+ * value (different values are a conflict), decoded by `schema`; null when absent. Failures name
+ * the camelCase field.
+ */
+const aliased = <A, I>(
+  schema: Schema.Schema<A, I>,
+  body: Record<string, unknown>,
+  names: readonly [camel: string, snake: string],
+  ast: AST.AST
+): Either.Either<A | null, ParseResult.ParseIssue> => {
+  const [camel, snake] = names
+  const camelValue = body[camel]
+  const snakeValue = body[snake]
+  if (camelValue !== undefined && snakeValue !== undefined && JSON.stringify(camelValue) !== JSON.stringify(snakeValue)) {
+    const message = `conflicting parameters: ${camel} and ${snake} were both given, with different values; send one of them`
+    return Either.left(fieldIssue(camel, body, new ParseResult.Type(ast, camelValue, message)))
+  }
+  const value = camelValue ?? snakeValue
+  if (value === undefined || value === null) return Either.right(null)
+  return Either.mapLeft(ParseResult.decodeUnknownEither(schema)(value), (issue) => fieldIssue(camel, body, issue))
+}
+
+/** The issuance request, decoded: the wallet (lower case), the kind and the card's spend controls. */
+export const IssueCard = Schema.transformOrFail(
+  IssueCardBody,
+  Schema.typeSchema(Schema.Struct({ wallet_id: Schema.String, type: CardType, ...SpendControls.fields })),
+  {
+    strict: true,
+    decode: (body, _, ast) =>
+      Either.gen(function*() {
+        const allowed = (yield* aliased(MccCodeList, body, ["allowedMccCodes", "allowed_mcc_codes"], ast)) ?? []
+        const blocked = (yield* aliased(MccCodeList, body, ["blockedMccCodes", "blocked_mcc_codes"], ast)) ?? []
+        const both = allowed.filter((code) => blocked.includes(code))
+        if (both.length > 0) {
+          const message = `a merchant category code cannot be both allowed and blocked (${both.slice(0, 5).join(", ")})`
+          return yield* Either.left(fieldIssue("blockedMccCodes", body, new ParseResult.Type(ast, blocked, message)))
+        }
+        const spending = yield* aliased(SpendingPeriod, body, ["spendingPeriod", "spending_period"], ast)
+        return {
+          wallet_id: body.wallet_id,
+          type: body.type,
+          allowed_mcc_codes: allowed,
+          blocked_mcc_codes: blocked,
+          spending_period: spending
+        }
+      }),
+    encode: (input) =>
+      ParseResult.succeed({
+        wallet_id: input.wallet_id,
+        type: input.type,
+        allowedMccCodes: input.allowed_mcc_codes,
+        blockedMccCodes: input.blocked_mcc_codes,
+        spendingPeriod: input.spending_period
+      })
+  }
+)
+export type IssueCard = typeof IssueCard.Type
+
+/** Filters of GET /v1/cards. */
+export const CardListQuery = Schema.Struct({
+  wallet_id: Schema.optional(Uuid),
+  state: Schema.optional(CardState)
+})
+export type CardListQuery = typeof CardListQuery.Type
+
+/** Filters of GET /v1/card-audit-records. */
+export const CardAuditQuery = Schema.Struct({
+  card_id: Schema.optional(Uuid),
+  action: Schema.optional(CardAuditAction)
+})
+export type CardAuditQuery = typeof CardAuditQuery.Type
+
+/** A card number as a person types it (12 to 19 digits, spaces and dashes allowed), decoded to its digits. */
+export const CardNumberText = Schema.transformOrFail(Schema.String, Schema.String, {
+  strict: true,
+  decode: (text, _, ast) => {
+    const pan = normalizePan(text)
+    return pan === undefined
+      ? ParseResult.fail(new ParseResult.Type(ast, text, "must be a card number of 12 to 19 digits"))
+      : ParseResult.succeed(pan)
+  },
+  encode: ParseResult.succeed
+})
+
+/** POST /v1/cards/search-by-pan. */
+export const SearchByPan = Schema.Struct({ pan: CardNumberText })
+export type SearchByPan = typeof SearchByPan.Type
+
+/**
+ * GET /v1/cards/embed: the session token is optional here on purpose; a missing or malformed one
+ * is an authentication failure (401), decided by the service, never a 400.
+ */
+export const EmbedDocumentQuery = Schema.Struct({ session_token: Schema.optional(Schema.String) })
+export type EmbedDocumentQuery = typeof EmbedDocumentQuery.Type
+
+/** A merchant name: 1 to MAX_MERCHANT_NAME_LENGTH characters, not blank. */
+const MerchantName = Schema.String.pipe(
+  Schema.maxLength(MAX_MERCHANT_NAME_LENGTH, { message: () => `must be 1 to ${MAX_MERCHANT_NAME_LENGTH} characters` }),
+  Schema.filter((name) => name.trim().length > 0 || `must be 1 to ${MAX_MERCHANT_NAME_LENGTH} characters`)
+)
+
+/**
+ * POST /v1/simulate/authorizations. The currency defaults to the card account's; naming another
+ * one is a business-rule failure (422), decided by the service.
+ */
+export const SimulateAuthorization = Schema.Struct({
+  card_id: Uuid,
+  amount: AmountMinor,
+  mcc: MccCode,
+  currency: Schema.optional(Schema.NullOr(Currency)),
+  merchant_name: Schema.optional(Schema.NullOr(MerchantName))
+})
+export type SimulateAuthorization = typeof SimulateAuthorization.Type

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import type { AmountMinor } from "../ledger/Records.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { fromJson, toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
@@ -32,7 +33,8 @@ const toCardRecord = (row: any): CardRecord => ({
     blocked_mcc_codes: fromJson<Array<string>>(row.blocked_mcc_codes),
     spending_period: row.spending_interval === null
       ? null
-      : { interval: row.spending_interval as SpendingInterval, amount: toInt(row.spending_amount_minor) },
+      // Stored as decoded at issuance: a known interval and a positive amount.
+      : { interval: row.spending_interval as SpendingInterval, amount: toInt(row.spending_amount_minor) as AmountMinor },
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at)
   },

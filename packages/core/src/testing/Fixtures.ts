@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import type { ApiKey, Organization, Program, Role } from "../access/Records.js"
+import type { Organization, Role, StoredApiKey, StoredProgram } from "../access/Records.js"
 import { AccessStore } from "../access/AccessStore.js"
 import { newId } from "../platform/Ids.js"
 
@@ -7,7 +7,7 @@ import { newId } from "../platform/Ids.js"
 const stamp = (at: Date = new Date()): string => at.toISOString()
 
 /** A program record of the organization (not stored). */
-export const sampleProgram = (organizationId: string, overrides: Partial<Program> = {}): Program => {
+export const sampleProgram = (organizationId: string, overrides: Partial<StoredProgram> = {}): StoredProgram => {
   const now = stamp()
   return {
     id: newId(),
@@ -22,7 +22,7 @@ export const sampleProgram = (organizationId: string, overrides: Partial<Program
 }
 
 /** An API key record of the organization (not stored). */
-export const sampleApiKey = (organizationId: string, overrides: Partial<ApiKey> & { role?: Role } = {}): ApiKey => ({
+export const sampleApiKey = (organizationId: string, overrides: Partial<StoredApiKey> & { role?: Role } = {}): StoredApiKey => ({
   id: newId(),
   object: "api_key",
   organization_id: organizationId,

@@ -2,6 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { CardStore } from "../cards/CardStore.js"
 import type { CardRecord } from "../cards/Records.js"
+import { AmountMinor } from "../ledger/Records.js"
 import { newId } from "../platform/Ids.js"
 import { isUniqueViolation } from "../sql/Transactor.js"
 import type { PortContract } from "./Contract.js"
@@ -24,7 +25,7 @@ const sampleCard = (programId: string, overrides: Partial<CardRecord["card"]> = 
       exp_year: 2031,
       allowed_mcc_codes: ["5411", "5812"],
       blocked_mcc_codes: [],
-      spending_period: { interval: "DAILY", amount: 20_000 },
+      spending_period: { interval: "DAILY", amount: AmountMinor.make(20_000) },
       created_at: now,
       updated_at: now,
       ...overrides

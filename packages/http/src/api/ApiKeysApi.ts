@@ -1,34 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { ROLES } from "@issuing/core"
+import { ApiKey, ApiKeyWithSecret, CreateApiKey } from "@issuing/core"
 import { Schema } from "effect"
-import { ListOf, Name, PagingParams, Timestamp } from "./Common.js"
+import { ListOf, PagingParams } from "./Common.js"
 import { OrganizationAuth } from "./Security.js"
-
-const apiKeyFields = {
-  id: Schema.String,
-  object: Schema.Literal("api_key"),
-  name: Schema.String,
-  role: Schema.Literal(...ROLES),
-  program_ids: Schema.NullOr(Schema.Array(Schema.String)),
-  pan_reveal: Schema.Boolean,
-  created_at: Timestamp,
-  revoked_at: Schema.NullOr(Timestamp)
-}
-
-/** An API key; never carries its secret. */
-export const ApiKey = Schema.Struct(apiKeyFields).annotations({ identifier: "ApiKey" })
-
-/** The API key as created: the only time its secret is shown. */
-export const ApiKeyWithSecret = Schema.Struct({ ...apiKeyFields, secret: Schema.String }).annotations({
-  identifier: "ApiKeyWithSecret"
-})
-
-export const CreateApiKey = Schema.Struct({
-  name: Name(),
-  role: Schema.Literal(...ROLES),
-  program_ids: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
-  pan_reveal: Schema.optional(Schema.Boolean)
-})
 
 /** Organization-scoped, admin only: API keys of the caller's organization. */
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")

@@ -1,6 +1,7 @@
+import { Uuid as CoreUuid } from "@issuing/core"
 import { Schema } from "effect"
 
-/** Interface §4 paging parameters, aliases included; values are interpreted by core's Paging rules. */
+/** Paging parameters, aliases included; values are interpreted by core's Paging rules (docs/api.md#paging). */
 export const PagingParams = {
   page: Schema.optional(Schema.String),
   page_size: Schema.optional(Schema.String),
@@ -10,11 +11,11 @@ export const PagingParams = {
   ascending: Schema.optional(Schema.String)
 }
 
-/** The list envelope of interface §4. */
+/** The list envelope: one page of `item` and the total across pages (docs/api.md#paging). */
 export const ListOf = <S extends Schema.Schema.Any>(item: S) =>
   Schema.Struct({ data: Schema.Array(item), total_count: Schema.Number })
 
-/** A required, trimmed, non-empty text of bounded length. */
+/** A required, non-blank text of bounded length (kept as sent). */
 export const Name = (maxLength = 200) =>
   Schema.String.pipe(
     Schema.filter((text) => text.trim().length > 0 || "must not be empty"),
@@ -25,9 +26,8 @@ export const Name = (maxLength = 200) =>
 export const Timestamp = Schema.String
 
 /**
- * An id in a request BODY or query filter: a UUID, else 400 invalid_request naming the field (a
- * schema failure, interface §7). Path ids stay plain strings so a malformed one is a 404.
+ * An id in a request body or query filter: a UUID, decoded to lower case, else 400 invalid_request
+ * naming the field. Path ids stay plain strings and go through core's findOwned, so a malformed one
+ * is a 404 (docs/api.md#ids).
  */
-export const Uuid = Schema.String.pipe(
-  Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: () => "must be a UUID" })
-)
+export const Uuid = CoreUuid

@@ -2,10 +2,10 @@ import type { CardDisplay } from "@issuing/core"
 import * as crypto from "node:crypto"
 
 /**
- * The embed document (interface §4.2): a self-contained HTML page showing number, expiry and code,
- * with copy controls, meant for an iframe with sandbox="allow-scripts". It loads nothing: its one
- * style and one script are inline and allowed by their SHA-256 hashes, so no other script or
- * style can run in it (secure display rule 4).
+ * The embed document (docs/card-data.md#embed-sessions-and-the-embed-document): a self-contained
+ * HTML page showing number, expiry and code, with copy controls, meant for an iframe with
+ * sandbox="allow-scripts". It loads nothing: its one style and one script are inline and allowed by
+ * their SHA-256 hashes, so no other script or style can run in it.
  */
 
 const STYLE = `
@@ -85,7 +85,7 @@ export const EMBED_CSP = [
   "sandbox allow-scripts"
 ].join("; ")
 
-/** Headers of the embed document (CONTRACT §4). */
+/** Headers of the embed document: its policy, and nothing cached, referred or sniffed. */
 export const EMBED_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": EMBED_CSP,
   "cache-control": "no-store",

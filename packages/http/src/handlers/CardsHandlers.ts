@@ -31,7 +31,7 @@ export const CardsHandlersLive = HttpApiBuilder.group(IssuingApi, "cards", (hand
         Effect.gen(function*() {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, CARD_ORDER_FIELDS)
-          return yield* handle(cards.list(caller, { wallet_id: urlParams.wallet_id, state: urlParams.state }, page))
+          return yield* handle(cards.list(caller, urlParams, page))
         }))
       .handle("searchByPan", ({ payload }) =>
         Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.searchByPan(caller, payload.pan, context))))
@@ -49,7 +49,7 @@ export const CardsHandlersLive = HttpApiBuilder.group(IssuingApi, "cards", (hand
         Effect.gen(function*() {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, CARD_AUDIT_ORDER_FIELDS)
-          return yield* handle(cards.listAudit(caller, { card_id: urlParams.card_id, action: urlParams.action }, page))
+          return yield* handle(cards.listAudit(caller, urlParams, page))
         }))
   }))
 
