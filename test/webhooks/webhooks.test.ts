@@ -70,6 +70,12 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["wallet.exploded"] } }), 400, { param: "event_types" })
     expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { event_types: ["wallet.created"] } }), 400, { param: "url" })
     expectEnvelope(await platform.request("PATCH", `/v1/webhook-subscriptions/${created.id}`, { body: { event_types: ["nope"] } }), 400, { param: "event_types" })
+    // Not an array of strings at all: the same 400 (the message of the event-type check must cope with any value).
+    for (const junk of ["' OR '1'='1", 5, null, {}, [1]]) {
+      const response = await platform.request("PATCH", `/v1/webhook-subscriptions/${created.id}`, { body: { event_types: junk } })
+      expectEnvelope(response, 400)
+      expect(response.body.error.param).toMatch(/^event_types/)
+    }
 
     const removed = await platform.request("DELETE", `/v1/webhook-subscriptions/${created.id}`)
     expect(removed.status).toBe(200)

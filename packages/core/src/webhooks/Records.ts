@@ -105,10 +105,12 @@ export const WebhookUrl = Schema.transform(Schema.String, Schema.String, {
 /** The event types of a subscription: at least one, each known (duplicates are collapsed by the service). */
 export const SubscribedEventTypes = Schema.Array(Schema.String).pipe(
   Schema.filter((types): types is ReadonlyArray<EventType> => types.length > 0 && types.every(isEventType), {
+    // Also the message of what is not an array of strings at all: `actual` may be anything.
     message: (issue) => {
-      const types = issue.actual as ReadonlyArray<string>
+      const types = issue.actual
+      if (!Array.isArray(types)) return "must be an array of event types"
       if (types.length === 0) return "must hold at least one event type"
-      const index = types.findIndex((type) => !isEventType(type))
+      const index = types.findIndex((type) => typeof type !== "string" || !isEventType(type))
       return `item ${index} is not a known event type; known: ${EVENT_TYPES.join(", ")}`
     }
   })
