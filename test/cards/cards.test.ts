@@ -154,7 +154,7 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
         404,
         { code: "not_found", param: "wallet_id" }
       )
-      // A body id that is not a UUID fails the schema (interface §7): 400, not 404.
+      // A body id that is not a UUID fails the schema (docs/api.md#ids): 400, not 404.
       expectEnvelope(
         await platform.request("POST", "/v1/cards", { body: { wallet_id: "not-a-uuid", type: "VIRTUAL" } }),
         400,
@@ -241,7 +241,7 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       expect(reissued.body.last_four).toBe(after.pan.slice(-4))
       expect(luhnValid(after.pan)).toBe(true)
       expect(reissued.body.exp_year).toBe(new Date().getUTCFullYear() + 3)
-      // CONTRACT §4: a new expiry, even when the card is reissued in the month it was issued.
+      // A new expiry, even when the card is reissued in the month it was issued (docs/card-data.md#lifecycle).
       expect(reissued.body.exp_year * 12 + reissued.body.exp_month).toBeGreaterThan(card.exp_year * 12 + card.exp_month)
       // The old number no longer finds the card; the new one does.
       expectEnvelope(await platform.request("POST", "/v1/cards/search-by-pan", { body: { pan: before.pan } }), 404, { param: "pan" })

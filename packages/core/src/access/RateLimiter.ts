@@ -46,7 +46,7 @@ export const makeTokenBuckets = (ratePerSecond: number, burst: number) => {
   }
 }
 
-/** The per-key rate limit of CONTRACT §6 (ISSUING_RATE_LIMIT_PER_SECOND / _BURST). */
+/** The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits). */
 export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/RateLimiter", {
   effect: Effect.gen(function*() {
     const config = yield* IssuingConfig

@@ -1,9 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import type { PageWindow } from "../platform/Paging.js"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
-import { AccessStore } from "./AccessStore.js"
+import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import type { Role, StoredApiKey, StoredProgram } from "./Records.js"
 
 const PROGRAM_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", name: "name" }
@@ -31,89 +30,100 @@ const toApiKey = (row: any): StoredApiKey => ({
   revoked_at: toIsoOrNull(row.revoked_at)
 })
 
+type Sql = SqlClient.SqlClient
+
+const firstKey = (rows: ReadonlyArray<any>) => Option.map(Option.fromNullable(rows[0]), toApiKey)
+
+/** Organizations and programs; lists limited to a key's programs when it has a list. */
+const programQueries = (
+  sql: Sql
+): Pick<AccessStoreService, "insertOrganization" | "insertProgram" | "findProgram" | "listPrograms" | "countPrograms"> => {
+  const programFilter = (organizationId: string, programIds: ReadonlyArray<string> | null) =>
+    programIds === null
+      ? sql`organization_id = ${organizationId}`
+      : programIds.length === 0
+      ? sql`1 = 0`
+      : sql`organization_id = ${organizationId} AND ${sql.in("id", programIds)}`
+  return {
+    insertOrganization: (organization) =>
+      sql`INSERT INTO issuing_organizations (id, name, created_at)
+          VALUES (${organization.id}, ${organization.name}, ${organization.created_at})`.pipe(Effect.asVoid),
+    insertProgram: (program) =>
+      sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+          VALUES (${program.id}, ${program.organization_id}, ${program.name}, ${program.bin},
+                  ${program.created_at}, ${program.updated_at})`.pipe(Effect.asVoid),
+    findProgram: (organizationId, programId) =>
+      sql`SELECT * FROM issuing_programs WHERE id = ${programId} AND organization_id = ${organizationId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toProgram))
+      ),
+    listPrograms: (organizationId, programIds, window) =>
+      Effect.all({
+        rows: sql`SELECT * FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}
+                  ORDER BY ${orderByClause(sql, window, PROGRAM_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+          Effect.map((rows) => rows.map(toProgram))
+        ),
+        total: sql`SELECT COUNT(*) AS n FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}`.pipe(
+          Effect.map((rows) => toInt(rows[0]!.n))
+        )
+      }),
+    countPrograms: (organizationId, programIds) =>
+      programIds.length === 0
+        ? Effect.succeed(0)
+        : sql`SELECT COUNT(*) AS n FROM issuing_programs
+              WHERE organization_id = ${organizationId} AND ${sql.in("id", programIds)}`.pipe(
+          Effect.map((rows) => toInt(rows[0]!.n))
+        )
+  }
+}
+
+/** API keys, found by secret hash; revoked keys are kept but never found or listed. */
+const keyQueries = (
+  sql: Sql
+): Pick<AccessStoreService, "insertApiKey" | "findActiveKeyByHash" | "findApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> => ({
+  insertApiKey: (key, secretHash) =>
+    sql`INSERT INTO issuing_api_keys
+          (id, organization_id, name, role, program_ids, pan_reveal, secret_hash, created_at, revoked_at)
+        VALUES (${key.id}, ${key.organization_id}, ${key.name}, ${key.role},
+                ${key.program_ids === null ? null : JSON.stringify(key.program_ids)},
+                ${boolParam(key.pan_reveal)}, ${secretHash}, ${key.created_at}, NULL)`.pipe(Effect.asVoid),
+  findActiveKeyByHash: (secretHash) =>
+    sql`SELECT * FROM issuing_api_keys WHERE secret_hash = ${secretHash} AND revoked_at IS NULL`.pipe(Effect.map(firstKey)),
+  findApiKey: (organizationId, keyId) =>
+    sql`SELECT * FROM issuing_api_keys
+        WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(Effect.map(firstKey)),
+  listApiKeys: (organizationId, window) =>
+    Effect.all({
+      rows: sql`SELECT * FROM issuing_api_keys WHERE organization_id = ${organizationId} AND revoked_at IS NULL
+                ORDER BY ${orderByClause(sql, window, KEY_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+        Effect.map((rows) => rows.map(toApiKey))
+      ),
+      total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys
+                 WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
+        Effect.map((rows) => toInt(rows[0]!.n))
+      )
+    }),
+  revokeApiKey: (organizationId, keyId, at) =>
+    sql`UPDATE issuing_api_keys SET revoked_at = ${at}
+        WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL
+        RETURNING *`.pipe(Effect.map(firstKey)),
+  countApiKeys: Effect.zipRight(
+    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (inTransaction) =>
+      Option.isSome(inTransaction)
+        ? sql.onDialectOrElse({
+          // SHARE ROW EXCLUSIVE conflicts with itself: concurrent bootstraps run one after the other.
+          pg: () => sql`LOCK TABLE issuing_api_keys IN SHARE ROW EXCLUSIVE MODE`.pipe(Effect.asVoid),
+          orElse: () => Effect.void
+        })
+        : Effect.void),
+    sql`SELECT COUNT(*) AS n FROM issuing_api_keys`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+  )
+})
+
 /** The access port over SqlClient, one SQL text for both dialects. */
 export const SqlAccessStoreLive = Layer.effect(
   AccessStore,
-  Effect.gen(function*() {
-    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const orderClause = (window: PageWindow, columns: Record<string, string>) => orderByClause(sql, window, columns)
-    const programFilter = (organizationId: string, programIds: ReadonlyArray<string> | null) =>
-      programIds === null
-        ? sql`organization_id = ${organizationId}`
-        : programIds.length === 0
-        ? sql`1 = 0`
-        : sql`organization_id = ${organizationId} AND ${sql.in("id", programIds)}`
-
-    return {
-      insertOrganization: (organization) =>
-        sql`INSERT INTO issuing_organizations (id, name, created_at)
-            VALUES (${organization.id}, ${organization.name}, ${organization.created_at})`.pipe(Effect.asVoid),
-      insertProgram: (program) =>
-        sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
-            VALUES (${program.id}, ${program.organization_id}, ${program.name}, ${program.bin},
-                    ${program.created_at}, ${program.updated_at})`.pipe(Effect.asVoid),
-      findProgram: (organizationId, programId) =>
-        sql`SELECT * FROM issuing_programs WHERE id = ${programId} AND organization_id = ${organizationId}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toProgram))
-        ),
-      listPrograms: (organizationId, programIds, window) =>
-        Effect.all({
-          rows: sql`SELECT * FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}
-                    ORDER BY ${orderClause(window, PROGRAM_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-            Effect.map((rows) => rows.map(toProgram))
-          ),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}`.pipe(
-            Effect.map((rows) => toInt(rows[0]!.n))
-          )
-        }),
-      countPrograms: (organizationId, programIds) =>
-        programIds.length === 0
-          ? Effect.succeed(0)
-          : sql`SELECT COUNT(*) AS n FROM issuing_programs
-                WHERE organization_id = ${organizationId} AND ${sql.in("id", programIds)}`.pipe(
-            Effect.map((rows) => toInt(rows[0]!.n))
-          ),
-      insertApiKey: (key, secretHash) =>
-        sql`INSERT INTO issuing_api_keys
-              (id, organization_id, name, role, program_ids, pan_reveal, secret_hash, created_at, revoked_at)
-            VALUES (${key.id}, ${key.organization_id}, ${key.name}, ${key.role},
-                    ${key.program_ids === null ? null : JSON.stringify(key.program_ids)},
-                    ${boolParam(key.pan_reveal)}, ${secretHash}, ${key.created_at}, NULL)`.pipe(Effect.asVoid),
-      findActiveKeyByHash: (secretHash) =>
-        sql`SELECT * FROM issuing_api_keys WHERE secret_hash = ${secretHash} AND revoked_at IS NULL`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toApiKey))
-        ),
-      findApiKey: (organizationId, keyId) =>
-        sql`SELECT * FROM issuing_api_keys
-            WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toApiKey))
-        ),
-      listApiKeys: (organizationId, window) =>
-        Effect.all({
-          rows: sql`SELECT * FROM issuing_api_keys WHERE organization_id = ${organizationId} AND revoked_at IS NULL
-                    ORDER BY ${orderClause(window, KEY_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-            Effect.map((rows) => rows.map(toApiKey))
-          ),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys
-                     WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
-            Effect.map((rows) => toInt(rows[0]!.n))
-          )
-        }),
-      revokeApiKey: (organizationId, keyId, at) =>
-        sql`UPDATE issuing_api_keys SET revoked_at = ${at}
-            WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL
-            RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toApiKey))),
-      countApiKeys: Effect.zipRight(
-        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (inTransaction) =>
-          Option.isSome(inTransaction)
-            ? sql.onDialectOrElse({
-              // SHARE ROW EXCLUSIVE conflicts with itself: concurrent bootstraps run one after the other.
-              pg: () => sql`LOCK TABLE issuing_api_keys IN SHARE ROW EXCLUSIVE MODE`.pipe(Effect.asVoid),
-              orElse: () => Effect.void
-            })
-            : Effect.void),
-        sql`SELECT COUNT(*) AS n FROM issuing_api_keys`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
-      )
-    }
+  Effect.map(SqlClient.SqlClient, (client) => {
+    const sql = client.withoutTransforms()
+    return { ...programQueries(sql), ...keyQueries(sql) }
   })
 )

@@ -1,10 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
-import type { PageWindow } from "../platform/Paging.js"
 import { fromJson, toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
-import { type CardFilter, CardStore } from "./CardStore.js"
+import { type CardAuditFilter, type CardFilter, CardStore, type CardStoreService } from "./CardStore.js"
 import type {
   CardAuditAction,
   CardAuditRecord,
@@ -16,6 +15,7 @@ import type {
 } from "./Records.js"
 
 const CARD_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at" }
+const AUDIT_ORDER: Record<string, string> = { created_at: "created_at" }
 
 const toCardRecord = (row: any): CardRecord => ({
   card: {
@@ -67,126 +67,150 @@ const toAudit = (row: any): CardAuditRecord => ({
   created_at: toIso(row.created_at)
 })
 
+type Sql = SqlClient.SqlClient
+
+const first = (rows: ReadonlyArray<any>) => Option.map(Option.fromNullable(rows[0]), toCardRecord)
+
+const cardWhere = (sql: Sql, programId: string, filter: CardFilter) => {
+  const parts = [sql`program_id = ${programId}`]
+  if (filter.walletId !== undefined) parts.push(sql`wallet_id = ${filter.walletId}`)
+  if (filter.state !== undefined) parts.push(sql`state = ${filter.state}`)
+  return sql.and(parts)
+}
+
+const auditWhere = (sql: Sql, programId: string, filter: CardAuditFilter) => {
+  const parts = [sql`program_id = ${programId}`]
+  if (filter.cardId !== undefined) parts.push(sql`card_id = ${filter.cardId}`)
+  if (filter.action !== undefined) parts.push(sql`action = ${filter.action}`)
+  return sql.and(parts)
+}
+
+/** Cards: rows, lookups by id and by fingerprint, lists. */
+const cardQueries = (
+  sql: Sql
+): Pick<CardStoreService, "insertCard" | "findCard" | "lockCard" | "listCards" | "findByFingerprints" | "fingerprintTaken"> => ({
+  insertCard: ({ card, sealed }) =>
+    sql`INSERT INTO issuing_cards
+          (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
+           pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes,
+           spending_interval, spending_amount_minor, created_at, updated_at)
+        VALUES (${card.id}, ${card.program_id}, ${card.wallet_id}, ${card.financial_account_id}, ${card.type},
+                ${card.state}, ${card.last_four}, ${card.exp_month}, ${card.exp_year},
+                ${sealed.pan_sealed}, ${sealed.cvv_sealed}, ${sealed.pan_fingerprint}, ${sealed.vault_key_id},
+                ${JSON.stringify(card.allowed_mcc_codes)}, ${JSON.stringify(card.blocked_mcc_codes)},
+                ${card.spending_period?.interval ?? null}, ${card.spending_period?.amount ?? null},
+                ${card.created_at}, ${card.updated_at})`.pipe(Effect.asVoid),
+  findCard: (programId, cardId) =>
+    sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`.pipe(Effect.map(first)),
+  lockCard: (programId, cardId) =>
+    sql.onDialectOrElse({
+      pg: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId} FOR UPDATE`,
+      orElse: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`
+    }).pipe(Effect.map(first)),
+  listCards: (programId, filter, window) =>
+    Effect.all({
+      rows: sql`SELECT * FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}
+                ORDER BY ${orderByClause(sql, window, CARD_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+        Effect.map((rows) => rows.map(toCardRecord))
+      ),
+      total: sql`SELECT COUNT(*) AS n FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}`.pipe(
+        Effect.map((rows) => toInt(rows[0]!.n))
+      )
+    }),
+  findByFingerprints: (programId, fingerprints) =>
+    fingerprints.length === 0
+      ? Effect.succeed(Option.none())
+      : sql`SELECT * FROM issuing_cards
+            WHERE program_id = ${programId} AND ${sql.in("pan_fingerprint", fingerprints)}`.pipe(Effect.map(first)),
+  fingerprintTaken: (fingerprints) =>
+    fingerprints.length === 0
+      ? Effect.succeed(false)
+      : sql`SELECT 1 AS hit FROM issuing_cards WHERE ${sql.in("pan_fingerprint", fingerprints)} LIMIT 1`.pipe(
+        Effect.map((rows) => rows.length > 0)
+      )
+})
+
+/** Compare-and-set changes of a card: state, secrets, and re-sealing under another vault key. */
+const changeQueries = (
+  sql: Sql
+): Pick<CardStoreService, "transition" | "replaceSecrets" | "cardsSealedWithOtherKeys" | "reseal"> => ({
+  transition: (programId, cardId, from, to, at) =>
+    sql`UPDATE issuing_cards SET state = ${to}, updated_at = ${at}
+        WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
+        RETURNING *`.pipe(Effect.map(first)),
+  replaceSecrets: (programId, cardId, from, secrets, at) =>
+    sql`UPDATE issuing_cards
+        SET pan_sealed = ${secrets.sealed.pan_sealed}, cvv_sealed = ${secrets.sealed.cvv_sealed},
+            pan_fingerprint = ${secrets.sealed.pan_fingerprint}, vault_key_id = ${secrets.sealed.vault_key_id},
+            last_four = ${secrets.last_four}, exp_month = ${secrets.exp_month}, exp_year = ${secrets.exp_year},
+            updated_at = ${at}
+        WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
+        RETURNING *`.pipe(Effect.map(first)),
+  cardsSealedWithOtherKeys: (currentKeyId, limit) =>
+    sql`SELECT * FROM issuing_cards WHERE vault_key_id <> ${currentKeyId} ORDER BY id LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map(toCardRecord))
+    ),
+  reseal: (cardId, previousKeyId, sealed) =>
+    sql`UPDATE issuing_cards
+        SET pan_sealed = ${sealed.pan_sealed}, cvv_sealed = ${sealed.cvv_sealed},
+            pan_fingerprint = ${sealed.pan_fingerprint}, vault_key_id = ${sealed.vault_key_id}
+        WHERE id = ${cardId} AND vault_key_id = ${previousKeyId}
+        RETURNING id`.pipe(Effect.map((rows) => rows.length === 1))
+})
+
+/** A card's approved spend, for its spending period. */
+const spendQueries = (sql: Sql): Pick<CardStoreService, "approvedSpendMinor"> => ({
+  approvedSpendMinor: (cardId, since) =>
+    (since === null
+      ? sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
+            WHERE card_id = ${cardId} AND status = 'APPROVED'`
+      : sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
+            WHERE card_id = ${cardId} AND status = 'APPROVED' AND created_at >= ${since}`).pipe(
+        Effect.map((rows) => toInt(rows[0]!.spent))
+      )
+})
+
+/** Embed sessions (token hashes only) and the card-data audit trail. */
+const accessQueries = (
+  sql: Sql
+): Pick<
+  CardStoreService,
+  "insertEmbedSession" | "findEmbedSession" | "deleteEmbedSessions" | "purgeEmbedSessions" | "insertAudit" | "listAudit"
+> => ({
+  insertEmbedSession: (session) =>
+    sql`INSERT INTO issuing_card_embed_sessions (id, program_id, card_id, token_hash, api_key_id, created_at, expires_at)
+        VALUES (${session.id}, ${session.program_id}, ${session.card_id}, ${session.token_hash},
+                ${session.api_key_id}, ${session.created_at}, ${session.expires_at})`.pipe(Effect.asVoid),
+  findEmbedSession: (tokenHash) =>
+    sql`SELECT * FROM issuing_card_embed_sessions WHERE token_hash = ${tokenHash}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSession))
+    ),
+  deleteEmbedSessions: (cardId) =>
+    sql`DELETE FROM issuing_card_embed_sessions WHERE card_id = ${cardId}`.pipe(Effect.asVoid),
+  purgeEmbedSessions: (before) =>
+    sql`DELETE FROM issuing_card_embed_sessions WHERE expires_at < ${before} RETURNING id`.pipe(
+      Effect.map((rows) => rows.length)
+    ),
+  insertAudit: (record) =>
+    sql`INSERT INTO issuing_card_audit_records (id, program_id, api_key_id, card_id, action, request_id, created_at)
+        VALUES (${record.id}, ${record.program_id}, ${record.api_key_id}, ${record.card_id}, ${record.action},
+                ${record.request_id}, ${record.created_at})`.pipe(Effect.asVoid),
+  listAudit: (programId, filter, window) =>
+    Effect.all({
+      rows: sql`SELECT * FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}
+                ORDER BY ${orderByClause(sql, window, AUDIT_ORDER)}
+                LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toAudit))),
+      total: sql`SELECT COUNT(*) AS n FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}`.pipe(
+        Effect.map((rows) => toInt(rows[0]!.n))
+      )
+    })
+})
+
 /** The card port over SqlClient, one SQL text for both dialects (row locks only where PostgreSQL needs them). */
 export const SqlCardStoreLive = Layer.effect(
   CardStore,
   Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const order = (window: PageWindow, columns: Record<string, string>) => orderByClause(sql, window, columns)
-    const cardWhere = (programId: string, filter: CardFilter) => {
-      const parts = [sql`program_id = ${programId}`]
-      if (filter.walletId !== undefined) parts.push(sql`wallet_id = ${filter.walletId}`)
-      if (filter.state !== undefined) parts.push(sql`state = ${filter.state}`)
-      return sql.and(parts)
-    }
-    const auditWhere = (programId: string, filter: { cardId?: string | undefined; action?: string | undefined }) => {
-      const parts = [sql`program_id = ${programId}`]
-      if (filter.cardId !== undefined) parts.push(sql`card_id = ${filter.cardId}`)
-      if (filter.action !== undefined) parts.push(sql`action = ${filter.action}`)
-      return sql.and(parts)
-    }
-    const first = (rows: ReadonlyArray<any>) => Option.map(Option.fromNullable(rows[0]), toCardRecord)
-
-    return {
-      insertCard: ({ card, sealed }) =>
-        sql`INSERT INTO issuing_cards
-              (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
-               pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes,
-               spending_interval, spending_amount_minor, created_at, updated_at)
-            VALUES (${card.id}, ${card.program_id}, ${card.wallet_id}, ${card.financial_account_id}, ${card.type},
-                    ${card.state}, ${card.last_four}, ${card.exp_month}, ${card.exp_year},
-                    ${sealed.pan_sealed}, ${sealed.cvv_sealed}, ${sealed.pan_fingerprint}, ${sealed.vault_key_id},
-                    ${JSON.stringify(card.allowed_mcc_codes)}, ${JSON.stringify(card.blocked_mcc_codes)},
-                    ${card.spending_period?.interval ?? null}, ${card.spending_period?.amount ?? null},
-                    ${card.created_at}, ${card.updated_at})`.pipe(Effect.asVoid),
-      findCard: (programId, cardId) =>
-        sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`.pipe(Effect.map(first)),
-      lockCard: (programId, cardId) =>
-        sql.onDialectOrElse({
-          pg: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId} FOR UPDATE`,
-          orElse: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`
-        }).pipe(Effect.map(first)),
-      listCards: (programId, filter, window) =>
-        Effect.all({
-          rows: sql`SELECT * FROM issuing_cards WHERE ${cardWhere(programId, filter)}
-                    ORDER BY ${order(window, CARD_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-            Effect.map((rows) => rows.map(toCardRecord))
-          ),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_cards WHERE ${cardWhere(programId, filter)}`.pipe(
-            Effect.map((rows) => toInt(rows[0]!.n))
-          )
-        }),
-      findByFingerprints: (programId, fingerprints) =>
-        fingerprints.length === 0
-          ? Effect.succeed(Option.none())
-          : sql`SELECT * FROM issuing_cards
-                WHERE program_id = ${programId} AND ${sql.in("pan_fingerprint", fingerprints)}`.pipe(Effect.map(first)),
-      fingerprintTaken: (fingerprints) =>
-        fingerprints.length === 0
-          ? Effect.succeed(false)
-          : sql`SELECT 1 AS hit FROM issuing_cards WHERE ${sql.in("pan_fingerprint", fingerprints)} LIMIT 1`.pipe(
-            Effect.map((rows) => rows.length > 0)
-          ),
-      transition: (programId, cardId, from, to, at) =>
-        sql`UPDATE issuing_cards SET state = ${to}, updated_at = ${at}
-            WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
-            RETURNING *`.pipe(Effect.map(first)),
-      replaceSecrets: (programId, cardId, from, secrets, at) =>
-        sql`UPDATE issuing_cards
-            SET pan_sealed = ${secrets.sealed.pan_sealed}, cvv_sealed = ${secrets.sealed.cvv_sealed},
-                pan_fingerprint = ${secrets.sealed.pan_fingerprint}, vault_key_id = ${secrets.sealed.vault_key_id},
-                last_four = ${secrets.last_four}, exp_month = ${secrets.exp_month}, exp_year = ${secrets.exp_year},
-                updated_at = ${at}
-            WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
-            RETURNING *`.pipe(Effect.map(first)),
-      cardsSealedWithOtherKeys: (currentKeyId, limit) =>
-        sql`SELECT * FROM issuing_cards WHERE vault_key_id <> ${currentKeyId} ORDER BY id LIMIT ${limit}`.pipe(
-          Effect.map((rows) => rows.map(toCardRecord))
-        ),
-      reseal: (cardId, previousKeyId, sealed) =>
-        sql`UPDATE issuing_cards
-            SET pan_sealed = ${sealed.pan_sealed}, cvv_sealed = ${sealed.cvv_sealed},
-                pan_fingerprint = ${sealed.pan_fingerprint}, vault_key_id = ${sealed.vault_key_id}
-            WHERE id = ${cardId} AND vault_key_id = ${previousKeyId}
-            RETURNING id`.pipe(Effect.map((rows) => rows.length === 1)),
-
-      approvedSpendMinor: (cardId, since) =>
-        (since === null
-          ? sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
-                WHERE card_id = ${cardId} AND status = 'APPROVED'`
-          : sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
-                WHERE card_id = ${cardId} AND status = 'APPROVED' AND created_at >= ${since}`).pipe(
-            Effect.map((rows) => toInt(rows[0]!.spent))
-          ),
-
-      insertEmbedSession: (session) =>
-        sql`INSERT INTO issuing_card_embed_sessions (id, program_id, card_id, token_hash, api_key_id, created_at, expires_at)
-            VALUES (${session.id}, ${session.program_id}, ${session.card_id}, ${session.token_hash},
-                    ${session.api_key_id}, ${session.created_at}, ${session.expires_at})`.pipe(Effect.asVoid),
-      findEmbedSession: (tokenHash) =>
-        sql`SELECT * FROM issuing_card_embed_sessions WHERE token_hash = ${tokenHash}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSession))
-        ),
-      deleteEmbedSessions: (cardId) =>
-        sql`DELETE FROM issuing_card_embed_sessions WHERE card_id = ${cardId}`.pipe(Effect.asVoid),
-      purgeEmbedSessions: (before) =>
-        sql`DELETE FROM issuing_card_embed_sessions WHERE expires_at < ${before} RETURNING id`.pipe(
-          Effect.map((rows) => rows.length)
-        ),
-
-      insertAudit: (record) =>
-        sql`INSERT INTO issuing_card_audit_records (id, program_id, api_key_id, card_id, action, request_id, created_at)
-            VALUES (${record.id}, ${record.program_id}, ${record.api_key_id}, ${record.card_id}, ${record.action},
-                    ${record.request_id}, ${record.created_at})`.pipe(Effect.asVoid),
-      listAudit: (programId, filter, window) =>
-        Effect.all({
-          rows: sql`SELECT * FROM issuing_card_audit_records WHERE ${auditWhere(programId, filter)}
-                    ORDER BY ${order(window, { created_at: "created_at" })}
-                    LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toAudit))),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_card_audit_records WHERE ${auditWhere(programId, filter)}`.pipe(
-            Effect.map((rows) => toInt(rows[0]!.n))
-          )
-        })
-    }
+    return { ...cardQueries(sql), ...changeQueries(sql), ...spendQueries(sql), ...accessQueries(sql) }
   })
 )

@@ -1,12 +1,15 @@
-import { expect, layer } from "@effect/vitest"
+import { expect, layer, type Vitest } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { AccessStore } from "../access/AccessStore.js"
 import { hashSecret } from "../access/Secrets.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { isUniqueViolation } from "../sql/Transactor.js"
-import type { PortContract } from "./Contract.js"
+import type { ContractStores, PortContract } from "./Contract.js"
 import { freshOrganization, sampleApiKey, sampleProgram } from "./Fixtures.js"
+
+/** The test registrar of a contract suite over a store layer (real clock). */
+type It = Vitest.MethodsNonLive<ContractStores, true>
 
 const window = (overrides: Partial<PageWindow> = {}): PageWindow => ({
   orderBy: "created_at",
@@ -16,105 +19,116 @@ const window = (overrides: Partial<PageWindow> = {}): PageWindow => ({
   ...overrides
 })
 
+const findsProgramsWithinOrganization = (it: It) =>
+  it.effect("stores a program and finds it only within its organization", () =>
+    Effect.gen(function*() {
+      const access = yield* AccessStore
+      const { organization, program } = yield* freshOrganization
+      const other = yield* freshOrganization
+      expect(Option.getOrThrow(yield* access.findProgram(organization.id, program.id))).toEqual(program)
+      expect(Option.isNone(yield* access.findProgram(other.organization.id, program.id))).toBe(true)
+      expect(Option.isNone(yield* access.findProgram(organization.id, newId()))).toBe(true)
+    }))
+
+const listsProgramsInOrder = (it: It) =>
+  it.effect("lists programs in order, limited to program ids, with ties broken on id", () =>
+    Effect.gen(function*() {
+      const access = yield* AccessStore
+      const { organization, program: first } = yield* freshOrganization
+      // Five programs with the very same created_at: only the id orders them.
+      const sameInstant = new Date(Date.parse(first.created_at) + 1000).toISOString()
+      const tied = Array.from({ length: 5 }, (_, index) =>
+        sampleProgram(organization.id, { name: `P${index}`, created_at: sameInstant, updated_at: sameInstant }))
+      for (const program of [...tied].reverse()) yield* access.insertProgram(program)
+
+      const ascending = yield* access.listPrograms(organization.id, null, window())
+      expect(ascending.total).toBe(6)
+      expect(ascending.rows.map((row) => row.id)).toEqual([first.id, ...tied.map((p) => p.id).sort()])
+
+      const descending = yield* access.listPrograms(organization.id, null, window({ descending: true }))
+      expect(descending.rows.map((row) => row.id)).toEqual([...ascending.rows.map((row) => row.id)].reverse())
+
+      // Pages of two partition the set: no overlap, nothing skipped.
+      const seen: Array<string> = []
+      for (let offset = 0; offset < 6; offset += 2) {
+        const page = yield* access.listPrograms(organization.id, null, window({ limit: 2, offset }))
+        expect(page.total).toBe(6)
+        seen.push(...page.rows.map((row) => row.id))
+      }
+      expect(seen).toEqual(ascending.rows.map((row) => row.id))
+
+      const byName = yield* access.listPrograms(organization.id, null, window({ orderBy: "name", descending: true }))
+      expect(byName.rows.map((row) => row.name)).toEqual(["Program", "P4", "P3", "P2", "P1", "P0"])
+
+      const limited = yield* access.listPrograms(organization.id, [tied[1]!.id, tied[3]!.id], window())
+      expect(limited.total).toBe(2)
+      expect(new Set(limited.rows.map((row) => row.id))).toEqual(new Set([tied[1]!.id, tied[3]!.id]))
+      const none = yield* access.listPrograms(organization.id, [], window())
+      expect(none).toEqual({ rows: [], total: 0 })
+
+      expect(yield* access.countPrograms(organization.id, [first.id, tied[0]!.id, newId()])).toBe(2)
+      expect(yield* access.countPrograms(organization.id, [])).toBe(0)
+    }))
+
+const keepsKeysBySecretHash = (it: It) =>
+  it.effect("keeps API keys by secret hash, with their fields round-tripped", () =>
+    Effect.gen(function*() {
+      const access = yield* AccessStore
+      const { organization, program } = yield* freshOrganization
+      const limited = sampleApiKey(organization.id, { role: "viewer", program_ids: [program.id], pan_reveal: true })
+      const open = sampleApiKey(organization.id, { role: "developer" })
+      yield* access.insertApiKey(limited, hashSecret("secret-limited"))
+      yield* access.insertApiKey(open, hashSecret("secret-open"))
+
+      expect(Option.getOrThrow(yield* access.findActiveKeyByHash(hashSecret("secret-limited")))).toEqual(limited)
+      expect(Option.getOrThrow(yield* access.findActiveKeyByHash(hashSecret("secret-open")))).toEqual(open)
+      expect(Option.isNone(yield* access.findActiveKeyByHash(hashSecret("unknown")))).toBe(true)
+      expect(Option.getOrThrow(yield* access.findApiKey(organization.id, open.id))).toEqual(open)
+      expect(yield* access.countApiKeys).toBeGreaterThanOrEqual(2)
+    }))
+
+const revokesKeysOnce = (it: It) =>
+  it.effect("revokes a key once, only within its organization, and forgets it for authentication", () =>
+    Effect.gen(function*() {
+      const access = yield* AccessStore
+      const { organization } = yield* freshOrganization
+      const other = yield* freshOrganization
+      const key = sampleApiKey(organization.id)
+      const kept = sampleApiKey(organization.id, { name: "Kept" })
+      yield* access.insertApiKey(key, hashSecret(`revoke-${key.id}`))
+      yield* access.insertApiKey(kept, hashSecret(`keep-${kept.id}`))
+
+      expect(Option.isNone(yield* access.revokeApiKey(other.organization.id, key.id, new Date().toISOString()))).toBe(true)
+      const at = new Date().toISOString()
+      const revoked = Option.getOrThrow(yield* access.revokeApiKey(organization.id, key.id, at))
+      expect(revoked.id).toBe(key.id)
+      expect(revoked.revoked_at).toBe(at)
+      expect(Option.isNone(yield* access.revokeApiKey(organization.id, key.id, at))).toBe(true)
+      expect(Option.isNone(yield* access.findActiveKeyByHash(hashSecret(`revoke-${key.id}`)))).toBe(true)
+      expect(Option.isNone(yield* access.findApiKey(organization.id, key.id))).toBe(true)
+
+      const listed = yield* access.listApiKeys(organization.id, window())
+      expect(listed.rows.map((row) => row.id)).toEqual([kept.id])
+      expect(listed.total).toBe(1)
+    }))
+
+const rejectsDuplicateSecretHash = (it: It) =>
+  it.effect("rejects a second key with the same secret hash as a unique violation", () =>
+    Effect.gen(function*() {
+      const access = yield* AccessStore
+      const { organization } = yield* freshOrganization
+      const hash = hashSecret(`duplicate-${newId()}`)
+      yield* access.insertApiKey(sampleApiKey(organization.id), hash)
+      const error = yield* Effect.flip(access.insertApiKey(sampleApiKey(organization.id), hash))
+      expect(isUniqueViolation(error)).toBe(true)
+    }))
+
 /** Contract of the AccessStore port: organizations, programs, API keys. */
 export const accessContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
-    it.effect("stores a program and finds it only within its organization", () =>
-      Effect.gen(function*() {
-        const access = yield* AccessStore
-        const { organization, program } = yield* freshOrganization
-        const other = yield* freshOrganization
-        expect(Option.getOrThrow(yield* access.findProgram(organization.id, program.id))).toEqual(program)
-        expect(Option.isNone(yield* access.findProgram(other.organization.id, program.id))).toBe(true)
-        expect(Option.isNone(yield* access.findProgram(organization.id, newId()))).toBe(true)
-      }))
-
-    it.effect("lists programs in order, limited to program ids, with ties broken on id", () =>
-      Effect.gen(function*() {
-        const access = yield* AccessStore
-        const { organization, program: first } = yield* freshOrganization
-        // Five programs with the very same created_at: only the id orders them.
-        const sameInstant = new Date(Date.parse(first.created_at) + 1000).toISOString()
-        const tied = Array.from({ length: 5 }, (_, index) =>
-          sampleProgram(organization.id, { name: `P${index}`, created_at: sameInstant, updated_at: sameInstant }))
-        for (const program of [...tied].reverse()) yield* access.insertProgram(program)
-
-        const ascending = yield* access.listPrograms(organization.id, null, window())
-        expect(ascending.total).toBe(6)
-        expect(ascending.rows.map((row) => row.id)).toEqual([first.id, ...tied.map((p) => p.id).sort()])
-
-        const descending = yield* access.listPrograms(organization.id, null, window({ descending: true }))
-        expect(descending.rows.map((row) => row.id)).toEqual([...ascending.rows.map((row) => row.id)].reverse())
-
-        // Pages of two partition the set: no overlap, nothing skipped.
-        const seen: Array<string> = []
-        for (let offset = 0; offset < 6; offset += 2) {
-          const page = yield* access.listPrograms(organization.id, null, window({ limit: 2, offset }))
-          expect(page.total).toBe(6)
-          seen.push(...page.rows.map((row) => row.id))
-        }
-        expect(seen).toEqual(ascending.rows.map((row) => row.id))
-
-        const byName = yield* access.listPrograms(organization.id, null, window({ orderBy: "name", descending: true }))
-        expect(byName.rows.map((row) => row.name)).toEqual(["Program", "P4", "P3", "P2", "P1", "P0"])
-
-        const limited = yield* access.listPrograms(organization.id, [tied[1]!.id, tied[3]!.id], window())
-        expect(limited.total).toBe(2)
-        expect(new Set(limited.rows.map((row) => row.id))).toEqual(new Set([tied[1]!.id, tied[3]!.id]))
-        const none = yield* access.listPrograms(organization.id, [], window())
-        expect(none).toEqual({ rows: [], total: 0 })
-
-        expect(yield* access.countPrograms(organization.id, [first.id, tied[0]!.id, newId()])).toBe(2)
-        expect(yield* access.countPrograms(organization.id, [])).toBe(0)
-      }))
-
-    it.effect("keeps API keys by secret hash, with their fields round-tripped", () =>
-      Effect.gen(function*() {
-        const access = yield* AccessStore
-        const { organization, program } = yield* freshOrganization
-        const limited = sampleApiKey(organization.id, { role: "viewer", program_ids: [program.id], pan_reveal: true })
-        const open = sampleApiKey(organization.id, { role: "developer" })
-        yield* access.insertApiKey(limited, hashSecret("secret-limited"))
-        yield* access.insertApiKey(open, hashSecret("secret-open"))
-
-        expect(Option.getOrThrow(yield* access.findActiveKeyByHash(hashSecret("secret-limited")))).toEqual(limited)
-        expect(Option.getOrThrow(yield* access.findActiveKeyByHash(hashSecret("secret-open")))).toEqual(open)
-        expect(Option.isNone(yield* access.findActiveKeyByHash(hashSecret("unknown")))).toBe(true)
-        expect(Option.getOrThrow(yield* access.findApiKey(organization.id, open.id))).toEqual(open)
-        expect(yield* access.countApiKeys).toBeGreaterThanOrEqual(2)
-      }))
-
-    it.effect("revokes a key once, only within its organization, and forgets it for authentication", () =>
-      Effect.gen(function*() {
-        const access = yield* AccessStore
-        const { organization } = yield* freshOrganization
-        const other = yield* freshOrganization
-        const key = sampleApiKey(organization.id)
-        const kept = sampleApiKey(organization.id, { name: "Kept" })
-        yield* access.insertApiKey(key, hashSecret(`revoke-${key.id}`))
-        yield* access.insertApiKey(kept, hashSecret(`keep-${kept.id}`))
-
-        expect(Option.isNone(yield* access.revokeApiKey(other.organization.id, key.id, new Date().toISOString()))).toBe(true)
-        const at = new Date().toISOString()
-        const revoked = Option.getOrThrow(yield* access.revokeApiKey(organization.id, key.id, at))
-        expect(revoked.id).toBe(key.id)
-        expect(revoked.revoked_at).toBe(at)
-        expect(Option.isNone(yield* access.revokeApiKey(organization.id, key.id, at))).toBe(true)
-        expect(Option.isNone(yield* access.findActiveKeyByHash(hashSecret(`revoke-${key.id}`)))).toBe(true)
-        expect(Option.isNone(yield* access.findApiKey(organization.id, key.id))).toBe(true)
-
-        const listed = yield* access.listApiKeys(organization.id, window())
-        expect(listed.rows.map((row) => row.id)).toEqual([kept.id])
-        expect(listed.total).toBe(1)
-      }))
-
-    it.effect("rejects a second key with the same secret hash as a unique violation", () =>
-      Effect.gen(function*() {
-        const access = yield* AccessStore
-        const { organization } = yield* freshOrganization
-        const hash = hashSecret(`duplicate-${newId()}`)
-        yield* access.insertApiKey(sampleApiKey(organization.id), hash)
-        const error = yield* Effect.flip(access.insertApiKey(sampleApiKey(organization.id), hash))
-        expect(isUniqueViolation(error)).toBe(true)
-      }))
+    findsProgramsWithinOrganization(it)
+    listsProgramsInOrder(it)
+    keepsKeysBySecretHash(it)
+    revokesKeysOnce(it)
+    rejectsDuplicateSecretHash(it)
   })
