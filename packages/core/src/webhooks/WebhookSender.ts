@@ -58,6 +58,136 @@ export interface SenderOptions {
   readonly maxSocketsPerHost?: number | undefined
 }
 
+/** Where a delivery is POSTed: a parsed http(s) URL. */
+interface Target {
+  readonly https: boolean
+  readonly hostname: string
+  readonly port: number
+  readonly path: string
+}
+
+/** Receiver URLs whose parsed target is kept; the cache is emptied when it reaches this bound. */
+const MAX_CACHED_TARGETS = 10_000
+
+/** The target of an http(s) URL, or undefined for anything else. */
+const parseTarget = (text: string): Target | undefined => {
+  try {
+    const url = new URL(text)
+    const https = url.protocol === "https:"
+    if (url.protocol !== "http:" && !https) return undefined
+    return {
+      https,
+      hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port === "" ? (https ? 443 : 80) : Number(url.port),
+      path: `${url.pathname}${url.search}`
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/** A bounded cache of parsed targets, so a hot receiver's URL is parsed once, not per delivery. */
+const cachedTargets = () => {
+  const targets = new Map<string, Target | undefined>()
+  return (text: string): Target | undefined => {
+    if (targets.has(text)) return targets.get(text)
+    const target = parseTarget(text)
+    if (targets.size >= MAX_CACHED_TARGETS) targets.clear()
+    targets.set(text, target)
+    return target
+  }
+}
+
+type Settle = (outcome: Omit<DeliveryOutcome, "attemptedAtMs">) => void
+
+/**
+ * Reads a receiver's answer: its status, up to `maxBodyBytes` of its body (a body streaming past
+ * MAX_DRAIN_BYTES loses its connection rather than our time), and Retry-After on 429/503.
+ */
+const readResponse = (response: http.IncomingMessage, maxBodyBytes: number, settle: Settle): void => {
+  const chunks: Array<Buffer> = []
+  let kept = 0
+  let seen = 0
+  response.on("data", (chunk: Buffer) => {
+    seen += chunk.length
+    if (kept < maxBodyBytes) {
+      const part = chunk.subarray(0, maxBodyBytes - kept)
+      chunks.push(part)
+      kept += part.length
+    }
+    if (seen > MAX_DRAIN_BYTES) response.destroy()
+  })
+  const done = () => {
+    const code = response.statusCode ?? 0
+    const text = Buffer.concat(chunks).toString("utf8").replace(/\uFFFD+$/, "")
+    const retryAfterMs = code === 429 || code === 503
+      ? parseRetryAfterMs(response.headers["retry-after"] as string | undefined, Date.now())
+      : undefined
+    settle({ status: code >= 200 && code < 300 ? "SUCCESS" : "FAILED", responseCode: code, responseBody: text, retryAfterMs })
+  }
+  response.on("end", done)
+  response.on("close", done)
+  response.on("error", done)
+}
+
+/** What every POST of one sender shares. */
+interface SenderContext {
+  readonly options: SenderOptions
+  readonly targetOf: (url: string) => Target | undefined
+  readonly httpAgent: http.Agent
+  readonly httpsAgent: https.Agent
+}
+
+/** One signed POST; resolves with its outcome, never rejects. */
+const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<DeliveryOutcome> =>
+  new Promise((resolve) => {
+    const { options } = context
+    const startedMs = Date.now()
+    let settled = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const settle: Settle = (outcome) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve({ ...outcome, attemptedAtMs: startedMs })
+    }
+    const failed = (reason: string) =>
+      settle({ status: "FAILED", responseCode: 0, responseBody: reason.slice(0, options.maxResponseBodyBytes), retryAfterMs: undefined })
+
+    const target = context.targetOf(delivery.url)
+    if (target === undefined) return failed("invalid url")
+    // node:net skips `lookup` for IP literals, so those are checked here.
+    if (!options.allowPrivate && net.isIP(target.hostname) !== 0 && isForbiddenAddress(target.hostname)) {
+      return failed(`refused: ${target.hostname} is a loopback, private, link-local or metadata address`)
+    }
+    const timestampSeconds = Math.floor(startedMs / 1000)
+    const body = Buffer.from(delivery.body, "utf8")
+    const request = (target.https ? https : http).request({
+      host: target.hostname,
+      port: target.port,
+      path: target.path,
+      servername: target.https && net.isIP(target.hostname) === 0 ? target.hostname : undefined,
+      method: "POST",
+      agent: target.https ? context.httpsAgent : context.httpAgent,
+      headers: {
+        "content-type": "application/json",
+        "content-length": body.length,
+        "user-agent": "issuing-webhooks/1",
+        "webhook-id": delivery.messageId,
+        "webhook-timestamp": String(timestampSeconds),
+        "webhook-signature": signatureHeader(delivery.keys, delivery.messageId, timestampSeconds, delivery.body)
+      }
+    })
+    timer = setTimeout(() => {
+      request.destroy()
+      failed(`timeout after ${options.timeoutMs} ms`)
+    }, options.timeoutMs)
+    request.on("error", (error: NodeJS.ErrnoException) =>
+      failed(error.code === "ESSRFBLOCKED" ? `refused: ${error.message}` : `${error.code ?? "error"}: ${error.message}`))
+    request.on("response", (response) => readResponse(response, options.maxResponseBodyBytes, settle))
+    request.end(body)
+  })
+
 /** A keep-alive sender over node:http(s); `close` destroys its pooled sockets. */
 export const makeSender = (options: SenderOptions) => {
   const agentOptions = {
@@ -68,112 +198,19 @@ export const makeSender = (options: SenderOptions) => {
     scheduling: "lifo" as const,
     ...(options.allowPrivate ? {} : { lookup: guardedLookup })
   }
-  // Parsed targets, so a hot receiver's URL is parsed once, not per delivery.
-  const targets = new Map<string, { readonly https: boolean; readonly hostname: string; readonly port: number; readonly path: string } | undefined>()
-  const parseTarget = (text: string) => {
-    if (targets.has(text)) return targets.get(text)
-    let target: { https: boolean; hostname: string; port: number; path: string } | undefined
-    try {
-      const url = new URL(text)
-      const https = url.protocol === "https:"
-      target = url.protocol === "http:" || https
-        ? {
-          https,
-          hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-          port: url.port === "" ? (https ? 443 : 80) : Number(url.port),
-          path: `${url.pathname}${url.search}`
-        }
-        : undefined
-    } catch {
-      target = undefined
-    }
-    if (targets.size >= 10_000) targets.clear()
-    targets.set(text, target)
-    return target
+  const context: SenderContext = {
+    options,
+    targetOf: cachedTargets(),
+    httpAgent: new http.Agent(agentOptions),
+    httpsAgent: new https.Agent(agentOptions)
   }
-  const httpAgent = new http.Agent(agentOptions)
-  const httpsAgent = new https.Agent(agentOptions)
-
-  const sendPromise = (delivery: OutgoingDelivery): Promise<DeliveryOutcome> =>
-    new Promise((resolve) => {
-      const startedMs = Date.now()
-      let settled = false
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const finish = (outcome: Omit<DeliveryOutcome, "attemptedAtMs">) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        resolve({ ...outcome, attemptedAtMs: startedMs })
-      }
-      const failed = (reason: string, code = 0) =>
-        finish({ status: "FAILED", responseCode: code, responseBody: reason.slice(0, options.maxResponseBodyBytes), retryAfterMs: undefined })
-
-      const target = parseTarget(delivery.url)
-      if (target === undefined) return failed("invalid url")
-      const host = target.hostname
-      // node:net skips `lookup` for IP literals, so those are checked here.
-      if (!options.allowPrivate && net.isIP(host) !== 0 && isForbiddenAddress(host)) {
-        return failed(`refused: ${host} is a loopback, private, link-local or metadata address`)
-      }
-      const timestampSeconds = Math.floor(startedMs / 1000)
-      const body = Buffer.from(delivery.body, "utf8")
-      const isHttps = target.https
-      const request = (isHttps ? https : http).request({
-        host: target.hostname,
-        port: target.port,
-        path: target.path,
-        servername: isHttps && net.isIP(target.hostname) === 0 ? target.hostname : undefined,
-        method: "POST",
-        agent: isHttps ? httpsAgent : httpAgent,
-        headers: {
-          "content-type": "application/json",
-          "content-length": body.length,
-          "user-agent": "issuing-webhooks/1",
-          "webhook-id": delivery.messageId,
-          "webhook-timestamp": String(timestampSeconds),
-          "webhook-signature": signatureHeader(delivery.keys, delivery.messageId, timestampSeconds, delivery.body)
-        }
-      })
-      timer = setTimeout(() => {
-        request.destroy()
-        failed(`timeout after ${options.timeoutMs} ms`)
-      }, options.timeoutMs)
-      request.on("error", (error: NodeJS.ErrnoException) => failed(error.code === "ESSRFBLOCKED" ? `refused: ${error.message}` : `${error.code ?? "error"}: ${error.message}`))
-      request.on("response", (response) => {
-        const chunks: Array<Buffer> = []
-        let kept = 0
-        let seen = 0
-        response.on("data", (chunk: Buffer) => {
-          seen += chunk.length
-          if (kept < options.maxResponseBodyBytes) {
-            const part = chunk.subarray(0, options.maxResponseBodyBytes - kept)
-            chunks.push(part)
-            kept += part.length
-          }
-          // A receiver streaming a huge body loses its connection rather than our time.
-          if (seen > MAX_DRAIN_BYTES) response.destroy()
-        })
-        const done = () => {
-          const code = response.statusCode ?? 0
-          const text = Buffer.concat(chunks).toString("utf8").replace(/\uFFFD+$/, "")
-          const retryAfterMs = code === 429 || code === 503
-            ? parseRetryAfterMs(response.headers["retry-after"] as string | undefined, Date.now())
-            : undefined
-          finish({ status: code >= 200 && code < 300 ? "SUCCESS" : "FAILED", responseCode: code, responseBody: text, retryAfterMs })
-        }
-        response.on("end", done)
-        response.on("close", done)
-        response.on("error", done)
-      })
-      request.end(body)
-    })
-
+  const sendAsync = (delivery: OutgoingDelivery) => post(context, delivery)
   return {
-    send: (delivery: OutgoingDelivery): Effect.Effect<DeliveryOutcome> => Effect.promise(() => sendPromise(delivery)),
-    sendAsync: sendPromise,
+    send: (delivery: OutgoingDelivery): Effect.Effect<DeliveryOutcome> => Effect.promise(() => sendAsync(delivery)),
+    sendAsync,
     close: () => {
-      httpAgent.destroy()
-      httpsAgent.destroy()
+      context.httpAgent.destroy()
+      context.httpsAgent.destroy()
     }
   }
 }
