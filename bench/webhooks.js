@@ -9,10 +9,10 @@
 //   3. baseline: a bare keep-alive node:http client posting the same bodies to the same receiver
 //      at the same concurrency, in the same run; ratio = worker deliveries/s ÷ bare requests/s;
 //   4. replay: `--replay` events in the window, queued by one replay call; time to queue.
-import { Events, runDeliveryWorker, Transactor, Webhooks, WebhookStore } from "@issuing/core"
+import { Events, ReplayRequest, runDeliveryWorker, Transactor, Webhooks, WebhookStore } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import { SqlClient } from "@effect/sql"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Schema } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -196,7 +196,8 @@ const benchStore = async (label, target, options) => {
     }))
     const end = new Date(begin.getTime() + Math.ceil(options.replay / 10))
     const replayStarted = performance.now()
-    const replay = await run(Effect.flatMap(Webhooks, (w) => w.replay(programId, subscription.id, begin.toISOString(), end.toISOString())))
+    const window = Schema.decodeUnknownSync(ReplayRequest)({ begin: begin.toISOString(), end: end.toISOString() })
+    const replay = await run(Effect.flatMap(Webhooks, (w) => w.replay(programId, subscription.id, window)))
     const replayMs = performance.now() - replayStarted
     await run(Effect.flatMap(WebhookStore, (store) => store.dropQueued([subscription.id])))
 
