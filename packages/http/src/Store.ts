@@ -1,16 +1,82 @@
-import * as PgStore from "@issuing/store-pg"
-import * as SqliteStore from "@issuing/store-sqlite"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { StoreLayer } from "./App.js"
 import type { DatabaseTarget } from "./config.js"
 
-/** The store layer for a database target (creating the SQLite file's folder when needed). */
-export const storeFor = (database: DatabaseTarget): StoreLayer => {
-  if (database.kind === "postgres") return PgStore.layer({ url: database.url })
-  if (database.filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(database.filename)), { recursive: true })
-  return SqliteStore.layer({ filename: database.filename })
+/**
+ * The package that holds each kind of store. @issuing/http only peer-depends on them (optional), so
+ * a host app installs the one it runs on and the other's database driver is never pulled in.
+ */
+export const STORE_PACKAGES = { sqlite: "@issuing/store-sqlite", postgres: "@issuing/store-pg" } as const
+
+/** The store package a database target needs is not installed. */
+export class StorePackageMissing extends Error {
+  readonly _tag = "StorePackageMissing"
+  readonly packageName: string
+  constructor(readonly kind: DatabaseTarget["kind"], options?: ErrorOptions) {
+    const packageName = STORE_PACKAGES[kind]
+    super(
+      `a ${kind === "sqlite" ? "SQLite (sqlite:…)" : "PostgreSQL (postgres://…)"} database needs ${packageName}, which is not installed: npm install ${packageName}`,
+      options
+    )
+    this.packageName = packageName
+  }
 }
+
+/** A store package, loaded for one database target. */
+export interface LoadedStore {
+  /** The full store for `createIssuing` (it migrates on start). */
+  readonly layer: StoreLayer
+  /** Applies pending migrations and nothing else (`issuing migrate`); the applied ids and names. */
+  readonly migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, unknown>
+}
+
+// Node reports a package that cannot be found with this code; anything else (a broken install, a
+// missing native binary) is a different problem and keeps its own message.
+const isMissing = (error: unknown, packageName: string) =>
+  typeof error === "object" && error !== null &&
+  ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" || (error as { code?: unknown }).code === "MODULE_NOT_FOUND") &&
+  String((error as { message?: unknown }).message).includes(packageName)
+
+const importStore = async <A>(kind: DatabaseTarget["kind"], load: () => Promise<A>): Promise<A> => {
+  try {
+    return await load()
+  } catch (error) {
+    if (isMissing(error, STORE_PACKAGES[kind])) throw new StorePackageMissing(kind, { cause: error })
+    throw error
+  }
+}
+
+/**
+ * Loads the store package the target's scheme names (sqlite: → @issuing/store-sqlite, postgres:// →
+ * @issuing/store-pg) with a dynamic import, so only that package has to be installed. Rejects with
+ * `StorePackageMissing` when it is not. Creates the SQLite file's folder when needed.
+ */
+export const loadStore = async (database: DatabaseTarget): Promise<LoadedStore> => {
+  if (database.kind === "postgres") {
+    const PgStore = await importStore("postgres", () => import("@issuing/store-pg"))
+    return {
+      layer: PgStore.layer({ url: database.url }),
+      migrate: Effect.provide(PgStore.migrate, PgStore.clientLayer({ url: database.url, maxConnections: 1 }))
+    }
+  }
+  const SqliteStore = await importStore("sqlite", () => import("@issuing/store-sqlite"))
+  if (database.filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(database.filename)), { recursive: true })
+  return {
+    layer: SqliteStore.layer({ filename: database.filename }),
+    migrate: Effect.provide(SqliteStore.migrate, SqliteStore.SqliteClient.layer({ filename: database.filename }))
+  }
+}
+
+/**
+ * The store layer for a database target. Its package is loaded when the layer is built, so a
+ * missing package fails `createIssuing` with `StorePackageMissing`.
+ */
+export const storeFor = (database: DatabaseTarget): StoreLayer =>
+  Layer.unwrapEffect(
+    Effect.tryPromise({ try: () => loadStore(database), catch: (error) => error }).pipe(Effect.map((store) => store.layer))
+  )
 
 /** A printable name of the target, without credentials. */
 export const describeDatabase = (database: DatabaseTarget): string => {

@@ -1,15 +1,11 @@
 import { Access } from "@issuing/core"
-import * as PgStore from "@issuing/store-pg"
-import * as SqliteStore from "@issuing/store-sqlite"
 import { Effect, Either } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { createIssuing } from "./App.js"
 import { cardsCommand } from "./commands/CardsCommand.js"
 import { vaultCommand } from "./commands/VaultCommand.js"
-import { type DatabaseTarget, loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
+import { loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
 import { startServer } from "./server.js"
-import { describeDatabase, storeFor } from "./Store.js"
+import { describeDatabase, type LoadedStore, loadStore, StorePackageMissing, storeFor } from "./Store.js"
 import { workerCommand } from "./WorkerCommand.js"
 
 const USAGE = `Usage: issuing <command>
@@ -24,6 +20,8 @@ Commands:
 
 Configuration is read from ISSUING_* environment variables (see README.md).`
 
+const BUILT_IN: Record<string, true> = { serve: true, migrate: true, orgs: true }
+
 /** Extra commands registered by features (the webhook worker adds `worker`). */
 export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray<string>) => Promise<number>> = {
   worker: workerCommand,
@@ -34,18 +32,7 @@ export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray
 const out = (line: string) => process.stdout.write(`${line}\n`)
 const err = (line: string) => process.stderr.write(`${line}\n`)
 
-const migrate = async (database: DatabaseTarget) => {
-  const effect = database.kind === "postgres"
-    ? Effect.provide(PgStore.migrate, PgStore.clientLayer({ url: database.url, maxConnections: 1 }))
-    : Effect.provide(
-      SqliteStore.migrate,
-      (() => {
-        if (database.filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(database.filename)), { recursive: true })
-        return SqliteStore.SqliteClient.layer({ filename: database.filename })
-      })()
-    )
-  return Effect.runPromise(effect as Effect.Effect<ReadonlyArray<readonly [number, string]>, unknown, never>)
-}
+const migrate = (store: LoadedStore) => Effect.runPromise(store.migrate)
 
 const serve = async (config: ServerConfig) => {
   out(`issuing: ${config.settings.environment}, store ${describeDatabase(config.database)}`)
@@ -106,12 +93,22 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return 78
   }
   const config = loaded.right
+  if (Object.hasOwn(BUILT_IN, command) || Object.hasOwn(commands, command)) {
+    // Load the store package ISSUING_DATABASE_URL names before anything starts: a host that
+    // installed only the other store gets one line saying what to install, like any bad setting.
+    const problem = await loadStore(config.database).then(() => undefined, (error) => error)
+    if (problem instanceof StorePackageMissing) {
+      const kind = problem.kind === "sqlite" ? "a SQLite" : "a PostgreSQL"
+      err(`issuing: ISSUING_DATABASE_URL names ${kind} database, which needs ${problem.packageName}: install it (npm install ${problem.packageName})`)
+      return 78
+    }
+  }
   try {
     switch (command) {
       case "serve":
         return await serve(config)
       case "migrate": {
-        const applied = await migrate(config.database)
+        const applied = await migrate(await loadStore(config.database))
         out(`issuing: ${applied.length === 0 ? "no pending migrations" : `applied ${applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(", ")}`}`)
         return 0
       }
