@@ -10,10 +10,10 @@
 // transfer. PostgreSQL raw: the whole transaction as ONE simple-query round trip (BEGIN; …; COMMIT)
 // over a pool of 10 at the same concurrency — the fastest shape node-postgres allows. Prints
 // our/raw as a ratio, and the load average (the machine is shared: compare figures of one run).
-import { Access, Ledger } from "@issuing/core"
+import { Access, CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -23,6 +23,10 @@ import pg from "pg"
 import { v7 as uuidv7 } from "uuid"
 import { createDatabase, startPostgres } from "./support/postgres.js"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
+
+// The services take input decoded as the API decodes a body.
+const decodeTransfer = Schema.decodeUnknownSync(CreateTransfer)
+const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
 
 const WALLETS = 64
 const FUNDING_MINOR = 1_000_000_000_000
@@ -114,13 +118,13 @@ const httpRun = async (target, seconds, concurrency) => {
   const accounts = await instance.runtime.runPromise(Effect.flatMap(Ledger, (ledger) =>
     Effect.forEach(Array.from({ length: WALLETS }, (_, i) => i), (i) =>
       Effect.gen(function*() {
-        const wallet = yield* ledger.createWallet(org.program_id, { holder: { name: `Wallet ${i}` } })
-        yield* ledger.postTransfer(org.program_id, {
+        const wallet = yield* ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } }))
+        yield* ledger.postTransfer(org.program_id, decodeTransfer({
           payment_rail: "fednow_instant",
           amount: FUNDING_MINOR,
           currency: "USD",
           to_financial_account_id: wallet.financial_account_id
-        })
+        }))
         return wallet.financial_account_id
       }))))
   const worker = new Worker(new URL(import.meta.url), {
@@ -206,7 +210,7 @@ const prepareRaw = async (target) => {
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("raw")))
   const accounts = await instance.runtime.runPromise(Effect.flatMap(Ledger, (ledger) =>
     Effect.forEach(Array.from({ length: WALLETS }, (_, i) => i), (i) =>
-      Effect.map(ledger.createWallet(org.program_id, { holder: { name: `Wallet ${i}` } }), (wallet) => wallet.financial_account_id))))
+      Effect.map(ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } })), (wallet) => wallet.financial_account_id))))
   await instance.dispose()
   return { programId: org.program_id, accounts }
 }
