@@ -535,6 +535,11 @@ describe("simulated authorizations in production", () => {
         404,
         { code: "not_found", param: null }
       )
+      // No input reveals the route: an invalid body is the same 404; a missing key is still 401.
+      for (const body of [{ card_id: uuid(), amount: -5, mcc: "5411" }, { amount: "x" }, {}]) {
+        expectEnvelope(await platform.request("POST", "/v1/simulate/authorizations", { body }), 404, { code: "not_found", param: null })
+      }
+      expectEnvelope(await platform.request("POST", "/v1/simulate/authorizations", { key: undefined, body: {} }), 401, { code: "authentication_error" })
     } finally {
       await platform.close()
     }

@@ -5,7 +5,6 @@ import { Ledger } from "../ledger/Ledger.js"
 import type { Currency, Transaction } from "../ledger/Records.js"
 import { BusinessRuleViolation, type Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
-import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { CardStore, type CardStoreService } from "./CardStore.js"
@@ -72,7 +71,6 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
     const store = yield* CardStore
     const ledger = yield* Ledger
     const transactor = yield* Transactor
-    const config = yield* IssuingConfig
 
     /** Decides for a locked card and records the outcome. */
     const decide = (programId: string, card: Card, input: SimulateAuthorization) =>
@@ -119,9 +117,6 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
       })
 
     return {
-      /** True when simulations are served (sandbox only). */
-      enabled: config.environment === "sandbox",
-
       /** Decides a simulated authorization and records it (APPROVED with a transfer, or DECLINED with a reason). */
       simulate: (caller: ProgramCaller, input: SimulateAuthorization): Effect.Effect<Transaction, AuthorizationError> =>
         transactor.withTransaction(Effect.gen(function*() {

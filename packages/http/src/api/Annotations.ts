@@ -6,3 +6,10 @@ import { Context } from "effect"
  * with it, so no database transaction is held open across a network call.
  */
 export class CallsOut extends Context.Tag("@issuing/http/CallsOut")<CallsOut, boolean>() {}
+
+/**
+ * Marks an endpoint that exists only in the sandbox (the simulations). In production the request
+ * pipeline answers it, after authentication, exactly as an unknown URL — before its body is
+ * decoded, so no input reveals that the route exists (docs/api.md).
+ */
+export class SandboxOnly extends Context.Tag("@issuing/http/SandboxOnly")<SandboxOnly, boolean>() {}

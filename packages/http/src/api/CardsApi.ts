@@ -13,6 +13,7 @@ import {
   Transaction
 } from "@issuing/core"
 import { Schema } from "effect"
+import { SandboxOnly } from "./Annotations.js"
 import { ListOf, PagingParams } from "./Common.js"
 import { ProgramAuth } from "./Security.js"
 
@@ -62,6 +63,7 @@ export class CardEmbedApi extends HttpApiGroup.make("cardEmbed")
 /** Sandbox simulation of a card authorization (404 in production): an APPROVED or DECLINED transaction. */
 export class SimulateAuthorizationsApi extends HttpApiGroup.make("simulateAuthorizations")
   .add(HttpApiEndpoint.post("create", "/simulate/authorizations").setPayload(SimulateAuthorization).addSuccess(Transaction))
+  .annotate(SandboxOnly, true)
   .middleware(ProgramAuth)
   .prefix("/v1")
 {}

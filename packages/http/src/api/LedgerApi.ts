@@ -16,6 +16,7 @@ import {
   Wallet
 } from "@issuing/core"
 import { Schema } from "effect"
+import { SandboxOnly } from "./Annotations.js"
 import { ListOf, PagingParams } from "./Common.js"
 import { ProgramAuth } from "./Security.js"
 
@@ -112,6 +113,7 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
 /** Sandbox simulation of a rail settling a PENDING transfer (404 in production). */
 export class SimulateTransfersApi extends HttpApiGroup.make("simulateTransfers")
   .add(HttpApiEndpoint.post("settle", "/simulate/transfers/:transfer_id/settle").setPath(pathId("transfer_id")).addSuccess(Transfer))
+  .annotate(SandboxOnly, true)
   .middleware(ProgramAuth)
   .prefix("/v1")
 {}

@@ -4,7 +4,7 @@ import { Effect, FiberRef } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { EMBED_HEADERS, embedDocument } from "../embed/EmbedDocument.js"
-import { apiFailure, handle } from "../errors.js"
+import { handle } from "../errors.js"
 import { CurrentRequestId } from "../middleware/RequestPipeline.js"
 import { paging } from "./Paging.js"
 
@@ -70,9 +70,7 @@ export const CardEmbedHandlersLive = HttpApiBuilder.group(IssuingApi, "cardEmbed
 export const SimulateAuthorizationsHandlersLive = HttpApiBuilder.group(IssuingApi, "simulateAuthorizations", (handlers) =>
   Effect.gen(function*() {
     const authorizations = yield* CardAuthorizations
+    // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly).
     return handlers.handle("create", ({ payload }) =>
-      authorizations.enabled
-        ? Effect.flatMap(CurrentProgram, (caller) => handle(authorizations.simulate(caller, payload)))
-        // Production has no simulations: the route answers like any unknown URL.
-        : Effect.fail(apiFailure("not_found", "Unrecognized request URL (POST: /v1/simulate/authorizations).", null)))
+      Effect.flatMap(CurrentProgram, (caller) => handle(authorizations.simulate(caller, payload))))
   }))

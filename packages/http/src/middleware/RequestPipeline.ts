@@ -196,6 +196,9 @@ export const requestPipeline = (routes: RouteTable) =>
             const scoped: Caller | ProgramCaller = route.scope === "program"
               ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"]))
               : caller
+            if (route.sandboxOnly && config.environment !== "sandbox") {
+              return yield* apiFailure("not_found", `Unrecognized request URL (${method}: ${url.pathname}).`, null)
+            }
 
             const handled = toResponse(Effect.locally(routed, CurrentAccess, Option.some(scoped)))
             const idempotencyKey = request.headers["idempotency-key"]

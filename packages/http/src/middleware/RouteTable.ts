@@ -1,6 +1,6 @@
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { Context, Option } from "effect"
-import { CallsOut } from "../api/Annotations.js"
+import { CallsOut, SandboxOnly } from "../api/Annotations.js"
 import { OrganizationAuth, ProgramAuth } from "../api/Security.js"
 
 /** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
@@ -12,11 +12,12 @@ interface Route {
   readonly staticSegments: number
   readonly scope: RouteScope
   readonly callsOut: boolean
+  readonly sandboxOnly: boolean
 }
 
 /** The outcome of matching a request against the API's routes. */
 export type RouteMatch =
-  | { readonly _tag: "Matched"; readonly scope: RouteScope; readonly callsOut: boolean }
+  | { readonly _tag: "Matched"; readonly scope: RouteScope; readonly callsOut: boolean; readonly sandboxOnly: boolean }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "NotFound" }
 
@@ -50,7 +51,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         ? "organization"
         : "public"
       const callsOut = Context.getOption(mergedAnnotations, CallsOut).pipe(Option.getOrElse(() => false))
-      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope, callsOut })
+      const sandboxOnly = Context.getOption(mergedAnnotations, SandboxOnly).pipe(Option.getOrElse(() => false))
+      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope, callsOut, sandboxOnly })
     }
   })
   return {
@@ -64,7 +66,7 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         allow.add(route.method)
         if (route.method === method && (best === undefined || route.staticSegments > best.staticSegments)) best = route
       }
-      if (best !== undefined) return { _tag: "Matched", scope: best.scope, callsOut: best.callsOut }
+      if (best !== undefined) return { _tag: "Matched", scope: best.scope, callsOut: best.callsOut, sandboxOnly: best.sandboxOnly }
       if (allow.size > 0) return { _tag: "MethodNotAllowed", allow: [...allow].sort() }
       return { _tag: "NotFound" }
     }
