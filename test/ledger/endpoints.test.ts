@@ -12,6 +12,33 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
     await platform?.close()
   })
 
+  describe("money past 2^53", () => {
+    it("refuses a posting that would take a running total past 2^53 − 1, so every balance shown is exact", async () => {
+      // A program of its own: its settlement account's totals start at zero.
+      const org = await platform.createOrganization("Big money")
+      const as = { key: org.api_key, program: org.program_id }
+      const wallet = (await platform.request("POST", "/v1/wallets", { ...as, body: { holder: { name: "Whale" } } })).body
+      const inbound = (amount: number) =>
+        platform.request("POST", "/v1/transfers", {
+          ...as,
+          body: { paymentRail: "fednow_instant", amount, currency: "USD", to_financial_account_id: wallet.financial_account_id }
+        })
+      for (let i = 0; i < 9; i += 1) expect((await inbound(1_000_000_000_000_000)).status).toBe(200)
+      const tenth = expectEnvelope(await inbound(1_000_000_000_000_000), 422, { code: "balance_limit_exceeded", param: "amount" })
+      expect(tenth.message).not.toContain("1000000000000000")
+      expect((await inbound(7)).status).toBe(200)
+      const account = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}`, as)
+      expect(account.body.balance.amount).toBe(9_000_000_000_000_007)
+      expect(Number.isSafeInteger(account.body.balance.amount)).toBe(true)
+      const books = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}/balances`, as)
+      expect(books.body.data.map((row: any) => [row.book, row.credits.amount, row.debits.amount]))
+        .toEqual([["principal", 9_000_000_000_000_007, 0], ["cash", 0, 9_000_000_000_000_007]])
+      // Nothing of the refused transfer was written.
+      const transfers = await platform.request("GET", `/v1/transfers?financial_account_id=${wallet.financial_account_id}&page_size=100`, as)
+      expect(transfers.body.total_count).toBe(10)
+    })
+  })
+
   describe("wallets and financial accounts", () => {
     it("creates a wallet with its account and events", async () => {
       const response = await platform.request("POST", "/v1/wallets", { body: { holder: { name: "Grace" } } })

@@ -136,6 +136,13 @@ export const ERROR_CODES = {
     title: "Insufficient funds",
     description: "The debit would take a wallet account's balance below zero. Nothing was written. param: amount."
   },
+  balance_limit_exceeded: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Balance limit exceeded",
+    description:
+      "The transfer would take an account's running debit or credit total past 9,007,199,254,740,991 minor units (2^53 − 1), the largest amount JSON numbers carry exactly. Nothing was written. param: amount."
+  },
   currency_mismatch: {
     status: 422,
     type: "invalid_request_error",

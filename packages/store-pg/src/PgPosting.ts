@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { LedgerPosting, toInt, WEBHOOK_NOTIFY_CHANNEL } from "@issuing/core"
+import { LedgerPosting, type PostingRefusal, toInt, WEBHOOK_NOTIFY_CHANNEL } from "@issuing/core"
 import { Effect, Layer } from "effect"
 
 /**
@@ -14,7 +14,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
     const sql = client.withoutTransforms()
     return {
       postTransfer: ({ bookTransfer, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }) =>
-        sql`SELECT posted, available FROM issuing_post_transfer(
+        sql`SELECT posted, available, refusal FROM issuing_post_transfer(
               ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
               ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
               ${transactionWrite}, ${t.id}, ${t.status}, ${t.created_at}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
@@ -28,6 +28,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
               ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL})`.pipe(
           Effect.map((rows) => ({
             posted: rows[0]!.posted === true,
+            refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
             availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
             wake: false
           }))

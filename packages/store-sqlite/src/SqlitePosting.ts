@@ -1,4 +1,4 @@
-import { LedgerPosting, type PostingOutcome, sqliteFanOutParams, sqliteFanOutSql, type TransferPosting } from "@issuing/core"
+import { LedgerPosting, MAX_TOTAL_MINOR, type PostingOutcome, sqliteFanOutParams, sqliteFanOutSql, type TransferPosting } from "@issuing/core"
 import { Effect, Layer } from "effect"
 import { type SyncConnection, SyncSql } from "./SyncSql.js"
 
@@ -30,6 +30,20 @@ const UPDATE_TRANSACTION = `UPDATE issuing_transactions SET status = ?, updated_
 
 const AVAILABLE = `SELECT credits_minor - debits_minor AS available FROM issuing_balances
   WHERE financial_account_id = ? AND book = 'principal'`
+
+// The running totals a posting adds to; missing rows (a book never posted to) count as zero.
+const TOTALS = `SELECT debits_minor, credits_minor FROM issuing_balances WHERE financial_account_id = ? AND book = ?`
+
+/** True when a delta would take a debit or credit total past MAX_TOTAL_MINOR (2^53 − 1). */
+const passesTotalLimit = (db: SyncConnection, deltas: TransferPosting["deltas"]): boolean =>
+  deltas.some((delta) => {
+    const row = db.prepare(TOTALS).get(delta.financial_account_id, delta.book)
+    if (row === undefined) return false
+    // SQLite integers are 64-bit: compare as bigint so a total near the limit is not rounded.
+    return BigInt(row.debits_minor) + BigInt(delta.debitsMinor) > LIMIT || BigInt(row.credits_minor) + BigInt(delta.creditsMinor) > LIMIT
+  })
+
+const LIMIT = BigInt(MAX_TOTAL_MINOR)
 
 const rows = (count: number, row: string) => Array.from({ length: count }, () => row).join(", ")
 
@@ -71,8 +85,9 @@ export const postTransferSync = (db: SyncConnection, posting: TransferPosting): 
   if (posting.checkFunds) {
     const row = db.prepare(AVAILABLE).get(transfer.from_financial_account_id)
     available = row === undefined ? 0 : Number(row.available)
-    if (available < transfer.amount) return { posted: false, availableMinor: available, wake: false }
+    if (available < transfer.amount) return { posted: false, refusal: "insufficient_funds", availableMinor: available, wake: false }
   }
+  if (passesTotalLimit(db, deltas)) return { posted: false, refusal: "balance_limit_exceeded", availableMinor: available, wake: false }
   if (posting.transactionWrite === "insert") {
     db.prepare(INSERT_TRANSACTION).run(
       t.id, t.program_id, t.status, t.amount, t.currency, t.card_id, t.mcc, t.merchant_name, t.created_at, t.updated_at
@@ -104,7 +119,7 @@ export const postTransferSync = (db: SyncConnection, posting: TransferPosting): 
     )
     queued = db.prepare(fanOut(events.length)).run(...sqliteFanOutParams(events)).changes
   }
-  return { posted: true, availableMinor: available, wake: queued > 0 }
+  return { posted: true, refusal: null, availableMinor: available, wake: queued > 0 }
 }
 
 /**

@@ -37,6 +37,7 @@ import {
   type Currency,
   DEFAULT_CURRENCY,
   type FinancialAccount,
+  MAX_TOTAL_MINOR,
   type Transaction,
   type Transfer,
   type TransferRequest,
@@ -75,12 +76,19 @@ const ACCOUNT = { resource: "financial account", param: "financial_account_id" }
 const TRANSFER = { resource: "transfer", param: "transfer_id" }
 const TRANSACTION = { resource: "transaction", param: "transaction_id" }
 
-const insufficient = (outcome: PostingOutcome, order: TransferOrder) =>
-  new BusinessRuleViolation({
-    code: "insufficient_funds",
-    message: `Insufficient funds: the account holds ${outcome.availableMinor} ${order.currency} minor units, the transfer needs ${order.amount}.`,
-    param: "amount"
-  })
+/** The 422 of a refused posting: nothing was written. */
+const refused = (outcome: PostingOutcome, order: TransferOrder) =>
+  outcome.refusal === "balance_limit_exceeded"
+    ? new BusinessRuleViolation({
+      code: "balance_limit_exceeded",
+      message: `The transfer would take an account's running total past ${MAX_TOTAL_MINOR} minor units.`,
+      param: "amount"
+    })
+    : new BusinessRuleViolation({
+      code: "insufficient_funds",
+      message: `Insufficient funds: the account holds ${outcome.availableMinor} ${order.currency} minor units, the transfer needs ${order.amount}.`,
+      param: "amount"
+    })
 
 const page = <A>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readonly total: number }, SqlError.SqlError>) =>
   Effect.map(effect, ({ rows, total }): Page<A> => ({ data: rows, total_count: total }))
@@ -131,11 +139,11 @@ const accountsOf = (ctx: LedgerContext, programId: string, order: TransferOrder)
     return rows
   })
 
-/** After the commit: wakes this process's webhook workers when the store asks; a refusal is insufficient_funds. */
+/** After the commit: wakes this process's webhook workers when the store asks; a refusal is a 422. */
 const afterCommit = (ctx: LedgerContext, outcome: PostingOutcome, order: TransferOrder) =>
   Effect.gen(function*() {
     if (outcome.wake) yield* ctx.webhooks.wake
-    if (!outcome.posted) return yield* insufficient(outcome, order)
+    if (!outcome.posted) return yield* refused(outcome, order)
   })
 
 /** A new transaction between accounts all known: one atomic store call, no transaction around it. */
@@ -165,7 +173,7 @@ const postInTransaction = (ctx: LedgerContext, p: PreparedTransfer) =>
       const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
       const outcome = yield* ctx.store.postTransfer(posting)
       // Refused: fail inside, so whatever this transaction wrote (a settlement account) rolls back.
-      if (!outcome.posted) return yield* insufficient(outcome, p.order)
+      if (!outcome.posted) return yield* refused(outcome, p.order)
       return { outcome, posted }
     }))
     yield* afterCommit(ctx, outcome, p.order)

@@ -68,10 +68,17 @@ export interface TransferPosting {
   readonly events: ReadonlyArray<IssuingEvent>
 }
 
+/**
+ * Why a posting wrote nothing: the source cannot cover the amount, or a running total of an
+ * account's book would pass `MAX_TOTAL_MINOR` (docs/ledger.md#money).
+ */
+export type PostingRefusal = "insufficient_funds" | "balance_limit_exceeded"
+
 /** What `postTransfer` did. */
 export interface PostingOutcome {
-  /** False when the source could not cover the amount: nothing was written. */
+  /** False when refused: nothing was written. */
   readonly posted: boolean
+  readonly refusal: PostingRefusal | null
   /** The source's principal balance read for the funds check (0 when not checked). */
   readonly availableMinor: number
   /**
@@ -85,9 +92,10 @@ export interface PostingOutcome {
  * How a store posts a transfer: one call, all or nothing. PostgreSQL: one statement (a plpgsql
  * function that takes the balance-row locks in (account id, book) order); SQLite: one synchronous
  * run of prepared statements inside the current `BEGIN IMMEDIATE` transaction. Checks funds under
- * the lock when asked, then writes the transaction (per `transactionWrite`), the transfer, the book
+ * the lock when asked, and that no (account, book) debit or credit total passes `MAX_TOTAL_MINOR`,
+ * then writes the transaction (per `transactionWrite`), the transfer, the book
  * transfer and its entries, the balance deltas, the events and their webhook deliveries. Writes
- * nothing when funds are short (posted false). Joins the caller's transaction when there is one;
+ * nothing when refused (posted false, with the refusal). Joins the caller's transaction when there is one;
  * outside any, it is its own.
  */
 export interface LedgerPostingService {

@@ -10,6 +10,12 @@ import { Uuid } from "../platform/Ids.js"
 
 /** Largest amount accepted in one transfer, in minor units (10^15: far above any real payment, far below 2^53). */
 export const MAX_AMOUNT_MINOR = 1_000_000_000_000_000
+/**
+ * Largest running debit or credit total of one (account, book), in minor units: 2^53 − 1, the
+ * largest integer a JSON number (and a JS number) carries exactly. A posting that would pass it is
+ * refused (422 balance_limit_exceeded), so every balance, total and sum the API shows is exact.
+ */
+export const MAX_TOTAL_MINOR = Number.MAX_SAFE_INTEGER
 /** Longest description of a transfer, in characters. */
 export const MAX_DESCRIPTION_LENGTH = 500
 /** Longest holder name, in characters (after trimming). */

@@ -40,6 +40,7 @@ export class Conflict extends Data.TaggedError("Conflict")<{
  */
 export type BusinessRuleCode =
   | "insufficient_funds"
+  | "balance_limit_exceeded"
   | "currency_mismatch"
   | "same_financial_account"
   | "settlement_account_not_allowed"

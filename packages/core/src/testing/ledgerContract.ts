@@ -5,7 +5,7 @@ import { EventStore } from "../events/EventStore.js"
 import { type IssuingEvent, newEvent } from "../events/Records.js"
 import { LedgerStore, type LedgerStoreService, type TransferPosting } from "../ledger/LedgerStore.js"
 import { balanceDeltas, transferEntries } from "../ledger/PostingRules.js"
-import type { Book, BookTransfer, Transaction, Transfer, TransferRail, Wallet } from "../ledger/Records.js"
+import { type Book, type BookTransfer, MAX_TOTAL_MINOR, type Transaction, type Transfer, type TransferRail, type Wallet } from "../ledger/Records.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
@@ -441,6 +441,24 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(yield* transactor.withTransaction(ledger.postTransfer(exact))).toMatchObject({ posted: true, availableMinor: 100 })
         expect(yield* principalOf(ledger, a)).toBe(0)
         expect(yield* principalOf(ledger, b)).toBe(100)
+      }))
+
+    it.effect("posting refuses, writing nothing, when a running total would pass 2^53 − 1", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const sql = yield* SqlClient.SqlClient
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        // The wallet's principal credits sit 5 below the limit (as if after many postings).
+        yield* sql`UPDATE issuing_balances SET credits_minor = ${MAX_TOTAL_MINOR - 5} WHERE financial_account_id = ${a} AND book = 'principal'`
+        const over = transferRows(program.id, settlement, a, 6)
+        expect(yield* ledger.postTransfer(over)).toMatchObject({ posted: false, refusal: "balance_limit_exceeded" })
+        expect(Option.isNone(yield* ledger.findTransfer(program.id, over.transfer.id, false))).toBe(true)
+        expect(yield* principalOf(ledger, a)).toBe(MAX_TOTAL_MINOR - 5)
+        const exact = transferRows(program.id, settlement, a, 5)
+        expect(yield* ledger.postTransfer(exact)).toMatchObject({ posted: true, refusal: null })
+        expect(yield* principalOf(ledger, a)).toBe(MAX_TOTAL_MINOR)
       }))
 
     it.effect("posting checks funds under its lock: concurrent debits never overdraw", () =>

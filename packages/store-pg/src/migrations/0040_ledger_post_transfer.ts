@@ -16,7 +16,8 @@ import { Effect } from "effect"
  * when `p_check_funds`, then writes the transaction, transfer, book transfer, entries, balance
  * deltas, events and their webhook fan-out (`issuing_webhook_fan_out`, from 0011). The rows are
  * computed and asserted in TypeScript (ledger/PrepareTransfer.ts, PostingRules.ts); this only
- * writes them. Short of funds it writes nothing and returns posted = false with the balance.
+ * writes them. Short of funds, or when a running total of a touched (account, book) would pass
+ * 2^53 - 1, it writes nothing and returns posted = false with the refusal.
  * In autocommit it is its own transaction; inside a caller's transaction it joins it.
  */
 export default Effect.gen(function*() {
@@ -34,7 +35,7 @@ export default Effect.gen(function*() {
       p_entry_accounts text[], p_entry_books text[], p_entry_types text[], p_entry_amounts bigint[],
       p_delta_accounts text[], p_delta_books text[], p_delta_debits bigint[], p_delta_credits bigint[],
       p_event_ids text[], p_event_types text[], p_event_data text[], p_channel text)
-    RETURNS TABLE (posted boolean, available bigint) LANGUAGE plpgsql AS $$
+    RETURNS TABLE (posted boolean, available bigint, refusal text) LANGUAGE plpgsql AS $$
     DECLARE v_available bigint;
     BEGIN
       PERFORM 1 FROM issuing_balances WHERE financial_account_id IN (p_source, p_target)
@@ -44,9 +45,17 @@ export default Effect.gen(function*() {
           WHERE b.financial_account_id = p_source AND b.book = 'principal';
         v_available := coalesce(v_available, 0);
         IF v_available < p_amount THEN
-          RETURN QUERY SELECT false, v_available;
+          RETURN QUERY SELECT false, v_available, 'insufficient_funds';
           RETURN;
         END IF;
+      END IF;
+      -- Every running total stays within 2^53 - 1, so the API's JSON numbers are exact.
+      IF EXISTS (SELECT 1 FROM issuing_balances b
+          JOIN unnest(p_delta_accounts, p_delta_books, p_delta_debits, p_delta_credits) AS d(account, book, debits, credits)
+            ON b.financial_account_id = d.account AND b.book = d.book
+          WHERE b.debits_minor + d.debits > 9007199254740991 OR b.credits_minor + d.credits > 9007199254740991) THEN
+        RETURN QUERY SELECT false, v_available, 'balance_limit_exceeded';
+        RETURN;
       END IF;
       IF p_transaction_write = 'insert' THEN
         INSERT INTO issuing_transactions
@@ -80,6 +89,6 @@ export default Effect.gen(function*() {
           VALUES (p_event_ids[i], p_program_id, p_event_types[i], p_now, p_event_data[i]);
         PERFORM issuing_webhook_fan_out(p_event_ids[i], p_program_id, p_event_types[i], p_now, p_channel);
       END LOOP;
-      RETURN QUERY SELECT true, v_available;
+      RETURN QUERY SELECT true, v_available, NULL::text;
     END $$`
 })
