@@ -121,6 +121,7 @@ const databases: Array<TestDatabase> = []
 const running: Array<Started> = []
 
 beforeAll(async () => {
+  const { sqliteInstall, pgInstall } = readmeEmbedding()
   packDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-pack-"))
   fullApp = newProject("app")
   pgApp = newProject("pg-app")
@@ -144,7 +145,6 @@ beforeAll(async () => {
   for (const entry of JSON.parse(pack.stdout) as Array<Packed>) packed.set(entry.name, entry)
   expect([...packed.keys()].sort()).toEqual(PACKAGES.map((dir) => `@issuing/${dir}`).sort())
 
-  const { sqliteInstall, pgInstall } = readmeEmbedding()
   // The full project takes all four and what type-checks the README's files; the PostgreSQL one
   // takes the README's PostgreSQL line (and @issuing/core, unpublished here, which it depends on).
   const pgOnly = [...new Set(["@issuing/core", ...pgInstall])]
