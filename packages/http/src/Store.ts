@@ -32,12 +32,14 @@ export interface LoadedStore {
   readonly migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, unknown>
 }
 
-// Node reports a package that cannot be found with this code; anything else (a broken install, a
-// missing native binary) is a different problem and keeps its own message.
+// Node names the package it cannot find in quotes ("Cannot find package '@issuing/store-pg' imported
+// from …"). Anything else, such as the store's own driver missing (its path then names the store
+// package, unquoted) or a native binary that fails to load, is a different problem and keeps its
+// own message.
 const isMissing = (error: unknown, packageName: string) =>
   typeof error === "object" && error !== null &&
   ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" || (error as { code?: unknown }).code === "MODULE_NOT_FOUND") &&
-  String((error as { message?: unknown }).message).includes(packageName)
+  String((error as { message?: unknown }).message).includes(`'${packageName}'`)
 
 const importStore = async <A>(kind: DatabaseTarget["kind"], load: () => Promise<A>): Promise<A> => {
   try {
