@@ -5,7 +5,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import Sqlite from "better-sqlite3"
-import { Context, Effect, Layer, Scope, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Schedule, Scope, Stream } from "effect"
 
 /**
  * A SqlClient over better-sqlite3 for the platform's needs, which @effect/sql-sqlite-node 0.53
@@ -44,6 +44,12 @@ const bindable = (value: unknown): unknown =>
 
 const toSqlError = (cause: unknown, message: string) => new SqlError({ cause, message })
 
+/** SQLITE_BUSY and its extended codes: another connection holds the lock. */
+const isBusy = (error: SqlError): boolean => {
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY")
+}
+
 const make = (options: SqliteOptions) =>
   Effect.gen(function*() {
     const compiler = Statement.makeCompilerSqlite()
@@ -51,7 +57,11 @@ const make = (options: SqliteOptions) =>
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     if (options.filename !== ":memory:") db.pragma("journal_mode = WAL")
     db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`)
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+    // Another connection's write lock is waited for asynchronously (`awaitingLock` below), never with
+    // SQLite's own busy handler: that sleeps inside the synchronous driver, stalling the process's
+    // event loop for up to the whole timeout, and when the lock holder is another connection of the
+    // SAME process (two instances in one host app) it can never finish meanwhile.
+    db.pragma("busy_timeout = 0")
     db.pragma("foreign_keys = ON")
     // Savepoint sub-journals (one per group-commit unit) and temp b-trees stay in memory instead of
     // temporary files: they are never durable anyway (measured: 20–40 µs less per batched transfer).
@@ -69,8 +79,21 @@ const make = (options: SqliteOptions) =>
       return statement
     }
 
+    const lockWait = Schedule.exponential("1 millis", 2).pipe(
+      Schedule.union(Schedule.spaced("25 millis")),
+      Schedule.jittered,
+      Schedule.upTo(Duration.millis(options.busyTimeoutMs ?? 5000))
+    )
+    /**
+     * Retries a statement that found the write lock taken, up to the busy timeout, without blocking.
+     * Only outside a transaction (BEGIN IMMEDIATE itself, or a write in autocommit): inside one the
+     * lock is already ours, and a statement there never ran half-way.
+     */
+    const awaitingLock = <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> =>
+      Effect.retry(effect, { schedule: lockWait, while: (error) => isBusy(error) && !db.inTransaction })
+
     const run = (sql: string, params: ReadonlyArray<unknown>, raw: boolean): Effect.Effect<ReadonlyArray<any>, SqlError> =>
-      Effect.suspend(() => {
+      awaitingLock(Effect.suspend(() => {
         try {
           const statement = prepare(sql)
           const bound = params.map(bindable)
@@ -80,7 +103,7 @@ const make = (options: SqliteOptions) =>
         } catch (cause) {
           return Effect.fail(toSqlError(cause, "Failed to execute statement"))
         }
-      })
+      }))
 
     const connection: Connection = {
       execute: (sql, params, transformRows) =>
@@ -99,15 +122,18 @@ const make = (options: SqliteOptions) =>
         }),
       // BEGIN IMMEDIATE, SAVEPOINT, COMMIT… come through here on every transaction: prepared once.
       executeUnprepared: (sql, params, transformRows) =>
-        Effect.try({
+        awaitingLock(Effect.try({
           try: () => {
+            // A BEGIN that never took the lock leaves nothing to roll back: keep its SQLITE_BUSY (which
+            // the Transactor retries) instead of masking it with "no transaction is active".
+            if (sql === "ROLLBACK" && !db.inTransaction) return []
             const statement = prepare(sql)
             const bound = (params ?? []).map(bindable)
             const rows = statement.reader ? (statement.all(...bound) as ReadonlyArray<any>) : (statement.run(...bound), [])
             return transformRows ? transformRows(rows) : rows
           },
           catch: (cause) => toSqlError(cause, "Failed to execute statement")
-        }),
+        })),
       executeStream: () => Stream.dieMessage("executeStream is not supported by the SQLite store")
     }
 
@@ -149,7 +175,7 @@ const make = (options: SqliteOptions) =>
               return atomically(f) as A
             })
             // Otherwise wait for the connection like any statement, and be a transaction of its own.
-            : semaphore.withPermits(1)(attempt(() => atomically.immediate(f) as A)))
+            : semaphore.withPermits(1)(awaitingLock(attempt(() => atomically.immediate(f) as A))))
     })
     return { client, db, sync }
   })

@@ -82,5 +82,27 @@ describe("the SQLite client", () => {
         const rows = yield* sql`SELECT id FROM issuing_organizations WHERE id IN ('held', 'waited') ORDER BY id`
         expect(rows.map((row) => row.id)).toEqual(["held", "waited"])
       }))
+
+    it.effect("waits for a lock held by another connection of this process without blocking the event loop", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const transactor = yield* Transactor
+        // The holder is in this process: it can only commit if our wait leaves the event loop free.
+        const other = otherConnection()
+        other.exec("BEGIN IMMEDIATE")
+        other.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('same-process', 'held', 'x')")
+        let ticks = 0
+        const ticker = setInterval(() => (ticks += 1), 10)
+        setTimeout(() => { other.exec("COMMIT"); other.close() }, 200)
+        try {
+          yield* transactor.withTransaction(sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('after-wait', 'w', 'x')`)
+        } finally {
+          clearInterval(ticker)
+        }
+        // A blocked wait would have let no timer run until the holder's commit (which then never comes).
+        expect(ticks).toBeGreaterThan(5)
+        const rows = yield* sql`SELECT id FROM issuing_organizations WHERE id IN ('same-process', 'after-wait') ORDER BY id`
+        expect(rows.map((row) => row.id)).toEqual(["after-wait", "same-process"])
+      }))
   })
 })
