@@ -182,7 +182,7 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
     })
   })
 
-  describe("GET /v1/transactions/{transaction_id}/book-transfers (interface §4.6)", () => {
+  describe("GET /v1/transactions/{transaction_id}/book-transfers", () => {
     let transactionId: string
     let transferIds: Array<string>
     let wallet: string
@@ -218,7 +218,7 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expect(second.body.data.map((bt: any) => bt.transfer_id)).toEqual([transferIds[1], transferIds[0]])
     })
 
-    it("pages, sizes and orders as interface §4 says", async () => {
+    it("pages, sizes and orders as docs/api.md#paging says", async () => {
       expect((await platform.request("GET", `${path()}?page_size=5&page=3`)).body.data).toHaveLength(2)
       expect((await platform.request("GET", `${path()}?page-size=3`)).body.data).toHaveLength(3)
       expect((await platform.request("GET", `${path()}?page_size=0`)).body.data).toHaveLength(10)
@@ -248,7 +248,7 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expectEnvelope(await platform.request("GET", `${path()}?transfer_id=nope`), 400, { param: "transfer_id" })
     })
 
-    it("answers 404, 401 and 403 as interface §4.6 lists", async () => {
+    it("answers 404, 401 and 403", async () => {
       expectEnvelope(await platform.request("GET", `/v1/transactions/${uuid()}/book-transfers`), 404, { code: "not_found", param: "transaction_id" })
       expectEnvelope(await platform.request("GET", `/v1/transactions/not-a-uuid/book-transfers`), 404, { param: "transaction_id" })
       const other = await platform.createOrganization("Elsewhere")
@@ -258,7 +258,7 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expectEnvelope(await platform.request("GET", path(), { program: null }), 400, { param: "X-Program-ID" })
     })
 
-    it("lists an account's book transfers with the same parameters (interface §4.7)", async () => {
+    it("lists an account's book transfers with the same parameters", async () => {
       const accountPath = `/v1/financial-accounts/${wallet}/book-transfers`
       const all = await platform.request("GET", `${accountPath}?page_size=100`)
       expect(all.body.total_count).toBe(12)

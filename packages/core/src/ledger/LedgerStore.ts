@@ -39,7 +39,7 @@ export interface TransactionFilter {
   readonly card_id?: string | undefined
 }
 
-/** Filters of the two book-transfer lists (interface §4.6, §4.7). */
+/** Filters of the two book-transfer lists (a transaction's and an account's; docs/ledger.md). */
 export interface BookTransferFilter {
   readonly transaction_id?: string | undefined
   /** Book transfers with an entry on this account (and in `book`, when given). */

@@ -1,7 +1,7 @@
 import type { Book, BookEntry, EntryType } from "./Records.js"
 
 /**
- * The posting rules of CONTRACT §3, as pure functions with their invariants asserted. A violated
+ * The posting rules (docs/ledger.md#posting-rules), as pure functions with their invariants asserted. A violated
  * invariant is a bug, never a user error: it throws (a defect, so the transaction rolls back and
  * the caller gets a 500 with nothing written).
  */
