@@ -139,20 +139,9 @@ const accountsOf = (ctx: LedgerContext, programId: string, order: TransferOrder)
     return rows
   })
 
-/** After the commit: wakes this process's webhook workers when the store asks; a refusal is a 422. */
-const afterCommit = (ctx: LedgerContext, outcome: PostingOutcome, order: TransferOrder) =>
-  Effect.gen(function*() {
-    if (outcome.wake) yield* ctx.webhooks.wake
-    if (!outcome.posted) return yield* refused(outcome, order)
-  })
-
-/** A new transaction between accounts all known: one atomic store call, no transaction around it. */
-const postAtOnce = (ctx: LedgerContext, p: PreparedTransfer, source: FinancialAccount, target: FinancialAccount) =>
-  Effect.gen(function*() {
-    const { posted, posting } = transferPosting(p, source, target, { _tag: "New" }, yield* nowIso)
-    yield* afterCommit(ctx, yield* write(ctx, ctx.store.postTransfer(posting), { atomic: true }), p.order)
-    return posted
-  })
+/** True when an order posts as one atomic store call: a new transaction between accounts all known. */
+const postsAtOnce = (p: PreparedTransfer) =>
+  p.order.transaction_id === null && ((p.from !== null && p.to !== null) || p.settlement !== null)
 
 /** The transaction a transfer joins: a new one, or the named one locked, checked and its pending transfers counted. */
 const transactionPlan = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<TransactionPlan, TransferError> =>
@@ -164,35 +153,48 @@ const transactionPlan = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect
       return { _tag: "Existing", transaction, pendingTransfers: yield* ctx.store.countPendingTransfers(transaction.id) }
     })
 
-/** Attaching to an existing transaction, or a settlement account still to create: one transaction. */
-const postInTransaction = (ctx: LedgerContext, p: PreparedTransfer) =>
+/** A posted transfer and whether this process's webhook workers must be woken once it commits. */
+interface Posted {
+  readonly posted: PostedTransfer
+  readonly wake: boolean
+}
+
+/**
+ * Posts a prepared transfer with the store's one call. At once (`postsAtOnce`) the call is the whole
+ * write; otherwise the settlement account may be created and the named transaction is locked first,
+ * so it must run in a transaction (the caller wraps it). A refusal fails: whatever this posting wrote
+ * before it (a settlement account) rolls back with it.
+ */
+const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<Posted, TransferError> =>
   Effect.gen(function*() {
-    const { outcome, posted } = yield* write(ctx, Effect.gen(function*() {
-      const settlement = p.from !== null && p.to !== null ? null : p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency))
-      const plan = yield* transactionPlan(ctx, p)
-      const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
-      const outcome = yield* ctx.store.postTransfer(posting)
-      // Refused: fail inside, so whatever this transaction wrote (a settlement account) rolls back.
-      if (!outcome.posted) return yield* refused(outcome, p.order)
-      return { outcome, posted }
-    }))
-    yield* afterCommit(ctx, outcome, p.order)
-    return posted
+    const atOnce = postsAtOnce(p)
+    const settlement = p.from !== null && p.to !== null
+      ? null
+      : atOnce ? p.settlement : p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency))
+    const plan: TransactionPlan = atOnce ? { _tag: "New" } : yield* transactionPlan(ctx, p)
+    const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
+    const outcome = yield* ctx.store.postTransfer(posting)
+    if (!outcome.posted) return yield* refused(outcome, p.order)
+    return { posted, wake: outcome.wake }
   })
+
+/** The checks of an order over its accounts (cached immutable attributes, else one read). */
+const prepare = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
+  Effect.flatMap(accountsOf(ctx, programId, order), (accounts) => prepareTransfer(programId, order, accounts))
 
 /**
  * Posts a transfer and its one book transfer (docs/ledger.md); creates its transaction unless the
  * order names one. On failure nothing is written: NotFound (unknown account or transaction),
- * Conflict (declined transaction), BusinessRuleViolation (insufficient_funds, currency_mismatch,
- * same_financial_account, settlement_account_not_allowed), InvalidRequest (the sides a rail needs).
+ * Conflict (declined transaction), BusinessRuleViolation (insufficient_funds, balance_limit_exceeded,
+ * currency_mismatch, same_financial_account, settlement_account_not_allowed), InvalidRequest (the
+ * sides a rail needs). At once, the store call is submitted as an atomic write (no transaction around it).
  */
 const post = (ctx: LedgerContext, programId: string, order: TransferOrder): Effect.Effect<PostedTransfer, TransferError> =>
   Effect.gen(function*() {
-    const p = yield* prepareTransfer(programId, order, yield* accountsOf(ctx, programId, order))
-    if (order.transaction_id === null && ((p.from !== null && p.to !== null) || p.settlement !== null)) {
-      return yield* postAtOnce(ctx, p, p.from ?? p.settlement!, p.to ?? p.settlement!)
-    }
-    return yield* postInTransaction(ctx, p)
+    const p = yield* prepare(ctx, programId, order)
+    const { posted, wake } = yield* write(ctx, postPrepared(ctx, p), { atomic: postsAtOnce(p) })
+    if (wake) yield* ctx.webhooks.wake
+    return posted
   })
 
 /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
