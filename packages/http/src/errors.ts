@@ -245,6 +245,28 @@ export const handle = <A, E extends IssuingError | SqlError.SqlError, R>(
   Effect.catchAll(effect, (error) =>
     error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError)))
 
+/** One decode issue: where (the field's path) and what. */
+export interface DecodeIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/**
+ * The 400 of a body, query or batch item that does not decode: `param` is the first issue's path
+ * joined with dots (`holder.name`, `program_ids.1`). The rejected value is never echoed: it may be a
+ * card number or a secret sent in the wrong field.
+ */
+export const decodeIssuesFailure = (issues: ReadonlyArray<DecodeIssue>): ApiFailure => {
+  const issue = issues[0]
+  const param = issue === undefined || issue.path.length === 0 ? null : issue.path.map(String).join(".")
+  const detail = (issue?.message ?? "Invalid request").replace(/,\s*actual\b[\s\S]*$/, "")
+  return apiFailure(
+    "invalid_request",
+    param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`,
+    param
+  )
+}
+
 /** The JSON envelope of every error response (docs/api.md#errors). */
 export const envelope = (failure: ApiFailure, requestId: string, baseUrl: string) => ({
   error: {

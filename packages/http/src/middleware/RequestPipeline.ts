@@ -15,7 +15,7 @@ import {
 } from "@issuing/core"
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
-import { ApiFailure, apiFailure, failureResponse, handle } from "../errors.js"
+import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, handle } from "../errors.js"
 import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
@@ -37,24 +37,8 @@ const plainOf = (response: HttpServerResponse.HttpServerResponse) =>
     body: response.body._tag === "Uint8Array" ? decoder.decode(response.body.body) : ""
   })
 
-/** The first decode issue's path, joined with dots: the `param` of a 400. */
-const paramOfDecodeError = (error: HttpApiError.HttpApiDecodeError): string | null => {
-  const issue = error.issues[0]
-  if (issue === undefined || issue.path.length === 0) return null
-  return issue.path.map(String).join(".")
-}
-
-const decodeFailure = (error: HttpApiError.HttpApiDecodeError) => {
-  const issue = error.issues[0]
-  const param = paramOfDecodeError(error)
-  // The rejected value is never echoed: it may be a card number or a secret sent in the wrong field.
-  const detail = (issue === undefined ? error.message : issue.message).replace(/,\s*actual\b[\s\S]*$/, "")
-  return apiFailure(
-    "invalid_request",
-    param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`,
-    param
-  )
-}
+const decodeFailure = (error: HttpApiError.HttpApiDecodeError) =>
+  error.issues.length === 0 ? apiFailure("invalid_request", "Invalid request.", null) : decodeIssuesFailure(error.issues)
 
 /** A 400 for request text holding U+0000 or a lone surrogate, naming the field or query parameter when there is one. */
 const unstorableTextFailure = (param: string | null) =>
