@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Access, CreateTransfer, CreateWallet, Ledger, MAX_AMOUNT_MINOR, MAX_TOTAL_MINOR, toInt } from "@issuing/core"
+import { Access, CreateTransfer, CreateWallet, Ledger, MAX_AMOUNT_MINOR, MAX_TOTAL_MINOR, type PostedTransfer, toInt } from "@issuing/core"
 import { Effect, Either, Schema } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -89,7 +89,8 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
       }
     }))
 
-  it("keeps every invariant over random transfer sequences", async () => {
+  // Each group of operations runs concurrently as single requests, or as one batch (POST /v1/transfers/batch).
+  it.each(["single transfers", "batches"] as const)("keeps every invariant over random transfer sequences, posted as %s", async (mode) => {
     let limitRefusals = 0
     await fc.assert(
       fc.asyncProperty(scenario, async (groups) => {
@@ -112,40 +113,53 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
             })))))
         model[0] = 9 * MAX_AMOUNT_MINOR
 
-        const apply = (operation: Op) =>
-          Effect.flatMap(Ledger, (ledger) => {
-            if (operation.kind === "settle") {
-              if (pending.length === 0) return Effect.void
-              const id = pending.splice(operation.pick % pending.length, 1)[0]!
-              return Effect.orDie(ledger.settleTransfer(programId, id))
+        type TransferOp = Exclude<Op, { readonly kind: "settle" }>
+        // Decoded as the API decodes a body: the service takes decoded input.
+        const input = (operation: TransferOp) =>
+          decodeTransfer(operation.kind === "book"
+            ? { payment_rail: "book", amount: operation.amount, currency: operation.currency, from_financial_account_id: accounts[operation.from], to_financial_account_id: accounts[operation.to] }
+            : operation.kind === "in"
+            ? { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, to_financial_account_id: accounts[operation.wallet] }
+            : { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, from_financial_account_id: accounts[operation.wallet] })
+        const record = (operation: TransferOp, result: Either.Either<PostedTransfer, { readonly _tag: string; readonly code?: string }>) => {
+          if (Either.isLeft(result)) {
+            const error = result.left
+            if (error._tag !== "BusinessRuleViolation" || !EXPECTED_FAILURES.has(error.code!)) {
+              throw new Error(`Unexpected failure ${JSON.stringify(error)}`)
             }
-            const input = operation.kind === "book"
-              ? { payment_rail: "book", amount: operation.amount, currency: operation.currency, from_financial_account_id: accounts[operation.from], to_financial_account_id: accounts[operation.to] }
-              : operation.kind === "in"
-              ? { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, to_financial_account_id: accounts[operation.wallet] }
-              : { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, from_financial_account_id: accounts[operation.wallet] }
-            // Decoded as the API decodes a body: the service takes decoded input.
-            return Effect.map(Effect.either(ledger.postTransfer(programId, decodeTransfer(input))), (result) => {
-              if (Either.isLeft(result)) {
-                const error = result.left
-                if (error._tag !== "BusinessRuleViolation" || !EXPECTED_FAILURES.has(error.code)) {
-                  throw new Error(`Unexpected failure ${JSON.stringify(error)}`)
-                }
-                if (error.code === "balance_limit_exceeded") limitRefusals += 1
-                return
-              }
-              const { transfer } = result.right
-              if (transfer.status === "PENDING") pending.push(transfer.id)
-              if (operation.kind === "book") {
-                model[operation.from]! -= operation.amount
-                model[operation.to]! += operation.amount
-              } else if (operation.kind === "in") model[operation.wallet]! += operation.amount
-              else model[operation.wallet]! -= operation.amount
-            })
+            if (error.code === "balance_limit_exceeded") limitRefusals += 1
+            return
+          }
+          const { transfer } = result.right
+          if (transfer.status === "PENDING") pending.push(transfer.id)
+          if (operation.kind === "book") {
+            model[operation.from]! -= operation.amount
+            model[operation.to]! += operation.amount
+          } else if (operation.kind === "in") model[operation.wallet]! += operation.amount
+          else model[operation.wallet]! -= operation.amount
+        }
+        const settle = (pick: number) =>
+          Effect.flatMap(Ledger, (ledger) => {
+            if (pending.length === 0) return Effect.void
+            const id = pending.splice(pick % pending.length, 1)[0]!
+            return Effect.orDie(ledger.settleTransfer(programId, id))
+          })
+        const single = (operation: Op) =>
+          operation.kind === "settle"
+            ? settle(operation.pick)
+            : Effect.flatMap(Ledger, (ledger) => Effect.map(Effect.either(ledger.postTransfer(programId, input(operation))), (result) => record(operation, result)))
+        const batched = (group: ReadonlyArray<Op>) =>
+          Effect.gen(function*() {
+            for (const operation of group) if (operation.kind === "settle") yield* settle(operation.pick)
+            const transfers = group.filter((operation): operation is TransferOp => operation.kind !== "settle")
+            if (transfers.length === 0) return
+            const ledger = yield* Ledger
+            const results = yield* ledger.postTransfers(programId, transfers.map(input), false)
+            transfers.forEach((operation, index) => record(operation, results[index]!))
           })
 
         for (const group of groups) {
-          await run(Effect.forEach(group, apply, { concurrency: "unbounded", discard: true }))
+          await run(mode === "batches" ? batched(group) : Effect.forEach(group, single, { concurrency: "unbounded", discard: true }))
         }
         const actual = await run(Effect.flatMap(Ledger, (ledger) =>
           Effect.forEach(accounts, (id) => Effect.map(ledger.getFinancialAccount(programId, id), (a) => a.balance.amount))))

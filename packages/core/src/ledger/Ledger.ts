@@ -1,5 +1,5 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { type Context, Effect, Option } from "effect"
+import { SqlClient, SqlError } from "@effect/sql"
+import { type Context, Data, Effect, Either, Option } from "effect"
 import { Events } from "../events/Events.js"
 import { BusinessRuleViolation, Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
@@ -197,6 +197,61 @@ const post = (ctx: LedgerContext, programId: string, order: TransferOrder): Effe
     return posted
   })
 
+/** A failure of one batch item that is the item's own (its result), as opposed to the database's (the batch's). */
+export type TransferItemError = Exclude<TransferError, SqlError.SqlError>
+
+const isItemError = (error: TransferError): error is TransferItemError => !(error instanceof SqlError.SqlError)
+
+/** An atomic batch stopped at one item: nothing of the batch was written. */
+export class TransferBatchAborted extends Data.TaggedError("TransferBatchAborted")<{
+  readonly index: number
+  readonly error: TransferItemError
+}> {}
+
+/** Reads, in one statement per kind, the accounts a batch names that the cache lacks. */
+const warmAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>) =>
+  Effect.gen(function*() {
+    const ids = new Set<string>()
+    const currencies = new Set<string>()
+    for (const order of orders) {
+      const wanted = accountsToRead(order)
+      for (const id of wanted.ids) if (ctx.accountCache.lookup(programId, [id], null) === undefined) ids.add(id)
+      if (wanted.settlementCurrency !== null && ctx.accountCache.lookup(programId, [], wanted.settlementCurrency) === undefined) {
+        currencies.add(wanted.settlementCurrency)
+      }
+    }
+    if (ids.size > 0) ctx.accountCache.remember(yield* ctx.store.findPostingAccounts(programId, [...ids], null))
+    for (const currency of currencies) {
+      ctx.accountCache.remember(Option.toArray(yield* ctx.store.findSettlementAccount(programId, currency)))
+    }
+  })
+
+/** One batch item inside the batch's transaction: at once without a savepoint, otherwise in its own. */
+const postItem = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
+  Effect.flatMap(prepare(ctx, programId, order), (p) =>
+    postsAtOnce(p) ? postPrepared(ctx, p) : ctx.transactor.withTransaction(postPrepared(ctx, p)))
+
+/**
+ * Posts many transfers in ONE database transaction (docs/ledger.md#batches), each exactly as
+ * `post` would. Not atomic: each item has its own result — its transfer, or its failure with
+ * nothing of it written — and the others commit. Atomic: the first failing item aborts the batch
+ * and nothing is written (TransferBatchAborted naming it). A database failure fails the batch.
+ */
+const postBatch = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
+  Effect.gen(function*() {
+    yield* warmAccounts(ctx, programId, orders)
+    type ItemResult = Either.Either<Posted, TransferItemError>
+    const item = (order: TransferOrder, index: number): Effect.Effect<ItemResult, TransferBatchAborted | SqlError.SqlError> => {
+      const posting = Effect.map(postItem(ctx, programId, order), (posted): ItemResult => Either.right(posted))
+      return atomic
+        ? Effect.catchIf(posting, isItemError, (error) => new TransferBatchAborted({ index, error }))
+        : Effect.catchIf(posting, isItemError, (error) => Effect.succeed<ItemResult>(Either.left(error)))
+    }
+    const results = yield* write(ctx, Effect.forEach(orders, item))
+    if (results.some((result) => Either.isRight(result) && result.right.wake)) yield* ctx.webhooks.wake
+    return results.map(Either.map((item) => item.posted))
+  })
+
 /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
 const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet) =>
   ctx.transactor.withTransaction(Effect.gen(function*() {
@@ -322,6 +377,13 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         Effect.flatMap(findAccount(ctx, programId, accountId), (account) => page(Effect.map(store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))),
       postTransfer: (programId: string, request: TransferRequest): Effect.Effect<PostedTransfer, TransferError> =>
         post(ctx, programId, { ...request, rail: request.payment_rail, card: null }),
+      /** Many transfers in one database transaction, each with its own result (or all-or-nothing when `atomic`). */
+      postTransfers: (
+        programId: string,
+        requests: ReadonlyArray<TransferRequest>,
+        atomic: boolean
+      ): Effect.Effect<ReadonlyArray<Either.Either<PostedTransfer, TransferItemError>>, TransferBatchAborted | SqlError.SqlError> =>
+        postBatch(ctx, programId, requests.map((request) => ({ ...request, rail: request.payment_rail, card: null })), atomic),
       getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
         findOwned(transferId, TRANSFER, (id) => store.findTransfer(programId, id, false)),
       listTransfers: (programId: string, filter: TransferFilter, request: PageRequest) =>

@@ -244,3 +244,20 @@ export const CreateTransfer: Schema.Schema<TransferRequest, typeof TransferBody.
     encode: (request) => ({ ...request, paymentRail: request.payment_rail })
   }
 )
+
+/** Most transfers one POST /v1/transfers/batch carries. */
+export const MAX_BATCH_TRANSFERS = 1_000
+
+/**
+ * POST /v1/transfers/batch: up to MAX_BATCH_TRANSFERS transfer bodies, each as POST /v1/transfers
+ * takes it, decoded one by one (a malformed item fails alone unless `atomic`); `atomic: true` makes
+ * the batch all-or-nothing (docs/ledger.md#batches).
+ */
+export const CreateTransferBatch = Schema.Struct({
+  transfers: Schema.Array(Schema.Unknown.annotations({
+    identifier: "TransferBatchItem",
+    description: "A transfer, exactly as the body of POST /v1/transfers."
+  })).pipe(Schema.minItems(1), Schema.maxItems(MAX_BATCH_TRANSFERS)),
+  atomic: Schema.optional(Schema.Boolean)
+})
+export type CreateTransferBatch = typeof CreateTransferBatch.Type

@@ -1,9 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   AccountKind,
   BookBalance,
   BookTransfer,
   CreateTransfer,
+  CreateTransferBatch,
   CreateWallet,
   Currency,
   FinancialAccount,
@@ -73,9 +74,33 @@ export class FinancialAccountsApi extends HttpApiGroup.make("financialAccounts")
   .prefix("/v1")
 {}
 
+/** A batch item that was not posted: the `error` object of the envelope a single POST would have answered. */
+export const TransferBatchItemError = Schema.Struct({
+  error: Schema.Struct({
+    type: Schema.String,
+    code: Schema.String,
+    message: Schema.String,
+    param: Schema.NullOr(Schema.String),
+    request_id: Schema.String,
+    doc_url: Schema.String
+  })
+}).annotations({ identifier: "TransferBatchItemError" })
+
+/** The answer of POST /v1/transfers/batch: one result per item, in order. */
+export const TransferBatch = Schema.Struct({
+  object: Schema.Literal("transfer_batch"),
+  data: Schema.Array(Schema.Union(Transfer, TransferBatchItemError))
+}).annotations({ identifier: "TransferBatch" })
+
 /** Transfers on book, ACH same day, wire and FedNow (docs/ledger.md). */
 export class TransfersApi extends HttpApiGroup.make("transfers")
   .add(HttpApiEndpoint.post("create", "/transfers").setPayload(CreateTransfer).addSuccess(Transfer))
+  .add(
+    HttpApiEndpoint.post("batch", "/transfers/batch")
+      .setPayload(CreateTransferBatch)
+      .addSuccess(TransferBatch)
+      .annotate(OpenApi.Description, "Up to 1,000 transfers in one request and one database transaction; each item has its own result unless `atomic` (docs/ledger.md#batches).")
+  )
   .add(
     HttpApiEndpoint.get("list", "/transfers")
       .setUrlParams(Schema.Struct({

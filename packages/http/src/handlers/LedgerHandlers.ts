@@ -1,9 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Ledger } from "@issuing/core"
-import { Effect } from "effect"
+import { CreateTransfer, type CreateTransferBatch, IssuingConfig, Ledger } from "@issuing/core"
+import { Effect, Either, FiberRef, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
-import { handle } from "../errors.js"
+import { ApiFailure, decodeIssuesFailure, envelope, handle, toApiFailure } from "../errors.js"
+import { CurrentRequestId } from "../middleware/RequestPipeline.js"
 import { paging } from "./Paging.js"
 
 /** Order fields of each ledger list (docs/ledger.md). Omitted order_by: newest first. */
@@ -16,6 +17,51 @@ export const BOOK_TRANSFER_ORDER_FIELDS = ["posted_at", "created_at", "amount"]
 const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 
 // Inputs arrive decoded by the API's schemas (core's ledger/Records.ts); handlers only call the service.
+
+const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first" })
+
+/** An item's failure with its index in `param` (`transfers.3.amount`), for an all-or-nothing batch. */
+const itemFailure = (index: number, failure: ApiFailure): ApiFailure =>
+  new ApiFailure({
+    status: failure.status,
+    type: failure.type,
+    code: failure.code,
+    message: failure.message,
+    param: failure.param === null ? `transfers.${index}` : `transfers.${index}.${failure.param}`
+  })
+
+/**
+ * POST /v1/transfers/batch: each item is decoded as a POST /v1/transfers body (a malformed one is
+ * that item's 400), the decoded ones are posted in one database transaction, and every item answers
+ * in order with its transfer or the `error` object of its envelope. `atomic`: any item's failure is
+ * the request's, with the item's index in `param`, and nothing is written.
+ */
+const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
+  Effect.gen(function*() {
+    const program = yield* programId
+    const requestId = yield* FiberRef.get(CurrentRequestId)
+    const config = yield* IssuingConfig
+    const decoded = payload.transfers.map((item) =>
+      Either.mapLeft(decodeItem(item), (error) => decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error))))
+    const atomic = payload.atomic === true
+    const invalid = decoded.findIndex(Either.isLeft)
+    if (atomic && invalid >= 0) return yield* itemFailure(invalid, (decoded[invalid] as Either.Left<ApiFailure, never>).left)
+    const requests = decoded.flatMap((item) => Either.isRight(item) ? [item.right] : [])
+    // Atomic batches reach here only with every item decoded: an aborted item's index is its index in the batch.
+    const posted = yield* ledger.postTransfers(program, requests, atomic).pipe(
+      Effect.catchTag("TransferBatchAborted", (aborted) => Effect.fail(itemFailure(aborted.index, toApiFailure(aborted.error)))),
+      Effect.catchTag("SqlError", Effect.die)
+    )
+    let next = 0
+    const data = decoded.map((item) => {
+      const result = Either.isLeft(item) ? Either.left(item.left) : Either.mapLeft(posted[next++]!, toApiFailure)
+      return Either.match(result, {
+        onLeft: (failure) => ({ error: envelope(failure, requestId, config.baseUrl).error }),
+        onRight: (transfer) => transfer.transfer
+      })
+    })
+    return { object: "transfer_batch" as const, data }
+  })
 
 export const WalletsHandlersLive = HttpApiBuilder.group(IssuingApi, "wallets", (handlers) =>
   Effect.gen(function*() {
@@ -58,6 +104,7 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(programId, (program) => Effect.map(handle(ledger.postTransfer(program, payload)), (posted) => posted.transfer)))
+      .handle("batch", ({ payload }) => postBatch(ledger, payload))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
           const page = yield* paging(urlParams, TRANSFER_ORDER_FIELDS)

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { STORE_KINDS } from "../support/databases.js"
+import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
+import { balanceOf, createWallet, fund } from "./support.js"
+
+/** POST /v1/transfers/batch (docs/ledger.md#batches): many transfers, one request, one database transaction. */
+describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
+  let platform: TestPlatform
+  beforeAll(async () => {
+    platform = await startPlatform(kind)
+  })
+  afterAll(async () => {
+    await platform?.close()
+  })
+
+  const batch = (body: unknown, options: { readonly idempotencyKey?: string } = {}) =>
+    platform.request("POST", "/v1/transfers/batch", { body, ...options })
+  const book = (from: string, to: string, amount: unknown) =>
+    ({ paymentRail: "book", amount, currency: "USD", from_financial_account_id: from, to_financial_account_id: to })
+  const transfersOf = async (accountId: string) =>
+    (await platform.request("GET", `/v1/transfers?financial_account_id=${accountId}&page_size=100`)).body.total_count
+
+  it("answers every item in order: its transfer, or the error a single POST would have had; the others commit", async () => {
+    const a = await createWallet(platform, "A")
+    const b = await createWallet(platform, "B")
+    await fund(platform, a.financial_account_id, 100)
+    const response = await batch({
+      transfers: [
+        book(a.financial_account_id, b.financial_account_id, 30),
+        book(a.financial_account_id, b.financial_account_id, 500), // more than A holds
+        book(a.financial_account_id, b.financial_account_id, -1), // malformed
+        { payment_rail: "ach_same_day", amount: 20, currency: "USD", to_financial_account_id: b.financial_account_id },
+        book(a.financial_account_id, uuid(), 5), // unknown account
+        book(a.financial_account_id, b.financial_account_id, 70) // exactly what is left
+      ]
+    })
+    expect(response.status, response.text).toBe(200)
+    expect(response.body.object).toBe("transfer_batch")
+    const [first, tooMuch, malformed, inbound, unknown, rest] = response.body.data
+    expect(first).toMatchObject({ object: "transfer", amount: 30, status: "SETTLED" })
+    expect(tooMuch.error).toMatchObject({ type: "invalid_request_error", code: "insufficient_funds", param: "amount" })
+    expect(tooMuch.error.request_id).toBe(response.headers.get("request-id"))
+    expect(tooMuch.error.doc_url).toMatch(/\/docs\/errors\/insufficient_funds$/)
+    expect(malformed.error).toMatchObject({ code: "invalid_request", param: "amount" })
+    expect(inbound).toMatchObject({ object: "transfer", payment_rail: "ach_same_day", status: "PENDING" })
+    expect(unknown.error).toMatchObject({ code: "not_found", param: "to_financial_account_id" })
+    expect(rest).toMatchObject({ object: "transfer", amount: 70 })
+    expect(await balanceOf(platform, a.financial_account_id)).toBe(0)
+    expect(await balanceOf(platform, b.financial_account_id)).toBe(120)
+    // Each posted item has its book transfer and its events, as a single transfer does.
+    for (const posted of [first, inbound, rest]) {
+      const books = await platform.request("GET", `/v1/transactions/${posted.transaction_id}/book-transfers`)
+      expect(books.body.data.map((row: any) => row.transfer_id)).toEqual([posted.id])
+      const events = await platform.request("GET", "/v1/events?type=transfer.created&page_size=100")
+      expect(events.body.data.some((event: any) => event.data.object.id === posted.id)).toBe(true)
+    }
+    expect(await transfersOf(a.financial_account_id)).toBe(3)
+  })
+
+  it("atomic: the first failing item fails the request, naming it, and nothing of the batch is written", async () => {
+    const a = await createWallet(platform, "A")
+    const b = await createWallet(platform, "B")
+    await fund(platform, a.financial_account_id, 50)
+    const refused = await batch({
+      atomic: true,
+      transfers: [book(a.financial_account_id, b.financial_account_id, 40), book(a.financial_account_id, b.financial_account_id, 40)]
+    })
+    expectEnvelope(refused, 422, { code: "insufficient_funds", param: "transfers.1.amount" })
+    const malformed = await batch({ atomic: true, transfers: [book(a.financial_account_id, b.financial_account_id, 1), { amount: "x" }] })
+    expectEnvelope(malformed, 400, { code: "invalid_request", param: "transfers.1.amount" })
+    expect(await balanceOf(platform, a.financial_account_id)).toBe(50)
+    expect(await balanceOf(platform, b.financial_account_id)).toBe(0)
+    expect(await transfersOf(a.financial_account_id)).toBe(1) // the funding only
+
+    const posted = await batch({ atomic: true, transfers: [book(a.financial_account_id, b.financial_account_id, 20), book(b.financial_account_id, a.financial_account_id, 5)] })
+    expect(posted.status, posted.text).toBe(200)
+    expect(posted.body.data.map((item: any) => item.amount)).toEqual([20, 5])
+    expect(await balanceOf(platform, a.financial_account_id)).toBe(35)
+  })
+
+  it("bounds a batch to 1 to 1,000 items and validates its shape", async () => {
+    expectEnvelope(await batch({ transfers: [] }), 400, { code: "invalid_request", param: "transfers" })
+    expectEnvelope(await batch({}), 400, { param: "transfers" })
+    expectEnvelope(await batch({ transfers: [{}], atomic: "yes" }), 400, { param: "atomic" })
+    const a = await createWallet(platform, "A")
+    const tooMany = Array.from({ length: 1_001 }, () => book(a.financial_account_id, uuid(), 1))
+    expectEnvelope(await batch({ transfers: tooMany }), 400, { param: "transfers" })
+    expect(await transfersOf(a.financial_account_id)).toBe(0)
+  })
+
+  it("takes one Idempotency-Key for the whole batch: the same request replays, another is 409", async () => {
+    const a = await createWallet(platform, "A")
+    const b = await createWallet(platform, "B")
+    await fund(platform, a.financial_account_id, 10)
+    const key = uuid()
+    const body = { transfers: [book(a.financial_account_id, b.financial_account_id, 4), book(a.financial_account_id, b.financial_account_id, 4)] }
+    const first = await batch(body, { idempotencyKey: key })
+    expect(first.status, first.text).toBe(200)
+    const again = await batch(body, { idempotencyKey: key })
+    expect(again.status).toBe(200)
+    expect(again.headers.get("idempotent-replayed")).toBe("true")
+    expect(again.body).toEqual(first.body)
+    expectEnvelope(await batch({ transfers: [book(a.financial_account_id, b.financial_account_id, 1)] }, { idempotencyKey: key }), 409, { code: "conflict" })
+    expect(await balanceOf(platform, a.financial_account_id)).toBe(2)
+  })
+
+  it("lets exactly 100 of 200 transfers through an account funded for 100, across concurrent batches", async () => {
+    const source = await createWallet(platform, "Source")
+    const target = await createWallet(platform, "Target")
+    await fund(platform, source.financial_account_id, 100)
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        batch(
+          { transfers: Array.from({ length: 20 }, () => book(source.financial_account_id, target.financial_account_id, 1)) },
+          index % 2 === 0 ? { idempotencyKey: uuid() } : {}
+        ))
+    )
+    const items = responses.flatMap((response) => {
+      expect(response.status, response.text).toBe(200)
+      return response.body.data
+    })
+    expect(items.filter((item: any) => item.object === "transfer")).toHaveLength(100)
+    const refused = items.filter((item: any) => item.error !== undefined)
+    expect(refused).toHaveLength(100)
+    expect(refused.every((item: any) => item.error.code === "insufficient_funds")).toBe(true)
+    expect(await balanceOf(platform, source.financial_account_id)).toBe(0)
+    expect(await balanceOf(platform, target.financial_account_id)).toBe(100)
+  })
+})
