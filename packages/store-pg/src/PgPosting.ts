@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { LedgerPosting, type PostingRefusal, toInt, WEBHOOK_NOTIFY_CHANNEL } from "@issuing/core"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { LedgerPosting, type PostingOutcome, type PostingRefusal, toInt, type TransferPosting, WEBHOOK_NOTIFY_CHANNEL } from "@issuing/core"
 import { Effect, Layer } from "effect"
 
 /**
@@ -12,8 +12,9 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
   LedgerPosting,
   Effect.map(SqlClient.SqlClient, (client) => {
     const sql = client.withoutTransforms()
-    return {
-      postTransfer: ({ bookTransfer, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }) =>
+    const postTransfer = (
+      { bookTransfer, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
+    ): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
         sql`SELECT posted, available, refusal FROM issuing_post_transfer(
               ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
               ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
@@ -33,6 +34,11 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
             wake: false
           }))
         )
+    return {
+      postTransfer,
+      // In order, one statement each, in the caller's transaction: the function keeps each refusal
+      // from writing, and any database error aborts the transaction (the batch) as a whole.
+      postTransfers: (postings) => Effect.forEach(postings, postTransfer)
     }
   })
 )

@@ -100,6 +100,13 @@ export interface PostingOutcome {
  */
 export interface LedgerPostingService {
   readonly postTransfer: (posting: TransferPosting) => Effect.Effect<PostingOutcome, SqlError.SqlError>
+  /**
+   * Posts many transfers in order, each as `postTransfer` would (a refused one writes nothing and
+   * the next goes on), in as few calls as the store can: SQLite one synchronous call, PostgreSQL
+   * one statement each. A database failure fails the whole call and writes nothing of it. Runs in
+   * the caller's transaction (a batch's).
+   */
+  readonly postTransfers: (postings: ReadonlyArray<TransferPosting>) => Effect.Effect<ReadonlyArray<PostingOutcome>, SqlError.SqlError>
 }
 
 /** The store's posting strategy (provided by each store package). */
@@ -153,6 +160,8 @@ export interface LedgerStoreService {
 
   /** Posts a transfer: the store's one posting (see `LedgerPostingService`). */
   readonly postTransfer: LedgerPostingService["postTransfer"]
+  /** Posts many transfers in order (see `LedgerPostingService`). */
+  readonly postTransfers: LedgerPostingService["postTransfers"]
   readonly listBookTransfers: (programId: string, filter: BookTransferFilter, window: PageWindow) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
 }
 

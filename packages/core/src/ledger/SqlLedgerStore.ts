@@ -364,6 +364,7 @@ export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlCl
       ...walletQueries(q),
       ...transactionQueries(q),
       postTransfer: posting.postTransfer,
+      postTransfers: posting.postTransfers,
       ...bookTransferQueries(q)
     }
   })
