@@ -34,11 +34,63 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
             wake: false
           }))
         )
+    /** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
+    const asJson = ({ bookTransfer, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting) => ({
+      program_id: t.program_id,
+      source: transfer.from_financial_account_id,
+      target: transfer.to_financial_account_id,
+      check_funds: checkFunds,
+      amount: transfer.amount,
+      currency: transfer.currency,
+      now: transfer.created_at,
+      transaction_write: transactionWrite,
+      transaction_id: t.id,
+      transaction_status: t.status,
+      transaction_created_at: t.created_at,
+      card_id: t.card_id,
+      mcc: t.mcc,
+      merchant_name: t.merchant_name,
+      transfer_id: transfer.id,
+      rail: transfer.payment_rail,
+      transfer_status: transfer.status,
+      description: transfer.description,
+      book_transfer_id: bookTransfer.id,
+      entry_accounts: bookTransfer.entries.map((e) => e.financial_account_id),
+      entry_books: bookTransfer.entries.map((e) => e.book),
+      entry_types: bookTransfer.entries.map((e) => e.entry_type),
+      entry_amounts: bookTransfer.entries.map((e) => String(e.amount.amount)),
+      delta_accounts: deltas.map((d) => d.financial_account_id),
+      delta_books: deltas.map((d) => d.book),
+      delta_debits: deltas.map((d) => String(d.debitsMinor)),
+      delta_credits: deltas.map((d) => String(d.creditsMinor)),
+      event_ids: events.map((e) => e.id),
+      event_types: events.map((e) => e.type),
+      event_data: events.map((e) => JSON.stringify(e.data.object))
+    })
     return {
       postTransfer,
-      // In order, one statement each, in the caller's transaction: the function keeps each refusal
-      // from writing, and any database error aborts the transaction (the batch) as a whole.
-      postTransfers: (postings) => Effect.forEach(postings, postTransfer)
+      // In order, in ONE statement (issuing_post_transfers), in the caller's transaction: each
+      // refusal writes nothing, and any database error aborts the transaction (the batch) as a whole.
+      postTransfers: (postings) =>
+        postings.length === 0
+          ? Effect.succeed([])
+          : sql`SELECT ord, posted, available, refusal FROM issuing_post_transfers(
+                  ${JSON.stringify(postings.map(asJson))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL}) ORDER BY ord`.pipe(
+            Effect.map((rows) =>
+              rows.map((row) => ({
+                posted: row.posted === true,
+                refusal: (row.refusal ?? null) as PostingRefusal | null,
+                availableMinor: row.available === null ? 0 : toInt(row.available),
+                wake: false
+              }))
+            )
+          ),
+      // The order issuing_post_transfer locks in, so every transaction takes its locks in one order.
+      lockAccounts: (accountIds) =>
+        accountIds.length === 0
+          ? Effect.void
+          : Effect.asVoid(sql`SELECT 1 FROM issuing_balances WHERE financial_account_id IN ${sql.in(accountIds)}
+                              ORDER BY financial_account_id, book FOR UPDATE`)
     }
   })
 )

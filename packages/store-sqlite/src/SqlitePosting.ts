@@ -133,6 +133,8 @@ export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql>
     // One call and one native savepoint for the lot: a savepoint per transfer inside a batch's
     // own savepoint (group commit) cost more than the writes themselves (measured: 1,770 → 5,000/s
     // at 8 concurrent batches of 100). Refusals write nothing, so they need no savepoint.
-    postTransfers: (postings) => sync.run((db) => postings.map((posting) => postTransferSync(db, posting)))
+    postTransfers: (postings) => sync.run((db) => postings.map((posting) => postTransferSync(db, posting))),
+    // The write transaction (BEGIN IMMEDIATE) already excludes every other writer.
+    lockAccounts: () => Effect.void
   }))
 )

@@ -251,9 +251,27 @@ const postRun = (ctx: LedgerContext, run: ReadonlyArray<{ readonly index: number
         : itemFailure(atomic, index)(refused(outcomes[i]!, p.order)))
   })
 
+/**
+ * The accounts a batch will post to: the named ones of this program (warmed into the cache; an id
+ * of another program is never locked) and the settlement accounts the cache knows.
+ */
+const batchAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>) => {
+  const ids = new Set<string>()
+  for (const order of orders) {
+    const wanted = accountsToRead(order)
+    for (const id of wanted.ids) if (ctx.accountCache.lookup(programId, [id], null) !== undefined) ids.add(id)
+    if (wanted.settlementCurrency !== null) {
+      for (const account of ctx.accountCache.lookup(programId, [], wanted.settlementCurrency) ?? []) ids.add(account.id)
+    }
+  }
+  return [...ids].sort()
+}
+
 /** The items in order, inside the batch's transaction: runs of at-once items in one call each, the others in a savepoint each. */
 const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
   Effect.gen(function*() {
+    // Every balance row the batch may touch, locked first and in one order: no deadlock with another batch.
+    yield* ctx.store.lockAccounts(batchAccounts(ctx, programId, orders))
     const results: Array<ItemResult> = []
     let run: Array<{ readonly index: number; readonly p: PreparedTransfer }> = []
     const flush = Effect.suspend(() => {

@@ -107,6 +107,13 @@ export interface LedgerPostingService {
    * the caller's transaction (a batch's).
    */
   readonly postTransfers: (postings: ReadonlyArray<TransferPosting>) => Effect.Effect<ReadonlyArray<PostingOutcome>, SqlError.SqlError>
+  /**
+   * Takes, for the rest of the caller's transaction, the locks a posting would take on these
+   * accounts' balance rows, all at once in (account id, book) order: a batch that touches many
+   * accounts then cannot deadlock with another batch or a single transfer (each takes its locks in
+   * the same order). PostgreSQL: FOR UPDATE; SQLite: nothing (BEGIN IMMEDIATE has one writer).
+   */
+  readonly lockAccounts: (accountIds: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
 }
 
 /** The store's posting strategy (provided by each store package). */
@@ -162,6 +169,8 @@ export interface LedgerStoreService {
   readonly postTransfer: LedgerPostingService["postTransfer"]
   /** Posts many transfers in order (see `LedgerPostingService`). */
   readonly postTransfers: LedgerPostingService["postTransfers"]
+  /** Locks accounts' balance rows in order for the rest of the transaction (see `LedgerPostingService`). */
+  readonly lockAccounts: LedgerPostingService["lockAccounts"]
   readonly listBookTransfers: (programId: string, filter: BookTransferFilter, window: PageWindow) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
 }
 

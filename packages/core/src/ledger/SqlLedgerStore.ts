@@ -365,6 +365,7 @@ export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlCl
       ...transactionQueries(q),
       postTransfer: posting.postTransfer,
       postTransfers: posting.postTransfers,
+      lockAccounts: posting.lockAccounts,
       ...bookTransferQueries(q)
     }
   })

@@ -443,6 +443,41 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(yield* principalOf(ledger, b)).toBe(100)
       }))
 
+    it.effect("posts many transfers in order in one call: a refused one writes nothing and the next goes on", () =>
+      Effect.gen(function*() {
+        const ledger = yield* LedgerStore
+        const events = yield* EventStore
+        const transactor = yield* Transactor
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const funding = transferRows(program.id, settlement, a, 100)
+        const first = transferRows(program.id, a, b, 60, { checkFunds: true })
+        const tooMuch = transferRows(program.id, a, b, 60, { checkFunds: true }) // 40 left
+        const rest = transferRows(program.id, a, b, 40, { checkFunds: true })
+        const outcomes = yield* transactor.withTransaction(Effect.zipRight(
+          ledger.lockAccounts([a, b, settlement]),
+          ledger.postTransfers([funding, first, tooMuch, rest])
+        ))
+        expect(outcomes.map((outcome) => [outcome.posted, outcome.refusal])).toEqual([
+          [true, null],
+          [true, null],
+          [false, "insufficient_funds"],
+          [true, null]
+        ])
+        expect(outcomes[2]!.availableMinor).toBe(40)
+        expect(Option.isNone(yield* ledger.findTransfer(program.id, tooMuch.transfer.id, false))).toBe(true)
+        for (const event of tooMuch.events) expect(Option.isNone(yield* events.find(program.id, event.id))).toBe(true)
+        for (const posting of [funding, first, rest]) {
+          expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, posting.transfer.id, false))).toEqual(posting.transfer)
+          for (const event of posting.events) expect(Option.isSome(yield* events.find(program.id, event.id))).toBe(true)
+        }
+        expect(yield* principalOf(ledger, a)).toBe(0)
+        expect(yield* principalOf(ledger, b)).toBe(100)
+        expect(yield* ledger.postTransfers([])).toEqual([])
+      }))
+
     it.effect("posting refuses, writing nothing, when a running total would pass 2^53 − 1", () =>
       Effect.gen(function*() {
         const ledger = yield* LedgerStore
