@@ -198,7 +198,7 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
     expect(listed.text).not.toContain(key.secret)
     const entry = listed.body.data.find((item: { id: string }) => item.id === key.id)
     expect(Object.keys(entry).sort()).toEqual(
-      ["created_at", "id", "name", "object", "pan_reveal", "program_ids", "revoked_at", "role"]
+      ["card_display", "created_at", "id", "name", "object", "pan_reveal", "program_ids", "revoked_at", "role"]
     )
   })
 })

@@ -85,20 +85,27 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
       role: "admin",
       program_ids: null,
       pan_reveal: true,
+      card_display: true,
       created_at: now
     }, secret)
     return { organization_id: organizationId, program_id: program.id, api_key: key.secret } satisfies NewOrganization
   }))
 
 /**
- * A key can only hand out what it has: its programs and its PAN reveal right (403 naming the
- * field otherwise). `programIds` null means every program.
+ * A key can only hand out what it has: its programs and its PAN reveal and card display rights
+ * (403 naming the field otherwise). `programIds` null means every program.
  */
-const checkGrant = (caller: Caller, programIds: ReadonlyArray<string> | null, panReveal: boolean) => {
+const checkGrant = (caller: Caller, programIds: ReadonlyArray<string> | null, panReveal: boolean, cardDisplay: boolean) => {
   if (panReveal && !caller.panReveal) {
     return Effect.fail(new PermissionDenied({
       message: "This API key cannot create a key with pan_reveal: it is not enabled for PAN reveal itself.",
       param: "pan_reveal"
+    }))
+  }
+  if (cardDisplay && !caller.cardDisplay) {
+    return Effect.fail(new PermissionDenied({
+      message: "This API key cannot create a key with card_display: it is not enabled for card display itself.",
+      param: "card_display"
     }))
   }
   if (caller.programIds !== null && programIds === null) {
@@ -126,7 +133,9 @@ const createApiKey = (
     yield* requireAdmin(caller)
     const programIds = input.program_ids ?? null
     const panReveal = input.pan_reveal ?? false
-    yield* checkGrant(caller, programIds, panReveal)
+    // Viewers only read (an embed session is a POST); others display cards unless the creator cannot.
+    const cardDisplay = input.card_display ?? (input.role !== "viewer" && caller.cardDisplay)
+    yield* checkGrant(caller, programIds, panReveal, cardDisplay)
     if (programIds !== null && (yield* deps.store.countPrograms(caller.organizationId, programIds)) !== programIds.length) {
       return yield* new InvalidRequest({
         message: "program_ids names a program that does not exist in this organization.",
@@ -139,6 +148,7 @@ const createApiKey = (
       role: input.role,
       program_ids: programIds,
       pan_reveal: panReveal,
+      card_display: cardDisplay,
       created_at: yield* nowIso
     })
   })

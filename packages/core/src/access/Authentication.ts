@@ -83,7 +83,8 @@ export const makeAuthentication = (store: AccessStoreService) => {
         organizationId: key.value.organization_id,
         role: key.value.role,
         programIds: key.value.program_ids,
-        panReveal: key.value.pan_reveal
+        panReveal: key.value.pan_reveal,
+        cardDisplay: key.value.card_display
       }
       keyCache.set(secretHash, caller, now, generation)
       return caller

@@ -48,6 +48,7 @@ export const ApiKey = Schema.Struct({
   role: Role,
   program_ids: Schema.NullOr(Schema.Array(Schema.String)),
   pan_reveal: Schema.Boolean,
+  card_display: Schema.Boolean,
   created_at: Schema.String,
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApiKey" })
@@ -70,6 +71,8 @@ export interface Caller {
   readonly role: Role
   readonly programIds: ReadonlyArray<string> | null
   readonly panReveal: boolean
+  /** May create card embed sessions (docs/card-data.md#embed-sessions-and-the-embed-document). */
+  readonly cardDisplay: boolean
 }
 
 /** A caller acting inside one program (X-Program-ID resolved and checked). */
@@ -109,11 +112,15 @@ const ProgramIds = Schema.transform(
   { strict: true, decode: (ids) => [...new Set(ids.map((id) => id.toLowerCase()))], encode: (ids) => ids }
 )
 
-/** POST /v1/api-keys: program_ids absent or null means every program of the organization. */
+/**
+ * POST /v1/api-keys: program_ids absent or null means every program of the organization;
+ * card_display absent means true for admin and developer keys the caller could grant it to.
+ */
 export const CreateApiKey = Schema.Struct({
   name: DisplayName,
   role: Role,
   program_ids: Schema.optional(Schema.NullOr(ProgramIds)),
-  pan_reveal: Schema.optional(Schema.Boolean)
+  pan_reveal: Schema.optional(Schema.Boolean),
+  card_display: Schema.optional(Schema.Boolean)
 })
 export type CreateApiKey = typeof CreateApiKey.Type

@@ -30,6 +30,7 @@ export const sampleApiKey = (organizationId: string, overrides: Partial<StoredAp
   role: "admin",
   program_ids: null,
   pan_reveal: false,
+  card_display: true,
   created_at: stamp(),
   revoked_at: null,
   ...overrides

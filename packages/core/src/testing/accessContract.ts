@@ -75,7 +75,12 @@ const keepsKeysBySecretHash = (it: It) =>
     Effect.gen(function*() {
       const access = yield* AccessStore
       const { organization, program } = yield* freshOrganization
-      const limited = sampleApiKey(organization.id, { role: "viewer", program_ids: [program.id], pan_reveal: true })
+      const limited = sampleApiKey(organization.id, {
+        role: "viewer",
+        program_ids: [program.id],
+        pan_reveal: true,
+        card_display: false
+      })
       const open = sampleApiKey(organization.id, { role: "developer" })
       yield* access.insertApiKey(limited, hashSecret("secret-limited"))
       yield* access.insertApiKey(open, hashSecret("secret-open"))
