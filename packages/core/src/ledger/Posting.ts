@@ -1,0 +1,152 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { type Context, Effect, Option } from "effect"
+import type { Events } from "../events/Events.js"
+import { BusinessRuleViolation, type Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
+import { findOwned } from "../platform/FindOwned.js"
+import { newId } from "../platform/Ids.js"
+import { nowIso } from "../platform/Time.js"
+import type { TransactorService } from "../sql/Transactor.js"
+import type { WriteLaneService } from "../sql/WriteLane.js"
+import type { WebhookStore } from "../webhooks/WebhookStore.js"
+import type { AccountCache } from "./AccountCache.js"
+import type { LedgerStoreService, PostingOutcome } from "./LedgerStore.js"
+import {
+  accountsToRead,
+  checkAttachable,
+  type PostedTransfer,
+  type PreparedTransfer,
+  prepareTransfer,
+  type TransactionPlan,
+  type TransferOrder,
+  transferPosting
+} from "./PrepareTransfer.js"
+import { MAX_TOTAL_MINOR } from "./Records.js"
+
+/**
+ * How the ledger posts one transfer, for single transfers and batch items alike: the accounts
+ * (cache or one read), the pure checks, the settlement account and an attached transaction when
+ * needed, and the store's one posting call. Ledger.ts and TransferBatch.ts run these.
+ */
+
+/** Failures of a transfer. */
+export type TransferError = InvalidRequest | NotFound | Conflict | BusinessRuleViolation | SqlError.SqlError
+
+const TRANSACTION = { resource: "transaction", param: "transaction_id" }
+
+/** The 422 of a refused posting: nothing was written. */
+export const refused = (outcome: PostingOutcome, order: TransferOrder) =>
+  outcome.refusal === "balance_limit_exceeded"
+    ? new BusinessRuleViolation({
+      code: "balance_limit_exceeded",
+      message: `The transfer would take an account's running total past ${MAX_TOTAL_MINOR} minor units.`,
+      param: "amount"
+    })
+    : new BusinessRuleViolation({
+      code: "insufficient_funds",
+      message: `Insufficient funds: the account holds ${outcome.availableMinor} ${order.currency} minor units, the transfer needs ${order.amount}.`,
+      param: "amount"
+    })
+
+/** What the ledger's use cases run against. */
+export interface LedgerContext {
+  readonly store: LedgerStoreService
+  readonly transactor: TransactorService
+  readonly lane: WriteLaneService
+  readonly events: Events
+  readonly webhooks: Context.Tag.Service<typeof WebhookStore>
+  readonly accountCache: AccountCache
+}
+
+const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isSome)
+
+/** Runs a write: joins the caller's transaction if there is one, else commits through the store's lane. */
+export const write = <A, E>(ctx: LedgerContext, effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
+  Effect.flatMap(inTransaction, (joined) => joined ? ctx.transactor.withTransaction(effect) : ctx.lane.submit(effect, options))
+
+/** The program's settlement account of a currency, created (with its event) the first time it is needed. */
+export const settlementAccount = (ctx: LedgerContext, programId: string, currency: string) =>
+  Effect.gen(function*() {
+    const existing = yield* ctx.store.findSettlementAccount(programId, currency)
+    if (Option.isSome(existing)) return existing.value
+    const created_at = yield* nowIso
+    const inserted = yield* ctx.store.insertSettlementAccountIfMissing({
+      id: newId(),
+      program_id: programId,
+      wallet_id: null,
+      kind: "settlement",
+      currency,
+      created_at
+    })
+    const account = Option.getOrThrow(yield* ctx.store.findSettlementAccount(programId, currency))
+    if (inserted) yield* ctx.events.emit(programId, "financial_account.created", account)
+    return account
+  })
+
+/** The accounts an order names, from the cache of immutable attributes or one read. */
+export const accountsOf = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
+  Effect.gen(function*() {
+    const { ids, settlementCurrency } = accountsToRead(order)
+    const cached = ctx.accountCache.lookup(programId, ids, settlementCurrency)
+    if (cached !== undefined) return cached
+    const rows = yield* ctx.store.findPostingAccounts(programId, ids.length === 0 ? [""] : ids, settlementCurrency)
+    ctx.accountCache.remember(rows)
+    return rows
+  })
+
+/** True when an order posts as one atomic store call: a new transaction between accounts all known. */
+export const postsAtOnce = (p: PreparedTransfer) =>
+  p.order.transaction_id === null && ((p.from !== null && p.to !== null) || p.settlement !== null)
+
+/** The transaction a transfer joins: a new one, or the named one locked, checked and its pending transfers counted. */
+const transactionPlan = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<TransactionPlan, TransferError> =>
+  p.order.transaction_id === null
+    ? Effect.succeed({ _tag: "New" })
+    : Effect.gen(function*() {
+      const found = yield* findOwned(p.order.transaction_id!, TRANSACTION, (id) => ctx.store.findTransaction(p.programId, id, true))
+      const transaction = yield* checkAttachable(found, p.order.currency)
+      return { _tag: "Existing", transaction, pendingTransfers: yield* ctx.store.countPendingTransfers(transaction.id) }
+    })
+
+/** A posted transfer and whether this process's webhook workers must be woken once it commits. */
+export interface Posted {
+  readonly posted: PostedTransfer
+  readonly wake: boolean
+}
+
+/**
+ * Posts a prepared transfer with the store's one call. At once (`postsAtOnce`) the call is the whole
+ * write; otherwise the settlement account may be created and the named transaction is locked first,
+ * so it must run in a transaction (the caller wraps it). A refusal fails: whatever this posting wrote
+ * before it (a settlement account) rolls back with it.
+ */
+export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<Posted, TransferError> =>
+  Effect.gen(function*() {
+    const atOnce = postsAtOnce(p)
+    const settlement = p.from !== null && p.to !== null
+      ? null
+      : atOnce ? p.settlement : p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency))
+    const plan: TransactionPlan = atOnce ? { _tag: "New" } : yield* transactionPlan(ctx, p)
+    const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
+    const outcome = yield* ctx.store.postTransfer(posting)
+    if (!outcome.posted) return yield* refused(outcome, p.order)
+    return { posted, wake: outcome.wake }
+  })
+
+/** The checks of an order over its accounts (cached immutable attributes, else one read). */
+export const prepare = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
+  Effect.flatMap(accountsOf(ctx, programId, order), (accounts) => prepareTransfer(programId, order, accounts))
+
+/**
+ * Posts a transfer and its one book transfer (docs/ledger.md); creates its transaction unless the
+ * order names one. On failure nothing is written: NotFound (unknown account or transaction),
+ * Conflict (declined transaction), BusinessRuleViolation (insufficient_funds, balance_limit_exceeded,
+ * currency_mismatch, same_financial_account, settlement_account_not_allowed), InvalidRequest (the
+ * sides a rail needs). At once, the store call is submitted as an atomic write (no transaction around it).
+ */
+export const post = (ctx: LedgerContext, programId: string, order: TransferOrder): Effect.Effect<PostedTransfer, TransferError> =>
+  Effect.gen(function*() {
+    const p = yield* prepare(ctx, programId, order)
+    const { posted, wake } = yield* write(ctx, postPrepared(ctx, p), { atomic: postsAtOnce(p) })
+    if (wake) yield* ctx.webhooks.wake
+    return posted
+  })
