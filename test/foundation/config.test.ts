@@ -22,6 +22,8 @@ describe("configuration from the environment", () => {
     expect(config.settings.rateLimitPerSecond).toBe(100)
     expect(config.settings.rateLimitBurst).toBe(200)
     expect(config.settings.embedSessionTtlSeconds).toBe(300)
+    expect(config.settings.panSearchPerMinute).toBe(20)
+    expect(config.settings.panSearchMaxMisses).toBe(10)
     expect(config.settings.webhookRetryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000])
     expect(config.settings.webhookTimeoutMs).toBe(15_000)
     expect(config.settings.webhookAllowPrivateUrls).toBe(true)
@@ -41,6 +43,8 @@ describe("configuration from the environment", () => {
       ISSUING_RATE_LIMIT_PER_SECOND: "2.5",
       ISSUING_RATE_LIMIT_BURST: "10",
       ISSUING_EMBED_SESSION_TTL_SECONDS: "60",
+      ISSUING_PAN_SEARCH_PER_MINUTE: "5",
+      ISSUING_PAN_SEARCH_MAX_MISSES: "3",
       ISSUING_WEBHOOK_RETRY_SCHEDULE: "1s,250ms,1m",
       ISSUING_WEBHOOK_TIMEOUT_MS: "2000",
       ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "true"
@@ -55,6 +59,8 @@ describe("configuration from the environment", () => {
     expect(config.settings.rateLimitPerSecond).toBe(2.5)
     expect(config.settings.rateLimitBurst).toBe(10)
     expect(config.settings.embedSessionTtlSeconds).toBe(60)
+    expect(config.settings.panSearchPerMinute).toBe(5)
+    expect(config.settings.panSearchMaxMisses).toBe(3)
     expect(config.settings.webhookRetryScheduleMs).toEqual([1000, 250, 60_000])
     expect(config.settings.webhookTimeoutMs).toBe(2000)
     expect(config.settings.webhookAllowPrivateUrls).toBe(true)
@@ -84,6 +90,10 @@ describe("configuration from the environment", () => {
     ["ISSUING_RATE_LIMIT_BURST", { ISSUING_RATE_LIMIT_BURST: "0" }],
     ["ISSUING_RATE_LIMIT_BURST", { ISSUING_RATE_LIMIT_BURST: "1.5" }],
     ["ISSUING_EMBED_SESSION_TTL_SECONDS", { ISSUING_EMBED_SESSION_TTL_SECONDS: "-5" }],
+    ["ISSUING_PAN_SEARCH_PER_MINUTE", { ISSUING_PAN_SEARCH_PER_MINUTE: "0" }],
+    ["ISSUING_PAN_SEARCH_PER_MINUTE", { ISSUING_PAN_SEARCH_PER_MINUTE: "lots" }],
+    ["ISSUING_PAN_SEARCH_MAX_MISSES", { ISSUING_PAN_SEARCH_MAX_MISSES: "0" }],
+    ["ISSUING_PAN_SEARCH_MAX_MISSES", { ISSUING_PAN_SEARCH_MAX_MISSES: "2.5" }],
     ["ISSUING_WEBHOOK_RETRY_SCHEDULE", { ISSUING_WEBHOOK_RETRY_SCHEDULE: "5s,soon" }],
     ["ISSUING_WEBHOOK_TIMEOUT_MS", { ISSUING_WEBHOOK_TIMEOUT_MS: "0" }],
     ["ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", { ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "perhaps" }]

@@ -169,6 +169,8 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       rateLimitPerSecond: positiveNumber(env, "ISSUING_RATE_LIMIT_PER_SECOND", 100),
       rateLimitBurst: integer(env, "ISSUING_RATE_LIMIT_BURST", 200, 1, 1_000_000),
       embedSessionTtlSeconds: integer(env, "ISSUING_EMBED_SESSION_TTL_SECONDS", 300, 1, 86_400),
+      panSearchPerMinute: integer(env, "ISSUING_PAN_SEARCH_PER_MINUTE", 20, 1, 10_000),
+      panSearchMaxMisses: integer(env, "ISSUING_PAN_SEARCH_MAX_MISSES", 10, 1, 10_000),
       webhookRetryScheduleMs: webhookRetryScheduleMs ??
         (parseRetrySchedule("5s,5m,30m,2h,5h,10h,10h") as ReadonlyArray<number>),
       webhookTimeoutMs: integer(env, "ISSUING_WEBHOOK_TIMEOUT_MS", 15_000, 1, 300_000),

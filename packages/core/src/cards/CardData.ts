@@ -3,18 +3,20 @@ import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import type { ProgramCaller } from "../access/Records.js"
 import { hashSecret } from "../access/Secrets.js"
-import { AuthenticationFailed, Conflict, NotFound, PermissionDenied } from "../platform/Errors.js"
+import { AuthenticationFailed, Conflict, NotFound, PermissionDenied, type RateLimited } from "../platform/Errors.js"
 import { newId } from "../platform/Ids.js"
 import { nowIso, nowMs } from "../platform/Time.js"
 import type { CardDeps } from "./Cards.js"
 import { findCard } from "./Issuance.js"
+import { checkPanSearchLimits } from "./PanSearchLimits.js"
+import { sealCard, unseal } from "./Sealing.js"
 import type {
   Card,
   CardAccessContext,
   CardAuditAction,
   CardDisplay,
   CardEmbedSession,
-  CardRecord,
+  CardRequestContext,
   CardReveal
 } from "./Records.js"
 
@@ -33,28 +35,22 @@ const looksLikeToken = (text: string) => /^[A-Za-z0-9_-]{43}$/.test(text)
 const audit = (
   { store }: CardDeps,
   programId: string,
-  apiKeyId: string | null,
   cardId: string | null,
   action: CardAuditAction,
-  requestId: string
+  context: CardAccessContext
 ) =>
   Effect.flatMap(nowIso, (now) =>
     store.insertAudit({
       id: newId(),
       object: "card_audit_record",
       program_id: programId,
-      api_key_id: apiKeyId,
+      api_key_id: context.apiKeyId,
       card_id: cardId,
       action,
-      request_id: requestId,
+      request_id: context.requestId,
+      client_ip: context.clientIp,
       created_at: now
     }))
-
-/** Number and code of a card, decrypted for one response. */
-const unseal = ({ vault }: CardDeps, record: CardRecord) => ({
-  pan: vault.decrypt(record.sealed.pan_sealed),
-  cvv: vault.decrypt(record.sealed.cvv_sealed)
-})
 
 /** POST /v1/cards/{card_id}/reveal: number and code, for keys enabled for PAN reveal; audited. */
 export const revealCard = (
@@ -72,7 +68,7 @@ export const revealCard = (
       return yield* new Conflict({ message: "The card is CLOSED; its number can no longer be revealed.", param: null })
     }
     // The audit record commits before any plaintext leaves: no record, no reveal.
-    yield* audit(deps, caller.program.id, context.apiKeyId, record.card.id, "reveal", context.requestId)
+    yield* audit(deps, caller.program.id, record.card.id, "reveal", context)
     const { cvv, pan } = unseal(deps, record)
     return {
       object: "card_reveal",
@@ -84,19 +80,27 @@ export const revealCard = (
     }
   }))
 
-/** POST /v1/cards/search-by-pan: the program's card with this number (by keyed fingerprint); hits and misses audited. */
+/**
+ * POST /v1/cards/search-by-pan: the program's card with this number (by keyed fingerprint), for keys
+ * enabled for PAN reveal (the body is a card number: PCI scope), within the key's search budget and
+ * miss limit (429 past them); hits and misses audited.
+ */
 export const searchCardByPan = (
   deps: CardDeps,
   caller: ProgramCaller,
   pan: string,
   context: CardAccessContext
-): Effect.Effect<Card, NotFound | SqlError.SqlError> =>
+): Effect.Effect<Card, PermissionDenied | RateLimited | NotFound | SqlError.SqlError> =>
   Effect.gen(function*() {
+    if (!caller.panReveal) {
+      return yield* new PermissionDenied({ message: "This API key is not enabled for PAN reveal, which search-by-pan requires.", param: null })
+    }
     const found = yield* deps.transactor.withTransaction(Effect.gen(function*() {
+      yield* checkPanSearchLimits(deps, context.apiKeyId)
       // Numbers sealed before a key rotation are found by their fingerprint under the older key.
       const record = yield* deps.store.findByFingerprints(caller.program.id, deps.vault.fingerprints(pan))
       const cardId = Option.match(record, { onNone: () => null, onSome: (r) => r.card.id })
-      yield* audit(deps, caller.program.id, context.apiKeyId, cardId, "search_by_pan", context.requestId)
+      yield* audit(deps, caller.program.id, cardId, "search_by_pan", context)
       return record
     }))
     return yield* Option.match(found, {
@@ -105,15 +109,21 @@ export const searchCardByPan = (
     })
   })
 
-/** POST /v1/cards/{card_id}/embed-sessions: a short-lived token for the embed document (only its hash is stored); audited. */
+/**
+ * POST /v1/cards/{card_id}/embed-sessions: a short-lived token for the embed document (only its hash
+ * is stored), for keys enabled for card display; audited.
+ */
 export const createEmbedSession = (
   deps: CardDeps,
   caller: ProgramCaller,
   cardId: string,
   context: CardAccessContext
-): Effect.Effect<CardEmbedSession, NotFound | Conflict | SqlError.SqlError> =>
+): Effect.Effect<CardEmbedSession, PermissionDenied | NotFound | Conflict | SqlError.SqlError> =>
   deps.transactor.withTransaction(Effect.gen(function*() {
     const { config } = deps
+    if (!caller.cardDisplay) {
+      return yield* new PermissionDenied({ message: "This API key is not enabled for card display.", param: null })
+    }
     const record = yield* findCard(deps, caller.program.id, cardId)
     if (record.card.state === "CLOSED") {
       return yield* new Conflict({ message: "The card is CLOSED; it cannot be displayed.", param: null })
@@ -131,7 +141,7 @@ export const createEmbedSession = (
       created_at: createdAt,
       expires_at: expiresAt
     })
-    yield* audit(deps, caller.program.id, context.apiKeyId, record.card.id, "embed_session", context.requestId)
+    yield* audit(deps, caller.program.id, record.card.id, "embed_session", context)
     return {
       object: "card_embed_session",
       card_id: record.card.id,
@@ -143,13 +153,13 @@ export const createEmbedSession = (
 
 /**
  * GET /v1/cards/embed: the card data behind a session token, for the embed document. Missing,
- * malformed, unknown or expired tokens, and tokens of a closed or reissued card, fail
- * authentication (401). Audited under the key that created the session.
+ * malformed, unknown or expired tokens, tokens of a closed or reissued card, and tokens whose key
+ * was revoked fail authentication (401). Audited under the key that created the session.
  */
 export const openEmbedSession = (
   deps: CardDeps,
   token: string | undefined,
-  requestId: string
+  request: CardRequestContext
 ): Effect.Effect<CardDisplay, AuthenticationFailed | SqlError.SqlError> =>
   token === undefined || !looksLikeToken(token)
     ? Effect.fail(invalidSession())
@@ -161,32 +171,30 @@ export const openEmbedSession = (
       const record = yield* store.findCard(session.value.program_id, session.value.card_id)
       if (Option.isNone(record) || record.value.card.state === "CLOSED") return yield* invalidSession()
       const { card } = record.value
-      yield* audit(deps, session.value.program_id, session.value.api_key_id, card.id, "embed_view", requestId)
+      yield* audit(deps, session.value.program_id, card.id, "embed_view", { ...request, apiKeyId: session.value.api_key_id })
       const { cvv, pan } = unseal(deps, record.value)
       return { card_id: card.id, pan, cvv, exp_month: card.exp_month, exp_year: card.exp_year }
     }))
 
 /**
- * Re-seals every card made under an older vault key with the current key (after rotating
- * ISSUING_VAULT_KEY to `new,old`); returns how many cards were re-sealed. Safe to rerun. The count
- * is taken from each batch's committed result (a retried transaction counts once).
+ * Re-seals every card made under an older vault key (after rotating ISSUING_VAULT_KEY to `new,old`)
+ * or sealed before ciphertexts were bound to their row, under the current key and bound; returns
+ * how many cards were re-sealed. Safe to rerun. The count is taken from each batch's committed
+ * result (a retried transaction counts once).
  */
-export const resealWithCurrentKey = ({ store, transactor, vault }: CardDeps): Effect.Effect<number, SqlError.SqlError> =>
+export const resealWithCurrentKey = (deps: CardDeps): Effect.Effect<number, SqlError.SqlError> =>
   Effect.gen(function*() {
+    const { store, transactor, vault } = deps
     let total = 0
+    let afterId = ""
     for (;;) {
-      const batch = yield* store.cardsSealedWithOtherKeys(vault.currentKeyId, RESEAL_BATCH_SIZE)
+      const batch = yield* store.cardsToReseal(vault.currentKeyId, afterId, RESEAL_BATCH_SIZE)
       if (batch.length === 0) return total
+      afterId = batch[batch.length - 1]!.card.id
       const done = yield* transactor.withTransaction(Effect.forEach(batch, (record) =>
         Effect.suspend(() => {
-          const pan = vault.decrypt(record.sealed.pan_sealed)
-          const cvv = vault.decrypt(record.sealed.cvv_sealed)
-          return store.reseal(record.card.id, record.sealed.vault_key_id, {
-            pan_sealed: vault.encrypt(pan),
-            cvv_sealed: vault.encrypt(cvv),
-            pan_fingerprint: vault.fingerprint(pan),
-            vault_key_id: vault.currentKeyId
-          })
+          const { cvv, pan } = unseal(deps, record)
+          return store.reseal(record.card.id, record.sealed, sealCard(deps, record.card.id, pan, cvv))
         })))
       total += done.filter(Boolean).length
     }

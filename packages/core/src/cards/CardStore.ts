@@ -62,18 +62,26 @@ export interface CardStoreService {
     secrets: CardSecrets,
     at: string
   ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
-  /** Cards whose sealed data was made with a key other than `currentKeyId` (for re-encryption). */
-  readonly cardsSealedWithOtherKeys: (
+  /**
+   * Cards with an id above `afterId` (in id order) whose sealed data was made with a key other than
+   * `currentKeyId` or is not bound to its row (`v1`), for re-sealing.
+   */
+  readonly cardsToReseal: (
     currentKeyId: string,
+    afterId: string,
     limit: number
   ) => Effect.Effect<ReadonlyArray<CardRecord>, SqlError.SqlError>
-  /** Re-seals a card's data under another key without changing the number (rotation); false when the row moved on. */
-  readonly reseal: (cardId: string, previousKeyId: string, sealed: SealedCardData) => Effect.Effect<boolean, SqlError.SqlError>
+  /**
+   * Re-seals a card's data without changing the number (rotation, binding) when its ciphertexts are
+   * still `previous`'s; false when the row moved on (e.g. a reissue meanwhile).
+   */
+  readonly reseal: (cardId: string, previous: SealedCardData, sealed: SealedCardData) => Effect.Effect<boolean, SqlError.SqlError>
 
   /** Sum of the card's APPROVED authorizations created at or after `since` (all of them when null), in minor units. */
   readonly approvedSpendMinor: (cardId: string, since: string | null) => Effect.Effect<number, SqlError.SqlError>
 
   readonly insertEmbedSession: (session: StoredEmbedSession) => Effect.Effect<void, SqlError.SqlError>
+  /** The session with this token hash while the key that created it is unrevoked and may display cards. */
   readonly findEmbedSession: (tokenHash: string) => Effect.Effect<Option.Option<StoredEmbedSession>, SqlError.SqlError>
   /** Ends every session of a card (reissue and close make outstanding sessions worthless). */
   readonly deleteEmbedSessions: (cardId: string) => Effect.Effect<void, SqlError.SqlError>
@@ -81,6 +89,16 @@ export interface CardStoreService {
   readonly purgeEmbedSessions: (before: string) => Effect.Effect<number, SqlError.SqlError>
 
   readonly insertAudit: (record: CardAuditRecord) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * When the key's search_by_pan records since `since` were made (misses only when `missesOnly`),
+   * newest first, at most `limit` (the search budget and miss limit count these).
+   */
+  readonly recentSearches: (
+    apiKeyId: string,
+    since: string,
+    limit: number,
+    missesOnly: boolean
+  ) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
   readonly listAudit: (
     programId: string,
     filter: CardAuditFilter,

@@ -9,6 +9,7 @@ import { expiryFrom, generateCvv, generatePan, replacementExpiry } from "./CardN
 import type { CardDeps } from "./Cards.js"
 import type { CardSecrets } from "./CardStore.js"
 import type { Card, CardState, IssueCard } from "./Records.js"
+import { sealCard } from "./Sealing.js"
 
 /** Attempts at drawing an unused number before issuance gives up (the BIN's number space is nearly full). */
 export const MAX_NUMBER_ATTEMPTS = 16
@@ -33,26 +34,24 @@ export const findCard = ({ store }: CardDeps, programId: string, cardId: string)
 
 /**
  * A fresh number under the BIN, unused by any card of any program under any configured vault key,
- * sealed, with a new code and expiry; a replacement's expiry is always later than `replacing`'s.
+ * sealed for the card's row, with a new code and expiry; a replacement's expiry is always later
+ * than `replacing`'s.
  */
 export const newSecrets = (
-  { store, vault }: CardDeps,
+  deps: CardDeps,
   bin: string,
+  cardId: string,
   replacing?: { readonly exp_month: number; readonly exp_year: number }
 ): Effect.Effect<CardSecrets, BusinessRuleViolation | SqlError.SqlError> =>
   Effect.gen(function*() {
+    const { store, vault } = deps
     const now = yield* nowMs
     const expiry = replacing === undefined ? expiryFrom(now) : replacementExpiry(now, replacing)
     for (let attempt = 0; attempt < MAX_NUMBER_ATTEMPTS; attempt++) {
       const pan = generatePan(bin)
       if (yield* store.fingerprintTaken(vault.fingerprints(pan))) continue
       return {
-        sealed: {
-          pan_sealed: vault.encrypt(pan),
-          cvv_sealed: vault.encrypt(generateCvv()),
-          pan_fingerprint: vault.fingerprint(pan),
-          vault_key_id: vault.currentKeyId
-        },
+        sealed: sealCard(deps, cardId, pan, generateCvv()),
         last_four: pan.slice(-4),
         ...expiry
       }
@@ -73,10 +72,11 @@ export const issueCard = (
   deps.transactor.withTransaction(Effect.gen(function*() {
     const programId = caller.program.id
     const { wallet } = yield* deps.ledger.walletAccount(programId, input.wallet_id)
-    const secrets = yield* newSecrets(deps, caller.program.bin)
+    const id = newId()
+    const secrets = yield* newSecrets(deps, caller.program.bin, id)
     const now = yield* nowIso
     const card: Card = {
-      id: newId(),
+      id,
       object: "card",
       program_id: programId,
       wallet_id: wallet.id,
@@ -114,7 +114,7 @@ export const changeLifecycle = (
     const rule = LIFECYCLE[action]
     const at = yield* nowIso
     const changed = action === "reissue"
-      ? yield* store.replaceSecrets(programId, current.card.id, rule.from, yield* newSecrets(deps, caller.program.bin, current.card), at)
+      ? yield* store.replaceSecrets(programId, current.card.id, rule.from, yield* newSecrets(deps, caller.program.bin, current.card.id, current.card), at)
       : yield* store.transition(programId, current.card.id, rule.from, rule.to!, at)
     if (Option.isNone(changed)) {
       const now = yield* store.findCard(programId, current.card.id)

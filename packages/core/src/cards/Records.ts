@@ -65,11 +65,16 @@ export const Card = Schema.Struct({
 }).annotations({ identifier: "Card" })
 export type Card = typeof Card.Type
 
-/** The sensitive part of a card as stored: sealed by the vault, searchable only by keyed fingerprint. */
+/**
+ * The sensitive part of a card as stored: sealed by the vault, searchable only by keyed fingerprint.
+ * Both ciphertexts are bound to their place (`CARD_TABLE`, their column, the card id): moved to
+ * another row or column they do not decrypt. Cards sealed before binding (`v1.…`) are bound by
+ * `issuing vault reseal`.
+ */
 export interface SealedCardData {
-  /** AES-256-GCM ciphertext of the number (`v1.<keyId>.<…>`). */
+  /** AES-256-GCM ciphertext of the number (`v2.<keyId>.<…>`). */
   readonly pan_sealed: string
-  /** AES-256-GCM ciphertext of the 3-digit code. */
+  /** AES-256-GCM ciphertext of the 3-digit code, same format. */
   readonly cvv_sealed: string
   /** HMAC-SHA256 of the number under the fingerprint subkey of `vault_key_id`. */
   readonly pan_fingerprint: string
@@ -128,7 +133,10 @@ export interface CardDisplay {
 export const CardAuditAction = oneOf("reveal", "search_by_pan", "embed_session", "embed_view")
 export type CardAuditAction = typeof CardAuditAction.Type
 
-/** One access to card data: who (API key), which card (null when a search found none), when, which request. */
+/**
+ * One access to card data: who (API key, and the client IP the request came from when known),
+ * which card (null when a search found none), when, which request.
+ */
 export const CardAuditRecord = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("card_audit_record"),
@@ -137,14 +145,21 @@ export const CardAuditRecord = Schema.Struct({
   card_id: Schema.NullOr(Schema.String),
   action: CardAuditAction,
   request_id: Schema.String,
+  client_ip: Schema.NullOr(Schema.String),
   created_at: Schema.String
 }).annotations({ identifier: "CardAuditRecord" })
 export type CardAuditRecord = typeof CardAuditRecord.Type
 
-/** Who touches card data, for the audit trail. */
-export interface CardAccessContext {
-  readonly apiKeyId: string
+/** The request an access to card data comes with, for the audit trail. */
+export interface CardRequestContext {
   readonly requestId: string
+  /** The peer address of the connection (null when the server cannot tell, e.g. a fetch handler). */
+  readonly clientIp: string | null
+}
+
+/** Who touches card data, for the audit trail. */
+export interface CardAccessContext extends CardRequestContext {
+  readonly apiKeyId: string
 }
 
 /** Why a simulated authorization was declined. */

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
-import { fromJson, toInt, toIso } from "../platform/Rows.js"
+import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { type CardAuditFilter, type CardFilter, CardStore, type CardStoreService } from "./CardStore.js"
 import type {
@@ -64,6 +64,7 @@ const toAudit = (row: any): CardAuditRecord => ({
   card_id: row.card_id,
   action: row.action as CardAuditAction,
   request_id: row.request_id,
+  client_ip: row.client_ip ?? null,
   created_at: toIso(row.created_at)
 })
 
@@ -133,7 +134,7 @@ const cardQueries = (
 /** Compare-and-set changes of a card: state, secrets, and re-sealing under another vault key. */
 const changeQueries = (
   sql: Sql
-): Pick<CardStoreService, "transition" | "replaceSecrets" | "cardsSealedWithOtherKeys" | "reseal"> => ({
+): Pick<CardStoreService, "transition" | "replaceSecrets" | "cardsToReseal" | "reseal"> => ({
   transition: (programId, cardId, from, to, at) =>
     sql`UPDATE issuing_cards SET state = ${to}, updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
@@ -146,15 +147,18 @@ const changeQueries = (
             updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
         RETURNING *`.pipe(Effect.map(first)),
-  cardsSealedWithOtherKeys: (currentKeyId, limit) =>
-    sql`SELECT * FROM issuing_cards WHERE vault_key_id <> ${currentKeyId} ORDER BY id LIMIT ${limit}`.pipe(
-      Effect.map((rows) => rows.map(toCardRecord))
-    ),
-  reseal: (cardId, previousKeyId, sealed) =>
+  // Walks the primary key, so each batch reads from where the last one stopped.
+  cardsToReseal: (currentKeyId, afterId, limit) =>
+    sql`SELECT * FROM issuing_cards
+        WHERE id > ${afterId}
+          AND (vault_key_id <> ${currentKeyId} OR pan_sealed NOT LIKE 'v2.%' OR cvv_sealed NOT LIKE 'v2.%')
+        ORDER BY id LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(toCardRecord))),
+  // Ciphertexts carry fresh nonces, so equal text means nothing rewrote them since they were read.
+  reseal: (cardId, previous, sealed) =>
     sql`UPDATE issuing_cards
         SET pan_sealed = ${sealed.pan_sealed}, cvv_sealed = ${sealed.cvv_sealed},
             pan_fingerprint = ${sealed.pan_fingerprint}, vault_key_id = ${sealed.vault_key_id}
-        WHERE id = ${cardId} AND vault_key_id = ${previousKeyId}
+        WHERE id = ${cardId} AND pan_sealed = ${previous.pan_sealed} AND cvv_sealed = ${previous.cvv_sealed}
         RETURNING id`.pipe(Effect.map((rows) => rows.length === 1))
 })
 
@@ -175,14 +179,22 @@ const accessQueries = (
   sql: Sql
 ): Pick<
   CardStoreService,
-  "insertEmbedSession" | "findEmbedSession" | "deleteEmbedSessions" | "purgeEmbedSessions" | "insertAudit" | "listAudit"
+  | "insertEmbedSession"
+  | "findEmbedSession"
+  | "deleteEmbedSessions"
+  | "purgeEmbedSessions"
+  | "insertAudit"
+  | "recentSearches"
+  | "listAudit"
 > => ({
   insertEmbedSession: (session) =>
     sql`INSERT INTO issuing_card_embed_sessions (id, program_id, card_id, token_hash, api_key_id, created_at, expires_at)
         VALUES (${session.id}, ${session.program_id}, ${session.card_id}, ${session.token_hash},
                 ${session.api_key_id}, ${session.created_at}, ${session.expires_at})`.pipe(Effect.asVoid),
+  // Read through the key on every use: a revoked key's sessions die at once, in every process.
   findEmbedSession: (tokenHash) =>
-    sql`SELECT * FROM issuing_card_embed_sessions WHERE token_hash = ${tokenHash}`.pipe(
+    sql`SELECT s.* FROM issuing_card_embed_sessions s JOIN issuing_api_keys k ON k.id = s.api_key_id
+        WHERE s.token_hash = ${tokenHash} AND k.revoked_at IS NULL AND k.card_display = ${boolParam(true)}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSession))
     ),
   deleteEmbedSessions: (cardId) =>
@@ -192,9 +204,16 @@ const accessQueries = (
       Effect.map((rows) => rows.length)
     ),
   insertAudit: (record) =>
-    sql`INSERT INTO issuing_card_audit_records (id, program_id, api_key_id, card_id, action, request_id, created_at)
+    sql`INSERT INTO issuing_card_audit_records
+          (id, program_id, api_key_id, card_id, action, request_id, client_ip, created_at)
         VALUES (${record.id}, ${record.program_id}, ${record.api_key_id}, ${record.card_id}, ${record.action},
-                ${record.request_id}, ${record.created_at})`.pipe(Effect.asVoid),
+                ${record.request_id}, ${record.client_ip}, ${record.created_at})`.pipe(Effect.asVoid),
+  recentSearches: (apiKeyId, since, limit, missesOnly) => {
+    const parts = [sql`api_key_id = ${apiKeyId}`, sql`action = 'search_by_pan'`, sql`created_at >= ${since}`]
+    if (missesOnly) parts.push(sql`card_id IS NULL`)
+    return sql`SELECT created_at FROM issuing_card_audit_records WHERE ${sql.and(parts)}
+               ORDER BY created_at DESC LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => toIso(row.created_at))))
+  },
   listAudit: (programId, filter, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}

@@ -11,6 +11,10 @@ export interface IssuingSettings {
   readonly rateLimitPerSecond: number
   readonly rateLimitBurst: number
   readonly embedSessionTtlSeconds: number
+  /** Search-by-pan requests one key may make per rolling minute (docs/card-data.md#reveal-and-search-by-pan). */
+  readonly panSearchPerMinute: number
+  /** Search-by-pan misses one key may have per rolling hour before its searches are refused. */
+  readonly panSearchMaxMisses: number
   /** Delays between delivery attempts after the first, in milliseconds. */
   readonly webhookRetryScheduleMs: ReadonlyArray<number>
   readonly webhookTimeoutMs: number
@@ -36,6 +40,8 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     rateLimitPerSecond: 100,
     rateLimitBurst: 200,
     embedSessionTtlSeconds: 300,
+    panSearchPerMinute: 20,
+    panSearchMaxMisses: 10,
     webhookRetryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
     webhookTimeoutMs: 15_000,
     webhookAllowPrivateUrls: environment === "sandbox",

@@ -1,12 +1,14 @@
 import { expect, layer, type Vitest } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { AccessStore } from "../access/AccessStore.js"
+import { hashSecret } from "../access/Secrets.js"
 import { CardStore } from "../cards/CardStore.js"
 import type { CardRecord } from "../cards/Records.js"
 import { AmountMinor } from "../ledger/Records.js"
 import { newId } from "../platform/Ids.js"
 import { isUniqueViolation } from "../sql/Transactor.js"
 import type { ContractStores, PortContract } from "./Contract.js"
-import { freshOrganization } from "./Fixtures.js"
+import { freshOrganization, sampleApiKey } from "./Fixtures.js"
 
 /** A card row of the program (not stored); the sealed values are opaque text to the store. */
 /** The test registrar of a contract suite over a store layer (real clock). */
@@ -107,27 +109,102 @@ const listsByFilter = (it: It) =>
     }))
 
 const keepsEmbedSessions = (it: It) =>
-  it.effect("finds embed sessions by token hash and forgets a card's sessions", () =>
+  it.effect("finds embed sessions by token hash while their key may display cards, and forgets a card's sessions", () =>
+    Effect.gen(function*() {
+      const cards = yield* CardStore
+      const access = yield* AccessStore
+      const { organization, program } = yield* freshOrganization
+      const record = sampleCard(program.id)
+      yield* cards.insertCard(record)
+      const key = sampleApiKey(organization.id, { role: "developer" })
+      const revoked = sampleApiKey(organization.id, { role: "developer" })
+      const withoutDisplay = sampleApiKey(organization.id, { role: "developer", card_display: false })
+      for (const stored of [key, revoked, withoutDisplay]) yield* access.insertApiKey(stored, hashSecret(stored.id))
+      const now = Date.now()
+      const session = (apiKeyId: string) => ({
+        id: newId(),
+        program_id: program.id,
+        card_id: record.card.id,
+        token_hash: newId(),
+        api_key_id: apiKeyId,
+        created_at: new Date(now).toISOString(),
+        expires_at: new Date(now + 300_000).toISOString()
+      })
+      const live = session(key.id)
+      const ofRevoked = session(revoked.id)
+      const ofWithoutDisplay = session(withoutDisplay.id)
+      for (const stored of [live, ofRevoked, ofWithoutDisplay]) yield* cards.insertEmbedSession(stored)
+      expect(Option.getOrThrow(yield* cards.findEmbedSession(live.token_hash))).toEqual(live)
+      expect(Option.isSome(yield* cards.findEmbedSession(ofRevoked.token_hash))).toBe(true)
+      yield* access.revokeApiKey(organization.id, revoked.id, new Date().toISOString())
+      expect(Option.isNone(yield* cards.findEmbedSession(ofRevoked.token_hash))).toBe(true)
+      expect(Option.isNone(yield* cards.findEmbedSession(ofWithoutDisplay.token_hash))).toBe(true)
+      expect(Option.isNone(yield* cards.findEmbedSession(newId()))).toBe(true)
+      yield* cards.deleteEmbedSessions(record.card.id)
+      expect(Option.isNone(yield* cards.findEmbedSession(live.token_hash))).toBe(true)
+    }))
+
+const resealsByCompareAndSet = (it: It) =>
+  it.effect("finds cards to re-seal in id order (other key or unbound) and re-seals only unchanged rows", () =>
+    Effect.gen(function*() {
+      const cards = yield* CardStore
+      const { program } = yield* freshOrganization
+      const bound = { vault_key_id: "k2", pan_sealed: `v2.k2.${newId()}`, cvv_sealed: `v2.k2.${newId()}` }
+      const otherKey = sampleCard(program.id)
+      const unbound = sampleCard(program.id)
+      const done = sampleCard(program.id)
+      const records = [
+        otherKey,
+        { ...unbound, sealed: { ...unbound.sealed, vault_key_id: "k2" } },
+        { ...done, sealed: { ...done.sealed, ...bound } }
+      ]
+      for (const record of records) yield* cards.insertCard(record)
+      const ids = (rows: ReadonlyArray<CardRecord>) => rows.map((row) => row.card.id)
+      const due = (yield* cards.cardsToReseal("k2", "", 1000)).filter((row) => row.card.program_id === program.id)
+      expect(ids(due)).toEqual([otherKey.card.id, unbound.card.id].sort())
+      const [first] = yield* cards.cardsToReseal("k2", "", 1)
+      expect(ids(yield* cards.cardsToReseal("k2", first!.card.id, 1000))).not.toContain(first!.card.id)
+
+      const sealed = { ...bound, pan_fingerprint: newId() }
+      expect(yield* cards.reseal(otherKey.card.id, otherKey.sealed, sealed)).toBe(true)
+      // The row changed since it was read: the compare-and-set refuses to write the stale read.
+      expect(yield* cards.reseal(otherKey.card.id, otherKey.sealed, { ...sealed, pan_fingerprint: newId() })).toBe(false)
+      expect(Option.getOrThrow(yield* cards.findCard(program.id, otherKey.card.id)).sealed).toEqual(sealed)
+    }))
+
+const countsRecentSearches = (it: It) =>
+  it.effect("keeps audit records with the client IP and counts a key's recent searches and misses, newest first", () =>
     Effect.gen(function*() {
       const cards = yield* CardStore
       const { program } = yield* freshOrganization
       const record = sampleCard(program.id)
       yield* cards.insertCard(record)
+      const apiKeyId = newId()
       const now = Date.now()
-      const session = {
+      const audit = (cardId: string | null, agoMs: number, action: "search_by_pan" | "reveal" = "search_by_pan") => ({
         id: newId(),
+        object: "card_audit_record" as const,
         program_id: program.id,
-        card_id: record.card.id,
-        token_hash: newId(),
-        api_key_id: newId(),
-        created_at: new Date(now).toISOString(),
-        expires_at: new Date(now + 300_000).toISOString()
-      }
-      yield* cards.insertEmbedSession(session)
-      expect(Option.getOrThrow(yield* cards.findEmbedSession(session.token_hash))).toEqual(session)
-      expect(Option.isNone(yield* cards.findEmbedSession(newId()))).toBe(true)
-      yield* cards.deleteEmbedSessions(record.card.id)
-      expect(Option.isNone(yield* cards.findEmbedSession(session.token_hash))).toBe(true)
+        api_key_id: apiKeyId,
+        card_id: cardId,
+        action,
+        request_id: newId(),
+        client_ip: "203.0.113.7",
+        created_at: new Date(now - agoMs).toISOString()
+      })
+      const written = [audit(null, 1000), audit(record.card.id, 2000), audit(null, 3000), audit(null, 120_000), audit(null, 500, "reveal")]
+      for (const row of written) yield* cards.insertAudit(row)
+      const since = (agoMs: number) => new Date(now - agoMs).toISOString()
+      expect(yield* cards.recentSearches(apiKeyId, since(60_000), 10, false)).toEqual(
+        [written[0]!, written[1]!, written[2]!].map((row) => row.created_at)
+      )
+      expect(yield* cards.recentSearches(apiKeyId, since(600_000), 10, true)).toEqual(
+        [written[0]!, written[2]!, written[3]!].map((row) => row.created_at)
+      )
+      expect(yield* cards.recentSearches(apiKeyId, since(600_000), 2, true)).toHaveLength(2)
+      expect(yield* cards.recentSearches(newId(), since(600_000), 10, false)).toEqual([])
+      const listed = yield* cards.listAudit(program.id, { action: "reveal" }, { orderBy: "created_at", descending: true, limit: 10, offset: 0 })
+      expect(listed.rows).toEqual([written[4]])
     }))
 
 /** Contract of the CardStore port: cards scoped by program, compare-and-set transitions, embed sessions. */
@@ -137,4 +214,6 @@ export const cardContract: PortContract = (name, store) =>
     changesStateByCompareAndSet(it)
     listsByFilter(it)
     keepsEmbedSessions(it)
+    resealsByCompareAndSet(it)
+    countsRecentSearches(it)
   })

@@ -9,19 +9,39 @@ import * as crypto from "node:crypto"
  * fingerprints, so the two uses cannot collide. Every ciphertext names the key that made it
  * (`v1.<keyId>.<nonce|ciphertext|tag>`), so the key can rotate: new values use the first key,
  * older values still decrypt with any configured key.
+ *
+ * A value sealed for a place (table, column, row id) is `v2.<keyId>.<…>` and carries the place in
+ * its associated data: copied to another row or column it no longer decrypts (docs/card-data.md).
  */
 export interface VaultService {
   /** The id of the key new values are encrypted under. */
   readonly currentKeyId: string
-  /** Encrypts with a fresh 96-bit nonce under the current key. */
-  readonly encrypt: (plaintext: string) => string
-  /** Decrypts a value made by `encrypt` under any configured key; throws on tampering. */
-  readonly decrypt: (sealed: string) => string
+  /** Encrypts with a fresh 96-bit nonce under the current key, bound to `place` when given. */
+  readonly encrypt: (plaintext: string, place?: SealedPlace) => string
+  /**
+   * Decrypts a value made by `encrypt` under any configured key; throws on tampering, and when a
+   * bound value is read at another place (or with none). Unbound (`v1`) values read anywhere.
+   */
+  readonly decrypt: (sealed: string, place?: SealedPlace) => string
   /** The keyed fingerprint of a value under the current key. */
   readonly fingerprint: (value: string) => string
   /** The fingerprints of a value under every configured key, current first (for lookups during rotation). */
   readonly fingerprints: (value: string) => ReadonlyArray<string>
 }
+
+/** Where a sealed value is stored; bound into its ciphertext as associated data. */
+export interface SealedPlace {
+  readonly table: string
+  readonly column: string
+  readonly rowId: string
+}
+
+/** True when the value was sealed for a place (`v2`), false for older unbound values (`v1`). */
+export const isBound = (sealed: string): boolean => sealed.startsWith("v2.")
+
+// JSON keeps the parts unambiguous whatever they contain.
+const associatedData = (keyId: string, place: SealedPlace | undefined) =>
+  Buffer.from(place === undefined ? keyId : JSON.stringify([keyId, place.table, place.column, place.rowId]))
 
 interface DerivedKey {
   readonly id: string
@@ -60,17 +80,20 @@ export const makeVault = (masterKeys: ReadonlyArray<Buffer>): VaultService => {
     crypto.createHmac("sha256", key.fingerprintKey).update(value, "utf8").digest("hex")
   return {
     currentKeyId: current.id,
-    encrypt(plaintext) {
+    encrypt(plaintext, place) {
       const nonce = crypto.randomBytes(12)
       const cipher = crypto.createCipheriv("aes-256-gcm", current.encryptionKey, nonce)
-      cipher.setAAD(Buffer.from(current.id))
+      cipher.setAAD(associatedData(current.id, place))
       const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
       const tag = cipher.getAuthTag()
-      return `v1.${current.id}.${Buffer.concat([nonce, body, tag]).toString("base64")}`
+      return `${place === undefined ? "v1" : "v2"}.${current.id}.${Buffer.concat([nonce, body, tag]).toString("base64")}`
     },
-    decrypt(sealed) {
+    decrypt(sealed, place) {
       const [version, keyId, payload] = sealed.split(".")
-      if (version !== "v1" || keyId === undefined || payload === undefined) throw new Error("Unrecognised sealed value")
+      if ((version !== "v1" && version !== "v2") || keyId === undefined || payload === undefined) {
+        throw new Error("Unrecognised sealed value")
+      }
+      if (version === "v2" && place === undefined) throw new Error("A bound sealed value was read without its place")
       const key = byId.get(keyId)
       if (key === undefined) throw new Error(`Vault key ${keyId} is not configured`)
       const raw = Buffer.from(payload, "base64")
@@ -78,7 +101,8 @@ export const makeVault = (masterKeys: ReadonlyArray<Buffer>): VaultService => {
       const tag = raw.subarray(raw.length - 16)
       const body = raw.subarray(12, raw.length - 16)
       const decipher = crypto.createDecipheriv("aes-256-gcm", key.encryptionKey, nonce)
-      decipher.setAAD(Buffer.from(key.id))
+      // Unbound values (sealed before binding) keep reading until `issuing vault reseal` binds them.
+      decipher.setAAD(associatedData(key.id, version === "v2" ? place : undefined))
       decipher.setAuthTag(tag)
       return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8")
     },

@@ -1,6 +1,6 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { CardAuthorizations, type CardLifecycleAction, Cards } from "@issuing/core"
-import { Effect, FiberRef } from "effect"
+import { Effect, FiberRef, Option } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { EMBED_HEADERS, embedDocument } from "../embed/EmbedDocument.js"
@@ -13,11 +13,23 @@ export const CARD_ORDER_FIELDS = ["created_at", "updated_at"]
 /** Order fields of GET /v1/card-audit-records. */
 export const CARD_AUDIT_ORDER_FIELDS = ["created_at"]
 
-/** The caller and the audit context (API key and request id) of a card-data access. */
+/**
+ * The request's side of a card-data audit record: its id and the peer address of the connection.
+ * Forwarding headers are not read: any client can send them (docs/card-data.md#audit-records).
+ */
+const requestContext = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const requestId = yield* FiberRef.get(CurrentRequestId)
+  // An IPv4 peer of a dual-stack socket reads as ::ffff:a.b.c.d.
+  const clientIp = Option.getOrNull(Option.map(request.remoteAddress, (address) => address.replace(/^::ffff:(?=\d+\.)/, "")))
+  return { requestId, clientIp }
+})
+
+/** The caller and the audit context (API key, request id, client IP) of a card-data access. */
 const accessContext = Effect.gen(function*() {
   const caller = yield* CurrentProgram
-  const requestId = yield* FiberRef.get(CurrentRequestId)
-  return { caller, context: { apiKeyId: caller.apiKeyId, requestId } }
+  const request = yield* requestContext
+  return { caller, context: { ...request, apiKeyId: caller.apiKeyId } }
 })
 
 export const CardsHandlersLive = HttpApiBuilder.group(IssuingApi, "cards", (handlers) =>
@@ -58,8 +70,7 @@ export const CardEmbedHandlersLive = HttpApiBuilder.group(IssuingApi, "cardEmbed
     const cards = yield* Cards
     return handlers.handle("document", ({ urlParams }) =>
       Effect.gen(function*() {
-        const requestId = yield* FiberRef.get(CurrentRequestId)
-        const card = yield* handle(cards.openEmbedSession(urlParams.session_token, requestId))
+        const card = yield* handle(cards.openEmbedSession(urlParams.session_token, yield* requestContext))
         return HttpServerResponse.text(embedDocument(card), {
           contentType: "text/html; charset=utf-8",
           headers: EMBED_HEADERS
