@@ -51,3 +51,21 @@ export const luhnValid = (digits: string): boolean => {
   }
   return sum % 10 === 0
 }
+
+/** Creates an API key with the organization's admin key; `fields` is the request body beside the name. */
+export const createKey = async (
+  platform: TestPlatform,
+  fields: { role: "admin" | "developer" | "viewer"; pan_reveal?: boolean; card_display?: boolean }
+): Promise<{ id: string; secret: string; role: string; pan_reveal: boolean; card_display: boolean }> => {
+  const response = await platform.request("POST", "/v1/api-keys", { program: null, body: { name: `${fields.role} key`, ...fields } })
+  expect(response.status, response.text).toBe(200)
+  return response.body
+}
+
+/** A card's audit records (newest first), all actions or one. */
+export const auditRecords = async (platform: TestPlatform, cardId: string, action?: string): Promise<Array<any>> => {
+  const query = `card_id=${cardId}&page_size=100${action === undefined ? "" : `&action=${action}`}`
+  const response = await platform.request("GET", `/v1/card-audit-records?${query}`)
+  expect(response.status, response.text).toBe(200)
+  return response.body.data
+}
