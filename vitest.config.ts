@@ -10,7 +10,10 @@ export default defineConfig({
       { find: /^@issuing\/core$/, replacement: `${src("core")}index.ts` },
       { find: /^@issuing\/store-sqlite$/, replacement: `${src("store-sqlite")}index.ts` },
       { find: /^@issuing\/store-pg$/, replacement: `${src("store-pg")}index.ts` },
-      { find: /^@issuing\/http$/, replacement: `${src("http")}index.ts` }
+      { find: /^@issuing\/http\/api$/, replacement: `${src("http")}ClientApi.ts` },
+      { find: /^@issuing\/http$/, replacement: `${src("http")}index.ts` },
+      { find: /^@issuing\/client\/effect$/, replacement: `${src("client")}effect.ts` },
+      { find: /^@issuing\/client$/, replacement: `${src("client")}index.ts` }
     ]
   },
   test: {

@@ -1,0 +1,20 @@
+/** @issuing/client: the issuing platform's /v1 API as Promises over fetch (the Effect client is @issuing/client/effect). */
+export * from "./Client.js"
+export {
+  AuthenticationError,
+  BusinessRuleError,
+  ConflictError,
+  ConnectionError,
+  type ErrorEnvelope,
+  InternalServerError,
+  InvalidRequestError,
+  IssuingApiError,
+  IssuingError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  TimeoutError
+} from "./errors.js"
+export { type Page, PageList, type PageParams } from "./pagination.js"
+export { type ClientOptions, type RequestOptions, retryAfterMs } from "./transport.js"
+export { verifyWebhook, type WebhookEvent, type WebhookHeaders, WebhookVerificationError } from "./webhooks.js"

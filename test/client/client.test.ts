@@ -1,0 +1,275 @@
+import { FetchHttpClient } from "@effect/platform"
+import {
+  AuthenticationError,
+  BusinessRuleError,
+  ConnectionError,
+  InternalServerError,
+  InvalidRequestError,
+  IssuingApiError,
+  IssuingClient,
+  NotFoundError,
+  RateLimitError,
+  TimeoutError,
+  WebhookVerificationError
+} from "@issuing/client"
+import { IssuingApiClient, layer as effectClientLayer, makeEffectClient } from "@issuing/client/effect"
+import { Effect, Either } from "effect"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { STORE_KINDS } from "../support/databases.js"
+import { startPlatform, type TestPlatform, uuid } from "../support/platform.js"
+import { startReceiver } from "../webhooks/receiver.js"
+import { type FlakyProxy, startFlakyProxy } from "./proxy.js"
+
+// The plain client and the Effect client against a real platform on each store; the retry paths
+// through a node:http proxy in front of it that fails the first tries in the ways networks do.
+
+describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
+  let platform: TestPlatform
+  let client: IssuingClient
+
+  beforeAll(async () => {
+    platform = await startPlatform(kind)
+    client = new IssuingClient({ apiKey: platform.org.api_key, baseUrl: platform.baseUrl, programId: platform.org.program_id })
+  })
+  afterAll(async () => {
+    await platform?.close()
+  })
+
+  const fundedWallet = async (amount: number) => {
+    const wallet = await client.wallets.create({ holder: { name: "Ada Lovelace" } })
+    await client.transfers.create({ paymentRail: "fednow_instant", amount, currency: "USD", to_financial_account_id: wallet.financial_account_id })
+    return wallet
+  }
+
+  it("creates and reads resources: wallet, transfer, card, reveal, balances", async () => {
+    const wallet = await fundedWallet(5_000)
+    expect(wallet.object).toBe("wallet")
+    expect(await client.wallets.retrieve(wallet.id)).toEqual(wallet)
+    const account = await client.financialAccounts.retrieve(wallet.financial_account_id)
+    expect(account.balance).toEqual({ amount: 5_000, currency: "USD" })
+    const balances = await client.financialAccounts.balances(wallet.financial_account_id)
+    expect(balances.data.map((balance) => balance.book).sort()).toEqual(["cash", "principal"])
+
+    const card = await client.cards.create({ wallet_id: wallet.id, type: "VIRTUAL" })
+    expect(card.object).toBe("card")
+    const revealed = await client.cards.reveal(card.id)
+    expect(revealed.pan.endsWith(card.last_four)).toBe(true)
+    expect((await client.cards.freeze(card.id)).state).toBe("FROZEN")
+    const programs = await client.programs.list()
+    expect(programs.data.map((program) => program.id)).toContain(platform.org.program_id)
+  })
+
+  it("auto-paginates with for await: every item once, in the list's order; await gives one page", async () => {
+    const wallet = await fundedWallet(100)
+    const created: Array<string> = []
+    for (let i = 0; i < 12; i++) created.push((await client.cards.create({ wallet_id: wallet.id, type: "VIRTUAL" })).id)
+    const seen: Array<string> = []
+    for await (const card of client.cards.list({ wallet_id: wallet.id, page_size: 5, order_by: "created_at", ascending: true })) {
+      seen.push(card.id)
+    }
+    expect(seen).toEqual(created)
+    const firstPage = await client.cards.list({ wallet_id: wallet.id, page_size: 5 })
+    expect(firstPage.total_count).toBe(12)
+    expect(firstPage.data).toHaveLength(5)
+    // Newest first without order_by.
+    expect(firstPage.data[0]!.id).toBe(created.at(-1))
+    expect(await client.cards.list({ wallet_id: wallet.id, page: 3, page_size: 5 }).then((page) => page.data.length)).toBe(2)
+    expect((await client.cards.list({ wallet_id: wallet.id }).toArray()).length).toBe(12)
+  })
+
+  it("throws typed errors carrying the envelope: type, code, param, request_id", async () => {
+    const missing = await client.wallets.retrieve(uuid()).catch((error: unknown) => error)
+    expect(missing).toBeInstanceOf(NotFoundError)
+    expect(missing).toMatchObject({ status: 404, type: "not_found_error", code: "not_found", param: "wallet_id" })
+    expect((missing as NotFoundError).requestId).toMatch(/^[0-9a-f-]{36}$/)
+
+    const wallet = await fundedWallet(10)
+    const broke = await client.transfers.create({
+      paymentRail: "book",
+      amount: 11,
+      currency: "USD",
+      from_financial_account_id: wallet.financial_account_id,
+      to_financial_account_id: (await fundedWallet(1)).financial_account_id
+    }).catch((error: unknown) => error)
+    expect(broke).toBeInstanceOf(BusinessRuleError)
+    expect(broke).toMatchObject({ status: 422, code: "insufficient_funds", param: "amount" })
+
+    const invalid = await client.wallets.create({ holder: { name: "" } }).catch((error: unknown) => error)
+    expect(invalid).toBeInstanceOf(InvalidRequestError)
+    expect(invalid).toMatchObject({ status: 400, code: "invalid_request", param: "holder.name" })
+
+    const stranger = new IssuingClient({ apiKey: "sk_sandbox_nobody", baseUrl: platform.baseUrl, programId: platform.org.program_id })
+    const refused = await stranger.wallets.list().catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(AuthenticationError)
+    expect(refused).toBeInstanceOf(IssuingApiError)
+    // The key is never echoed back into the error.
+    expect(JSON.stringify({ ...(refused as object), message: (refused as Error).message })).not.toContain("sk_sandbox_nobody")
+  })
+
+  it("sends an Idempotency-Key on every POST and replays a given one", async () => {
+    const key = uuid()
+    const first = await client.wallets.create({ holder: { name: "Once" } }, { idempotencyKey: key })
+    const again = await client.wallets.create({ holder: { name: "Once" } }, { idempotencyKey: key })
+    expect(again.id).toBe(first.id)
+  })
+
+  it("verifies a real webhook delivery (Standard Webhooks) and refuses a tampered or stale one", async () => {
+    const receiver = await startReceiver()
+    try {
+      const subscription = await client.webhooks.create({ url: receiver.url, event_types: ["wallet.created"] })
+      const wallet = await client.wallets.create({ holder: { name: "Hooked" } })
+      const event = (await client.events.list({ type: "wallet.created", page_size: 1 })).data[0]!
+      expect((event.data as { object: { id: string } }).object.id).toBe(wallet.id)
+      // Resend makes its first try synchronously: the receiver has it when the call returns.
+      await client.events.resend(event.id, { subscription_id: subscription.id })
+      await receiver.waitFor((received) => received.some((request) => request.id === event.id))
+      const delivery = receiver.received.find((request) => request.id === event.id)!
+
+      const verified = client.webhooks.verify(delivery.body, delivery.headers, subscription.secret)
+      expect(verified.id).toBe(event.id)
+      expect(verified.type).toBe("wallet.created")
+      // Node's IncomingHttpHeaders and a Fetch Headers object work alike; so do bytes.
+      expect(client.webhooks.verify(new TextEncoder().encode(delivery.body), new Headers(delivery.headers), subscription.secret).id).toBe(event.id)
+
+      expect(() => client.webhooks.verify(delivery.body.replace("Hooked", "Hacked"), delivery.headers, subscription.secret))
+        .toThrow(WebhookVerificationError)
+      const other = await client.webhooks.create({ url: receiver.url, event_types: ["card.created"] })
+      expect(() => client.webhooks.verify(delivery.body, delivery.headers, other.secret)).toThrow(WebhookVerificationError)
+      const stale = { ...delivery.headers, "webhook-timestamp": String(Math.floor(Date.now() / 1000) - 3600) }
+      expect(() => client.webhooks.verify(delivery.body, stale, subscription.secret)).toThrow(WebhookVerificationError)
+    } finally {
+      await receiver.close()
+    }
+  })
+
+  it("the Effect client, derived from the server's HttpApi, creates, reads and fails with ApiFailure", async () => {
+    const program = Effect.gen(function*() {
+      const api = yield* makeEffectClient({ baseUrl: platform.baseUrl, apiKey: platform.org.api_key, programId: platform.org.program_id })
+      const wallet = yield* api.wallets.create({ payload: { holder: { name: "Effect user", email: null } } })
+      const read = yield* api.wallets.get({ path: { wallet_id: wallet.id } })
+      const missing = yield* Effect.either(api.wallets.get({ path: { wallet_id: uuid() } }))
+      return { wallet, read, missing }
+    })
+    const { missing, read, wallet } = await Effect.runPromise(program.pipe(Effect.provide(FetchHttpClient.layer)))
+    expect(read.id).toBe(wallet.id)
+    expect(read.holder.name).toBe("Effect user")
+    expect(Either.isLeft(missing)).toBe(true)
+    expect(Either.isLeft(missing) && missing.left).toMatchObject({ code: "not_found", param: "wallet_id" })
+
+    const listed = await Effect.runPromise(
+      Effect.flatMap(IssuingApiClient, (api) => api.programs.list({ urlParams: {} })).pipe(
+        Effect.provide(effectClientLayer({ baseUrl: platform.baseUrl, apiKey: platform.org.api_key }))
+      )
+    )
+    expect(listed.data.map((item) => item.id)).toContain(platform.org.program_id)
+  })
+
+  describe("retries through a flaky proxy in front of the platform", () => {
+    let proxy: FlakyProxy
+    let flaky: IssuingClient
+    beforeAll(async () => {
+      proxy = await startFlakyProxy(platform.baseUrl)
+      // Short back-off so the tests do not wait; Retry-After is still honoured.
+      flaky = new IssuingClient({
+        apiKey: platform.org.api_key,
+        baseUrl: proxy.url,
+        programId: platform.org.program_id,
+        initialRetryDelayMs: 10,
+        maxRetryDelayMs: 50,
+        timeoutMs: 2_000
+      })
+    })
+    afterEach(() => {
+      proxy.seen.length = 0
+      proxy.script = []
+    })
+    afterAll(async () => {
+      await proxy?.close()
+    })
+
+    /** Funds a new wallet through the flaky client; returns what the proxy saw and the wallet's transfers. */
+    const fundThroughProxy = async (amount: number) => {
+      const wallet = await client.wallets.create({ holder: { name: "Retry" } })
+      proxy.seen.length = 0
+      const transfer = await flaky.transfers.create({
+        paymentRail: "fednow_instant",
+        amount,
+        currency: "USD",
+        to_financial_account_id: wallet.financial_account_id
+      })
+      const transfers = await client.transfers.list({ financial_account_id: wallet.financial_account_id })
+      const account = await client.financialAccounts.retrieve(wallet.financial_account_id)
+      return { transfer, transfers, account, seen: [...proxy.seen] }
+    }
+
+    const expectPostedOnce = (result: Awaited<ReturnType<typeof fundThroughProxy>>, tries: number, amount: number) => {
+      expect(result.seen).toHaveLength(tries)
+      const keys = new Set(result.seen.map((request) => request.idempotencyKey))
+      expect(keys.size).toBe(1)
+      expect([...keys][0]).toMatch(/^[0-9a-f-]{36}$/)
+      expect(result.transfers.total_count).toBe(1)
+      expect(result.transfers.data[0]!.id).toBe(result.transfer.id)
+      expect(result.account.balance.amount).toBe(amount)
+    }
+
+    it("429 with Retry-After, then success: the same key, posted once", async () => {
+      const limited = { kind: "status" as const, status: 429, headers: { "retry-after": "1" }, body: '{"error":{"type":"rate_limit_error","code":"rate_limited","message":"Slow down.","param":null,"request_id":"r","doc_url":"d"}}' }
+      proxy.script = [limited]
+      expectPostedOnce(await fundThroughProxy(101), 2, 101)
+    })
+
+    it("500 twice, then success: the same key, posted once", async () => {
+      proxy.script = [{ kind: "status", status: 500, body: "{}" }, { kind: "status", status: 503 }]
+      expectPostedOnce(await fundThroughProxy(102), 3, 102)
+    })
+
+    it("a dropped connection before the platform saw it, then success", async () => {
+      proxy.script = [{ kind: "drop" }]
+      expectPostedOnce(await fundThroughProxy(103), 2, 103)
+    })
+
+    it("the platform posted it but the answer was lost: the retry gets the stored answer, posted once", async () => {
+      proxy.script = [{ kind: "forward-then-drop" }]
+      expectPostedOnce(await fundThroughProxy(104), 2, 104)
+    })
+
+    it("a try that times out is retried with the same key", async () => {
+      proxy.script = [{ kind: "hang" }]
+      expectPostedOnce(await fundThroughProxy(105), 2, 105)
+    })
+
+    it("after the retries: RateLimitError, InternalServerError, ConnectionError, TimeoutError; nothing posted", async () => {
+      const wallet = await client.wallets.create({ holder: { name: "Never funded" } })
+      const fund = () =>
+        flaky.transfers.create({ paymentRail: "fednow_instant", amount: 1, currency: "USD", to_financial_account_id: wallet.financial_account_id })
+      proxy.script = Array.from({ length: 3 }, () => ({ kind: "status" as const, status: 429, headers: { "retry-after": "0" } }))
+      await expect(fund()).rejects.toBeInstanceOf(RateLimitError)
+      proxy.script = Array.from({ length: 3 }, () => ({ kind: "status" as const, status: 502 }))
+      await expect(fund()).rejects.toBeInstanceOf(InternalServerError)
+      proxy.script = Array.from({ length: 3 }, () => ({ kind: "drop" as const }))
+      const dropped = await fund().catch((error: unknown) => error)
+      expect(dropped).toBeInstanceOf(ConnectionError)
+      expect(dropped).not.toBeInstanceOf(TimeoutError)
+      proxy.script = [{ kind: "hang" }]
+      await expect(flaky.transfers.create(
+        { paymentRail: "fednow_instant", amount: 1, currency: "USD", to_financial_account_id: wallet.financial_account_id },
+        { maxRetries: 0, timeoutMs: 200 }
+      )).rejects.toBeInstanceOf(TimeoutError)
+      // 4 calls: three of three tries, one of one; four keys, one per call.
+      expect(proxy.seen).toHaveLength(10)
+      expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(4)
+      expect((await client.transfers.list({ financial_account_id: wallet.financial_account_id })).total_count).toBe(0)
+    })
+
+    it("a Retry-After beyond maxRetryAfterMs fails at once; GETs are retried too", async () => {
+      proxy.script = [{ kind: "status", status: 429, headers: { "retry-after": "3600" } }]
+      await expect(flaky.programs.list()).rejects.toBeInstanceOf(RateLimitError)
+      expect(proxy.seen).toHaveLength(1)
+      expect(proxy.seen[0]!.idempotencyKey).toBeUndefined()
+      proxy.seen.length = 0
+      proxy.script = [{ kind: "drop" }, { kind: "status", status: 500 }]
+      expect((await flaky.programs.list()).total_count).toBeGreaterThan(0)
+      expect(proxy.seen.map((request) => request.behaviour)).toEqual(["drop", "status", "forward"])
+    })
+  })
+})
