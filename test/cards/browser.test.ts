@@ -3,7 +3,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { type BrowserContext, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type CardDisplayServer, startCardDisplayServer } from "../../examples/card-display/src/server.js"
+import { withCardDisplayFrameSrc } from "@issuing/client"
+import { BASE_POLICY, type CardDisplayServer, startCardDisplayServer } from "../../examples/card-display/src/server.js"
 import { ROOT } from "../support/cli.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, issueCard, reveal } from "./helpers.js"
@@ -75,7 +76,12 @@ describe.runIf(available)("card display in real headless Chromium (example host 
     page.on("console", (message) => {
       if (message.type() === "error") consoleErrors.push(message.text())
     })
-    await page.goto(host.url)
+    const served = await page.goto(host.url)
+    // Rule 3: the host page runs under its own policy with the platform's origin added by the helper.
+    const policy = served!.headers()["content-security-policy"]
+    expect(policy).toBe(withCardDisplayFrameSrc(BASE_POLICY, platform.baseUrl))
+    expect(policy).toContain(`frame-src ${new URL(platform.baseUrl).origin};`)
+    expect(policy).not.toContain("frame-src 'none'")
     await page.click("#show")
     const iframe = page.locator("#slot iframe")
     await iframe.waitFor()
@@ -134,6 +140,31 @@ describe.runIf(available)("card display in real headless Chromium (example host 
     fs.mkdirSync(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: path.join(ARTIFACTS, "card-display.png"), fullPage: true })
     expect(fs.statSync(path.join(ARTIFACTS, "card-display.png")).size).toBeGreaterThan(1000)
+  })
+
+  it("control: under the host's policy without the helper (frame-src 'none') the browser refuses the frame", async () => {
+    const bare = await startCardDisplayServer({
+      issuingUrl: platform.baseUrl,
+      apiKey: platform.org.api_key,
+      programId: platform.org.program_id,
+      cardId: card.id,
+      policy: BASE_POLICY
+    })
+    const page = await context.newPage()
+    try {
+      const refusals: Array<string> = []
+      page.on("console", (message) => {
+        if (/Content Security Policy/i.test(message.text())) refusals.push(message.text())
+      })
+      await page.goto(bare.url)
+      await page.click("#show")
+      await page.locator("#slot iframe").waitFor()
+      await expect.poll(() => refusals.some((text) => text.includes("frame-src 'none'"))).toBe(true)
+      expect(await page.frameLocator("#slot iframe").locator("#pan").count()).toBe(0)
+    } finally {
+      await page.close()
+      await bare.close()
+    }
   })
 
   it("blocks script injected into the embed document by its CSP", async () => {

@@ -1,3 +1,4 @@
+import { withCardDisplayFrameSrc } from "@issuing/client"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -18,6 +19,8 @@ export interface CardDisplayOptions {
   readonly cardId: string
   readonly host?: string
   readonly port?: number
+  /** The page's Content-Security-Policy; default `hostPolicy(origin of issuingUrl)`. */
+  readonly policy?: string
 }
 
 export interface CardDisplayServer {
@@ -33,22 +36,24 @@ const STATIC: Record<string, { readonly file: string; readonly type: string }> =
 }
 
 /**
- * The host page's policy. Rule 3: frame-src names the platform's host so the embed iframe may load;
- * everything else is limited to this origin, and nothing may frame the host page itself.
+ * The host page's own policy, before the card display: everything limited to this origin, no
+ * frames at all, and nothing may frame the host page itself.
  */
-export const hostPolicy = (issuingOrigin: string) =>
-  [
-    "default-src 'self'",
-    `frame-src ${issuingOrigin}`,
-    "script-src 'self'",
-    "style-src 'self'",
-    "connect-src 'self'",
-    "img-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'"
-  ].join("; ")
+export const BASE_POLICY = [
+  "default-src 'self'",
+  "frame-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'"
+].join("; ")
+
+/** Rule 3: the base policy with the platform's origin allowed to load the embed iframe. */
+export const hostPolicy = (issuingOrigin: string) => withCardDisplayFrameSrc(BASE_POLICY, issuingOrigin)
 
 /**
  * The example host app: serves the page and one backend route, `POST /api/card-sessions`, which
@@ -57,7 +62,7 @@ export const hostPolicy = (issuingOrigin: string) =>
  */
 export const startCardDisplayServer = async (options: CardDisplayOptions): Promise<CardDisplayServer> => {
   const issuing = new URL(options.issuingUrl)
-  const policy = hostPolicy(issuing.origin)
+  const policy = options.policy ?? hostPolicy(issuing.origin)
 
   const createSession = async () => {
     const response = await fetch(

@@ -18,3 +18,4 @@ export {
 export { type Page, PageList, type PageParams } from "./pagination.js"
 export { type ClientOptions, type RequestOptions, retryAfterMs } from "./transport.js"
 export { verifyWebhook, type WebhookEvent, type WebhookHeaders, WebhookVerificationError } from "./webhooks.js"
+export { withCardDisplayFrameSrc } from "./csp.js"
