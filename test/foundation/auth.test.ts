@@ -118,6 +118,65 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       )
     })
 
+    it("for a program-limited admin key: it governs only keys within its programs and rights, and creates no program", async () => {
+      const second = await createProgram(platform, "Governed program")
+      const third = await createProgram(platform, "Other program")
+      const scopedAdmin = await createKey(platform, { role: "admin", program_ids: [second.id], pan_reveal: false })
+      const withinIt = await createKey(platform, { role: "developer", program_ids: [second.id] })
+      const revealing = await createKey(platform, { role: "developer", program_ids: [second.id], pan_reveal: true })
+      const wider = await createKey(platform, { role: "viewer", program_ids: [second.id, third.id] })
+      const unlimited = await createKey(platform, { role: "viewer" })
+      const all = await platform.request("GET", "/v1/api-keys?page_size=100", { program: null })
+      const bootstrap = all.body.data.find((key: { name: string }) => key.name === "Admin key") as { id: string }
+      expect(bootstrap).toBeDefined()
+
+      const listed = await platform.request("GET", "/v1/api-keys?page_size=100", { key: scopedAdmin.secret, program: null })
+      expect(listed.status).toBe(200)
+      expect(listed.body.data.map((key: { id: string }) => key.id).sort()).toEqual([scopedAdmin.id, withinIt.id].sort())
+      expect(listed.body.total_count).toBe(2)
+
+      // Keys outside its scope do not exist for it (404 as for another organization's keys) and stay valid.
+      for (const hidden of [bootstrap.id, revealing.id, wider.id, unlimited.id]) {
+        expectEnvelope(
+          await platform.request("DELETE", `/v1/api-keys/${hidden}`, { key: scopedAdmin.secret, program: null }),
+          404,
+          { code: "not_found", param: "api_key_id" }
+        )
+      }
+      for (const secret of [platform.org.api_key, revealing.secret, unlimited.secret]) {
+        expect((await platform.request("GET", "/v1/programs", { key: secret, program: null })).status).toBe(200)
+      }
+      const revoked = await platform.request("DELETE", `/v1/api-keys/${withinIt.id}`, { key: scopedAdmin.secret, program: null })
+      expect(revoked.status).toBe(200)
+      expectEnvelope(await platform.request("GET", "/v1/programs", { key: withinIt.secret, program: null }), 401, unauthenticated)
+
+      expectEnvelope(
+        await platform.request("POST", "/v1/programs", { key: scopedAdmin.secret, program: null, body: { name: "Mine" } }),
+        403,
+        { code: "permission_denied", param: null }
+      )
+      expect((await platform.request("GET", "/v1/programs?page_size=100", { program: null })).body.data
+        .some((program: { name: string }) => program.name === "Mine")).toBe(false)
+    })
+
+    it("for an admin key without pan_reveal on keys that have it (hidden from its list, 404 on revoke)", async () => {
+      const plainAdmin = await createKey(platform, { role: "admin", pan_reveal: false })
+      const revealing = await createKey(platform, { role: "viewer", pan_reveal: true })
+      const plain = await createKey(platform, { role: "viewer", pan_reveal: false })
+      const listed = await platform.request("GET", "/v1/api-keys?page_size=100", { key: plainAdmin.secret, program: null })
+      const ids = listed.body.data.map((key: { id: string }) => key.id)
+      expect(ids).toContain(plain.id)
+      expect(ids).not.toContain(revealing.id)
+      expect(listed.body.data.every((key: { pan_reveal: boolean }) => !key.pan_reveal)).toBe(true)
+      expectEnvelope(
+        await platform.request("DELETE", `/v1/api-keys/${revealing.id}`, { key: plainAdmin.secret, program: null }),
+        404,
+        { code: "not_found", param: "api_key_id" }
+      )
+      expect((await platform.request("GET", "/v1/programs", { key: revealing.secret, program: null })).status).toBe(200)
+      expect((await platform.request("DELETE", `/v1/api-keys/${plain.id}`, { key: plainAdmin.secret, program: null })).status).toBe(200)
+    })
+
     it("for an unknown program or another organization's program (param X-Program-ID)", async () => {
       const other = await platform.createOrganization("Other")
       for (const program of [uuid(), other.program_id]) {

@@ -9,15 +9,18 @@ import { nowIso } from "../platform/Time.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import { canSeeProgram, makeAuthentication } from "./Authentication.js"
-import type {
-  ApiKey,
-  ApiKeyWithSecret,
-  Caller,
-  CreateApiKey,
-  CreateProgram,
-  Program,
-  StoredApiKey,
-  StoredProgram
+import {
+  type ApiKey,
+  type ApiKeyWithSecret,
+  type Caller,
+  type CreateApiKey,
+  type CreateProgram,
+  KEY_RIGHTS,
+  type KeyRight,
+  type KeyScope,
+  type Program,
+  type StoredApiKey,
+  type StoredProgram
 } from "./Records.js"
 import { hashSecret, newApiKeySecret } from "./Secrets.js"
 
@@ -47,6 +50,29 @@ const requireAdmin = (caller: Caller): Effect.Effect<void, PermissionDenied> =>
   caller.role === "admin"
     ? Effect.void
     : Effect.fail(new PermissionDenied({ message: "This operation requires an admin API key.", param: null }))
+
+/** Programs are the organization's: a key limited to some programs may not add one. */
+const requireUnlimitedAdmin = (caller: Caller): Effect.Effect<void, PermissionDenied> =>
+  caller.role === "admin" && caller.programIds === null
+    ? Effect.void
+    : Effect.fail(new PermissionDenied({ message: "This operation requires an admin API key not limited by program_ids.", param: null }))
+
+/** The caller's rights by name; a right added to KEY_RIGHTS must be mapped here. */
+const callerRights = (caller: Caller): Record<KeyRight, boolean> => ({
+  pan_reveal: caller.panReveal,
+  card_display: caller.cardDisplay
+})
+
+/** The keys an admin may list and revoke: within its programs, holding only rights it holds. */
+const keyScope = (caller: Caller): KeyScope => ({
+  programIds: caller.programIds,
+  withoutRights: KEY_RIGHTS.filter((right) => !callerRights(caller)[right])
+})
+
+/** The same rule on one key (the store applies it to lists, keyScope). */
+export const inKeyScope = (scope: KeyScope, key: ApiKey): boolean =>
+  scope.withoutRights.every((right) => !key[right]) &&
+  (scope.programIds === null || (key.program_ids !== null && key.program_ids.every((id) => scope.programIds!.includes(id))))
 
 /** A new program record of the organization (not stored). */
 const newProgram = (organizationId: string, name: string, bin: string, now: string): StoredProgram => ({
@@ -164,10 +190,10 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
       authenticate,
       resolveProgram,
 
-      /** POST /v1/programs (admin). */
+      /** POST /v1/programs (admin not limited by program_ids). */
       createProgram: (caller: Caller, input: CreateProgram): Effect.Effect<Program, PermissionDenied | SqlError.SqlError> =>
         Effect.gen(function*() {
-          yield* requireAdmin(caller)
+          yield* requireUnlimitedAdmin(caller)
           const program = newProgram(caller.organizationId, input.name, input.bin ?? DEFAULT_BIN, yield* nowIso)
           yield* store.insertProgram(program)
           return program
@@ -186,20 +212,28 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
 
       createApiKey: createApiKey.bind(null, deps),
 
-      /** GET /v1/api-keys (admin): the organization's unrevoked keys. */
+      /** GET /v1/api-keys (admin): the organization's unrevoked keys within the caller's key scope. */
       listApiKeys: (caller: Caller, page: PageRequest): Effect.Effect<Page<ApiKey>, PermissionDenied | SqlError.SqlError> =>
         Effect.gen(function*() {
           yield* requireAdmin(caller)
-          const { rows, total } = yield* store.listApiKeys(caller.organizationId, toWindow(page))
+          const { rows, total } = yield* store.listApiKeys(caller.organizationId, toWindow(page), keyScope(caller))
           return { data: rows, total_count: total }
         }),
 
-      /** DELETE /v1/api-keys/{api_key_id} (admin): the key stops working; unknown and revoked keys are not found. */
+      /**
+       * DELETE /v1/api-keys/{api_key_id} (admin): the key stops working; unknown, revoked and
+       * out-of-scope keys are not found (so a limited admin cannot probe the others).
+       */
       revokeApiKey: (caller: Caller, keyId: string): Effect.Effect<ApiKey, PermissionDenied | NotFound | SqlError.SqlError> =>
         Effect.gen(function*() {
           yield* requireAdmin(caller)
+          const scope = keyScope(caller)
           const at = yield* nowIso
-          const revoked = yield* findOwned(keyId, API_KEY, (id) => store.revokeApiKey(caller.organizationId, id, at))
+          const revoked = yield* findOwned(keyId, API_KEY, (id) =>
+            Effect.flatMap(store.findApiKey(caller.organizationId, id), (found) =>
+              Option.isSome(found) && inKeyScope(scope, found.value)
+                ? store.revokeApiKey(caller.organizationId, id, at)
+                : Effect.succeed(Option.none())))
           forgetKey(revoked.id)
           return revoked
         }),

@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
-import type { Organization, StoredApiKey, StoredProgram } from "./Records.js"
+import type { KeyScope, Organization, StoredApiKey, StoredProgram } from "./Records.js"
 
 /** Storage port for organizations, programs and API keys. */
 export interface AccessStoreService {
@@ -20,9 +20,11 @@ export interface AccessStoreService {
   readonly findActiveKeyByHash: (secretHash: string) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>
   /** An unrevoked key of the organization. */
   readonly findApiKey: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>
+  /** Unrevoked keys of the organization within `scope` (the keys the listing admin key may manage). */
   readonly listApiKeys: (
     organizationId: string,
-    window: PageWindow
+    window: PageWindow,
+    scope: KeyScope
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredApiKey>; readonly total: number }, SqlError.SqlError>
   /** Marks an unrevoked key revoked; none when there was no such key. */
   readonly revokeApiKey: (organizationId: string, keyId: string, at: string) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>

@@ -64,6 +64,22 @@ export const ApiKeyWithSecret = Schema.Struct({ ...ApiKey.fields, secret: Schema
 })
 export type ApiKeyWithSecret = typeof ApiKeyWithSecret.Type
 
+/**
+ * The rights a key may hold beside its role and programs, each a boolean field of ApiKey. A key
+ * grants, lists and revokes only keys whose rights it holds too (docs/api.md#authentication-and-roles).
+ */
+export const KEY_RIGHTS = ["pan_reveal", "card_display"] as const satisfies ReadonlyArray<keyof ApiKey>
+export type KeyRight = (typeof KEY_RIGHTS)[number]
+
+/**
+ * The keys an admin key may list and revoke: keys limited to some of `programIds` (null: any
+ * key, unlimited ones included) holding none of `withoutRights`.
+ */
+export interface KeyScope {
+  readonly programIds: ReadonlyArray<string> | null
+  readonly withoutRights: ReadonlyArray<KeyRight>
+}
+
 /** The authenticated caller of a request. */
 export interface Caller {
   readonly apiKeyId: string

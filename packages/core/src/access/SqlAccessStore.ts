@@ -3,7 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
-import type { Role, StoredApiKey, StoredProgram } from "./Records.js"
+import type { KeyScope, Role, StoredApiKey, StoredProgram } from "./Records.js"
 
 const PROGRAM_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", name: "name" }
 const KEY_ORDER: Record<string, string> = { created_at: "created_at", name: "name" }
@@ -77,6 +77,23 @@ const programQueries = (
   }
 }
 
+/**
+ * The keys inside a scope: none of the rights it lacks, and (when it is limited) a program list
+ * within its programs — an unlimited key (program_ids NULL) is outside every limited scope.
+ */
+const keyScopeFilter = (sql: Sql, scope: KeyScope) => {
+  const rights = scope.withoutRights.map((right) => sql`${sql(right)} = ${boolParam(false)}`)
+  const programIds = scope.programIds
+  if (programIds === null) return sql.and(rights)
+  if (programIds.length === 0) return sql`1 = 0`
+  const outside = sql.onDialectOrElse({
+    pg: () =>
+      sql`SELECT 1 FROM jsonb_array_elements_text(program_ids::jsonb) AS p(value) WHERE p.value NOT IN ${sql.in(programIds)}`,
+    orElse: () => sql`SELECT 1 FROM json_each(program_ids) AS p WHERE p.value NOT IN ${sql.in(programIds)}`
+  })
+  return sql.and([...rights, sql`program_ids IS NOT NULL`, sql`NOT EXISTS (${outside})`])
+}
+
 /** API keys, found by secret hash; revoked keys are kept but never found or listed. */
 const keyQueries = (
   sql: Sql
@@ -92,14 +109,15 @@ const keyQueries = (
   findApiKey: (organizationId, keyId) =>
     sql`SELECT * FROM issuing_api_keys
         WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(Effect.map(firstKey)),
-  listApiKeys: (organizationId, window) =>
+  listApiKeys: (organizationId, window, scope) =>
     Effect.all({
-      rows: sql`SELECT * FROM issuing_api_keys WHERE organization_id = ${organizationId} AND revoked_at IS NULL
+      rows: sql`SELECT * FROM issuing_api_keys
+                WHERE organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}
                 ORDER BY ${orderByClause(sql, window, KEY_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toApiKey))
       ),
       total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys
-                 WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
+                 WHERE organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))
       )
     }),

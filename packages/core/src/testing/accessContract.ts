@@ -1,6 +1,8 @@
 import { expect, layer, type Vitest } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { inKeyScope } from "../access/Access.js"
 import { AccessStore } from "../access/AccessStore.js"
+import type { KeyScope } from "../access/Records.js"
 import { hashSecret } from "../access/Secrets.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
@@ -10,6 +12,9 @@ import { freshOrganization, sampleApiKey, sampleProgram } from "./Fixtures.js"
 
 /** The test registrar of a contract suite over a store layer (real clock). */
 type It = Vitest.MethodsNonLive<ContractStores, true>
+
+/** The scope of an unlimited admin key holding every right. */
+const EVERY_KEY: KeyScope = { programIds: null, withoutRights: [] }
 
 const window = (overrides: Partial<PageWindow> = {}): PageWindow => ({
   orderBy: "created_at",
@@ -112,9 +117,50 @@ const revokesKeysOnce = (it: It) =>
       expect(Option.isNone(yield* access.findActiveKeyByHash(hashSecret(`revoke-${key.id}`)))).toBe(true)
       expect(Option.isNone(yield* access.findApiKey(organization.id, key.id))).toBe(true)
 
-      const listed = yield* access.listApiKeys(organization.id, window())
+      const listed = yield* access.listApiKeys(organization.id, window(), EVERY_KEY)
       expect(listed.rows.map((row) => row.id)).toEqual([kept.id])
       expect(listed.total).toBe(1)
+    }))
+
+const listsKeysWithinScope = (it: It) =>
+  it.effect("lists only the keys within a scope: programs a subset of its own, no right it lacks", () =>
+    Effect.gen(function*() {
+      const access = yield* AccessStore
+      const { organization, program: a } = yield* freshOrganization
+      const b = sampleProgram(organization.id)
+      const c = sampleProgram(organization.id)
+      yield* access.insertProgram(b)
+      yield* access.insertProgram(c)
+      const keys = {
+        unlimited: sampleApiKey(organization.id),
+        onA: sampleApiKey(organization.id, { program_ids: [a.id], card_display: false }),
+        onAB: sampleApiKey(organization.id, { program_ids: [a.id, b.id], card_display: false }),
+        onAC: sampleApiKey(organization.id, { program_ids: [a.id, c.id], card_display: false }),
+        onAReveal: sampleApiKey(organization.id, { program_ids: [a.id], pan_reveal: true, card_display: false }),
+        onADisplay: sampleApiKey(organization.id, { program_ids: [a.id], card_display: true })
+      }
+      for (const key of Object.values(keys)) yield* access.insertApiKey(key, hashSecret(`scope-${key.id}`))
+      const ids = (rows: ReadonlyArray<{ readonly id: string }>) => rows.map((row) => row.id).sort()
+      const within = (scope: KeyScope) =>
+        Effect.map(access.listApiKeys(organization.id, window(), scope), ({ rows, total }) => {
+          expect(total).toBe(rows.length)
+          // The store's filter and the service's one-key rule agree.
+          expect(ids(rows)).toEqual(ids(Object.values(keys).filter((key) => inKeyScope(scope, key))))
+          return ids(rows)
+        })
+      expect(yield* within(EVERY_KEY)).toEqual(ids(Object.values(keys)))
+      expect(yield* within({ programIds: [a.id, b.id], withoutRights: ["pan_reveal", "card_display"] }))
+        .toEqual(ids([keys.onA, keys.onAB]))
+      expect(yield* within({ programIds: [a.id, b.id], withoutRights: ["pan_reveal"] }))
+        .toEqual(ids([keys.onA, keys.onAB, keys.onADisplay]))
+      expect(yield* within({ programIds: [a.id, b.id, c.id], withoutRights: [] }))
+        .toEqual(ids(Object.values(keys).filter((key) => key !== keys.unlimited)))
+      expect(yield* within({ programIds: null, withoutRights: ["card_display"] }))
+        .toEqual(ids([keys.onA, keys.onAB, keys.onAC, keys.onAReveal]))
+      expect(yield* within({ programIds: [b.id], withoutRights: [] })).toEqual([])
+      const page = yield* access.listApiKeys(organization.id, window({ limit: 1 }), { programIds: [a.id, b.id], withoutRights: [] })
+      expect(page.rows).toHaveLength(1)
+      expect(page.total).toBe(4)
     }))
 
 const rejectsDuplicateSecretHash = (it: It) =>
@@ -135,5 +181,6 @@ export const accessContract: PortContract = (name, store) =>
     listsProgramsInOrder(it)
     keepsKeysBySecretHash(it)
     revokesKeysOnce(it)
+    listsKeysWithinScope(it)
     rejectsDuplicateSecretHash(it)
   })
