@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import {
@@ -10,7 +10,7 @@ import {
   ServicesLive,
   Vault
 } from "@issuing/core"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
@@ -31,6 +31,7 @@ import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from 
 import { OrganizationAuthLive, ProgramAuthLive } from "./middleware/Auth.js"
 import { requestPipeline } from "./middleware/RequestPipeline.js"
 import { makeRouteTable } from "./middleware/RouteTable.js"
+import { type TelemetryLayer, traceRequests } from "./Telemetry.js"
 
 /** What a store package's `layer(...)` provides. */
 export type StoreLayer<E = unknown> = Layer.Layer<IssuingStores | SqlClient.SqlClient, E>
@@ -48,6 +49,11 @@ export interface IssuingOptions<E = unknown> {
    * it is stripped before routing. Include it in `settings.baseUrl` so embed and doc URLs point here.
    */
   readonly basePath?: string | undefined
+  /**
+   * Traces and metrics through OpenTelemetry (docs/observability.md): `telemetryLayer({ spanProcessor,
+   * metricReader })` or `telemetryFromEnv(process.env)`. Off when not given.
+   */
+  readonly telemetry?: TelemetryLayer | undefined
 }
 
 /** A running platform: a web-standard handler, a Node request listener and the services behind them. */
@@ -64,6 +70,8 @@ export interface IssuingInstance {
   /** Runs an effect against the platform's services (the CLI and background workers use it). */
   readonly runtime: ManagedRuntime.ManagedRuntime<IssuingServices | IssuingStores | SqlClient.SqlClient | IssuingConfig | Vault, unknown>
   readonly settings: IssuingSettings
+  /** True when built with a telemetry layer (the background workers then report their own spans and metrics). */
+  readonly telemetry: boolean
   /** Stops accepting work and closes the database. */
   readonly dispose: () => Promise<void>
 }
@@ -116,10 +124,16 @@ const normalizeBasePath = (basePath: string | undefined) => {
  */
 export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<IssuingInstance> => {
   const settings = defaultSettings(options.settings)
-  const runtime = ManagedRuntime.make(issuingLayer(options.store, settings, options.vaultKeys))
-  const app = await runtime.runPromise(HttpApiBuilder.httpApp)
-  const nodeHandler = await runtime.runPromise(NodeHttpServer.makeHandler(app as HttpApp.Default))
-  const webHandler = HttpApp.toWebHandlerRuntime(await runtime.runtime())(app as HttpApp.Default)
+  const layer = issuingLayer(options.store, settings, options.vaultKeys)
+  // Telemetry first, so the store's start-up (migrations) is traced too.
+  const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
+  const built = await runtime.runPromise(HttpApiBuilder.httpApp) as HttpApp.Default
+  const app = options.telemetry === undefined ? built : traceRequests(built)
+  // @effect/platform's own server span records the full URL and query, where an embed session
+  // token travels: off; traceRequests records the route template instead.
+  const handlerRuntime = Runtime.setFiberRef(await runtime.runtime(), HttpMiddleware.currentTracerDisabledWhen, () => true)
+  const nodeHandler = await Runtime.runPromise(handlerRuntime)(NodeHttpServer.makeHandler(app))
+  const webHandler = HttpApp.toWebHandlerRuntime(handlerRuntime)(app)
   const basePath = normalizeBasePath(options.basePath)
 
   const listener = basePath === ""
@@ -150,6 +164,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
     clientErrorListener: clientErrorListener(() => settings.baseUrl),
     runtime: runtime as IssuingInstance["runtime"],
     settings,
+    telemetry: options.telemetry !== undefined,
     dispose: () => runtime.dispose()
   }
 }

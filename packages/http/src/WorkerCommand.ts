@@ -1,8 +1,9 @@
 import { runDeliveryWorker } from "@issuing/core"
-import { Exit, Fiber } from "effect"
+import { Effect, Exit, Fiber } from "effect"
 import { createIssuing } from "./App.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
 import { describeDatabase, storeFor } from "./Store.js"
+import { deliveryQueueMetrics, telemetryFromEnv, withDeliveryTelemetry } from "./Telemetry.js"
 
 const out = (line: string) => process.stdout.write(`${line}\n`)
 const err = (line: string) => process.stderr.write(`${line}\n`)
@@ -16,11 +17,15 @@ export const workerCommand = async (config: ServerConfig, _args: ReadonlyArray<s
   const instance = await createIssuing({
     store: storeFor(config.database),
     vaultKeys: resolveVaultKeys(config),
-    settings: config.settings
+    settings: config.settings,
+    telemetry: telemetryFromEnv(process.env)
   })
-  const fiber = instance.runtime.runFork(runDeliveryWorker())
+  const worker = instance.telemetry
+    ? Effect.zipLeft(withDeliveryTelemetry(runDeliveryWorker()), deliveryQueueMetrics, { concurrent: true })
+    : runDeliveryWorker()
+  const fiber = instance.runtime.runFork(worker)
   out(
-    `issuing: webhook worker running (store ${describeDatabase(config.database)}, concurrency ${config.settings.webhookConcurrency}, timeout ${config.settings.webhookTimeoutMs} ms)`
+    `issuing: webhook worker running (store ${describeDatabase(config.database)}, concurrency ${config.settings.webhookConcurrency}, timeout ${config.settings.webhookTimeoutMs} ms${instance.telemetry ? ", telemetry on" : ""})`
   )
   const stopped = await new Promise<string | Exit.Exit<never, unknown>>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"))

@@ -5,6 +5,7 @@ import { cardsCommand } from "./commands/CardsCommand.js"
 import { vaultCommand } from "./commands/VaultCommand.js"
 import { loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
 import { startServer } from "./server.js"
+import { telemetryFromEnv } from "./Telemetry.js"
 import { describeDatabase, type LoadedStore, loadStore, StorePackageMissing, storeFor } from "./Store.js"
 import { workerCommand } from "./WorkerCommand.js"
 
@@ -36,7 +37,8 @@ const migrate = (store: LoadedStore) => Effect.runPromise(store.migrate)
 
 const serve = async (config: ServerConfig) => {
   out(`issuing: ${config.settings.environment}, store ${describeDatabase(config.database)}`)
-  const server = await startServer(config, (line) => out(`issuing: ${line}`))
+  const telemetry = telemetryFromEnv(process.env)
+  const server = await startServer(config, (line) => out(`issuing: ${line}`), { telemetry })
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) return
@@ -53,6 +55,7 @@ const serve = async (config: ServerConfig) => {
   // Handlers first: a supervisor may signal as soon as it reads the "listening" line.
   process.on("SIGTERM", () => stop("SIGTERM"))
   process.on("SIGINT", () => stop("SIGINT"))
+  if (telemetry !== undefined) out("issuing: OpenTelemetry traces and metrics on (OTEL_EXPORTER_OTLP_* variables)")
   out(`issuing: listening on ${server.url} (public base URL ${server.instance.settings.baseUrl})`)
   return new Promise<number>(() => {})
 }

@@ -5,3 +5,12 @@ export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } 
 export { ApiFailure, ERROR_CODES, type ErrorCode, type ErrorCodeDoc, toApiFailure } from "./errors.js"
 export { bootstrapOrganization, startServer, type RunningServer } from "./server.js"
 export { loadStore, type LoadedStore, StorePackageMissing, storeFor } from "./Store.js"
+export {
+  deliveryQueueMetrics,
+  sampleDeliveryQueue,
+  type TelemetryLayer,
+  telemetryFromEnv,
+  telemetryLayer,
+  traceRequests,
+  withDeliveryTelemetry
+} from "./Telemetry.js"

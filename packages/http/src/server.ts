@@ -6,6 +6,7 @@ import { createIssuing, type IssuingInstance } from "./App.js"
 import { clientErrorListener } from "./ClientErrors.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
 import { storeFor } from "./Store.js"
+import { deliveryQueueMetrics, type TelemetryLayer, withDeliveryTelemetry } from "./Telemetry.js"
 
 /** A running standalone server. */
 export interface RunningServer {
@@ -34,8 +35,10 @@ export const backgroundTasks: Array<(instance: IssuingInstance) => Effect.Effect
         Effect.catchAllCause((cause) => Effect.logWarning("Embed session purge failed", cause)),
         Effect.repeat(Schedule.spaced("1 hour"))
       )).pipe(Effect.asVoid),
-  // The webhook delivery worker (`issuing worker` runs it alone).
-  () => runDeliveryWorker()
+  // The webhook delivery worker (`issuing worker` runs it alone), with a span per attempt when traced.
+  (instance) => instance.telemetry ? withDeliveryTelemetry(runDeliveryWorker()) : runDeliveryWorker(),
+  // The delivery queue's depth and lag as gauges, when metrics are on.
+  (instance) => instance.telemetry ? deliveryQueueMetrics : Effect.void
 ]
 
 /**
@@ -48,9 +51,13 @@ export const bootstrapOrganization = (instance: IssuingInstance, secret?: string
 /**
  * `issuing serve`: the API and the background tasks on one port. On an empty database it creates
  * the first organization (with ISSUING_BOOTSTRAP_API_KEY as its admin key's secret when set) and
- * reports it through `print` once.
+ * reports it through `print` once. `options.telemetry` switches on traces and metrics (docs/observability.md).
  */
-export const startServer = async (config: ServerConfig, print: (line: string) => void): Promise<RunningServer> => {
+export const startServer = async (
+  config: ServerConfig,
+  print: (line: string) => void,
+  options: { readonly telemetry?: TelemetryLayer | undefined } = {}
+): Promise<RunningServer> => {
   // Listen first, so that with ISSUING_PORT=0 the default public base URL names the real port.
   // Requests arriving before the platform is ready wait for it.
   let ready!: (instance: IssuingInstance | undefined) => void
@@ -80,7 +87,8 @@ export const startServer = async (config: ServerConfig, print: (line: string) =>
     instance = await createIssuing({
       store: storeFor(config.database),
       vaultKeys: resolveVaultKeys(config),
-      settings: config.baseUrlFromListenAddress === true ? { ...config.settings, baseUrl: url } : config.settings
+      settings: config.baseUrlFromListenAddress === true ? { ...config.settings, baseUrl: url } : config.settings,
+      telemetry: options.telemetry
     })
   } catch (error) {
     ready(undefined)
