@@ -1,4 +1,4 @@
-import { checkWebhookUrl, isForbiddenAddress, makeSender, parseRetryAfterMs, retryDelayMs } from "@issuing/core"
+import { checkWebhookUrl, isForbiddenAddress, makeSender, parseRetryAfterMs, retryDelayMs, urlPolicy } from "@issuing/core"
 import { loadConfig } from "@issuing/http"
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -53,6 +53,67 @@ describe("SSRF guard decisions", () => {
     expect(await checkWebhookUrl(new URL("http://127.0.0.1:9/x"), true)).toBeUndefined()
   })
 
+  it("refuses metadata, site-local and Teredo addresses in every environment, private ones only when refused", () => {
+    const always = [
+      "169.254.169.254", "169.254.170.2", "169.254.0.1", "100.100.100.200", "fd00:ec2::254", "fd00:ec2::23", "fec0::1",
+      "feff:ffff::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::1", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe",
+      "64:ff9b::a9fe:a9fe", "::ffff:100.100.100.200", "[fd00:ec2::254]"
+    ]
+    for (const address of always) {
+      expect(isForbiddenAddress(address, true), `${address} with private allowed`).toBe(true)
+      expect(isForbiddenAddress(address), address).toBe(true)
+    }
+    // Private targets stay reachable where they are allowed (sandbox), and public ones everywhere.
+    for (const address of ["127.0.0.1", "10.0.0.1", "192.168.1.1", "100.64.0.1", "::1", "fc00::1", "fd00:ec3::254", "fe80::1"]) {
+      expect(isForbiddenAddress(address, true), address).toBe(false)
+      expect(isForbiddenAddress(address), address).toBe(true)
+    }
+    for (const address of ["8.8.8.8", "2001:4860:4860::8888", "2001:1::1", "2606:4700::1111", "169.253.255.255", "169.255.0.1"]) {
+      expect(isForbiddenAddress(address, true), address).toBe(false)
+      expect(isForbiddenAddress(address), address).toBe(false)
+    }
+  })
+
+  it("refuses metadata URLs with private targets allowed, by literal and by resolved address", async () => {
+    for (const url of ["http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/", "http://100.100.100.200/", "http://[fec0::1]/", "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "http://[::ffff:169.254.169.254]/"]) {
+      expect(await checkWebhookUrl(new URL(url), true), url).toMatch(/metadata/)
+      expect(await checkWebhookUrl(new URL(url), { allowPrivate: true, allowedPorts: null }), url).toMatch(/metadata/)
+    }
+    expect(await checkWebhookUrl(new URL("http://127.0.0.1:9/x"), true)).toBeUndefined()
+    expect(await checkWebhookUrl(new URL("http://localhost:9/x"), true)).toBeUndefined()
+    // A host that does not resolve: nothing to judge in sandbox, refused where private targets are.
+    expect(await checkWebhookUrl(new URL("http://nowhere.invalid/x"), true)).toBeUndefined()
+    expect(await checkWebhookUrl(new URL("http://nowhere.invalid/x"), false)).toBe("url host does not resolve")
+  })
+
+  it("allows only the configured ports (the scheme's port when the URL names none)", async () => {
+    const production = { allowPrivate: false, allowedPorts: [443, 80] }
+    for (const url of ["https://8.8.8.8/x", "http://8.8.8.8/x", "https://8.8.8.8:443/x", "http://8.8.8.8:80/x", "http://8.8.8.8:443/x"]) {
+      expect(await checkWebhookUrl(new URL(url), production), url).toBeUndefined()
+    }
+    for (const url of ["https://8.8.8.8:8443/x", "http://8.8.8.8:8080/x", "http://8.8.8.8:22/x", "https://8.8.8.8:1/x"]) {
+      expect(await checkWebhookUrl(new URL(url), production), url).toBe(
+        "url must use one of the ports 443, 80 (the port of its scheme when it names none)"
+      )
+    }
+    expect(await checkWebhookUrl(new URL("https://8.8.8.8:8443/x"), { allowPrivate: false, allowedPorts: [8443] })).toBeUndefined()
+    expect(await checkWebhookUrl(new URL("https://8.8.8.8/x"), { allowPrivate: false, allowedPorts: [8443] })).toMatch(/ports 8443/)
+    expect(await checkWebhookUrl(new URL("https://8.8.8.8:8443/x"), { allowPrivate: false, allowedPorts: null })).toBeUndefined()
+    expect(await checkWebhookUrl(new URL("https://8.8.8.8:8443/x"), false)).toBeUndefined()
+    expect(urlPolicy(Either.getOrThrow(loadConfig({ ISSUING_ENVIRONMENT: "production", ISSUING_VAULT_KEY: Buffer.alloc(32, 1).toString("base64") })).settings))
+      .toEqual(production)
+    expect(urlPolicy(Either.getOrThrow(loadConfig({})).settings)).toEqual({ allowPrivate: true, allowedPorts: null })
+  })
+
+  it("never repeats the URL's host in a refusal", async () => {
+    const digits = "4929123456781234"
+    for (const [url, policy] of [[`http://${digits}.invalid/x`, false], [`http://a${digits}.localhost:9/x`, false], [`https://${digits}.invalid:8443/x`, { allowPrivate: false, allowedPorts: [443] }]] as const) {
+      const refusal = await checkWebhookUrl(new URL(url), policy)
+      expect(refusal, url).toBeDefined()
+      expect(refusal, url).not.toContain(digits)
+    }
+  })
+
   it("bounds retry delays with ±20% jitter and honours Retry-After within [1 s, 1 h]", () => {
     expect(retryDelayMs([1000, 2000], 1, undefined, () => 0)).toBe(800)
     expect(retryDelayMs([1000, 2000], 2, undefined, () => 1)).toBe(2400)
@@ -74,7 +135,18 @@ describe("webhook configuration", () => {
     expect(settings).toMatchObject({ webhookDisableAfterMs: 12 * 3_600_000, webhookRetryScheduleMs: [1000, 120_000], webhookConcurrency: 16 })
     expect(Either.getOrThrow(loadConfig({})).settings.webhookDisableAfterMs).toBe(5 * 86_400_000)
     expect(Either.getOrThrow(loadConfig({ ISSUING_ENVIRONMENT: "production", ISSUING_VAULT_KEY: Buffer.alloc(32, 1).toString("base64") })).settings.webhookAllowPrivateUrls).toBe(false)
-    for (const [name, value] of [["ISSUING_WEBHOOK_DISABLE_AFTER", "soon"], ["ISSUING_WEBHOOK_CONCURRENCY", "0"], ["ISSUING_WEBHOOK_MAX_RESPONSE_BODY_BYTES", "-1"]] as const) {
+    const production = { ISSUING_ENVIRONMENT: "production", ISSUING_VAULT_KEY: Buffer.alloc(32, 1).toString("base64") }
+    expect(Either.getOrThrow(loadConfig(production)).settings.webhookAllowedPorts).toEqual([443, 80])
+    expect(Either.getOrThrow(loadConfig({})).settings.webhookAllowedPorts).toBeNull()
+    expect(Either.getOrThrow(loadConfig({ ...production, ISSUING_WEBHOOK_ALLOWED_PORTS: " 443, 8443,443 " })).settings.webhookAllowedPorts)
+      .toEqual([443, 8443])
+    expect(Either.getOrThrow(loadConfig({ ...production, ISSUING_WEBHOOK_ALLOWED_PORTS: "any" })).settings.webhookAllowedPorts).toBeNull()
+    expect(Either.getOrThrow(loadConfig({ ISSUING_WEBHOOK_ALLOWED_PORTS: "443" })).settings.webhookAllowedPorts).toEqual([443])
+    for (const [name, value] of [
+      ["ISSUING_WEBHOOK_DISABLE_AFTER", "soon"], ["ISSUING_WEBHOOK_CONCURRENCY", "0"], ["ISSUING_WEBHOOK_MAX_RESPONSE_BODY_BYTES", "-1"],
+      ["ISSUING_WEBHOOK_ALLOWED_PORTS", "443,https"], ["ISSUING_WEBHOOK_ALLOWED_PORTS", "0"], ["ISSUING_WEBHOOK_ALLOWED_PORTS", "70000"],
+      ["ISSUING_WEBHOOK_ALLOWED_PORTS", "443,,80"]
+    ] as const) {
       const bad = loadConfig({ [name]: value })
       expect(Either.isLeft(bad)).toBe(true)
       if (Either.isLeft(bad)) expect(bad.left).toContain(name)
@@ -92,6 +164,21 @@ describe("SSRF guard in production settings", () => {
   afterAll(async () => {
     await receiver?.close()
     await platform?.close()
+  })
+
+  it("refuses metadata targets in sandbox too (private targets allowed), naming url and not its value", async () => {
+    const sandbox = await startPlatform("sqlite")
+    try {
+      for (const url of ["http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/", "http://100.100.100.200/x", "http://[fec0::1]/x"]) {
+        const response = await sandbox.request("POST", "/v1/webhook-subscriptions", { body: { url, event_types: ["wallet.created"] } })
+        const error = expectEnvelope(response, 400, { code: "invalid_request", param: "url" })
+        expect(error.message).not.toContain(new URL(url).hostname)
+      }
+      const local = await sandbox.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["wallet.created"] } })
+      expect(local.status, local.text).toBe(200)
+    } finally {
+      await sandbox.close()
+    }
   })
 
   it("refuses private targets at create and update time with 400 param url", async () => {

@@ -19,6 +19,8 @@ export interface IssuingSettings {
   readonly webhookRetryScheduleMs: ReadonlyArray<number>
   readonly webhookTimeoutMs: number
   readonly webhookAllowPrivateUrls: boolean
+  /** Ports a webhook URL may name; null: any (docs/webhooks.md#ssrf-guard). */
+  readonly webhookAllowedPorts: ReadonlyArray<number> | null
   /** A subscription whose deliveries have failed without a success for this long is disabled. */
   readonly webhookDisableAfterMs: number
   /** Deliveries in flight at once per worker process. */
@@ -30,6 +32,9 @@ export interface IssuingSettings {
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number
 }
+
+/** The ports a production webhook URL may name unless ISSUING_WEBHOOK_ALLOWED_PORTS says otherwise. */
+export const DEFAULT_PRODUCTION_WEBHOOK_PORTS: ReadonlyArray<number> = [443, 80]
 
 /** The documented defaults (README.md#configuration) for everything but the base URL. */
 export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): IssuingSettings => {
@@ -45,6 +50,7 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     webhookRetryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
     webhookTimeoutMs: 15_000,
     webhookAllowPrivateUrls: environment === "sandbox",
+    webhookAllowedPorts: environment === "production" ? DEFAULT_PRODUCTION_WEBHOOK_PORTS : null,
     webhookDisableAfterMs: 5 * 24 * 60 * 60 * 1000,
     webhookConcurrency: 64,
     webhookMaxPayloadBytes: 256 * 1024,
