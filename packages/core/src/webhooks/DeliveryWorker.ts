@@ -164,7 +164,7 @@ const claimRound = (worker: Worker) =>
     if (dispatch.stopping) return yield* Effect.never
     const wanted = dispatch.wanted
     const now = yield* nowMs
-    const claimed = yield* store.claimDue(
+    const { claimed, nextDueAt } = yield* store.claimDueWithNext(
       worker.token,
       new Date(now).toISOString(),
       new Date(now + worker.leaseMs).toISOString(),
@@ -173,8 +173,7 @@ const claimRound = (worker: Worker) =>
     options.onClaim?.(claimed.length)
     dispatch.add(claimed)
     if (claimed.length >= wanted) return
-    const nextDue = yield* store.nextDueAt
-    const waitMs = Option.match(nextDue, {
+    const waitMs = Option.match(nextDueAt, {
       onNone: () => worker.pollIntervalMs,
       onSome: (due) => Math.min(worker.pollIntervalMs, Math.max(Date.parse(due) - now, 5))
     })

@@ -20,6 +20,7 @@ export type QueueStatements = Pick<
   | "eventSpan"
   | "enqueue"
   | "claimDue"
+  | "claimDueWithNext"
   | "completeDeliveries"
   | "rescheduleDelivery"
   | "releaseClaims"
@@ -47,19 +48,19 @@ export const sqliteFanOutParams = (events: ReadonlyArray<IssuingEvent>): Array<s
   events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at])
 
 /**
- * Runs an INSERT … SELECT and returns how many rows it inserted, waking workers when any: on
- * PostgreSQL with `pg_notify` in the same statement (delivered on commit, to every process); on
- * SQLite by ringing this process's signal (a worker's claim waits for the connection, so it runs
- * after the enqueuing commit).
+ * Runs an INSERT … SELECT (or UPDATE) that makes deliveries due and returns how many rows it wrote,
+ * waking workers when any: on PostgreSQL with `pg_notify` in the same statement (delivered on
+ * commit, to every process); on SQLite by ringing this process's signal (a worker's claim waits for
+ * the connection, so it runs after the enqueuing commit).
  */
-const insertCounted = (sql: Sql, signal: WorkSignal, insert: Statement.Statement<Row>) =>
+const writeCounted = (sql: Sql, signal: WorkSignal, write: Statement.Statement<Row>) =>
   sql.onDialectOrElse({
     pg: () =>
-      sql`WITH ins AS (${insert} RETURNING 1)
+      sql`WITH ins AS (${write} RETURNING 1)
           SELECT n, CASE WHEN n > 0 THEN pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, 'due') END AS notified
           FROM (SELECT COUNT(*) AS n FROM ins) c`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
     orElse: () =>
-      Effect.zipRight(insert, sql`SELECT changes() AS n`).pipe(
+      Effect.zipRight(write, sql`SELECT changes() AS n`).pipe(
         Effect.map((rows) => toInt(rows[0]!.n)),
         Effect.tap((n) => (n > 0 ? signal.ring : Effect.void))
       )
@@ -78,25 +79,64 @@ const enqueueEvents = (sql: Sql, signal: WorkSignal, events: ReadonlyArray<Issui
           FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
                       ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[])
             AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
-    orElse: () => insertCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
+    orElse: () => writeCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
   })
 
 /**
- * Claims up to `limit` due deliveries: on PostgreSQL in one statement whose `FOR UPDATE SKIP
- * LOCKED` lets concurrent workers claim disjoint rows; on SQLite (one writer at a time) an UPDATE
- * then a read of what it claimed.
+ * The PostgreSQL claim of up to `limit` due deliveries, as the CTEs `claimed` (the rows taken)
+ * and `taken` (read with CLAIMED_COLUMNS); `FOR UPDATE SKIP LOCKED` lets concurrent workers claim
+ * disjoint rows.
+ */
+const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
+  sql`claimed AS (
+        UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}, claim_token = ${token}
+        WHERE id IN (SELECT id FROM issuing_webhook_deliveries WHERE next_attempt_at <= ${nowIso}
+                     ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+        RETURNING id, program_id, subscription_id, event_id, attempt_count),
+      taken AS (
+        SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM claimed d
+        JOIN issuing_events e ON e.id = d.event_id
+        JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id)`
+
+/** The earliest next_attempt_at after `nowIso`: when the queue's next delivery not due now falls due. */
+const nextDueAfter = (sql: Sql, nowIso: string) =>
+  sql`SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries WHERE next_attempt_at > ${nowIso}`.pipe(
+    Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.t), toIso))
+  )
+
+/**
+ * Claims up to `limit` due deliveries and reads when the next one after `nowIso` falls due. On
+ * PostgreSQL one statement: its snapshot predates the claim, so the rows it claims (due by
+ * `nowIso`) do not count as next, and a row committed after it is announced by its NOTIFY. (The
+ * loop used to ask `nextDueAt` in a second round trip after every claim that left room: one more
+ * query and pool checkout per round, on the path of the next wake-up.)
+ */
+const claimDueWithNext = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
+  sql.onDialectOrElse({
+    pg: () =>
+      sql`WITH ${pgClaimCtes(sql, token, nowIso, leaseUntilIso, limit)}
+          SELECT taken.*, n.next_due FROM
+            (SELECT MIN(next_attempt_at) AS next_due FROM issuing_webhook_deliveries WHERE next_attempt_at > ${nowIso}) n
+          LEFT JOIN taken ON true`.pipe(
+        Effect.map((rows) => ({
+          claimed: rows.filter((row) => row.id != null).map(toClaimed),
+          nextDueAt: Option.map(Option.fromNullable(rows[0]?.next_due), toIso)
+        }))
+      ),
+    orElse: () =>
+      Effect.all({ claimed: claimDue(sql, token, nowIso, leaseUntilIso, limit), nextDueAt: nextDueAfter(sql, nowIso) })
+  })
+
+/**
+ * Claims up to `limit` due deliveries: on PostgreSQL in one statement (`pgClaimCtes`); on SQLite
+ * (one writer at a time) an UPDATE then a read of what it claimed.
  */
 const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
   sql.onDialectOrElse({
     pg: () =>
-      sql`WITH claimed AS (
-            UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}, claim_token = ${token}
-            WHERE id IN (SELECT id FROM issuing_webhook_deliveries WHERE next_attempt_at <= ${nowIso}
-                         ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-            RETURNING id, program_id, subscription_id, event_id, attempt_count)
-          SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM claimed d
-          JOIN issuing_events e ON e.id = d.event_id
-          JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id`.pipe(Effect.map((rows) => rows.map(toClaimed))),
+      sql`WITH ${pgClaimCtes(sql, token, nowIso, leaseUntilIso, limit)} SELECT * FROM taken`.pipe(
+        Effect.map((rows) => rows.map(toClaimed))
+      ),
     orElse: () =>
       Effect.gen(function*() {
         const claimed = yield* sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}, claim_token = ${token}
@@ -123,14 +163,15 @@ export const queueStatements = (sql: Sql, signal: WorkSignal): QueueStatements =
   enqueueEvents: (events) => enqueueEvents(sql, signal, events),
   ...replayStatements(sql, signal),
   claimDue: (token, nowIso, leaseUntilIso, limit) => claimDue(sql, token, nowIso, leaseUntilIso, limit),
-  ...claimStatements(sql)
+  claimDueWithNext: (token, nowIso, leaseUntilIso, limit) => claimDueWithNext(sql, token, nowIso, leaseUntilIso, limit),
+  ...claimStatements(sql, signal)
 })
 
 /** Replay (one INSERT … SELECT over the window), its span probe, and single enqueues (a resend's retry). */
 const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "enqueueReplay" | "eventSpan" | "enqueue"> => ({
   // Ids are the replay's own id + the event id: unique, cheap, and in index order (UUIDv7s).
   enqueueReplay: (programId, subscriptionId, beginIso, endIso, nowIso) =>
-    insertCounted(
+    writeCounted(
       sql,
       signal,
       sql`INSERT INTO issuing_webhook_deliveries
@@ -154,7 +195,7 @@ const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "
   // Selected from the subscription's own row: a subscription deleted or disabled while a resend
   // was in flight gets no retry (and a deleted one no foreign-key failure after the send).
   enqueue: (delivery) =>
-    insertCounted(
+    writeCounted(
       sql,
       signal,
       sql`INSERT INTO issuing_webhook_deliveries
@@ -168,7 +209,8 @@ const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "
 
 /** What a claim holder does with its deliveries: complete, reschedule, hand back; and when the next is due. */
 const claimStatements = (
-  sql: Sql
+  sql: Sql,
+  signal: WorkSignal
 ): Pick<QueueStatements, "completeDeliveries" | "rescheduleDelivery" | "releaseClaims" | "nextDueAt"> => ({
   completeDeliveries: (token, ids) =>
     ids.length === 0
@@ -178,12 +220,17 @@ const claimStatements = (
     sql`UPDATE issuing_webhook_deliveries
         SET attempt_count = ${attemptCount}, next_attempt_at = ${nextAttemptIso}, claim_token = NULL
         WHERE id = ${id} AND claim_token = ${token}`.pipe(Effect.asVoid),
+  // Handed-back deliveries are due now: the other workers are woken for them (no wait for their poll).
   releaseClaims: (token, nowIso, keep) =>
-    (keep.length === 0
-      ? sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
-            WHERE claim_token = ${token}`
-      : sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
-            WHERE claim_token = ${token} AND NOT ${sql.in("id", keep)}`).pipe(Effect.asVoid),
+    writeCounted(
+      sql,
+      signal,
+      keep.length === 0
+        ? sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
+              WHERE claim_token = ${token}`
+        : sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
+              WHERE claim_token = ${token} AND NOT ${sql.in("id", keep)}`
+    ).pipe(Effect.asVoid),
   nextDueAt: sql`SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries`.pipe(
     Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.t), toIso))
   )

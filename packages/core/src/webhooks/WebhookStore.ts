@@ -92,6 +92,19 @@ export interface WebhookStoreService {
     leaseUntilIso: string,
     limit: number
   ) => Effect.Effect<ReadonlyArray<ClaimedDelivery>, SqlError.SqlError>
+  /**
+   * `claimDue`, and in the same round trip when the queue's next delivery after `nowIso` falls due
+   * (a retry, a lease ending): the claim loop's one statement per round.
+   */
+  readonly claimDueWithNext: (
+    token: string,
+    nowIso: string,
+    leaseUntilIso: string,
+    limit: number
+  ) => Effect.Effect<
+    { readonly claimed: ReadonlyArray<ClaimedDelivery>; readonly nextDueAt: Option.Option<string> },
+    SqlError.SqlError
+  >
   /** Removes deliveries this token still holds (delivered, given up, or skipped). */
   readonly completeDeliveries: (token: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
   /** Puts a delivery this token holds back on the queue for a later try. */
@@ -103,7 +116,7 @@ export interface WebhookStoreService {
   ) => Effect.Effect<void, SqlError.SqlError>
   /**
    * Makes every delivery this token holds due now (graceful shutdown), except those in `keep` (tries
-   * still running: they keep their lease and become due when it ends).
+   * still running: they keep their lease and become due when it ends), and wakes the workers.
    */
   readonly releaseClaims: (token: string, nowIso: string, keep: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
   /** The earliest next_attempt_at on the queue. */
