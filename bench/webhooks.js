@@ -1,11 +1,15 @@
-// `npm run bench -- webhooks [--events=20000] [--rate=500] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, to a loopback receiver running in a worker thread
 // (its own event loop, so it does not share the worker's):
 //   1. throughput: `--events` deliveries queued, then the delivery worker drains them; deliveries/s
 //      as the receiver sees them (and until every attempt is recorded);
-//   2. latency: events emitted at a fixed `--rate` per second for `--seconds`, each in its own
-//      transaction as the API writes them; event created_at → receiver arrival, p50/p99;
+//   2. latency: events emitted at each of `--rates` per second for `--seconds`, as the API writes
+//      them (a transaction per change) in ticks of at least 5 ms: at 200/s one event per
+//      transaction, at 1,000/s five (a lone emit costs the emitter ≈ 1.5 ms of this thread's CPU
+//      on PostgreSQL, so 1,000 one-event transactions a second would measure the emitter, not the
+//      worker); event created_at → receiver arrival, p50/p99, split into the emitting commit
+//      (created_at → the emitter sees its commit) and the rest (commit → receiver: wake-up, claim, send);
 //   3. baseline: a bare keep-alive node:http client posting the same bodies to the same receiver
 //      at the same concurrency, in the same run; ratio = worker deliveries/s ÷ bare requests/s;
 //   4. replay: `--replay` events in the window, queued by one replay call; time to queue.
@@ -36,14 +40,16 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 if (!isMainThread && parentPort) {
   let count = 0
   let latencies = []
+  let arrivals = []
   const server = http.createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
     const chunks = []
     request.on("data", (chunk) => chunks.push(chunk))
     request.on("end", () => {
       count += 1
       if (request.headers["x-measure-latency"] !== "0") {
-        const createdAt = Date.parse(JSON.parse(Buffer.concat(chunks).toString("utf8")).created_at)
-        latencies.push(Date.now() - createdAt)
+        const event = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+        latencies.push(Date.now() - Date.parse(event.created_at))
+        arrivals.push([event.id, Date.now()])
       }
       response.writeHead(200, { "content-type": "text/plain", "content-length": 2 })
       response.end("ok")
@@ -54,9 +60,12 @@ if (!isMainThread && parentPort) {
     if (message === "reset") {
       count = 0
       latencies = []
+      arrivals = []
       parentPort.postMessage({ reset: true })
+    } else if (message === "count") {
+      parentPort.postMessage({ count })
     } else if (message === "stats") {
-      parentPort.postMessage({ count, latencies: message.withLatencies === false ? [] : latencies })
+      parentPort.postMessage({ count, latencies, arrivals })
     }
   })
 }
@@ -75,9 +84,10 @@ const startReceiver = async () => {
     waitForCount: async (n, timeoutMs = 120_000) => {
       const deadline = Date.now() + timeoutMs
       for (;;) {
-        const stats = await ask("stats")
-        if (stats.count >= n) return stats
-        if (Date.now() > deadline) throw new Error(`receiver got ${stats.count} of ${n}`)
+        // Polls the count alone: copying every latency across threads each time would load the run.
+        const { count } = await ask("count")
+        if (count >= n) return ask("stats")
+        if (Date.now() > deadline) throw new Error(`receiver got ${count} of ${n}`)
         await sleep(5)
       }
     },
@@ -114,6 +124,45 @@ const bare = async (url, bodies, concurrency) => {
   const cpu = process.cpuUsage(cpuBefore)
   agent.destroy()
   return { perSecond: bodies.length / (elapsed / 1000), cpuPerRequestUs: (cpu.user + cpu.system) / bodies.length }
+}
+
+// ---- latency at one rate ----------------------------------------------------------------------------
+
+/**
+ * Emits `rate` events a second for `seconds` (a tick every max(1000 / rate, 5) ms, its events in one
+ * transaction) and waits for every delivery: sorted latencies created_at → receiver, and their two
+ * parts, created_at → the emitter sees its commit, and that → receiver.
+ */
+const latencyAt = async (run, receiver, programId, rate, seconds) => {
+  await receiver.reset()
+  const tickMs = Math.max(1000 / rate, 5)
+  const perTransaction = Math.max(1, Math.round((rate * tickMs) / 1000))
+  const ticks = Math.round((seconds * 1000) / tickMs)
+  const committedAt = new Map()
+  const items = Array.from({ length: perTransaction }, () => ({ type: "transaction.updated", object: { status: "SETTLED" } }))
+  const t0 = performance.now()
+  const pending = []
+  for (let i = 0; i < ticks; i++) {
+    const wait = t0 + i * tickMs - performance.now()
+    if (wait > 1) await sleep(wait)
+    pending.push(run(Effect.flatMap(Events, (events) => events.emitAll(programId, items))).then((emitted) => {
+      const now = Date.now()
+      for (const event of emitted) committedAt.set(event.id, { createdMs: Date.parse(event.created_at), committedMs: now })
+    }))
+  }
+  await Promise.all(pending)
+  const count = ticks * perTransaction
+  const stats = await receiver.waitForCount(count)
+  const commit = []
+  const rest = []
+  for (const [id, arrivedMs] of stats.arrivals) {
+    const event = committedAt.get(id)
+    if (event === undefined) continue
+    commit.push(event.committedMs - event.createdMs)
+    rest.push(arrivedMs - event.committedMs)
+  }
+  const sort = (values) => Float64Array.from(values).sort()
+  return { rate, count, perTransaction, total: sort(stats.latencies), commit: sort(commit), rest: sort(rest) }
 }
 
 // ---- one store --------------------------------------------------------------------------------------
@@ -159,21 +208,9 @@ const benchStore = async (label, target, options) => {
     const drainedMs = performance.now() - started
     const deliveriesPerSecond = options.events / (receivedMs / 1000)
 
-    // 2. latency at a fixed rate, each event in its own transaction, the worker waiting for wake-ups.
-    await receiver.reset()
-    const total = options.rate * options.seconds
-    const intervalMs = 1000 / options.rate
-    const t0 = performance.now()
-    const pending = []
-    for (let i = 0; i < total; i++) {
-      const due = t0 + i * intervalMs
-      const wait = due - performance.now()
-      if (wait > 1) await sleep(wait)
-      pending.push(run(Effect.flatMap(Events, (events) => events.emit(programId, "transaction.updated", { id: uuidv7(), status: "SETTLED" }))))
-    }
-    await Promise.all(pending)
-    const latencyStats = await receiver.waitForCount(total)
-    const sorted = Float64Array.from(latencyStats.latencies).sort()
+    // 2. latency at each rate, the worker waiting for wake-ups.
+    const latencies = []
+    for (const rate of options.rates) latencies.push(await latencyAt(run, receiver, programId, rate, options.seconds))
     await run(Fiber.interrupt(worker))
 
     // 3. the bare keep-alive client, same bodies, same receiver, same concurrency.
@@ -204,7 +241,10 @@ const benchStore = async (label, target, options) => {
     console.log(`${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; main-thread CPU ${cpuPerDeliveryUs.toFixed(0)} µs/delivery)`)
     console.log(`${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request)`)
     console.log(`${"".padEnd(9)} ratio    ${(deliveriesPerSecond / barePerSecond).toFixed(2)}`)
-    console.log(`${"".padEnd(9)} latency  p50 ${percentile(sorted, 0.5).toFixed(1)} ms  p99 ${percentile(sorted, 0.99).toFixed(1)} ms  (${total} events at ${options.rate}/s, event created_at → receiver)`)
+    for (const l of latencies) {
+      const pair = (sorted) => `${percentile(sorted, 0.5).toFixed(0)} / ${percentile(sorted, 0.99).toFixed(0)} ms`
+      console.log(`${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)})`)
+    }
     console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
   } finally {
     await instance.dispose()
@@ -217,12 +257,12 @@ export async function run(args) {
   CONCURRENCY = Number(option(args, "concurrency", "64"))
   const options = {
     events: Number(option(args, "events", "20000")),
-    rate: Number(option(args, "rate", "500")),
+    rates: option(args, "rates", option(args, "rate", "200,1000")).split(",").map(Number),
     seconds: Number(option(args, "seconds", "5")),
     replay: Number(option(args, "replay", "100000"))
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
-  console.log(`webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rate}/s for ${options.seconds}s, replay of ${options.replay}, ${os.cpus().length} cores`)
+  console.log(`webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s, replay of ${options.replay}, ${os.cpus().length} cores`)
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-webhooks-"))
     try {
