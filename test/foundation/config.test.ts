@@ -39,7 +39,7 @@ describe("configuration from the environment", () => {
       ISSUING_ENVIRONMENT: "production",
       ISSUING_BASE_URL: "https://api.example.com/issuing/",
       ISSUING_VAULT_KEY: key,
-      ISSUING_BOOTSTRAP_API_KEY: "sk_live_bootstrapbootstrap",
+      ISSUING_BOOTSTRAP_API_KEY: "sk_live_bootstrap_bootstrap_bootstrap",
       ISSUING_RATE_LIMIT_PER_SECOND: "2.5",
       ISSUING_RATE_LIMIT_BURST: "10",
       ISSUING_EMBED_SESSION_TTL_SECONDS: "60",
@@ -55,7 +55,7 @@ describe("configuration from the environment", () => {
     expect(config.settings.environment).toBe("production")
     expect(config.settings.baseUrl).toBe("https://api.example.com/issuing")
     expect(config.vaultKey.source).toBe("env")
-    expect(config.bootstrapApiKey).toBe("sk_live_bootstrapbootstrap")
+    expect(config.bootstrapApiKey).toBe("sk_live_bootstrap_bootstrap_bootstrap")
     expect(config.settings.rateLimitPerSecond).toBe(2.5)
     expect(config.settings.rateLimitBurst).toBe(10)
     expect(config.settings.embedSessionTtlSeconds).toBe(60)
@@ -85,6 +85,8 @@ describe("configuration from the environment", () => {
     ["ISSUING_VAULT_KEY", { ISSUING_VAULT_KEY: Buffer.alloc(16).toString("base64") }],
     ["ISSUING_VAULT_KEY", { ISSUING_ENVIRONMENT: "production" }],
     ["ISSUING_BOOTSTRAP_API_KEY", { ISSUING_BOOTSTRAP_API_KEY: "hunter2 with spaces" }],
+    ["ISSUING_BOOTSTRAP_API_KEY", { ISSUING_BOOTSTRAP_API_KEY: "hunter2hunter2" }],
+    ["ISSUING_BOOTSTRAP_API_KEY", { ISSUING_BOOTSTRAP_API_KEY: `hunter2${"x".repeat(24)}` }],
     ["ISSUING_RATE_LIMIT_PER_SECOND", { ISSUING_RATE_LIMIT_PER_SECOND: "0" }],
     ["ISSUING_RATE_LIMIT_PER_SECOND", { ISSUING_RATE_LIMIT_PER_SECOND: "fast" }],
     ["ISSUING_RATE_LIMIT_BURST", { ISSUING_RATE_LIMIT_BURST: "0" }],
@@ -98,6 +100,11 @@ describe("configuration from the environment", () => {
     ["ISSUING_WEBHOOK_TIMEOUT_MS", { ISSUING_WEBHOOK_TIMEOUT_MS: "0" }],
     ["ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", { ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "perhaps" }]
   ]
+  it("takes a bootstrap API key of 32 characters or more, not shorter", () => {
+    expect(Either.getOrThrow(loadConfig({ ISSUING_BOOTSTRAP_API_KEY: "k".repeat(32) })).bootstrapApiKey).toBe("k".repeat(32))
+    expect(problem({ ISSUING_BOOTSTRAP_API_KEY: "k".repeat(31) })).toContain("ISSUING_BOOTSTRAP_API_KEY must be 32 to 256")
+  })
+
   it.each(bad)("rejects a bad %s with one line naming it, without echoing secrets", (variable, env) => {
     const line = problem(env)
     expect(line).toContain(variable)

@@ -11,7 +11,7 @@ import { cleanEnv, codeBlocks, freePort, PACKAGES, ROOT, run, runOk, type Starte
 
 const README = path.join(ROOT, "README.md")
 const VAULT_KEY = Buffer.alloc(32, 7).toString("base64")
-const ADMIN_KEY = "sk_packaging_test_admin_key"
+const ADMIN_KEY = "sk_packaging_test_admin_key_long_enough"
 const NPM_INSTALL = ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
 const versionOf = (name: string) =>
   (JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version

@@ -5,7 +5,7 @@ import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/d
 import { TEST_VAULT_KEY } from "../support/platform.js"
 import { startReceiver } from "./receiver.js"
 
-const API_KEY = "sk_sandbox_crash_test_key_0001"
+const API_KEY = "sk_sandbox_crash_test_key_0001_long_enough"
 
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {

@@ -1,4 +1,10 @@
-import { type Environment, type IssuingSettings, looksLikeSecret, parseVaultKeys } from "@issuing/core"
+import {
+  DEFAULT_PRODUCTION_WEBHOOK_PORTS,
+  type Environment,
+  type IssuingSettings,
+  looksLikeSecret,
+  parseVaultKeys
+} from "@issuing/core"
 import { Either } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -68,6 +74,10 @@ const boolean = (env: Env, name: string, fallback: boolean): boolean => {
 }
 
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** Shortest ISSUING_BOOTSTRAP_API_KEY accepted (docs/decisions.md#organizations-programs-and-api-keys). */
+export const MIN_BOOTSTRAP_KEY_LENGTH = 32
+
 /** Bound on the number of retries a schedule may hold. */
 export const MAX_RETRY_SCHEDULE_ENTRIES = 30
 
@@ -82,6 +92,18 @@ export const parseRetrySchedule = (value: string): ReadonlyArray<number> | strin
     delays.push(Number(match[1]) * DURATION_UNITS_MS[match[2]!]!)
   }
   return delays
+}
+
+/** ISSUING_WEBHOOK_ALLOWED_PORTS: a comma-separated list of ports 1–65535, or `any`. */
+const allowedPorts = (env: Env, environment: Environment): ReadonlyArray<number> | null => {
+  const value = text(env, "ISSUING_WEBHOOK_ALLOWED_PORTS")
+  if (value === undefined) return environment === "production" ? DEFAULT_PRODUCTION_WEBHOOK_PORTS : null
+  if (value.toLowerCase() === "any") return null
+  const parts = value.split(",").map((part) => part.trim())
+  if (!parts.every((part) => /^\d{1,5}$/.test(part) && Number(part) >= 1 && Number(part) <= 65535)) {
+    return fail("ISSUING_WEBHOOK_ALLOWED_PORTS", `must be a comma-separated list of ports from 1 to 65535, or any (got "${value}")`)
+  }
+  return [...new Set(parts.map(Number))]
 }
 
 const parseDatabase = (value: string): DatabaseTarget => {
@@ -141,8 +163,9 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
     }
 
     const bootstrapApiKey = text(env, "ISSUING_BOOTSTRAP_API_KEY")
-    if (bootstrapApiKey !== undefined && !looksLikeSecret(bootstrapApiKey)) {
-      fail("ISSUING_BOOTSTRAP_API_KEY", "must be 8 to 256 printable characters without spaces")
+    // Chosen by a person, unlike generated keys: its length is what keeps a leaked SHA-256 from being guessed back.
+    if (bootstrapApiKey !== undefined && (bootstrapApiKey.length < MIN_BOOTSTRAP_KEY_LENGTH || !looksLikeSecret(bootstrapApiKey))) {
+      fail("ISSUING_BOOTSTRAP_API_KEY", `must be ${MIN_BOOTSTRAP_KEY_LENGTH} to 256 printable characters without spaces`)
     }
 
     const scheduleText = text(env, "ISSUING_WEBHOOK_RETRY_SCHEDULE")
@@ -175,6 +198,7 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
         (parseRetrySchedule("5s,5m,30m,2h,5h,10h,10h") as ReadonlyArray<number>),
       webhookTimeoutMs: integer(env, "ISSUING_WEBHOOK_TIMEOUT_MS", 15_000, 1, 300_000),
       webhookAllowPrivateUrls: boolean(env, "ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", environment === "sandbox"),
+      webhookAllowedPorts: allowedPorts(env, environment),
       webhookDisableAfterMs: webhookDisableAfterMs ?? 5 * 86_400_000,
       webhookConcurrency: integer(env, "ISSUING_WEBHOOK_CONCURRENCY", 64, 1, 1024),
       webhookMaxPayloadBytes: integer(env, "ISSUING_WEBHOOK_MAX_PAYLOAD_BYTES", 256 * 1024, 1024, 16 * 1024 * 1024),
