@@ -1,9 +1,10 @@
 import { Access } from "@issuing/core"
-import { Effect, Either } from "effect"
+import { Effect, Either, HashMap, Logger, LogLevel, Option } from "effect"
 import { createIssuing } from "./App.js"
 import { cardsCommand } from "./commands/CardsCommand.js"
 import { vaultCommand } from "./commands/VaultCommand.js"
 import { loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
+import { progress, type StepProgress } from "./Progress.js"
 import { startServer } from "./server.js"
 import { telemetryFromEnv } from "./Telemetry.js"
 import { describeDatabase, type LoadedStore, loadStore, StorePackageMissing, storeFor } from "./Store.js"
@@ -33,7 +34,32 @@ export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray
 const out = (line: string) => process.stdout.write(`${line}\n`)
 const err = (line: string) => process.stderr.write(`${line}\n`)
 
-const migrate = (store: LoadedStore) => Effect.runPromise(store.migrate)
+/**
+ * Applies pending migrations with a progress step per migration on stderr. The Migrator announces
+ * each one with a debug log ("Running migration", annotated with its id and name); that log is read
+ * here and other logs of Info and above go to the default logger as before.
+ */
+const migrate = async (store: LoadedStore) => {
+  const report = progress(process.stderr)
+  let current: StepProgress | undefined
+  const annotation = (annotations: HashMap.HashMap<string, unknown>, key: string) =>
+    String(Option.getOrElse(HashMap.get(annotations, key), () => "?"))
+  const logger = Logger.make<unknown, void>((options) => {
+    const text = Array.isArray(options.message) ? options.message.join(" ") : String(options.message)
+    if (text === "Running migration") {
+      current?.finish(1)
+      const id = annotation(options.annotations, "migration_id").padStart(4, "0")
+      current = report.step(`migration ${id}_${annotation(options.annotations, "migration_name")}`, 1)
+    } else if (LogLevel.greaterThanEqual(options.logLevel, LogLevel.Info)) {
+      Logger.defaultLogger.log(options)
+    }
+  })
+  const applied = await Effect.runPromise(
+    store.migrate.pipe(Logger.withMinimumLogLevel(LogLevel.Debug), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+  )
+  current?.finish(1)
+  return applied
+}
 
 const serve = async (config: ServerConfig) => {
   out(`issuing: ${config.settings.environment}, store ${describeDatabase(config.database)}`)
