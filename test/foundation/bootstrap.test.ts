@@ -22,4 +22,21 @@ describe.each(STORE_KINDS)("bootstrap on %s", (kind) => {
       await database.drop()
     }
   })
+
+  it("takes a chosen admin key secret only of 32 characters or more, also when embedded", async () => {
+    const database = await createTestDatabase(kind)
+    const target = kind === "sqlite" ? { kind, filename: database.filename! } : { kind, url: database.url }
+    const instance = await createIssuing({ store: storeFor(target as any), vaultKeys: [TEST_VAULT_KEY] })
+    try {
+      await expect(bootstrapOrganization(instance, "short-admin-key")).rejects.toThrow(/32 to 256/)
+      await expect(bootstrapOrganization(instance, "k".repeat(31))).rejects.toThrow(/32 to 256/)
+      const secret = "k".repeat(32)
+      expect(Option.isSome(await bootstrapOrganization(instance, secret))).toBe(true)
+      const listed = await instance.handler(new Request("http://localhost/v1/programs", { headers: { authorization: `Bearer ${secret}` } }))
+      expect(listed.status).toBe(200)
+    } finally {
+      await instance.dispose()
+      await database.drop()
+    }
+  })
 })

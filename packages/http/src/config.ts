@@ -3,6 +3,7 @@ import {
   type Environment,
   type IssuingSettings,
   looksLikeSecret,
+  MIN_CHOSEN_SECRET_LENGTH,
   parseVaultKeys
 } from "@issuing/core"
 import { Either } from "effect"
@@ -74,9 +75,6 @@ const boolean = (env: Env, name: string, fallback: boolean): boolean => {
 }
 
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
-
-/** Shortest ISSUING_BOOTSTRAP_API_KEY accepted (docs/decisions.md#organizations-programs-and-api-keys). */
-export const MIN_BOOTSTRAP_KEY_LENGTH = 32
 
 /** Bound on the number of retries a schedule may hold. */
 export const MAX_RETRY_SCHEDULE_ENTRIES = 30
@@ -163,9 +161,9 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
     }
 
     const bootstrapApiKey = text(env, "ISSUING_BOOTSTRAP_API_KEY")
-    // Chosen by a person, unlike generated keys: its length is what keeps a leaked SHA-256 from being guessed back.
-    if (bootstrapApiKey !== undefined && (bootstrapApiKey.length < MIN_BOOTSTRAP_KEY_LENGTH || !looksLikeSecret(bootstrapApiKey))) {
-      fail("ISSUING_BOOTSTRAP_API_KEY", `must be ${MIN_BOOTSTRAP_KEY_LENGTH} to 256 printable characters without spaces`)
+    // Chosen by a person, unlike generated keys (docs/decisions.md#organizations-programs-and-api-keys).
+    if (bootstrapApiKey !== undefined && (bootstrapApiKey.length < MIN_CHOSEN_SECRET_LENGTH || !looksLikeSecret(bootstrapApiKey))) {
+      fail("ISSUING_BOOTSTRAP_API_KEY", `must be ${MIN_CHOSEN_SECRET_LENGTH} to 256 printable characters without spaces`)
     }
 
     const scheduleText = text(env, "ISSUING_WEBHOOK_RETRY_SCHEDULE")

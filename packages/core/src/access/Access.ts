@@ -22,7 +22,7 @@ import {
   type StoredApiKey,
   type StoredProgram
 } from "./Records.js"
-import { hashSecret, newApiKeySecret } from "./Secrets.js"
+import { hashSecret, looksLikeSecret, MIN_CHOSEN_SECRET_LENGTH, newApiKeySecret } from "./Secrets.js"
 
 export { API_KEY_CACHE_TTL_MS } from "./Authentication.js"
 
@@ -246,10 +246,12 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
        * `secret` when given. Returns none when keys already exist.
        */
       bootstrap: (secret: string | undefined) =>
-        deps.transactor.withTransaction(Effect.gen(function*() {
-          if ((yield* store.countApiKeys) > 0) return Option.none<NewOrganization>()
-          return Option.some(yield* createOrganizationWith(deps, "Default organization", secret))
-        }))
+        secret !== undefined && (secret.length < MIN_CHOSEN_SECRET_LENGTH || !looksLikeSecret(secret))
+          ? Effect.dieMessage(`A chosen admin key secret must be ${MIN_CHOSEN_SECRET_LENGTH} to 256 printable characters.`)
+          : deps.transactor.withTransaction(Effect.gen(function*() {
+            if ((yield* store.countApiKeys) > 0) return Option.none<NewOrganization>()
+            return Option.some(yield* createOrganizationWith(deps, "Default organization", secret))
+          }))
     }
   })
 }) {}

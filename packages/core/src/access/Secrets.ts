@@ -11,5 +11,11 @@ export const newApiKeySecret = (environment: Environment): string =>
  */
 export const hashSecret = (secret: string): string => crypto.createHash("sha256").update(secret, "utf8").digest("hex")
 
+/**
+ * Shortest secret a person may choose for the first admin key (ISSUING_BOOTSTRAP_API_KEY): it is
+ * hashed like the random ones, so its length is what stands against guessing it from a leaked hash.
+ */
+export const MIN_CHOSEN_SECRET_LENGTH = 32
+
 /** Only printable, reasonably sized bearer tokens are looked up. */
 export const looksLikeSecret = (token: string): boolean => /^[\x21-\x7e]{8,256}$/.test(token)
