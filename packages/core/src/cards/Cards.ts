@@ -3,11 +3,11 @@ import { Effect } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
 import { Events } from "../events/Events.js"
 import { Ledger } from "../ledger/Ledger.js"
-import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
+import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
-import { Transactor, type TransactorService } from "../sql/Transactor.js"
-import { Vault, type VaultService } from "../vault/Vault.js"
+import { Transactor } from "../sql/Transactor.js"
+import { Vault } from "../vault/Vault.js"
 import {
   createEmbedSession,
   openEmbedSession,
@@ -15,22 +15,14 @@ import {
   revealCard,
   searchCardByPan
 } from "./CardData.js"
-import { CardStore, type CardStoreService } from "./CardStore.js"
+import { CardStore } from "./CardStore.js"
+import type { CardDeps } from "./CardDeps.js"
 import { changeLifecycle, findCard, issueCard } from "./Issuance.js"
 import type { Card, CardAuditQuery, CardAuditRecord, CardListQuery } from "./Records.js"
 
+export type { CardDeps } from "./CardDeps.js"
 export { EMBED_TOKEN_BYTES, RESEAL_BATCH_SIZE } from "./CardData.js"
 export { type CardLifecycleAction, LIFECYCLE, MAX_NUMBER_ATTEMPTS } from "./Issuance.js"
-
-/** What the card operations work with, gathered once when the service is built. */
-export interface CardDeps {
-  readonly store: CardStoreService
-  readonly ledger: Ledger
-  readonly transactor: TransactorService
-  readonly vault: VaultService
-  readonly events: Events
-  readonly config: IssuingSettings
-}
 
 /** How long expired embed sessions are kept before the purge deletes them. */
 const EXPIRED_SESSION_RETENTION_MS = 24 * 60 * 60 * 1000

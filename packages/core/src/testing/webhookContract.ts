@@ -295,6 +295,28 @@ export const webhookContract: PortContract = (name, store) =>
         expect(yield* webhooks.claimDue(newId(), FAR_FUTURE, FAR_FUTURE, 10)).toEqual([])
       }))
 
+    it.effect("claims due deliveries and reports the next due time in one call", () =>
+      Effect.gen(function*() {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        yield* webhooks.insertSubscription(subscription(program.id, ["card.created"]))
+        const t0 = Date.now()
+        yield* webhooks.enqueueEvent(yield* storedEvent(program.id, "card.created", iso(t0)))
+        yield* webhooks.enqueueEvent(yield* storedEvent(program.id, "card.created", iso(t0 + 30_000)))
+
+        const first = yield* webhooks.claimDueWithNext(newId(), iso(t0 + 1), iso(t0 + 60_000), 10)
+        expect(first.claimed).toHaveLength(1)
+        // The later delivery is not due yet: its due time is the next one.
+        expect(first.nextDueAt).toEqual(Option.some(iso(t0 + 30_000)))
+        const second = yield* webhooks.claimDueWithNext(newId(), iso(t0 + 30_001), iso(t0 + 90_000), 10)
+        expect(second.claimed).toHaveLength(1)
+        expect(second.claimed[0]!.id).not.toBe(first.claimed[0]!.id)
+        // Now the first claim's lease end is the earliest time anything comes due again.
+        expect(second.nextDueAt).toEqual(Option.some(iso(t0 + 60_000)))
+        yield* drainQueue(webhooks)
+      }))
+
     it.effect("reschedules a held delivery with its try count, and releases claims except those kept", () =>
       Effect.gen(function*() {
         const webhooks = yield* WebhookStore

@@ -1,0 +1,16 @@
+import type { Events } from "../events/Events.js"
+import type { Ledger } from "../ledger/Ledger.js"
+import type { IssuingSettings } from "../platform/IssuingConfig.js"
+import type { TransactorService } from "../sql/Transactor.js"
+import type { VaultService } from "../vault/Vault.js"
+import type { CardStoreService } from "./CardStore.js"
+
+/** What the card operations (Issuance.ts, CardData.ts) work with, gathered once when the service is built. */
+export interface CardDeps {
+  readonly store: CardStoreService
+  readonly ledger: Ledger
+  readonly transactor: TransactorService
+  readonly vault: VaultService
+  readonly events: Events
+  readonly config: IssuingSettings
+}
