@@ -11,7 +11,7 @@ const recorder = (isTTY: boolean) => {
   return {
     written,
     tick: (ms: number) => (clockMs += ms),
-    report: progress({ isTTY, write: (text: string) => written.push(text) }, () => clockMs)
+    report: progress({ isTTY, write: (text: string) => written.push(text) }, { now: () => clockMs })
   }
 }
 

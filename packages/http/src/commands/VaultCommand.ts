@@ -65,19 +65,20 @@ export const resealAll = async (config: ServerConfig): Promise<number> => {
     vaultKeys: resolveVaultKeys(config),
     settings: config.settings
   })
-  // Progress on stderr: stdout keeps one result line per kind.
-  const report = progress(process.stderr)
+  // A live line on stderr on a terminal; otherwise the result line of each step carries its figures
+  // and stderr stays empty (scripts may treat any stderr output as a problem).
+  const report = progress(process.stderr, { lines: false })
   try {
     const totals = await instance.runtime.runPromise(toReseal)
     reporting.cards = report.step("re-sealing cards", totals.cards)
     const cards = await instance.runtime.runPromise(Effect.flatMap(Cards, (service) => service.resealWithCurrentKey))
-    reporting.cards.finish(cards)
-    process.stdout.write(`issuing: re-sealed ${plural(cards, "card", "cards")} under the current vault key\n`)
+    const cardFigures = reporting.cards.finish(cards)
+    process.stdout.write(`issuing: re-sealed ${plural(cards, "card", "cards")} under the current vault key (${cardFigures})\n`)
     reporting.subscriptions = report.step("re-sealing webhook subscription secrets", totals.subscriptions)
     const subscriptions = await instance.runtime.runPromise(Effect.flatMap(Webhooks, (service) => service.resealWithCurrentKey))
-    reporting.subscriptions.finish(subscriptions)
+    const subscriptionFigures = reporting.subscriptions.finish(subscriptions)
     process.stdout.write(
-      `issuing: re-sealed ${plural(subscriptions, "webhook subscription secret", "webhook subscription secrets")} under the current vault key\n`
+      `issuing: re-sealed ${plural(subscriptions, "webhook subscription secret", "webhook subscription secrets")} under the current vault key (${subscriptionFigures})\n`
     )
     return 0
   } finally {
