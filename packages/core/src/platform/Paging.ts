@@ -90,7 +90,8 @@ export const parsePaging = (
       if (!orderFields.includes(orderByText)) {
         return yield* Either.left(
           new InvalidRequest({
-            message: `Invalid order_by '${orderByText}'. Valid fields: ${orderFields.join(", ")}.`,
+            // The rejected value is not repeated (docs/api.md#errors): it could be anything, a card number included.
+            message: `Invalid order_by. Valid fields: ${orderFields.join(", ")}.`,
             param: "order_by"
           })
         )

@@ -18,7 +18,7 @@ export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handle
       .handle("errorDoc", ({ path }) => {
         const doc = errorCodeDoc(path.code)
         return doc === undefined
-          ? Effect.fail(apiFailure("not_found", `No such error code '${path.code}'.`, "code"))
+          ? Effect.fail(apiFailure("not_found", "No such error code.", "code"))
           : Effect.succeed(html(errorPage(path.code, doc)))
       })
   }))

@@ -19,6 +19,9 @@ import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, handle } 
 import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
+
+/** Unknown URLs: neither their path nor their method is repeated (it may hold anything, docs/api.md#errors). */
+const UNRECOGNIZED_URL = "Unrecognized request URL."
 /** The caller resolved by the pipeline, handed to the route's auth middleware. */
 export const CurrentAccess = FiberRef.unsafeMake<Option.Option<Caller | ProgramCaller>>(Option.none())
 
@@ -117,12 +120,12 @@ export const requestPipeline = (routes: RouteTable) =>
             const method = request.method.toUpperCase()
             const route = routes.match(method, url.pathname)
             if (route._tag === "NotFound") {
-              return yield* apiFailure("not_found", `Unrecognized request URL (${method}: ${url.pathname}).`, null)
+              return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
             }
             if (route._tag === "MethodNotAllowed") {
               return yield* apiFailure(
                 "method_not_allowed",
-                `${method} is not allowed on ${url.pathname}. Allowed: ${route.allow.join(", ")}.`,
+                `This method is not allowed on this path. Allowed: ${route.allow.join(", ")}.`,
                 null,
                 { allow: route.allow.join(", ") }
               )
@@ -181,7 +184,7 @@ export const requestPipeline = (routes: RouteTable) =>
               ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"]))
               : caller
             if (route.sandboxOnly && config.environment !== "sandbox") {
-              return yield* apiFailure("not_found", `Unrecognized request URL (${method}: ${url.pathname}).`, null)
+              return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
             }
 
             const handled = toResponse(Effect.locally(routed, CurrentAccess, Option.some(scoped)))
