@@ -101,7 +101,7 @@ export const ERROR_CODES = {
     type: "permission_error",
     title: "Permission denied",
     description:
-      "The key is known but not allowed: its role does not permit the operation (viewers may only read; programs and keys need an admin key), it cannot access the program named by X-Program-ID (param X-Program-ID), or it is not enabled for PAN reveal."
+      "The key is known but not allowed: its role does not permit the operation (viewers may only read; keys need an admin key, creating programs one not limited by program_ids), it cannot access the program named by X-Program-ID (param X-Program-ID), or it is not enabled for PAN reveal."
   },
   not_found: {
     status: 404,
