@@ -74,6 +74,8 @@ const TYPES_CHECK = `import { Cards, type IssuingSettings } from "@issuing/core"
 import { createIssuing, type IssuingInstance, loadConfig, type StoreLayer, StorePackageMissing } from "@issuing/http"
 import * as PgStore from "@issuing/store-pg"
 import * as SqliteStore from "@issuing/store-sqlite"
+import { type Card, IssuingClient, NotFoundError, verifyWebhook, withCardDisplayFrameSrc } from "@issuing/client"
+import { makeEffectClient } from "@issuing/client/effect"
 
 const stores: ReadonlyArray<StoreLayer> = [SqliteStore.layer({ filename: ":memory:" }), PgStore.layer({ url: "postgres://localhost/x" })]
 export const make = (store: StoreLayer): Promise<IssuingInstance> => createIssuing({ store, vaultKeys: [Buffer.alloc(32)] })
@@ -87,6 +89,25 @@ export const settings: Partial<IssuingSettings> = { baseUrl: "https://app.exampl
 createIssuing({ store: stores[0]! })
 // @ts-expect-error a store layer takes options, not a string
 SqliteStore.layer("./issuing.db")
+
+export const client = new IssuingClient({ apiKey: "sk_sandbox_x", baseUrl: "https://issuing.example.com" })
+export const cards = (): AsyncIterable<Card> => client.cards.list({ page_size: 100 })
+export const lastFour = (card: Card): string => card.last_four
+export const policy: string = withCardDisplayFrameSrc("frame-src 'none'", "https://issuing.example.com")
+export { makeEffectClient, NotFoundError, verifyWebhook }
+// @ts-expect-error a wallet needs a holder
+client.wallets.create({})
+// @ts-expect-error amount is a number of minor units
+client.transfers.create({ paymentRail: "book", amount: "10", currency: "USD" })
+`
+
+// The installed @issuing/client, run against `issuing serve`.
+const CLIENT_SCRIPT = `import { IssuingClient, NotFoundError } from "@issuing/client"
+const client = new IssuingClient({ apiKey: process.env.ISSUING_API_KEY, baseUrl: process.env.ISSUING_URL })
+const programs = []
+for await (const program of client.programs.list()) programs.push(program)
+const missing = await client.programs.retrieve("00000000-0000-0000-0000-000000000000").catch((error) => error)
+console.log(JSON.stringify({ programs: programs.length, missing: missing instanceof NotFoundError ? missing.name : String(missing) }))
 `
 
 const tsconfig = (compilerOptions: Record<string, unknown>, include: ReadonlyArray<string>) =>
@@ -248,6 +269,12 @@ describe("installed from the tarballs, with both stores", () => {
     const url = /listening on (http:\/\/\S+)/.exec(output)![1]!
     const response = await fetch(`${url}/v1/programs`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
     expect(response.status).toBe(200)
+    // The installed client against it: a list through the plain client, an error through the typed one.
+    const viaClient = await runOk(process.execPath, ["--input-type=module", "-e", CLIENT_SCRIPT], {
+      cwd: fullApp,
+      env: cleanEnv({ ISSUING_URL: url, ISSUING_API_KEY: ADMIN_KEY })
+    })
+    expect(JSON.parse(viaClient.stdout.trim())).toEqual({ programs: 1, missing: "NotFoundError" })
     // Both npx and the server get it, as from a terminal's Ctrl-C or a supervisor's stop.
     server.signal("SIGTERM")
     await server.closed

@@ -7,7 +7,7 @@ import * as path from "node:path"
 export const ROOT = path.resolve(import.meta.dirname, "../..")
 
 /** The packages this repository publishes, by directory under packages/. */
-export const PACKAGES = ["core", "store-sqlite", "store-pg", "http"] as const
+export const PACKAGES = ["core", "store-sqlite", "store-pg", "http", "client"] as const
 
 /**
  * The parent environment without what would tie a child npm or node to this workspace: npm_*
