@@ -34,7 +34,7 @@ export type TransferError = InvalidRequest | NotFound | Conflict | BusinessRuleV
 const TRANSACTION = { resource: "transaction", param: "transaction_id" }
 
 /** The 422 of a refused posting: nothing was written. */
-export const refused = (outcome: PostingOutcome, order: TransferOrder) =>
+export const refused = (outcome: PostingOutcome) =>
   outcome.refusal === "balance_limit_exceeded"
     ? new BusinessRuleViolation({
       code: "balance_limit_exceeded",
@@ -43,7 +43,8 @@ export const refused = (outcome: PostingOutcome, order: TransferOrder) =>
     })
     : new BusinessRuleViolation({
       code: "insufficient_funds",
-      message: `Insufficient funds: the account holds ${outcome.availableMinor} ${order.currency} minor units, the transfer needs ${order.amount}.`,
+      // Errors never repeat the request's values (docs/api.md#errors): the balance is the account's.
+      message: `Insufficient funds: the source account's balance (${outcome.availableMinor} minor units) does not cover the amount.`,
       param: "amount"
     })
 
@@ -128,7 +129,7 @@ export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Ef
     const plan: TransactionPlan = atOnce ? { _tag: "New" } : yield* transactionPlan(ctx, p)
     const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
     const outcome = yield* ctx.store.postTransfer(posting)
-    if (!outcome.posted) return yield* refused(outcome, p.order)
+    if (!outcome.posted) return yield* refused(outcome)
     return { posted, wake: outcome.wake }
   })
 

@@ -101,7 +101,7 @@ const resolveAccount = (
     ))
   }
   if (account.currency !== currency) {
-    return Either.left(rule("currency_mismatch", `The account ${account.id} holds ${account.currency}, not ${currency}.`, "currency"))
+    return Either.left(rule("currency_mismatch", `The account named by ${param} holds another currency than the transfer's.`, "currency"))
   }
   return Either.right(account)
 }
@@ -130,7 +130,7 @@ export const checkAttachable = (existing: Transaction, currency: string): Either
   existing.status === "DECLINED"
     ? Either.left(new Conflict({ message: "The transaction was declined; no transfer can be attached to it.", param: "transaction_id" }))
     : existing.currency !== currency
-    ? Either.left(rule("currency_mismatch", `The transaction is in ${existing.currency}, not ${currency}.`, "currency"))
+    ? Either.left(rule("currency_mismatch", "The transaction is in another currency than the transfer.", "currency"))
     : Either.right(existing)
 
 /** The transaction a transfer belongs to: a new one, or an existing one with its other PENDING transfers counted under its lock. */

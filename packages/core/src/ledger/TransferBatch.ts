@@ -66,10 +66,10 @@ const postRun = (ctx: LedgerContext, run: ReadonlyArray<{ readonly index: number
     const now = yield* nowIso
     const built = run.map(({ p }) => transferPosting(p, p.from ?? p.settlement!, p.to ?? p.settlement!, { _tag: "New" }, now))
     const outcomes = yield* ctx.store.postTransfers(built.map((item) => item.posting))
-    return yield* Effect.forEach(run, ({ index, p }, i) =>
+    return yield* Effect.forEach(run, ({ index }, i) =>
       outcomes[i]!.posted
         ? Effect.succeed<ItemResult>(Either.right({ posted: built[i]!.posted, wake: outcomes[i]!.wake }))
-        : itemFailure(atomic, index)(refused(outcomes[i]!, p.order)))
+        : itemFailure(atomic, index)(refused(outcomes[i]!)))
   })
 
 /**

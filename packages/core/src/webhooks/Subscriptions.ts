@@ -18,7 +18,7 @@ import {
   type WebhookSubscriptionWithSecret
 } from "./Records.js"
 import { newWebhookSecret } from "./Signing.js"
-import { checkWebhookUrl } from "./UrlGuard.js"
+import { checkWebhookUrl, urlPolicy } from "./UrlGuard.js"
 import type { WebhookSenderService } from "./WebhookSender.js"
 import type { WebhookStoreService } from "./WebhookStore.js"
 
@@ -62,7 +62,7 @@ export const loadSubscription = (
  */
 const guardUrl = (deps: WebhookDeps, url: string): Effect.Effect<string, InvalidRequest> =>
   Effect.flatMap(
-    Effect.promise(() => checkWebhookUrl(new URL(url), deps.config.webhookAllowPrivateUrls)),
+    Effect.promise(() => checkWebhookUrl(new URL(url), urlPolicy(deps.config))),
     (refusal) =>
       refusal === undefined
         ? Effect.succeed(url)

@@ -4,7 +4,7 @@ import * as https from "node:https"
 import * as net from "node:net"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { signatureHeader } from "./Signing.js"
-import { guardedLookup, isForbiddenAddress } from "./UrlGuard.js"
+import { isForbiddenAddress, makeGuardedLookup } from "./UrlGuard.js"
 
 /** One signed POST to make. */
 export interface OutgoingDelivery {
@@ -157,7 +157,8 @@ const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<Deliv
     const target = context.targetOf(delivery.url)
     if (target === undefined) return failed("invalid url")
     // node:net skips `lookup` for IP literals, so those are checked here.
-    if (!options.allowPrivate && net.isIP(target.hostname) !== 0 && isForbiddenAddress(target.hostname)) {
+    // Every environment refuses some addresses (metadata services…), so the check always runs.
+    if (net.isIP(target.hostname) !== 0 && isForbiddenAddress(target.hostname, options.allowPrivate)) {
       return failed(`refused: ${target.hostname} is a loopback, private, link-local or metadata address`)
     }
     const timestampSeconds = Math.floor(startedMs / 1000)
@@ -196,7 +197,7 @@ export const makeSender = (options: SenderOptions) => {
     maxSockets: options.maxSocketsPerHost ?? 128,
     maxFreeSockets: 64,
     scheduling: "lifo" as const,
-    ...(options.allowPrivate ? {} : { lookup: guardedLookup })
+    lookup: makeGuardedLookup(options.allowPrivate)
   }
   const context: SenderContext = {
     options,
