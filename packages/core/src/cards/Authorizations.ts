@@ -81,7 +81,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
         if (currency !== account.currency) {
           return yield* new BusinessRuleViolation({
             code: "currency_mismatch",
-            message: `The card's account holds ${account.currency}, not ${currency}.`,
+            message: "The card's account holds another currency than the authorization's.",
             param: "currency"
           })
         }

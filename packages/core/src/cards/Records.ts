@@ -240,7 +240,8 @@ export const IssueCard = Schema.transformOrFail(
         const blocked = (yield* aliased(MccCodeList, body, ["blockedMccCodes", "blocked_mcc_codes"], ast)) ?? []
         const both = allowed.filter((code) => blocked.includes(code))
         if (both.length > 0) {
-          const message = `a merchant category code cannot be both allowed and blocked (${both.slice(0, 5).join(", ")})`
+          // Errors never repeat the request's values (docs/api.md#errors).
+          const message = "a merchant category code cannot be both allowed and blocked"
           return yield* Either.left(fieldIssue("blockedMccCodes", body, new ParseResult.Type(ast, blocked, message)))
         }
         const spending = yield* aliased(SpendingPeriod, body, ["spendingPeriod", "spending_period"], ast)
