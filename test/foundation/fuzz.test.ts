@@ -592,6 +592,13 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
       transaction_id: funding.transaction_id,
       description: "fuzz"
     },
+    "POST /v1/transfers/batch": {
+      transfers: [
+        { paymentRail: "book", amount: 1, currency: "USD", from_financial_account_id: wallet.financial_account_id, to_financial_account_id: peer.financial_account_id },
+        { payment_rail: "ach_same_day", amount: 2, currency: "USD", to_financial_account_id: wallet.financial_account_id }
+      ],
+      atomic: false
+    },
     "POST /v1/cards": {
       wallet_id: wallet.id,
       type: "VIRTUAL",
@@ -653,7 +660,8 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
       "POST /v1/cards/{card_id}/reveal",
       "PATCH /v1/webhook-subscriptions/{webhook_subscription_id}",
       "POST /v1/events/{event_id}/resend",
-      "POST /v1/simulate/transfers/{transfer_id}/settle"
+      "POST /v1/simulate/transfers/{transfer_id}/settle",
+      "POST /v1/transfers/batch"
     ]) expect(listed).toContain(expected)
     expect(fixture.operations.length).toBeGreaterThan(35)
   })
