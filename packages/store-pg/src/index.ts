@@ -5,6 +5,7 @@ import { PgClient } from "@effect/sql-pg"
 import { sqlStores, TransactionPerWriteLane } from "@issuing/core"
 import { Effect, Layer, Redacted } from "effect"
 import { migrations } from "./migrations/index.js"
+import { pgChangeFeedLayer } from "./PgChangeFeed.js"
 import { PgLedgerPostingLive } from "./PgPosting.js"
 import { webhookWakeupsLayer } from "./WebhookWakeups.js"
 
@@ -54,6 +55,7 @@ export const layer = (options: PgOptions) =>
   // PostgreSQL shares WAL flushes between concurrent commits: each write is its own transaction.
   sqlStores(Layer.merge(PgLedgerPostingLive, TransactionPerWriteLane)).pipe(
     Layer.provideMerge(webhookWakeupsLayer(options.url)),
+    Layer.provideMerge(pgChangeFeedLayer(options.url)),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(clientLayer(options))
   )

@@ -3,6 +3,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import { GroupCommitLane, sqlStores } from "@issuing/core"
 import { Effect, Layer } from "effect"
 import { migrations } from "./migrations/index.js"
+import { SqliteChangeFeedLive } from "./SqliteChangeFeed.js"
 import * as SqliteClient from "./SqliteClient.js"
 import { SqliteLedgerPostingLive } from "./SqlitePosting.js"
 
@@ -19,6 +20,8 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
  */
 export const layer = (options: SqliteClient.SqliteOptions) =>
   sqlStores(Layer.merge(SqliteLedgerPostingLive, GroupCommitLane)).pipe(
+    // The change feed reads the version row the migrations create.
+    Layer.provideMerge(SqliteChangeFeedLive),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(SqliteClient.layer(options))
   )

@@ -6,6 +6,7 @@ import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
+import { ChangeFeed } from "../changes/ChangeFeed.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import { canSeeProgram, makeAuthentication } from "./Authentication.js"
@@ -24,7 +25,7 @@ import {
 } from "./Records.js"
 import { hashSecret, looksLikeSecret, MIN_CHOSEN_SECRET_LENGTH, newApiKeySecret } from "./Secrets.js"
 
-export { API_KEY_CACHE_TTL_MS } from "./Authentication.js"
+export { API_KEY_CACHE_MAX_AGE_MS, type AuthenticateOptions } from "./Authentication.js"
 
 /** Default BIN of a new program. */
 export const DEFAULT_BIN = "400000"
@@ -184,7 +185,8 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
   effect: Effect.gen(function*() {
     const deps: AccessDeps = { store: yield* AccessStore, transactor: yield* Transactor, config: yield* IssuingConfig }
     const { store } = deps
-    const { authenticate, forgetKey, resolveProgram } = makeAuthentication(store)
+    const feed = yield* ChangeFeed
+    const { authenticate, forgetKey, resolveProgram } = makeAuthentication(store, feed)
 
     return {
       authenticate,
@@ -221,11 +223,12 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
         }),
 
       /**
-       * DELETE /v1/api-keys/{api_key_id} (admin): the key stops working; unknown, revoked and
-       * out-of-scope keys are not found (so a limited admin cannot probe the others).
+       * DELETE /v1/api-keys/{api_key_id} (admin): the key stops working on every node from the
+       * commit (the change is published in its transaction); unknown, revoked and out-of-scope
+       * keys are not found (so a limited admin cannot probe the others).
        */
       revokeApiKey: (caller: Caller, keyId: string): Effect.Effect<ApiKey, PermissionDenied | NotFound | SqlError.SqlError> =>
-        Effect.gen(function*() {
+        deps.transactor.withTransaction(Effect.gen(function*() {
           yield* requireAdmin(caller)
           const scope = keyScope(caller)
           const at = yield* nowIso
@@ -234,9 +237,10 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
               Option.isSome(found) && inKeyScope(scope, found.value)
                 ? store.revokeApiKey(caller.organizationId, id, at)
                 : Effect.succeed(Option.none())))
+          yield* feed.publish("api_key", revoked.id)
           forgetKey(revoked.id)
           return revoked
-        }),
+        })),
 
       /** A new organization with a default program and an admin key (PAN reveal enabled). */
       createOrganization: (name: string) => createOrganizationWith(deps, name, undefined),

@@ -1,5 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
+import type { ChangeFeedService } from "../changes/ChangeFeed.js"
+import { makeVersionedCache } from "../changes/VersionedCache.js"
 import { AuthenticationFailed, InvalidRequest, PermissionDenied } from "../platform/Errors.js"
 import { isUuid } from "../platform/Ids.js"
 import { nowMs } from "../platform/Time.js"
@@ -7,43 +9,11 @@ import type { AccessStoreService } from "./AccessStore.js"
 import type { Caller, Program, ProgramCaller } from "./Records.js"
 import { hashSecret, looksLikeSecret } from "./Secrets.js"
 
-/** How long an authenticated key is trusted without asking the database again. */
-export const API_KEY_CACHE_TTL_MS = 5_000
-/** Bound on remembered programs (X-Program-ID lookups); past it the cache starts over. */
-const PROGRAM_CACHE_MAX_ENTRIES = 10_000
-/** Bound on cached keys; past it the cache starts over. */
+/** Bounds of the key cache: it holds while no change is published, at most this long and this many. */
+export const API_KEY_CACHE_MAX_AGE_MS = 60_000
 const API_KEY_CACHE_MAX_ENTRIES = 10_000
-
-/**
- * Authenticated callers by secret hash, so the hot path skips a database read. Revoking a key in
- * this process evicts it at once; the generation counter keeps a lookup that raced with a
- * revocation from caching the key again. Unknown keys are never cached.
- */
-const makeKeyCache = () => {
-  const entries = new Map<string, { readonly caller: Caller; readonly expiresAtMs: number }>()
-  const cache = {
-    generation: 0,
-    get(secretHash: string, nowMs: number): Caller | undefined {
-      const entry = entries.get(secretHash)
-      if (entry === undefined) return undefined
-      if (entry.expiresAtMs <= nowMs) {
-        entries.delete(secretHash)
-        return undefined
-      }
-      return entry.caller
-    },
-    set(secretHash: string, caller: Caller, nowMs: number, generation: number) {
-      if (generation !== cache.generation) return
-      if (entries.size >= API_KEY_CACHE_MAX_ENTRIES) entries.clear()
-      entries.set(secretHash, { caller, expiresAtMs: nowMs + API_KEY_CACHE_TTL_MS })
-    },
-    forget(apiKeyId: string) {
-      cache.generation += 1
-      for (const [hash, entry] of entries) if (entry.caller.apiKeyId === apiKeyId) entries.delete(hash)
-    }
-  }
-  return cache
-}
+/** Bound on remembered programs (X-Program-ID lookups); the oldest goes first past it. */
+const PROGRAM_CACHE_MAX_ENTRIES = 10_000
 
 /** True when the caller's key may act on the program (keys limited by program_ids). */
 export const canSeeProgram = (caller: Caller, programId: string): boolean =>
@@ -60,22 +30,38 @@ const bearerSecret = (authorization: string | undefined): Effect.Effect<string, 
     : Effect.succeed(match[1]!)
 }
 
+/** How fresh an authentication must be. */
+export interface AuthenticateOptions {
+  /**
+   * True for requests that decide (writes: transfers, authorizations, reveal, revocations): the
+   * cached key is checked against the committed version, not this node's view of the feed, so a
+   * revocation still being notified is not missed.
+   */
+  readonly current?: boolean | undefined
+}
+
 /**
- * Authentication and program scoping over the store, with the process caches of keys (short-lived)
- * and programs (programs are never updated or deleted, so a found program is remembered for good).
+ * Authentication and program scoping over the store. Keys are cached by secret hash while the
+ * change feed's version is the one they were read at: a revocation anywhere publishes a change,
+ * so the next request on any node reads again (docs/operations.md#running-several-nodes).
+ * Unknown keys are never cached. Programs are never updated or deleted: a found one is kept.
  */
-export const makeAuthentication = (store: AccessStoreService) => {
-  const keyCache = makeKeyCache()
+export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedService) => {
+  const keyCache = makeVersionedCache<Caller>({ maxEntries: API_KEY_CACHE_MAX_ENTRIES, maxAgeMs: API_KEY_CACHE_MAX_AGE_MS })
   const programCache = new Map<string, Program>()
 
   /** Resolves `Authorization: Bearer <secret>` to the caller; 401 when missing, malformed, unknown or revoked. */
-  const authenticate = (authorization: string | undefined): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
+  const authenticate = (
+    authorization: string | undefined,
+    options?: AuthenticateOptions
+  ): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
     Effect.gen(function*() {
       const secretHash = hashSecret(yield* bearerSecret(authorization))
       const now = yield* nowMs
-      const cached = keyCache.get(secretHash, now)
+      // Seen before the read: a change committed meanwhile retires what is read.
+      const version = options?.current === true ? yield* feed.committed : yield* feed.version
+      const cached = keyCache.get(secretHash, version, now)
       if (cached !== undefined) return cached
-      const generation = keyCache.generation
       const key = yield* store.findActiveKeyByHash(secretHash)
       if (Option.isNone(key)) return yield* new AuthenticationFailed({ message: "Invalid API key." })
       const caller: Caller = {
@@ -86,7 +72,7 @@ export const makeAuthentication = (store: AccessStoreService) => {
         panReveal: key.value.pan_reveal,
         cardDisplay: key.value.card_display
       }
-      keyCache.set(secretHash, caller, now, generation)
+      keyCache.set(secretHash, caller, version, now)
       return caller
     })
 
@@ -113,7 +99,7 @@ export const makeAuthentication = (store: AccessStoreService) => {
       if (cached !== undefined) return { ...caller, program: cached }
       const program = yield* store.findProgram(caller.organizationId, id)
       if (Option.isNone(program)) return yield* denied()
-      if (programCache.size >= PROGRAM_CACHE_MAX_ENTRIES) programCache.clear()
+      if (programCache.size >= PROGRAM_CACHE_MAX_ENTRIES) programCache.delete(programCache.keys().next().value!)
       programCache.set(cacheKey, program.value)
       return { ...caller, program: program.value }
     })
@@ -121,7 +107,7 @@ export const makeAuthentication = (store: AccessStoreService) => {
   return {
     authenticate,
     resolveProgram,
-    /** Stops trusting a revoked key in this process at once (other processes within API_KEY_CACHE_TTL_MS). */
-    forgetKey: (apiKeyId: string) => keyCache.forget(apiKeyId)
+    /** Stops trusting a key this process revokes at once (the published change retires it everywhere at commit). */
+    forgetKey: (apiKeyId: string) => keyCache.forget((caller) => caller.apiKeyId === apiKeyId)
   }
 }

@@ -1,3 +1,4 @@
+import type { ChangeFeedService } from "../changes/ChangeFeed.js"
 import type { Events } from "../events/Events.js"
 import type { Ledger } from "../ledger/Ledger.js"
 import type { IssuingSettings } from "../platform/IssuingConfig.js"
@@ -13,4 +14,6 @@ export interface CardDeps {
   readonly vault: VaultService
   readonly events: Events
   readonly config: IssuingSettings
+  /** Lifecycle changes are published in their transaction; reads of cards are cached against it. */
+  readonly feed: ChangeFeedService
 }

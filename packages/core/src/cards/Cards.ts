@@ -1,6 +1,8 @@
 import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
+import { ChangeFeed } from "../changes/ChangeFeed.js"
+import { makeVersionedCache } from "../changes/VersionedCache.js"
 import { Events } from "../events/Events.js"
 import { Ledger } from "../ledger/Ledger.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
@@ -24,6 +26,10 @@ export type { CardDeps } from "./CardDeps.js"
 export { EMBED_TOKEN_BYTES, RESEAL_BATCH_SIZE } from "./CardData.js"
 export { type CardLifecycleAction, LIFECYCLE, MAX_NUMBER_ATTEMPTS } from "./Issuance.js"
 
+/** Bounds of the cache of cards read by GET /v1/cards/{card_id} (retired by any published change). */
+export const CARD_CACHE_MAX_ENTRIES = 10_000
+export const CARD_CACHE_MAX_AGE_MS = 60_000
+
 /** How long expired embed sessions are kept before the purge deletes them. */
 const EXPIRED_SESSION_RETENTION_MS = 24 * 60 * 60 * 1000
 
@@ -40,17 +46,30 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       transactor: yield* Transactor,
       vault: yield* Vault,
       events: yield* Events,
-      config: yield* IssuingConfig
+      config: yield* IssuingConfig,
+      feed: yield* ChangeFeed
     }
     const { store } = deps
+    // Only the read of one card is served from it: lifecycle, reveal, embed and authorizations
+    // read the row themselves (the authorization under its row lock).
+    const cardCache = makeVersionedCache<Card>({ maxEntries: CARD_CACHE_MAX_ENTRIES, maxAgeMs: CARD_CACHE_MAX_AGE_MS })
 
     return {
       /** POST /v1/cards: issues a card on a wallet of the program; emits card.created. */
       issue: issueCard.bind(null, deps),
 
-      /** GET /v1/cards/{card_id}. */
+      /** GET /v1/cards/{card_id}, from the card cache while no change was published since it was read. */
       get: (caller: ProgramCaller, cardId: string) =>
-        Effect.map(findCard(deps, caller.program.id, cardId), (record) => record.card),
+        Effect.gen(function*() {
+          const version = yield* deps.feed.version
+          const now = yield* nowMs
+          const key = `${caller.program.id}/${cardId}`
+          const cached = cardCache.get(key, version, now)
+          if (cached !== undefined) return cached
+          const { card } = yield* findCard(deps, caller.program.id, cardId)
+          cardCache.set(key, card, version, now)
+          return card
+        }),
 
       /** GET /v1/cards: the program's cards, filtered by wallet and state. */
       list: (caller: ProgramCaller, filter: CardListQuery, page: PageRequest): Effect.Effect<Page<Card>, SqlError.SqlError> =>

@@ -99,7 +99,7 @@ export const issueCard = (
 
 /**
  * Freeze, unfreeze, close or reissue by compare-and-set on the state, so of two concurrent changes
- * only one wins; 409 from an incompatible state; emits card.updated.
+ * only one wins; 409 from an incompatible state; emits card.updated and publishes the change.
  */
 export const changeLifecycle = (
   deps: CardDeps,
@@ -126,6 +126,8 @@ export const changeLifecycle = (
     }
     // Outstanding display sessions showed the old number (reissue) or a card that no longer works (close).
     if (action === "reissue" || action === "close") yield* store.deleteEmbedSessions(current.card.id)
+    // Every node's card cache lets go of the card at commit (docs/operations.md#running-several-nodes).
+    yield* deps.feed.publish("card", current.card.id)
     yield* deps.events.emit(programId, "card.updated", changed.value.card)
     return changed.value.card
   }))

@@ -2,6 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
 import type { AccessStore } from "../access/AccessStore.js"
 import type { CardStore } from "../cards/CardStore.js"
+import type { ChangeFeed } from "../changes/ChangeFeed.js"
 import { SqlCardStoreLive } from "../cards/SqlCardStore.js"
 import { SqlAccessStoreLive } from "../access/SqlAccessStore.js"
 import type { EventStore } from "../events/EventStore.js"
@@ -15,9 +16,10 @@ import type { WebhookStore } from "../webhooks/WebhookStore.js"
 import { SqlTransactorLive, type Transactor } from "./Transactor.js"
 import type { WriteLane } from "./WriteLane.js"
 
-/** Every storage port the domain needs. A store package provides all of them. */
+/** Every storage port the domain needs. A store package provides all of them (the change feed its own way). */
 export type IssuingStores =
   | AccessStore
+  | ChangeFeed
   | CardStore
   | IdempotencyStore
   | EventStore

@@ -175,7 +175,8 @@ export const requestPipeline = (routes: RouteTable) =>
               : app
             if (route.scope === "public") return yield* toResponse(routed)
 
-            const caller = yield* handle(access.authenticate(request.headers["authorization"]))
+            // Writes decide (money, card data, keys): their key is checked against the committed version.
+            const caller = yield* handle(access.authenticate(request.headers["authorization"], { current: !READ_METHODS.has(method) }))
             if (caller.role === "viewer" && !READ_METHODS.has(method)) {
               return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
             }
@@ -219,9 +220,13 @@ export const requestPipeline = (routes: RouteTable) =>
               )
             )
           )
-          return response.headers["request-id"] === undefined
-            ? HttpServerResponse.setHeader(response, "request-id", requestId)
+          // No shared or edge cache may keep a card or a balance (docs/operations.md#running-several-nodes).
+          const uncached = response.headers["cache-control"] === undefined
+            ? HttpServerResponse.setHeader(response, "cache-control", "no-store")
             : response
+          return uncached.headers["request-id"] === undefined
+            ? HttpServerResponse.setHeader(uncached, "request-id", requestId)
+            : uncached
         })
     })
   )

@@ -7,6 +7,7 @@ import ledgerPosting from "./0011_ledger_posting.js"
 import ledgerPostTransfer from "./0040_ledger_post_transfer.js"
 import cards from "./0020_cards.js"
 import cardDisplay from "./0050_card_display.js"
+import changes from "./0060_changes.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -22,5 +23,6 @@ export const migrations = {
   "0020_cards": cards,
   "0030_webhooks": webhooks,
   "0040_ledger_post_transfer": ledgerPostTransfer,
-  "0050_card_display": cardDisplay
+  "0050_card_display": cardDisplay,
+  "0060_changes": changes
 }

@@ -5,6 +5,7 @@ import webhooks from "./0030_webhooks.js"
 import ledger from "./0010_ledger.js"
 import cards from "./0020_cards.js"
 import cardDisplay from "./0050_card_display.js"
+import changes from "./0060_changes.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -17,5 +18,6 @@ export const migrations = {
   "0010_ledger": ledger,
   "0020_cards": cards,
   "0030_webhooks": webhooks,
-  "0050_card_display": cardDisplay
+  "0050_card_display": cardDisplay,
+  "0060_changes": changes
 }

@@ -1,0 +1,87 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { CHANGE_NOTIFY_CHANNEL, ChangeFeed, publishChange, readVersion } from "@issuing/core"
+import { Effect, Layer, Option, Stream } from "effect"
+import { listenStream } from "./WebhookWakeups.js"
+
+/** The `application_name` of the change feed's listening connection (pg_stat_activity). */
+export const CHANGES_APPLICATION_NAME = "issuing-changes"
+/** Wait before listening again after the connection was lost or refused. */
+const RECONNECT_DELAY_MS = 1_000
+/**
+ * How long this node's own change, not yet notified back, keeps its caches bypassed. It is
+ * notified at commit (about a millisecond later); one rolled back never is, and stops counting here.
+ */
+const OWN_CHANGE_WAIT_MS = 10_000
+
+const NONE = Option.none<string>()
+
+/** The version a notification carries: its payload's first word (`<version> <topic> <id>`). */
+const payloadVersion = (payload: string): bigint => {
+  const word = payload.split(" ", 1)[0] ?? ""
+  return /^\d+$/.test(word) ? BigInt(word) : 0n
+}
+
+/**
+ * The PostgreSQL change feed: a version row bumped in every publishing transaction with a
+ * `pg_notify` beside it; each node follows the notifications on one listening connection
+ * (reconnecting, opened on first use) and knows the newest version it has seen. No connection —
+ * or its own change still in flight — means no version: caches are bypassed until it is back.
+ */
+export const pgChangeFeedLayer = (url: string) =>
+  Layer.scoped(
+    ChangeFeed,
+    Effect.gen(function*() {
+      const client = yield* SqlClient.SqlClient
+      const scope = yield* Effect.scope
+      const withClient = Effect.provideService(SqlClient.SqlClient, client)
+      const state = { started: false, up: false, seen: 0n, ownVersion: 0n, ownAtMs: 0 }
+      const advance = (version: bigint) => {
+        if (version > state.seen) state.seen = version
+      }
+
+      const follow = listenStream(url, CHANGE_NOTIFY_CHANNEL, CHANGES_APPLICATION_NAME).pipe(
+        Stream.runForEach((event) =>
+          event._tag === "Notified"
+            ? Effect.sync(() => advance(payloadVersion(event.payload)))
+            // Listening again: what was notified meanwhile is in the row, read after LISTEN began.
+            : Effect.map(withClient(readVersion), (version) => {
+              advance(BigInt(Option.getOrElse(version, () => "0")))
+              state.up = true
+            })
+        ),
+        Effect.catchAll((error) =>
+          state.up ? Effect.logWarning("Change feed lost; caches bypassed until it is back", error.message) : Effect.void
+        ),
+        Effect.ensuring(Effect.sync(() => (state.up = false))),
+        Effect.zipRight(Effect.sleep(RECONNECT_DELAY_MS)),
+        Effect.forever
+      )
+      const start = Effect.suspend(() => {
+        if (state.started) return Effect.void
+        state.started = true
+        // Forked from whatever fiber asks first, which may run uninterruptibly: the layer's scope
+        // must still be able to stop it.
+        return Effect.asVoid(Effect.forkIn(Effect.interruptible(follow), scope))
+      })
+
+      return {
+        version: Effect.zipRight(
+          start,
+          Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), (inTransaction) => {
+            // Inside a transaction reads may see its own uncommitted changes: never cache them.
+            if (Option.isSome(inTransaction) || !state.up) return NONE
+            if (state.ownVersion > state.seen && Date.now() - state.ownAtMs < OWN_CHANGE_WAIT_MS) return NONE
+            return Option.some(String(state.seen))
+          })
+        ),
+        committed: withClient(readVersion),
+        publish: (topic, id) =>
+          withClient(publishChange(topic, id)).pipe(
+            Effect.map((version) => {
+              if (version > state.ownVersion) state.ownVersion = version
+              state.ownAtMs = Date.now()
+            })
+          )
+      }
+    })
+  )
