@@ -1,0 +1,142 @@
+import type { ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runCli, spawnCli, waitForOutput } from "../support/cli.js"
+import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
+import { TEST_VAULT_KEY } from "../support/platform.js"
+
+/**
+ * Two `issuing serve` processes on one database (a PostgreSQL database, or one SQLite file): a
+ * change made through node A holds on node B from the very next request — B's caches of keys and
+ * cards were warm and are retired by the change feed.
+ */
+const ADMIN_SECRET = `sk_test_${"a1b2c3d4".repeat(5)}`
+
+interface Node {
+  readonly url: string
+  readonly process: ChildProcess
+}
+
+const startNode = async (env: Record<string, string>, cwd: string): Promise<Node> => {
+  const child = spawnCli(["serve"], env, cwd)
+  try {
+    const output = await waitForOutput(child, /listening on (http:\/\/\S+)/, 60_000)
+    return { url: /listening on (http:\/\/\S+)/.exec(output)![1]!, process: child }
+  } catch (error) {
+    child.kill("SIGKILL")
+    throw error
+  }
+}
+
+/** Stops a node: SIGTERM, then SIGKILL if it has not exited within 10 s. */
+const stopNode = (node: Node | undefined) =>
+  new Promise<void>((resolve) => {
+    if (node === undefined || node.process.exitCode !== null) return resolve()
+    const timer = setTimeout(() => node.process.kill("SIGKILL"), 10_000)
+    node.process.on("exit", () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    node.process.kill("SIGTERM")
+  })
+
+describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
+  let database: TestDatabase
+  let dir: string
+  let a: Node | undefined
+  let b: Node | undefined
+  let programId: string
+
+  const call = async (node: Node | undefined, method: string, route: string, options: { key?: string; body?: unknown } = {}) => {
+    const response = await fetch(`${node!.url}${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${options.key ?? ADMIN_SECRET}`,
+        "x-program-id": programId,
+        ...(options.body === undefined ? {} : { "content-type": "application/json" })
+      },
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
+    })
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, body: text === "" ? null : JSON.parse(text), text }
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase(kind)
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-two-nodes-"))
+    const env = {
+      ISSUING_DATABASE_URL: database.url,
+      ISSUING_VAULT_KEY: TEST_VAULT_KEY.toString("base64"),
+      ISSUING_BOOTSTRAP_API_KEY: ADMIN_SECRET,
+      ISSUING_PORT: "0"
+    }
+    const migrated = await runCli(["migrate"], env, dir)
+    expect(migrated.code, migrated.stderr).toBe(0)
+    a = await startNode(env, dir)
+    b = await startNode(env, dir)
+    const programs = await fetch(`${a.url}/v1/programs`, { headers: { authorization: `Bearer ${ADMIN_SECRET}` } })
+    programId = (await programs.json()).data[0].id
+  }, 120_000)
+
+  afterAll(async () => {
+    await Promise.all([stopNode(a), stopNode(b)])
+    await database?.drop()
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true })
+  }, 60_000)
+
+  it("a freeze on A declines the next authorization on B; an unfreeze approves it again", async () => {
+    const wallet = await call(a, "POST", "/v1/wallets", { body: { holder: { name: "Ada Lovelace" } } })
+    expect(wallet.status, wallet.text).toBe(200)
+    const funded = await call(a, "POST", "/v1/transfers", {
+      body: { paymentRail: "fednow_instant", amount: 100_000, currency: "USD", to_financial_account_id: wallet.body.financial_account_id }
+    })
+    expect(funded.status, funded.text).toBe(200)
+    const card = await call(a, "POST", "/v1/cards", { body: { wallet_id: wallet.body.id, type: "VIRTUAL" } })
+    expect(card.status, card.text).toBe(200)
+    const authorize = () => call(b, "POST", "/v1/simulate/authorizations", { body: { card_id: card.body.id, amount: 100, mcc: "5411" } })
+
+    // B's caches are warm: the key, the program, the card as read by GET.
+    expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("ACTIVE")
+    expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("ACTIVE")
+    expect((await authorize()).body.status).toBe("APPROVED")
+
+    expect((await call(a, "POST", `/v1/cards/${card.body.id}/freeze`)).status).toBe(200)
+    const declined = await authorize()
+    expect(declined.status, declined.text).toBe(200)
+    expect(declined.body).toMatchObject({ status: "DECLINED", decline_reason: "CARD_FROZEN" })
+    expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("FROZEN")
+
+    expect((await call(a, "POST", `/v1/cards/${card.body.id}/unfreeze`)).status).toBe(200)
+    expect((await authorize()).body).toMatchObject({ status: "APPROVED", decline_reason: null })
+    expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("ACTIVE")
+
+    expect((await call(a, "POST", `/v1/cards/${card.body.id}/close`)).status).toBe(200)
+    expect((await authorize()).body).toMatchObject({ status: "DECLINED", decline_reason: "CARD_CLOSED" })
+    expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("CLOSED")
+  })
+
+  it("a key revoked on A gets 401 on B on the very next request, reads and writes alike", async () => {
+    const created = await call(a, "POST", "/v1/api-keys", { body: { name: "short-lived", role: "developer" } })
+    expect(created.status, created.text).toBe(200)
+    const key = created.body.secret as string
+    // Warm on B, for reads (the feed's notified version) and writes (the committed version).
+    for (let i = 0; i < 3; i++) expect((await call(b, "GET", "/v1/cards", { key })).status).toBe(200)
+    expect((await call(b, "POST", "/v1/wallets", { key, body: { holder: { name: "Warm" } } })).status).toBe(200)
+
+    expect((await call(a, "DELETE", `/v1/api-keys/${created.body.id}`)).status).toBe(200)
+    const read = await call(b, "GET", "/v1/cards", { key })
+    expect(read.status, read.text).toBe(401)
+    expect((await call(b, "POST", "/v1/wallets", { key, body: { holder: { name: "Late" } } })).status).toBe(401)
+    expect((await call(a, "GET", "/v1/cards", { key })).status).toBe(401)
+  })
+
+  it("every /v1 response says Cache-Control: no-store, errors included", async () => {
+    for (const node of [a, b]) {
+      expect((await call(node, "GET", "/v1/cards")).headers.get("cache-control")).toBe("no-store")
+      expect((await call(node, "GET", "/v1/cards", { key: "nope" })).headers.get("cache-control")).toBe("no-store")
+      expect((await call(node, "GET", `/v1/cards/${"0".repeat(8)}-0000-7000-8000-${"0".repeat(12)}`)).headers.get("cache-control")).toBe("no-store")
+    }
+  })
+})
