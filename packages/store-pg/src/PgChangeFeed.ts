@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { CHANGE_NOTIFY_CHANNEL, ChangeFeed, publishChange, readVersion } from "@issuing/core"
-import { Effect, Layer, Option, Stream } from "effect"
+import { Context, Effect, Layer, Option, Stream } from "effect"
 import { listenStream } from "./WebhookWakeups.js"
 
 /** The `application_name` of the change feed's listening connection (pg_stat_activity). */
@@ -8,10 +8,11 @@ export const CHANGES_APPLICATION_NAME = "issuing-changes"
 /** Wait before listening again after the connection was lost or refused. */
 const RECONNECT_DELAY_MS = 1_000
 /**
- * How long this node's own change, not yet notified back, keeps its caches bypassed. It is
- * notified at commit (about a millisecond later); one rolled back never is, and stops counting here.
+ * How long this node's own change, not yet notified back, keeps its caches bypassed: it is
+ * notified at commit, about a millisecond later. One rolled back is never notified (its version
+ * is reused by the next change), so the wait is bounded.
  */
-const OWN_CHANGE_WAIT_MS = 10_000
+const OWN_CHANGE_WAIT_MS = 1_000
 
 const NONE = Option.none<string>()
 
@@ -59,9 +60,9 @@ export const pgChangeFeedLayer = (url: string) =>
       const start = Effect.suspend(() => {
         if (state.started) return Effect.void
         state.started = true
-        // Forked from whatever fiber asks first, which may run uninterruptibly: the layer's scope
-        // must still be able to stop it.
-        return Effect.asVoid(Effect.forkIn(Effect.interruptible(follow), scope))
+        // Forked from whatever fiber asks first: not with its context (it may be inside a
+        // transaction) nor its uninterruptibility (the layer's scope must be able to stop it).
+        return Effect.asVoid(Effect.forkIn(Effect.mapInputContext(Effect.interruptible(follow), (_: Context.Context<never>) => Context.empty()), scope))
       })
 
       return {

@@ -8,6 +8,7 @@
 import { describe } from "@effect/vitest"
 import { accessContract } from "./accessContract.js"
 import { cardContract } from "./cardContract.js"
+import { changeFeedContract } from "./changeFeedContract.js"
 import type { ContractStoreLayer, PortContract } from "./Contract.js"
 import { eventContract } from "./eventContract.js"
 import { idempotencyContract } from "./idempotencyContract.js"
@@ -26,7 +27,8 @@ export const PORT_CONTRACTS: Record<string, PortContract> = {
   cards: cardContract,
   ledger: ledgerContract,
   webhooks: webhookContract,
-  transactor: transactorContract
+  transactor: transactorContract,
+  changes: changeFeedContract
 }
 
 /**
