@@ -136,7 +136,9 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
     for (const node of [a, b]) {
       expect((await call(node, "GET", "/v1/cards")).headers.get("cache-control")).toBe("no-store")
       expect((await call(node, "GET", "/v1/cards", { key: "nope" })).headers.get("cache-control")).toBe("no-store")
-      expect((await call(node, "GET", `/v1/cards/${"0".repeat(8)}-0000-7000-8000-${"0".repeat(12)}`)).headers.get("cache-control")).toBe("no-store")
+      expect((await call(node, "GET", `/v1/cards/${"0".repeat(8)}-0000-7000-8000-${"0".repeat(12)}`)).headers.get("cache-control")).toBe(
+        "no-store"
+      )
     }
   })
 })

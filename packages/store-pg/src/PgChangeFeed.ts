@@ -31,7 +31,7 @@ const payloadVersion = (payload: string): bigint => {
 export const pgChangeFeedLayer = (url: string) =>
   Layer.scoped(
     ChangeFeed,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const client = yield* SqlClient.SqlClient
       const scope = yield* Effect.scope
       const withClient = Effect.provideService(SqlClient.SqlClient, client)
@@ -44,11 +44,11 @@ export const pgChangeFeedLayer = (url: string) =>
         Stream.runForEach((event) =>
           event._tag === "Notified"
             ? Effect.sync(() => advance(payloadVersion(event.payload)))
-            // Listening again: what was notified meanwhile is in the row, read after LISTEN began.
-            : Effect.map(withClient(readVersion), (version) => {
-              advance(BigInt(Option.getOrElse(version, () => "0")))
-              state.up = true
-            })
+            : // Listening again: what was notified meanwhile is in the row, read after LISTEN began.
+              Effect.map(withClient(readVersion), (version) => {
+                advance(BigInt(Option.getOrElse(version, () => "0")))
+                state.up = true
+              })
         ),
         Effect.catchAll((error) =>
           state.up ? Effect.logWarning("Change feed lost; caches bypassed until it is back", error.message) : Effect.void
@@ -62,7 +62,12 @@ export const pgChangeFeedLayer = (url: string) =>
         state.started = true
         // Forked from whatever fiber asks first: not with its context (it may be inside a
         // transaction) nor its uninterruptibility (the layer's scope must be able to stop it).
-        return Effect.asVoid(Effect.forkIn(Effect.mapInputContext(Effect.interruptible(follow), (_: Context.Context<never>) => Context.empty()), scope))
+        return Effect.asVoid(
+          Effect.forkIn(
+            Effect.mapInputContext(Effect.interruptible(follow), (_: Context.Context<never>) => Context.empty()),
+            scope
+          )
+        )
       })
 
       return {
@@ -78,10 +83,12 @@ export const pgChangeFeedLayer = (url: string) =>
         committed: withClient(readVersion),
         publish: (topic, id) =>
           withClient(publishChange(topic, id)).pipe(
-            Effect.map((version) => {
-              if (version > state.ownVersion) state.ownVersion = version
-              state.ownAtMs = Date.now()
-            })
+            Effect.flatMap((version) =>
+              Effect.sync(() => {
+                if (version > state.ownVersion) state.ownVersion = version
+                state.ownAtMs = Date.now()
+              })
+            )
           )
       }
     })

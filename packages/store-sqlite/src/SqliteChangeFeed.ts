@@ -14,7 +14,7 @@ const NONE = Option.none<string>()
  */
 export const SqliteChangeFeedLive = Layer.effect(
   ChangeFeed,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* SqlClient.SqlClient
     const db = yield* SqliteDatabase
     // better-sqlite3 tells whether a transaction is open; the handle's interface does not name it.
@@ -24,14 +24,15 @@ export const SqliteChangeFeedLive = Layer.effect(
       connection.inTransaction
         ? Effect.provideService(readVersion, SqlClient.SqlClient, client)
         : Effect.try({
-          try: () => Option.map(Option.fromNullable(statement.get() as { version: number } | undefined), (row) => String(row.version)),
-          catch: (cause) => cause
-        }).pipe(Effect.orElse(() => Effect.provideService(readVersion, SqlClient.SqlClient, client)))
+            try: () => Option.map(Option.fromNullable(statement.get() as { version: number } | undefined), (row) => String(row.version)),
+            catch: (cause) => cause
+          }).pipe(Effect.orElse(() => Effect.provideService(readVersion, SqlClient.SqlClient, client)))
     )
     return {
       version: Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (inTransaction) =>
         // Inside a transaction reads may see its own uncommitted changes: never cache them.
-        Option.isSome(inTransaction) ? Effect.succeed(NONE) : Effect.orElseSucceed(committed, () => NONE)),
+        Option.isSome(inTransaction) ? Effect.succeed(NONE) : Effect.orElseSucceed(committed, () => NONE)
+      ),
       committed,
       publish: (topic, id) => Effect.asVoid(Effect.provideService(publishChange(topic, id), SqlClient.SqlClient, client))
     }

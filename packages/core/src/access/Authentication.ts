@@ -55,7 +55,7 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
     authorization: string | undefined,
     options?: AuthenticateOptions
   ): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const secretHash = hashSecret(yield* bearerSecret(authorization))
       const now = yield* nowMs
       // Seen before the read: a change committed meanwhile retires what is read.
@@ -81,7 +81,7 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
     caller: Caller,
     header: string | undefined
   ): Effect.Effect<ProgramCaller, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (header === undefined || header.trim() === "") {
         return yield* new InvalidRequest({ message: "The X-Program-ID header is required.", param: "X-Program-ID" })
       }

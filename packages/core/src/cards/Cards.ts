@@ -10,13 +10,7 @@ import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
-import {
-  createEmbedSession,
-  openEmbedSession,
-  resealWithCurrentKey,
-  revealCard,
-  searchCardByPan
-} from "./CardData.js"
+import { createEmbedSession, openEmbedSession, resealWithCurrentKey, revealCard, searchCardByPan } from "./CardData.js"
 import { CardStore } from "./CardStore.js"
 import type { CardDeps } from "./CardDeps.js"
 import { changeLifecycle, findCard, issueCard } from "./Issuance.js"
@@ -39,7 +33,7 @@ const EXPIRED_SESSION_RETENTION_MS = 24 * 60 * 60 * 1000
  * access to card data (docs/card-data.md). Inputs arrive decoded (cards/Records.ts).
  */
 export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const deps: CardDeps = {
       store: yield* CardStore,
       ledger: yield* Ledger,
@@ -60,7 +54,7 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
 
       /** GET /v1/cards/{card_id}, from the card cache while no change was published since it was read. */
       get: (caller: ProgramCaller, cardId: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const version = yield* deps.feed.version
           const now = yield* nowMs
           const key = `${caller.program.id}/${cardId}`
@@ -94,7 +88,11 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       openEmbedSession: openEmbedSession.bind(null, deps),
 
       /** GET /v1/card-audit-records: who accessed card data, newest first. */
-      listAudit: (caller: ProgramCaller, filter: CardAuditQuery, page: PageRequest): Effect.Effect<Page<CardAuditRecord>, SqlError.SqlError> =>
+      listAudit: (
+        caller: ProgramCaller,
+        filter: CardAuditQuery,
+        page: PageRequest
+      ): Effect.Effect<Page<CardAuditRecord>, SqlError.SqlError> =>
         Effect.map(
           store.listAudit(caller.program.id, { cardId: filter.card_id, action: filter.action }, toWindow(page)),
           ({ rows, total }) => ({ data: rows, total_count: total })
@@ -102,7 +100,8 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
 
       /** Deletes embed sessions that expired more than a day ago (a background task runs it). */
       purgeExpiredEmbedSessions: Effect.flatMap(nowMs, (now) =>
-        store.purgeEmbedSessions(new Date(now - EXPIRED_SESSION_RETENTION_MS).toISOString())),
+        store.purgeEmbedSessions(new Date(now - EXPIRED_SESSION_RETENTION_MS).toISOString())
+      ),
 
       /** Re-seals cards made under an older vault key with the current one; the count re-sealed. */
       resealWithCurrentKey: resealWithCurrentKey(deps)

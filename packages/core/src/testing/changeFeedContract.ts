@@ -12,33 +12,38 @@ const asNumber = (version: Option.Option<string>) => Number(Option.getOrThrow(ve
 export const changeFeedContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     it.effect("a committed publish moves the committed version forward by one", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         const before = asNumber(yield* committed)
         yield* transactor.withTransaction(feed.publish("card", "a"))
         expect(asNumber(yield* committed)).toBe(before + 1)
-      }))
+      })
+    )
 
     it.effect("a publish rolled back with its transaction moves nothing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         const before = asNumber(yield* committed)
-        const error = yield* Effect.flip(transactor.withTransaction(Effect.zipRight(feed.publish("api_key", "k"), Effect.fail("abort" as const))))
+        const error = yield* Effect.flip(
+          transactor.withTransaction(Effect.zipRight(feed.publish("api_key", "k"), Effect.fail("abort" as const)))
+        )
         expect(error).toBe("abort")
         expect(asNumber(yield* committed)).toBe(before)
-      }))
+      })
+    )
 
     it.effect("gives no version inside a transaction, so nothing read there is cached", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         expect(Option.isNone(yield* transactor.withTransaction(feed.version))).toBe(true)
-      }))
+      })
+    )
 
     it.effect("a cache entry filled before a publish is not served after it, once the feed has the version", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         const cache = makeVersionedCache<string>({ maxEntries: 10, maxAgeMs: 60_000 })
@@ -55,5 +60,6 @@ export const changeFeedContract: PortContract = (name, store) =>
         // The publishing node never serves the old entry again (PostgreSQL: no version until notified back).
         expect(cache.get("card", yield* feed.version, 2)).toBeUndefined()
         expect(cache.get("card", yield* feed.committed, 2)).toBeUndefined()
-      }))
+      })
+    )
   })
