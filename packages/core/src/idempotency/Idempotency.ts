@@ -1,11 +1,11 @@
 import type { SqlError } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { type Context, Data, Effect } from "effect"
 import { Conflict, InvalidRequest } from "../platform/Errors.js"
 import { isUuid } from "../platform/Ids.js"
 import { nowMs } from "../platform/Time.js"
-import { Transactor } from "../sql/Transactor.js"
-import { Vault } from "../vault/Vault.js"
-import { IdempotencyStore } from "./IdempotencyStore.js"
+import { Transactor, type TransactorService } from "../sql/Transactor.js"
+import { Vault, type VaultService } from "../vault/Vault.js"
+import { type Claim, IdempotencyStore } from "./IdempotencyStore.js"
 
 /** How long a key is remembered: 24 h (docs/api.md#idempotency). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000
@@ -47,26 +47,81 @@ export interface RunOptions {
   readonly atomic: boolean
 }
 
+type IdempotencyDeps = {
+  readonly store: Context.Tag.Service<typeof IdempotencyStore>
+  readonly transactor: TransactorService
+  readonly vault: VaultService
+}
+
+const unsealed = (vault: VaultService, sealed: string): string | undefined => {
+  try {
+    return vault.decrypt(sealed)
+  } catch {
+    return undefined
+  }
+}
+
+/** The answer to a claim that is not ours to run: a 409, or the stored response to replay. */
+const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly _tag: "Claimed" }>) => {
+  switch (claim._tag) {
+    case "Mismatch":
+      return Effect.fail(new Conflict({ message: "This Idempotency-Key was already used with a different request.", param: "Idempotency-Key" }))
+    case "InProgress":
+      return Effect.fail(
+        new Conflict({ message: "A request with this Idempotency-Key is still being processed; retry later.", param: "Idempotency-Key" })
+      )
+    case "Replay": {
+      // Sealed under a vault key no longer configured (removed within 24 h of a rotation, against
+      // docs/operations.md): the response cannot be replayed, and running the request again could
+      // repeat a write, so the key is spent.
+      const body = unsealed(deps.vault, claim.response.sealedBody)
+      return body === undefined
+        ? Effect.fail(new Conflict({
+          message:
+            "The stored response for this Idempotency-Key can no longer be read (its vault key was removed); send the request with a new key if it must run again.",
+          param: "Idempotency-Key"
+        }))
+        : Effect.succeed({ response: { status: claim.response.status, body }, replayed: true } as IdempotentResult<A>)
+    }
+  }
+}
+
+/** Runs a claimed request and stores its response (with its writes, when atomic); a 5xx or a failure releases the key. */
+const runClaimed = <A, E, R>(
+  deps: IdempotencyDeps,
+  organizationId: string,
+  key: string,
+  execute: Effect.Effect<A, E, R>,
+  toPlain: (result: A) => Effect.Effect<PlainResponse>,
+  options: RunOptions
+) => {
+  const executeAndStore = Effect.gen(function*() {
+    const result = yield* execute
+    const plain = yield* toPlain(result)
+    if (plain.status >= 500) return yield* new NotStorable({ response: result })
+    const complete = deps.store.complete(organizationId, key, { status: plain.status, sealedBody: deps.vault.encrypt(plain.body) })
+    yield* options.atomic ? complete : deps.transactor.withTransaction(complete)
+    return result
+  })
+  return (options.atomic ? deps.transactor.withTransaction(executeAndStore) : executeAndStore).pipe(
+    Effect.catchIf(
+      (error): error is NotStorable<A> => error instanceof NotStorable,
+      (notStorable) => Effect.as(deps.store.release(organizationId, key), notStorable.response)
+    ),
+    Effect.onError(() => Effect.ignore(deps.store.release(organizationId, key))),
+    Effect.map((response) => ({ response, replayed: false }) as IdempotentResult<A>)
+  )
+}
+
 /**
- * Stripe-style idempotency keys. The first request with a key claims it, runs, and stores its
- * response **in the same transaction as its writes**; a retry with the same request gets the stored
- * response, one with a different request or while the first still runs gets 409. A 5xx is not
- * stored (the claim is released so the caller can retry).
+ * Stripe-style idempotency keys (docs/api.md#idempotency). The first request with a key claims it,
+ * runs, and stores its response **in the same transaction as its writes**; a retry with the same
+ * request gets the stored response, one with a different request or while the first still runs
+ * gets 409. A 5xx is not stored (the claim is released so the caller can retry).
  */
 export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Idempotency", {
   effect: Effect.gen(function*() {
-    const store = yield* IdempotencyStore
-    const transactor = yield* Transactor
-    const vault = yield* Vault
-
-    const unsealed = (sealed: string): string | undefined => {
-      try {
-        return vault.decrypt(sealed)
-      } catch {
-        return undefined
-      }
-    }
-
+    const deps: IdempotencyDeps = { store: yield* IdempotencyStore, transactor: yield* Transactor, vault: yield* Vault }
     return {
       /** Validates an Idempotency-Key header value. */
       validateKey: (key: string): Effect.Effect<string, InvalidRequest> =>
@@ -89,9 +144,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
         Effect.gen(function*() {
           // Under every configured vault key, current first: a retry across a key rotation is still
           // the same request.
-          const [fingerprint, ...olderFingerprints] = vault.fingerprints(canonicalRequest(requestParts))
+          const [fingerprint, ...olderFingerprints] = deps.vault.fingerprints(canonicalRequest(requestParts))
           const now = yield* nowMs
-          const claim = yield* store.claim({
+          const claim = yield* deps.store.claim({
             organizationId,
             key,
             fingerprint: fingerprint!,
@@ -100,53 +155,12 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
             staleBefore: new Date(now - CLAIM_LEASE_MS).toISOString(),
             expiredBefore: new Date(now - RETENTION_MS).toISOString()
           })
-          switch (claim._tag) {
-            case "Mismatch":
-              return yield* new Conflict({
-                message: "This Idempotency-Key was already used with a different request.",
-                param: "Idempotency-Key"
-              })
-            case "InProgress":
-              return yield* new Conflict({
-                message: "A request with this Idempotency-Key is still being processed; retry later.",
-                param: "Idempotency-Key"
-              })
-            case "Replay": {
-              // Sealed under a vault key no longer configured (removed within 24 h of a rotation,
-              // against docs/operations.md): the response cannot be replayed, and running the
-              // request again could repeat a write, so the key is spent.
-              const body = unsealed(claim.response.sealedBody)
-              if (body === undefined) {
-                return yield* new Conflict({
-                  message: "The stored response for this Idempotency-Key can no longer be read (its vault key was removed); send the request with a new key if it must run again.",
-                  param: "Idempotency-Key"
-                })
-              }
-              return { response: { status: claim.response.status, body }, replayed: true } as IdempotentResult<A>
-            }
-            case "Claimed":
-              break
-          }
-          const executeAndStore = Effect.gen(function*() {
-            const result = yield* execute
-            const plain = yield* toPlain(result)
-            if (plain.status >= 500) return yield* new NotStorable({ response: result })
-            const complete = store.complete(organizationId, key, { status: plain.status, sealedBody: vault.encrypt(plain.body) })
-            yield* options.atomic ? complete : transactor.withTransaction(complete)
-            return result
-          })
-          const result = yield* (options.atomic ? transactor.withTransaction(executeAndStore) : executeAndStore).pipe(
-            Effect.catchIf(
-              (error): error is NotStorable<A> => error instanceof NotStorable,
-              (notStorable) => Effect.as(store.release(organizationId, key), notStorable.response)
-            ),
-            Effect.onError(() => Effect.ignore(store.release(organizationId, key)))
-          )
-          return { response: result, replayed: false } as IdempotentResult<A>
+          if (claim._tag !== "Claimed") return yield* answerClaim<A>(deps, claim)
+          return yield* runClaimed(deps, organizationId, key, execute, toPlain, options)
         }),
 
       /** Deletes keys past retention; run periodically by the server. */
-      purgeExpired: Effect.flatMap(nowMs, (now) => store.purge(new Date(now - RETENTION_MS).toISOString()))
+      purgeExpired: Effect.flatMap(nowMs, (now) => deps.store.purge(new Date(now - RETENTION_MS).toISOString()))
     }
   })
 }) {}
