@@ -25,7 +25,7 @@ import {
 } from "./Records.js"
 import { hashSecret, looksLikeSecret, MIN_CHOSEN_SECRET_LENGTH, newApiKeySecret } from "./Secrets.js"
 
-export { API_KEY_CACHE_MAX_AGE_MS, type AuthenticateOptions } from "./Authentication.js"
+export { API_KEY_CACHE_MAX_AGE_MS } from "./Authentication.js"
 
 /** Default BIN of a new program. */
 export const DEFAULT_BIN = "400000"

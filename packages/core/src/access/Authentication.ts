@@ -30,20 +30,11 @@ const bearerSecret = (authorization: string | undefined): Effect.Effect<string, 
     : Effect.succeed(match[1]!)
 }
 
-/** How fresh an authentication must be. */
-export interface AuthenticateOptions {
-  /**
-   * True for requests that decide (writes: transfers, authorizations, reveal, revocations): the
-   * cached key is checked against the committed version, not this node's view of the feed, so a
-   * revocation still being notified is not missed.
-   */
-  readonly current?: boolean | undefined
-}
-
 /**
  * Authentication and program scoping over the store. Keys are cached by secret hash while the
- * change feed's version is the one they were read at: a revocation anywhere publishes a change,
- * so the next request on any node reads again (docs/operations.md#running-several-nodes).
+ * committed version of the change feed is the one they were read at: a revocation anywhere
+ * publishes a change, so the very next request on any node reads again — not only once the
+ * notification has arrived (docs/operations.md#running-several-nodes).
  * Unknown keys are never cached. Programs are never updated or deleted: a found one is kept.
  */
 export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedService) => {
@@ -51,15 +42,12 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
   const programCache = new Map<string, Program>()
 
   /** Resolves `Authorization: Bearer <secret>` to the caller; 401 when missing, malformed, unknown or revoked. */
-  const authenticate = (
-    authorization: string | undefined,
-    options?: AuthenticateOptions
-  ): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
-    Effect.gen(function* () {
+  const authenticate = (authorization: string | undefined): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
+    Effect.gen(function*() {
       const secretHash = hashSecret(yield* bearerSecret(authorization))
       const now = yield* nowMs
       // Seen before the read: a change committed meanwhile retires what is read.
-      const version = options?.current === true ? yield* feed.committed : yield* feed.version
+      const version = yield* feed.committed
       const cached = keyCache.get(secretHash, version, now)
       if (cached !== undefined) return cached
       const key = yield* store.findActiveKeyByHash(secretHash)
@@ -81,7 +69,7 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
     caller: Caller,
     header: string | undefined
   ): Effect.Effect<ProgramCaller, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (header === undefined || header.trim() === "") {
         return yield* new InvalidRequest({ message: "The X-Program-ID header is required.", param: "X-Program-ID" })
       }

