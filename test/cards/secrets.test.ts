@@ -25,7 +25,7 @@ const assertClean = (label: string, text: string, issued: ReadonlyArray<Issued>)
     for (const form of panForms(pan)) expect(text.includes(form), `${label} contains a card number`).toBe(false)
     const leaves: Array<[string, unknown]> = []
     const walk = (key: string, value: unknown) => {
-      if (Array.isArray(value)) value.forEach((item) => walk(key, item))
+      if (Array.isArray(value)) for (const item of value) walk(key, item)
       else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) walk(k, v)
       else leaves.push([key, value])
     }

@@ -44,7 +44,8 @@ export const onDatabase = async <A>(
     try {
       return await work(async (text) => {
         const statement = db.prepare(text)
-        return statement.reader ? (statement.all() as Array<Record<string, unknown>>) : (statement.run(), [])
+        if (!statement.reader) statement.run()
+        return statement.reader ? (statement.all() as Array<Record<string, unknown>>) : []
       })
     } finally {
       db.close()

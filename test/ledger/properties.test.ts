@@ -155,7 +155,9 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
             if (transfers.length === 0) return
             const ledger = yield* Ledger
             const results = yield* ledger.postTransfers(programId, transfers.map(input), false)
-            transfers.forEach((operation, index) => record(operation, results[index]!))
+            transfers.forEach((operation, index) => {
+              record(operation, results[index]!)
+            })
           })
 
         for (const group of groups) {

@@ -23,7 +23,8 @@ const query = async (database: TestDatabase, text: string): Promise<Array<any>> 
     const db = new Database(database.filename!)
     try {
       const statement = db.prepare(text)
-      return statement.reader ? statement.all() : (statement.run(), [])
+      if (!statement.reader) statement.run()
+      return statement.reader ? statement.all() : []
     } finally {
       db.close()
     }

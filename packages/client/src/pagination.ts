@@ -28,6 +28,8 @@ export class PageList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
     private readonly params: PageParams
   ) {}
 
+  // A list is awaitable for its first page on purpose (`await client.cards.list()`), and iterable for all.
+  // biome-ignore lint/suspicious/noThenProperty: the thenable is the API
   then<A = Page<T>, B = never>(
     onFulfilled?: ((page: Page<T>) => A | PromiseLike<A>) | null,
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null

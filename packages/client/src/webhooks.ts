@@ -15,7 +15,9 @@ export class WebhookVerificationError extends Error {
 const plainHeaders = (headers: WebhookHeaders): Record<string, string> => {
   const plain: Record<string, string> = {}
   if (typeof (headers as Headers).forEach === "function" && typeof (headers as Headers).get === "function") {
-    ;(headers as Headers).forEach((value, name) => (plain[name.toLowerCase()] = value))
+    ;(headers as Headers).forEach((value, name) => {
+      plain[name.toLowerCase()] = value
+    })
     return plain
   }
   for (const [name, value] of Object.entries(headers as Record<string, string | ReadonlyArray<string> | undefined>)) {

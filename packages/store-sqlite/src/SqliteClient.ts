@@ -129,7 +129,8 @@ const make = (options: SqliteOptions) =>
             if (sql === "ROLLBACK" && !db.inTransaction) return []
             const statement = prepare(sql)
             const bound = (params ?? []).map(bindable)
-            const rows = statement.reader ? (statement.all(...bound) as ReadonlyArray<any>) : (statement.run(...bound), [])
+            if (!statement.reader) statement.run(...bound)
+            const rows = statement.reader ? (statement.all(...bound) as ReadonlyArray<any>) : []
             return transformRows ? transformRows(rows) : rows
           },
           catch: (cause) => toSqlError(cause, "Failed to execute statement")

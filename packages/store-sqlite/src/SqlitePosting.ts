@@ -52,7 +52,10 @@ const memo = (build: (count: number) => string) => {
   const texts = new Map<number, string>()
   return (count: number) => {
     let text = texts.get(count)
-    if (text === undefined) texts.set(count, text = build(count))
+    if (text === undefined) {
+      text = build(count)
+      texts.set(count, text)
+    }
     return text
   }
 }

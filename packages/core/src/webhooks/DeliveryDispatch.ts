@@ -171,7 +171,10 @@ export class DeliveryDispatch {
   }
 
   private deliver(delivery: ClaimedDelivery): void {
-    if (delivery.disabled) return this.finish({ delivery, outcome: undefined, permanent: false })
+    if (delivery.disabled) {
+      this.finish({ delivery, outcome: undefined, permanent: false })
+      return
+    }
     const now = Date.now()
     try {
       const body = eventPayload({
@@ -183,7 +186,8 @@ export class DeliveryDispatch {
       })
       const size = Buffer.byteLength(body)
       if (size > this.settings.maxPayloadBytes) {
-        return this.finish({ delivery, outcome: oversizedPayload(size, this.settings.maxPayloadBytes, now), permanent: true })
+        this.finish({ delivery, outcome: oversizedPayload(size, this.settings.maxPayloadBytes, now), permanent: true })
+        return
       }
       this.sender.sendAsync({ url: delivery.url, messageId: delivery.event_id, body, keys: this.keys.keysFor(delivery, now) }).then(
         (outcome) => this.finish({ delivery, outcome, permanent: false }),

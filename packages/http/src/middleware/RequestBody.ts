@@ -98,6 +98,7 @@ export const MAX_JSON_DEPTH = 32
  * (a JSON escape such as "\ud800"; PostgreSQL would store U+FFFD, SQLite the unpaired unit). In
  * unicode mode a well-formed surrogate pair is one code point, so `\p{Cs}` matches lone ones only.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what this refuses
 const UNSTORABLE_TEXT = /[\u0000\p{Cs}]/u
 
 /** What a parsed JSON body may not hold, found by `inspectJson`. */
