@@ -49,10 +49,14 @@ const sqliteDatabase = async () => {
  */
 const load = (url, headers, concurrency, durationMs) =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [
-      fileURLToPath(new URL("./support/httpLoad.js", import.meta.url)),
-      JSON.stringify({ url, headers, concurrency, durationMs, warmupMs: 1000 })
-    ], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(
+      process.execPath,
+      [
+        fileURLToPath(new URL("./support/httpLoad.js", import.meta.url)),
+        JSON.stringify({ url, headers, concurrency, durationMs, warmupMs: 1000 })
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] }
+    )
     let output = ""
     let cpuStart
     child.stdout.on("data", (chunk) => {

@@ -17,7 +17,7 @@ const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
   return found === undefined ? fallback : found.slice(name.length + 3)
 }
-const percentile = (sorted, p) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 export async function run(args) {
   const seconds = Number(option(args, "seconds", "3"))
@@ -39,27 +39,39 @@ export async function run(args) {
   const call = (method, route, body, auth = true) =>
     new Promise((resolve, reject) => {
       const text = body === undefined ? undefined : JSON.stringify(body)
-      const request = http.request(new URL(route, baseUrl), {
-        method,
-        agent,
-        headers: {
-          ...(auth ? { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id } : {}),
-          ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+      const request = http.request(
+        new URL(route, baseUrl),
+        {
+          method,
+          agent,
+          headers: {
+            ...(auth ? { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id } : {}),
+            ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+          }
+        },
+        (response) => {
+          let data = ""
+          response.on("data", (chunk) => (data += chunk))
+          response.on("end", () => resolve({ status: response.statusCode, text: data }))
         }
-      }, (response) => {
-        let data = ""
-        response.on("data", (chunk) => (data += chunk))
-        response.on("end", () => resolve({ status: response.statusCode, text: data }))
-      })
+      )
       request.on("error", reject)
       request.end(text)
     })
   const json = async (method, route, body) => JSON.parse((await call(method, route, body)).text)
 
   const wallet = await json("POST", "/v1/wallets", { holder: { name: "Bench" } })
-  await json("POST", "/v1/transfers", { paymentRail: "fednow_instant", amount: 1e12, currency: "USD", to_financial_account_id: wallet.financial_account_id })
+  await json("POST", "/v1/transfers", {
+    paymentRail: "fednow_instant",
+    amount: 1e12,
+    currency: "USD",
+    to_financial_account_id: wallet.financial_account_id
+  })
   const cards = []
-  for (let i = 0; i < 32; i++) cards.push(await json("POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL", spendingPeriod: { interval: "DAILY", amount: 1e11 } }))
+  for (let i = 0; i < 32; i++)
+    cards.push(
+      await json("POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL", spendingPeriod: { interval: "DAILY", amount: 1e11 } })
+    )
   const session = await json("POST", `/v1/cards/${cards[0].id}/embed-sessions`)
   const pick = () => cards[Math.floor(Math.random() * cards.length)].id
 

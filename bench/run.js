@@ -5,7 +5,10 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 
 const here = import.meta.dirname
-const available = fs.readdirSync(here).filter((file) => file.endsWith(".js") && file !== "run.js").map((file) => file.slice(0, -3))
+const available = fs
+  .readdirSync(here)
+  .filter((file) => file.endsWith(".js") && file !== "run.js")
+  .map((file) => file.slice(0, -3))
 const names = process.argv.slice(2).filter((arg) => !arg.startsWith("-"))
 if (names.length === 0) {
   console.log(`Usage: npm run bench -- <${available.join("|")}> [...]`)

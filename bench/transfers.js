@@ -39,7 +39,7 @@ const option = (args, name, fallback) => {
   return found === undefined ? fallback : found.slice(name.length + 3)
 }
 
-const percentile = (sorted, p) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 // ---- load generator (worker thread) ---------------------------------------------------------
 
@@ -68,34 +68,38 @@ const drive = async ({ baseUrl, apiKey, programId, accounts, seconds, concurrenc
       }
       const body = JSON.stringify(batch > 0 ? { transfers: Array.from({ length: batch }, item) } : item())
       const started = performance.now()
-      const request = http.request(url, {
-        method: "POST",
-        agent,
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          "x-program-id": programId,
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body)
-        }
-      }, (response) => {
-        const chunks = []
-        if (batch > 0) response.on("data", (chunk) => chunks.push(chunk))
-        else response.resume()
-        response.on("end", () => {
-          latencies.push(performance.now() - started)
-          if (response.statusCode === 200 && batch > 0) {
-            const items = JSON.parse(Buffer.concat(chunks).toString()).data
-            const posted = items.filter((entry) => entry.object === "transfer").length
-            ok += posted
-            failed += items.length - posted
-          } else if (response.statusCode === 200) ok += 1
-          else {
-            failed += 1
-            statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
+      const request = http.request(
+        url,
+        {
+          method: "POST",
+          agent,
+          headers: {
+            authorization: `Bearer ${apiKey}`,
+            "x-program-id": programId,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body)
           }
-          resolve()
-        })
-      })
+        },
+        (response) => {
+          const chunks = []
+          if (batch > 0) response.on("data", (chunk) => chunks.push(chunk))
+          else response.resume()
+          response.on("end", () => {
+            latencies.push(performance.now() - started)
+            if (response.statusCode === 200 && batch > 0) {
+              const items = JSON.parse(Buffer.concat(chunks).toString()).data
+              const posted = items.filter((entry) => entry.object === "transfer").length
+              ok += posted
+              failed += items.length - posted
+            } else if (response.statusCode === 200) ok += 1
+            else {
+              failed += 1
+              statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
+            }
+            resolve()
+          })
+        }
+      )
       request.on("error", () => {
         failed += 1
         resolve()
@@ -103,9 +107,11 @@ const drive = async ({ baseUrl, apiKey, programId, accounts, seconds, concurrenc
       request.end(body)
     })
   const started = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) await one()
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) await one()
+    })
+  )
   const elapsedMs = performance.now() - started
   agent.destroy()
   return { ok, failed, statuses, elapsedMs, latencies }
@@ -129,18 +135,27 @@ const httpRun = async (target, seconds, concurrency, batch = 0) => {
   server.on("request", instance.listener)
   server.keepAliveTimeout = 60_000
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("bench")))
-  const accounts = await instance.runtime.runPromise(Effect.flatMap(Ledger, (ledger) =>
-    Effect.forEach(Array.from({ length: WALLETS }, (_, i) => i), (i) =>
-      Effect.gen(function*() {
-        const wallet = yield* ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } }))
-        yield* ledger.postTransfer(org.program_id, decodeTransfer({
-          payment_rail: "fednow_instant",
-          amount: FUNDING_MINOR,
-          currency: "USD",
-          to_financial_account_id: wallet.financial_account_id
-        }))
-        return wallet.financial_account_id
-      }))))
+  const accounts = await instance.runtime.runPromise(
+    Effect.flatMap(Ledger, (ledger) =>
+      Effect.forEach(
+        Array.from({ length: WALLETS }, (_, i) => i),
+        (i) =>
+          Effect.gen(function* () {
+            const wallet = yield* ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } }))
+            yield* ledger.postTransfer(
+              org.program_id,
+              decodeTransfer({
+                payment_rail: "fednow_instant",
+                amount: FUNDING_MINOR,
+                currency: "USD",
+                to_financial_account_id: wallet.financial_account_id
+              })
+            )
+            return wallet.financial_account_id
+          })
+      )
+    )
+  )
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { role: "driver", baseUrl, apiKey: org.api_key, programId: org.program_id, accounts, seconds, concurrency, batch }
   })
@@ -186,7 +201,13 @@ const bareRun = async (target, seconds, concurrency) => {
     })
     await worker.terminate()
     const sorted = Float64Array.from(result.latencies).sort()
-    return { perSecond: result.ok / (result.elapsedMs / 1000), ok: result.ok, failed: result.failed, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }
+    return {
+      perSecond: result.ok / (result.elapsedMs / 1000),
+      ok: result.ok,
+      failed: result.failed,
+      p50: percentile(sorted, 0.5),
+      p99: percentile(sorted, 0.99)
+    }
   } finally {
     child.kill("SIGTERM")
     await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)))
@@ -197,9 +218,18 @@ const bareRun = async (target, seconds, concurrency) => {
 const prepareRaw = async (target) => {
   const instance = await createIssuing({ store: storeFor(target), vaultKeys: [crypto.randomBytes(32)] })
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("raw")))
-  const accounts = await instance.runtime.runPromise(Effect.flatMap(Ledger, (ledger) =>
-    Effect.forEach(Array.from({ length: WALLETS }, (_, i) => i), (i) =>
-      Effect.map(ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } })), (wallet) => wallet.financial_account_id))))
+  const accounts = await instance.runtime.runPromise(
+    Effect.flatMap(Ledger, (ledger) =>
+      Effect.forEach(
+        Array.from({ length: WALLETS }, (_, i) => i),
+        (i) =>
+          Effect.map(
+            ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } })),
+            (wallet) => wallet.financial_account_id
+          )
+      )
+    )
+  )
   await instance.dispose()
   return { programId: org.program_id, accounts }
 }
@@ -243,17 +273,19 @@ const rawPostgres = async (url, seconds, concurrency) => {
   let ok = 0
   const deadline = performance.now() + seconds * 1000
   const started = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) {
-      const [from, to] = pick(accounts)
-      const p = withFanOuts(rawParams(rowsOf(programId, from, to, 1)))
-      const text = postgresTransferText(p)
-      const t0 = performance.now()
-      await pool.query(text)
-      latencies.push(performance.now() - t0)
-      ok += 1
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const [from, to] = pick(accounts)
+        const p = withFanOuts(rawParams(rowsOf(programId, from, to, 1)))
+        const text = postgresTransferText(p)
+        const t0 = performance.now()
+        await pool.query(text)
+        latencies.push(performance.now() - t0)
+        ok += 1
+      }
+    })
+  )
   const elapsedMs = performance.now() - started
   await pool.end()
   const sorted = Float64Array.from(latencies).sort()
@@ -273,14 +305,22 @@ process.on("uncaughtException", (error) => {
 const fmt = (n) => n.toFixed(0).padStart(6)
 const ms = (n) => `${n.toFixed(2)} ms`
 
-const load = () => os.loadavg().map((n) => n.toFixed(2)).join(" ")
+const load = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ")
 
 const report = (store, ours, raw, batch = 0, bare = undefined) => {
   const label = batch > 0 ? `batch ${batch}`.padEnd(9) : "HTTP"
-  console.log(`${store.padEnd(9)} ${label} ${fmt(ours.perSecond)} transfers/s  p50 ${ms(ours.p50)}  p99 ${ms(ours.p99)}  (ok ${ours.ok}, failed ${ours.failed}${ours.failed ? " " + JSON.stringify(ours.statuses) : ""})`)
+  console.log(
+    `${store.padEnd(9)} ${label} ${fmt(ours.perSecond)} transfers/s  p50 ${ms(ours.p50)}  p99 ${ms(ours.p99)}  (ok ${ours.ok}, failed ${ours.failed}${ours.failed ? ` ${JSON.stringify(ours.statuses)}` : ""})`
+  )
   console.log(`${"".padEnd(9)} ${"raw".padEnd(label.length)} ${fmt(raw.perSecond)} transfers/s  p50 ${ms(raw.p50)}  p99 ${ms(raw.p99)}`)
   if (bare !== undefined) {
-    console.log(`${"".padEnd(9)} ${"bare".padEnd(label.length)} ${fmt(bare.perSecond)} transfers/s  p50 ${ms(bare.p50)}  p99 ${ms(bare.p99)}  (node:http + the same SQL, failed ${bare.failed})`)
+    console.log(
+      `${"".padEnd(9)} ${"bare".padEnd(label.length)} ${fmt(bare.perSecond)} transfers/s  p50 ${ms(bare.p50)}  p99 ${ms(bare.p99)}  (node:http + the same SQL, failed ${bare.failed})`
+    )
     console.log(`${"".padEnd(9)} ratio our/bare ${(ours.perSecond / bare.perSecond).toFixed(2)}`)
   }
   console.log(`${"".padEnd(9)} ratio our/raw ${(ours.perSecond / raw.perSecond).toFixed(2)}   (load average ${load()})`)
@@ -293,7 +333,9 @@ export async function run(args) {
   const stores = option(args, "store", "sqlite,postgres").split(",")
   // --batch=100: transfers per POST /v1/transfers/batch request, after the single-transfer run.
   const batch = Number(option(args, "batch", "0"))
-  console.log(`transfers: book transfers over HTTP, concurrency ${concurrency}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`)
+  console.log(
+    `transfers: book transfers over HTTP, concurrency ${concurrency}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
+  )
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-"))
     try {
@@ -301,7 +343,13 @@ export async function run(args) {
       const bare = await bareRun({ kind: "sqlite", filename: path.join(dir, "bare.db") }, seconds, concurrency)
       const raw = await rawSqlite(path.join(dir, "raw.db"), seconds)
       report("sqlite", ours, raw, 0, bare)
-      if (batch > 0) report("sqlite", await httpRun({ kind: "sqlite", filename: path.join(dir, "batch.db") }, seconds, Math.min(concurrency, 8), batch), raw, batch)
+      if (batch > 0)
+        report(
+          "sqlite",
+          await httpRun({ kind: "sqlite", filename: path.join(dir, "batch.db") }, seconds, Math.min(concurrency, 8), batch),
+          raw,
+          batch
+        )
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
@@ -309,12 +357,25 @@ export async function run(args) {
   if (stores.includes("postgres")) {
     const server = await startPostgres()
     try {
-      const ours = await httpRun({ kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_http") }, seconds, concurrency)
-      const bare = await bareRun({ kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_bare") }, seconds, concurrency)
+      const ours = await httpRun(
+        { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_http") },
+        seconds,
+        concurrency
+      )
+      const bare = await bareRun(
+        { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_bare") },
+        seconds,
+        concurrency
+      )
       const raw = await rawPostgres(await createDatabase(server.adminUrl, "issuing_bench_raw"), seconds, concurrency)
       report("postgres", ours, raw, 0, bare)
       if (batch > 0) {
-        const batched = await httpRun({ kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_batch") }, seconds, Math.min(concurrency, 8), batch)
+        const batched = await httpRun(
+          { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_batch") },
+          seconds,
+          Math.min(concurrency, 8),
+          batch
+        )
         report("postgres", batched, raw, batch)
       }
     } finally {

@@ -32,7 +32,7 @@ const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
   return found === undefined ? fallback : found.slice(name.length + 3)
 }
-const percentile = (sorted, p) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // ---- receiver (worker thread) -------------------------------------------------------------------
@@ -73,10 +73,11 @@ if (!isMainThread && parentPort) {
 const startReceiver = async () => {
   const worker = new Worker(new URL(import.meta.url))
   const port = await new Promise((resolve) => worker.once("message", (m) => resolve(m.port)))
-  const ask = (message) => new Promise((resolve) => {
-    worker.once("message", resolve)
-    worker.postMessage(message)
-  })
+  const ask = (message) =>
+    new Promise((resolve) => {
+      worker.once("message", resolve)
+      worker.postMessage(message)
+    })
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     reset: () => ask("reset"),
@@ -106,14 +107,18 @@ const bare = async (url, bodies, concurrency) => {
     while (next < bodies.length) {
       const body = bodies[next++]
       await new Promise((resolve, reject) => {
-        const request = http.request(url, {
-          method: "POST",
-          agent,
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-measure-latency": "0" }
-        }, (response) => {
-          response.resume()
-          response.on("end", resolve)
-        })
+        const request = http.request(
+          url,
+          {
+            method: "POST",
+            agent,
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-measure-latency": "0" }
+          },
+          (response) => {
+            response.resume()
+            response.on("end", resolve)
+          }
+        )
         request.on("error", reject)
         request.end(body)
       })
@@ -145,10 +150,12 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
   for (let i = 0; i < ticks; i++) {
     const wait = t0 + i * tickMs - performance.now()
     if (wait > 1) await sleep(wait)
-    pending.push(run(Effect.flatMap(Events, (events) => events.emitAll(programId, items))).then((emitted) => {
-      const now = Date.now()
-      for (const event of emitted) committedAt.set(event.id, { createdMs: Date.parse(event.created_at), committedMs: now })
-    }))
+    pending.push(
+      run(Effect.flatMap(Events, (events) => events.emitAll(programId, items))).then((emitted) => {
+        const now = Date.now()
+        for (const event of emitted) committedAt.set(event.id, { createdMs: Date.parse(event.created_at), committedMs: now })
+      })
+    )
   }
   await Promise.all(pending)
   const count = ticks * perTransaction
@@ -178,14 +185,21 @@ const benchStore = async (label, target, options) => {
   try {
     const org = await run(Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("bench")))
     const programId = org.program_id
-    const subscription = await run(Effect.flatMap(Webhooks, (w) => w.create(programId, { url: receiver.url, event_types: ["transaction.updated"] })))
+    const subscription = await run(
+      Effect.flatMap(Webhooks, (w) => w.create(programId, { url: receiver.url, event_types: ["transaction.updated"] }))
+    )
 
     // 1. throughput: queue `events` deliveries, then start the worker and let it drain them.
     const emitBatch = (n) =>
       Effect.flatMap(Transactor, (tx) =>
-        tx.withTransaction(Effect.flatMap(Events, (events) =>
-          Effect.forEach(Array.from({ length: n }), () => events.emit(programId, "transaction.updated", { id: uuidv7(), status: "SETTLED", amount: 1234 }))
-        )))
+        tx.withTransaction(
+          Effect.flatMap(Events, (events) =>
+            Effect.forEach(Array.from({ length: n }), () =>
+              events.emit(programId, "transaction.updated", { id: uuidv7(), status: "SETTLED", amount: 1234 })
+            )
+          )
+        )
+      )
     const bodies = []
     for (let done = 0; done < options.events; done += 500) {
       const batch = await run(emitBatch(Math.min(500, options.events - done)))
@@ -219,18 +233,20 @@ const benchStore = async (label, target, options) => {
 
     // 4. replay: `replay` events written straight into the event table (no fan-out), then one replay.
     const begin = new Date(Date.now() + 60_000)
-    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => {
-      const rows = Array.from({ length: options.replay }, (_, i) => ({
-        id: uuidv7(),
-        program_id: programId,
-        type: "transaction.updated",
-        created_at: new Date(begin.getTime() + Math.floor(i / 10)).toISOString(),
-        data: "{\"status\":\"SETTLED\"}"
-      }))
-      const chunks = []
-      for (let i = 0; i < rows.length; i += 1000) chunks.push(rows.slice(i, i + 1000))
-      return Effect.forEach(chunks, (chunk) => sql`INSERT INTO issuing_events ${sql.insert(chunk)}`, { discard: true })
-    }))
+    await run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => {
+        const rows = Array.from({ length: options.replay }, (_, i) => ({
+          id: uuidv7(),
+          program_id: programId,
+          type: "transaction.updated",
+          created_at: new Date(begin.getTime() + Math.floor(i / 10)).toISOString(),
+          data: '{"status":"SETTLED"}'
+        }))
+        const chunks = []
+        for (let i = 0; i < rows.length; i += 1000) chunks.push(rows.slice(i, i + 1000))
+        return Effect.forEach(chunks, (chunk) => sql`INSERT INTO issuing_events ${sql.insert(chunk)}`, { discard: true })
+      })
+    )
     const end = new Date(begin.getTime() + Math.ceil(options.replay / 10))
     const replayStarted = performance.now()
     const window = Schema.decodeUnknownSync(ReplayRequest)({ begin: begin.toISOString(), end: end.toISOString() })
@@ -238,12 +254,18 @@ const benchStore = async (label, target, options) => {
     const replayMs = performance.now() - replayStarted
     await run(Effect.flatMap(WebhookStore, (store) => store.dropQueued([subscription.id])))
 
-    console.log(`${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; main-thread CPU ${cpuPerDeliveryUs.toFixed(0)} µs/delivery)`)
-    console.log(`${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request)`)
+    console.log(
+      `${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; main-thread CPU ${cpuPerDeliveryUs.toFixed(0)} µs/delivery)`
+    )
+    console.log(
+      `${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request)`
+    )
     console.log(`${"".padEnd(9)} ratio    ${(deliveriesPerSecond / barePerSecond).toFixed(2)}`)
     for (const l of latencies) {
       const pair = (sorted) => `${percentile(sorted, 0.5).toFixed(0)} / ${percentile(sorted, 0.99).toFixed(0)} ms`
-      console.log(`${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)})`)
+      console.log(
+        `${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)})`
+      )
     }
     console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
   } finally {
@@ -257,12 +279,16 @@ export async function run(args) {
   CONCURRENCY = Number(option(args, "concurrency", "64"))
   const options = {
     events: Number(option(args, "events", "20000")),
-    rates: option(args, "rates", option(args, "rate", "200,1000")).split(",").map(Number),
+    rates: option(args, "rates", option(args, "rate", "200,1000"))
+      .split(",")
+      .map(Number),
     seconds: Number(option(args, "seconds", "5")),
     replay: Number(option(args, "replay", "100000"))
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
-  console.log(`webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s, replay of ${options.replay}, ${os.cpus().length} cores`)
+  console.log(
+    `webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s, replay of ${options.replay}, ${os.cpus().length} cores`
+  )
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-webhooks-"))
     try {

@@ -27,22 +27,26 @@ const load = async (durationMs, record) => {
       })
     })
   const began = performance.now()
-  await Promise.all(Array.from({ length: options.concurrency }, async () => {
-    while (performance.now() < deadline) await one()
-  }))
+  await Promise.all(
+    Array.from({ length: options.concurrency }, async () => {
+      while (performance.now() < deadline) await one()
+    })
+  )
   const elapsedMs = performance.now() - began
   agent.destroy()
   if (!record) return
   latencies.sort((a, b) => a - b)
   const at = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
-  process.stdout.write(JSON.stringify({
-    ok: latencies.length,
-    errors,
-    elapsedMs,
-    perSecond: (latencies.length / elapsedMs) * 1000,
-    p50Ms: at(50),
-    p99Ms: at(99)
-  }) + "\n")
+  process.stdout.write(
+    `${JSON.stringify({
+      ok: latencies.length,
+      errors,
+      elapsedMs,
+      perSecond: (latencies.length / elapsedMs) * 1000,
+      p50Ms: at(50),
+      p99Ms: at(99)
+    })}\n`
+  )
 }
 
 await load(options.warmupMs ?? 1000, false)

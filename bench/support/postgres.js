@@ -15,8 +15,14 @@ export const startPostgres = async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
   const port = 20000 + Math.floor(Math.random() * 20000)
   const server = new EmbeddedPostgres({
-    databaseDir: dataDir, user: "postgres", password: "postgres", port, persistent: false, createPostgresUser: true,
-    onLog: () => {}, onError: () => {},
+    databaseDir: dataDir,
+    user: "postgres",
+    password: "postgres",
+    port,
+    persistent: false,
+    createPostgresUser: true,
+    onLog: () => {},
+    onError: () => {},
     postgresFlags: ["-c", "max_connections=200", "-c", "fsync=on", "-c", "shared_buffers=128MB"]
   })
   await server.initialise()

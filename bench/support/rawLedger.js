@@ -42,11 +42,30 @@ export const rawParams = (r) => ({
   transaction: [r.transactionId, r.programId, r.amount, r.now, r.now],
   transfer: [r.transferId, r.programId, r.transactionId, r.amount, r.from, r.to, r.now, r.now],
   bookTransfer: [r.bookTransferId, r.programId, r.transferId, r.transactionId, r.amount, r.now],
-  entries: [r.bookTransferId, r.from, r.amount, r.bookTransferId, r.from, r.amount, r.bookTransferId, r.to, r.amount, r.bookTransferId, r.to, r.amount],
+  entries: [
+    r.bookTransferId,
+    r.from,
+    r.amount,
+    r.bookTransferId,
+    r.from,
+    r.amount,
+    r.bookTransferId,
+    r.to,
+    r.amount,
+    r.bookTransferId,
+    r.to,
+    r.amount
+  ],
   balances: [r.from, r.amount, r.now, r.from, r.amount, r.now, r.to, r.amount, r.now, r.to, r.amount, r.now],
   accounts: [r.programId, r.from, r.to],
   lock: [r.from, r.to].sort(),
-  events: ["transfer.created", "transaction.updated", "transfer.settled"].map((type) => [uuidv7(), r.programId, type, r.now, JSON.stringify(r.transfer)]),
+  events: ["transfer.created", "transaction.updated", "transfer.settled"].map((type) => [
+    uuidv7(),
+    r.programId,
+    type,
+    r.now,
+    JSON.stringify(r.transfer)
+  ]),
   fanOuts: [] // filled below from the events
 })
 
@@ -55,13 +74,11 @@ export const withFanOuts = (p) => ({
   fanOuts: p.events.map(([id, programId, type, now]) => [id, id, now, now, programId, type])
 })
 
-const literal = (value) =>
-  typeof value === "number" ? String(value) : value === null ? "NULL" : `'${String(value).replace(/'/g, "''")}'`
+const literal = (value) => (typeof value === "number" ? String(value) : value === null ? "NULL" : `'${String(value).replace(/'/g, "''")}'`)
 export const inline = (text, params) => {
   let index = 0
   return text.replace(/\?/g, () => literal(params[index++]))
 }
-
 
 /** The whole transaction of one transfer as ONE simple query (one round trip on PostgreSQL). */
 export const postgresTransferText = (p) =>

@@ -18,7 +18,12 @@ export async function runExample(options) {
   // Every POST carries an Idempotency-Key (reused if the client retries); pass your own to make a
   // retry across process restarts safe too.
   for (const amount of [10_000, 2_500, 500]) {
-    await client.transfers.create({ paymentRail: "fednow_instant", amount, currency: "USD", to_financial_account_id: wallet.financial_account_id })
+    await client.transfers.create({
+      paymentRail: "fednow_instant",
+      amount,
+      currency: "USD",
+      to_financial_account_id: wallet.financial_account_id
+    })
   }
   const account = await client.financialAccounts.retrieve(wallet.financial_account_id)
   log(`balance ${account.balance.amount} ${account.balance.currency}`)

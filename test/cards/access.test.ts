@@ -83,9 +83,17 @@ describe.each(STORE_KINDS)("card data access on %s", (kind) => {
         session.headers.get("request-id")
       ])
       for (const record of records) {
-        expect(Object.keys(record).sort()).toEqual(
-          ["action", "api_key_id", "card_id", "client_ip", "created_at", "id", "object", "program_id", "request_id"]
-        )
+        expect(Object.keys(record).sort()).toEqual([
+          "action",
+          "api_key_id",
+          "card_id",
+          "client_ip",
+          "created_at",
+          "id",
+          "object",
+          "program_id",
+          "request_id"
+        ])
         expect(record).toMatchObject({ api_key_id: key.id, card_id: card.id, client_ip: "127.0.0.1" })
         expect(Date.parse(record.created_at)).toBeGreaterThanOrEqual(before - 1000)
       }
@@ -147,9 +155,7 @@ describe.each(STORE_KINDS)("card data access on %s", (kind) => {
       expect((await search(other.secret, pan)).status).toBe(200)
       // One record per search that ran (the refused one did not search).
       const records = (await auditRecords(platform, card.id, "search_by_pan")).filter((record) => record.api_key_id === key.id)
-      expect(records.map((record) => record.request_id).sort()).toEqual(
-        found.map((response) => response.headers.get("request-id")).sort()
-      )
+      expect(records.map((record) => record.request_id).sort()).toEqual(found.map((response) => response.headers.get("request-id")).sort())
       expect(records.every((record) => record.client_ip === "127.0.0.1")).toBe(true)
     })
 
@@ -180,8 +186,9 @@ describe.each(STORE_KINDS)("card data access on %s", (kind) => {
       } finally {
         await second.close()
       }
-      const misses = (await platform.request("GET", "/v1/card-audit-records?action=search_by_pan&page_size=100")).body.data
-        .filter((record: { api_key_id: string; card_id: string | null }) => record.api_key_id === key.id)
+      const misses = (await platform.request("GET", "/v1/card-audit-records?action=search_by_pan&page_size=100")).body.data.filter(
+        (record: { api_key_id: string; card_id: string | null }) => record.api_key_id === key.id
+      )
       expect(misses).toHaveLength(MAX_MISSES)
       expect(misses.every((record: { card_id: string | null }) => record.card_id === null)).toBe(true)
       // The organization's other keys keep searching.
@@ -191,14 +198,18 @@ describe.each(STORE_KINDS)("card data access on %s", (kind) => {
 
   describe("sealed card data", () => {
     const sealedOf = (cardId: string) =>
-      onDatabase(platform, async (query) =>
-        (await query(`SELECT pan_sealed, cvv_sealed FROM issuing_cards WHERE id = '${cardId}'`))[0] as {
-          pan_sealed: string
-          cvv_sealed: string
-        })
+      onDatabase(
+        platform,
+        async (query) =>
+          (await query(`SELECT pan_sealed, cvv_sealed FROM issuing_cards WHERE id = '${cardId}'`))[0] as {
+            pan_sealed: string
+            cvv_sealed: string
+          }
+      )
     const writeSealed = (cardId: string, sealed: { pan_sealed: string; cvv_sealed: string }) =>
       onDatabase(platform, (query) =>
-        query(`UPDATE issuing_cards SET pan_sealed = '${sealed.pan_sealed}', cvv_sealed = '${sealed.cvv_sealed}' WHERE id = '${cardId}'`))
+        query(`UPDATE issuing_cards SET pan_sealed = '${sealed.pan_sealed}', cvv_sealed = '${sealed.cvv_sealed}' WHERE id = '${cardId}'`)
+      )
 
     it("binds each ciphertext to its row: moved to another card it does not decrypt (500, nothing shown)", async () => {
       const source = await issueCard(platform, walletId)

@@ -134,11 +134,9 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
     it("validates the rest of the body with 400s naming the field", async () => {
       expectEnvelope(await platform.request("POST", "/v1/cards", { body: { type: "VIRTUAL" } }), 400, { param: "wallet_id" })
       expectEnvelope(await platform.request("POST", "/v1/cards", { body: { wallet_id: wallet.id } }), 400, { param: "type" })
-      expectEnvelope(
-        await platform.request("POST", "/v1/cards", { body: { wallet_id: wallet.id, type: "PLASTIC" } }),
-        400,
-        { param: "type" }
-      )
+      expectEnvelope(await platform.request("POST", "/v1/cards", { body: { wallet_id: wallet.id, type: "PLASTIC" } }), 400, {
+        param: "type"
+      })
       expectEnvelope(
         await platform.request("POST", "/v1/cards", { body: { wallet_id: wallet.id, type: "VIRTUAL", allowedMccCodes: "5812" } }),
         400,
@@ -149,24 +147,21 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
 
     it("answers 404 (param wallet_id) for unknown and other programs' wallets, 400 for a malformed id", async () => {
       const before = await cardCount()
-      expectEnvelope(
-        await platform.request("POST", "/v1/cards", { body: { wallet_id: uuid(), type: "VIRTUAL" } }),
-        404,
-        { code: "not_found", param: "wallet_id" }
-      )
+      expectEnvelope(await platform.request("POST", "/v1/cards", { body: { wallet_id: uuid(), type: "VIRTUAL" } }), 404, {
+        code: "not_found",
+        param: "wallet_id"
+      })
       // A body id that is not a UUID fails the schema (docs/api.md#ids): 400, not 404.
-      expectEnvelope(
-        await platform.request("POST", "/v1/cards", { body: { wallet_id: "not-a-uuid", type: "VIRTUAL" } }),
-        400,
-        { code: "invalid_request", param: "wallet_id" }
-      )
+      expectEnvelope(await platform.request("POST", "/v1/cards", { body: { wallet_id: "not-a-uuid", type: "VIRTUAL" } }), 400, {
+        code: "invalid_request",
+        param: "wallet_id"
+      })
       const other = await platform.createOrganization("Other")
       const foreign = await createWallet(platform, { key: other.api_key, program: other.program_id })
-      expectEnvelope(
-        await platform.request("POST", "/v1/cards", { body: { wallet_id: foreign.id, type: "VIRTUAL" } }),
-        404,
-        { code: "not_found", param: "wallet_id" }
-      )
+      expectEnvelope(await platform.request("POST", "/v1/cards", { body: { wallet_id: foreign.id, type: "VIRTUAL" } }), 404, {
+        code: "not_found",
+        param: "wallet_id"
+      })
       expect(await cardCount()).toBe(before)
     })
 
@@ -260,9 +255,7 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
 
     it("never lets two concurrent changes both win", async () => {
       const card = await issueCard(platform, wallet.id)
-      const results = await Promise.all(
-        Array.from({ length: 6 }, () => platform.request("POST", `/v1/cards/${card.id}/freeze`))
-      )
+      const results = await Promise.all(Array.from({ length: 6 }, () => platform.request("POST", `/v1/cards/${card.id}/freeze`)))
       expect(results.filter((response) => response.status === 200)).toHaveLength(1)
       expect(results.filter((response) => response.status === 409)).toHaveLength(5)
     })
@@ -415,7 +408,10 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       expect(Date.parse(session.body.expires_at) - Date.now()).toBeLessThanOrEqual(1000)
       expect((await fetch(session.body.embed_url)).status).toBe(200)
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(session.body.expires_at) - Date.now()) + 50))
-      const expired = await short.request("GET", `/v1/cards/embed?session_token=${session.body.session_token}`, { key: undefined, program: null })
+      const expired = await short.request("GET", `/v1/cards/embed?session_token=${session.body.session_token}`, {
+        key: undefined,
+        program: null
+      })
       expectEnvelope(expired, 401, { code: "authentication_error" })
       const fresh = await short.request("POST", `/v1/cards/${card.id}/embed-sessions`)
       expect(fresh.body.session_token).not.toBe(session.body.session_token)
@@ -501,9 +497,7 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       const own = await createWallet(platform)
       await fund(platform, own.financial_account_id, 100_000)
       const card = await issueCard(platform, own.id, { spendingPeriod: { interval: "DAILY", amount: 5_000 } })
-      const results = await Promise.all(
-        Array.from({ length: 10 }, () => authorize({ card_id: card.id, amount: 1_000, mcc: "5411" }))
-      )
+      const results = await Promise.all(Array.from({ length: 10 }, () => authorize({ card_id: card.id, amount: 1_000, mcc: "5411" })))
       expect(results.every((response) => response.status === 200)).toBe(true)
       expect(results.filter((response) => response.body.status === "APPROVED")).toHaveLength(5)
       expect(await balance(own.financial_account_id)).toBe(95_000)
@@ -539,7 +533,9 @@ describe("simulated authorizations in production", () => {
       for (const body of [{ card_id: uuid(), amount: -5, mcc: "5411" }, { amount: "x" }, {}]) {
         expectEnvelope(await platform.request("POST", "/v1/simulate/authorizations", { body }), 404, { code: "not_found", param: null })
       }
-      expectEnvelope(await platform.request("POST", "/v1/simulate/authorizations", { key: undefined, body: {} }), 401, { code: "authentication_error" })
+      expectEnvelope(await platform.request("POST", "/v1/simulate/authorizations", { key: undefined, body: {} }), 401, {
+        code: "authentication_error"
+      })
     } finally {
       await platform.close()
     }

@@ -32,7 +32,10 @@ export const issueCard = async (platform: TestPlatform, walletId: string, extra:
 }
 
 /** Number and code of a card through the reveal call (the org's admin key has PAN reveal). */
-export const reveal = async (platform: TestPlatform, cardId: string): Promise<{ pan: string; cvv: string; exp_month: number; exp_year: number }> => {
+export const reveal = async (
+  platform: TestPlatform,
+  cardId: string
+): Promise<{ pan: string; cvv: string; exp_month: number; exp_year: number }> => {
   const response = await platform.request("POST", `/v1/cards/${cardId}/reveal`)
   expect(response.status, response.text).toBe(200)
   return response.body

@@ -1,4 +1,13 @@
-import { controlDecline, expiryFrom, generatePan, isLuhnValid, luhnCheckDigit, normalizePan, replacementExpiry, windowStart } from "@issuing/core"
+import {
+  controlDecline,
+  expiryFrom,
+  generatePan,
+  isLuhnValid,
+  luhnCheckDigit,
+  normalizePan,
+  replacementExpiry,
+  windowStart
+} from "@issuing/core"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { luhnValid } from "./helpers.js"
@@ -9,10 +18,17 @@ describe("card numbers", () => {
     expect(replacementExpiry(at, { exp_month: 11, exp_year: 2029 })).toEqual({ exp_month: 12, exp_year: 2029 })
     expect(replacementExpiry(at, { exp_month: 12, exp_year: 2029 })).toEqual({ exp_month: 1, exp_year: 2030 })
     expect(replacementExpiry(at, { exp_month: 3, exp_year: 2027 })).toEqual({ exp_month: 11, exp_year: 2029 })
-    fc.assert(fc.property(fc.integer({ min: 0, max: 4_000_000_000_000 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1970, max: 2200 }), (ms, month, year) => {
-      const next = replacementExpiry(ms, { exp_month: month, exp_year: year })
-      return next.exp_month >= 1 && next.exp_month <= 12 && next.exp_year * 12 + next.exp_month > year * 12 + month
-    }))
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 4_000_000_000_000 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1970, max: 2200 }),
+        (ms, month, year) => {
+          const next = replacementExpiry(ms, { exp_month: month, exp_year: year })
+          return next.exp_month >= 1 && next.exp_month <= 12 && next.exp_year * 12 + next.exp_month > year * 12 + month
+        }
+      )
+    )
   })
 
   it("computes the Luhn check digit of known numbers", () => {

@@ -16,7 +16,9 @@ const storedKeyIds = async (database: TestDatabase): Promise<Array<string>> => {
     const { default: Database } = await import("better-sqlite3")
     const db = new Database(database.filename!, { readonly: true })
     try {
-      return (db.prepare("SELECT vault_key_id FROM issuing_cards ORDER BY id").all() as Array<{ vault_key_id: string }>).map((row) => row.vault_key_id)
+      return (db.prepare("SELECT vault_key_id FROM issuing_cards ORDER BY id").all() as Array<{ vault_key_id: string }>).map(
+        (row) => row.vault_key_id
+      )
     } finally {
       db.close()
     }
@@ -55,7 +57,7 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
         },
         body: body === undefined ? undefined : JSON.stringify(body)
       })
-      return { status: response.status, replayed: response.headers.get("idempotent-replayed"), body: await response.json() as any }
+      return { status: response.status, replayed: response.headers.get("idempotent-replayed"), body: (await response.json()) as any }
     }
     // A response stored under the old key (its fingerprint and its sealed body).
     const idempotencyKey = crypto.randomUUID()
@@ -101,16 +103,18 @@ describe("issuing cards reseal (alias of issuing vault reseal)", () => {
     const database = await createTestDatabase("sqlite")
     try {
       const old = await servePlatform(database, [OLD_KEY])
-      await old.instance.runtime.runPromise(Effect.gen(function*() {
-        const core = yield* Effect.promise(() => import("@issuing/core"))
-        const org = yield* Effect.flatMap(core.Access, (access) => access.createOrganization("CLI"))
-        const access = yield* core.Access
-        const caller = yield* access.resolveProgram(yield* access.authenticate(`Bearer ${org.api_key}`), org.program_id)
-        const wallet = yield* Effect.flatMap(core.Ledger, (ledger) => ledger.createWallet(org.program_id, { holder: { name: "CLI" } }))
-        // The service takes a decoded request, as the API hands it over.
-        const input = yield* Schema.decodeUnknown(core.IssueCard)({ wallet_id: wallet.id, type: "PHYSICAL" })
-        yield* Effect.flatMap(Cards, (cards) => cards.issue(caller, input))
-      }))
+      await old.instance.runtime.runPromise(
+        Effect.gen(function* () {
+          const core = yield* Effect.promise(() => import("@issuing/core"))
+          const org = yield* Effect.flatMap(core.Access, (access) => access.createOrganization("CLI"))
+          const access = yield* core.Access
+          const caller = yield* access.resolveProgram(yield* access.authenticate(`Bearer ${org.api_key}`), org.program_id)
+          const wallet = yield* Effect.flatMap(core.Ledger, (ledger) => ledger.createWallet(org.program_id, { holder: { name: "CLI" } }))
+          // The service takes a decoded request, as the API hands it over.
+          const input = yield* Schema.decodeUnknown(core.IssueCard)({ wallet_id: wallet.id, type: "PHYSICAL" })
+          yield* Effect.flatMap(Cards, (cards) => cards.issue(caller, input))
+        })
+      )
       await old.close()
       const env = { ISSUING_DATABASE_URL: database.url, ISSUING_VAULT_KEY: `${NEW_KEY.toString("base64")},${OLD_KEY.toString("base64")}` }
       const result = await runCli(["cards", "reseal"], env)

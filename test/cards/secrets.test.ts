@@ -44,7 +44,9 @@ const assertClean = (label: string, text: string, issued: ReadonlyArray<Issued>)
 const run = (file: string, args: ReadonlyArray<string>) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
     execFile(file, args, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr })))
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr })
+    )
+  )
 
 describe.each(STORE_KINDS)("card data never leaks on %s", (kind) => {
   let platform: TestPlatform
@@ -66,7 +68,8 @@ describe.each(STORE_KINDS)("card data never leaks on %s", (kind) => {
     await fund(platform, wallet.financial_account_id, 50_000)
     const key = uuid()
     const controls = { allowedMccCodes: ["5812", "5411"], spendingPeriod: { interval: "DAILY", amount: 20_000 } }
-    const card = (await call("POST", "/v1/cards", { idempotencyKey: key, body: { wallet_id: wallet.id, type: "VIRTUAL", ...controls } })).body
+    const card = (await call("POST", "/v1/cards", { idempotencyKey: key, body: { wallet_id: wallet.id, type: "VIRTUAL", ...controls } }))
+      .body
     await call("POST", "/v1/cards", { idempotencyKey: key, body: { wallet_id: wallet.id, type: "VIRTUAL", ...controls } })
     const second = (await call("POST", "/v1/cards", { body: { wallet_id: wallet.id, type: "PHYSICAL" } })).body
     const revealOf = async (id: string) => {
@@ -233,7 +236,10 @@ describe("card data never reaches the logs", () => {
       expect(output).toMatch(/listening on/)
       // Timestamps and ids are full of digits; strip them before looking for a 3-digit code.
       const scrubbed = output.replace(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/g, "").replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "")
-      for (const secret of [{ pan, cvv }, { pan: second.pan, cvv: second.cvv }]) {
+      for (const secret of [
+        { pan, cvv },
+        { pan: second.pan, cvv: second.cvv }
+      ]) {
         for (const form of panForms(secret.pan)) expect(output).not.toContain(form)
         expect(scrubbed).not.toMatch(new RegExp(`(?<![\\d])${secret.cvv}(?![\\d])`))
       }

@@ -37,7 +37,12 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
 
   const fundedWallet = async (amount: number) => {
     const wallet = await client.wallets.create({ holder: { name: "Ada Lovelace" } })
-    await client.transfers.create({ paymentRail: "fednow_instant", amount, currency: "USD", to_financial_account_id: wallet.financial_account_id })
+    await client.transfers.create({
+      paymentRail: "fednow_instant",
+      amount,
+      currency: "USD",
+      to_financial_account_id: wallet.financial_account_id
+    })
     return wallet
   }
 
@@ -84,13 +89,15 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     expect((missing as NotFoundError).requestId).toMatch(/^[0-9a-f-]{36}$/)
 
     const wallet = await fundedWallet(10)
-    const broke = await client.transfers.create({
-      paymentRail: "book",
-      amount: 11,
-      currency: "USD",
-      from_financial_account_id: wallet.financial_account_id,
-      to_financial_account_id: (await fundedWallet(1)).financial_account_id
-    }).catch((error: unknown) => error)
+    const broke = await client.transfers
+      .create({
+        paymentRail: "book",
+        amount: 11,
+        currency: "USD",
+        from_financial_account_id: wallet.financial_account_id,
+        to_financial_account_id: (await fundedWallet(1)).financial_account_id
+      })
+      .catch((error: unknown) => error)
     expect(broke).toBeInstanceOf(BusinessRuleError)
     expect(broke).toMatchObject({ status: 422, code: "insufficient_funds", param: "amount" })
 
@@ -129,10 +136,13 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
       expect(verified.id).toBe(event.id)
       expect(verified.type).toBe("wallet.created")
       // Node's IncomingHttpHeaders and a Fetch Headers object work alike; so do bytes.
-      expect(client.webhooks.verify(new TextEncoder().encode(delivery.body), new Headers(delivery.headers), subscription.secret).id).toBe(event.id)
+      expect(client.webhooks.verify(new TextEncoder().encode(delivery.body), new Headers(delivery.headers), subscription.secret).id).toBe(
+        event.id
+      )
 
-      expect(() => client.webhooks.verify(delivery.body.replace("Hooked", "Hacked"), delivery.headers, subscription.secret))
-        .toThrow(WebhookVerificationError)
+      expect(() => client.webhooks.verify(delivery.body.replace("Hooked", "Hacked"), delivery.headers, subscription.secret)).toThrow(
+        WebhookVerificationError
+      )
       const other = await client.webhooks.create({ url: receiver.url, event_types: ["card.created"] })
       expect(() => client.webhooks.verify(delivery.body, delivery.headers, other.secret)).toThrow(WebhookVerificationError)
       const stale = { ...delivery.headers, "webhook-timestamp": String(Math.floor(Date.now() / 1000) - 3600) }
@@ -143,7 +153,7 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
   })
 
   it("the Effect client, derived from the server's HttpApi, creates, reads and fails with ApiFailure", async () => {
-    const program = Effect.gen(function*() {
+    const program = Effect.gen(function* () {
       const api = yield* makeEffectClient({ baseUrl: platform.baseUrl, apiKey: platform.org.api_key, programId: platform.org.program_id })
       const wallet = yield* api.wallets.create({ payload: { holder: { name: "Effect user", email: null } } })
       const read = yield* api.wallets.get({ path: { wallet_id: wallet.id } })
@@ -213,13 +223,21 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     }
 
     it("429 with Retry-After, then success: the same key, posted once", async () => {
-      const limited = { kind: "status" as const, status: 429, headers: { "retry-after": "1" }, body: '{"error":{"type":"rate_limit_error","code":"rate_limited","message":"Slow down.","param":null,"request_id":"r","doc_url":"d"}}' }
+      const limited = {
+        kind: "status" as const,
+        status: 429,
+        headers: { "retry-after": "1" },
+        body: '{"error":{"type":"rate_limit_error","code":"rate_limited","message":"Slow down.","param":null,"request_id":"r","doc_url":"d"}}'
+      }
       proxy.script = [limited]
       expectPostedOnce(await fundThroughProxy(101), 2, 101)
     })
 
     it("500 twice, then success: the same key, posted once", async () => {
-      proxy.script = [{ kind: "status", status: 500, body: "{}" }, { kind: "status", status: 503 }]
+      proxy.script = [
+        { kind: "status", status: 500, body: "{}" },
+        { kind: "status", status: 503 }
+      ]
       expectPostedOnce(await fundThroughProxy(102), 3, 102)
     })
 
@@ -241,7 +259,12 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     it("after the retries: RateLimitError, InternalServerError, ConnectionError, TimeoutError; nothing posted", async () => {
       const wallet = await client.wallets.create({ holder: { name: "Never funded" } })
       const fund = () =>
-        flaky.transfers.create({ paymentRail: "fednow_instant", amount: 1, currency: "USD", to_financial_account_id: wallet.financial_account_id })
+        flaky.transfers.create({
+          paymentRail: "fednow_instant",
+          amount: 1,
+          currency: "USD",
+          to_financial_account_id: wallet.financial_account_id
+        })
       proxy.script = Array.from({ length: 3 }, () => ({ kind: "status" as const, status: 429, headers: { "retry-after": "0" } }))
       await expect(fund()).rejects.toBeInstanceOf(RateLimitError)
       proxy.script = Array.from({ length: 3 }, () => ({ kind: "status" as const, status: 502 }))
@@ -251,10 +274,12 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
       expect(dropped).toBeInstanceOf(ConnectionError)
       expect(dropped).not.toBeInstanceOf(TimeoutError)
       proxy.script = [{ kind: "hang" }]
-      await expect(flaky.transfers.create(
-        { paymentRail: "fednow_instant", amount: 1, currency: "USD", to_financial_account_id: wallet.financial_account_id },
-        { maxRetries: 0, timeoutMs: 200 }
-      )).rejects.toBeInstanceOf(TimeoutError)
+      await expect(
+        flaky.transfers.create(
+          { paymentRail: "fednow_instant", amount: 1, currency: "USD", to_financial_account_id: wallet.financial_account_id },
+          { maxRetries: 0, timeoutMs: 200 }
+        )
+      ).rejects.toBeInstanceOf(TimeoutError)
       // 4 calls: three of three tries, one of one; four keys, one per call.
       expect(proxy.seen).toHaveLength(10)
       expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(4)

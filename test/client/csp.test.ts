@@ -74,8 +74,7 @@ const CASES: ReadonlyArray<{ readonly name: string; readonly policy: string; rea
     name: "a GitHub-style policy",
     policy:
       "default-src 'none'; base-uri 'self'; child-src github.com/assets-cdn/worker/ gist.github.com/assets-cdn/worker/; connect-src 'self' uploads.github.com; frame-ancestors 'none'; frame-src viewscreen.githubusercontent.com notebooks.githubusercontent.com; img-src 'self' data:; script-src github.githubassets.com; style-src 'unsafe-inline' github.githubassets.com",
-    expected:
-      `default-src 'none'; base-uri 'self'; child-src github.com/assets-cdn/worker/ gist.github.com/assets-cdn/worker/; connect-src 'self' uploads.github.com; frame-ancestors 'none'; frame-src viewscreen.githubusercontent.com notebooks.githubusercontent.com ${ORIGIN}; img-src 'self' data:; script-src github.githubassets.com; style-src 'unsafe-inline' github.githubassets.com`
+    expected: `default-src 'none'; base-uri 'self'; child-src github.com/assets-cdn/worker/ gist.github.com/assets-cdn/worker/; connect-src 'self' uploads.github.com; frame-ancestors 'none'; frame-src viewscreen.githubusercontent.com notebooks.githubusercontent.com ${ORIGIN}; img-src 'self' data:; script-src github.githubassets.com; style-src 'unsafe-inline' github.githubassets.com`
   },
   {
     name: "frame-ancestors is not frame-src",

@@ -56,7 +56,12 @@ export const startFlakyProxy = async (target: string): Promise<FlakyProxy> => {
     const body = await readBody(request)
     const behaviour = proxy.script.shift() ?? { kind: "forward" }
     const key = request.headers["idempotency-key"]
-    seen.push({ method: request.method!, path: request.url!, idempotencyKey: typeof key === "string" ? key : undefined, behaviour: behaviour.kind })
+    seen.push({
+      method: request.method!,
+      path: request.url!,
+      idempotencyKey: typeof key === "string" ? key : undefined,
+      behaviour: behaviour.kind
+    })
     switch (behaviour.kind) {
       case "status":
         response.writeHead(behaviour.status, { "content-type": "application/json", ...behaviour.headers })

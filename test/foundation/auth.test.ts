@@ -23,7 +23,14 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
     })
 
     it("when the Authorization header is malformed", async () => {
-      for (const authorization of ["Basic dXNlcjpwYXNz", "Bearer", "Bearer ", `Bearer ${platform.org.api_key} extra`, platform.org.api_key, "Bearer short"]) {
+      for (const authorization of [
+        "Basic dXNlcjpwYXNz",
+        "Bearer",
+        "Bearer ",
+        `Bearer ${platform.org.api_key} extra`,
+        platform.org.api_key,
+        "Bearer short"
+      ]) {
         const response = await platform.request("GET", "/v1/programs", { key: undefined, headers: { authorization } })
         expectEnvelope(response, 401, unauthenticated)
       }
@@ -56,11 +63,7 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       expect((await platform.request("GET", "/v1/events", { key: viewer.secret })).status).toBe(200)
       const denied = { type: "permission_error", code: "permission_denied" }
       expectEnvelope(await platform.request("POST", "/v1/programs", { key: viewer.secret, body: { name: "x" } }), 403, denied)
-      expectEnvelope(
-        await platform.request("DELETE", `/v1/api-keys/${viewer.id}`, { key: viewer.secret }),
-        403,
-        denied
-      )
+      expectEnvelope(await platform.request("DELETE", `/v1/api-keys/${viewer.id}`, { key: viewer.secret }), 403, denied)
     })
 
     it("for a developer key on the admin-only programs and api-keys operations", async () => {
@@ -83,20 +86,18 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       const limited = await createKey(platform, { role: "developer", program_ids: [second.id] })
       expect(limited.program_ids).toEqual([second.id])
       expect((await platform.request("GET", "/v1/events", { key: limited.secret, program: second.id })).status).toBe(200)
-      expectEnvelope(
-        await platform.request("GET", "/v1/events", { key: limited.secret, program: platform.org.program_id }),
-        403,
-        { code: "permission_denied", param: "X-Program-ID" }
-      )
+      expectEnvelope(await platform.request("GET", "/v1/events", { key: limited.secret, program: platform.org.program_id }), 403, {
+        code: "permission_denied",
+        param: "X-Program-ID"
+      })
       // Programs it cannot use are invisible in the organization-scoped reads.
       const listed = await platform.request("GET", "/v1/programs", { key: limited.secret })
       expect(listed.body.data.map((program: { id: string }) => program.id)).toEqual([second.id])
       expect(listed.body.total_count).toBe(1)
-      expectEnvelope(
-        await platform.request("GET", `/v1/programs/${platform.org.program_id}`, { key: limited.secret }),
-        404,
-        { code: "not_found", param: "program_id" }
-      )
+      expectEnvelope(await platform.request("GET", `/v1/programs/${platform.org.program_id}`, { key: limited.secret }), 404, {
+        code: "not_found",
+        param: "program_id"
+      })
     })
 
     it("for a key handing out more than it has (programs, PAN reveal)", async () => {
@@ -111,11 +112,10 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       const within = await attempt({ program_ids: [second.id] })
       expect(within.status).toBe(200)
       expect(within.body.program_ids).toEqual([second.id])
-      expectEnvelope(
-        await platform.request("POST", "/v1/api-keys", { body: { name: "none", role: "viewer", program_ids: [] } }),
-        400,
-        { code: "invalid_request", param: "program_ids" }
-      )
+      expectEnvelope(await platform.request("POST", "/v1/api-keys", { body: { name: "none", role: "viewer", program_ids: [] } }), 400, {
+        code: "invalid_request",
+        param: "program_ids"
+      })
     })
 
     it("for a program-limited admin key: it governs only keys within its programs and rights, and creates no program", async () => {
@@ -137,11 +137,10 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
 
       // Keys outside its scope do not exist for it (404 as for another organization's keys) and stay valid.
       for (const hidden of [bootstrap.id, revealing.id, wider.id, unlimited.id]) {
-        expectEnvelope(
-          await platform.request("DELETE", `/v1/api-keys/${hidden}`, { key: scopedAdmin.secret, program: null }),
-          404,
-          { code: "not_found", param: "api_key_id" }
-        )
+        expectEnvelope(await platform.request("DELETE", `/v1/api-keys/${hidden}`, { key: scopedAdmin.secret, program: null }), 404, {
+          code: "not_found",
+          param: "api_key_id"
+        })
       }
       for (const secret of [platform.org.api_key, revealing.secret, unlimited.secret]) {
         expect((await platform.request("GET", "/v1/programs", { key: secret, program: null })).status).toBe(200)
@@ -155,8 +154,11 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
         403,
         { code: "permission_denied", param: null }
       )
-      expect((await platform.request("GET", "/v1/programs?page_size=100", { program: null })).body.data
-        .some((program: { name: string }) => program.name === "Mine")).toBe(false)
+      expect(
+        (await platform.request("GET", "/v1/programs?page_size=100", { program: null })).body.data.some(
+          (program: { name: string }) => program.name === "Mine"
+        )
+      ).toBe(false)
     })
 
     it("for an admin key without pan_reveal on keys that have it (hidden from its list, 404 on revoke)", async () => {
@@ -168,11 +170,10 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       expect(ids).toContain(plain.id)
       expect(ids).not.toContain(revealing.id)
       expect(listed.body.data.every((key: { pan_reveal: boolean }) => !key.pan_reveal)).toBe(true)
-      expectEnvelope(
-        await platform.request("DELETE", `/v1/api-keys/${revealing.id}`, { key: plainAdmin.secret, program: null }),
-        404,
-        { code: "not_found", param: "api_key_id" }
-      )
+      expectEnvelope(await platform.request("DELETE", `/v1/api-keys/${revealing.id}`, { key: plainAdmin.secret, program: null }), 404, {
+        code: "not_found",
+        param: "api_key_id"
+      })
       expect((await platform.request("GET", "/v1/programs", { key: revealing.secret, program: null })).status).toBe(200)
       expect((await platform.request("DELETE", `/v1/api-keys/${plain.id}`, { key: plainAdmin.secret, program: null })).status).toBe(200)
     })
@@ -256,8 +257,16 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
     const listed = await platform.request("GET", "/v1/api-keys?page_size=100")
     expect(listed.text).not.toContain(key.secret)
     const entry = listed.body.data.find((item: { id: string }) => item.id === key.id)
-    expect(Object.keys(entry).sort()).toEqual(
-      ["card_display", "created_at", "id", "name", "object", "pan_reveal", "program_ids", "revoked_at", "role"]
-    )
+    expect(Object.keys(entry).sort()).toEqual([
+      "card_display",
+      "created_at",
+      "id",
+      "name",
+      "object",
+      "pan_reveal",
+      "program_ids",
+      "revoked_at",
+      "role"
+    ])
   })
 })

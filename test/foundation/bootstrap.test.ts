@@ -10,9 +10,7 @@ describe.each(STORE_KINDS)("bootstrap on %s", (kind) => {
   it("creates exactly one organization when several instances start on an empty database at once", async () => {
     const database = await createTestDatabase(kind)
     const target = kind === "sqlite" ? { kind, filename: database.filename! } : { kind, url: database.url }
-    const instances = await Promise.all(
-      [0, 1, 2].map(() => createIssuing({ store: storeFor(target as any), vaultKeys: [TEST_VAULT_KEY] }))
-    )
+    const instances = await Promise.all([0, 1, 2].map(() => createIssuing({ store: storeFor(target as any), vaultKeys: [TEST_VAULT_KEY] })))
     try {
       const results = await Promise.all(instances.map((instance) => bootstrapOrganization(instance)))
       expect(results.filter(Option.isSome)).toHaveLength(1)

@@ -24,7 +24,7 @@ const VAULT_KEY = Buffer.alloc(32, 9).toString("base64")
 /** GET with a bearer key against a running server. */
 const get = async (url: string, key: string) => {
   const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
-  return { status: response.status, body: await response.json() as any }
+  return { status: response.status, body: (await response.json()) as any }
 }
 
 /** Writes raw bytes to a server and reads everything it answers until it closes the connection. */
@@ -135,14 +135,18 @@ describe("the issuing CLI", () => {
     // A request whose body is still arriving when SIGTERM comes must complete.
     const body = JSON.stringify({ name: "Created during shutdown" })
     const inFlight = new Promise<{ status: number; body: any }>((resolve, reject) => {
-      const request = http.request(`${url}/v1/programs`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
-      }, (response) => {
-        let text = ""
-        response.on("data", (chunk) => (text += chunk))
-        response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(text) }))
-      })
+      const request = http.request(
+        `${url}/v1/programs`,
+        {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+        },
+        (response) => {
+          let text = ""
+          response.on("data", (chunk) => (text += chunk))
+          response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(text) }))
+        }
+      )
       request.on("error", reject)
       request.write(body.slice(0, 10))
       setTimeout(() => {
@@ -164,12 +168,16 @@ describe("the issuing CLI", () => {
     expect(migrated.code, migrated.stderr).toBe(0)
     expect(migrated.stdout).toMatch(/applied 0001_access/)
     const secret = `sk_sandbox_bootstrap_${Date.now()}`
-    const server = spawnCli(["serve"], {
-      ISSUING_DATABASE_URL: postgres.url,
-      ISSUING_BOOTSTRAP_API_KEY: secret,
-      ISSUING_VAULT_KEY: VAULT_KEY,
-      ISSUING_PORT: "0"
-    }, tempDir())
+    const server = spawnCli(
+      ["serve"],
+      {
+        ISSUING_DATABASE_URL: postgres.url,
+        ISSUING_BOOTSTRAP_API_KEY: secret,
+        ISSUING_VAULT_KEY: VAULT_KEY,
+        ISSUING_PORT: "0"
+      },
+      tempDir()
+    )
     try {
       const output = await waitForOutput(server, /listening on (http:\/\/\S+)/)
       expect(output).not.toContain(secret)

@@ -32,23 +32,25 @@ describe("configuration from the environment", () => {
 
   it("reads every variable", () => {
     const key = Buffer.alloc(32, 1).toString("base64")
-    const config = Either.getOrThrow(loadConfig({
-      ISSUING_DATABASE_URL: "postgres://issuing:pw@db.internal:5432/issuing",
-      ISSUING_HOST: "0.0.0.0",
-      ISSUING_PORT: "9090",
-      ISSUING_ENVIRONMENT: "production",
-      ISSUING_BASE_URL: "https://api.example.com/issuing/",
-      ISSUING_VAULT_KEY: key,
-      ISSUING_BOOTSTRAP_API_KEY: "sk_live_bootstrap_bootstrap_bootstrap",
-      ISSUING_RATE_LIMIT_PER_SECOND: "2.5",
-      ISSUING_RATE_LIMIT_BURST: "10",
-      ISSUING_EMBED_SESSION_TTL_SECONDS: "60",
-      ISSUING_PAN_SEARCH_PER_MINUTE: "5",
-      ISSUING_PAN_SEARCH_MAX_MISSES: "3",
-      ISSUING_WEBHOOK_RETRY_SCHEDULE: "1s,250ms,1m",
-      ISSUING_WEBHOOK_TIMEOUT_MS: "2000",
-      ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "true"
-    }))
+    const config = Either.getOrThrow(
+      loadConfig({
+        ISSUING_DATABASE_URL: "postgres://issuing:pw@db.internal:5432/issuing",
+        ISSUING_HOST: "0.0.0.0",
+        ISSUING_PORT: "9090",
+        ISSUING_ENVIRONMENT: "production",
+        ISSUING_BASE_URL: "https://api.example.com/issuing/",
+        ISSUING_VAULT_KEY: key,
+        ISSUING_BOOTSTRAP_API_KEY: "sk_live_bootstrap_bootstrap_bootstrap",
+        ISSUING_RATE_LIMIT_PER_SECOND: "2.5",
+        ISSUING_RATE_LIMIT_BURST: "10",
+        ISSUING_EMBED_SESSION_TTL_SECONDS: "60",
+        ISSUING_PAN_SEARCH_PER_MINUTE: "5",
+        ISSUING_PAN_SEARCH_MAX_MISSES: "3",
+        ISSUING_WEBHOOK_RETRY_SCHEDULE: "1s,250ms,1m",
+        ISSUING_WEBHOOK_TIMEOUT_MS: "2000",
+        ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "true"
+      })
+    )
     expect(config.database).toEqual({ kind: "postgres", url: "postgres://issuing:pw@db.internal:5432/issuing" })
     expect(config.host).toBe("0.0.0.0")
     expect(config.port).toBe(9090)
@@ -64,8 +66,9 @@ describe("configuration from the environment", () => {
     expect(config.settings.webhookRetryScheduleMs).toEqual([1000, 250, 60_000])
     expect(config.settings.webhookTimeoutMs).toBe(2000)
     expect(config.settings.webhookAllowPrivateUrls).toBe(true)
-    expect(Either.getOrThrow(loadConfig({ ISSUING_ENVIRONMENT: "production", ISSUING_VAULT_KEY: key })).settings
-      .webhookAllowPrivateUrls).toBe(false)
+    expect(
+      Either.getOrThrow(loadConfig({ ISSUING_ENVIRONMENT: "production", ISSUING_VAULT_KEY: key })).settings.webhookAllowPrivateUrls
+    ).toBe(false)
     expect(Either.getOrThrow(loadConfig({ ISSUING_DATABASE_URL: "sqlite::memory:" })).database).toEqual({
       kind: "sqlite",
       filename: ":memory:"

@@ -11,10 +11,16 @@ import { startPlatform, type TestPlatform, type TestResponse } from "../support/
 const VALUE = "4929173650281946"
 
 interface OpenApi {
-  readonly paths: Record<string, Record<string, {
-    readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string }>
-    readonly requestBody?: { readonly content?: Record<string, { readonly schema?: SchemaObject }> }
-  }>>
+  readonly paths: Record<
+    string,
+    Record<
+      string,
+      {
+        readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string }>
+        readonly requestBody?: { readonly content?: Record<string, { readonly schema?: SchemaObject }> }
+      }
+    >
+  >
   readonly components?: { readonly schemas?: Record<string, SchemaObject> }
 }
 interface SchemaObject {
@@ -62,7 +68,8 @@ describe.each(STORE_KINDS)("no rejected value in error messages on %s", (kind) =
     const operations = Object.entries(spec.paths).flatMap(([template, item]) =>
       Object.entries(item)
         .filter(([method]) => ["get", "post", "patch", "put", "delete"].includes(method))
-        .map(([method, operation]) => ({ method: method.toUpperCase(), template, operation })))
+        .map(([method, operation]) => ({ method: method.toUpperCase(), template, operation }))
+    )
     expect(operations.length).toBeGreaterThan(35)
     let queries = 0
     let fields = 0
@@ -116,7 +123,11 @@ describe.each(STORE_KINDS)("no rejected value in error messages on %s", (kind) =
     expect(errors.length - before).toBeGreaterThan(20)
     // order_by names the parameter and lists the fields instead.
     const orderBy = errors.find(({ what }) => what === "/v1/programs order_by")!.response.body.error
-    expect(orderBy).toMatchObject({ code: "invalid_request", param: "order_by", message: "Invalid order_by. Valid fields: created_at, updated_at, name." })
+    expect(orderBy).toMatchObject({
+      code: "invalid_request",
+      param: "order_by",
+      message: "Invalid order_by. Valid fields: created_at, updated_at, name."
+    })
     expectNoEcho()
   })
 })

@@ -33,16 +33,18 @@ describe.each(STORE_KINDS)("embedding with the web handler on %s", (kind) => {
   })
 
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await issuing.handler(new Request(`${BASE}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        "x-program-id": programId,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...headers
-      },
-      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body)
-    }))
+    const response = await issuing.handler(
+      new Request(`${BASE}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          "x-program-id": programId,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers
+        },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body)
+      })
+    )
     const text = await response.text()
     return { status: response.status, headers: response.headers, text, body: text === "" ? undefined : JSON.parse(text) }
   }
@@ -75,14 +77,16 @@ describe.each(STORE_KINDS)("embedding with the web handler on %s", (kind) => {
 
   it("bounds web request bodies too (413), and rejects malformed JSON (400)", async () => {
     const big = JSON.stringify({ name: "x".repeat(1024 * 1024 + 10) })
-    const tooLarge = await issuing.handler(new Request(`${BASE}/v1/programs`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      // A stream has no declared length: the limit must hold while reading.
-      body: new Blob([big]).stream(),
-      // @ts-expect-error Node's fetch needs duplex for a streamed body.
-      duplex: "half"
-    }))
+    const tooLarge = await issuing.handler(
+      new Request(`${BASE}/v1/programs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        // A stream has no declared length: the limit must hold while reading.
+        body: new Blob([big]).stream(),
+        // @ts-expect-error Node's fetch needs duplex for a streamed body.
+        duplex: "half"
+      })
+    )
     expect(tooLarge.status).toBe(413)
     expect((await tooLarge.json()).error.code).toBe("request_too_large")
     const malformed = await call("POST", "/v1/programs", "{nope")

@@ -29,9 +29,7 @@ export const createProgram = async (platform: TestPlatform, name: string, adminK
 
 /** Writes an event on a program through the domain service (the API offers no way to create one directly). */
 export const emitEvent = (platform: TestPlatform, programId: string, type: EventType = "card.created") =>
-  platform.instance.runtime.runPromise(
-    Effect.flatMap(Events, (events) => events.emit(programId, type, { id: "fixture", object: "card" }))
-  )
+  platform.instance.runtime.runPromise(Effect.flatMap(Events, (events) => events.emit(programId, type, { id: "fixture", object: "card" })))
 
 /** Runs statements on the platform's database over a separate connection (to break or inspect it from outside). */
 export const onDatabase = async <A>(
@@ -63,9 +61,10 @@ export const onDatabase = async <A>(
 /** Every row of every issuing_ table, as one JSON text: to prove a secret is stored nowhere in plaintext. */
 export const dumpDatabase = (platform: TestPlatform) =>
   onDatabase(platform, async (query) => {
-    const tables = platform.kind === "sqlite"
-      ? await query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'issuing_%'")
-      : await query("SELECT table_name AS name FROM information_schema.tables WHERE table_name LIKE 'issuing_%'")
+    const tables =
+      platform.kind === "sqlite"
+        ? await query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'issuing_%'")
+        : await query("SELECT table_name AS name FROM information_schema.tables WHERE table_name LIKE 'issuing_%'")
     const dump: Record<string, unknown> = {}
     for (const { name } of tables) dump[String(name)] = await query(`SELECT * FROM ${String(name)}`)
     return JSON.stringify(dump)

@@ -16,9 +16,10 @@ import { expectEnvelope, startPlatform, type TestPlatform, type TestResponse, uu
 const SEED = process.env.FUZZ_SEED !== undefined && process.env.FUZZ_SEED !== "" ? Number(process.env.FUZZ_SEED) : 20_251_107
 if (!Number.isSafeInteger(SEED)) throw new Error(`FUZZ_SEED must be an integer, got '${process.env.FUZZ_SEED}'`)
 /** Requests per store; FUZZ_RUNS sets both for a longer hunt (raise vitest's --testTimeout with it). */
-const RUNS: Record<(typeof STORE_KINDS)[number], number> = process.env.FUZZ_RUNS !== undefined && process.env.FUZZ_RUNS !== ""
-  ? { sqlite: Number(process.env.FUZZ_RUNS), postgres: Number(process.env.FUZZ_RUNS) }
-  : { sqlite: 2000, postgres: 1500 }
+const RUNS: Record<(typeof STORE_KINDS)[number], number> =
+  process.env.FUZZ_RUNS !== undefined && process.env.FUZZ_RUNS !== ""
+    ? { sqlite: Number(process.env.FUZZ_RUNS), postgres: Number(process.env.FUZZ_RUNS) }
+    : { sqlite: 2000, postgres: 1500 }
 
 /** One operation of the OpenAPI document: method and path template with its `{parameters}`. */
 interface Operation {
@@ -58,7 +59,7 @@ const JUNK_STRINGS = [
   "%zz",
   "%2F",
   "'",
-  "\"",
+  '"',
   "' OR '1'='1",
   "1; DROP TABLE issuing_programs; --",
   "null",
@@ -79,13 +80,14 @@ const JUNK_STRINGS = [
 ]
 
 /** Characters that trouble parsers, databases and encoders (PostgreSQL text refuses U+0000). */
-const NASTY_CHARACTERS = ["\u0000", "\u0000", "\ud800", "\udfff", "\u202e", "\ufeff", "\u2028", "\u0085", "'", "\"", "\\", "%", "\n", "😀"]
+const NASTY_CHARACTERS = ["\u0000", "\u0000", "\ud800", "\udfff", "\u202e", "\ufeff", "\u2028", "\u0085", "'", '"', "\\", "%", "\n", "😀"]
 
 const junkString = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...JUNK_STRINGS) },
   {
     weight: 3,
-    arbitrary: fc.tuple(fc.string({ maxLength: 8 }), fc.constantFrom(...NASTY_CHARACTERS), fc.string({ maxLength: 8 }))
+    arbitrary: fc
+      .tuple(fc.string({ maxLength: 8 }), fc.constantFrom(...NASTY_CHARACTERS), fc.string({ maxLength: 8 }))
       .map((parts) => parts.join(""))
   },
   { weight: 2, arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }) },
@@ -165,7 +167,17 @@ const expandBig = (text: string) => BIG_JSON[text] ?? text
  * JSON texts JSON.stringify cannot write: numbers out of double range, beyond 2^53, negative zero;
  * and the big texts above.
  */
-const RAW_VALUES = ["1e400", "-1e400", "1e-400", "-0", "123456789012345678901234567890", "9007199254740993", "0.1e1", "1E2", ...Object.keys(BIG_JSON)]
+const RAW_VALUES = [
+  "1e400",
+  "-1e400",
+  "1e-400",
+  "-0",
+  "123456789012345678901234567890",
+  "9007199254740993",
+  "0.1e1",
+  "1E2",
+  ...Object.keys(BIG_JSON)
+]
 
 type Mutation =
   | { readonly kind: "replace"; readonly path: ReadonlyArray<number>; readonly value: unknown }
@@ -266,7 +278,7 @@ const contentType = fc.oneof(
   }
 )
 
-const MALFORMED_JSON = ["{", "}", "nul", "{'a': 1}", "{\"a\": }", "[1,", "{\"a\":1}}", "\u0000", "\ufeff{}", "NaN", "1e99999", "\"unterminated"]
+const MALFORMED_JSON = ["{", "}", "nul", "{'a': 1}", '{"a": }', "[1,", '{"a":1}}', "\u0000", "\ufeff{}", "NaN", "1e99999", '"unterminated']
 
 const bodySpec: fc.Arbitrary<BodySpec> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "none" as const }) },
@@ -454,18 +466,19 @@ const build = (fixture: Fixture, platform: TestPlatform, fuzz: Case) => {
   const headers: Record<string, string> = {}
   const { key: keyKind, program: programKind, idempotency } = fuzz.headers
   const key = keyKind === "admin" ? platform.org.api_key : keyKind === "viewer" ? fixture.viewerKey : undefined
-  if (keyKind === "junk") headers["authorization"] = `Bearer ${fuzz.headers.junkKey}`
-  const program = programKind === "default"
-    ? platform.org.program_id
-    : programKind === "second"
-    ? fixture.programs[1]!
-    : programKind === "other"
-    ? fixture.otherProgram
-    : programKind === "unknown"
-    ? uuid()
-    : programKind === "junk"
-    ? fuzz.headers.junkProgram
-    : null
+  if (keyKind === "junk") headers.authorization = `Bearer ${fuzz.headers.junkKey}`
+  const program =
+    programKind === "default"
+      ? platform.org.program_id
+      : programKind === "second"
+        ? fixture.programs[1]!
+        : programKind === "other"
+          ? fixture.otherProgram
+          : programKind === "unknown"
+            ? uuid()
+            : programKind === "junk"
+              ? fuzz.headers.junkProgram
+              : null
   if (idempotency === "uuid") headers["idempotency-key"] = uuid()
   // A few keys shared by all requests: replays (of stored errors too) and 409s for other requests.
   if (idempotency === "reused") headers["idempotency-key"] = REUSED_IDEMPOTENCY_KEYS[fuzz.operation.params.length % 2]!
@@ -479,7 +492,7 @@ const build = (fixture: Fixture, platform: TestPlatform, fuzz: Case) => {
     if (spec.kind === "raw") rawBody = expandBig(spec.text)
     else {
       const base = fixture.bodies[`${fuzz.operation.method} ${fuzz.operation.template}`] ?? {}
-      rawBody = spec.kind === "mutated" ? mutate(base, spec.mutations) : JSON.stringify(spec.value) ?? "null"
+      rawBody = spec.kind === "mutated" ? mutate(base, spec.mutations) : (JSON.stringify(spec.value) ?? "null")
     }
   }
   if (type !== undefined) headers["content-type"] = type
@@ -594,7 +607,13 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
     },
     "POST /v1/transfers/batch": {
       transfers: [
-        { paymentRail: "book", amount: 1, currency: "USD", from_financial_account_id: wallet.financial_account_id, to_financial_account_id: peer.financial_account_id },
+        {
+          paymentRail: "book",
+          amount: 1,
+          currency: "USD",
+          from_financial_account_id: wallet.financial_account_id,
+          to_financial_account_id: peer.financial_account_id
+        },
         { payment_rail: "ach_same_day", amount: 2, currency: "USD", to_financial_account_id: wallet.financial_account_id }
       ],
       atomic: false
@@ -662,7 +681,8 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
       "POST /v1/events/{event_id}/resend",
       "POST /v1/simulate/transfers/{transfer_id}/settle",
       "POST /v1/transfers/batch"
-    ]) expect(listed).toContain(expected)
+    ])
+      expect(listed).toContain(expected)
     expect(fixture.operations.length).toBeGreaterThan(35)
   })
 
@@ -700,7 +720,7 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
         method,
         url,
         response: await platform.request(method, url, {
-          rawBody: method === "GET" ? undefined : "{\"amount\": -1e400}",
+          rawBody: method === "GET" ? undefined : '{"amount": -1e400}',
           headers: { "content-type": "application/json" }
         })
       }))

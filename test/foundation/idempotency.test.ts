@@ -59,13 +59,11 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     const body = { holder: { name: "Idempotent holder" } }
     const first = await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key })
     expect(first.status, first.text).toBe(200)
-    expect((await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key })).headers.get("idempotent-replayed"))
-      .toBe("true")
-    expectEnvelope(
-      await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key, program: second.body.id }),
-      409,
-      { code: "conflict", param: "Idempotency-Key" }
-    )
+    expect((await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key })).headers.get("idempotent-replayed")).toBe("true")
+    expectEnvelope(await platform.request("POST", "/v1/wallets", { body, idempotencyKey: key, program: second.body.id }), 409, {
+      code: "conflict",
+      param: "Idempotency-Key"
+    })
     // The query string is part of the request too.
     expectEnvelope(await platform.request("POST", "/v1/wallets?x=1", { body, idempotencyKey: key }), 409, { code: "conflict" })
   })
@@ -151,15 +149,18 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     const fingerprint = await platform.instance.runtime.runPromise(
       Effect.map(Vault, (vault) => vault.fingerprint(canonicalRequest(["POST", "/v1/programs", "", adminKeyId, body])))
     )
-    const claim = await platform.instance.runtime.runPromise(Effect.flatMap(IdempotencyStore, (store) =>
-      store.claim({
-        organizationId: platform.org.organization_id,
-        key,
-        fingerprint,
-        now: new Date().toISOString(),
-        staleBefore: new Date(Date.now() - 60_000).toISOString(),
-        expiredBefore: new Date(Date.now() - 86_400_000).toISOString()
-      })))
+    const claim = await platform.instance.runtime.runPromise(
+      Effect.flatMap(IdempotencyStore, (store) =>
+        store.claim({
+          organizationId: platform.org.organization_id,
+          key,
+          fingerprint,
+          now: new Date().toISOString(),
+          staleBefore: new Date(Date.now() - 60_000).toISOString(),
+          expiredBefore: new Date(Date.now() - 86_400_000).toISOString()
+        })
+      )
+    )
     expect(claim._tag).toBe("Claimed")
     const running = await platform.request("POST", "/v1/programs", {
       program: null,
@@ -239,7 +240,8 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     expect(dump).not.toContain(secret)
     expect(dump).not.toContain(secret.slice("sk_sandbox_".length))
     const stored = await onDatabase(platform, (query) =>
-      query(`SELECT response_body FROM issuing_idempotency_keys WHERE idempotency_key = '${key}'`))
+      query(`SELECT response_body FROM issuing_idempotency_keys WHERE idempotency_key = '${key}'`)
+    )
     expect(String(stored[0]!.response_body)).toMatch(/^v1\.[0-9a-f]{8}\./)
     if (platform.kind === "sqlite") {
       for (const file of [platform.database.filename!, `${platform.database.filename!}-wal`]) {
@@ -254,7 +256,8 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     const dayAgo = new Date(Date.now() - 25 * 3_600_000).toISOString()
     const stamp = platform.kind === "sqlite" ? `'${dayAgo}'` : `'${dayAgo}'::timestamptz`
     await onDatabase(platform, (query) =>
-      query(`UPDATE issuing_idempotency_keys SET created_at = ${stamp} WHERE idempotency_key = '${key}'`))
+      query(`UPDATE issuing_idempotency_keys SET created_at = ${stamp} WHERE idempotency_key = '${key}'`)
+    )
     const purged = await platform.instance.runtime.runPromise(Effect.flatMap(Idempotency, (idempotency) => idempotency.purgeExpired))
     expect(purged).toBeGreaterThanOrEqual(1)
     const rerun = await post("Purged", key)

@@ -42,7 +42,9 @@ describe.each(STORE_KINDS)("paging and sorting on %s", (kind) => {
     expect(page.total_count).toBe(TOTAL)
     expect(page.data).toHaveLength(10)
     expect(page.data.map((program) => program.id)).toEqual(newestFirst.slice(0, 10))
-    const sorted = [...page.data].sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
+    const sorted = [...page.data].sort((a, b) =>
+      a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1
+    )
     expect(page.data).toEqual(sorted)
     expect(newestFirst.at(-1)).toBe(platform.org.program_id)
   })
@@ -67,8 +69,11 @@ describe.each(STORE_KINDS)("paging and sorting on %s", (kind) => {
   it("caps page_size at 100 when there are more items (GET /v1/api-keys, 101 keys)", async () => {
     const pending = Array.from({ length: 100 }, (_, index) => index)
     while (pending.length > 0) {
-      await Promise.all(pending.splice(0, 10).map((index) =>
-        platform.request("POST", "/v1/api-keys", { program: null, body: { name: `key ${index}`, role: "viewer" } })))
+      await Promise.all(
+        pending
+          .splice(0, 10)
+          .map((index) => platform.request("POST", "/v1/api-keys", { program: null, body: { name: `key ${index}`, role: "viewer" } }))
+      )
     }
     const capped = await platform.request("GET", "/v1/api-keys?page_size=1000")
     expect(capped.body.total_count).toBe(101)

@@ -15,8 +15,13 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
 
   const batch = (body: unknown, options: { readonly idempotencyKey?: string } = {}) =>
     platform.request("POST", "/v1/transfers/batch", { body, ...options })
-  const book = (from: string, to: string, amount: unknown) =>
-    ({ paymentRail: "book", amount, currency: "USD", from_financial_account_id: from, to_financial_account_id: to })
+  const book = (from: string, to: string, amount: unknown) => ({
+    paymentRail: "book",
+    amount,
+    currency: "USD",
+    from_financial_account_id: from,
+    to_financial_account_id: to
+  })
   const transfersOf = async (accountId: string) =>
     (await platform.request("GET", `/v1/transfers?financial_account_id=${accountId}&page_size=100`)).body.total_count
 
@@ -72,7 +77,10 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
     expect(await balanceOf(platform, b.financial_account_id)).toBe(0)
     expect(await transfersOf(a.financial_account_id)).toBe(1) // the funding only
 
-    const posted = await batch({ atomic: true, transfers: [book(a.financial_account_id, b.financial_account_id, 20), book(b.financial_account_id, a.financial_account_id, 5)] })
+    const posted = await batch({
+      atomic: true,
+      transfers: [book(a.financial_account_id, b.financial_account_id, 20), book(b.financial_account_id, a.financial_account_id, 5)]
+    })
     expect(posted.status, posted.text).toBe(200)
     expect(posted.body.data.map((item: any) => item.amount)).toEqual([20, 5])
     expect(await balanceOf(platform, a.financial_account_id)).toBe(35)
@@ -93,14 +101,18 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
     const b = await createWallet(platform, "B")
     await fund(platform, a.financial_account_id, 10)
     const key = uuid()
-    const body = { transfers: [book(a.financial_account_id, b.financial_account_id, 4), book(a.financial_account_id, b.financial_account_id, 4)] }
+    const body = {
+      transfers: [book(a.financial_account_id, b.financial_account_id, 4), book(a.financial_account_id, b.financial_account_id, 4)]
+    }
     const first = await batch(body, { idempotencyKey: key })
     expect(first.status, first.text).toBe(200)
     const again = await batch(body, { idempotencyKey: key })
     expect(again.status).toBe(200)
     expect(again.headers.get("idempotent-replayed")).toBe("true")
     expect(again.body).toEqual(first.body)
-    expectEnvelope(await batch({ transfers: [book(a.financial_account_id, b.financial_account_id, 1)] }, { idempotencyKey: key }), 409, { code: "conflict" })
+    expectEnvelope(await batch({ transfers: [book(a.financial_account_id, b.financial_account_id, 1)] }, { idempotencyKey: key }), 409, {
+      code: "conflict"
+    })
     expect(await balanceOf(platform, a.financial_account_id)).toBe(2)
   })
 
@@ -113,7 +125,8 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
         batch(
           { transfers: Array.from({ length: 20 }, () => book(source.financial_account_id, target.financial_account_id, 1)) },
           index % 2 === 0 ? { idempotencyKey: uuid() } : {}
-        ))
+        )
+      )
     )
     const items = responses.flatMap((response) => {
       expect(response.status, response.text).toBe(200)

@@ -31,8 +31,10 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expect(account.body.balance.amount).toBe(9_000_000_000_000_007)
       expect(Number.isSafeInteger(account.body.balance.amount)).toBe(true)
       const books = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}/balances`, as)
-      expect(books.body.data.map((row: any) => [row.book, row.credits.amount, row.debits.amount]))
-        .toEqual([["principal", 9_000_000_000_000_007, 0], ["cash", 0, 9_000_000_000_000_007]])
+      expect(books.body.data.map((row: any) => [row.book, row.credits.amount, row.debits.amount])).toEqual([
+        ["principal", 9_000_000_000_000_007, 0],
+        ["cash", 0, 9_000_000_000_000_007]
+      ])
       // Nothing of the refused transfer was written.
       const transfers = await platform.request("GET", `/v1/transfers?financial_account_id=${wallet.financial_account_id}&page_size=100`, as)
       expect(transfers.body.total_count).toBe(10)
@@ -46,7 +48,13 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       const wallet = response.body
       expect(wallet).toMatchObject({ object: "wallet", program_id: platform.org.program_id, holder: { name: "Grace", email: null } })
       const account = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
-      expect(account.body).toMatchObject({ object: "financial_account", wallet_id: wallet.id, kind: "wallet", currency: "USD", balance: { amount: 0, currency: "USD" } })
+      expect(account.body).toMatchObject({
+        object: "financial_account",
+        wallet_id: wallet.id,
+        kind: "wallet",
+        currency: "USD",
+        balance: { amount: 0, currency: "USD" }
+      })
       expect((await platform.request("GET", `/v1/wallets/${wallet.id}`)).body).toEqual(wallet)
       const events = await platform.request("GET", "/v1/events?type=wallet.created&page_size=100")
       const event = events.body.data.find((e: any) => e.data.object.id === wallet.id)
@@ -59,8 +67,12 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
     it("validates wallet input", async () => {
       expectEnvelope(await platform.request("POST", "/v1/wallets", { body: {} }), 400, { code: "invalid_request", param: "holder" })
       expectEnvelope(await platform.request("POST", "/v1/wallets", { body: { holder: { name: " " } } }), 400, { param: "holder.name" })
-      expectEnvelope(await platform.request("POST", "/v1/wallets", { body: { holder: { name: "A", email: "nope" } } }), 400, { param: "holder.email" })
-      expectEnvelope(await platform.request("POST", "/v1/wallets", { body: { holder: { name: "A" }, currency: "usd" } }), 400, { param: "currency" })
+      expectEnvelope(await platform.request("POST", "/v1/wallets", { body: { holder: { name: "A", email: "nope" } } }), 400, {
+        param: "holder.email"
+      })
+      expectEnvelope(await platform.request("POST", "/v1/wallets", { body: { holder: { name: "A" }, currency: "usd" } }), 400, {
+        param: "currency"
+      })
     })
 
     it("answers 404 for unknown, malformed and other-program ids", async () => {
@@ -68,17 +80,28 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       const theirs = await createWallet(platform, "Theirs", undefined, other.program_id).catch(() => undefined)
       // The admin key of our organization cannot reach the other program at all (403 on the header).
       expect(theirs).toBeUndefined()
-      const foreign = await platform.request("POST", "/v1/wallets", { key: other.api_key, program: other.program_id, body: { holder: { name: "X" } } })
+      const foreign = await platform.request("POST", "/v1/wallets", {
+        key: other.api_key,
+        program: other.program_id,
+        body: { holder: { name: "X" } }
+      })
       expect(foreign.status).toBe(200)
       expectEnvelope(await platform.request("GET", `/v1/wallets/${foreign.body.id}`), 404, { code: "not_found", param: "wallet_id" })
-      expectEnvelope(await platform.request("GET", `/v1/financial-accounts/${foreign.body.financial_account_id}`), 404, { param: "financial_account_id" })
+      expectEnvelope(await platform.request("GET", `/v1/financial-accounts/${foreign.body.financial_account_id}`), 404, {
+        param: "financial_account_id"
+      })
       expectEnvelope(await platform.request("GET", `/v1/financial-accounts/not-a-uuid/balances`), 404, { param: "financial_account_id" })
       expectEnvelope(await platform.request("GET", `/v1/wallets/${uuid()}`), 404, { param: "wallet_id" })
       expectEnvelope(await platform.request("GET", `/v1/transfers/${uuid()}`), 404, { param: "transfer_id" })
       expectEnvelope(await platform.request("GET", `/v1/transactions/nope`), 404, { param: "transaction_id" })
       expectEnvelope(await platform.request("GET", `/v1/events/${uuid()}`), 404, { param: "event_id" })
       const mine = await createWallet(platform)
-      const crossing = await transfer(platform, { paymentRail: "book", amount: 1, from_financial_account_id: mine.financial_account_id, to_financial_account_id: foreign.body.financial_account_id })
+      const crossing = await transfer(platform, {
+        paymentRail: "book",
+        amount: 1,
+        from_financial_account_id: mine.financial_account_id,
+        to_financial_account_id: foreign.body.financial_account_id
+      })
       expectEnvelope(crossing, 404, { param: "to_financial_account_id" })
     })
 
@@ -86,7 +109,16 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       const a = await createWallet(platform)
       const b = await createWallet(platform)
       await fund(platform, a.financial_account_id, 500)
-      expect((await transfer(platform, { paymentRail: "book", amount: 200, from_financial_account_id: a.financial_account_id, to_financial_account_id: b.financial_account_id })).status).toBe(200)
+      expect(
+        (
+          await transfer(platform, {
+            paymentRail: "book",
+            amount: 200,
+            from_financial_account_id: a.financial_account_id,
+            to_financial_account_id: b.financial_account_id
+          })
+        ).status
+      ).toBe(200)
       const balances = await platform.request("GET", `/v1/financial-accounts/${a.financial_account_id}/balances`)
       expect(balances.body.total_count).toBe(2)
       expect(balances.body.data.map((row: any) => [row.book, row.debits.amount, row.credits.amount, row.balance.amount])).toEqual([
@@ -106,29 +138,81 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       const b = await createWallet(platform)
       const from = a.financial_account_id
       const to = b.financial_account_id
-      expectEnvelope(await transfer(platform, { amount: 1, from_financial_account_id: from, to_financial_account_id: to }), 400, { param: "paymentRail" })
-      expectEnvelope(await transfer(platform, { paymentRail: "carrier_pigeon", amount: 1, to_financial_account_id: to }), 400, { param: "paymentRail" })
-      expectEnvelope(await transfer(platform, { payment_rail: "nope", amount: 1, to_financial_account_id: to }), 400, { param: "payment_rail" })
-      expectEnvelope(await transfer(platform, { paymentRail: "book", payment_rail: "wire", amount: 1, to_financial_account_id: to }), 400, { param: "paymentRail" })
+      expectEnvelope(await transfer(platform, { amount: 1, from_financial_account_id: from, to_financial_account_id: to }), 400, {
+        param: "paymentRail"
+      })
+      expectEnvelope(await transfer(platform, { paymentRail: "carrier_pigeon", amount: 1, to_financial_account_id: to }), 400, {
+        param: "paymentRail"
+      })
+      expectEnvelope(await transfer(platform, { payment_rail: "nope", amount: 1, to_financial_account_id: to }), 400, {
+        param: "payment_rail"
+      })
+      expectEnvelope(await transfer(platform, { paymentRail: "book", payment_rail: "wire", amount: 1, to_financial_account_id: to }), 400, {
+        param: "paymentRail"
+      })
       for (const amount of [0, -5, 1.5, 1e16]) {
         expectEnvelope(await transfer(platform, { paymentRail: "wire", amount, to_financial_account_id: to }), 400, { param: "amount" })
       }
       expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: "5", to_financial_account_id: to }), 400, { param: "amount" })
-      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, currency: "usd", to_financial_account_id: to }), 400, { param: "currency" })
-      expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from }), 400, { param: "to_financial_account_id" })
-      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: from, to_financial_account_id: to }), 400, { param: "to_financial_account_id" })
+      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, currency: "usd", to_financial_account_id: to }), 400, {
+        param: "currency"
+      })
+      expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from }), 400, {
+        param: "to_financial_account_id"
+      })
+      expectEnvelope(
+        await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: from, to_financial_account_id: to }),
+        400,
+        { param: "to_financial_account_id" }
+      )
       expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5 }), 400, { param: "to_financial_account_id" })
-      expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from, to_financial_account_id: from }), 422, { code: "same_financial_account" })
+      expectEnvelope(
+        await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from, to_financial_account_id: from }),
+        422,
+        { code: "same_financial_account" }
+      )
       const euro = await createWallet(platform, "Euro", "EUR")
-      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, to_financial_account_id: euro.financial_account_id }), 422, { code: "currency_mismatch", param: "currency" })
-      expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from, to_financial_account_id: to }), 422, { code: "insufficient_funds", param: "amount" })
-      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: uuid() }), 404, { param: "from_financial_account_id" })
+      expectEnvelope(
+        await transfer(platform, { paymentRail: "wire", amount: 5, to_financial_account_id: euro.financial_account_id }),
+        422,
+        { code: "currency_mismatch", param: "currency" }
+      )
+      expectEnvelope(
+        await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from, to_financial_account_id: to }),
+        422,
+        { code: "insufficient_funds", param: "amount" }
+      )
+      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: uuid() }), 404, {
+        param: "from_financial_account_id"
+      })
       // A body id that is not a UUID is a schema failure (400), a well-formed unknown one a 404.
-      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: "acct_1" }), 400, { code: "invalid_request", param: "from_financial_account_id" })
-      expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: from, to_financial_account_id: to, transaction_id: "nope" }), 400, { param: "transaction_id" })
+      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: "acct_1" }), 400, {
+        code: "invalid_request",
+        param: "from_financial_account_id"
+      })
+      expectEnvelope(
+        await transfer(platform, {
+          paymentRail: "book",
+          amount: 5,
+          from_financial_account_id: from,
+          to_financial_account_id: to,
+          transaction_id: "nope"
+        }),
+        400,
+        { param: "transaction_id" }
+      )
       const settlement = (await platform.request("GET", "/v1/financial-accounts?kind=settlement&currency=USD")).body.data[0]
       if (settlement !== undefined) {
-        expectEnvelope(await transfer(platform, { paymentRail: "book", amount: 5, from_financial_account_id: settlement.id, to_financial_account_id: to }), 422, { code: "settlement_account_not_allowed" })
+        expectEnvelope(
+          await transfer(platform, {
+            paymentRail: "book",
+            amount: 5,
+            from_financial_account_id: settlement.id,
+            to_financial_account_id: to
+          }),
+          422,
+          { code: "settlement_account_not_allowed" }
+        )
       }
       // Nothing was written by any of the refused requests.
       expect((await platform.request("GET", `/v1/transfers?financial_account_id=${from}`)).body.total_count).toBe(0)
@@ -137,9 +221,22 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
 
     it("keeps ACH and wire PENDING until settled, then settles transfer and transaction", async () => {
       const a = await createWallet(platform)
-      const inbound = await transfer(platform, { payment_rail: "ach_same_day", amount: 700, to_financial_account_id: a.financial_account_id, description: "payroll" })
+      const inbound = await transfer(platform, {
+        payment_rail: "ach_same_day",
+        amount: 700,
+        to_financial_account_id: a.financial_account_id,
+        description: "payroll"
+      })
       expect(inbound.status).toBe(200)
-      expect(inbound.body).toMatchObject({ object: "transfer", payment_rail: "ach_same_day", status: "PENDING", amount: 700, currency: "USD", description: "payroll", to_financial_account_id: a.financial_account_id })
+      expect(inbound.body).toMatchObject({
+        object: "transfer",
+        payment_rail: "ach_same_day",
+        status: "PENDING",
+        amount: 700,
+        currency: "USD",
+        description: "payroll",
+        to_financial_account_id: a.financial_account_id
+      })
       expect((await platform.request("GET", `/v1/transactions/${inbound.body.transaction_id}`)).body.status).toBe("PENDING")
       // The book transfer was posted at creation.
       expect(await balanceOf(platform, a.financial_account_id)).toBe(700)
@@ -149,7 +246,10 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expectEnvelope(await platform.request("POST", `/v1/simulate/transfers/${inbound.body.id}/settle`), 409, { code: "conflict" })
       expectEnvelope(await platform.request("POST", `/v1/simulate/transfers/${uuid()}/settle`), 404, { param: "transfer_id" })
       const events = (await platform.request("GET", "/v1/events?page_size=100")).body.data
-      const about = (type: string) => events.filter((e: any) => e.type === type && (e.data.object.id === inbound.body.id || e.data.object.id === inbound.body.transaction_id))
+      const about = (type: string) =>
+        events.filter(
+          (e: any) => e.type === type && (e.data.object.id === inbound.body.id || e.data.object.id === inbound.body.transaction_id)
+        )
       expect(about("transfer.created")).toHaveLength(1)
       expect(about("transfer.settled")).toHaveLength(1)
       expect(about("transaction.updated").map((e: any) => e.data.object.status)).toEqual(["SETTLED", "PENDING"])
@@ -161,10 +261,24 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expect((await platform.request("GET", `/v1/transfers/${instant.id}`)).body.status).toBe("SETTLED")
       const events = (await platform.request("GET", "/v1/events?type=transfer.settled.instant")).body.data
       expect(events[0].data.object.id).toBe(instant.id)
-      const second = await transfer(platform, { paymentRail: "wire", amount: 20, from_financial_account_id: a.financial_account_id, transaction_id: instant.transaction_id })
+      const second = await transfer(platform, {
+        paymentRail: "wire",
+        amount: 20,
+        from_financial_account_id: a.financial_account_id,
+        transaction_id: instant.transaction_id
+      })
       expect(second.body.transaction_id).toBe(instant.transaction_id)
       expect((await platform.request("GET", `/v1/transactions/${instant.transaction_id}`)).body.status).toBe("PENDING")
-      expectEnvelope(await transfer(platform, { paymentRail: "wire", amount: 1, from_financial_account_id: a.financial_account_id, transaction_id: uuid() }), 404, { param: "transaction_id" })
+      expectEnvelope(
+        await transfer(platform, {
+          paymentRail: "wire",
+          amount: 1,
+          from_financial_account_id: a.financial_account_id,
+          transaction_id: uuid()
+        }),
+        404,
+        { param: "transaction_id" }
+      )
       const list = await platform.request("GET", `/v1/transfers?transaction_id=${instant.transaction_id}&order_by=created_at`)
       expect(list.body.data.map((t: any) => t.id)).toEqual([instant.id, second.body.id])
       expectEnvelope(await platform.request("GET", "/v1/transfers?status=DONE"), 400, { param: "status" })
@@ -193,7 +307,12 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       transactionId = first.transaction_id
       transferIds = [first.id]
       for (let i = 0; i < 11; i++) {
-        const next = await transfer(platform, { paymentRail: "wire", amount: 10 + i, from_financial_account_id: wallet, transaction_id: transactionId })
+        const next = await transfer(platform, {
+          paymentRail: "wire",
+          amount: 10 + i,
+          from_financial_account_id: wallet,
+          transaction_id: transactionId
+        })
         expect(next.status, next.text).toBe(200)
         transferIds.push(next.body.id)
       }
@@ -233,7 +352,10 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       const byAmount = await platform.request("GET", `${path()}?order_by=amount&page_size=100`)
       const amounts = byAmount.body.data.map((bt: any) => bt.amount.amount)
       expect(amounts).toEqual([...amounts].sort((x, y) => x - y))
-      const bad = expectEnvelope(await platform.request("GET", `${path()}?order_by=color`), 400, { code: "invalid_request", param: "order_by" })
+      const bad = expectEnvelope(await platform.request("GET", `${path()}?order_by=color`), 400, {
+        code: "invalid_request",
+        param: "order_by"
+      })
       expect(bad.message).toContain("posted_at")
     })
 
@@ -249,12 +371,20 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
     })
 
     it("answers 404, 401 and 403", async () => {
-      expectEnvelope(await platform.request("GET", `/v1/transactions/${uuid()}/book-transfers`), 404, { code: "not_found", param: "transaction_id" })
+      expectEnvelope(await platform.request("GET", `/v1/transactions/${uuid()}/book-transfers`), 404, {
+        code: "not_found",
+        param: "transaction_id"
+      })
       expectEnvelope(await platform.request("GET", `/v1/transactions/not-a-uuid/book-transfers`), 404, { param: "transaction_id" })
       const other = await platform.createOrganization("Elsewhere")
-      expectEnvelope(await platform.request("GET", path(), { key: other.api_key, program: other.program_id }), 404, { param: "transaction_id" })
+      expectEnvelope(await platform.request("GET", path(), { key: other.api_key, program: other.program_id }), 404, {
+        param: "transaction_id"
+      })
       expectEnvelope(await platform.request("GET", path(), { key: undefined }), 401, { code: "authentication_error" })
-      expectEnvelope(await platform.request("GET", path(), { program: other.program_id }), 403, { code: "permission_denied", param: "X-Program-ID" })
+      expectEnvelope(await platform.request("GET", path(), { program: other.program_id }), 403, {
+        code: "permission_denied",
+        param: "X-Program-ID"
+      })
       expectEnvelope(await platform.request("GET", path(), { program: null }), 400, { param: "X-Program-ID" })
     })
 
@@ -266,7 +396,9 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       expect((await platform.request("GET", `${accountPath}?transfer_id=${transferIds[5]}`)).body.data[0].transfer_id).toBe(transferIds[5])
       expect((await platform.request("GET", `${accountPath}?transaction_id=${transactionId}&book=cash`)).body.total_count).toBe(12)
       expect((await platform.request("GET", `${accountPath}?transaction_id=${uuid()}`)).body.total_count).toBe(0)
-      expectEnvelope(await platform.request("GET", `/v1/financial-accounts/${uuid()}/book-transfers`), 404, { param: "financial_account_id" })
+      expectEnvelope(await platform.request("GET", `/v1/financial-accounts/${uuid()}/book-transfers`), 404, {
+        param: "financial_account_id"
+      })
       expectEnvelope(await platform.request("GET", `${accountPath}?order_by=nope`), 400, { param: "order_by" })
     })
   })
@@ -287,7 +419,11 @@ describe.each(STORE_KINDS)("ledger endpoints on %s", (kind) => {
       const ascending = await platform.request("GET", "/v1/wallets?page_size=100&order_by=created_at")
       expect(ascending.body.data.map((w: any) => w.id)).toEqual([...ids].reverse())
       const settled = await platform.request("GET", "/v1/transactions?status=SETTLED&page_size=100")
-      expect(settled.body.data.every((t: any) => t.status === "SETTLED" && t.object === "transaction" && t.card_id === null && t.decline_reason === null)).toBe(true)
+      expect(
+        settled.body.data.every(
+          (t: any) => t.status === "SETTLED" && t.object === "transaction" && t.card_id === null && t.decline_reason === null
+        )
+      ).toBe(true)
       expectEnvelope(await platform.request("GET", "/v1/transactions?status=LOST"), 400, { param: "status" })
       expectEnvelope(await platform.request("GET", "/v1/transactions?card_id=x"), 400, { param: "card_id" })
     })

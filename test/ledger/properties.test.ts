@@ -19,16 +19,17 @@ const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
  * - no running debit or credit total passes 2^53 − 1 (the posting refuses: balance_limit_exceeded),
  *   so every balance the API shows is exact.
  */
-const WALLETS = [
-  { currency: "USD" },
-  { currency: "USD" },
-  { currency: "USD" },
-  { currency: "EUR" }
-]
+const WALLETS = [{ currency: "USD" }, { currency: "USD" }, { currency: "USD" }, { currency: "EUR" }]
 
 type Op =
   | { readonly kind: "book"; readonly from: number; readonly to: number; readonly amount: number; readonly currency: string }
-  | { readonly kind: "in" | "out"; readonly rail: "ach_same_day" | "wire" | "fednow_instant"; readonly wallet: number; readonly amount: number; readonly currency: string }
+  | {
+      readonly kind: "in" | "out"
+      readonly rail: "ach_same_day" | "wire" | "fednow_instant"
+      readonly wallet: number
+      readonly amount: number
+      readonly currency: string
+    }
   | { readonly kind: "settle"; readonly pick: number }
 
 // Mostly small amounts; some at the per-transfer cap, so running totals cross 2^53 − 1 within a run.
@@ -40,7 +41,13 @@ const currency = fc.constantFrom("USD", "USD", "USD", "EUR")
 const wallet = fc.integer({ min: 0, max: WALLETS.length - 1 })
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant("book" as const), from: wallet, to: wallet, amount, currency }),
-  fc.record({ kind: fc.constantFrom("in" as const, "out" as const), rail: fc.constantFrom("ach_same_day" as const, "wire" as const, "fednow_instant" as const), wallet, amount, currency }),
+  fc.record({
+    kind: fc.constantFrom("in" as const, "out" as const),
+    rail: fc.constantFrom("ach_same_day" as const, "wire" as const, "fednow_instant" as const),
+    wallet,
+    amount,
+    currency
+  }),
   fc.record({ kind: fc.constant("settle" as const), pick: fc.nat() })
 )
 /** Operations in groups; the operations of a group run concurrently. */
@@ -60,34 +67,36 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
   const run = <A, E>(effect: Effect.Effect<A, E, any>) => platform.instance.runtime.runPromise(effect as Effect.Effect<A, E, never>)
 
   const checkInvariants = () =>
-    run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const unbalanced = yield* sql`SELECT book_transfer_id, currency,
+    run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const unbalanced = yield* sql`SELECT book_transfer_id, currency,
           SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE -amount_minor END) AS net
         FROM issuing_book_entries GROUP BY book_transfer_id, currency
         HAVING SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE -amount_minor END) <> 0`
-      expect(unbalanced).toEqual([])
-      const orphans = yield* sql`SELECT t.id FROM issuing_transfers t
+        expect(unbalanced).toEqual([])
+        const orphans = yield* sql`SELECT t.id FROM issuing_transfers t
         LEFT JOIN issuing_book_transfers bt ON bt.transfer_id = t.id WHERE bt.id IS NULL`
-      expect(orphans).toEqual([])
-      const entrySums = yield* sql`SELECT financial_account_id, book,
+        expect(orphans).toEqual([])
+        const entrySums = yield* sql`SELECT financial_account_id, book,
           SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE 0 END) AS debits,
           SUM(CASE WHEN entry_type = 'CREDIT' THEN amount_minor ELSE 0 END) AS credits
         FROM issuing_book_entries GROUP BY financial_account_id, book`
-      const sums = new Map(entrySums.map((row: any) => [`${row.financial_account_id}/${row.book}`, row]))
-      const balances = yield* sql`SELECT b.*, a.kind FROM issuing_balances b
+        const sums = new Map(entrySums.map((row: any) => [`${row.financial_account_id}/${row.book}`, row]))
+        const balances = yield* sql`SELECT b.*, a.kind FROM issuing_balances b
         JOIN issuing_financial_accounts a ON a.id = b.financial_account_id`
-      for (const row of balances as ReadonlyArray<any>) {
-        // Read as text-exact bigints: a rounded number could hide a total past the limit.
-        expect(BigInt(row.debits_minor) <= BigInt(MAX_TOTAL_MINOR) && BigInt(row.credits_minor) <= BigInt(MAX_TOTAL_MINOR)).toBe(true)
-        const sum: any = sums.get(`${row.financial_account_id}/${row.book}`)
-        expect(toInt(row.debits_minor)).toBe(sum === undefined ? 0 : toInt(sum.debits))
-        expect(toInt(row.credits_minor)).toBe(sum === undefined ? 0 : toInt(sum.credits))
-        if (row.kind === "wallet" && row.book === "principal") {
-          expect(toInt(row.credits_minor) - toInt(row.debits_minor)).toBeGreaterThanOrEqual(0)
+        for (const row of balances as ReadonlyArray<any>) {
+          // Read as text-exact bigints: a rounded number could hide a total past the limit.
+          expect(BigInt(row.debits_minor) <= BigInt(MAX_TOTAL_MINOR) && BigInt(row.credits_minor) <= BigInt(MAX_TOTAL_MINOR)).toBe(true)
+          const sum: any = sums.get(`${row.financial_account_id}/${row.book}`)
+          expect(toInt(row.debits_minor)).toBe(sum === undefined ? 0 : toInt(sum.debits))
+          expect(toInt(row.credits_minor)).toBe(sum === undefined ? 0 : toInt(sum.credits))
+          if (row.kind === "wallet" && row.book === "principal") {
+            expect(toInt(row.credits_minor) - toInt(row.debits_minor)).toBeGreaterThanOrEqual(0)
+          }
         }
-      }
-    }))
+      })
+    )
 
   // Each group of operations runs concurrently as single requests, or as one batch (POST /v1/transfers/batch).
   it.each(["single transfers", "batches"] as const)("keeps every invariant over random transfer sequences, posted as %s", async (mode) => {
@@ -96,32 +105,67 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
       fc.asyncProperty(scenario, async (groups) => {
         const org = await run(Effect.flatMap(Access, (access) => access.createOrganization("property")))
         const programId = org.program_id
-        const accounts = await run(Effect.flatMap(Ledger, (ledger) =>
-          Effect.forEach(WALLETS, (w) =>
-            Effect.map(ledger.createWallet(programId, decodeWallet({ holder: { name: "Holder" }, currency: w.currency })), (x) => x.financial_account_id))))
+        const accounts = await run(
+          Effect.flatMap(Ledger, (ledger) =>
+            Effect.forEach(WALLETS, (w) =>
+              Effect.map(
+                ledger.createWallet(programId, decodeWallet({ holder: { name: "Holder" }, currency: w.currency })),
+                (x) => x.financial_account_id
+              )
+            )
+          )
+        )
         const model = accounts.map(() => 0)
         const pending: Array<string> = []
         // Start the first wallet and the USD settlement account 9 × 10^15 in: a few large
         // transfers of the run then cross 2^53 − 1, and the posting must refuse them.
-        await run(Effect.flatMap(Ledger, (ledger) =>
-          Effect.forEach(Array.from({ length: 9 }), () =>
-            ledger.postTransfer(programId, decodeTransfer({
-              payment_rail: "fednow_instant",
-              amount: MAX_AMOUNT_MINOR,
-              currency: "USD",
-              to_financial_account_id: accounts[0]
-            })))))
+        await run(
+          Effect.flatMap(Ledger, (ledger) =>
+            Effect.forEach(Array.from({ length: 9 }), () =>
+              ledger.postTransfer(
+                programId,
+                decodeTransfer({
+                  payment_rail: "fednow_instant",
+                  amount: MAX_AMOUNT_MINOR,
+                  currency: "USD",
+                  to_financial_account_id: accounts[0]
+                })
+              )
+            )
+          )
+        )
         model[0] = 9 * MAX_AMOUNT_MINOR
 
         type TransferOp = Exclude<Op, { readonly kind: "settle" }>
         // Decoded as the API decodes a body: the service takes decoded input.
         const input = (operation: TransferOp) =>
-          decodeTransfer(operation.kind === "book"
-            ? { payment_rail: "book", amount: operation.amount, currency: operation.currency, from_financial_account_id: accounts[operation.from], to_financial_account_id: accounts[operation.to] }
-            : operation.kind === "in"
-            ? { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, to_financial_account_id: accounts[operation.wallet] }
-            : { payment_rail: operation.rail, amount: operation.amount, currency: operation.currency, from_financial_account_id: accounts[operation.wallet] })
-        const record = (operation: TransferOp, result: Either.Either<PostedTransfer, { readonly _tag: string; readonly code?: string }>) => {
+          decodeTransfer(
+            operation.kind === "book"
+              ? {
+                  payment_rail: "book",
+                  amount: operation.amount,
+                  currency: operation.currency,
+                  from_financial_account_id: accounts[operation.from],
+                  to_financial_account_id: accounts[operation.to]
+                }
+              : operation.kind === "in"
+                ? {
+                    payment_rail: operation.rail,
+                    amount: operation.amount,
+                    currency: operation.currency,
+                    to_financial_account_id: accounts[operation.wallet]
+                  }
+                : {
+                    payment_rail: operation.rail,
+                    amount: operation.amount,
+                    currency: operation.currency,
+                    from_financial_account_id: accounts[operation.wallet]
+                  }
+          )
+        const record = (
+          operation: TransferOp,
+          result: Either.Either<PostedTransfer, { readonly _tag: string; readonly code?: string }>
+        ) => {
           if (Either.isLeft(result)) {
             const error = result.left
             if (error._tag !== "BusinessRuleViolation" || !EXPECTED_FAILURES.has(error.code!)) {
@@ -147,9 +191,11 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
         const single = (operation: Op) =>
           operation.kind === "settle"
             ? settle(operation.pick)
-            : Effect.flatMap(Ledger, (ledger) => Effect.map(Effect.either(ledger.postTransfer(programId, input(operation))), (result) => record(operation, result)))
+            : Effect.flatMap(Ledger, (ledger) =>
+                Effect.map(Effect.either(ledger.postTransfer(programId, input(operation))), (result) => record(operation, result))
+              )
         const batched = (group: ReadonlyArray<Op>) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             for (const operation of group) if (operation.kind === "settle") yield* settle(operation.pick)
             const transfers = group.filter((operation): operation is TransferOp => operation.kind !== "settle")
             if (transfers.length === 0) return
@@ -163,8 +209,11 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
         for (const group of groups) {
           await run(mode === "batches" ? batched(group) : Effect.forEach(group, single, { concurrency: "unbounded", discard: true }))
         }
-        const actual = await run(Effect.flatMap(Ledger, (ledger) =>
-          Effect.forEach(accounts, (id) => Effect.map(ledger.getFinancialAccount(programId, id), (a) => a.balance.amount))))
+        const actual = await run(
+          Effect.flatMap(Ledger, (ledger) =>
+            Effect.forEach(accounts, (id) => Effect.map(ledger.getFinancialAccount(programId, id), (a) => a.balance.amount))
+          )
+        )
         expect(actual).toEqual(model)
         await checkInvariants()
       }),

@@ -27,11 +27,12 @@ describe.each(STORE_KINDS)("transfer race on %s", (kind) => {
         index % 3 === 2
           ? transfer(platform, { paymentRail: "ach_same_day", amount: 1, from_financial_account_id: source.financial_account_id })
           : transfer(platform, {
-            paymentRail: "book",
-            amount: 1,
-            from_financial_account_id: source.financial_account_id,
-            to_financial_account_id: targets[index % 2]!.financial_account_id
-          }))
+              paymentRail: "book",
+              amount: 1,
+              from_financial_account_id: source.financial_account_id,
+              to_financial_account_id: targets[index % 2]!.financial_account_id
+            })
+      )
     )
     const succeeded = responses.filter((response) => response.status === 200)
     const refused = responses.filter((response) => response.status !== 200)
@@ -57,11 +58,19 @@ describe.each(STORE_KINDS)("transfer race on %s", (kind) => {
       Array.from({ length: 200 }, (_, index) =>
         platform.request("POST", "/v1/transfers", {
           idempotencyKey: uuid(),
-          body: index % 2 === 0
-            ? { paymentRail: "book", amount: 1, currency: "USD", from_financial_account_id: source.financial_account_id, to_financial_account_id: target.financial_account_id }
-            // Outbound wires contend on the source row and the settlement account row.
-            : { paymentRail: "wire", amount: 1, currency: "USD", from_financial_account_id: source.financial_account_id }
-        }))
+          body:
+            index % 2 === 0
+              ? {
+                  paymentRail: "book",
+                  amount: 1,
+                  currency: "USD",
+                  from_financial_account_id: source.financial_account_id,
+                  to_financial_account_id: target.financial_account_id
+                }
+              : // Outbound wires contend on the source row and the settlement account row.
+                { paymentRail: "wire", amount: 1, currency: "USD", from_financial_account_id: source.financial_account_id }
+        })
+      )
     )
     expect(responses.filter((response) => response.status === 200).length).toBe(100)
     for (const response of responses.filter((response) => response.status !== 200)) {
@@ -86,9 +95,10 @@ describe.each(STORE_KINDS)("transfer race on %s", (kind) => {
             from_financial_account_id: index % 2 === 0 ? a.financial_account_id : b.financial_account_id,
             to_financial_account_id: index % 2 === 0 ? b.financial_account_id : a.financial_account_id
           }
-        }))
+        })
+      )
     )
     for (const response of responses) expect(response.status, response.text).toBe(200)
-    expect(await balanceOf(platform, a.financial_account_id) + await balanceOf(platform, b.financial_account_id)).toBe(2_000)
+    expect((await balanceOf(platform, a.financial_account_id)) + (await balanceOf(platform, b.financial_account_id))).toBe(2_000)
   })
 })

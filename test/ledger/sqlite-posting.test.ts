@@ -20,7 +20,7 @@ const layerFor = (name: string) => {
   return Layer.merge(client, SqlTransactorLive.pipe(Layer.provide(client)))
 }
 
-const setup = Effect.gen(function*() {
+const setup = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`
 })
@@ -33,22 +33,25 @@ const insert = (v: string, thenThrow = false) =>
       db.prepare("INSERT INTO t (v) VALUES (?)").run(v)
       if (thenThrow) db.prepare("INSERT INTO t (v) VALUES (NULL)").run() // NOT NULL: the call fails after a write
       return v
-    }))
+    })
+  )
 
 describe("SyncSql on the SQLite store", () => {
   it("rolls back only its own writes inside the caller's transaction, on the same connection", async () => {
-    const result = await Effect.gen(function*() {
+    const result = await Effect.gen(function* () {
       yield* setup
       const transactor = yield* Transactor
       const sql = yield* SqlClient.SqlClient
-      const failed = yield* transactor.withTransaction(Effect.gen(function*() {
-        yield* sql`INSERT INTO t (v) VALUES ('outer before')`
-        yield* insert("sync ok")
-        const failed = yield* Effect.either(insert("sync rolled back", true))
-        // The sync call saw the outer transaction's uncommitted row: same connection, same transaction.
-        yield* sql`INSERT INTO t (v) VALUES ('outer after')`
-        return failed
-      }))
+      const failed = yield* transactor.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`INSERT INTO t (v) VALUES ('outer before')`
+          yield* insert("sync ok")
+          const failed = yield* Effect.either(insert("sync rolled back", true))
+          // The sync call saw the outer transaction's uncommitted row: same connection, same transaction.
+          yield* sql`INSERT INTO t (v) VALUES ('outer after')`
+          return failed
+        })
+      )
       // Outside any transaction it is a transaction of its own.
       yield* insert("alone")
       return { failed, rows: yield* values }
@@ -59,14 +62,13 @@ describe("SyncSql on the SQLite store", () => {
   })
 
   it("group commit isolates a failing atomic unit and commits the others in one transaction", async () => {
-    const result = await Effect.gen(function*() {
+    const result = await Effect.gen(function* () {
       yield* setup
       const transactor = yield* Transactor
       const group = yield* makeGroupCommit(transactor)
       const outcomes = yield* Effect.forEach(
         ["a", "b", "c", "d", "e", "f"],
-        (v, index) =>
-          Effect.either(group.submit(insert(v, index === 2), { atomic: true })),
+        (v, index) => Effect.either(group.submit(insert(v, index === 2), { atomic: true })),
         { concurrency: "unbounded" }
       )
       return { outcomes: outcomes.map(Either.isRight), rows: yield* values }

@@ -30,7 +30,12 @@ describe.each(STORE_KINDS)("transfer events and their webhooks on %s", (kind) =>
 
     const first = await fund(platform, a.financial_account_id, 500) // creates the settlement account
     const second = await fund(platform, a.financial_account_id, 500) // settlement account exists
-    const book = await transfer(platform, { paymentRail: "book", amount: 300, from_financial_account_id: a.financial_account_id, to_financial_account_id: b.financial_account_id })
+    const book = await transfer(platform, {
+      paymentRail: "book",
+      amount: 300,
+      from_financial_account_id: a.financial_account_id,
+      to_financial_account_id: b.financial_account_id
+    })
     expect(book.status, book.text).toBe(200)
     const idempotent = await platform.request("POST", "/v1/transfers", {
       idempotencyKey: uuid(),
@@ -38,16 +43,26 @@ describe.each(STORE_KINDS)("transfer events and their webhooks on %s", (kind) =>
     })
     expect(idempotent.status, idempotent.text).toBe(200)
     expect(idempotent.body.status).toBe("PENDING")
-    const refused = await transfer(platform, { paymentRail: "book", amount: 10_000, from_financial_account_id: a.financial_account_id, to_financial_account_id: b.financial_account_id })
+    const refused = await transfer(platform, {
+      paymentRail: "book",
+      amount: 10_000,
+      from_financial_account_id: a.financial_account_id,
+      to_financial_account_id: b.financial_account_id
+    })
     expectEnvelope(refused, 422, { code: "insufficient_funds", param: "amount" })
 
     const expected: Array<[string, string]> = [
-      [first.id, "transfer.created"], [first.id, "transfer.settled.instant"],
-      [second.id, "transfer.created"], [second.id, "transfer.settled.instant"],
-      [book.body.id, "transfer.created"], [book.body.id, "transfer.settled"],
+      [first.id, "transfer.created"],
+      [first.id, "transfer.settled.instant"],
+      [second.id, "transfer.created"],
+      [second.id, "transfer.settled.instant"],
+      [book.body.id, "transfer.created"],
+      [book.body.id, "transfer.settled"],
       [idempotent.body.id, "transfer.created"],
-      [first.transaction_id, "transaction.updated"], [second.transaction_id, "transaction.updated"],
-      [book.body.transaction_id, "transaction.updated"], [idempotent.body.transaction_id, "transaction.updated"]
+      [first.transaction_id, "transaction.updated"],
+      [second.transaction_id, "transaction.updated"],
+      [book.body.transaction_id, "transaction.updated"],
+      [idempotent.body.transaction_id, "transaction.updated"]
     ]
     const seen = () => receiver.received.map((r) => JSON.parse(r.body)).map((e) => [e.data.object.id, e.type] as [string, string])
     await receiver.waitFor(() => expected.every(([id, type]) => seen().some(([i, t]) => i === id && t === type)))

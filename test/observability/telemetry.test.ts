@@ -1,5 +1,13 @@
 import { runDeliveryWorker } from "@issuing/core"
-import { createIssuing, type IssuingInstance, sampleDeliveryQueue, storeFor, telemetryFromEnv, telemetryLayer, withDeliveryTelemetry } from "@issuing/http"
+import {
+  createIssuing,
+  type IssuingInstance,
+  sampleDeliveryQueue,
+  storeFor,
+  telemetryFromEnv,
+  telemetryLayer,
+  withDeliveryTelemetry
+} from "@issuing/http"
 import { type DataPoint, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Fiber } from "effect"
@@ -21,8 +29,13 @@ describe("telemetry is off by default and switched on by the standard variables"
     expect(telemetryFromEnv({})).toBeUndefined()
     expect(telemetryFromEnv({ OTEL_SERVICE_NAME: "x" })).toBeUndefined()
     expect(telemetryFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_SDK_DISABLED: "true" })).toBeUndefined()
-    expect(telemetryFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" }))
-      .toBeUndefined()
+    expect(
+      telemetryFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
+        OTEL_TRACES_EXPORTER: "none",
+        OTEL_METRICS_EXPORTER: "none"
+      })
+    ).toBeUndefined()
     expect(telemetryFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" })).toBeDefined()
     expect(telemetryFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://127.0.0.1:4318/v1/traces" })).toBeDefined()
   })
@@ -63,7 +76,10 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
 
   it("a span per request, SQL statement and delivery attempt with their attributes, the metrics, and no card data or secret anywhere", async () => {
     const org = await instance.runtime.runPromise(
-      Effect.flatMap(Effect.promise(() => import("@issuing/core")), ({ Access }) => Effect.flatMap(Access, (access) => access.createOrganization("Traced")))
+      Effect.flatMap(
+        Effect.promise(() => import("@issuing/core")),
+        ({ Access }) => Effect.flatMap(Access, (access) => access.createOrganization("Traced"))
+      )
     )
     const requestIds: Array<{ route: string; id: string }> = []
     const call = async (method: string, path: string, route: string, body?: unknown) => {
@@ -83,7 +99,10 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
     }
 
     const receiver = await startReceiver()
-    const subscription = await call("POST", "/v1/webhook-subscriptions", "/v1/webhook-subscriptions", { url: receiver.url, event_types: ["wallet.created"] })
+    const subscription = await call("POST", "/v1/webhook-subscriptions", "/v1/webhook-subscriptions", {
+      url: receiver.url,
+      event_types: ["wallet.created"]
+    })
     const wallet = await call("POST", "/v1/wallets", "/v1/wallets", { holder: { name: "Ada Lovelace" } })
     await call("POST", "/v1/transfers", "/v1/transfers", {
       paymentRail: "fednow_instant",
@@ -116,7 +135,9 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
       expect(span!.attributes["issuing.program_id"]).toBe(org.program_id)
     }
     // SQL statements as child spans of the requests' traces.
-    const requestTraces = new Set(spans.filter((span) => span.attributes["http.route"] !== undefined).map((span) => span.spanContext().traceId))
+    const requestTraces = new Set(
+      spans.filter((span) => span.attributes["http.route"] !== undefined).map((span) => span.spanContext().traceId)
+    )
     const sqlSpans = spans.filter((span) => typeof span.attributes["db.query.text"] === "string")
     expect(sqlSpans.length).toBeGreaterThan(requestIds.length)
     expect(sqlSpans.some((span) => requestTraces.has(span.spanContext().traceId))).toBe(true)
@@ -128,17 +149,21 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
 
     const { resourceMetrics } = await reader.collect()
     const metrics = metricsByName(resourceMetrics)
-    expect([...metrics.keys()]).toEqual(expect.arrayContaining([
-      "issuing.http.requests",
-      "issuing.http.request.duration_ms",
-      "issuing.transfers",
-      "issuing.webhook.deliveries",
-      "issuing.webhook.queue_depth",
-      "issuing.webhook.delivery_lag_seconds"
-    ]))
-    const revealCount = metrics.get("issuing.http.requests")!.find((point) => point.attributes["http.route"] === "/v1/cards/:card_id/reveal")
+    expect([...metrics.keys()]).toEqual(
+      expect.arrayContaining([
+        "issuing.http.requests",
+        "issuing.http.request.duration_ms",
+        "issuing.transfers",
+        "issuing.webhook.deliveries",
+        "issuing.webhook.queue_depth",
+        "issuing.webhook.delivery_lag_seconds"
+      ])
+    )
+    const revealCount = metrics
+      .get("issuing.http.requests")!
+      .find((point) => point.attributes["http.route"] === "/v1/cards/:card_id/reveal")
     expect(revealCount?.value).toBeGreaterThanOrEqual(1)
-    expect(metrics.get("issuing.webhook.deliveries")!.some((point) => point.attributes["outcome"] === "success")).toBe(true)
+    expect(metrics.get("issuing.webhook.deliveries")!.some((point) => point.attributes.outcome === "success")).toBe(true)
 
     // Nothing secret in any attribute, event, resource or metric label.
     const everything = JSON.stringify({
@@ -155,7 +180,10 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
       expect(everything).not.toContain(secret)
     }
     // The code is three or four digits, so it is looked for as a value, not as any substring.
-    const values = spans.flatMap((span) => [...Object.values(span.attributes), ...span.events.flatMap((event) => Object.values(event.attributes ?? {}))])
+    const values = spans.flatMap((span) => [
+      ...Object.values(span.attributes),
+      ...span.events.flatMap((event) => Object.values(event.attributes ?? {}))
+    ])
     expect(values.map(String)).not.toContain(revealed.cvv)
     expect(everything).not.toMatch(new RegExp(`cvv[^,}]*${revealed.cvv}`))
   })
@@ -164,7 +192,8 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
 const metricsByName = (resourceMetrics: ResourceMetrics) => {
   const byName = new Map<string, Array<DataPoint<any>>>()
   for (const scope of resourceMetrics.scopeMetrics) {
-    for (const metric of scope.metrics) byName.set(metric.descriptor.name, [...(byName.get(metric.descriptor.name) ?? []), ...metric.dataPoints])
+    for (const metric of scope.metrics)
+      byName.set(metric.descriptor.name, [...(byName.get(metric.descriptor.name) ?? []), ...metric.dataPoints])
   }
   return byName
 }

@@ -33,12 +33,15 @@ const readmeEmbedding = () => {
     if (title === undefined) throw new Error(`A ts block of the README's embedding section has no // file name line:\n${block.code}`)
     files.set(title, block.code)
   }
-  const installs = blocks.filter((block) => block.lang === "sh").flatMap((block) => block.code.split("\n"))
+  const installs = blocks
+    .filter((block) => block.lang === "sh")
+    .flatMap((block) => block.code.split("\n"))
     .filter((line) => line.startsWith("npm install "))
     .map((line) => line.replace(/#.*$/, "").trim().split(/\s+/).slice(2))
   const file = (title: string) => {
     const code = files.get(title)
-    if (code === undefined) throw new Error(`The README's embedding section has no "// ${title}" block (has: ${[...files.keys()].join(", ")})`)
+    if (code === undefined)
+      throw new Error(`The README's embedding section has no "// ${title}" block (has: ${[...files.keys()].join(", ")})`)
     return code
   }
   const install = (store: string) => {
@@ -111,10 +114,14 @@ console.log(JSON.stringify({ programs: programs.length, missing: missing instanc
 `
 
 const tsconfig = (compilerOptions: Record<string, unknown>, include: ReadonlyArray<string>) =>
-  JSON.stringify({
-    compilerOptions: { target: "ES2022", lib: ["ES2022"], types: ["node"], strict: true, skipLibCheck: true, ...compilerOptions },
-    include
-  }, null, 2)
+  JSON.stringify(
+    {
+      compilerOptions: { target: "ES2022", lib: ["ES2022"], types: ["node"], strict: true, skipLibCheck: true, ...compilerOptions },
+      include
+    },
+    null,
+    2
+  )
 
 const writeFiles = (dir: string, files: Record<string, string>) => {
   for (const [name, text] of Object.entries(files)) {
@@ -150,7 +157,9 @@ beforeAll(async () => {
   // The full project's registry packages install while the packages build: better-sqlite3 (the
   // version @issuing/store-sqlite asks for) may compile its native binary for a minute, and the
   // tarballs' install then finds it in place.
-  const sqliteDriver = JSON.parse(fs.readFileSync(path.join(ROOT, "packages/store-sqlite/package.json"), "utf8")).dependencies["better-sqlite3"]
+  const sqliteDriver = JSON.parse(fs.readFileSync(path.join(ROOT, "packages/store-sqlite/package.json"), "utf8")).dependencies[
+    "better-sqlite3"
+  ]
   const registryPackages = runOk(
     "npm",
     [...NPM_INSTALL, `better-sqlite3@${sqliteDriver}`, `typescript@${versionOf("typescript")}`, `@types/node@${versionOf("@types/node")}`],
@@ -188,7 +197,15 @@ describe("the packed packages", () => {
     const sizes: Array<string> = []
     for (const entry of packed.values()) {
       const files = new Set(entry.files.map((file) => file.path))
-      for (const needed of ["package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/index.js.map", "dist/index.d.ts.map", "src/index.ts"]) {
+      for (const needed of [
+        "package.json",
+        "README.md",
+        "dist/index.js",
+        "dist/index.d.ts",
+        "dist/index.js.map",
+        "dist/index.d.ts.map",
+        "src/index.ts"
+      ]) {
         expect(files.has(needed), `${entry.name} packs ${needed}`).toBe(true)
       }
       for (const file of files) {
@@ -197,7 +214,9 @@ describe("the packed packages", () => {
         const built = /^dist\/(.+)\.js$/.exec(file)
         if (built !== null) expect(files.has(`src/${built[1]}.ts`), `${entry.name}: ${file} has its source`).toBe(true)
       }
-      const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "packages", entry.name.slice("@issuing/".length), "package.json"), "utf8"))
+      const manifest = JSON.parse(
+        fs.readFileSync(path.join(ROOT, "packages", entry.name.slice("@issuing/".length), "package.json"), "utf8")
+      )
       expect(manifest).toMatchObject({ license: "Apache-2.0", engines: { node: ">=20" }, type: "module" })
       expect(manifest.repository.url).toMatch(/^git\+https:/)
       for (const target of Object.values(manifest.exports as Record<string, string | Record<string, string>>)) {
@@ -205,7 +224,10 @@ describe("the packed packages", () => {
           expect(files.has(file.replace(/^\.\//, "")), `${entry.name} export ${file}`).toBe(true)
         }
       }
-      for (const [dependency, range] of Object.entries({ ...manifest.dependencies, ...manifest.peerDependencies } as Record<string, string>)) {
+      for (const [dependency, range] of Object.entries({ ...manifest.dependencies, ...manifest.peerDependencies } as Record<
+        string,
+        string
+      >)) {
         // A caret range on the same 0.minor line, so npm resolves it once the four are published.
         if (!dependency.startsWith("@issuing/")) continue
         const [major, minor, patch] = (manifest.version as string).split(".").map(Number) as [number, number, number]
@@ -214,7 +236,9 @@ describe("the packed packages", () => {
         expect([Number(ranged![1]), Number(ranged![2])], `${entry.name} → ${dependency} ${range}`).toEqual([major, minor])
         expect(Number(ranged![3])).toBeLessThanOrEqual(patch)
       }
-      sizes.push(`${entry.name} ${entry.filename}: ${(entry.size / 1024).toFixed(1)} kB packed, ${(entry.unpackedSize / 1024).toFixed(1)} kB unpacked, ${entry.files.length} files`)
+      sizes.push(
+        `${entry.name} ${entry.filename}: ${(entry.size / 1024).toFixed(1)} kB packed, ${(entry.unpackedSize / 1024).toFixed(1)} kB unpacked, ${entry.files.length} files`
+      )
     }
     expect(packed.get("@issuing/http")!.files.map((file) => file.path)).toContain("bin/issuing.js")
     console.log(`Packed sizes:\n${sizes.join("\n")}`)
@@ -231,7 +255,11 @@ describe("installed from the tarballs, with both stores", () => {
       "postgres/server.ts": readme.server,
       "drive.ts": DRIVER,
       "types-check.ts": TYPES_CHECK,
-      "tsconfig.json": tsconfig({ module: "node16", moduleResolution: "node16", rootDir: ".", outDir: "out" }, ["sqlite", "postgres", "*.ts"]),
+      "tsconfig.json": tsconfig({ module: "node16", moduleResolution: "node16", rootDir: ".", outDir: "out" }, [
+        "sqlite",
+        "postgres",
+        "*.ts"
+      ]),
       "tsconfig.bundler.json": tsconfig({ module: "preserve", moduleResolution: "bundler", noEmit: true }, ["sqlite", "postgres", "*.ts"])
     })
     const tsc = path.join(fullApp, "node_modules/typescript/bin/tsc")

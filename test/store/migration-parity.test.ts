@@ -78,7 +78,7 @@ const compatible = (pg: TypeClass, sqlite: TypeClass): boolean =>
   (pg === "timestamp" && sqlite === "text") ||
   (pg === "json" && sqlite === "text")
 
-const readSqlite = Effect.gen(function*() {
+const readSqlite = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
   const schema: Schema = new Map()
@@ -88,19 +88,24 @@ const readSqlite = Effect.gen(function*() {
     )
     schema.set(
       name,
-      new Map(columns.map((column) => [column.name, {
-        declared: column.type,
-        typeClass: sqliteClass(column.type),
-        // SQLite lets a non-INTEGER primary key column hold NULL unless it says NOT NULL; no
-        // repository ever writes one, so a key column counts as NOT NULL, as PostgreSQL makes it.
-        nullable: column.notnull === 0 && column.pk === 0
-      }]))
+      new Map(
+        columns.map((column) => [
+          column.name,
+          {
+            declared: column.type,
+            typeClass: sqliteClass(column.type),
+            // SQLite lets a non-INTEGER primary key column hold NULL unless it says NOT NULL; no
+            // repository ever writes one, so a key column counts as NOT NULL, as PostgreSQL makes it.
+            nullable: column.notnull === 0 && column.pk === 0
+          }
+        ])
+      )
     )
   }
   return schema
 })
 
-const readPg = Effect.gen(function*() {
+const readPg = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* sql<{ table_name: string; column_name: string; data_type: string; is_nullable: string }>`
     SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
@@ -163,23 +168,44 @@ describe("migration parity", () => {
   })
 
   it("classes each dialect's declared types the way the comparison relies on", () => {
-    expect(["INTEGER", "TEXT", "VARCHAR(255)", "datetime", "BOOLEAN", "JSON"].map(sqliteClass))
-      .toEqual(["integer", "text", "text", "timestamp", "boolean", "json"])
-    expect(["bigint", "text", "timestamp with time zone", "boolean", "jsonb"].map(pgClass))
-      .toEqual(["integer", "text", "timestamp", "boolean", "json"])
+    expect(["INTEGER", "TEXT", "VARCHAR(255)", "datetime", "BOOLEAN", "JSON"].map(sqliteClass)).toEqual([
+      "integer",
+      "text",
+      "text",
+      "timestamp",
+      "boolean",
+      "json"
+    ])
+    expect(["bigint", "text", "timestamp with time zone", "boolean", "jsonb"].map(pgClass)).toEqual([
+      "integer",
+      "text",
+      "timestamp",
+      "boolean",
+      "json"
+    ])
     expect(compatible("timestamp", "text")).toBe(true)
     expect(compatible("boolean", "integer")).toBe(true)
     expect(compatible("integer", "text")).toBe(false)
     expect(compatible("timestamp", "integer")).toBe(false)
-    const sqlite: Schema = new Map([["issuing_x", new Map([
-      ["id", { declared: "TEXT", typeClass: "text", nullable: false }],
-      ["at", { declared: "TEXT", typeClass: "text", nullable: true }]
-    ])]])
-    const pg: Schema = new Map([["issuing_x", new Map([
-      ["id", { declared: "text", typeClass: "text", nullable: false }],
-      ["at", { declared: "timestamp with time zone", typeClass: "timestamp", nullable: false }],
-      ["extra", { declared: "text", typeClass: "text", nullable: true }]
-    ])]])
+    const sqlite: Schema = new Map([
+      [
+        "issuing_x",
+        new Map([
+          ["id", { declared: "TEXT", typeClass: "text", nullable: false }],
+          ["at", { declared: "TEXT", typeClass: "text", nullable: true }]
+        ])
+      ]
+    ])
+    const pg: Schema = new Map([
+      [
+        "issuing_x",
+        new Map([
+          ["id", { declared: "text", typeClass: "text", nullable: false }],
+          ["at", { declared: "timestamp with time zone", typeClass: "timestamp", nullable: false }],
+          ["extra", { declared: "text", typeClass: "text", nullable: true }]
+        ])
+      ]
+    ])
     expect(differences(sqlite, pg)).toEqual([
       "issuing_x.at: SQLite NULL vs PostgreSQL NOT NULL",
       "issuing_x.extra: only in PostgreSQL (text)"

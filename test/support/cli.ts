@@ -14,11 +14,11 @@ const TSX_LOADER = pathToFileURL(createRequire(path.join(ROOT, "package.json")).
  * sources through the "source" export condition), so tests need no build step.
  */
 export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}, cwd = ROOT): ChildProcess =>
-  spawn(
-    process.execPath,
-    ["--conditions=source", "--import", TSX_LOADER, path.join(ROOT, "packages/http/src/main.ts"), ...args],
-    { cwd, env: { ...cleanEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] }
-  )
+  spawn(process.execPath, ["--conditions=source", "--import", TSX_LOADER, path.join(ROOT, "packages/http/src/main.ts"), ...args], {
+    cwd,
+    env: { ...cleanEnv(), ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
 
 /** The parent environment without any ISSUING_* variable, so tests start from defaults. */
 const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ISSUING_")))

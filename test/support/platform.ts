@@ -61,7 +61,9 @@ export const servePlatform = async (
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const instance = await createIssuing({
-    store: storeFor(database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }),
+    store: storeFor(
+      database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }
+    ),
     vaultKeys,
     settings: { baseUrl, ...settings }
   })
@@ -78,10 +80,7 @@ export const servePlatform = async (
 }
 
 /** Starts a platform on a fresh database of the given kind. */
-export const startPlatform = async (
-  kind: StoreKind,
-  settings: Partial<IssuingSettings> = {}
-): Promise<TestPlatform> => {
+export const startPlatform = async (kind: StoreKind, settings: Partial<IssuingSettings> = {}): Promise<TestPlatform> => {
   const database = await createTestDatabase(kind)
   const { baseUrl, close, instance } = await servePlatform(database, [TEST_VAULT_KEY], {
     rateLimitPerSecond: 100_000,
@@ -95,7 +94,7 @@ export const startPlatform = async (
   const request = async (method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> => {
     const headers: Record<string, string> = { ...options.headers }
     const key = "key" in options ? options.key : org.api_key
-    if (key !== undefined) headers["authorization"] = `Bearer ${key}`
+    if (key !== undefined) headers.authorization = `Bearer ${key}`
     const program = "program" in options ? options.program : org.program_id
     if (program !== null && program !== undefined) headers["x-program-id"] = program
     if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey
@@ -107,7 +106,7 @@ export const startPlatform = async (
     }
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body })
     const text = await response.text()
-    let parsed: unknown = undefined
+    let parsed: unknown
     try {
       parsed = text === "" ? undefined : JSON.parse(text)
     } catch {

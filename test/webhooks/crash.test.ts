@@ -46,7 +46,7 @@ describe.each(STORE_KINDS)("at-least-once delivery across a crash on %s", (kind)
         method,
         headers: { authorization: `Bearer ${API_KEY}`, "x-program-id": program, "content-type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body)
-      }).then(async (response) => ({ status: response.status, body: await response.json() as any }))
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }))
 
     const subscription = await call(first.url, "POST", "/v1/webhook-subscriptions", { url: receiver.url, event_types: ["wallet.created"] })
     expect(subscription.status).toBe(200)
@@ -65,10 +65,7 @@ describe.each(STORE_KINDS)("at-least-once delivery across a crash on %s", (kind)
     const afterCrash = receiver.received.length
     receiver.reply = () => ({ status: 200, body: "ok" })
     const second = await start()
-    await receiver.waitFor(
-      (all) => walletIds.every((id) => all.slice(afterCrash).some((r) => walletOf(r.body) === id)),
-      30_000
-    )
+    await receiver.waitFor((all) => walletIds.every((id) => all.slice(afterCrash).some((r) => walletOf(r.body) === id)), 30_000)
     for (let i = 0; i < 50; i++) {
       const attempts = await call(second.url, "GET", "/v1/webhook-attempts?status=SUCCESS&page_size=100")
       if (attempts.body.total_count >= walletIds.length) break

@@ -33,7 +33,9 @@ describe("LISTEN wake-ups on postgres", () => {
     )
 
   it("keeps waking the worker after the server drops its listening connection", async () => {
-    const created = await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["wallet.created"] } })
+    const created = await platform.request("POST", "/v1/webhook-subscriptions", {
+      body: { url: receiver.url, event_types: ["wallet.created"] }
+    })
     expect(created.status, created.text).toBe(200)
 
     const first = await emit()

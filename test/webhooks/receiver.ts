@@ -61,9 +61,15 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
     request.on("data", (chunk) => chunks.push(chunk))
     request.on("end", () => {
       const headers = Object.fromEntries(
-        Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(",") : value ?? ""])
+        Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(",") : (value ?? "")])
       )
-      const entry: Received = { id: headers["webhook-id"] ?? "", headers, body: Buffer.concat(chunks).toString("utf8"), receivedAtMs: Date.now(), remotePort: request.socket.remotePort ?? 0 }
+      const entry: Received = {
+        id: headers["webhook-id"] ?? "",
+        headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+        receivedAtMs: Date.now(),
+        remotePort: request.socket.remotePort ?? 0
+      }
       received.push(entry)
       const now = (active.get(entry.id) ?? 0) + 1
       active.set(entry.id, now)

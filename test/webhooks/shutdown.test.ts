@@ -31,8 +31,7 @@ describe.each(STORE_KINDS)("graceful worker stop on %s", (kind) => {
     expect(created.status, created.text).toBe(200)
     // The first request is held past the stopping worker's wait (and past its own timeout);
     // the receiver counts it as open until it answers.
-    receiver.reply = () =>
-      receiver.received.length === 1 ? { status: 200, body: "late", delayMs: 2000 } : { status: 200, body: "ok" }
+    receiver.reply = () => (receiver.received.length === 1 ? { status: 200, body: "late", delayMs: 2000 } : { status: 200, body: "ok" })
 
     // The wait for tries in flight (100 ms) is shorter than the delivery timeout, as a 15 s cap
     // is shorter than a configured 300 s timeout.

@@ -71,7 +71,7 @@ describe.each(STORE_KINDS)("vault key rotation of webhook secrets on %s", (kind)
         },
         body: body === undefined ? undefined : JSON.stringify(body)
       })
-      return { status: response.status, body: await response.json() as any }
+      return { status: response.status, body: (await response.json()) as any }
     }
     const subscribe = async (receiver: Receiver) => {
       const created = await call(first.baseUrl, "POST", "/v1/webhook-subscriptions", { url: receiver.url, event_types: ["wallet.created"] })
@@ -82,14 +82,23 @@ describe.each(STORE_KINDS)("vault key rotation of webhook secrets on %s", (kind)
     // still signs), one rotated long ago (its previous secret expired: dropped, not re-sealed).
     const plain = await subscribe(plainReceiver)
     const rotated = await subscribe(rotatedReceiver)
-    const rotatedNew = (await call(first.baseUrl, "POST", `/v1/webhook-subscriptions/${rotated.id}/rotate-secret`)).body as { secret: string }
+    const rotatedNew = (await call(first.baseUrl, "POST", `/v1/webhook-subscriptions/${rotated.id}/rotate-secret`)).body as {
+      secret: string
+    }
     const expired = await subscribe(expiredReceiver)
-    const expiredNew = (await call(first.baseUrl, "POST", `/v1/webhook-subscriptions/${expired.id}/rotate-secret`)).body as { secret: string }
+    const expiredNew = (await call(first.baseUrl, "POST", `/v1/webhook-subscriptions/${expired.id}/rotate-secret`)).body as {
+      secret: string
+    }
     const wallet = (await call(first.baseUrl, "POST", "/v1/wallets", { holder: { name: "Rotation" } })).body
     expect((await call(first.baseUrl, "POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })).status).toBe(200)
     await first.close()
-    await query(database, `UPDATE issuing_webhook_subscriptions SET previous_secret_expires_at = '2000-01-01T00:00:00.000Z' WHERE id = '${expired.id}'`)
-    expect(new Set((await sealedKeyIds(database)).flatMap((row) => [row.secret, row.previous]).filter((id) => id !== null))).toEqual(new Set([keyId(OLD_KEY)]))
+    await query(
+      database,
+      `UPDATE issuing_webhook_subscriptions SET previous_secret_expires_at = '2000-01-01T00:00:00.000Z' WHERE id = '${expired.id}'`
+    )
+    expect(new Set((await sealedKeyIds(database)).flatMap((row) => [row.secret, row.previous]).filter((id) => id !== null))).toEqual(
+      new Set([keyId(OLD_KEY)])
+    )
 
     // ISSUING_VAULT_KEY=new,old, then `issuing vault reseal`.
     const env = { ISSUING_DATABASE_URL: database.url, ISSUING_VAULT_KEY: `${NEW_KEY.toString("base64")},${OLD_KEY.toString("base64")}` }
@@ -98,11 +107,13 @@ describe.each(STORE_KINDS)("vault key rotation of webhook secrets on %s", (kind)
     expect(result.stdout).toContain("re-sealed 1 card under the current vault key")
     expect(result.stdout).toContain("re-sealed 3 webhook subscription secrets under the current vault key")
     expect(result.code).toBe(0)
-    expect(await sealedKeyIds(database)).toEqual([
-      { id: plain.id, secret: keyId(NEW_KEY), previous: null },
-      { id: rotated.id, secret: keyId(NEW_KEY), previous: keyId(NEW_KEY) },
-      { id: expired.id, secret: keyId(NEW_KEY), previous: null }
-    ].sort((a, b) => a.id.localeCompare(b.id)))
+    expect(await sealedKeyIds(database)).toEqual(
+      [
+        { id: plain.id, secret: keyId(NEW_KEY), previous: null },
+        { id: rotated.id, secret: keyId(NEW_KEY), previous: keyId(NEW_KEY) },
+        { id: expired.id, secret: keyId(NEW_KEY), previous: null }
+      ].sort((a, b) => a.id.localeCompare(b.id))
+    )
 
     // The old key is dropped: deliveries to the older subscriptions still verify.
     const after = await serve(database, [NEW_KEY])

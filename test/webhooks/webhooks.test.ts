@@ -64,12 +64,30 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     expect(patched.status, patched.text).toBe(200)
     expect(patched.body).toMatchObject({ description: "changed", event_types: ["transaction.updated"], url: receiver.url })
 
-    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: "ftp://x.example", event_types: ["wallet.created"] } }), 400, { param: "url" })
-    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: "not a url", event_types: ["wallet.created"] } }), 400, { param: "url" })
-    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: [] } }), 400, { param: "event_types" })
-    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["wallet.exploded"] } }), 400, { param: "event_types" })
-    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { event_types: ["wallet.created"] } }), 400, { param: "url" })
-    expectEnvelope(await platform.request("PATCH", `/v1/webhook-subscriptions/${created.id}`, { body: { event_types: ["nope"] } }), 400, { param: "event_types" })
+    expectEnvelope(
+      await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: "ftp://x.example", event_types: ["wallet.created"] } }),
+      400,
+      { param: "url" }
+    )
+    expectEnvelope(
+      await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: "not a url", event_types: ["wallet.created"] } }),
+      400,
+      { param: "url" }
+    )
+    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: [] } }), 400, {
+      param: "event_types"
+    })
+    expectEnvelope(
+      await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["wallet.exploded"] } }),
+      400,
+      { param: "event_types" }
+    )
+    expectEnvelope(await platform.request("POST", "/v1/webhook-subscriptions", { body: { event_types: ["wallet.created"] } }), 400, {
+      param: "url"
+    })
+    expectEnvelope(await platform.request("PATCH", `/v1/webhook-subscriptions/${created.id}`, { body: { event_types: ["nope"] } }), 400, {
+      param: "event_types"
+    })
     // Not an array of strings at all: the same 400 (the message of the event-type check must cope with any value).
     for (const junk of ["' OR '1'='1", 5, null, {}, [1]]) {
       const response = await platform.request("PATCH", `/v1/webhook-subscriptions/${created.id}`, { body: { event_types: junk } })
@@ -85,7 +103,10 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
 
     // Another organization's program cannot see it.
     const other = await platform.createOrganization("Other")
-    const foreign = await platform.request("GET", `/v1/webhook-subscriptions/${second.id}`, { key: other.api_key, program: other.program_id })
+    const foreign = await platform.request("GET", `/v1/webhook-subscriptions/${second.id}`, {
+      key: other.api_key,
+      program: other.program_id
+    })
     expectEnvelope(foreign, 404, { param: "webhook_subscription_id" })
   })
 
@@ -134,7 +155,7 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     const sub = await subscribe({ url: `${receiver.url}/flaky`, event_types: ["transaction.updated"] })
     let calls = 0
     receiver.reply = (request) => {
-      if (!request.headers["host"] || !request.body.includes("transaction.updated")) return { status: 200, body: "ok" }
+      if (!request.headers.host || !request.body.includes("transaction.updated")) return { status: 200, body: "ok" }
       calls += 1
       return calls === 1 ? { status: 500, body: "x".repeat(10_000) } : { status: 200, body: "ok" }
     }
@@ -158,7 +179,7 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
 
   it("honours 410 Gone by disabling the subscription; a disabled subscription gets nothing", async () => {
     const sub = await subscribe({ url: `${receiver.url}/gone`, event_types: ["card.created"] })
-    receiver.reply = (request) => request.body.includes("card.created") ? { status: 410, body: "gone" } : { status: 200 }
+    receiver.reply = (request) => (request.body.includes("card.created") ? { status: 410, body: "gone" } : { status: 200 })
     const first = await emit("card.created")
     await receiver.waitFor((all) => all.some((r) => r.id === first.id))
     for (let i = 0; i < 100; i++) {
@@ -180,7 +201,7 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     expect(rotated.status, rotated.text).toBe(200)
     expect(rotated.body.secret).not.toBe(sub.secret)
     const event = await emit("transaction.updated")
-    await receiver.waitFor((all) => all.some((r) => r.id === event.id && r.headers["host"] !== undefined))
+    await receiver.waitFor((all) => all.some((r) => r.id === event.id && r.headers.host !== undefined))
     const delivery = receiver.received.find((r) => r.id === event.id)!
     expect(delivery.headers["webhook-signature"].split(" ")).toHaveLength(2)
     expect(new Webhook(rotated.body.secret).verify(delivery.body, delivery.headers)).toMatchObject({ id: event.id })
@@ -208,7 +229,9 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
       end: events[2]!.created_at,
       events_queued: 2
     })
-    await receiver.waitFor((all) => all.filter((r) => r.id === events[1]!.id).length === 2 && all.filter((r) => r.id === events[2]!.id).length === 2)
+    await receiver.waitFor(
+      (all) => all.filter((r) => r.id === events[1]!.id).length === 2 && all.filter((r) => r.id === events[2]!.id).length === 2
+    )
     const shift = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString()
     expect((await replay(shift(events[1]!.created_at, 1), shift(events[2]!.created_at, -1))).body.events_queued).toBe(0)
     expect((await replay(events[0]!.created_at, events[3]!.created_at)).body.events_queued).toBe(4)
@@ -225,7 +248,11 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
 
     expectEnvelope(await replay("yesterday", events[0]!.created_at), 400, { param: "begin" })
     expectEnvelope(await replay(events[0]!.created_at, "2026-13-01T00:00:00Z"), 400, { param: "end" })
-    expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, { body: { end: events[0]!.created_at } }), 400, { param: "begin" })
+    expectEnvelope(
+      await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, { body: { end: events[0]!.created_at } }),
+      400,
+      { param: "begin" }
+    )
     // Without a body, begin is missing like any other missing field (param begin, not a null param).
     expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`), 400, { param: "begin" })
     expectEnvelope(await replay(events[3]!.created_at, events[0]!.created_at), 422, { code: "invalid_time_window" })
@@ -243,7 +270,13 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
       expect(outside.status, outside.text).toBe(200)
       expect(outside.body).toMatchObject({ begin, end, events_queued: 0 })
     }
-    expectEnvelope(await platform.request("POST", `/v1/webhook-subscriptions/${uuid()}/replay`, { body: { begin: events[0]!.created_at, end: events[0]!.created_at } }), 404, { param: "webhook_subscription_id" })
+    expectEnvelope(
+      await platform.request("POST", `/v1/webhook-subscriptions/${uuid()}/replay`, {
+        body: { begin: events[0]!.created_at, end: events[0]!.created_at }
+      }),
+      404,
+      { param: "webhook_subscription_id" }
+    )
     await platform.request("PATCH", `/v1/webhook-subscriptions/${sub.id}`, { body: { disabled: true } })
     expectEnvelope(await replay(events[0]!.created_at, events[3]!.created_at), 409, { code: "conflict" })
     await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
@@ -260,7 +293,9 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     await platform.instance.runtime.runPromise(Effect.flatMap(EventStore, (store) => store.appendAll(old)))
     const replay = (begin: string, end: string) =>
       platform.request("POST", `/v1/webhook-subscriptions/${sub.id}/replay`, {
-        body: { begin, end }, key: other.api_key, program: other.program_id
+        body: { begin, end },
+        key: other.api_key,
+        program: other.program_id
       })
 
     const ids = new Set(old.map((event) => event.id))
@@ -290,11 +325,18 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     const one = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: a.id } })
     expect(one.status, one.text).toBe(200)
     expect(one.body.total_count).toBe(1)
-    expect(one.body.data[0]).toMatchObject({ object: "webhook_attempt", event_id: event.id, webhook_subscription_id: a.id, status: "SUCCESS", response_code: 200 })
+    expect(one.body.data[0]).toMatchObject({
+      object: "webhook_attempt",
+      event_id: event.id,
+      webhook_subscription_id: a.id,
+      status: "SUCCESS",
+      response_code: 200
+    })
 
-    receiver.reply = (request) => request.headers["host"] && request.body.includes(event.id) && receiver.received.filter((r) => r.id === event.id).length > 3
-      ? { status: 503, body: "busy", headers: { "retry-after": "1" } }
-      : { status: 200, body: "ok" }
+    receiver.reply = (request) =>
+      request.headers.host && request.body.includes(event.id) && receiver.received.filter((r) => r.id === event.id).length > 3
+        ? { status: 503, body: "busy", headers: { "retry-after": "1" } }
+        : { status: 200, body: "ok" }
     const key = uuid()
     const all = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: {}, idempotencyKey: key })
     expect(all.status, all.text).toBe(200)
@@ -310,20 +352,36 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
       expect(bodiless.body.data.map((x: any) => x.webhook_subscription_id).sort()).toEqual([a.id, b.id].sort())
     }
 
-    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: cardsOnly.id } }), 422, { code: "event_type_not_subscribed", param: "subscription_id" })
+    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: cardsOnly.id } }), 422, {
+      code: "event_type_not_subscribed",
+      param: "subscription_id"
+    })
     expectEnvelope(await platform.request("POST", `/v1/events/${uuid()}/resend`, { body: {} }), 404, { param: "event_id" })
     expectEnvelope(await platform.request("POST", `/v1/events/nope/resend`, { body: {} }), 404, { param: "event_id" })
-    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: uuid() } }), 404, { param: "subscription_id" })
+    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: uuid() } }), 404, {
+      param: "subscription_id"
+    })
     // A malformed body subscription_id fails validation (400); malformed path ids stay 404.
     for (const malformed of ["not-a-uuid", "", `${a.id}x`]) {
-      expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: malformed } }), 400, { code: "invalid_request", param: "subscription_id" })
+      expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: malformed } }), 400, {
+        code: "invalid_request",
+        param: "subscription_id"
+      })
     }
-    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: "nope" }, idempotencyKey: uuid() }), 400, { param: "subscription_id" })
+    expectEnvelope(
+      await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: "nope" }, idempotencyKey: uuid() }),
+      400,
+      { param: "subscription_id" }
+    )
     await platform.request("PATCH", `/v1/webhook-subscriptions/${a.id}`, { body: { disabled: true } })
-    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: a.id } }), 409, { code: "conflict" })
+    expectEnvelope(await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: a.id } }), 409, {
+      code: "conflict"
+    })
     const unsubscribed = await emit("wallet.created")
     for (const id of [a.id, b.id, cardsOnly.id]) await platform.request("DELETE", `/v1/webhook-subscriptions/${id}`)
-    expectEnvelope(await platform.request("POST", `/v1/events/${unsubscribed.id}/resend`, { body: {} }), 422, { code: "event_type_not_subscribed" })
+    expectEnvelope(await platform.request("POST", `/v1/events/${unsubscribed.id}/resend`, { body: {} }), 422, {
+      code: "event_type_not_subscribed"
+    })
   })
   it("holds no database transaction across resend's delivery, even with an Idempotency-Key", async () => {
     // The event exists before the subscription, so the worker never delivers it: only the resend does.
@@ -332,7 +390,10 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     try {
       const target = await subscribe({ url: held.url, event_types: ["card.created"] })
       const key = uuid()
-      const resend = platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: target.id }, idempotencyKey: key })
+      const resend = platform.request("POST", `/v1/events/${event.id}/resend`, {
+        body: { subscription_id: target.id },
+        idempotencyKey: key
+      })
       await held.arrival
       // While the receiver holds resend's POST, another write commits: nothing waits on a held transaction.
       const write = await platform.request("POST", "/v1/webhook-subscriptions", {
@@ -344,7 +405,10 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
       const done = await resend
       expect(done.status, done.text).toBe(200)
       expect(done.body.data[0]).toMatchObject({ webhook_subscription_id: target.id, status: "SUCCESS" })
-      const replayed = await platform.request("POST", `/v1/events/${event.id}/resend`, { body: { subscription_id: target.id }, idempotencyKey: key })
+      const replayed = await platform.request("POST", `/v1/events/${event.id}/resend`, {
+        body: { subscription_id: target.id },
+        idempotencyKey: key
+      })
       expect(replayed.headers.get("idempotent-replayed")).toBe("true")
       expect(replayed.body).toEqual(done.body)
     } finally {
@@ -379,13 +443,18 @@ describe.each(STORE_KINDS)("disabling a failing subscription on %s", (kind) => {
   let stop: (() => Promise<void>) | undefined
   beforeAll(async () => {
     // Failures for longer than 400 ms (instead of 5 days) disable the subscription.
-    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: Array(40).fill(100), webhookDisableAfterMs: 400 }))
+    ;({ platform, receiver, stop } = await startDeliveries(kind, {
+      webhookRetryScheduleMs: Array(40).fill(100),
+      webhookDisableAfterMs: 400
+    }))
   })
   afterAll(() => stop?.())
 
   it("disables it once its deliveries have failed for the configured time, and then sends nothing", async () => {
     receiver.reply = () => ({ status: 500, body: "broken" })
-    const created = await platform.request("POST", "/v1/webhook-subscriptions", { body: { url: receiver.url, event_types: ["card.created"] } })
+    const created = await platform.request("POST", "/v1/webhook-subscriptions", {
+      body: { url: receiver.url, event_types: ["card.created"] }
+    })
     const events = (type: "card.created") =>
       platform.instance.runtime.runPromise(Effect.flatMap(Events, (e) => e.emit(platform.org.program_id, type, { id: uuid() })))
     const first = await events("card.created")

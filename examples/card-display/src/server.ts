@@ -76,7 +76,7 @@ export const startCardDisplayServer = async (options: CardDisplayOptions): Promi
         }
       }
     )
-    const body = await response.json() as { embed_url?: string; expires_at?: string; error?: { code: string } }
+    const body = (await response.json()) as { embed_url?: string; expires_at?: string; error?: { code: string } }
     if (!response.ok || body.embed_url === undefined) {
       return { status: 502, body: { error: `Could not open the card display (${body.error?.code ?? response.status}).` } }
     }

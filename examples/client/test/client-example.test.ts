@@ -20,7 +20,9 @@ describe("examples/client", () => {
       log: (line) => lines.push(line)
     })
     expect(result.account.balance).toEqual({ amount: 13_000, currency: "USD" })
-    expect(result.transfers.map((transfer: { amount: number }) => transfer.amount).sort((a: number, b: number) => a - b)).toEqual([500, 2_500, 10_000])
+    expect(result.transfers.map((transfer: { amount: number }) => transfer.amount).sort((a: number, b: number) => a - b)).toEqual([
+      500, 2_500, 10_000
+    ])
     expect(result.refused).toMatchObject({ code: "insufficient_funds", param: "amount" })
     expect(result.card.object).toBe("card")
     expect(lines.join("\n")).toContain(`card ${result.card.id}`)

@@ -28,7 +28,7 @@ describe("examples/webhook-receiver", () => {
   it("verifies deliveries, handles each event once, and keeps verifying through a secret rotation", async () => {
     const handled: Array<{ id: string; type: string }> = []
     // The subscription needs the receiver's URL and the receiver needs the subscription's secret.
-    const placeholder = await startWebhookReceiver({ secret: "whsec_" + Buffer.alloc(24).toString("base64"), port: 0 })
+    const placeholder = await startWebhookReceiver({ secret: `whsec_${Buffer.alloc(24).toString("base64")}`, port: 0 })
     await placeholder.close()
     const created = await platform.request("POST", "/v1/webhook-subscriptions", {
       body: { url: placeholder.url, event_types: ["wallet.created"] }
@@ -55,7 +55,7 @@ describe("examples/webhook-receiver", () => {
           "content-type": "application/json",
           "webhook-id": crypto.randomUUID(),
           "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
-          "webhook-signature": "v1," + Buffer.alloc(32).toString("base64")
+          "webhook-signature": `v1,${Buffer.alloc(32).toString("base64")}`
         },
         body: JSON.stringify({ type: "wallet.created" })
       })

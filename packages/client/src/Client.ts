@@ -90,7 +90,7 @@ export type EventListParams = PageParams & Partial<typeof EventFilter.Encoded>
 export type WebhookSubscriptionListParams = PageParams & Partial<typeof SubscriptionFilter.Encoded>
 export type WebhookAttemptListParams = PageParams & Partial<typeof AttemptFilter.Encoded>
 export type FinancialAccountListParams = PageParams & {
-  readonly kind?: typeof FinancialAccountSchema.Encoded["kind"] | undefined
+  readonly kind?: (typeof FinancialAccountSchema.Encoded)["kind"] | undefined
   readonly wallet_id?: string | undefined
   readonly currency?: string | undefined
 }
@@ -196,8 +196,10 @@ export class IssuingClient {
   /** Transfers on book, ACH same day, wire and FedNow. */
   readonly transfers = {
     create: (params: CreateTransferParams, options?: RequestOptions) => this.post<Transfer>("/v1/transfers", params, options),
-    batch: (params: CreateTransferBatchParams, options?: RequestOptions) => this.post<TransferBatch>("/v1/transfers/batch", params, options),
-    list: (params?: TransferListParams, options?: RequestOptions) => this.list<Transfer, TransferListParams>("/v1/transfers", params, options),
+    batch: (params: CreateTransferBatchParams, options?: RequestOptions) =>
+      this.post<TransferBatch>("/v1/transfers/batch", params, options),
+    list: (params?: TransferListParams, options?: RequestOptions) =>
+      this.list<Transfer, TransferListParams>("/v1/transfers", params, options),
     retrieve: (id: string, options?: RequestOptions) => this.get<Transfer>(`/v1/transfers/${segment(id)}`, undefined, options)
   }
 

@@ -31,7 +31,10 @@ const allows = (sources: ReadonlyArray<string>, origin: string): boolean => {
 const addToPolicy = (policy: string, origin: string): string => {
   const segments = policy.split(";")
   const directives = segments.map((segment) => {
-    const tokens = segment.trim().split(/\s+/).filter((token) => token !== "")
+    const tokens = segment
+      .trim()
+      .split(/\s+/)
+      .filter((token) => token !== "")
     return { name: (tokens[0] ?? "").toLowerCase(), sources: tokens.slice(1) }
   })
   // Per CSP, only the first occurrence of a directive counts.
@@ -56,5 +59,8 @@ const addToPolicy = (policy: string, origin: string): string => {
  */
 export const withCardDisplayFrameSrc = (existingPolicy: string, embedOrigin: string): string => {
   const origin = originOf(embedOrigin)
-  return existingPolicy.split(",").map((policy) => addToPolicy(policy, origin)).join(",")
+  return existingPolicy
+    .split(",")
+    .map((policy) => addToPolicy(policy, origin))
+    .join(",")
 }

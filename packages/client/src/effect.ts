@@ -24,24 +24,27 @@ const isEnvelope = (body: unknown): body is { error: { type: string; code: strin
 const envelopeAsApiFailure = (response: HttpClientResponse.HttpClientResponse) =>
   response.status < 400
     ? Effect.succeed(response)
-    : Effect.map(Effect.orElseSucceed(response.json, () => undefined), (body) => {
-      if (!isEnvelope(body)) return response
-      const retryAfter = Number(response.headers["retry-after"])
-      const failure = ApiFailure.make({
-        status: response.status,
-        type: body.error.type,
-        code: body.error.code,
-        message: body.error.message,
-        param: body.error.param ?? null,
-        ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
-        ...(response.headers["allow"] !== undefined ? { allow: response.headers["allow"] } : {})
-      })
-      const headers = new Headers({ "content-type": "application/json" })
-      const requestId = response.headers["request-id"]
-      if (requestId !== undefined) headers.set("request-id", requestId)
-      const encoded = JSON.stringify(Schema.encodeSync(ApiFailure)(failure))
-      return HttpClientResponse.fromWeb(response.request, new Response(encoded, { status: 400, headers }))
-    })
+    : Effect.map(
+        Effect.orElseSucceed(response.json, () => undefined),
+        (body) => {
+          if (!isEnvelope(body)) return response
+          const retryAfter = Number(response.headers["retry-after"])
+          const failure = ApiFailure.make({
+            status: response.status,
+            type: body.error.type,
+            code: body.error.code,
+            message: body.error.message,
+            param: body.error.param ?? null,
+            ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
+            ...(response.headers.allow !== undefined ? { allow: response.headers.allow } : {})
+          })
+          const headers = new Headers({ "content-type": "application/json" })
+          const requestId = response.headers["request-id"]
+          if (requestId !== undefined) headers.set("request-id", requestId)
+          const encoded = JSON.stringify(Schema.encodeSync(ApiFailure)(failure))
+          return HttpClientResponse.fromWeb(response.request, new Response(encoded, { status: 400, headers }))
+        }
+      )
 
 /**
  * The typed client of the /v1 API derived from the HttpApi the server itself runs

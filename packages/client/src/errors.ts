@@ -102,8 +102,13 @@ const byStatus = (status: number) => {
 
 const isEnvelope = (value: unknown): value is { error: ErrorEnvelope } => {
   const error = (value as { error?: Record<string, unknown> } | null)?.error
-  return typeof error === "object" && error !== null && typeof error.code === "string" && typeof error.type === "string" &&
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof error.code === "string" &&
+    typeof error.type === "string" &&
     typeof error.message === "string"
+  )
 }
 
 /** The typed error for an error answer; a body that is not the envelope (a proxy's page) still gets one. */
@@ -111,12 +116,12 @@ export const errorFromResponse = (status: number, body: unknown, headers: Header
   const envelope: ErrorEnvelope = isEnvelope(body)
     ? { ...body.error, param: body.error.param ?? null, request_id: body.error.request_id ?? "", doc_url: body.error.doc_url ?? "" }
     : {
-      type: status >= 500 ? "api_error" : "invalid_request_error",
-      code: "unexpected_response",
-      message: `The server answered ${status} without the platform's error envelope.`,
-      param: null,
-      request_id: "",
-      doc_url: ""
-    }
+        type: status >= 500 ? "api_error" : "invalid_request_error",
+        code: "unexpected_response",
+        message: `The server answered ${status} without the platform's error envelope.`,
+        param: null,
+        request_id: "",
+        doc_url: ""
+      }
   return new (byStatus(status))(status, envelope, headers)
 }

@@ -43,7 +43,7 @@ export class PageList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     const size = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.trunc(this.params.page_size ?? MAX_PAGE_SIZE)))
-    for (let page = Math.max(1, Math.trunc(this.params.page ?? 1));; page++) {
+    for (let page = Math.max(1, Math.trunc(this.params.page ?? 1)); ; page++) {
       const result = await this.fetchPage({ ...this.params, page, page_size: size })
       yield* result.data
       if (result.data.length < size || page * size >= result.total_count) return

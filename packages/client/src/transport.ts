@@ -139,7 +139,7 @@ export class Transport {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 60_000
     const maxRetryAfterMs = this.options.maxRetryAfterMs ?? 60_000
 
-    for (let retry = 0;; retry++) {
+    for (let retry = 0; ; retry++) {
       const abort = tryAbort(timeoutMs, options.signal)
       let response: Response
       let text: string

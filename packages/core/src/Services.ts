@@ -6,7 +6,7 @@ import { Cards } from "./cards/Cards.js"
 import { Events } from "./events/Events.js"
 import { Idempotency } from "./idempotency/Idempotency.js"
 import { Ledger } from "./ledger/Ledger.js"
-import { WebhookSender, WebhookSenderLive } from "./webhooks/WebhookSender.js"
+import { type WebhookSender, WebhookSenderLive } from "./webhooks/WebhookSender.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 
 /** Every domain service; needs the stores, IssuingConfig and Vault. */
@@ -21,7 +21,5 @@ export const ServicesLive = Layer.mergeAll(
   Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
   Ledger.Default.pipe(Layer.provide(Events.Default)),
   // Layers are memoized by reference: cards share the one Ledger (and its group commit) built above.
-  Layer.mergeAll(Cards.Default, CardAuthorizations.Default).pipe(
-    Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default)))
-  )
+  Layer.mergeAll(Cards.Default, CardAuthorizations.Default).pipe(Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default))))
 )

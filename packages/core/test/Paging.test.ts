@@ -5,10 +5,11 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE, parsePaging, type PagingQue
 
 const FIELDS = ["created_at", "updated_at", "name"]
 const parse = (query: PagingQuery) => Either.getOrThrow(parsePaging(query, FIELDS))
-const failure = (query: PagingQuery) => Either.getLeft(parsePaging(query, FIELDS)).pipe((option) => {
-  if (option._tag === "None") throw new Error(`Expected a failure for ${JSON.stringify(query)}`)
-  return option.value
-})
+const failure = (query: PagingQuery) =>
+  Either.getLeft(parsePaging(query, FIELDS)).pipe((option) => {
+    if (option._tag === "None") throw new Error(`Expected a failure for ${JSON.stringify(query)}`)
+    return option.value
+  })
 
 // The paging rules of docs/api.md#paging, rule by rule, as a pure function.
 describe("paging rules", () => {
@@ -71,13 +72,15 @@ describe("paging rules", () => {
   })
 
   it("never fails on page or page_size and always yields a window within bounds", () => {
-    fc.assert(fc.property(fc.option(fc.string()), fc.option(fc.string()), fc.option(fc.string()), (page, size, ascending) => {
-      const request = parse({ page: page ?? undefined, page_size: size ?? undefined, ascending: ascending ?? undefined })
-      const window = toWindow(request)
-      expect(window.limit).toBeGreaterThanOrEqual(1)
-      expect(window.limit).toBeLessThanOrEqual(MAX_PAGE_SIZE)
-      expect(window.offset).toBeGreaterThanOrEqual(0)
-      expect(Number.isSafeInteger(window.offset)).toBe(true)
-    }))
+    fc.assert(
+      fc.property(fc.option(fc.string()), fc.option(fc.string()), fc.option(fc.string()), (page, size, ascending) => {
+        const request = parse({ page: page ?? undefined, page_size: size ?? undefined, ascending: ascending ?? undefined })
+        const window = toWindow(request)
+        expect(window.limit).toBeGreaterThanOrEqual(1)
+        expect(window.limit).toBeLessThanOrEqual(MAX_PAGE_SIZE)
+        expect(window.offset).toBeGreaterThanOrEqual(0)
+        expect(Number.isSafeInteger(window.offset)).toBe(true)
+      })
+    )
   })
 })

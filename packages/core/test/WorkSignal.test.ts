@@ -8,53 +8,62 @@ const within = <A, E>(effect: Effect.Effect<A, E>, what: string) =>
 
 describe("WorkSignal", () => {
   it.live("one ring ends every wait it finds, and only those", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const signal = yield* makeWorkSignal(Option.none())
-      const waits = yield* Effect.forEach([1, 2, 3], () => Effect.fork(signal.wait(60_000)))
-      yield* Effect.sleep("20 millis")
-      yield* signal.ring
-      yield* within(Fiber.joinAll(waits), "a woken wait")
-      // The ring was taken by the waits it ended: the next wait runs until its own time.
-      const started = Date.now()
-      yield* within(signal.wait(100), "an unrung wait")
-      expect(Date.now() - started).toBeGreaterThanOrEqual(90)
-    })))
+    Effect.scoped(
+      Effect.gen(function* () {
+        const signal = yield* makeWorkSignal(Option.none())
+        const waits = yield* Effect.forEach([1, 2, 3], () => Effect.fork(signal.wait(60_000)))
+        yield* Effect.sleep("20 millis")
+        yield* signal.ring
+        yield* within(Fiber.joinAll(waits), "a woken wait")
+        // The ring was taken by the waits it ended: the next wait runs until its own time.
+        const started = Date.now()
+        yield* within(signal.wait(100), "an unrung wait")
+        expect(Date.now() - started).toBeGreaterThanOrEqual(90)
+      })
+    )
+  )
 
   it.live("keeps a ring nobody waited for, once", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const signal = yield* makeWorkSignal(Option.none())
-      yield* signal.ring
-      yield* signal.ring
-      yield* within(signal.wait(60_000), "a wait after a ring")
-      const started = Date.now()
-      yield* signal.wait(100)
-      expect(Date.now() - started).toBeGreaterThanOrEqual(90)
-    })))
+    Effect.scoped(
+      Effect.gen(function* () {
+        const signal = yield* makeWorkSignal(Option.none())
+        yield* signal.ring
+        yield* signal.ring
+        yield* within(signal.wait(60_000), "a wait after a ring")
+        const started = Date.now()
+        yield* signal.wait(100)
+        expect(Date.now() - started).toBeGreaterThanOrEqual(90)
+      })
+    )
+  )
 
   it.live("rings on every notification, and listens again after the stream fails", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const notifications = yield* Queue.unbounded<"notify" | "fail">()
-      let connections = 0
-      const stream = Stream.suspend(() => {
-        connections++
-        return Stream.fromQueue(notifications).pipe(
-          Stream.mapEffect((item) => (item === "fail" ? Effect.fail("connection lost") : Effect.succeed(item)))
-        )
+    Effect.scoped(
+      Effect.gen(function* () {
+        const notifications = yield* Queue.unbounded<"notify" | "fail">()
+        let connections = 0
+        const stream = Stream.suspend(() => {
+          connections++
+          return Stream.fromQueue(notifications).pipe(
+            Stream.mapEffect((item) => (item === "fail" ? Effect.fail("connection lost") : Effect.succeed(item)))
+          )
+        })
+        const signal = yield* makeWorkSignal(Option.some(stream))
+        // Nobody listens before the first wait.
+        expect(connections).toBe(0)
+        const first = yield* Effect.fork(signal.wait(60_000))
+        yield* Effect.sleep("20 millis")
+        yield* notifications.offer("notify")
+        yield* within(Fiber.join(first), "a wait woken by a notification")
+        expect(connections).toBe(1)
+        yield* notifications.offer("fail")
+        // The listener comes back a second later and the notifications ring again.
+        yield* Effect.sleep("1200 millis")
+        expect(connections).toBe(2)
+        const second = yield* Effect.fork(signal.wait(60_000))
+        yield* notifications.offer("notify")
+        yield* within(Fiber.join(second), "a wait woken after the listener restarted")
       })
-      const signal = yield* makeWorkSignal(Option.some(stream))
-      // Nobody listens before the first wait.
-      expect(connections).toBe(0)
-      const first = yield* Effect.fork(signal.wait(60_000))
-      yield* Effect.sleep("20 millis")
-      yield* notifications.offer("notify")
-      yield* within(Fiber.join(first), "a wait woken by a notification")
-      expect(connections).toBe(1)
-      yield* notifications.offer("fail")
-      // The listener comes back a second later and the notifications ring again.
-      yield* Effect.sleep("1200 millis")
-      expect(connections).toBe(2)
-      const second = yield* Effect.fork(signal.wait(60_000))
-      yield* notifications.offer("notify")
-      yield* within(Fiber.join(second), "a wait woken after the listener restarted")
-    })))
+    )
+  )
 })

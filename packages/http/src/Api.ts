@@ -2,13 +2,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
 import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi } from "./api/CardsApi.js"
 import { EventsApi } from "./api/EventsApi.js"
-import {
-  FinancialAccountsApi,
-  SimulateTransfersApi,
-  TransactionsApi,
-  TransfersApi,
-  WalletsApi
-} from "./api/LedgerApi.js"
+import { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersApi, WalletsApi } from "./api/LedgerApi.js"
 import { MetaApi } from "./api/MetaApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
 import { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
@@ -32,5 +26,4 @@ export class IssuingApi extends HttpApi.make("issuing")
   .add(MetaApi)
   .addError(ApiFailure)
   .annotate(OpenApi.Title, "Issuing API")
-  .annotate(OpenApi.Version, "1.2.0")
-{}
+  .annotate(OpenApi.Version, "1.2.0") {}

@@ -10,7 +10,7 @@ import {
   ServicesLive,
   Vault
 } from "@issuing/core"
-import { Effect, Layer, ManagedRuntime, Runtime } from "effect"
+import { type Effect, Layer, ManagedRuntime, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
@@ -91,9 +91,7 @@ const HandlersLive = Layer.mergeAll(
   WebhookSubscriptionsHandlersLive,
   WebhookDeliveriesHandlersLive,
   MetaHandlersLive
-).pipe(
-  Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive))
-)
+).pipe(Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive)))
 
 /** The platform's layers over a store: domain services, the HttpApi and the request pipeline. */
 export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings, vaultKeys: ReadonlyArray<Buffer>) => {
@@ -127,7 +125,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const layer = issuingLayer(options.store, settings, options.vaultKeys)
   // Telemetry first, so the store's start-up (migrations) is traced too.
   const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
-  const built = await runtime.runPromise(HttpApiBuilder.httpApp) as HttpApp.Default
+  const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default
   const app = options.telemetry === undefined ? built : traceRequests(built)
   // @effect/platform's own server span records the full URL and query, where an embed session
   // token travels: off; traceRequests records the route template instead.
@@ -136,27 +134,29 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const webHandler = HttpApp.toWebHandlerRuntime(handlerRuntime)(app)
   const basePath = normalizeBasePath(options.basePath)
 
-  const listener = basePath === ""
-    ? nodeHandler
-    : (request: IncomingMessage, response: ServerResponse) => {
-      const url = request.url ?? "/"
-      if (url === basePath || url.startsWith(`${basePath}/`) || url.startsWith(`${basePath}?`)) {
-        request.url = url.slice(basePath.length) || "/"
-        if (!request.url.startsWith("/")) request.url = `/${request.url}`
-      }
-      nodeHandler(request, response)
-    }
+  const listener =
+    basePath === ""
+      ? nodeHandler
+      : (request: IncomingMessage, response: ServerResponse) => {
+          const url = request.url ?? "/"
+          if (url === basePath || url.startsWith(`${basePath}/`) || url.startsWith(`${basePath}?`)) {
+            request.url = url.slice(basePath.length) || "/"
+            if (!request.url.startsWith("/")) request.url = `/${request.url}`
+          }
+          nodeHandler(request, response)
+        }
 
-  const handler = basePath === ""
-    ? (request: Request) => webHandler(request)
-    : (request: Request) => {
-      const url = new URL(request.url)
-      if (url.pathname === basePath || url.pathname.startsWith(`${basePath}/`)) {
-        url.pathname = url.pathname.slice(basePath.length) || "/"
-        return webHandler(new Request(url, request))
-      }
-      return webHandler(request)
-    }
+  const handler =
+    basePath === ""
+      ? (request: Request) => webHandler(request)
+      : (request: Request) => {
+          const url = new URL(request.url)
+          if (url.pathname === basePath || url.pathname.startsWith(`${basePath}/`)) {
+            url.pathname = url.pathname.slice(basePath.length) || "/"
+            return webHandler(new Request(url, request))
+          }
+          return webHandler(request)
+        }
 
   return {
     handler,

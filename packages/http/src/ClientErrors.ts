@@ -14,7 +14,11 @@ const answerFor = (error: ClientError) => {
     case "HPE_HEADER_OVERFLOW":
       return {
         status: "431 Request Header Fields Too Large",
-        failure: apiFailure("request_header_too_large", "The request line and headers are too large. Send a shorter URL or fewer headers.", null)
+        failure: apiFailure(
+          "request_header_too_large",
+          "The request line and headers are too large. Send a shorter URL or fewer headers.",
+          null
+        )
       }
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return {
@@ -37,23 +41,25 @@ const answerFor = (error: ClientError) => {
  * it; a host app mounting the platform on its own server may too:
  * `server.on("clientError", issuing.clientErrorListener)`.
  */
-export const clientErrorListener = (baseUrl: () => string) => (error: ClientError, socket: Duplex): void => {
-  // A reset connection has nobody left to answer; on one that has already carried response bytes
-  // a response may be half written, so (like Node's own handler) it is closed without an answer.
-  const written = "bytesWritten" in socket && typeof socket.bytesWritten === "number" ? socket.bytesWritten : 0
-  if (error.code === "ECONNRESET" || !socket.writable || written > 0) {
-    socket.destroy()
-    return
+export const clientErrorListener =
+  (baseUrl: () => string) =>
+  (error: ClientError, socket: Duplex): void => {
+    // A reset connection has nobody left to answer; on one that has already carried response bytes
+    // a response may be half written, so (like Node's own handler) it is closed without an answer.
+    const written = "bytesWritten" in socket && typeof socket.bytesWritten === "number" ? socket.bytesWritten : 0
+    if (error.code === "ECONNRESET" || !socket.writable || written > 0) {
+      socket.destroy()
+      return
+    }
+    const requestId = crypto.randomUUID()
+    const { failure, status } = answerFor(error)
+    const body = JSON.stringify(envelope(failure, requestId, baseUrl()))
+    socket.end(
+      `HTTP/1.1 ${status}\r\n` +
+        "Content-Type: application/json\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Request-Id: ${requestId}\r\n` +
+        "Connection: close\r\n\r\n" +
+        body
+    )
   }
-  const requestId = crypto.randomUUID()
-  const { failure, status } = answerFor(error)
-  const body = JSON.stringify(envelope(failure, requestId, baseUrl()))
-  socket.end(
-    `HTTP/1.1 ${status}\r\n` +
-      "Content-Type: application/json\r\n" +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Request-Id: ${requestId}\r\n` +
-      "Connection: close\r\n\r\n" +
-      body
-  )
-}

@@ -15,7 +15,7 @@ export interface StepProgress {
 /** The shortest interval between two redraws of a terminal's progress line. */
 const REDRAW_INTERVAL_MS = 100
 
-const rate = (done: number, elapsedMs: number) => elapsedMs <= 0 ? "" : `, ${Math.round(done / (elapsedMs / 1000))}/s`
+const rate = (done: number, elapsedMs: number) => (elapsedMs <= 0 ? "" : `, ${Math.round(done / (elapsedMs / 1000))}/s`)
 const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`
 
 /**
@@ -23,10 +23,7 @@ const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`
  * line redrawn in place (`cards: 1200/5000 (24%, 800/s)`), otherwise one line per finished step —
  * or none with `lines: false`, for a command whose own stdout line per step carries the figures.
  */
-export const progress = (
-  output: ProgressOutput,
-  options: { readonly lines?: boolean; readonly now?: () => number } = {}
-) => {
+export const progress = (output: ProgressOutput, options: { readonly lines?: boolean; readonly now?: () => number } = {}) => {
   const now = options.now ?? (() => performance.now())
   return {
     /** Starts a step; `total` is what there is to do, when known. */
@@ -36,8 +33,14 @@ export const progress = (
       let drawnMs = -Infinity
       const line = (final: boolean) => {
         const elapsed = now() - startedMs
-        const counted = total === undefined ? `${done}` : `${done}/${total}${total > 0 ? ` (${Math.floor((100 * Math.min(done, total)) / total)}%` : " ("}`
-        const tail = total === undefined ? ` (${seconds(elapsed)}${rate(done, elapsed)})` : `${total > 0 ? ", " : ""}${seconds(elapsed)}${rate(done, elapsed)})`
+        const counted =
+          total === undefined
+            ? `${done}`
+            : `${done}/${total}${total > 0 ? ` (${Math.floor((100 * Math.min(done, total)) / total)}%` : " ("}`
+        const tail =
+          total === undefined
+            ? ` (${seconds(elapsed)}${rate(done, elapsed)})`
+            : `${total > 0 ? ", " : ""}${seconds(elapsed)}${rate(done, elapsed)})`
         return `issuing: ${name}: ${counted}${tail}${final ? " done" : ""}`
       }
       const draw = () => {

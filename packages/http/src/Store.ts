@@ -14,7 +14,10 @@ export const STORE_PACKAGES = { sqlite: "@issuing/store-sqlite", postgres: "@iss
 export class StorePackageMissing extends Error {
   readonly _tag = "StorePackageMissing"
   readonly packageName: string
-  constructor(readonly kind: DatabaseTarget["kind"], options?: ErrorOptions) {
+  constructor(
+    readonly kind: DatabaseTarget["kind"],
+    options?: ErrorOptions
+  ) {
     const packageName = STORE_PACKAGES[kind]
     super(
       `a ${kind === "sqlite" ? "SQLite (sqlite:…)" : "PostgreSQL (postgres://…)"} database needs ${packageName}, which is not installed: npm install ${packageName}`,
@@ -37,7 +40,8 @@ export interface LoadedStore {
 // package, unquoted) or a native binary that fails to load, is a different problem and keeps its
 // own message.
 const isMissing = (error: unknown, packageName: string) =>
-  typeof error === "object" && error !== null &&
+  typeof error === "object" &&
+  error !== null &&
   ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" || (error as { code?: unknown }).code === "MODULE_NOT_FOUND") &&
   String((error as { message?: unknown }).message).includes(`'${packageName}'`)
 

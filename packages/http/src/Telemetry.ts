@@ -41,9 +41,10 @@ const resourceAttributes = (text: string | undefined): Record<string, string> =>
  */
 export const telemetryFromEnv = (env: Readonly<Record<string, string | undefined>>): TelemetryLayer | undefined => {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined
-  const traces = (isSet(env.OTEL_EXPORTER_OTLP_ENDPOINT) || isSet(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)) &&
-    env.OTEL_TRACES_EXPORTER?.trim() !== "none"
-  const metrics = (isSet(env.OTEL_EXPORTER_OTLP_ENDPOINT) || isSet(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)) &&
+  const traces =
+    (isSet(env.OTEL_EXPORTER_OTLP_ENDPOINT) || isSet(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)) && env.OTEL_TRACES_EXPORTER?.trim() !== "none"
+  const metrics =
+    (isSet(env.OTEL_EXPORTER_OTLP_ENDPOINT) || isSet(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)) &&
     env.OTEL_METRICS_EXPORTER?.trim() !== "none"
   if (!traces && !metrics) return undefined
   const intervalMs = Number(env.OTEL_METRIC_EXPORT_INTERVAL)
@@ -52,11 +53,11 @@ export const telemetryFromEnv = (env: Readonly<Record<string, string | undefined
     ...(traces ? { spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter()) } : {}),
     ...(metrics
       ? {
-        metricReader: new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter(),
-          exportIntervalMillis: Number.isInteger(intervalMs) && intervalMs > 0 ? intervalMs : 60_000
-        })
-      }
+          metricReader: new PeriodicExportingMetricReader({
+            exporter: new OTLPMetricExporter(),
+            exportIntervalMillis: Number.isInteger(intervalMs) && intervalMs > 0 ? intervalMs : 60_000
+          })
+        }
       : {})
   })
 }
@@ -87,7 +88,9 @@ const routeTemplates = () => {
   HttpApi.reflect(IssuingApi, {
     onGroup() {},
     onEndpoint({ endpoint }) {
-      const source = endpoint.path.split("/").filter((segment) => segment !== "")
+      const source = endpoint.path
+        .split("/")
+        .filter((segment) => segment !== "")
         .map((segment) => (segment.startsWith(":") ? "/[^/]+" : `/${segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`))
         .join("")
       routes.push({ method: endpoint.method, pattern: new RegExp(`^${source || "/"}/?$`), template: endpoint.path })
@@ -133,19 +136,26 @@ export const traceRequests = (app: HttpApp.Default): HttpApp.Default => {
       Effect.tap((response) => {
         const status = String(response.status)
         const posted = postedTransfers(route, response)
-        return Effect.all([
-          Effect.annotateCurrentSpan({
-            "http.response.status_code": response.status,
-            "issuing.request_id": response.headers["request-id"] ?? "",
-            ...(program !== undefined && UUID.test(program) ? { "issuing.program_id": program.toLowerCase() } : {})
-          }),
-          Metric.update(
-            requests.pipe(Metric.tagged("http.request.method", method), Metric.tagged("http.route", route), Metric.tagged("http.response.status_code", status)),
-            1
-          ),
-          Metric.update(requestDuration.pipe(Metric.tagged("http.route", route)), performance.now() - startedMs),
-          posted > 0 ? Metric.incrementBy(transfers, posted) : Effect.void
-        ], { discard: true })
+        return Effect.all(
+          [
+            Effect.annotateCurrentSpan({
+              "http.response.status_code": response.status,
+              "issuing.request_id": response.headers["request-id"] ?? "",
+              ...(program !== undefined && UUID.test(program) ? { "issuing.program_id": program.toLowerCase() } : {})
+            }),
+            Metric.update(
+              requests.pipe(
+                Metric.tagged("http.request.method", method),
+                Metric.tagged("http.route", route),
+                Metric.tagged("http.response.status_code", status)
+              ),
+              1
+            ),
+            Metric.update(requestDuration.pipe(Metric.tagged("http.route", route)), performance.now() - startedMs),
+            posted > 0 ? Metric.incrementBy(transfers, posted) : Effect.void
+          ],
+          { discard: true }
+        )
       }),
       Effect.withSpan(`${method} ${route}`, {
         kind: "server",
@@ -171,21 +181,24 @@ const hostOf = (url: string) => {
  * never the body, signature or secret).
  */
 export const withDeliveryTelemetry = <A, E, R>(worker: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | WebhookSender> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sender = yield* WebhookSender
     const runtime = yield* Effect.runtime<never>()
     const attempt = (delivery: OutgoingDelivery, send: Effect.Effect<DeliveryOutcome>) => {
       const startedMs = performance.now()
       return send.pipe(
         Effect.tap((outcome) =>
-          Effect.all([
-            Effect.annotateCurrentSpan({
-              "http.response.status_code": outcome.responseCode,
-              "issuing.webhook.outcome": outcome.status
-            }),
-            Metric.update(deliveries.pipe(Metric.tagged("outcome", outcome.status === "SUCCESS" ? "success" : "failure")), 1),
-            Metric.update(deliveryDuration, performance.now() - startedMs)
-          ], { discard: true })
+          Effect.all(
+            [
+              Effect.annotateCurrentSpan({
+                "http.response.status_code": outcome.responseCode,
+                "issuing.webhook.outcome": outcome.status
+              }),
+              Metric.update(deliveries.pipe(Metric.tagged("outcome", outcome.status === "SUCCESS" ? "success" : "failure")), 1),
+              Metric.update(deliveryDuration, performance.now() - startedMs)
+            ],
+            { discard: true }
+          )
         ),
         Effect.withSpan("webhook.delivery_attempt", {
           kind: "client",
@@ -197,13 +210,18 @@ export const withDeliveryTelemetry = <A, E, R>(worker: Effect.Effect<A, E, R>): 
     const traced = {
       send: (delivery: OutgoingDelivery) => attempt(delivery, sender.send(delivery)),
       sendAsync: (delivery: OutgoingDelivery) =>
-        Runtime.runPromise(runtime)(attempt(delivery, Effect.promise(() => sender.sendAsync(delivery))))
+        Runtime.runPromise(runtime)(
+          attempt(
+            delivery,
+            Effect.promise(() => sender.sendAsync(delivery))
+          )
+        )
     }
     return yield* Effect.provideService(worker, WebhookSender, traced)
   })
 
 /** Samples the delivery queue once: how many deliveries are due now and how long the oldest has waited. */
-export const sampleDeliveryQueue = Effect.gen(function*() {
+export const sampleDeliveryQueue = Effect.gen(function* () {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const now = new Date()
   const rows = yield* sql<{ depth: unknown; oldest: unknown }>`

@@ -125,10 +125,15 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   if (Object.hasOwn(BUILT_IN, command) || Object.hasOwn(commands, command)) {
     // Load the store package ISSUING_DATABASE_URL names before anything starts: a host that
     // installed only the other store gets one line saying what to install, like any bad setting.
-    const problem = await loadStore(config.database).then(() => undefined, (error) => error)
+    const problem = await loadStore(config.database).then(
+      () => undefined,
+      (error) => error
+    )
     if (problem instanceof StorePackageMissing) {
       const kind = problem.kind === "sqlite" ? "a SQLite" : "a PostgreSQL"
-      err(`issuing: ISSUING_DATABASE_URL names ${kind} database, which needs ${problem.packageName}: install it (npm install ${problem.packageName})`)
+      err(
+        `issuing: ISSUING_DATABASE_URL names ${kind} database, which needs ${problem.packageName}: install it (npm install ${problem.packageName})`
+      )
       return 78
     }
   }
@@ -138,7 +143,9 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         return await serve(config)
       case "migrate": {
         const applied = await migrate(await loadStore(config.database))
-        out(`issuing: ${applied.length === 0 ? "no pending migrations" : `applied ${applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(", ")}`}`)
+        out(
+          `issuing: ${applied.length === 0 ? "no pending migrations" : `applied ${applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(", ")}`}`
+        )
         return 0
       }
       case "orgs":
@@ -157,4 +164,3 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return 1
   }
 }
-

@@ -12,9 +12,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 /** Where the server keeps its data, as ISSUING_DATABASE_URL names it. */
-export type DatabaseTarget =
-  | { readonly kind: "sqlite"; readonly filename: string }
-  | { readonly kind: "postgres"; readonly url: string }
+export type DatabaseTarget = { readonly kind: "sqlite"; readonly filename: string } | { readonly kind: "postgres"; readonly url: string }
 
 /** The server's configuration, read from the environment (CONTRACT §1). */
 export interface ServerConfig {
@@ -23,10 +21,12 @@ export interface ServerConfig {
   readonly port: number
   readonly settings: IssuingSettings
   /** Where the vault key comes from; a sandbox without ISSUING_VAULT_KEY uses (or creates) this file. */
-  readonly vaultKey: { readonly source: "env"; readonly keys: ReadonlyArray<Buffer> } | {
-    readonly source: "file"
-    readonly path: string
-  }
+  readonly vaultKey:
+    | { readonly source: "env"; readonly keys: ReadonlyArray<Buffer> }
+    | {
+        readonly source: "file"
+        readonly path: string
+      }
   readonly bootstrapApiKey: string | undefined
   /** True when ISSUING_BASE_URL is not set: the server derives the base URL from its listen address. */
   readonly baseUrlFromListenAddress?: boolean | undefined
@@ -192,8 +192,7 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       embedSessionTtlSeconds: integer(env, "ISSUING_EMBED_SESSION_TTL_SECONDS", 300, 1, 86_400),
       panSearchPerMinute: integer(env, "ISSUING_PAN_SEARCH_PER_MINUTE", 20, 1, 10_000),
       panSearchMaxMisses: integer(env, "ISSUING_PAN_SEARCH_MAX_MISSES", 10, 1, 10_000),
-      webhookRetryScheduleMs: webhookRetryScheduleMs ??
-        (parseRetrySchedule("5s,5m,30m,2h,5h,10h,10h") as ReadonlyArray<number>),
+      webhookRetryScheduleMs: webhookRetryScheduleMs ?? (parseRetrySchedule("5s,5m,30m,2h,5h,10h,10h") as ReadonlyArray<number>),
       webhookTimeoutMs: integer(env, "ISSUING_WEBHOOK_TIMEOUT_MS", 15_000, 1, 300_000),
       webhookAllowPrivateUrls: boolean(env, "ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", environment === "sandbox"),
       webhookAllowedPorts: allowedPorts(env, environment),
@@ -221,7 +220,7 @@ export const resolveVaultKeys = (config: ServerConfig): ReadonlyArray<Buffer> =>
   if (!fs.existsSync(file)) {
     fs.mkdirSync(path.dirname(file), { recursive: true })
     try {
-      fs.writeFileSync(file, crypto.randomBytes(32).toString("base64") + "\n", { mode: 0o600, flag: "wx" })
+      fs.writeFileSync(file, `${crypto.randomBytes(32).toString("base64")}\n`, { mode: 0o600, flag: "wx" })
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
     }

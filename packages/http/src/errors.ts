@@ -127,8 +127,7 @@ export const ERROR_CODES = {
     status: 500,
     type: "api_error",
     title: "Internal error",
-    description:
-      "An unexpected failure. Nothing was committed. Retry with the same Idempotency-Key; the request is safe to repeat."
+    description: "An unexpected failure. Nothing was committed. Retry with the same Idempotency-Key; the request is safe to repeat."
   },
   insufficient_funds: {
     status: 422,
@@ -239,11 +238,10 @@ export const toApiFailure = (error: IssuingError): ApiFailure => {
  * Runs a domain effect for a handler or the request pipeline: domain failures become ApiFailure;
  * database failures are defects (500 internal_error, nothing stored under the idempotency key).
  */
-export const handle = <A, E extends IssuingError | SqlError.SqlError, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, ApiFailure, R> =>
+export const handle = <A, E extends IssuingError | SqlError.SqlError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiFailure, R> =>
   Effect.catchAll(effect, (error) =>
-    error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError)))
+    error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError))
+  )
 
 /** One decode issue: where (the field's path) and what. */
 export interface DecodeIssue {
@@ -260,11 +258,7 @@ export const decodeIssuesFailure = (issues: ReadonlyArray<DecodeIssue>): ApiFail
   const issue = issues[0]
   const param = issue === undefined || issue.path.length === 0 ? null : issue.path.map(String).join(".")
   const detail = (issue?.message ?? "Invalid request").replace(/,\s*actual\b[\s\S]*$/, "")
-  return apiFailure(
-    "invalid_request",
-    param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`,
-    param
-  )
+  return apiFailure("invalid_request", param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`, param)
 }
 
 /** The JSON envelope of every error response (docs/api.md#errors). */
@@ -283,6 +277,6 @@ export const envelope = (failure: ApiFailure, requestId: string, baseUrl: string
 export const failureResponse = (failure: ApiFailure, requestId: string, baseUrl: string) => {
   const headers: Record<string, string> = {}
   if (failure.retryAfterSeconds !== undefined) headers["retry-after"] = String(failure.retryAfterSeconds)
-  if (failure.allow !== undefined) headers["allow"] = failure.allow
+  if (failure.allow !== undefined) headers.allow = failure.allow
   return HttpServerResponse.unsafeJson(envelope(failure, requestId, baseUrl), { status: failure.status, headers })
 }

@@ -27,18 +27,20 @@ export const backgroundTasks: Array<(instance: IssuingInstance) => Effect.Effect
       idempotency.purgeExpired.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Idempotency purge failed", cause)),
         Effect.repeat(Schedule.spaced("1 hour"))
-      )).pipe(Effect.asVoid),
+      )
+    ).pipe(Effect.asVoid),
   // Expired embed sessions only answer 401; drop them a day after expiry, hourly.
   () =>
     Effect.flatMap(Cards, (cards) =>
       cards.purgeExpiredEmbedSessions.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Embed session purge failed", cause)),
         Effect.repeat(Schedule.spaced("1 hour"))
-      )).pipe(Effect.asVoid),
+      )
+    ).pipe(Effect.asVoid),
   // The webhook delivery worker (`issuing worker` runs it alone), with a span per attempt when traced.
-  (instance) => instance.telemetry ? withDeliveryTelemetry(runDeliveryWorker()) : runDeliveryWorker(),
+  (instance) => (instance.telemetry ? withDeliveryTelemetry(runDeliveryWorker()) : runDeliveryWorker()),
   // The delivery queue's depth and lag as gauges, when metrics are on.
-  (instance) => instance.telemetry ? deliveryQueueMetrics : Effect.void
+  (instance) => (instance.telemetry ? deliveryQueueMetrics : Effect.void)
 ]
 
 /**
@@ -70,7 +72,10 @@ export const startServer = async (
   const server = http.createServer({ keepAliveTimeout: 65_000 }, (request, response) => handle(request, response))
   // Requests Node's parser refuses get the envelope too (before start-up completes, on the listen address).
   let baseUrl = () => config.settings.baseUrl
-  server.on("clientError", clientErrorListener(() => baseUrl()))
+  server.on(
+    "clientError",
+    clientErrorListener(() => baseUrl())
+  )
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(config.port, config.host, () => {

@@ -31,7 +31,7 @@ const payloadVersion = (payload: string): bigint => {
 export const pgChangeFeedLayer = (url: string) =>
   Layer.scoped(
     ChangeFeed,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const client = yield* SqlClient.SqlClient
       const scope = yield* Effect.scope
       const withClient = Effect.provideService(SqlClient.SqlClient, client)

@@ -12,10 +12,16 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
   LedgerPosting,
   Effect.map(SqlClient.SqlClient, (client) => {
     const sql = client.withoutTransforms()
-    const postTransfer = (
-      { bookTransfer, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
-    ): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
-        sql`SELECT posted, available, refusal FROM issuing_post_transfer(
+    const postTransfer = ({
+      bookTransfer,
+      checkFunds,
+      deltas,
+      events,
+      transaction: t,
+      transactionWrite,
+      transfer
+    }: TransferPosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
+      sql`SELECT posted, available, refusal FROM issuing_post_transfer(
               ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
               ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
               ${transactionWrite}, ${t.id}, ${t.status}, ${t.created_at}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
@@ -27,13 +33,13 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
               ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
               ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
               ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL})`.pipe(
-          Effect.map((rows) => ({
-            posted: rows[0]!.posted === true,
-            refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
-            availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
-            wake: false
-          }))
-        )
+        Effect.map((rows) => ({
+          posted: rows[0]!.posted === true,
+          refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
+          availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
+          wake: false
+        }))
+      )
     /** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
     const asJson = ({ bookTransfer, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting) => ({
       program_id: t.program_id,
@@ -76,15 +82,15 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
           ? Effect.succeed([])
           : sql`SELECT ord, posted, available, refusal FROM issuing_post_transfers(
                   ${JSON.stringify(postings.map(asJson))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL}) ORDER BY ord`.pipe(
-            Effect.map((rows) =>
-              rows.map((row) => ({
-                posted: row.posted === true,
-                refusal: (row.refusal ?? null) as PostingRefusal | null,
-                availableMinor: row.available === null ? 0 : toInt(row.available),
-                wake: false
-              }))
-            )
-          ),
+              Effect.map((rows) =>
+                rows.map((row) => ({
+                  posted: row.posted === true,
+                  refusal: (row.refusal ?? null) as PostingRefusal | null,
+                  availableMinor: row.available === null ? 0 : toInt(row.available),
+                  wake: false
+                }))
+              )
+            ),
       // The order issuing_post_transfer locks in, so every transaction takes its locks in one order.
       lockAccounts: (accountIds) =>
         accountIds.length === 0

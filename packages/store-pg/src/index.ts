@@ -40,7 +40,8 @@ export const migrate = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       )`),
       Effect.zipRight(runMigrations)
     )
-  ))
+  )
+)
 
 /** The pooled PostgreSQL client. */
 export const clientLayer = (options: PgOptions) =>

@@ -19,7 +19,7 @@ const store = Layer.unwrapScoped(
 describe("the PostgreSQL store", () => {
   layer(store, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
     it.effect("serves concurrent statements from a pool of connections", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         // Three statements in flight at once: on one connection they would share a backend.
         const pids = yield* Effect.all(
@@ -27,29 +27,39 @@ describe("the PostgreSQL store", () => {
           { concurrency: "unbounded" }
         )
         expect(new Set(pids.map((rows) => rows[0]!.pid)).size).toBe(3)
-      }))
+      })
+    )
 
-    it.effect("retries a transaction chosen as a deadlock victim, so both writers succeed", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const transactor = yield* Transactor
-        yield* sql`INSERT INTO issuing_organizations (id, name, created_at)
+    it.effect(
+      "retries a transaction chosen as a deadlock victim, so both writers succeed",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const transactor = yield* Transactor
+          yield* sql`INSERT INTO issuing_organizations (id, name, created_at)
                    VALUES ('dl-a', 'a', now()), ('dl-b', 'b', now())`
-        let attempts = 0
-        // Two transactions lock the same two rows in opposite orders: PostgreSQL aborts one (40P01).
-        const writer = (first: string, second: string) =>
-          transactor.withTransaction(Effect.gen(function*() {
-            attempts += 1
-            yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${first}`
-            yield* Effect.sleep("150 millis")
-            yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${second}`
-          }))
-        yield* Effect.all([writer("dl-a", "dl-b"), writer("dl-b", "dl-a")], { concurrency: "unbounded" })
-        // At least one retry; under load both may be chosen as victims and retry again.
-        expect(attempts).toBeGreaterThanOrEqual(3)
-        expect(attempts).toBeLessThanOrEqual(2 * MAX_TRANSACTION_ATTEMPTS)
-        const rows = yield* sql`SELECT id, name FROM issuing_organizations WHERE id IN ('dl-a', 'dl-b') ORDER BY id`
-        expect(rows).toEqual([{ id: "dl-a", name: "a++" }, { id: "dl-b", name: "b++" }])
-      }), 30_000)
+          let attempts = 0
+          // Two transactions lock the same two rows in opposite orders: PostgreSQL aborts one (40P01).
+          const writer = (first: string, second: string) =>
+            transactor.withTransaction(
+              Effect.gen(function* () {
+                attempts += 1
+                yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${first}`
+                yield* Effect.sleep("150 millis")
+                yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${second}`
+              })
+            )
+          yield* Effect.all([writer("dl-a", "dl-b"), writer("dl-b", "dl-a")], { concurrency: "unbounded" })
+          // At least one retry; under load both may be chosen as victims and retry again.
+          expect(attempts).toBeGreaterThanOrEqual(3)
+          expect(attempts).toBeLessThanOrEqual(2 * MAX_TRANSACTION_ATTEMPTS)
+          const rows = yield* sql`SELECT id, name FROM issuing_organizations WHERE id IN ('dl-a', 'dl-b') ORDER BY id`
+          expect(rows).toEqual([
+            { id: "dl-a", name: "a++" },
+            { id: "dl-b", name: "b++" }
+          ])
+        }),
+      30_000
+    )
   })
 })

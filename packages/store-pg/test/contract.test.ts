@@ -13,4 +13,5 @@ storeContract("PostgreSQL", () =>
       ),
       (database) => PgStore.layer({ url: database.url, maxConnections: 4 })
     )
-  ))
+  )
+)

@@ -14,7 +14,7 @@ const NONE = Option.none<string>()
  */
 export const SqliteChangeFeedLive = Layer.effect(
   ChangeFeed,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* SqlClient.SqlClient
     const db = yield* SqliteDatabase
     // better-sqlite3 tells whether a transaction is open; the handle's interface does not name it.

@@ -51,7 +51,7 @@ const isBusy = (error: SqlError): boolean => {
 }
 
 const make = (options: SqliteOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const compiler = Statement.makeCompilerSqlite()
     const db = new Sqlite(options.filename)
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
@@ -93,17 +93,19 @@ const make = (options: SqliteOptions) =>
       Effect.retry(effect, { schedule: lockWait, while: (error) => isBusy(error) && !db.inTransaction })
 
     const run = (sql: string, params: ReadonlyArray<unknown>, raw: boolean): Effect.Effect<ReadonlyArray<any>, SqlError> =>
-      awaitingLock(Effect.suspend(() => {
-        try {
-          const statement = prepare(sql)
-          const bound = params.map(bindable)
-          if (statement.reader) return Effect.succeed(statement.all(...bound) as ReadonlyArray<any>)
-          const result = statement.run(...bound)
-          return Effect.succeed(raw ? (result as unknown as ReadonlyArray<any>) : [])
-        } catch (cause) {
-          return Effect.fail(toSqlError(cause, "Failed to execute statement"))
-        }
-      }))
+      awaitingLock(
+        Effect.suspend(() => {
+          try {
+            const statement = prepare(sql)
+            const bound = params.map(bindable)
+            if (statement.reader) return Effect.succeed(statement.all(...bound) as ReadonlyArray<any>)
+            const result = statement.run(...bound)
+            return Effect.succeed(raw ? (result as unknown as ReadonlyArray<any>) : [])
+          } catch (cause) {
+            return Effect.fail(toSqlError(cause, "Failed to execute statement"))
+          }
+        })
+      )
 
     const connection: Connection = {
       execute: (sql, params, transformRows) =>
@@ -122,19 +124,21 @@ const make = (options: SqliteOptions) =>
         }),
       // BEGIN IMMEDIATE, SAVEPOINT, COMMIT… come through here on every transaction: prepared once.
       executeUnprepared: (sql, params, transformRows) =>
-        awaitingLock(Effect.try({
-          try: () => {
-            // A BEGIN that never took the lock leaves nothing to roll back: keep its SQLITE_BUSY (which
-            // the Transactor retries) instead of masking it with "no transaction is active".
-            if (sql === "ROLLBACK" && !db.inTransaction) return []
-            const statement = prepare(sql)
-            const bound = (params ?? []).map(bindable)
-            if (!statement.reader) statement.run(...bound)
-            const rows = statement.reader ? (statement.all(...bound) as ReadonlyArray<any>) : []
-            return transformRows ? transformRows(rows) : rows
-          },
-          catch: (cause) => toSqlError(cause, "Failed to execute statement")
-        })),
+        awaitingLock(
+          Effect.try({
+            try: () => {
+              // A BEGIN that never took the lock leaves nothing to roll back: keep its SQLITE_BUSY (which
+              // the Transactor retries) instead of masking it with "no transaction is active".
+              if (sql === "ROLLBACK" && !db.inTransaction) return []
+              const statement = prepare(sql)
+              const bound = (params ?? []).map(bindable)
+              if (!statement.reader) statement.run(...bound)
+              const rows = statement.reader ? (statement.all(...bound) as ReadonlyArray<any>) : []
+              return transformRows ? transformRows(rows) : rows
+            },
+            catch: (cause) => toSqlError(cause, "Failed to execute statement")
+          })
+        ),
       executeStream: () => Stream.dieMessage("executeStream is not supported by the SQLite store")
     }
 
@@ -162,21 +166,21 @@ const make = (options: SqliteOptions) =>
     // as BEGIN IMMEDIATE … COMMIT, natively: no Effect overhead per statement.
     const syncConnection: SyncConnection = { prepare: (sql) => prepare(sql) as unknown as SyncStatement }
     const atomically = db.transaction((f: (connection: SyncConnection) => unknown) => f(syncConnection))
-    const attempt = <A>(body: () => A) =>
-      Effect.try({ try: body, catch: (cause) => toSqlError(cause, "Failed to execute statement") })
+    const attempt = <A>(body: () => A) => Effect.try({ try: body, catch: (cause) => toSqlError(cause, "Failed to execute statement") })
     const sync = SyncSql.of({
       run: <A>(f: (connection: SyncConnection) => A) =>
         Effect.flatMap(Effect.serviceOption(Client.TransactionConnection), (outer) =>
           outer._tag === "Some"
-            // The caller's transaction holds the one connection: run inside it, in a savepoint.
-            // (If SQLite already rolled that transaction back on an earlier error, refuse rather
-            // than let better-sqlite3 commit this call on its own.)
-            ? attempt(() => {
-              if (!db.inTransaction) throw new Error("The enclosing transaction is no longer active")
-              return atomically(f) as A
-            })
-            // Otherwise wait for the connection like any statement, and be a transaction of its own.
-            : semaphore.withPermits(1)(awaitingLock(attempt(() => atomically.immediate(f) as A))))
+            ? // The caller's transaction holds the one connection: run inside it, in a savepoint.
+              // (If SQLite already rolled that transaction back on an earlier error, refuse rather
+              // than let better-sqlite3 commit this call on its own.)
+              attempt(() => {
+                if (!db.inTransaction) throw new Error("The enclosing transaction is no longer active")
+                return atomically(f) as A
+              })
+            : // Otherwise wait for the connection like any statement, and be a transaction of its own.
+              semaphore.withPermits(1)(awaitingLock(attempt(() => atomically.immediate(f) as A)))
+        )
     })
     return { client, db, sync }
   })
@@ -185,8 +189,6 @@ const make = (options: SqliteOptions) =>
 export const layer = (options: SqliteOptions): Layer.Layer<Client.SqlClient | SqliteHandle | SyncSql> =>
   Layer.scopedContext(
     Effect.map(make(options), ({ client, db, sync }) =>
-      Context.make(Client.SqlClient, client).pipe(
-        Context.add(SqliteDatabase, db as unknown as SqliteHandle),
-        Context.add(SyncSql, sync)
-      ))
+      Context.make(Client.SqlClient, client).pipe(Context.add(SqliteDatabase, db as unknown as SqliteHandle), Context.add(SyncSql, sync))
+    )
   ).pipe(Layer.provide(Reactivity.layer))

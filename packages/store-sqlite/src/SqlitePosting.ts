@@ -1,4 +1,11 @@
-import { LedgerPosting, MAX_TOTAL_MINOR, type PostingOutcome, sqliteFanOutParams, sqliteFanOutSql, type TransferPosting } from "@issuing/core"
+import {
+  LedgerPosting,
+  MAX_TOTAL_MINOR,
+  type PostingOutcome,
+  sqliteFanOutParams,
+  sqliteFanOutSql,
+  type TransferPosting
+} from "@issuing/core"
 import { Effect, Layer } from "effect"
 import { type SyncConnection, SyncSql } from "./SyncSql.js"
 
@@ -60,14 +67,16 @@ const memo = (build: (count: number) => string) => {
   }
 }
 
-const insertEntries = memo((count) =>
-  `INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+const insertEntries = memo(
+  (count) =>
+    `INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
    VALUES ${rows(count, "(?, ?, ?, ?, ?, ?, ?)")}`
 )
 
 // Balance rows missing for a book are created by the upsert.
-const upsertBalances = memo((count) =>
-  `INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
+const upsertBalances = memo(
+  (count) =>
+    `INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
    VALUES ${rows(count, "(?, ?, ?, ?, ?, ?)")}
    ON CONFLICT (financial_account_id, book) DO UPDATE SET
      debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
@@ -75,8 +84,8 @@ const upsertBalances = memo((count) =>
      updated_at = excluded.updated_at`
 )
 
-const insertEvents = memo((count) =>
-  `INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ${rows(count, "(?, ?, ?, ?, ?)")}`
+const insertEvents = memo(
+  (count) => `INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ${rows(count, "(?, ?, ?, ?, ?)")}`
 )
 
 const fanOut = memo(sqliteFanOutSql)
@@ -93,23 +102,52 @@ export const postTransferSync = (db: SyncConnection, posting: TransferPosting): 
   if (passesTotalLimit(db, deltas)) return { posted: false, refusal: "balance_limit_exceeded", availableMinor: available, wake: false }
   if (posting.transactionWrite === "insert") {
     db.prepare(INSERT_TRANSACTION).run(
-      t.id, t.program_id, t.status, t.amount, t.currency, t.card_id, t.mcc, t.merchant_name, t.created_at, t.updated_at
+      t.id,
+      t.program_id,
+      t.status,
+      t.amount,
+      t.currency,
+      t.card_id,
+      t.mcc,
+      t.merchant_name,
+      t.created_at,
+      t.updated_at
     )
   } else if (posting.transactionWrite === "update") {
     db.prepare(UPDATE_TRANSACTION).run(t.status, t.updated_at, t.id)
   }
   db.prepare(INSERT_TRANSFER).run(
-    transfer.id, transfer.program_id, transfer.transaction_id, transfer.payment_rail, transfer.amount, transfer.currency,
-    transfer.from_financial_account_id, transfer.to_financial_account_id, transfer.status, transfer.description,
-    transfer.created_at, transfer.updated_at
+    transfer.id,
+    transfer.program_id,
+    transfer.transaction_id,
+    transfer.payment_rail,
+    transfer.amount,
+    transfer.currency,
+    transfer.from_financial_account_id,
+    transfer.to_financial_account_id,
+    transfer.status,
+    transfer.description,
+    transfer.created_at,
+    transfer.updated_at
   )
   db.prepare(INSERT_BOOK_TRANSFER).run(
-    bookTransfer.id, t.program_id, bookTransfer.transfer_id, bookTransfer.transaction_id,
-    bookTransfer.amount.amount, bookTransfer.amount.currency, bookTransfer.posted_at
+    bookTransfer.id,
+    t.program_id,
+    bookTransfer.transfer_id,
+    bookTransfer.transaction_id,
+    bookTransfer.amount.amount,
+    bookTransfer.amount.currency,
+    bookTransfer.posted_at
   )
   db.prepare(insertEntries(bookTransfer.entries.length)).run(
     ...bookTransfer.entries.flatMap((e, position) => [
-      bookTransfer.id, position, e.financial_account_id, e.book, e.entry_type, e.amount.amount, e.amount.currency
+      bookTransfer.id,
+      position,
+      e.financial_account_id,
+      e.book,
+      e.entry_type,
+      e.amount.amount,
+      e.amount.currency
     ])
   )
   db.prepare(upsertBalances(deltas.length)).run(

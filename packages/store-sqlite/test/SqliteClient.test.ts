@@ -26,7 +26,7 @@ const otherConnection = () => {
 describe("the SQLite client", () => {
   layer(SqliteStore.layer({ filename, busyTimeoutMs: 2000 }), { excludeTestServices: true })((it) => {
     it.effect("runs in WAL mode with synchronous FULL and foreign keys on", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         expect((yield* sql`PRAGMA journal_mode`)[0]).toEqual({ journal_mode: "wal" })
         expect((yield* sql`PRAGMA synchronous`)[0]).toEqual({ synchronous: 2 })
@@ -34,45 +34,58 @@ describe("the SQLite client", () => {
         const error = yield* Effect.flip(sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
           VALUES ('p', 'no-such-organization', 'n', '400000', 'x', 'x')`)
         expect(String(error.cause)).toMatch(/FOREIGN KEY/)
-      }))
+      })
+    )
 
     it.effect("binds booleans as 1/0 and dates as ISO text", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const at = new Date("2026-01-02T03:04:05.678Z")
         const rows = yield* sql`SELECT ${true} AS yes, ${false} AS no, ${at} AS at`
         expect(rows[0]).toEqual({ yes: 1, no: 0, at: "2026-01-02T03:04:05.678Z" })
-      }))
+      })
+    )
 
     it.effect("begins write transactions IMMEDIATE: another connection cannot write meanwhile", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const transactor = yield* Transactor
         const other = otherConnection()
         try {
-          yield* transactor.withTransaction(Effect.gen(function*() {
-            // Only a read so far; with a deferred BEGIN the other writer would get in first.
-            yield* sql`SELECT COUNT(*) AS n FROM issuing_organizations`
-            expect(() => other.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('x', 'x', 'x')"))
-              .toThrow(/SQLITE_BUSY|database is locked/)
-          }))
+          yield* transactor.withTransaction(
+            Effect.gen(function* () {
+              // Only a read so far; with a deferred BEGIN the other writer would get in first.
+              yield* sql`SELECT COUNT(*) AS n FROM issuing_organizations`
+              expect(() => other.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('x', 'x', 'x')")).toThrow(
+                /SQLITE_BUSY|database is locked/
+              )
+            })
+          )
         } finally {
           other.close()
         }
-      }))
+      })
+    )
 
     it.effect("waits for another process's write lock (busy timeout) instead of failing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         // better-sqlite3 waits synchronously, so the lock holder must be another process. It holds
         // the write lock until 300 ms after we tell it we are about to write.
-        const holder = spawn(process.execPath, ["-e", `
+        const holder = spawn(
+          process.execPath,
+          [
+            "-e",
+            `
           const db = new (require("better-sqlite3"))(${JSON.stringify(filename)})
           db.exec("BEGIN IMMEDIATE")
           db.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('held', 'held', 'x')")
           process.stdout.write("locked\\n")
           process.stdin.once("data", () => setTimeout(() => { db.exec("COMMIT"); db.close(); process.exit(0) }, 300))
-        `], { cwd: process.cwd(), stdio: ["pipe", "pipe", "inherit"] })
+        `
+          ],
+          { cwd: process.cwd(), stdio: ["pipe", "pipe", "inherit"] }
+        )
         yield* Effect.async<void>((resume) => {
           holder.stdout!.once("data", () => resume(Effect.void))
         })
@@ -81,10 +94,11 @@ describe("the SQLite client", () => {
         yield* sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('waited', 'waited', 'x')`
         const rows = yield* sql`SELECT id FROM issuing_organizations WHERE id IN ('held', 'waited') ORDER BY id`
         expect(rows.map((row) => row.id)).toEqual(["held", "waited"])
-      }))
+      })
+    )
 
     it.effect("waits for a lock held by another connection of this process without blocking the event loop", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const transactor = yield* Transactor
         // The holder is in this process: it can only commit if our wait leaves the event loop free.
@@ -93,7 +107,10 @@ describe("the SQLite client", () => {
         other.exec("INSERT INTO issuing_organizations (id, name, created_at) VALUES ('same-process', 'held', 'x')")
         let ticks = 0
         const ticker = setInterval(() => (ticks += 1), 10)
-        setTimeout(() => { other.exec("COMMIT"); other.close() }, 200)
+        setTimeout(() => {
+          other.exec("COMMIT")
+          other.close()
+        }, 200)
         try {
           yield* transactor.withTransaction(sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('after-wait', 'w', 'x')`)
         } finally {
@@ -103,6 +120,7 @@ describe("the SQLite client", () => {
         expect(ticks).toBeGreaterThan(5)
         const rows = yield* sql`SELECT id FROM issuing_organizations WHERE id IN ('same-process', 'after-wait') ORDER BY id`
         expect(rows.map((row) => row.id)).toEqual(["after-wait", "same-process"])
-      }))
+      })
+    )
   })
 })

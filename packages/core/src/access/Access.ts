@@ -73,7 +73,7 @@ const keyScope = (caller: Caller): KeyScope => ({
 /** The same rule on one key (the store applies it to lists, keyScope). */
 export const inKeyScope = (scope: KeyScope, key: ApiKey): boolean =>
   scope.withoutRights.every((right) => !key[right]) &&
-  (scope.programIds === null || (key.program_ids !== null && key.program_ids.every((id) => scope.programIds!.includes(id))))
+  (scope.programIds === null || (key.program_ids?.every((id) => scope.programIds!.includes(id)) ?? false))
 
 /** A new program record of the organization (not stored). */
 const newProgram = (organizationId: string, name: string, bin: string, now: string): StoredProgram => ({
@@ -92,7 +92,7 @@ const storeNewKey = (
   fields: Omit<StoredApiKey, "id" | "object" | "revoked_at">,
   secret = newApiKeySecret(config.environment)
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const key: StoredApiKey = { id: newId(), object: "api_key", ...fields, revoked_at: null }
     yield* store.insertApiKey(key, hashSecret(secret))
     return { ...key, secret }
@@ -100,23 +100,29 @@ const storeNewKey = (
 
 /** A new organization with a default program and an admin key (PAN reveal enabled) whose secret is `secret` when given. */
 const createOrganizationWith = (deps: AccessDeps, name: string, secret: string | undefined) =>
-  deps.transactor.withTransaction(Effect.gen(function*() {
-    const now = yield* nowIso
-    const organizationId = newId()
-    yield* deps.store.insertOrganization({ id: organizationId, name, created_at: now })
-    const program = newProgram(organizationId, "Default program", DEFAULT_BIN, now)
-    yield* deps.store.insertProgram(program)
-    const key = yield* storeNewKey(deps, {
-      organization_id: organizationId,
-      name: "Admin key",
-      role: "admin",
-      program_ids: null,
-      pan_reveal: true,
-      card_display: true,
-      created_at: now
-    }, secret)
-    return { organization_id: organizationId, program_id: program.id, api_key: key.secret } satisfies NewOrganization
-  }))
+  deps.transactor.withTransaction(
+    Effect.gen(function* () {
+      const now = yield* nowIso
+      const organizationId = newId()
+      yield* deps.store.insertOrganization({ id: organizationId, name, created_at: now })
+      const program = newProgram(organizationId, "Default program", DEFAULT_BIN, now)
+      yield* deps.store.insertProgram(program)
+      const key = yield* storeNewKey(
+        deps,
+        {
+          organization_id: organizationId,
+          name: "Admin key",
+          role: "admin",
+          program_ids: null,
+          pan_reveal: true,
+          card_display: true,
+          created_at: now
+        },
+        secret
+      )
+      return { organization_id: organizationId, program_id: program.id, api_key: key.secret } satisfies NewOrganization
+    })
+  )
 
 /**
  * A key can only hand out what it has: its programs and its PAN reveal and card display rights
@@ -124,28 +130,36 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
  */
 const checkGrant = (caller: Caller, programIds: ReadonlyArray<string> | null, panReveal: boolean, cardDisplay: boolean) => {
   if (panReveal && !caller.panReveal) {
-    return Effect.fail(new PermissionDenied({
-      message: "This API key cannot create a key with pan_reveal: it is not enabled for PAN reveal itself.",
-      param: "pan_reveal"
-    }))
+    return Effect.fail(
+      new PermissionDenied({
+        message: "This API key cannot create a key with pan_reveal: it is not enabled for PAN reveal itself.",
+        param: "pan_reveal"
+      })
+    )
   }
   if (cardDisplay && !caller.cardDisplay) {
-    return Effect.fail(new PermissionDenied({
-      message: "This API key cannot create a key with card_display: it is not enabled for card display itself.",
-      param: "card_display"
-    }))
+    return Effect.fail(
+      new PermissionDenied({
+        message: "This API key cannot create a key with card_display: it is not enabled for card display itself.",
+        param: "card_display"
+      })
+    )
   }
   if (caller.programIds !== null && programIds === null) {
-    return Effect.fail(new PermissionDenied({
-      message: "This API key is limited to some programs; the new key's program_ids must name some of them.",
-      param: "program_ids"
-    }))
+    return Effect.fail(
+      new PermissionDenied({
+        message: "This API key is limited to some programs; the new key's program_ids must name some of them.",
+        param: "program_ids"
+      })
+    )
   }
-  if (caller.programIds !== null && programIds !== null && programIds.some((id) => !canSeeProgram(caller, id))) {
-    return Effect.fail(new PermissionDenied({
-      message: "program_ids names a program this API key cannot access.",
-      param: "program_ids"
-    }))
+  if (caller.programIds && programIds?.some((id) => !canSeeProgram(caller, id))) {
+    return Effect.fail(
+      new PermissionDenied({
+        message: "program_ids names a program this API key cannot access.",
+        param: "program_ids"
+      })
+    )
   }
   return Effect.void
 }
@@ -156,7 +170,7 @@ const createApiKey = (
   caller: Caller,
   input: CreateApiKey
 ): Effect.Effect<ApiKeyWithSecret, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* requireAdmin(caller)
     const programIds = input.program_ids ?? null
     const panReveal = input.pan_reveal ?? false
@@ -182,7 +196,7 @@ const createApiKey = (
 
 /** Organizations, programs, API keys, authentication and program scoping. Inputs arrive decoded (access/Records.ts). */
 export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const deps: AccessDeps = { store: yield* AccessStore, transactor: yield* Transactor, config: yield* IssuingConfig }
     const { store } = deps
     const feed = yield* ChangeFeed
@@ -194,7 +208,7 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
 
       /** POST /v1/programs (admin not limited by program_ids). */
       createProgram: (caller: Caller, input: CreateProgram): Effect.Effect<Program, PermissionDenied | SqlError.SqlError> =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* requireUnlimitedAdmin(caller)
           const program = newProgram(caller.organizationId, input.name, input.bin ?? DEFAULT_BIN, yield* nowIso)
           yield* store.insertProgram(program)
@@ -203,20 +217,21 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
 
       /** GET /v1/programs: the organization's programs the key may use. */
       listPrograms: (caller: Caller, page: PageRequest): Effect.Effect<Page<Program>, SqlError.SqlError> =>
-        store.listPrograms(caller.organizationId, caller.programIds, toWindow(page)).pipe(
-          Effect.map(({ rows, total }) => ({ data: rows, total_count: total }))
-        ),
+        store
+          .listPrograms(caller.organizationId, caller.programIds, toWindow(page))
+          .pipe(Effect.map(({ rows, total }) => ({ data: rows, total_count: total }))),
 
       /** GET /v1/programs/{program_id}: programs the key may not use are not found. */
       getProgram: (caller: Caller, programId: string): Effect.Effect<Program, NotFound | SqlError.SqlError> =>
         findOwned(programId, PROGRAM, (id) =>
-          canSeeProgram(caller, id) ? store.findProgram(caller.organizationId, id) : Effect.succeed(Option.none())),
+          canSeeProgram(caller, id) ? store.findProgram(caller.organizationId, id) : Effect.succeed(Option.none())
+        ),
 
       createApiKey: createApiKey.bind(null, deps),
 
       /** GET /v1/api-keys (admin): the organization's unrevoked keys within the caller's key scope. */
       listApiKeys: (caller: Caller, page: PageRequest): Effect.Effect<Page<ApiKey>, PermissionDenied | SqlError.SqlError> =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* requireAdmin(caller)
           const { rows, total } = yield* store.listApiKeys(caller.organizationId, toWindow(page), keyScope(caller))
           return { data: rows, total_count: total }
@@ -228,19 +243,23 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
        * keys are not found (so a limited admin cannot probe the others).
        */
       revokeApiKey: (caller: Caller, keyId: string): Effect.Effect<ApiKey, PermissionDenied | NotFound | SqlError.SqlError> =>
-        deps.transactor.withTransaction(Effect.gen(function*() {
-          yield* requireAdmin(caller)
-          const scope = keyScope(caller)
-          const at = yield* nowIso
-          const revoked = yield* findOwned(keyId, API_KEY, (id) =>
-            Effect.flatMap(store.findApiKey(caller.organizationId, id), (found) =>
-              Option.isSome(found) && inKeyScope(scope, found.value)
-                ? store.revokeApiKey(caller.organizationId, id, at)
-                : Effect.succeed(Option.none())))
-          yield* feed.publish("api_key", revoked.id)
-          forgetKey(revoked.id)
-          return revoked
-        })),
+        deps.transactor.withTransaction(
+          Effect.gen(function* () {
+            yield* requireAdmin(caller)
+            const scope = keyScope(caller)
+            const at = yield* nowIso
+            const revoked = yield* findOwned(keyId, API_KEY, (id) =>
+              Effect.flatMap(store.findApiKey(caller.organizationId, id), (found) =>
+                Option.isSome(found) && inKeyScope(scope, found.value)
+                  ? store.revokeApiKey(caller.organizationId, id, at)
+                  : Effect.succeed(Option.none())
+              )
+            )
+            yield* feed.publish("api_key", revoked.id)
+            forgetKey(revoked.id)
+            return revoked
+          })
+        ),
 
       /** A new organization with a default program and an admin key (PAN reveal enabled). */
       createOrganization: (name: string) => createOrganizationWith(deps, name, undefined),
@@ -252,10 +271,12 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
       bootstrap: (secret: string | undefined) =>
         secret !== undefined && (secret.length < MIN_CHOSEN_SECRET_LENGTH || !looksLikeSecret(secret))
           ? Effect.dieMessage(`A chosen admin key secret must be ${MIN_CHOSEN_SECRET_LENGTH} to 256 printable characters.`)
-          : deps.transactor.withTransaction(Effect.gen(function*() {
-            if ((yield* store.countApiKeys) > 0) return Option.none<NewOrganization>()
-            return Option.some(yield* createOrganizationWith(deps, "Default organization", secret))
-          }))
+          : deps.transactor.withTransaction(
+              Effect.gen(function* () {
+                if ((yield* store.countApiKeys) > 0) return Option.none<NewOrganization>()
+                return Option.some(yield* createOrganizationWith(deps, "Default organization", secret))
+              })
+            )
     }
   })
 }) {}

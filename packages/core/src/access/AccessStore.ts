@@ -27,7 +27,11 @@ export interface AccessStoreService {
     scope: KeyScope
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredApiKey>; readonly total: number }, SqlError.SqlError>
   /** Marks an unrevoked key revoked; none when there was no such key. */
-  readonly revokeApiKey: (organizationId: string, keyId: string, at: string) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>
+  readonly revokeApiKey: (
+    organizationId: string,
+    keyId: string,
+    at: string
+  ) => Effect.Effect<Option.Option<StoredApiKey>, SqlError.SqlError>
   /**
    * Counts API keys. Inside a transaction it first takes a lock that makes concurrent callers
    * wait for each other (PostgreSQL: a table lock; SQLite: the write transaction already is one),

@@ -43,7 +43,7 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
 
   /** Resolves `Authorization: Bearer <secret>` to the caller; 401 when missing, malformed, unknown or revoked. */
   const authenticate = (authorization: string | undefined): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const secretHash = hashSecret(yield* bearerSecret(authorization))
       const now = yield* nowMs
       // Seen before the read: a change committed meanwhile retires what is read.
@@ -69,7 +69,7 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
     caller: Caller,
     header: string | undefined
   ): Effect.Effect<ProgramCaller, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (header === undefined || header.trim() === "") {
         return yield* new InvalidRequest({ message: "The X-Program-ID header is required.", param: "X-Program-ID" })
       }

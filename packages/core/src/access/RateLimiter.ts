@@ -48,7 +48,7 @@ export const makeTokenBuckets = (ratePerSecond: number, burst: number) => {
 
 /** The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits). */
 export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/RateLimiter", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const config = yield* IssuingConfig
     const buckets = makeTokenBuckets(config.rateLimitPerSecond, config.rateLimitBurst)
     return {

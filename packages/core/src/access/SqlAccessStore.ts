@@ -43,8 +43,8 @@ const programQueries = (
     programIds === null
       ? sql`organization_id = ${organizationId}`
       : programIds.length === 0
-      ? sql`1 = 0`
-      : sql`organization_id = ${organizationId} AND ${sql.in("id", programIds)}`
+        ? sql`1 = 0`
+        : sql`organization_id = ${organizationId} AND ${sql.in("id", programIds)}`
   return {
     insertOrganization: (organization) =>
       sql`INSERT INTO issuing_organizations (id, name, created_at)
@@ -71,9 +71,7 @@ const programQueries = (
       programIds.length === 0
         ? Effect.succeed(0)
         : sql`SELECT COUNT(*) AS n FROM issuing_programs
-              WHERE organization_id = ${organizationId} AND ${sql.in("id", programIds)}`.pipe(
-          Effect.map((rows) => toInt(rows[0]!.n))
-        )
+              WHERE organization_id = ${organizationId} AND ${sql.in("id", programIds)}`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
   }
 }
 
@@ -87,8 +85,7 @@ const keyScopeFilter = (sql: Sql, scope: KeyScope) => {
   if (programIds === null) return sql.and(rights)
   if (programIds.length === 0) return sql`1 = 0`
   const outside = sql.onDialectOrElse({
-    pg: () =>
-      sql`SELECT 1 FROM jsonb_array_elements_text(program_ids::jsonb) AS p(value) WHERE p.value NOT IN ${sql.in(programIds)}`,
+    pg: () => sql`SELECT 1 FROM jsonb_array_elements_text(program_ids::jsonb) AS p(value) WHERE p.value NOT IN ${sql.in(programIds)}`,
     orElse: () => sql`SELECT 1 FROM json_each(program_ids) AS p WHERE p.value NOT IN ${sql.in(programIds)}`
   })
   return sql.and([...rights, sql`program_ids IS NOT NULL`, sql`NOT EXISTS (${outside})`])
@@ -129,11 +126,12 @@ const keyQueries = (
     Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (inTransaction) =>
       Option.isSome(inTransaction)
         ? sql.onDialectOrElse({
-          // SHARE ROW EXCLUSIVE conflicts with itself: concurrent bootstraps run one after the other.
-          pg: () => sql`LOCK TABLE issuing_api_keys IN SHARE ROW EXCLUSIVE MODE`.pipe(Effect.asVoid),
-          orElse: () => Effect.void
-        })
-        : Effect.void),
+            // SHARE ROW EXCLUSIVE conflicts with itself: concurrent bootstraps run one after the other.
+            pg: () => sql`LOCK TABLE issuing_api_keys IN SHARE ROW EXCLUSIVE MODE`.pipe(Effect.asVoid),
+            orElse: () => Effect.void
+          })
+        : Effect.void
+    ),
     sql`SELECT COUNT(*) AS n FROM issuing_api_keys`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
   )
 })

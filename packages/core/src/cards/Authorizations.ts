@@ -48,7 +48,7 @@ export const controlDecline = (card: Card, mcc: string): DeclineReason | null =>
 
 /** True when approving `amount` would take the card past its spending period (APPROVED authorizations only). */
 const exceedsSpendingPeriod = (store: CardStoreService, card: Card, amount: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const limit = card.spending_period
     if (limit === null) return false
     if (limit.interval === "PER_TRANSACTION") return amount > limit.amount
@@ -67,14 +67,14 @@ type AuthorizationError = InvalidRequest | NotFound | Conflict | BusinessRuleVio
  * transaction.updated event commit with the decision.
  */
 export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@issuing/core/CardAuthorizations", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const store = yield* CardStore
     const ledger = yield* Ledger
     const transactor = yield* Transactor
 
     /** Decides for a locked card and records the outcome. */
     const decide = (programId: string, card: Card, input: SimulateAuthorization) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const account = yield* ledger.getFinancialAccount(programId, card.financial_account_id)
         // The account's currency was decoded as a Currency when its wallet was created.
         const currency = input.currency ?? (account.currency as Currency)
@@ -99,31 +99,34 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
         const control = controlDecline(card, input.mcc)
         if (control !== null) return yield* decline(control)
         if (yield* exceedsSpendingPeriod(store, card, input.amount)) return yield* decline("SPENDING_LIMIT_EXCEEDED")
-        return yield* ledger.approveCardAuthorization(programId, {
-          card_id: card.id,
-          financial_account_id: card.financial_account_id,
-          amount: input.amount,
-          currency,
-          mcc: input.mcc,
-          merchant_name: merchant
-        }).pipe(
-          Effect.map((posted) => posted.transaction),
-          Effect.catchIf(
-            (error): error is BusinessRuleViolation =>
-              error._tag === "BusinessRuleViolation" && error.code === "insufficient_funds",
-            () => decline("INSUFFICIENT_FUNDS")
+        return yield* ledger
+          .approveCardAuthorization(programId, {
+            card_id: card.id,
+            financial_account_id: card.financial_account_id,
+            amount: input.amount,
+            currency,
+            mcc: input.mcc,
+            merchant_name: merchant
+          })
+          .pipe(
+            Effect.map((posted) => posted.transaction),
+            Effect.catchIf(
+              (error): error is BusinessRuleViolation => error._tag === "BusinessRuleViolation" && error.code === "insufficient_funds",
+              () => decline("INSUFFICIENT_FUNDS")
+            )
           )
-        )
       })
 
     return {
       /** Decides a simulated authorization and records it (APPROVED with a transfer, or DECLINED with a reason). */
       simulate: (caller: ProgramCaller, input: SimulateAuthorization): Effect.Effect<Transaction, AuthorizationError> =>
-        transactor.withTransaction(Effect.gen(function*() {
-          // The card row lock serializes authorizations of one card, so two cannot both fit under its limit.
-          const record = yield* findOwned(input.card_id, CARD, (id) => store.lockCard(caller.program.id, id))
-          return yield* decide(caller.program.id, record.card, input)
-        }))
+        transactor.withTransaction(
+          Effect.gen(function* () {
+            // The card row lock serializes authorizations of one card, so two cannot both fit under its limit.
+            const record = yield* findOwned(input.card_id, CARD, (id) => store.lockCard(caller.program.id, id))
+            return yield* decide(caller.program.id, record.card, input)
+          })
+        )
     }
   })
 }) {}

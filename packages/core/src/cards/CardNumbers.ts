@@ -30,8 +30,7 @@ export const luhnCheckDigit = (partial: string): string => {
 }
 
 /** True when a digit string passes the Luhn check. */
-export const isLuhnValid = (pan: string): boolean =>
-  /^\d{2,19}$/.test(pan) && luhnCheckDigit(pan.slice(0, -1)) === pan.slice(-1)
+export const isLuhnValid = (pan: string): boolean => /^\d{2,19}$/.test(pan) && luhnCheckDigit(pan.slice(0, -1)) === pan.slice(-1)
 
 /** A new card number: the program BIN, random digits from the CSPRNG, and the Luhn check digit; 16 digits. */
 export const generatePan = (bin: string): string => {

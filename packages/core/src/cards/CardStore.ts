@@ -1,14 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
-import type {
-  CardAuditAction,
-  CardAuditRecord,
-  CardRecord,
-  CardState,
-  SealedCardData,
-  StoredEmbedSession
-} from "./Records.js"
+import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, SealedCardData, StoredEmbedSession } from "./Records.js"
 
 export interface CardFilter {
   readonly walletId?: string | undefined

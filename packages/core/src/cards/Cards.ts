@@ -33,7 +33,7 @@ const EXPIRED_SESSION_RETENTION_MS = 24 * 60 * 60 * 1000
  * access to card data (docs/card-data.md). Inputs arrive decoded (cards/Records.ts).
  */
 export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const deps: CardDeps = {
       store: yield* CardStore,
       ledger: yield* Ledger,
@@ -54,7 +54,7 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
 
       /** GET /v1/cards/{card_id}, from the card cache while no change was published since it was read. */
       get: (caller: ProgramCaller, cardId: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const version = yield* deps.feed.version
           const now = yield* nowMs
           const key = `${caller.program.id}/${cardId}`

@@ -43,7 +43,7 @@ export const newSecrets = (
   cardId: string,
   replacing?: { readonly exp_month: number; readonly exp_year: number }
 ): Effect.Effect<CardSecrets, BusinessRuleViolation | SqlError.SqlError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { store, vault } = deps
     const now = yield* nowMs
     const expiry = replacing === undefined ? expiryFrom(now) : replacementExpiry(now, replacing)
@@ -69,33 +69,35 @@ export const issueCard = (
   caller: ProgramCaller,
   input: IssueCard
 ): Effect.Effect<Card, NotFound | BusinessRuleViolation | SqlError.SqlError> =>
-  deps.transactor.withTransaction(Effect.gen(function*() {
-    const programId = caller.program.id
-    const { wallet } = yield* deps.ledger.walletAccount(programId, input.wallet_id)
-    const id = newId()
-    const secrets = yield* newSecrets(deps, caller.program.bin, id)
-    const now = yield* nowIso
-    const card: Card = {
-      id,
-      object: "card",
-      program_id: programId,
-      wallet_id: wallet.id,
-      financial_account_id: wallet.financial_account_id,
-      type: input.type,
-      state: "ACTIVE",
-      last_four: secrets.last_four,
-      exp_month: secrets.exp_month,
-      exp_year: secrets.exp_year,
-      allowed_mcc_codes: input.allowed_mcc_codes,
-      blocked_mcc_codes: input.blocked_mcc_codes,
-      spending_period: input.spending_period,
-      created_at: now,
-      updated_at: now
-    }
-    yield* deps.store.insertCard({ card, sealed: secrets.sealed })
-    yield* deps.events.emit(programId, "card.created", card)
-    return card
-  }))
+  deps.transactor.withTransaction(
+    Effect.gen(function* () {
+      const programId = caller.program.id
+      const { wallet } = yield* deps.ledger.walletAccount(programId, input.wallet_id)
+      const id = newId()
+      const secrets = yield* newSecrets(deps, caller.program.bin, id)
+      const now = yield* nowIso
+      const card: Card = {
+        id,
+        object: "card",
+        program_id: programId,
+        wallet_id: wallet.id,
+        financial_account_id: wallet.financial_account_id,
+        type: input.type,
+        state: "ACTIVE",
+        last_four: secrets.last_four,
+        exp_month: secrets.exp_month,
+        exp_year: secrets.exp_year,
+        allowed_mcc_codes: input.allowed_mcc_codes,
+        blocked_mcc_codes: input.blocked_mcc_codes,
+        spending_period: input.spending_period,
+        created_at: now,
+        updated_at: now
+      }
+      yield* deps.store.insertCard({ card, sealed: secrets.sealed })
+      yield* deps.events.emit(programId, "card.created", card)
+      return card
+    })
+  )
 
 /**
  * Freeze, unfreeze, close or reissue by compare-and-set on the state, so of two concurrent changes
@@ -107,27 +109,36 @@ export const changeLifecycle = (
   cardId: string,
   action: CardLifecycleAction
 ): Effect.Effect<Card, NotFound | Conflict | BusinessRuleViolation | SqlError.SqlError> =>
-  deps.transactor.withTransaction(Effect.gen(function*() {
-    const { store } = deps
-    const programId = caller.program.id
-    const current = yield* findCard(deps, programId, cardId)
-    const rule = LIFECYCLE[action]
-    const at = yield* nowIso
-    const changed = action === "reissue"
-      ? yield* store.replaceSecrets(programId, current.card.id, rule.from, yield* newSecrets(deps, caller.program.bin, current.card.id, current.card), at)
-      : yield* store.transition(programId, current.card.id, rule.from, rule.to!, at)
-    if (Option.isNone(changed)) {
-      const now = yield* store.findCard(programId, current.card.id)
-      const state = Option.match(now, { onNone: () => current.card.state, onSome: (record) => record.card.state })
-      return yield* new Conflict({
-        message: `Cannot ${action} a card in state ${state}; ${action} is allowed from ${rule.from.join(" or ")}.`,
-        param: null
-      })
-    }
-    // Outstanding display sessions showed the old number (reissue) or a card that no longer works (close).
-    if (action === "reissue" || action === "close") yield* store.deleteEmbedSessions(current.card.id)
-    // Every node's card cache lets go of the card at commit (docs/operations.md#running-several-nodes).
-    yield* deps.feed.publish("card", current.card.id)
-    yield* deps.events.emit(programId, "card.updated", changed.value.card)
-    return changed.value.card
-  }))
+  deps.transactor.withTransaction(
+    Effect.gen(function* () {
+      const { store } = deps
+      const programId = caller.program.id
+      const current = yield* findCard(deps, programId, cardId)
+      const rule = LIFECYCLE[action]
+      const at = yield* nowIso
+      const changed =
+        action === "reissue"
+          ? yield* store.replaceSecrets(
+              programId,
+              current.card.id,
+              rule.from,
+              yield* newSecrets(deps, caller.program.bin, current.card.id, current.card),
+              at
+            )
+          : yield* store.transition(programId, current.card.id, rule.from, rule.to!, at)
+      if (Option.isNone(changed)) {
+        const now = yield* store.findCard(programId, current.card.id)
+        const state = Option.match(now, { onNone: () => current.card.state, onSome: (record) => record.card.state })
+        return yield* new Conflict({
+          message: `Cannot ${action} a card in state ${state}; ${action} is allowed from ${rule.from.join(" or ")}.`,
+          param: null
+        })
+      }
+      // Outstanding display sessions showed the old number (reissue) or a card that no longer works (close).
+      if (action === "reissue" || action === "close") yield* store.deleteEmbedSessions(current.card.id)
+      // Every node's card cache lets go of the card at commit (docs/operations.md#running-several-nodes).
+      yield* deps.feed.publish("card", current.card.id)
+      yield* deps.events.emit(programId, "card.updated", changed.value.card)
+      return changed.value.card
+    })
+  )

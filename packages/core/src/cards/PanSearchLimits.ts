@@ -13,12 +13,7 @@ export const PAN_SEARCH_MISS_WINDOW_MS = 60 * 60_000
  * Seconds until fewer than `limit` of these times (newest first, at most `limit`) fall in the
  * window, or null when fewer already do.
  */
-export const secondsUntilBelow = (
-  times: ReadonlyArray<string>,
-  limit: number,
-  windowMs: number,
-  now: number
-): number | null =>
+export const secondsUntilBelow = (times: ReadonlyArray<string>, limit: number, windowMs: number, now: number): number | null =>
   times.length < limit ? null : Math.max(1, Math.ceil((Date.parse(times[limit - 1]!) + windowMs - now) / 1000))
 
 /**
@@ -27,11 +22,8 @@ export const secondsUntilBelow = (
  * search_by_pan audit records, so the limits hold across processes and restarts
  * (docs/card-data.md#reveal-and-search-by-pan).
  */
-export const checkPanSearchLimits = (
-  { config, store }: CardDeps,
-  apiKeyId: string
-): Effect.Effect<void, RateLimited | SqlError.SqlError> =>
-  Effect.gen(function*() {
+export const checkPanSearchLimits = ({ config, store }: CardDeps, apiKeyId: string): Effect.Effect<void, RateLimited | SqlError.SqlError> =>
+  Effect.gen(function* () {
     const now = yield* nowMs
     const since = (windowMs: number) => new Date(now - windowMs).toISOString()
     const searches = yield* store.recentSearches(apiKeyId, since(PAN_SEARCH_WINDOW_MS), config.panSearchPerMinute, false)

@@ -28,9 +28,7 @@ export const SpendingInterval = oneOf("PER_TRANSACTION", "DAILY", "WEEKLY", "MON
 export type SpendingInterval = typeof SpendingInterval.Type
 
 /** A merchant category code: four digits. */
-export const MccCode = Schema.String.pipe(
-  Schema.pattern(/^\d{4}$/, { message: () => "must be a 4-digit merchant category code" })
-)
+export const MccCode = Schema.String.pipe(Schema.pattern(/^\d{4}$/, { message: () => "must be a 4-digit merchant category code" }))
 
 /** A velocity limit: at most `amount` minor units approved per `interval`. */
 export const SpendingPeriod = Schema.Struct({
@@ -177,10 +175,12 @@ export type DeclineReason = typeof DeclineReason.Type
 
 /** An allow or block list: at most MAX_MCC_CODES codes, decoded without duplicates and sorted (stable responses). */
 const MccCodeList = Schema.transform(
-  Schema.Array(MccCode).annotations({
-    // One message for the list: the offending entry is not echoed (it may be a pasted card number).
-    message: () => ({ message: "must hold merchant category codes as 4-digit strings", override: true })
-  }).pipe(Schema.maxItems(MAX_MCC_CODES, { message: () => `may hold at most ${MAX_MCC_CODES} codes` })),
+  Schema.Array(MccCode)
+    .annotations({
+      // One message for the list: the offending entry is not echoed (it may be a pasted card number).
+      message: () => ({ message: "must hold merchant category codes as 4-digit strings", override: true })
+    })
+    .pipe(Schema.maxItems(MAX_MCC_CODES, { message: () => `may hold at most ${MAX_MCC_CODES} codes` })),
   Schema.typeSchema(Schema.Array(MccCode)),
   { strict: true, decode: (codes) => [...new Set(codes)].sort(), encode: (codes) => codes }
 )
@@ -235,7 +235,7 @@ export const IssueCard = Schema.transformOrFail(
   {
     strict: true,
     decode: (body, _, ast) =>
-      Either.gen(function*() {
+      Either.gen(function* () {
         const allowed = (yield* aliased(MccCodeList, body, ["allowedMccCodes", "allowed_mcc_codes"], ast)) ?? []
         const blocked = (yield* aliased(MccCodeList, body, ["blockedMccCodes", "blocked_mcc_codes"], ast)) ?? []
         const both = allowed.filter((code) => blocked.includes(code))

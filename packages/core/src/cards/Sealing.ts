@@ -13,12 +13,7 @@ export const cardPlace = (cardId: string, column: "pan_sealed" | "cvv_sealed"): 
 })
 
 /** Number and code of a card as sealed in its row; issuance, reissue and re-sealing write these. */
-export const sealCard = (
-  { vault }: CardDeps,
-  cardId: string,
-  pan: string,
-  cvv: string
-): SealedCardData => ({
+export const sealCard = ({ vault }: CardDeps, cardId: string, pan: string, cvv: string): SealedCardData => ({
   pan_sealed: vault.encrypt(pan, cardPlace(cardId, "pan_sealed")),
   cvv_sealed: vault.encrypt(cvv, cardPlace(cardId, "cvv_sealed")),
   pan_fingerprint: vault.fingerprint(pan),

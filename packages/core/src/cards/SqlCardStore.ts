@@ -4,15 +4,7 @@ import type { AmountMinor } from "../ledger/Records.js"
 import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { type CardAuditFilter, type CardFilter, CardStore, type CardStoreService } from "./CardStore.js"
-import type {
-  CardAuditAction,
-  CardAuditRecord,
-  CardRecord,
-  CardState,
-  CardType,
-  SpendingInterval,
-  StoredEmbedSession
-} from "./Records.js"
+import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, CardType, SpendingInterval, StoredEmbedSession } from "./Records.js"
 
 const CARD_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at" }
 const AUDIT_ORDER: Record<string, string> = { created_at: "created_at" }
@@ -31,10 +23,11 @@ const toCardRecord = (row: any): CardRecord => ({
     exp_year: toInt(row.exp_year),
     allowed_mcc_codes: fromJson<Array<string>>(row.allowed_mcc_codes),
     blocked_mcc_codes: fromJson<Array<string>>(row.blocked_mcc_codes),
-    spending_period: row.spending_interval === null
-      ? null
-      // Stored as decoded at issuance: a known interval and a positive amount.
-      : { interval: row.spending_interval as SpendingInterval, amount: toInt(row.spending_amount_minor) as AmountMinor },
+    spending_period:
+      row.spending_interval === null
+        ? null
+        : // Stored as decoded at issuance: a known interval and a positive amount.
+          { interval: row.spending_interval as SpendingInterval, amount: toInt(row.spending_amount_minor) as AmountMinor },
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at)
   },
@@ -104,10 +97,12 @@ const cardQueries = (
   findCard: (programId, cardId) =>
     sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`.pipe(Effect.map(first)),
   lockCard: (programId, cardId) =>
-    sql.onDialectOrElse({
-      pg: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId} FOR UPDATE`,
-      orElse: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`
-    }).pipe(Effect.map(first)),
+    sql
+      .onDialectOrElse({
+        pg: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId} FOR UPDATE`,
+        orElse: () => sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`
+      })
+      .pipe(Effect.map(first)),
   listCards: (programId, filter, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}
@@ -127,14 +122,12 @@ const cardQueries = (
     fingerprints.length === 0
       ? Effect.succeed(false)
       : sql`SELECT 1 AS hit FROM issuing_cards WHERE ${sql.in("pan_fingerprint", fingerprints)} LIMIT 1`.pipe(
-        Effect.map((rows) => rows.length > 0)
-      )
+          Effect.map((rows) => rows.length > 0)
+        )
 })
 
 /** Compare-and-set changes of a card: state, secrets, and re-sealing under another vault key. */
-const changeQueries = (
-  sql: Sql
-): Pick<CardStoreService, "transition" | "replaceSecrets" | "cardsToReseal" | "reseal"> => ({
+const changeQueries = (sql: Sql): Pick<CardStoreService, "transition" | "replaceSecrets" | "cardsToReseal" | "reseal"> => ({
   transition: (programId, cardId, from, to, at) =>
     sql`UPDATE issuing_cards SET state = ${to}, updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
@@ -169,9 +162,8 @@ const spendQueries = (sql: Sql): Pick<CardStoreService, "approvedSpendMinor"> =>
       ? sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
             WHERE card_id = ${cardId} AND status = 'APPROVED'`
       : sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
-            WHERE card_id = ${cardId} AND status = 'APPROVED' AND created_at >= ${since}`).pipe(
-        Effect.map((rows) => toInt(rows[0]!.spent))
-      )
+            WHERE card_id = ${cardId} AND status = 'APPROVED' AND created_at >= ${since}`
+    ).pipe(Effect.map((rows) => toInt(rows[0]!.spent)))
 })
 
 /** Embed sessions (token hashes only) and the card-data audit trail. */
@@ -179,13 +171,7 @@ const accessQueries = (
   sql: Sql
 ): Pick<
   CardStoreService,
-  | "insertEmbedSession"
-  | "findEmbedSession"
-  | "deleteEmbedSessions"
-  | "purgeEmbedSessions"
-  | "insertAudit"
-  | "recentSearches"
-  | "listAudit"
+  "insertEmbedSession" | "findEmbedSession" | "deleteEmbedSessions" | "purgeEmbedSessions" | "insertAudit" | "recentSearches" | "listAudit"
 > => ({
   insertEmbedSession: (session) =>
     sql`INSERT INTO issuing_card_embed_sessions (id, program_id, card_id, token_hash, api_key_id, created_at, expires_at)
@@ -197,12 +183,9 @@ const accessQueries = (
         WHERE s.token_hash = ${tokenHash} AND k.revoked_at IS NULL AND k.card_display = ${boolParam(true)}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSession))
     ),
-  deleteEmbedSessions: (cardId) =>
-    sql`DELETE FROM issuing_card_embed_sessions WHERE card_id = ${cardId}`.pipe(Effect.asVoid),
+  deleteEmbedSessions: (cardId) => sql`DELETE FROM issuing_card_embed_sessions WHERE card_id = ${cardId}`.pipe(Effect.asVoid),
   purgeEmbedSessions: (before) =>
-    sql`DELETE FROM issuing_card_embed_sessions WHERE expires_at < ${before} RETURNING id`.pipe(
-      Effect.map((rows) => rows.length)
-    ),
+    sql`DELETE FROM issuing_card_embed_sessions WHERE expires_at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length)),
   insertAudit: (record) =>
     sql`INSERT INTO issuing_card_audit_records
           (id, program_id, api_key_id, card_id, action, request_id, client_ip, created_at)
@@ -228,7 +211,7 @@ const accessQueries = (
 /** The card port over SqlClient, one SQL text for both dialects (row locks only where PostgreSQL needs them). */
 export const SqlCardStoreLive = Layer.effect(
   CardStore,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     return { ...cardQueries(sql), ...changeQueries(sql), ...spendQueries(sql), ...accessQueries(sql) }
   })

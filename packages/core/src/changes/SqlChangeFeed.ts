@@ -17,7 +17,7 @@ export const readVersion = Effect.map(SqlClient.SqlClient, (client) => client.wi
  * commit, in commit order: the row lock orders the versions as the commits). Returns the new version.
  */
 export const publishChange = (topic: ChangeTopic, id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const rows = yield* sql`UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version`
     const version = Option.getOrElse(versionOf(rows), () => "0")

@@ -10,7 +10,7 @@ import { type EventFilter, type EventType, type IssuingEvent, newEvent } from ".
 
 /** Events: written in the transaction of the change they describe, read by the API and the webhook worker. */
 export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const store = yield* EventStore
     const webhooks = yield* WebhookStore
     const transactor = yield* Transactor
@@ -19,7 +19,7 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
       programId: string,
       items: ReadonlyArray<{ readonly type: EventType; readonly object: unknown }>
     ): Effect.Effect<ReadonlyArray<IssuingEvent>, SqlError.SqlError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const createdAt = yield* nowIso
         const batch = items.map(({ object, type }) => newEvent(programId, type, createdAt, object))
         // The events and their webhook deliveries (one per enabled subscription to each type)
@@ -44,9 +44,9 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
         findOwned(eventId, { resource: "event", param: "event_id" }, (id) => store.find(programId, id)),
       /** The program's events, newest first by default, optionally of one type. */
       list: (programId: string, filter: EventFilter, page: PageRequest) =>
-        store.list(programId, filter, toWindow(page)).pipe(
-          Effect.map(({ rows, total }): Page<IssuingEvent> => ({ data: rows, total_count: total }))
-        )
+        store
+          .list(programId, filter, toWindow(page))
+          .pipe(Effect.map(({ rows, total }): Page<IssuingEvent> => ({ data: rows, total_count: total })))
     }
   })
 }) {}

@@ -22,9 +22,7 @@ export const isEventType = (text: string): text is EventType => (EVENT_TYPES as 
  * An event type name. Documented as a plain string, so the list can grow without breaking clients;
  * the message never echoes the rejected text (it may be a secret sent in the wrong field).
  */
-export const EventTypeName = Schema.String.pipe(
-  Schema.filter(isEventType, { message: () => `must be one of ${EVENT_TYPES.join(", ")}` })
-)
+export const EventTypeName = Schema.String.pipe(Schema.filter(isEventType, { message: () => `must be one of ${EVENT_TYPES.join(", ")}` }))
 
 /** The event record: also the webhook payload (docs/webhooks.md, What a delivery looks like). */
 export const IssuingEvent = Schema.Struct({

@@ -20,22 +20,22 @@ const toEvent = (row: any): IssuingEvent => ({
 /** The event port over SqlClient, one SQL text for both dialects. */
 export const SqlEventStoreLive = Layer.effect(
   EventStore,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const appendAll = (events: ReadonlyArray<IssuingEvent>) =>
-      events.length === 0 ? Effect.void : sql`INSERT INTO issuing_events ${
-        sql.insert(events.map((event) => ({
-          id: event.id,
-          program_id: event.program_id,
-          type: event.type,
-          created_at: event.created_at,
-          data: JSON.stringify(event.data.object)
-        })))
-      }`.pipe(Effect.asVoid)
+      events.length === 0
+        ? Effect.void
+        : sql`INSERT INTO issuing_events ${sql.insert(
+            events.map((event) => ({
+              id: event.id,
+              program_id: event.program_id,
+              type: event.type,
+              created_at: event.created_at,
+              data: JSON.stringify(event.data.object)
+            }))
+          )}`.pipe(Effect.asVoid)
     const where = (programId: string, type: string | undefined) =>
-      type === undefined
-        ? sql`program_id = ${programId}`
-        : sql`program_id = ${programId} AND type = ${type}`
+      type === undefined ? sql`program_id = ${programId}` : sql`program_id = ${programId} AND type = ${type}`
     return {
       append: (event) => appendAll([event]),
       appendAll,

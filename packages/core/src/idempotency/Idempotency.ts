@@ -32,8 +32,7 @@ class NotStorable<A> extends Data.TaggedError("NotStorable")<{ readonly response
  * parts cannot run into each other. It is only ever stored as a keyed fingerprint (HMAC under the
  * vault): a plain hash of a body holding a card number could be reversed by guessing numbers.
  */
-export const canonicalRequest = (parts: ReadonlyArray<string>): string =>
-  parts.map((part) => `${part.length}:${part}`).join("")
+export const canonicalRequest = (parts: ReadonlyArray<string>): string => parts.map((part) => `${part.length}:${part}`).join("")
 
 /** How a claimed request runs. */
 export interface RunOptions {
@@ -65,7 +64,9 @@ const unsealed = (vault: VaultService, sealed: string): string | undefined => {
 const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly _tag: "Claimed" }>) => {
   switch (claim._tag) {
     case "Mismatch":
-      return Effect.fail(new Conflict({ message: "This Idempotency-Key was already used with a different request.", param: "Idempotency-Key" }))
+      return Effect.fail(
+        new Conflict({ message: "This Idempotency-Key was already used with a different request.", param: "Idempotency-Key" })
+      )
     case "InProgress":
       return Effect.fail(
         new Conflict({ message: "A request with this Idempotency-Key is still being processed; retry later.", param: "Idempotency-Key" })
@@ -76,11 +77,13 @@ const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly 
       // repeat a write, so the key is spent.
       const body = unsealed(deps.vault, claim.response.sealedBody)
       return body === undefined
-        ? Effect.fail(new Conflict({
-          message:
-            "The stored response for this Idempotency-Key can no longer be read (its vault key was removed); send the request with a new key if it must run again.",
-          param: "Idempotency-Key"
-        }))
+        ? Effect.fail(
+            new Conflict({
+              message:
+                "The stored response for this Idempotency-Key can no longer be read (its vault key was removed); send the request with a new key if it must run again.",
+              param: "Idempotency-Key"
+            })
+          )
         : Effect.succeed({ response: { status: claim.response.status, body }, replayed: true } as IdempotentResult<A>)
     }
   }
@@ -95,7 +98,7 @@ const runClaimed = <A, E, R>(
   toPlain: (result: A) => Effect.Effect<PlainResponse>,
   options: RunOptions
 ) => {
-  const executeAndStore = Effect.gen(function*() {
+  const executeAndStore = Effect.gen(function* () {
     const result = yield* execute
     const plain = yield* toPlain(result)
     if (plain.status >= 500) return yield* new NotStorable({ response: result })
@@ -120,7 +123,7 @@ const runClaimed = <A, E, R>(
  * gets 409. A 5xx is not stored (the claim is released so the caller can retry).
  */
 export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Idempotency", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const deps: IdempotencyDeps = { store: yield* IdempotencyStore, transactor: yield* Transactor, vault: yield* Vault }
     return {
       /** Validates an Idempotency-Key header value. */
@@ -141,7 +144,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
         toPlain: (result: A) => Effect.Effect<PlainResponse>,
         options: RunOptions = { atomic: true }
       ): Effect.Effect<IdempotentResult<A>, E | Conflict | SqlError.SqlError, R> =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // Under every configured vault key, current first: a retry across a key rotation is still
           // the same request.
           const [fingerprint, ...olderFingerprints] = deps.vault.fingerprints(canonicalRequest(requestParts))

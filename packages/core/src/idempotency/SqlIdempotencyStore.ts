@@ -6,7 +6,7 @@ import { type Claim, IdempotencyStore } from "./IdempotencyStore.js"
 /** The idempotency port over SqlClient, one SQL text for both dialects. */
 export const SqlIdempotencyStoreLive = Layer.effect(
   IdempotencyStore,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
 
     const insert = (organizationId: string, key: string, fingerprint: string, now: string) =>
@@ -17,7 +17,7 @@ export const SqlIdempotencyStoreLive = Layer.effect(
 
     return {
       claim: (request) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { organizationId, key, fingerprint, now } = request
           if (yield* insert(organizationId, key, fingerprint, now)) return { _tag: "Claimed" } as Claim
           const rows = yield* sql`SELECT * FROM issuing_idempotency_keys
@@ -25,14 +25,18 @@ export const SqlIdempotencyStoreLive = Layer.effect(
           const row = rows[0]
           if (row === undefined) {
             // Deleted between our insert and read: try once more, then report it as running.
-            return (yield* insert(organizationId, key, fingerprint, now)) ? { _tag: "Claimed" } as Claim : { _tag: "InProgress" } as Claim
+            return (yield* insert(organizationId, key, fingerprint, now))
+              ? ({ _tag: "Claimed" } as Claim)
+              : ({ _tag: "InProgress" } as Claim)
           }
           const createdAt = toIso(row.created_at)
           if (createdAt < request.expiredBefore) {
             yield* sql`DELETE FROM issuing_idempotency_keys
                        WHERE organization_id = ${organizationId} AND idempotency_key = ${key}
                          AND created_at = ${row.created_at}`
-            return (yield* insert(organizationId, key, fingerprint, now)) ? { _tag: "Claimed" } as Claim : { _tag: "InProgress" } as Claim
+            return (yield* insert(organizationId, key, fingerprint, now))
+              ? ({ _tag: "Claimed" } as Claim)
+              : ({ _tag: "InProgress" } as Claim)
           }
           if (row.fingerprint !== fingerprint && !request.olderFingerprints.includes(row.fingerprint as string)) {
             return { _tag: "Mismatch" } as Claim
@@ -43,7 +47,7 @@ export const SqlIdempotencyStoreLive = Layer.effect(
                                      WHERE organization_id = ${organizationId} AND idempotency_key = ${key}
                                        AND status_code IS NULL AND locked_at = ${row.locked_at}
                                      RETURNING idempotency_key`
-            return taken.length === 1 ? { _tag: "Claimed" } as Claim : { _tag: "InProgress" } as Claim
+            return taken.length === 1 ? ({ _tag: "Claimed" } as Claim) : ({ _tag: "InProgress" } as Claim)
           }
           return {
             _tag: "Replay",
@@ -56,9 +60,7 @@ export const SqlIdempotencyStoreLive = Layer.effect(
             WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`.pipe(Effect.asVoid),
       release: (organizationId, key) =>
         sql`DELETE FROM issuing_idempotency_keys
-            WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND status_code IS NULL`.pipe(
-          Effect.asVoid
-        ),
+            WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND status_code IS NULL`.pipe(Effect.asVoid),
       purge: (createdBefore) =>
         sql`DELETE FROM issuing_idempotency_keys WHERE created_at < ${createdBefore} RETURNING idempotency_key`.pipe(
           Effect.map((rows) => rows.length)

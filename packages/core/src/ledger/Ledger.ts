@@ -65,26 +65,34 @@ const page = <A>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readon
 
 /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
 const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet) =>
-  ctx.transactor.withTransaction(Effect.gen(function*() {
-    const now = yield* nowIso
-    const currency = input.currency ?? DEFAULT_CURRENCY
-    const wallet: Wallet = {
-      id: newId(),
-      object: "wallet",
-      program_id: programId,
-      holder: { name: input.holder.name, email: input.holder.email ?? null },
-      financial_account_id: newId(),
-      created_at: now,
-      updated_at: now
-    }
-    const account = { id: wallet.financial_account_id, program_id: programId, wallet_id: wallet.id, kind: "wallet" as const, currency }
-    yield* ctx.store.insertAccount({ ...account, created_at: now })
-    yield* ctx.store.insertWallet(wallet)
-    const record: FinancialAccount = { ...account, object: "financial_account", balance: { amount: 0, currency }, created_at: now, updated_at: now }
-    yield* ctx.events.emit(programId, "financial_account.created", record)
-    yield* ctx.events.emit(programId, "wallet.created", wallet)
-    return wallet
-  }))
+  ctx.transactor.withTransaction(
+    Effect.gen(function* () {
+      const now = yield* nowIso
+      const currency = input.currency ?? DEFAULT_CURRENCY
+      const wallet: Wallet = {
+        id: newId(),
+        object: "wallet",
+        program_id: programId,
+        holder: { name: input.holder.name, email: input.holder.email ?? null },
+        financial_account_id: newId(),
+        created_at: now,
+        updated_at: now
+      }
+      const account = { id: wallet.financial_account_id, program_id: programId, wallet_id: wallet.id, kind: "wallet" as const, currency }
+      yield* ctx.store.insertAccount({ ...account, created_at: now })
+      yield* ctx.store.insertWallet(wallet)
+      const record: FinancialAccount = {
+        ...account,
+        object: "financial_account",
+        balance: { amount: 0, currency },
+        created_at: now,
+        updated_at: now
+      }
+      yield* ctx.events.emit(programId, "financial_account.created", record)
+      yield* ctx.events.emit(programId, "wallet.created", wallet)
+      return wallet
+    })
+  )
 
 /**
  * Settles a PENDING transfer (sandbox simulation of the rail): emits transfer.settled, and
@@ -92,43 +100,52 @@ const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet
  * were posted when the transfer was created; settling posts none.
  */
 const settleTransfer = (ctx: LedgerContext, programId: string, transferId: string) =>
-  ctx.transactor.withTransaction(Effect.gen(function*() {
-    const found = yield* findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, true))
-    if (found.status !== "PENDING") return yield* new Conflict({ message: `The transfer is already ${found.status}.`, param: "transfer_id" })
-    const now = yield* nowIso
-    yield* ctx.store.setTransferStatus(found.id, "SETTLED", now)
-    const transfer: Transfer = { ...found, status: "SETTLED", updated_at: now }
-    yield* ctx.events.emit(programId, "transfer.settled", transfer)
-    const transaction = yield* ctx.store.findTransaction(programId, transfer.transaction_id, true)
-    if (Option.isSome(transaction) && transaction.value.status === "PENDING" && (yield* ctx.store.countPendingTransfers(transaction.value.id)) === 0) {
-      yield* ctx.store.setTransactionStatus(transaction.value.id, "SETTLED", now)
-      yield* ctx.events.emit(programId, "transaction.updated", { ...transaction.value, status: "SETTLED", updated_at: now })
-    }
-    return transfer
-  }))
+  ctx.transactor.withTransaction(
+    Effect.gen(function* () {
+      const found = yield* findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, true))
+      if (found.status !== "PENDING")
+        return yield* new Conflict({ message: `The transfer is already ${found.status}.`, param: "transfer_id" })
+      const now = yield* nowIso
+      yield* ctx.store.setTransferStatus(found.id, "SETTLED", now)
+      const transfer: Transfer = { ...found, status: "SETTLED", updated_at: now }
+      yield* ctx.events.emit(programId, "transfer.settled", transfer)
+      const transaction = yield* ctx.store.findTransaction(programId, transfer.transaction_id, true)
+      if (
+        Option.isSome(transaction) &&
+        transaction.value.status === "PENDING" &&
+        (yield* ctx.store.countPendingTransfers(transaction.value.id)) === 0
+      ) {
+        yield* ctx.store.setTransactionStatus(transaction.value.id, "SETTLED", now)
+        yield* ctx.events.emit(programId, "transaction.updated", { ...transaction.value, status: "SETTLED", updated_at: now })
+      }
+      return transfer
+    })
+  )
 
 /** Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated. Joins the caller's transaction. */
 const declineCardAuthorization = (ctx: LedgerContext, programId: string, input: CardDeclineInput) =>
-  ctx.transactor.withTransaction(Effect.gen(function*() {
-    const now = yield* nowIso
-    const transaction: Transaction = {
-      id: newId(),
-      object: "transaction",
-      program_id: programId,
-      status: "DECLINED",
-      amount: input.amount,
-      currency: input.currency,
-      card_id: input.card_id,
-      decline_reason: input.decline_reason,
-      mcc: input.mcc,
-      merchant_name: input.merchant_name,
-      created_at: now,
-      updated_at: now
-    }
-    yield* ctx.store.insertTransaction(transaction)
-    yield* ctx.events.emit(programId, "transaction.updated", transaction)
-    return transaction
-  }))
+  ctx.transactor.withTransaction(
+    Effect.gen(function* () {
+      const now = yield* nowIso
+      const transaction: Transaction = {
+        id: newId(),
+        object: "transaction",
+        program_id: programId,
+        status: "DECLINED",
+        amount: input.amount,
+        currency: input.currency,
+        card_id: input.card_id,
+        decline_reason: input.decline_reason,
+        mcc: input.mcc,
+        merchant_name: input.merchant_name,
+        created_at: now,
+        updated_at: now
+      }
+      yield* ctx.store.insertTransaction(transaction)
+      yield* ctx.events.emit(programId, "transaction.updated", transaction)
+      return transaction
+    })
+  )
 
 /** Approves a card authorization: a `card` transfer from the card's wallet account to the settlement account, settled at once. */
 const cardOrder = (input: CardAuthorizationInput): TransferOrder => ({
@@ -143,7 +160,7 @@ const cardOrder = (input: CardAuthorizationInput): TransferOrder => ({
 })
 
 const walletAccount = (ctx: LedgerContext, programId: string, walletId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const wallet = yield* findOwned(walletId, WALLET, (id) => ctx.store.findWallet(programId, id))
     const account = yield* findOwned(wallet.financial_account_id, WALLET_ACCOUNT, (id) => ctx.store.findAccount(programId, id))
     return { wallet, account }
@@ -161,7 +178,7 @@ const findAccount = (ctx: LedgerContext, programId: string, accountId: string) =
  * program's own.
  */
 export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const ctx: LedgerContext = {
       store: yield* LedgerStore,
       transactor: yield* Transactor,
@@ -172,12 +189,16 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
     }
     const { store } = ctx
     return {
-      createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, SqlError.SqlError> => createWallet(ctx, programId, input),
+      createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, SqlError.SqlError> =>
+        createWallet(ctx, programId, input),
       getWallet: (programId: string, walletId: string): Effect.Effect<Wallet, NotFound | SqlError.SqlError> =>
         findOwned(walletId, WALLET, (id) => store.findWallet(programId, id)),
       listWallets: (programId: string, request: PageRequest) => page(store.listWallets(programId, toWindow(request))),
       /** The financial account of a wallet with its balance; NotFound (param wallet_id) for an unknown wallet. */
-      walletAccount: (programId: string, walletId: string): Effect.Effect<{ readonly wallet: Wallet; readonly account: FinancialAccount }, NotFound | SqlError.SqlError> =>
+      walletAccount: (
+        programId: string,
+        walletId: string
+      ): Effect.Effect<{ readonly wallet: Wallet; readonly account: FinancialAccount }, NotFound | SqlError.SqlError> =>
         walletAccount(ctx, programId, walletId),
       getFinancialAccount: (programId: string, accountId: string): Effect.Effect<FinancialAccount, NotFound | SqlError.SqlError> =>
         findAccount(ctx, programId, accountId),
@@ -185,7 +206,9 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         page(store.listAccounts(programId, filter, toWindow(request))),
       /** Debits, credits and balance of every book of an account. */
       balances: (programId: string, accountId: string): Effect.Effect<Page<BookBalance>, NotFound | SqlError.SqlError> =>
-        Effect.flatMap(findAccount(ctx, programId, accountId), (account) => page(Effect.map(store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))),
+        Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
+          page(Effect.map(store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))
+        ),
       postTransfer: (programId: string, request: TransferRequest): Effect.Effect<PostedTransfer, TransferError> =>
         post(ctx, programId, { ...request, rail: request.payment_rail, card: null }),
       /** Many transfers in one database transaction, each with its own result (or all-or-nothing when `atomic`). */
@@ -194,7 +217,12 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         requests: ReadonlyArray<TransferRequest>,
         atomic: boolean
       ): Effect.Effect<ReadonlyArray<Either.Either<PostedTransfer, TransferItemError>>, TransferBatchAborted | SqlError.SqlError> =>
-        postBatch(ctx, programId, requests.map((request) => ({ ...request, rail: request.payment_rail, card: null })), atomic),
+        postBatch(
+          ctx,
+          programId,
+          requests.map((request) => ({ ...request, rail: request.payment_rail, card: null })),
+          atomic
+        ),
       getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
         findOwned(transferId, TRANSFER, (id) => store.findTransfer(programId, id, false)),
       listTransfers: (programId: string, filter: TransferFilter, request: PageRequest) =>
@@ -211,13 +239,26 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
       declineCardAuthorization: (programId: string, input: CardDeclineInput): Effect.Effect<Transaction, SqlError.SqlError> =>
         declineCardAuthorization(ctx, programId, input),
       /** Book transfers of a transaction; 404 param transaction_id for unknown or other-program ids. */
-      listTransactionBookTransfers: (programId: string, transactionId: string, filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">, request: PageRequest): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
-        Effect.flatMap(findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)), (found) =>
-          page(store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, "posted_at")))),
+      listTransactionBookTransfers: (
+        programId: string,
+        transactionId: string,
+        filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">,
+        request: PageRequest
+      ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
+        Effect.flatMap(
+          findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
+          (found) => page(store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, "posted_at")))
+        ),
       /** Book transfers with an entry on an account; 404 param financial_account_id. */
-      listAccountBookTransfers: (programId: string, accountId: string, filter: Omit<BookTransferFilter, "financial_account_id">, request: PageRequest): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
+      listAccountBookTransfers: (
+        programId: string,
+        accountId: string,
+        filter: Omit<BookTransferFilter, "financial_account_id">,
+        request: PageRequest
+      ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
         Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
-          page(store.listBookTransfers(programId, { ...filter, financial_account_id: account.id }, toWindow(request, "posted_at"))))
+          page(store.listBookTransfers(programId, { ...filter, financial_account_id: account.id }, toWindow(request, "posted_at")))
+        )
     }
   })
 }) {}

@@ -146,7 +146,11 @@ export interface LedgerStoreService {
     accountIds: ReadonlyArray<string>,
     settlementCurrency: string | null
   ) => Effect.Effect<ReadonlyArray<FinancialAccount>, SqlError.SqlError>
-  readonly listAccounts: (programId: string, filter: AccountFilter, window: PageWindow) => Effect.Effect<Rows<FinancialAccount>, SqlError.SqlError>
+  readonly listAccounts: (
+    programId: string,
+    filter: AccountFilter,
+    window: PageWindow
+  ) => Effect.Effect<Rows<FinancialAccount>, SqlError.SqlError>
   readonly balancesOf: (accountId: string) => Effect.Effect<ReadonlyArray<BookBalance>, SqlError.SqlError>
 
   readonly insertWallet: (wallet: Wallet) => Effect.Effect<void, SqlError.SqlError>
@@ -155,15 +159,27 @@ export interface LedgerStoreService {
 
   readonly insertTransaction: (transaction: Transaction) => Effect.Effect<void, SqlError.SqlError>
   /** A transaction of the program; `lock` takes a row lock on PostgreSQL. */
-  readonly findTransaction: (programId: string, transactionId: string, lock: boolean) => Effect.Effect<Option.Option<Transaction>, SqlError.SqlError>
+  readonly findTransaction: (
+    programId: string,
+    transactionId: string,
+    lock: boolean
+  ) => Effect.Effect<Option.Option<Transaction>, SqlError.SqlError>
   readonly setTransactionStatus: (transactionId: string, status: TransactionStatus, at: string) => Effect.Effect<void, SqlError.SqlError>
-  readonly listTransactions: (programId: string, filter: TransactionFilter, window: PageWindow) => Effect.Effect<Rows<Transaction>, SqlError.SqlError>
+  readonly listTransactions: (
+    programId: string,
+    filter: TransactionFilter,
+    window: PageWindow
+  ) => Effect.Effect<Rows<Transaction>, SqlError.SqlError>
   /** Number of PENDING transfers of a transaction. */
   readonly countPendingTransfers: (transactionId: string) => Effect.Effect<number, SqlError.SqlError>
 
   readonly findTransfer: (programId: string, transferId: string, lock: boolean) => Effect.Effect<Option.Option<Transfer>, SqlError.SqlError>
   readonly setTransferStatus: (transferId: string, status: TransferStatus, at: string) => Effect.Effect<void, SqlError.SqlError>
-  readonly listTransfers: (programId: string, filter: TransferFilter, window: PageWindow) => Effect.Effect<Rows<Transfer>, SqlError.SqlError>
+  readonly listTransfers: (
+    programId: string,
+    filter: TransferFilter,
+    window: PageWindow
+  ) => Effect.Effect<Rows<Transfer>, SqlError.SqlError>
 
   /** Posts a transfer: the store's one posting (see `LedgerPostingService`). */
   readonly postTransfer: LedgerPostingService["postTransfer"]
@@ -171,7 +187,11 @@ export interface LedgerStoreService {
   readonly postTransfers: LedgerPostingService["postTransfers"]
   /** Locks accounts' balance rows in order for the rest of the transaction (see `LedgerPostingService`). */
   readonly lockAccounts: LedgerPostingService["lockAccounts"]
-  readonly listBookTransfers: (programId: string, filter: BookTransferFilter, window: PageWindow) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
+  readonly listBookTransfers: (
+    programId: string,
+    filter: BookTransferFilter,
+    window: PageWindow
+  ) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
 }
 
 /** The ledger storage port. */

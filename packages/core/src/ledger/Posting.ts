@@ -37,16 +37,16 @@ const TRANSACTION = { resource: "transaction", param: "transaction_id" }
 export const refused = (outcome: PostingOutcome) =>
   outcome.refusal === "balance_limit_exceeded"
     ? new BusinessRuleViolation({
-      code: "balance_limit_exceeded",
-      message: `The transfer would take an account's running total past ${MAX_TOTAL_MINOR} minor units.`,
-      param: "amount"
-    })
+        code: "balance_limit_exceeded",
+        message: `The transfer would take an account's running total past ${MAX_TOTAL_MINOR} minor units.`,
+        param: "amount"
+      })
     : new BusinessRuleViolation({
-      code: "insufficient_funds",
-      // Errors never repeat the request's values (docs/api.md#errors): the balance is the account's.
-      message: `Insufficient funds: the source account's balance (${outcome.availableMinor} minor units) does not cover the amount.`,
-      param: "amount"
-    })
+        code: "insufficient_funds",
+        // Errors never repeat the request's values (docs/api.md#errors): the balance is the account's.
+        message: `Insufficient funds: the source account's balance (${outcome.availableMinor} minor units) does not cover the amount.`,
+        param: "amount"
+      })
 
 /** What the ledger's use cases run against. */
 export interface LedgerContext {
@@ -62,11 +62,11 @@ const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConne
 
 /** Runs a write: joins the caller's transaction if there is one, else commits through the store's lane. */
 export const write = <A, E>(ctx: LedgerContext, effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
-  Effect.flatMap(inTransaction, (joined) => joined ? ctx.transactor.withTransaction(effect) : ctx.lane.submit(effect, options))
+  Effect.flatMap(inTransaction, (joined) => (joined ? ctx.transactor.withTransaction(effect) : ctx.lane.submit(effect, options)))
 
 /** The program's settlement account of a currency, created (with its event) the first time it is needed. */
 export const settlementAccount = (ctx: LedgerContext, programId: string, currency: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const existing = yield* ctx.store.findSettlementAccount(programId, currency)
     if (Option.isSome(existing)) return existing.value
     const created_at = yield* nowIso
@@ -85,7 +85,7 @@ export const settlementAccount = (ctx: LedgerContext, programId: string, currenc
 
 /** The accounts an order names, from the cache of immutable attributes or one read. */
 export const accountsOf = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { ids, settlementCurrency } = accountsToRead(order)
     const cached = ctx.accountCache.lookup(programId, ids, settlementCurrency)
     if (cached !== undefined) return cached
@@ -102,11 +102,11 @@ export const postsAtOnce = (p: PreparedTransfer) =>
 const transactionPlan = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<TransactionPlan, TransferError> =>
   p.order.transaction_id === null
     ? Effect.succeed({ _tag: "New" })
-    : Effect.gen(function*() {
-      const found = yield* findOwned(p.order.transaction_id!, TRANSACTION, (id) => ctx.store.findTransaction(p.programId, id, true))
-      const transaction = yield* checkAttachable(found, p.order.currency)
-      return { _tag: "Existing", transaction, pendingTransfers: yield* ctx.store.countPendingTransfers(transaction.id) }
-    })
+    : Effect.gen(function* () {
+        const found = yield* findOwned(p.order.transaction_id!, TRANSACTION, (id) => ctx.store.findTransaction(p.programId, id, true))
+        const transaction = yield* checkAttachable(found, p.order.currency)
+        return { _tag: "Existing", transaction, pendingTransfers: yield* ctx.store.countPendingTransfers(transaction.id) }
+      })
 
 /** A posted transfer and whether this process's webhook workers must be woken once it commits. */
 export interface Posted {
@@ -121,11 +121,14 @@ export interface Posted {
  * before it (a settlement account) rolls back with it.
  */
 export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<Posted, TransferError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const atOnce = postsAtOnce(p)
-    const settlement = p.from !== null && p.to !== null
-      ? null
-      : atOnce ? p.settlement : p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency))
+    const settlement =
+      p.from !== null && p.to !== null
+        ? null
+        : atOnce
+          ? p.settlement
+          : (p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency)))
     const plan: TransactionPlan = atOnce ? { _tag: "New" } : yield* transactionPlan(ctx, p)
     const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
     const outcome = yield* ctx.store.postTransfer(posting)
@@ -145,7 +148,7 @@ export const prepare = (ctx: LedgerContext, programId: string, order: TransferOr
  * sides a rail needs). At once, the store call is submitted as an atomic write (no transaction around it).
  */
 export const post = (ctx: LedgerContext, programId: string, order: TransferOrder): Effect.Effect<PostedTransfer, TransferError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const p = yield* prepare(ctx, programId, order)
     const { posted, wake } = yield* write(ctx, postPrepared(ctx, p), { atomic: postsAtOnce(p) })
     if (wake) yield* ctx.webhooks.wake

@@ -67,15 +67,28 @@ export const balanceDeltas = (entries: ReadonlyArray<BookEntry>): ReadonlyArray<
   const byKey = new Map<string, { financial_account_id: string; book: Book; currency: string; debitsMinor: number; creditsMinor: number }>()
   for (const entry of entries) {
     const key = `${entry.financial_account_id}\u0000${entry.book}`
-    const delta = byKey.get(key) ??
-      { financial_account_id: entry.financial_account_id, book: entry.book, currency: entry.amount.currency, debitsMinor: 0, creditsMinor: 0 }
+    const delta = byKey.get(key) ?? {
+      financial_account_id: entry.financial_account_id,
+      book: entry.book,
+      currency: entry.amount.currency,
+      debitsMinor: 0,
+      creditsMinor: 0
+    }
     check(delta.currency === entry.amount.currency, "one book of one account holds one currency")
     if (entry.entry_type === "DEBIT") delta.debitsMinor += entry.amount.amount
     else delta.creditsMinor += entry.amount.amount
     byKey.set(key, delta)
   }
   return [...byKey.values()].sort((a, b) =>
-    a.financial_account_id < b.financial_account_id ? -1 : a.financial_account_id > b.financial_account_id ? 1 : a.book < b.book ? -1 : a.book > b.book ? 1 : 0
+    a.financial_account_id < b.financial_account_id
+      ? -1
+      : a.financial_account_id > b.financial_account_id
+        ? 1
+        : a.book < b.book
+          ? -1
+          : a.book > b.book
+            ? 1
+            : 0
   )
 }
 

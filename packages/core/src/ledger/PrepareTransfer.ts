@@ -5,15 +5,7 @@ import { missing } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import type { TransferPosting } from "./LedgerStore.js"
 import { balanceDeltas, transferEntries } from "./PostingRules.js"
-import type {
-  BookTransfer,
-  FinancialAccount,
-  Transaction,
-  TransactionStatus,
-  Transfer,
-  TransferRail,
-  TransferRequest
-} from "./Records.js"
+import type { BookTransfer, FinancialAccount, Transaction, TransactionStatus, Transfer, TransferRail, TransferRequest } from "./Records.js"
 
 /**
  * A transfer from request to rows, as pure functions: which accounts to read, the checks of the
@@ -77,7 +69,10 @@ const checkSides = (order: TransferOrder): Either.Either<void, InvalidRequest> =
       )
     }
     if (from === null && to === null) {
-      return invalid("to_financial_account_id", `A ${rail} transfer needs to_financial_account_id (inbound) or from_financial_account_id (outbound).`)
+      return invalid(
+        "to_financial_account_id",
+        `A ${rail} transfer needs to_financial_account_id (inbound) or from_financial_account_id (outbound).`
+      )
     }
   }
   return Either.void
@@ -94,11 +89,13 @@ const resolveAccount = (
   const account = accounts.find((row) => row.id === id)
   if (account === undefined) return Either.left(missing({ resource: "financial account", param }))
   if (account.kind !== "wallet") {
-    return Either.left(rule(
-      "settlement_account_not_allowed",
-      "Settlement accounts move money only as the counterparty of an external rail; name a wallet account.",
-      param
-    ))
+    return Either.left(
+      rule(
+        "settlement_account_not_allowed",
+        "Settlement accounts move money only as the counterparty of an external rail; name a wallet account.",
+        param
+      )
+    )
   }
   if (account.currency !== currency) {
     return Either.left(rule("currency_mismatch", `The account named by ${param} holds another currency than the transfer's.`, "currency"))
@@ -112,16 +109,17 @@ export const prepareTransfer = (
   order: TransferOrder,
   accounts: ReadonlyArray<FinancialAccount>
 ): Either.Either<PreparedTransfer, PrepareError> =>
-  Either.gen(function*() {
+  Either.gen(function* () {
     yield* checkSides(order)
     const from = yield* resolveAccount(accounts, order.from_financial_account_id, "from_financial_account_id", order.currency)
     const to = yield* resolveAccount(accounts, order.to_financial_account_id, "to_financial_account_id", order.currency)
     if (from !== null && to !== null && from.id === to.id) {
-      return yield* Either.left(rule("same_financial_account", "from_financial_account_id and to_financial_account_id must differ.", "to_financial_account_id"))
+      return yield* Either.left(
+        rule("same_financial_account", "from_financial_account_id and to_financial_account_id must differ.", "to_financial_account_id")
+      )
     }
-    const settlement = order.rail === "book"
-      ? null
-      : accounts.find((row) => row.kind === "settlement" && row.currency === order.currency) ?? null
+    const settlement =
+      order.rail === "book" ? null : (accounts.find((row) => row.kind === "settlement" && row.currency === order.currency) ?? null)
     return { programId, order, from, to, settlement }
   })
 
@@ -130,8 +128,8 @@ export const checkAttachable = (existing: Transaction, currency: string): Either
   existing.status === "DECLINED"
     ? Either.left(new Conflict({ message: "The transaction was declined; no transfer can be attached to it.", param: "transaction_id" }))
     : existing.currency !== currency
-    ? Either.left(rule("currency_mismatch", "The transaction is in another currency than the transfer.", "currency"))
-    : Either.right(existing)
+      ? Either.left(rule("currency_mismatch", "The transaction is in another currency than the transfer.", "currency"))
+      : Either.right(existing)
 
 /** The transaction a transfer belongs to: a new one, or an existing one with its other PENDING transfers counted under its lock. */
 export type TransactionPlan =
@@ -188,7 +186,7 @@ export const transferPosting = (
   now: string
 ): { readonly posting: TransferPosting; readonly posted: PostedTransfer } => {
   const { amount, currency, rail } = p.order
-  const status = SETTLES_AT_ONCE.has(rail) ? "SETTLED" as const : "PENDING" as const
+  const status = SETTLES_AT_ONCE.has(rail) ? ("SETTLED" as const) : ("PENDING" as const)
   const { transaction, write } = transactionAfter(p, plan, status, now)
   const transfer: Transfer = {
     id: newId(),

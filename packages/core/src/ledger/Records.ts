@@ -34,7 +34,11 @@ export type Currency = typeof Currency.Type
 
 /** An amount to move, in minor units: a positive integer no larger than MAX_AMOUNT_MINOR. */
 export const AmountMinor = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isSafeInteger(n) && n > 0 && n <= MAX_AMOUNT_MINOR) || `must be a positive integer in minor units, at most ${MAX_AMOUNT_MINOR}`),
+  Schema.filter(
+    (n) =>
+      (Number.isSafeInteger(n) && n > 0 && n <= MAX_AMOUNT_MINOR) ||
+      `must be a positive integer in minor units, at most ${MAX_AMOUNT_MINOR}`
+  ),
   Schema.brand("AmountMinor")
 ).annotations({ identifier: "AmountMinor" })
 export type AmountMinor = typeof AmountMinor.Type
@@ -170,14 +174,15 @@ const OptionalId = Schema.optional(Schema.NullOr(Uuid))
 /** POST /v1/wallets. */
 export const CreateWallet = Schema.Struct({
   holder: Schema.Struct({
-    name: Schema.Trim.pipe(
-      Schema.minLength(1, { message: () => "must not be empty" }),
-      Schema.maxLength(MAX_HOLDER_NAME_LENGTH)
-    ),
-    email: Schema.optional(Schema.NullOr(Schema.String.pipe(
-      Schema.maxLength(MAX_EMAIL_LENGTH),
-      Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "is not a valid email address" })
-    )))
+    name: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(MAX_HOLDER_NAME_LENGTH)),
+    email: Schema.optional(
+      Schema.NullOr(
+        Schema.String.pipe(
+          Schema.maxLength(MAX_EMAIL_LENGTH),
+          Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "is not a valid email address" })
+        )
+      )
+    )
   }),
   currency: Schema.optional(Currency)
 })
@@ -198,7 +203,8 @@ const TransferBody = Schema.Struct({
   description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(MAX_DESCRIPTION_LENGTH))))
 }).pipe(
   Schema.filter((body) => {
-    if (body.paymentRail === undefined && body.payment_rail === undefined) return { path: ["paymentRail"], message: "paymentRail is required" }
+    if (body.paymentRail === undefined && body.payment_rail === undefined)
+      return { path: ["paymentRail"], message: "paymentRail is required" }
     if (body.paymentRail !== undefined && body.payment_rail !== undefined && body.paymentRail !== body.payment_rail) {
       return { path: ["paymentRail"], message: "Conflicting parameters: paymentRail and payment_rail differ" }
     }
@@ -221,15 +227,17 @@ export interface TransferRequest {
 /** POST /v1/transfers: the body as sent, decoded into a `TransferRequest`. */
 export const CreateTransfer: Schema.Schema<TransferRequest, typeof TransferBody.Encoded> = Schema.transform(
   TransferBody,
-  Schema.typeSchema(Schema.Struct({
-    payment_rail: PaymentRail,
-    amount: AmountMinor,
-    currency: Currency,
-    from_financial_account_id: Schema.NullOr(Schema.String),
-    to_financial_account_id: Schema.NullOr(Schema.String),
-    transaction_id: Schema.NullOr(Schema.String),
-    description: Schema.NullOr(Schema.String)
-  })),
+  Schema.typeSchema(
+    Schema.Struct({
+      payment_rail: PaymentRail,
+      amount: AmountMinor,
+      currency: Currency,
+      from_financial_account_id: Schema.NullOr(Schema.String),
+      to_financial_account_id: Schema.NullOr(Schema.String),
+      transaction_id: Schema.NullOr(Schema.String),
+      description: Schema.NullOr(Schema.String)
+    })
+  ),
   {
     strict: false,
     decode: (body) => ({
@@ -254,10 +262,12 @@ export const MAX_BATCH_TRANSFERS = 1_000
  * the batch all-or-nothing (docs/ledger.md#batches).
  */
 export const CreateTransferBatch = Schema.Struct({
-  transfers: Schema.Array(Schema.Unknown.annotations({
-    identifier: "TransferBatchItem",
-    description: "A transfer, exactly as the body of POST /v1/transfers."
-  })).pipe(Schema.minItems(1), Schema.maxItems(MAX_BATCH_TRANSFERS)),
+  transfers: Schema.Array(
+    Schema.Unknown.annotations({
+      identifier: "TransferBatchItem",
+      description: "A transfer, exactly as the body of POST /v1/transfers."
+    })
+  ).pipe(Schema.minItems(1), Schema.maxItems(MAX_BATCH_TRANSFERS)),
   atomic: Schema.optional(Schema.Boolean)
 })
 export type CreateTransferBatch = typeof CreateTransferBatch.Type

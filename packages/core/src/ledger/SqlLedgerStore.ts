@@ -107,8 +107,7 @@ const queries = (client: SqlClient.SqlClient) => {
   const sql = client.withoutTransforms()
   const forUpdate = (lock: boolean) =>
     lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
-  const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) =>
-    orderByClause(sql, window, columns, idColumn)
+  const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) => orderByClause(sql, window, columns, idColumn)
   const where = (clauses: ReadonlyArray<ReturnType<typeof sql.literal> | false>) => {
     const present = clauses.filter((clause): clause is ReturnType<typeof sql.literal> => clause !== false)
     return sql.and(present)
@@ -116,16 +115,16 @@ const queries = (client: SqlClient.SqlClient) => {
   const count = (rows: ReadonlyArray<any>) => toInt(rows[0]!.n)
 
   const insertBalances = (accountId: string, currency: string, at: string) =>
-    sql`INSERT INTO issuing_balances ${
-      sql.insert(BOOKS.map((book) => ({
+    sql`INSERT INTO issuing_balances ${sql.insert(
+      BOOKS.map((book) => ({
         financial_account_id: accountId,
         book,
         currency,
         debits_minor: 0,
         credits_minor: 0,
         updated_at: at
-      })))
-    }`
+      }))
+    )}`
 
   const insertAccountRow = (account: NewAccount) =>
     sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
@@ -153,9 +152,7 @@ const accountQueries = (q: Queries) => {
           VALUES (${account.id}, ${account.program_id}, NULL, 'settlement', ${account.currency}, ${account.created_at})
           ON CONFLICT DO NOTHING RETURNING id`.pipe(
         Effect.flatMap((rows) =>
-          rows.length === 0
-            ? Effect.succeed(false)
-            : Effect.as(insertBalances(account.id, account.currency, account.created_at), true)
+          rows.length === 0 ? Effect.succeed(false) : Effect.as(insertBalances(account.id, account.currency, account.created_at), true)
         )
       ),
 
@@ -165,8 +162,7 @@ const accountQueries = (q: Queries) => {
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAccount))
       ),
 
-    findAccount: (programId, accountId) =>
-      Effect.map(findAccounts(programId, [accountId]), (rows) => Option.fromNullable(rows[0])),
+    findAccount: (programId, accountId) => Effect.map(findAccounts(programId, [accountId]), (rows) => Option.fromNullable(rows[0])),
 
     findPostingAccounts: (programId, ids, settlementCurrency) =>
       (settlementCurrency === null
@@ -174,9 +170,8 @@ const accountQueries = (q: Queries) => {
               WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`
         : sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
               WHERE a.program_id = ${programId}
-                AND (a.id IN ${sql.in(ids)} OR (a.kind = 'settlement' AND a.currency = ${settlementCurrency}))`).pipe(
-        Effect.map((rows) => rows.map(toAccount))
-      ),
+                AND (a.id IN ${sql.in(ids)} OR (a.kind = 'settlement' AND a.currency = ${settlementCurrency}))`
+      ).pipe(Effect.map((rows) => rows.map(toAccount))),
 
     listAccounts: (programId, filter, window) => {
       const condition = where([
@@ -297,22 +292,23 @@ const bookTransferQueries = (q: Queries) => {
   const { count, orderBy, sql, where } = q
   return {
     listBookTransfers: (programId, filter, window) => {
-      const entryCondition = filter.financial_account_id !== undefined
-        ? filter.book !== undefined
-          ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
+      const entryCondition =
+        filter.financial_account_id !== undefined
+          ? filter.book !== undefined
+            ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
                  AND e.financial_account_id = ${filter.financial_account_id} AND e.book = ${filter.book})`
-          : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
+            : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id
                  AND e.financial_account_id = ${filter.financial_account_id})`
-        : filter.book !== undefined
-        ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND e.book = ${filter.book})`
-        : false
+          : filter.book !== undefined
+            ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND e.book = ${filter.book})`
+            : false
       const condition = where([
         sql`bt.program_id = ${programId}`,
         filter.transaction_id !== undefined && sql`bt.transaction_id = ${filter.transaction_id}`,
         filter.transfer_id !== undefined && sql`bt.transfer_id = ${filter.transfer_id}`,
         entryCondition
       ])
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         const heads = yield* sql`SELECT bt.* FROM issuing_book_transfers bt WHERE ${condition}
                                  ORDER BY ${orderBy(window, BOOK_TRANSFER_ORDER, "bt.id")}
                                  LIMIT ${window.limit} OFFSET ${window.offset}`
@@ -356,7 +352,7 @@ const bookTransferQueries = (q: Queries) => {
  */
 export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlClient | LedgerPosting> = Layer.effect(
   LedgerStore,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const q = queries(yield* SqlClient.SqlClient)
     const posting = yield* LedgerPosting
     return {

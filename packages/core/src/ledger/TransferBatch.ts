@@ -1,15 +1,7 @@
 import { SqlError } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
 import { nowIso } from "../platform/Time.js"
-import {
-  type LedgerContext,
-  type Posted,
-  postPrepared,
-  postsAtOnce,
-  prepare,
-  refused,
-  type TransferError
-} from "./Posting.js"
+import { type LedgerContext, type Posted, postPrepared, postsAtOnce, prepare, refused, type TransferError } from "./Posting.js"
 import { accountsToRead, type PreparedTransfer, type TransferOrder, transferPosting } from "./PrepareTransfer.js"
 
 /**
@@ -31,7 +23,7 @@ export class TransferBatchAborted extends Data.TaggedError("TransferBatchAborted
 
 /** Reads, in one statement per kind, the accounts a batch names that the cache lacks. */
 const warmAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ids = new Set<string>()
     const currencies = new Set<string>()
     for (const order of orders) {
@@ -50,26 +42,29 @@ const warmAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyArr
 type ItemResult = Either.Either<Posted, TransferItemError>
 
 /** A database failure is the batch's; any other failure is the item's result, or aborts an atomic batch. */
-const itemFailure = (atomic: boolean, index: number) => (error: TransferError): Effect.Effect<ItemResult, TransferBatchAborted | SqlError.SqlError> =>
-  !isItemError(error)
-    ? Effect.fail(error)
-    : atomic
-    ? Effect.fail(new TransferBatchAborted({ index, error }))
-    : Effect.succeed(Either.left(error))
+const itemFailure =
+  (atomic: boolean, index: number) =>
+  (error: TransferError): Effect.Effect<ItemResult, TransferBatchAborted | SqlError.SqlError> =>
+    !isItemError(error)
+      ? Effect.fail(error)
+      : atomic
+        ? Effect.fail(new TransferBatchAborted({ index, error }))
+        : Effect.succeed(Either.left(error))
 
 /**
  * Posts a run of consecutive items that post at once with ONE store call (`postTransfers`: on
  * SQLite one synchronous call, no savepoint per item), in order; a refused item wrote nothing.
  */
 const postRun = (ctx: LedgerContext, run: ReadonlyArray<{ readonly index: number; readonly p: PreparedTransfer }>, atomic: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = yield* nowIso
     const built = run.map(({ p }) => transferPosting(p, p.from ?? p.settlement!, p.to ?? p.settlement!, { _tag: "New" }, now))
     const outcomes = yield* ctx.store.postTransfers(built.map((item) => item.posting))
     return yield* Effect.forEach(run, ({ index }, i) =>
       outcomes[i]!.posted
         ? Effect.succeed<ItemResult>(Either.right({ posted: built[i]!.posted, wake: outcomes[i]!.wake }))
-        : itemFailure(atomic, index)(refused(outcomes[i]!)))
+        : itemFailure(atomic, index)(refused(outcomes[i]!))
+    )
   })
 
 /**
@@ -90,7 +85,7 @@ const batchAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyAr
 
 /** The items in order, inside the batch's transaction: runs of at-once items in one call each, the others in a savepoint each. */
 const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // Every balance row the batch may touch, locked first and in one order: no deadlock with another batch.
     yield* ctx.store.lockAccounts(batchAccounts(ctx, programId, orders))
     const results: Array<ItemResult> = []
@@ -110,7 +105,12 @@ const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<
       const posting: Effect.Effect<Posted, TransferError> = Either.isLeft(prepared)
         ? Effect.fail(prepared.left)
         : ctx.transactor.withTransaction(postPrepared(ctx, prepared.right))
-      results.push(yield* Effect.catchAll(Effect.map(posting, (posted): ItemResult => Either.right(posted)), itemFailure(atomic, index)))
+      results.push(
+        yield* Effect.catchAll(
+          Effect.map(posting, (posted): ItemResult => Either.right(posted)),
+          itemFailure(atomic, index)
+        )
+      )
     }
     yield* flush
     return results
@@ -123,7 +123,7 @@ const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<
  * and nothing is written (TransferBatchAborted naming it). A database failure fails the batch.
  */
 export const postBatch = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* warmAccounts(ctx, programId, orders)
     // A transaction of its own (or the caller's), never a unit of the write lane: a batch already
     // shares one commit among its items, and inside a group commit each unit runs in a savepoint,

@@ -20,12 +20,14 @@ export const findOwned = <A, E, R>(
   find: (id: string) => Effect.Effect<Option.Option<A>, E, R>
 ): Effect.Effect<A, NotFound | E, R> =>
   isUuid(id)
-    ? Effect.flatMap(find(id.toLowerCase()), Option.match({
-      onNone: () => Effect.fail(missing(lookup)),
-      onSome: Effect.succeed
-    }))
+    ? Effect.flatMap(
+        find(id.toLowerCase()),
+        Option.match({
+          onNone: () => Effect.fail(missing(lookup)),
+          onSome: Effect.succeed
+        })
+      )
     : Effect.fail(missing(lookup))
 
 /** The NotFound of a lookup, for callers that found nothing by other means. */
-export const missing = (lookup: OwnedLookup): NotFound =>
-  new NotFound({ message: `No such ${lookup.resource}.`, param: lookup.param })
+export const missing = (lookup: OwnedLookup): NotFound => new NotFound({ message: `No such ${lookup.resource}.`, param: lookup.param })

@@ -14,8 +14,8 @@ export const isUuid = (text: string): boolean => UUID_PATTERN.test(text)
  * every id is stored). A malformed one is a 400 naming the field; ids in the path are looked up
  * with `findOwned` instead, where a malformed id is simply not found (docs/api.md#ids).
  */
-export const Uuid = Schema.transform(
-  Schema.String.pipe(Schema.pattern(UUID_PATTERN, { message: () => "must be a UUID" })),
-  Schema.String,
-  { strict: true, decode: (text) => text.toLowerCase(), encode: (text) => text }
-).annotations({ identifier: "Uuid" })
+export const Uuid = Schema.transform(Schema.String.pipe(Schema.pattern(UUID_PATTERN, { message: () => "must be a UUID" })), Schema.String, {
+  strict: true,
+  decode: (text) => text.toLowerCase(),
+  encode: (text) => text
+}).annotations({ identifier: "Uuid" })

@@ -70,19 +70,14 @@ const aliased = (
  * - order_by / order-by: must be one of `orderFields`, else 400 invalid_request (param order_by) listing them;
  * - ascending: "true"/"false" (any case, also 1/0); anything else is ignored and the default (true) applies.
  */
-export const parsePaging = (
-  query: PagingQuery,
-  orderFields: ReadonlyArray<string>
-): Either.Either<PageRequest, InvalidRequest> =>
-  Either.gen(function*() {
+export const parsePaging = (query: PagingQuery, orderFields: ReadonlyArray<string>): Either.Either<PageRequest, InvalidRequest> =>
+  Either.gen(function* () {
     const pageValue = parseInteger(query.page)
     const page = pageValue === undefined || pageValue < 1 ? 1 : Math.min(pageValue, MAX_PAGE)
 
     const pageSizeText = yield* aliased(query.page_size, query["page-size"], "page_size")
     const pageSizeValue = parseInteger(pageSizeText)
-    const pageSize = pageSizeValue === undefined || pageSizeValue < 1
-      ? DEFAULT_PAGE_SIZE
-      : Math.min(pageSizeValue, MAX_PAGE_SIZE)
+    const pageSize = pageSizeValue === undefined || pageSizeValue < 1 ? DEFAULT_PAGE_SIZE : Math.min(pageSizeValue, MAX_PAGE_SIZE)
 
     const orderByText = yield* aliased(query.order_by, query["order-by"], "order_by")
     let orderBy: string | null = null
@@ -100,7 +95,7 @@ export const parsePaging = (
     }
 
     const ascendingText = query.ascending?.trim().toLowerCase()
-    const ascending = ascendingText === "false" || ascendingText === "0" ? false : true
+    const ascending = !(ascendingText === "false" || ascendingText === "0")
 
     return { page, pageSize, orderBy, ascending }
   })

@@ -12,7 +12,7 @@ export const toIso = (value: unknown): string => {
 }
 
 /** A nullable timestamp column. */
-export const toIsoOrNull = (value: unknown): string | null => value === null || value === undefined ? null : toIso(value)
+export const toIsoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : toIso(value))
 
 /** An integer column (PostgreSQL bigint arrives as text). */
 export const toInt = (value: unknown): number => {
@@ -26,8 +26,7 @@ export const toInt = (value: unknown): number => {
 export const toBool = (value: unknown): boolean => value === true || value === 1 || value === "1" || value === "t"
 
 /** A JSON column stored as text in both dialects. */
-export const fromJson = <A>(value: unknown): A =>
-  (typeof value === "string" ? JSON.parse(value) : value) as A
+export const fromJson = <A>(value: unknown): A => (typeof value === "string" ? JSON.parse(value) : value) as A
 
 /** A boolean as a bind parameter: 1/0, which SQLite stores and PostgreSQL reads as a boolean literal. */
 export const boolParam = (value: boolean): number => (value ? 1 : 0)

@@ -27,7 +27,7 @@ const RUN_ALONE = Symbol("RunAlone")
  * a batch is run again alone under the Transactor's retry policy.
  */
 export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GROUP_COMMIT_BATCH, gatherMs = GATHER_MS) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const queue = yield* Queue.unbounded<Item>()
 
     /**
@@ -36,7 +36,7 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
      * commit. Taking them before BEGIN made every batch a batch of one under HTTP load.
      */
     const runBatch = (first: Item) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         let items: ReadonlyArray<Item> | undefined
         const body = Effect.suspend(() =>
           // A retry of the whole transaction (SQLITE_BUSY…) re-runs the same batch.
@@ -46,8 +46,8 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
               : Effect.succeed(items),
             (batch) =>
               batch.length === 1
-                // A batch of one needs no savepoint: its own transaction is its rollback boundary.
-                ? Effect.map(batch[0]!.effect, (value) => [Exit.succeed(value)] as ReadonlyArray<Exit.Exit<unknown, unknown>>)
+                ? // A batch of one needs no savepoint: its own transaction is its rollback boundary.
+                  Effect.map(batch[0]!.effect, (value) => [Exit.succeed(value)] as ReadonlyArray<Exit.Exit<unknown, unknown>>)
                 : Effect.forEach(batch, (item) => Effect.exit(item.atomic ? item.effect : transactor.withTransaction(item.effect)))
           )
         )
@@ -57,11 +57,15 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
           // A lone unit's own failure, or a failed BEGIN/COMMIT: every unit of the batch gets it.
           return yield* Effect.forEach(batch, (item) => Deferred.done(item.done, outcome), { discard: true })
         }
-        yield* Effect.forEach(batch, (item, index) => {
-          const exit = outcome.value[index]!
-          const retry = batch.length > 1 && Exit.isFailure(exit) && exit.cause._tag === "Fail" && isRetryableSqlError(exit.cause.error)
-          return Deferred.done(item.done, retry ? Exit.fail(RUN_ALONE) : exit)
-        }, { discard: true })
+        yield* Effect.forEach(
+          batch,
+          (item, index) => {
+            const exit = outcome.value[index]!
+            const retry = batch.length > 1 && Exit.isFailure(exit) && exit.cause._tag === "Fail" && isRetryableSqlError(exit.cause.error)
+            return Deferred.done(item.done, retry ? Exit.fail(RUN_ALONE) : exit)
+          },
+          { discard: true }
+        )
       })
 
     yield* Queue.take(queue).pipe(
@@ -83,15 +87,14 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
        * rolls itself back when it fails — so it is run without a savepoint (one statement through @effect/sql saved).
        */
       submit: <A, E>(effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }): Effect.Effect<A, E | SqlError.SqlError> =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const done = yield* Deferred.make<unknown, unknown>()
           yield* Queue.offer(queue, { effect, done, atomic: options?.atomic === true })
           const exit = yield* Effect.exit(Deferred.await(done))
           if (Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error === RUN_ALONE) {
             return yield* transactor.withTransaction(effect)
           }
-          return yield* (exit as Exit.Exit<A, E | SqlError.SqlError>)
+          return yield* exit as Exit.Exit<A, E | SqlError.SqlError>
         })
     }
   })
-

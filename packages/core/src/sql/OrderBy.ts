@@ -7,12 +7,7 @@ import type { PageWindow } from "../platform/Paging.js"
  * the first column), then `idColumn` in the same direction so that ties break on id and pages never
  * overlap or skip (docs/api.md#paging).
  */
-export const orderByClause = (
-  sql: SqlClient.SqlClient,
-  window: PageWindow,
-  columns: Readonly<Record<string, string>>,
-  idColumn = "id"
-) => {
+export const orderByClause = (sql: SqlClient.SqlClient, window: PageWindow, columns: Readonly<Record<string, string>>, idColumn = "id") => {
   const column = columns[window.orderBy] ?? Object.values(columns)[0] ?? "created_at"
   const direction = window.descending ? "DESC" : "ASC"
   return sql.unsafe(`${column} ${direction}, ${idColumn} ${direction}`)

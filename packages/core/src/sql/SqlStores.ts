@@ -44,10 +44,7 @@ const SqlPortsLive = Layer.mergeAll(
  * Transactor and the SqlClient; the result needs only what the SQL ports need besides.
  */
 export const sqlStores = <E, R>(storeParts: Layer.Layer<LedgerPosting | WriteLane, E, R>) =>
-  SqlPortsLive.pipe(
-    Layer.provideMerge(storeParts),
-    Layer.provideMerge(SqlTransactorLive)
-  ) as Layer.Layer<
+  SqlPortsLive.pipe(Layer.provideMerge(storeParts), Layer.provideMerge(SqlTransactorLive)) as Layer.Layer<
     Layer.Layer.Success<typeof SqlPortsLive> | LedgerPosting | WriteLane | Transactor,
     E,
     Exclude<R | Layer.Layer.Context<typeof SqlPortsLive>, Transactor | LedgerPosting> | SqlClient.SqlClient

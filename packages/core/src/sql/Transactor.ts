@@ -52,14 +52,13 @@ export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.
 /** The transactor over the shared SqlClient; a nested call never retries on its own (the outermost does). */
 export const SqlTransactorLive: Layer.Layer<Transactor, never, SqlClient.SqlClient> = Layer.effect(
   Transactor,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return {
       withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
         Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
-          outer._tag === "Some"
-            ? sql.withTransaction(effect)
-            : retryTransient(sql.withTransaction(effect)))
+          outer._tag === "Some" ? sql.withTransaction(effect) : retryTransient(sql.withTransaction(effect))
+        )
     }
   })
 )

@@ -16,10 +16,7 @@ export interface WriteLaneService {
    * that is all-or-nothing by itself (a one-call posting), so it needs no transaction or
    * savepoint of its own around it. Transient concurrency failures are retried.
    */
-  readonly submit: <A, E>(
-    effect: Effect.Effect<A, E>,
-    options?: { readonly atomic?: boolean }
-  ) => Effect.Effect<A, E | SqlError.SqlError>
+  readonly submit: <A, E>(effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) => Effect.Effect<A, E | SqlError.SqlError>
 }
 
 /** The store's write lane (provided by each store package). */
@@ -29,7 +26,7 @@ export class WriteLane extends Context.Tag("@issuing/core/WriteLane")<WriteLane,
 export const TransactionPerWriteLane: Layer.Layer<WriteLane, never, Transactor> = Layer.effect(
   WriteLane,
   Effect.map(Transactor, (transactor) => ({
-    submit: (effect, options) => options?.atomic === true ? retryTransient(effect) : transactor.withTransaction(effect)
+    submit: (effect, options) => (options?.atomic === true ? retryTransient(effect) : transactor.withTransaction(effect))
   }))
 )
 

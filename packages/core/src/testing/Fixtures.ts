@@ -37,7 +37,7 @@ export const sampleApiKey = (organizationId: string, overrides: Partial<StoredAp
 })
 
 /** Stores a new organization with one program; for contracts whose rows reference a program. */
-export const freshOrganization = Effect.gen(function*() {
+export const freshOrganization = Effect.gen(function* () {
   const store = yield* AccessStore
   const organization: Organization = { id: newId(), name: "Contract organization", created_at: stamp() }
   yield* store.insertOrganization(organization)

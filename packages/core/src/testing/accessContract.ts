@@ -26,24 +26,26 @@ const window = (overrides: Partial<PageWindow> = {}): PageWindow => ({
 
 const findsProgramsWithinOrganization = (it: It) =>
   it.effect("stores a program and finds it only within its organization", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const access = yield* AccessStore
       const { organization, program } = yield* freshOrganization
       const other = yield* freshOrganization
       expect(Option.getOrThrow(yield* access.findProgram(organization.id, program.id))).toEqual(program)
       expect(Option.isNone(yield* access.findProgram(other.organization.id, program.id))).toBe(true)
       expect(Option.isNone(yield* access.findProgram(organization.id, newId()))).toBe(true)
-    }))
+    })
+  )
 
 const listsProgramsInOrder = (it: It) =>
   it.effect("lists programs in order, limited to program ids, with ties broken on id", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const access = yield* AccessStore
       const { organization, program: first } = yield* freshOrganization
       // Five programs with the very same created_at: only the id orders them.
       const sameInstant = new Date(Date.parse(first.created_at) + 1000).toISOString()
       const tied = Array.from({ length: 5 }, (_, index) =>
-        sampleProgram(organization.id, { name: `P${index}`, created_at: sameInstant, updated_at: sameInstant }))
+        sampleProgram(organization.id, { name: `P${index}`, created_at: sameInstant, updated_at: sameInstant })
+      )
       for (const program of [...tied].reverse()) yield* access.insertProgram(program)
 
       const ascending = yield* access.listPrograms(organization.id, null, window())
@@ -73,11 +75,12 @@ const listsProgramsInOrder = (it: It) =>
 
       expect(yield* access.countPrograms(organization.id, [first.id, tied[0]!.id, newId()])).toBe(2)
       expect(yield* access.countPrograms(organization.id, [])).toBe(0)
-    }))
+    })
+  )
 
 const keepsKeysBySecretHash = (it: It) =>
   it.effect("keeps API keys by secret hash, with their fields round-tripped", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const access = yield* AccessStore
       const { organization, program } = yield* freshOrganization
       const limited = sampleApiKey(organization.id, {
@@ -95,11 +98,12 @@ const keepsKeysBySecretHash = (it: It) =>
       expect(Option.isNone(yield* access.findActiveKeyByHash(hashSecret("unknown")))).toBe(true)
       expect(Option.getOrThrow(yield* access.findApiKey(organization.id, open.id))).toEqual(open)
       expect(yield* access.countApiKeys).toBeGreaterThanOrEqual(2)
-    }))
+    })
+  )
 
 const revokesKeysOnce = (it: It) =>
   it.effect("revokes a key once, only within its organization, and forgets it for authentication", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const access = yield* AccessStore
       const { organization } = yield* freshOrganization
       const other = yield* freshOrganization
@@ -120,11 +124,12 @@ const revokesKeysOnce = (it: It) =>
       const listed = yield* access.listApiKeys(organization.id, window(), EVERY_KEY)
       expect(listed.rows.map((row) => row.id)).toEqual([kept.id])
       expect(listed.total).toBe(1)
-    }))
+    })
+  )
 
 const listsKeysWithinScope = (it: It) =>
   it.effect("lists only the keys within a scope: programs a subset of its own, no right it lacks", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const access = yield* AccessStore
       const { organization, program: a } = yield* freshOrganization
       const b = sampleProgram(organization.id)
@@ -149,30 +154,34 @@ const listsKeysWithinScope = (it: It) =>
           return ids(rows)
         })
       expect(yield* within(EVERY_KEY)).toEqual(ids(Object.values(keys)))
-      expect(yield* within({ programIds: [a.id, b.id], withoutRights: ["pan_reveal", "card_display"] }))
-        .toEqual(ids([keys.onA, keys.onAB]))
-      expect(yield* within({ programIds: [a.id, b.id], withoutRights: ["pan_reveal"] }))
-        .toEqual(ids([keys.onA, keys.onAB, keys.onADisplay]))
-      expect(yield* within({ programIds: [a.id, b.id, c.id], withoutRights: [] }))
-        .toEqual(ids(Object.values(keys).filter((key) => key !== keys.unlimited)))
-      expect(yield* within({ programIds: null, withoutRights: ["card_display"] }))
-        .toEqual(ids([keys.onA, keys.onAB, keys.onAC, keys.onAReveal]))
+      expect(yield* within({ programIds: [a.id, b.id], withoutRights: ["pan_reveal", "card_display"] })).toEqual(ids([keys.onA, keys.onAB]))
+      expect(yield* within({ programIds: [a.id, b.id], withoutRights: ["pan_reveal"] })).toEqual(
+        ids([keys.onA, keys.onAB, keys.onADisplay])
+      )
+      expect(yield* within({ programIds: [a.id, b.id, c.id], withoutRights: [] })).toEqual(
+        ids(Object.values(keys).filter((key) => key !== keys.unlimited))
+      )
+      expect(yield* within({ programIds: null, withoutRights: ["card_display"] })).toEqual(
+        ids([keys.onA, keys.onAB, keys.onAC, keys.onAReveal])
+      )
       expect(yield* within({ programIds: [b.id], withoutRights: [] })).toEqual([])
       const page = yield* access.listApiKeys(organization.id, window({ limit: 1 }), { programIds: [a.id, b.id], withoutRights: [] })
       expect(page.rows).toHaveLength(1)
       expect(page.total).toBe(4)
-    }))
+    })
+  )
 
 const rejectsDuplicateSecretHash = (it: It) =>
   it.effect("rejects a second key with the same secret hash as a unique violation", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const access = yield* AccessStore
       const { organization } = yield* freshOrganization
       const hash = hashSecret(`duplicate-${newId()}`)
       yield* access.insertApiKey(sampleApiKey(organization.id), hash)
       const error = yield* Effect.flip(access.insertApiKey(sampleApiKey(organization.id), hash))
       expect(isUniqueViolation(error)).toBe(true)
-    }))
+    })
+  )
 
 /** Contract of the AccessStore port: organizations, programs, API keys. */
 export const accessContract: PortContract = (name, store) =>

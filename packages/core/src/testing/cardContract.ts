@@ -41,7 +41,7 @@ const sampleCard = (programId: string, overrides: Partial<CardRecord["card"]> = 
 
 const storesAndFindsByProgram = (it: It) =>
   it.effect("stores a card and finds it only within its program, by id or by fingerprint", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cards = yield* CardStore
       const { program } = yield* freshOrganization
       const other = yield* freshOrganization
@@ -60,11 +60,12 @@ const storesAndFindsByProgram = (it: It) =>
         cards.insertCard({ ...duplicate, sealed: { ...duplicate.sealed, pan_fingerprint: record.sealed.pan_fingerprint } })
       )
       expect(isUniqueViolation(failed)).toBe(true)
-    }))
+    })
+  )
 
 const changesStateByCompareAndSet = (it: It) =>
   it.effect("changes state only from the allowed states (compare-and-set)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cards = yield* CardStore
       const { program } = yield* freshOrganization
       const record = sampleCard(program.id)
@@ -75,42 +76,53 @@ const changesStateByCompareAndSet = (it: It) =>
       expect(frozen.card.updated_at).toBe(at)
       expect(Option.isNone(yield* cards.transition(program.id, record.card.id, ["ACTIVE"], "FROZEN", at))).toBe(true)
       const otherProgram = yield* freshOrganization
-      expect(Option.isNone(yield* cards.transition(otherProgram.program.id, record.card.id, ["FROZEN"], "CLOSED", at)))
-        .toBe(true)
+      expect(Option.isNone(yield* cards.transition(otherProgram.program.id, record.card.id, ["FROZEN"], "CLOSED", at))).toBe(true)
       expect(Option.getOrThrow(yield* cards.findCard(program.id, record.card.id)).card.state).toBe("FROZEN")
-    }))
+    })
+  )
 
 const listsByFilter = (it: It) =>
   it.effect("lists a program's cards by filter, newest first, with ties broken on id", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cards = yield* CardStore
       const { program } = yield* freshOrganization
       const at = new Date().toISOString()
       const walletId = newId()
       const written = Array.from({ length: 5 }, (_, index) =>
-        sampleCard(program.id, { created_at: at, updated_at: at, wallet_id: index < 3 ? walletId : newId() }))
+        sampleCard(program.id, { created_at: at, updated_at: at, wallet_id: index < 3 ? walletId : newId() })
+      )
       for (const record of written) yield* cards.insertCard(record)
       const all = yield* cards.listCards(program.id, {}, { orderBy: "created_at", descending: true, limit: 100, offset: 0 })
       expect(all.total).toBe(5)
-      expect(all.rows.map((row) => row.card.id)).toEqual(written.map((row) => row.card.id).sort().reverse())
+      expect(all.rows.map((row) => row.card.id)).toEqual(
+        written
+          .map((row) => row.card.id)
+          .sort()
+          .reverse()
+      )
       const paged: Array<string> = []
       for (let offset = 0; offset < 5; offset += 2) {
         const page = yield* cards.listCards(program.id, {}, { orderBy: "created_at", descending: true, limit: 2, offset })
         paged.push(...page.rows.map((row) => row.card.id))
       }
       expect(paged).toEqual(all.rows.map((row) => row.card.id))
-      const ofWallet = yield* cards.listCards(program.id, { walletId, state: "ACTIVE" }, {
-        orderBy: "created_at",
-        descending: false,
-        limit: 100,
-        offset: 0
-      })
+      const ofWallet = yield* cards.listCards(
+        program.id,
+        { walletId, state: "ACTIVE" },
+        {
+          orderBy: "created_at",
+          descending: false,
+          limit: 100,
+          offset: 0
+        }
+      )
       expect(ofWallet.total).toBe(3)
-    }))
+    })
+  )
 
 const keepsEmbedSessions = (it: It) =>
   it.effect("finds embed sessions by token hash while their key may display cards, and forgets a card's sessions", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cards = yield* CardStore
       const access = yield* AccessStore
       const { organization, program } = yield* freshOrganization
@@ -142,11 +154,12 @@ const keepsEmbedSessions = (it: It) =>
       expect(Option.isNone(yield* cards.findEmbedSession(newId()))).toBe(true)
       yield* cards.deleteEmbedSessions(record.card.id)
       expect(Option.isNone(yield* cards.findEmbedSession(live.token_hash))).toBe(true)
-    }))
+    })
+  )
 
 const resealsByCompareAndSet = (it: It) =>
   it.effect("finds cards to re-seal in id order (other key or unbound) and re-seals only unchanged rows", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cards = yield* CardStore
       const { program } = yield* freshOrganization
       const bound = { vault_key_id: "k2", pan_sealed: `v2.k2.${newId()}`, cvv_sealed: `v2.k2.${newId()}` }
@@ -170,11 +183,12 @@ const resealsByCompareAndSet = (it: It) =>
       // The row changed since it was read: the compare-and-set refuses to write the stale read.
       expect(yield* cards.reseal(otherKey.card.id, otherKey.sealed, { ...sealed, pan_fingerprint: newId() })).toBe(false)
       expect(Option.getOrThrow(yield* cards.findCard(program.id, otherKey.card.id)).sealed).toEqual(sealed)
-    }))
+    })
+  )
 
 const countsRecentSearches = (it: It) =>
   it.effect("keeps audit records with the client IP and counts a key's recent searches and misses, newest first", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cards = yield* CardStore
       const { program } = yield* freshOrganization
       const record = sampleCard(program.id)
@@ -203,9 +217,14 @@ const countsRecentSearches = (it: It) =>
       )
       expect(yield* cards.recentSearches(apiKeyId, since(600_000), 2, true)).toHaveLength(2)
       expect(yield* cards.recentSearches(newId(), since(600_000), 10, false)).toEqual([])
-      const listed = yield* cards.listAudit(program.id, { action: "reveal" }, { orderBy: "created_at", descending: true, limit: 10, offset: 0 })
+      const listed = yield* cards.listAudit(
+        program.id,
+        { action: "reveal" },
+        { orderBy: "created_at", descending: true, limit: 10, offset: 0 }
+      )
       expect(listed.rows).toEqual([written[4]])
-    }))
+    })
+  )
 
 /** Contract of the CardStore port: cards scoped by program, compare-and-set transitions, embed sessions. */
 export const cardContract: PortContract = (name, store) =>

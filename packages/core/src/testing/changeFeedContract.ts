@@ -12,7 +12,7 @@ const asNumber = (version: Option.Option<string>) => Number(Option.getOrThrow(ve
 export const changeFeedContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     it.effect("a committed publish moves the committed version forward by one", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         const before = asNumber(yield* committed)
@@ -22,7 +22,7 @@ export const changeFeedContract: PortContract = (name, store) =>
     )
 
     it.effect("a publish rolled back with its transaction moves nothing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         const before = asNumber(yield* committed)
@@ -35,7 +35,7 @@ export const changeFeedContract: PortContract = (name, store) =>
     )
 
     it.effect("gives no version inside a transaction, so nothing read there is cached", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         expect(Option.isNone(yield* transactor.withTransaction(feed.version))).toBe(true)
@@ -43,7 +43,7 @@ export const changeFeedContract: PortContract = (name, store) =>
     )
 
     it.effect("a cache entry filled before a publish is not served after it, once the feed has the version", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const feed = yield* ChangeFeed
         const transactor = yield* Transactor
         const cache = makeVersionedCache<string>({ maxEntries: 10, maxAgeMs: 60_000 })

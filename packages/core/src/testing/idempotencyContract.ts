@@ -29,7 +29,7 @@ const claimAt = (
 export const idempotencyContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     it.effect("claims a new key, then reports it running, mismatched, and finally replays it", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const org = newId()
         const key = newId()
@@ -43,10 +43,11 @@ export const idempotencyContract: PortContract = (name, store) =>
           response: { status: 201, sealedBody: "sealed-body" }
         })
         expect(yield* keys.claim(claimAt(org, key, "fp-b", now + 20))).toEqual({ _tag: "Mismatch" })
-      }))
+      })
+    )
 
     it.effect("a record stored under an older vault key's fingerprint is the same request", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const org = newId()
         const key = newId()
@@ -59,19 +60,21 @@ export const idempotencyContract: PortContract = (name, store) =>
           response: { status: 200, sealedBody: "sealed" }
         })
         expect(yield* keys.claim(claimAt(org, key, "fp-new", now + 10, ["fp-other"]))).toEqual({ _tag: "Mismatch" })
-      }))
+      })
+    )
 
     it.effect("scopes keys per organization", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const key = newId()
         const now = Date.now()
         expect(yield* keys.claim(claimAt(newId(), key, "fp", now))).toEqual({ _tag: "Claimed" })
         expect(yield* keys.claim(claimAt(newId(), key, "other", now))).toEqual({ _tag: "Claimed" })
-      }))
+      })
+    )
 
     it.effect("releases an unfinished claim but never a completed one", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const org = newId()
         const key = newId()
@@ -83,10 +86,11 @@ export const idempotencyContract: PortContract = (name, store) =>
         yield* keys.complete(org, key, { status: 200, sealedBody: "kept" })
         yield* keys.release(org, key)
         expect((yield* keys.claim(claimAt(org, key, "fp-b", now)))._tag).toBe("Replay")
-      }))
+      })
+    )
 
     it.effect("lets a retry take over a claim whose lease ran out, exactly once", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const org = newId()
         const key = newId()
@@ -99,10 +103,11 @@ export const idempotencyContract: PortContract = (name, store) =>
         )
         expect(takeovers.filter((claim) => claim._tag === "Claimed")).toHaveLength(1)
         expect(takeovers.filter((claim) => claim._tag === "InProgress")).toHaveLength(3)
-      }))
+      })
+    )
 
     it.effect("grants a key to exactly one of many concurrent first requests", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const org = newId()
         const key = newId()
@@ -112,10 +117,11 @@ export const idempotencyContract: PortContract = (name, store) =>
           { concurrency: "unbounded" }
         )
         expect(claims.filter((claim) => claim._tag === "Claimed")).toHaveLength(1)
-      }))
+      })
+    )
 
     it.effect("treats a key past retention as new, and purges expired keys", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const org = newId()
         const key = newId()
@@ -132,24 +138,28 @@ export const idempotencyContract: PortContract = (name, store) =>
         expect(purged).toBeGreaterThanOrEqual(1)
         expect(yield* keys.claim(claimAt(org, stale, "other", Date.now()))).toEqual({ _tag: "Claimed" })
         expect(yield* keys.claim(claimAt(org, fresh, "fp", Date.now()))).toEqual({ _tag: "InProgress" })
-      }))
+      })
+    )
 
     it.effect("stores a response only when the write's transaction commits", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keys = yield* IdempotencyStore
         const transactor = yield* Transactor
         const org = newId()
         const key = newId()
         const now = Date.now()
         yield* keys.claim(claimAt(org, key, "fp", now))
-        yield* Effect.flip(transactor.withTransaction(
-          Effect.zipRight(keys.complete(org, key, { status: 201, sealedBody: "lost" }), Effect.fail("boom" as const))
-        ))
+        yield* Effect.flip(
+          transactor.withTransaction(
+            Effect.zipRight(keys.complete(org, key, { status: 201, sealedBody: "lost" }), Effect.fail("boom" as const))
+          )
+        )
         expect(yield* keys.claim(claimAt(org, key, "fp", now + 1))).toEqual({ _tag: "InProgress" })
         yield* transactor.withTransaction(keys.complete(org, key, { status: 201, sealedBody: "kept" }))
         expect(yield* keys.claim(claimAt(org, key, "fp", now + 2))).toEqual({
           _tag: "Replay",
           response: { status: 201, sealedBody: "kept" }
         })
-      }))
+      })
+    )
   })

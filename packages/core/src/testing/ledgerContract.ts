@@ -5,7 +5,15 @@ import { EventStore } from "../events/EventStore.js"
 import { type IssuingEvent, newEvent } from "../events/Records.js"
 import { LedgerStore, type LedgerStoreService, type TransferPosting } from "../ledger/LedgerStore.js"
 import { balanceDeltas, transferEntries } from "../ledger/PostingRules.js"
-import { type Book, type BookTransfer, MAX_TOTAL_MINOR, type Transaction, type Transfer, type TransferRail, type Wallet } from "../ledger/Records.js"
+import {
+  type Book,
+  type BookTransfer,
+  MAX_TOTAL_MINOR,
+  type Transaction,
+  type Transfer,
+  type TransferRail,
+  type Wallet
+} from "../ledger/Records.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
@@ -20,7 +28,7 @@ const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
 
 /** Stores a wallet with its account; the account's balances start at zero. */
 const storeWallet = (ledger: LedgerStoreService, programId: string, at = new Date().toISOString(), currency = "USD") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const wallet: Wallet = {
       id: newId(),
       object: "wallet",
@@ -44,7 +52,7 @@ const storeWallet = (ledger: LedgerStoreService, programId: string, at = new Dat
 
 /** The program's settlement account of a currency (created when missing). */
 const settlementOf = (ledger: LedgerStoreService, programId: string, currency = "USD") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* ledger.insertSettlementAccountIfMissing({
       id: newId(),
       program_id: programId,
@@ -119,7 +127,7 @@ const transferRows = (
 
 /** The posting in a transaction of its own. */
 const postGeneral = (posting: TransferPosting) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* LedgerStore
     const transactor = yield* Transactor
     expect(yield* transactor.withTransaction(ledger.postTransfer(posting))).toMatchObject({ posted: true })
@@ -133,7 +141,7 @@ const principalOf = (ledger: LedgerStoreService, accountId: string) =>
 export const ledgerContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     it.effect("stores wallets and accounts with zero balances, found only within their program", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -154,8 +162,10 @@ export const ledgerContract: PortContract = (name, store) =>
           updated_at: wallet.created_at
         })
         const balances = yield* ledger.balancesOf(accountId)
-        expect(balances.map((row) => [row.book, row.debits.amount, row.credits.amount, row.balance.amount, row.balance.currency]))
-          .toEqual([["principal", 0, 0, 0, "EUR"], ["cash", 0, 0, 0, "EUR"]])
+        expect(balances.map((row) => [row.book, row.debits.amount, row.credits.amount, row.balance.amount, row.balance.currency])).toEqual([
+          ["principal", 0, 0, 0, "EUR"],
+          ["cash", 0, 0, 0, "EUR"]
+        ])
         expect(yield* ledger.findPostingAccounts(program.id, [accountId, newId()], null)).toEqual([account])
         expect(yield* ledger.findPostingAccounts(program.id, [accountId], null)).toEqual([account])
 
@@ -169,10 +179,11 @@ export const ledgerContract: PortContract = (name, store) =>
         const filtered = yield* ledger.listAccounts(program.id, { wallet_id: wallet.id, kind: "wallet", currency: "EUR" }, newestFirst())
         expect(filtered).toEqual({ rows: [account], total: 1 })
         expect((yield* ledger.listAccounts(program.id, { currency: "USD" }, newestFirst())).total).toBe(0)
-      }))
+      })
+    )
 
     it.effect("creates a program's settlement account of a currency once, even when asked concurrently", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const transactor = yield* Transactor
         const { program } = yield* freshOrganization
@@ -182,14 +193,16 @@ export const ledgerContract: PortContract = (name, store) =>
         const candidates = Array.from({ length: 8 }, () => newId())
         const inserted = yield* Effect.all(
           candidates.map((id) =>
-            transactor.withTransaction(ledger.insertSettlementAccountIfMissing({
-              id,
-              program_id: program.id,
-              wallet_id: null,
-              kind: "settlement",
-              currency: "USD",
-              created_at: new Date().toISOString()
-            }))
+            transactor.withTransaction(
+              ledger.insertSettlementAccountIfMissing({
+                id,
+                program_id: program.id,
+                wallet_id: null,
+                kind: "settlement",
+                currency: "USD",
+                created_at: new Date().toISOString()
+              })
+            )
           ),
           { concurrency: "unbounded" }
         )
@@ -209,17 +222,32 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(sorted(posting.map((row) => row.id))).toEqual(sorted([wallet.financial_account_id, winner]))
 
         // One per (program, currency): another currency and another program get their own.
-        expect(yield* ledger.insertSettlementAccountIfMissing({
-          id: newId(), program_id: program.id, wallet_id: null, kind: "settlement", currency: "EUR", created_at: new Date().toISOString()
-        })).toBe(true)
+        expect(
+          yield* ledger.insertSettlementAccountIfMissing({
+            id: newId(),
+            program_id: program.id,
+            wallet_id: null,
+            kind: "settlement",
+            currency: "EUR",
+            created_at: new Date().toISOString()
+          })
+        ).toBe(true)
         expect(Option.isNone(yield* ledger.findSettlementAccount(other.program.id, "USD"))).toBe(true)
-        expect(yield* ledger.insertSettlementAccountIfMissing({
-          id: newId(), program_id: other.program.id, wallet_id: null, kind: "settlement", currency: "USD", created_at: new Date().toISOString()
-        })).toBe(true)
-      }))
+        expect(
+          yield* ledger.insertSettlementAccountIfMissing({
+            id: newId(),
+            program_id: other.program.id,
+            wallet_id: null,
+            kind: "settlement",
+            currency: "USD",
+            created_at: new Date().toISOString()
+          })
+        ).toBe(true)
+      })
+    )
 
     it.effect("posts a transfer and reads back its transaction, transfer, book transfer, entries and balances", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const { program } = yield* freshOrganization
         const settlement = yield* settlementOf(ledger, program.id)
@@ -263,8 +291,11 @@ export const ledgerContract: PortContract = (name, store) =>
             else sums[entry.book].credits += entry.amount.amount
           }
           for (const balance of yield* ledger.balancesOf(account)) {
-            expect([balance.book, balance.debits.amount, balance.credits.amount])
-              .toEqual([balance.book, sums[balance.book].debits, sums[balance.book].credits])
+            expect([balance.book, balance.debits.amount, balance.credits.amount]).toEqual([
+              balance.book,
+              sums[balance.book].debits,
+              sums[balance.book].credits
+            ])
           }
           // Principal is carried on the credit side, cash on the debit side: each transfer moves both alike.
           const [principal, cash] = yield* ledger.balancesOf(account)
@@ -273,8 +304,9 @@ export const ledgerContract: PortContract = (name, store) =>
         const onA = yield* ledger.listBookTransfers(program.id, { financial_account_id: a, book: "principal" }, newestFirst())
         expect(onA.total).toBe(3)
         expect((yield* ledger.listTransfers(program.id, { financial_account_id: b }, newestFirst())).total).toBe(2)
-        expect((yield* ledger.listTransfers(program.id, { payment_rail: "ach_same_day" }, newestFirst())).rows.map((row) => row.id))
-          .toEqual([funding.transfer.id])
+        expect(
+          (yield* ledger.listTransfers(program.id, { payment_rail: "ach_same_day" }, newestFirst())).rows.map((row) => row.id)
+        ).toEqual([funding.transfer.id])
 
         // Status changes of transfers and transactions.
         expect(yield* ledger.countPendingTransfers(move.transaction.id)).toBe(0)
@@ -282,9 +314,13 @@ export const ledgerContract: PortContract = (name, store) =>
         yield* ledger.setTransferStatus(move.transfer.id, "PENDING", later)
         yield* ledger.setTransactionStatus(move.transaction.id, "PENDING", later)
         expect(yield* ledger.countPendingTransfers(move.transaction.id)).toBe(1)
-        expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, move.transfer.id, true))).toMatchObject({ status: "PENDING", updated_at: later })
-        expect((yield* ledger.listTransactions(program.id, { status: "PENDING" }, newestFirst())).rows.map((row) => row.id))
-          .toEqual([move.transaction.id])
+        expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, move.transfer.id, true))).toMatchObject({
+          status: "PENDING",
+          updated_at: later
+        })
+        expect((yield* ledger.listTransactions(program.id, { status: "PENDING" }, newestFirst())).rows.map((row) => row.id)).toEqual([
+          move.transaction.id
+        ])
         expect((yield* ledger.listTransfers(program.id, { status: "PENDING" }, newestFirst())).total).toBe(1)
 
         // A transfer attached to an existing transaction: its status updated with the posting, or left alone.
@@ -311,10 +347,11 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(Option.isNone(yield* ledger.findTransaction(program.id, untouched.transaction.id, false))).toBe(true)
         expect((yield* ledger.listTransfers(program.id, { transaction_id: move.transaction.id }, newestFirst())).total).toBe(3)
         expect(yield* principalOf(ledger, a)).toBe(730)
-      }))
+      })
+    )
 
     it.effect("refuses to UPDATE or DELETE book transfers and entries (database triggers)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const sql = yield* SqlClient.SqlClient
         const { program } = yield* freshOrganization
@@ -334,12 +371,14 @@ export const ledgerContract: PortContract = (name, store) =>
           const error = yield* Effect.flip(statement)
           expect(String(error.cause ?? error.message)).toMatch(/immutable/)
         }
-        expect((yield* ledger.listBookTransfers(program.id, { transfer_id: posting.transfer.id }, newestFirst())).rows)
-          .toEqual([posting.bookTransfer])
-      }))
+        expect((yield* ledger.listBookTransfers(program.id, { transfer_id: posting.transfer.id }, newestFirst())).rows).toEqual([
+          posting.bookTransfer
+        ])
+      })
+    )
 
     it.effect("lists newest first by default field, ties broken on id in the same direction, in windows that partition", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const { program } = yield* freshOrganization
         const at = new Date().toISOString()
@@ -356,7 +395,14 @@ export const ledgerContract: PortContract = (name, store) =>
             created_at: at,
             updated_at: at
           }
-          yield* ledger.insertAccount({ id: wallet.financial_account_id, program_id: program.id, wallet_id: id, kind: "wallet", currency: "USD", created_at: at })
+          yield* ledger.insertAccount({
+            id: wallet.financial_account_id,
+            program_id: program.id,
+            wallet_id: id,
+            kind: "wallet",
+            currency: "USD",
+            created_at: at
+          })
           yield* ledger.insertWallet(wallet)
           wallets.push(wallet)
         }
@@ -374,23 +420,32 @@ export const ledgerContract: PortContract = (name, store) =>
 
         // Transfers, transactions and book transfers at one instant.
         const settlement = yield* settlementOf(ledger, program.id)
-        const postings = Array.from({ length: 4 }, (_, index) => transferRows(program.id, settlement, accountIds[index]!, 10 + index, { at }))
+        const postings = Array.from({ length: 4 }, (_, index) =>
+          transferRows(program.id, settlement, accountIds[index]!, 10 + index, { at })
+        )
         for (const posting of [...postings].reverse()) yield* postGeneral(posting)
         const transferIds = postings.map((posting) => posting.transfer.id)
-        expect((yield* ledger.listTransfers(program.id, {}, newestFirst())).rows.map((row) => row.id)).toEqual(sorted(transferIds).reverse())
-        expect((yield* ledger.listTransactions(program.id, {}, newestFirst())).rows.map((row) => row.id))
-          .toEqual(sorted(postings.map((posting) => posting.transaction.id)).reverse())
-        expect((yield* ledger.listBookTransfers(program.id, {}, newestFirst(100, 0, "posted_at"))).rows.map((row) => row.id))
-          .toEqual(sorted(postings.map((posting) => posting.bookTransfer.id)).reverse())
+        expect((yield* ledger.listTransfers(program.id, {}, newestFirst())).rows.map((row) => row.id)).toEqual(
+          sorted(transferIds).reverse()
+        )
+        expect((yield* ledger.listTransactions(program.id, {}, newestFirst())).rows.map((row) => row.id)).toEqual(
+          sorted(postings.map((posting) => posting.transaction.id)).reverse()
+        )
+        expect((yield* ledger.listBookTransfers(program.id, {}, newestFirst(100, 0, "posted_at"))).rows.map((row) => row.id)).toEqual(
+          sorted(postings.map((posting) => posting.bookTransfer.id)).reverse()
+        )
         // By amount: the largest first.
-        expect((yield* ledger.listTransfers(program.id, {}, newestFirst(100, 0, "amount"))).rows.map((row) => row.amount)).toEqual([13, 12, 11, 10])
+        expect((yield* ledger.listTransfers(program.id, {}, newestFirst(100, 0, "amount"))).rows.map((row) => row.amount)).toEqual([
+          13, 12, 11, 10
+        ])
         const window = yield* ledger.listBookTransfers(program.id, {}, newestFirst(3, 3))
         expect(window.total).toBe(4)
         expect(window.rows).toHaveLength(1)
-      }))
+      })
+    )
 
     it.effect("keeps programs apart: another program's transfers, transactions and book transfers are not found", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -406,10 +461,11 @@ export const ledgerContract: PortContract = (name, store) =>
         expect((yield* ledger.listTransactions(other.program.id, {}, newestFirst())).total).toBe(0)
         expect((yield* ledger.listBookTransfers(other.program.id, { transfer_id: posting.transfer.id }, newestFirst())).total).toBe(0)
         expect((yield* ledger.listBookTransfers(other.program.id, { financial_account_id: a }, newestFirst())).total).toBe(0)
-      }))
+      })
+    )
 
     it.effect("posting: writes every row and event, refuses insufficient funds writing nothing, joins a caller's transaction", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const events = yield* EventStore
         const transactor = yield* Transactor
@@ -441,10 +497,11 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(yield* transactor.withTransaction(ledger.postTransfer(exact))).toMatchObject({ posted: true, availableMinor: 100 })
         expect(yield* principalOf(ledger, a)).toBe(0)
         expect(yield* principalOf(ledger, b)).toBe(100)
-      }))
+      })
+    )
 
     it.effect("posts many transfers in order in one call: a refused one writes nothing and the next goes on", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const events = yield* EventStore
         const transactor = yield* Transactor
@@ -456,10 +513,9 @@ export const ledgerContract: PortContract = (name, store) =>
         const first = transferRows(program.id, a, b, 60, { checkFunds: true })
         const tooMuch = transferRows(program.id, a, b, 60, { checkFunds: true }) // 40 left
         const rest = transferRows(program.id, a, b, 40, { checkFunds: true })
-        const outcomes = yield* transactor.withTransaction(Effect.zipRight(
-          ledger.lockAccounts([a, b, settlement]),
-          ledger.postTransfers([funding, first, tooMuch, rest])
-        ))
+        const outcomes = yield* transactor.withTransaction(
+          Effect.zipRight(ledger.lockAccounts([a, b, settlement]), ledger.postTransfers([funding, first, tooMuch, rest]))
+        )
         expect(outcomes.map((outcome) => [outcome.posted, outcome.refusal])).toEqual([
           [true, null],
           [true, null],
@@ -476,10 +532,11 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(yield* principalOf(ledger, a)).toBe(0)
         expect(yield* principalOf(ledger, b)).toBe(100)
         expect(yield* ledger.postTransfers([])).toEqual([])
-      }))
+      })
+    )
 
     it.effect("posting refuses, writing nothing, when a running total would pass 2^53 − 1", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const sql = yield* SqlClient.SqlClient
         const { program } = yield* freshOrganization
@@ -494,10 +551,11 @@ export const ledgerContract: PortContract = (name, store) =>
         const exact = transferRows(program.id, settlement, a, 5)
         expect(yield* ledger.postTransfer(exact)).toMatchObject({ posted: true, refusal: null })
         expect(yield* principalOf(ledger, a)).toBe(MAX_TOTAL_MINOR)
-      }))
+      })
+    )
 
     it.effect("posting checks funds under its lock: concurrent debits never overdraw", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ledger = yield* LedgerStore
         const { program } = yield* freshOrganization
         const settlement = yield* settlementOf(ledger, program.id)
@@ -514,5 +572,6 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(yield* principalOf(ledger, a)).toBe(10)
         expect(yield* principalOf(ledger, b)).toBe(90)
         expect((yield* ledger.listTransfers(program.id, { financial_account_id: b }, newestFirst())).total).toBe(3)
-      }))
+      })
+    )
   })

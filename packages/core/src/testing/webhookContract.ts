@@ -48,7 +48,7 @@ const subscription = (
 
 /** An event of the program, stored in the outbox (claims and replays read it back). */
 const storedEvent = (programId: string, type: IssuingEvent["type"], createdAt = new Date().toISOString()) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const event = newEvent(programId, type, createdAt, { id: newId(), type, amount: 125 })
     yield* (yield* EventStore).append(event)
     return event
@@ -59,12 +59,15 @@ const storedEvent = (programId: string, type: IssuingEvent["type"], createdAt = 
  * claims see only its own deliveries.
  */
 const drainQueue = (webhooks: WebhookStoreService) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const token = newId()
     for (;;) {
       const claimed = yield* webhooks.claimDue(token, END_OF_LEASES, END_OF_LEASES, 1_000)
       if (claimed.length === 0) return
-      yield* webhooks.completeDeliveries(token, claimed.map((delivery) => delivery.id))
+      yield* webhooks.completeDeliveries(
+        token,
+        claimed.map((delivery) => delivery.id)
+      )
     }
   })
 
@@ -79,7 +82,7 @@ const pairs = (deliveries: ReadonlyArray<{ readonly event_id: string; readonly s
 export const webhookContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     it.effect("stores subscriptions, found and listed only within their program", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const transactor = yield* Transactor
         const { program } = yield* freshOrganization
@@ -95,7 +98,8 @@ export const webhookContract: PortContract = (name, store) =>
             previous_secret_expires_at: index === 1 ? at : null,
             created_at: at,
             updated_at: at
-          }))
+          })
+        )
         for (const item of stored) yield* webhooks.insertSubscription(item)
 
         for (const item of stored) expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, item.id))).toEqual(item)
@@ -107,8 +111,9 @@ export const webhookContract: PortContract = (name, store) =>
         const all = yield* webhooks.listSubscriptions(program.id, undefined, newestFirst())
         expect(all.total).toBe(4)
         expect(all.rows.map((row) => row.id)).toEqual(sorted(ids).reverse())
-        expect((yield* webhooks.listSubscriptions(program.id, undefined, newestFirst(3, 3))).rows.map((row) => row.id))
-          .toEqual([sorted(ids)[0]])
+        expect((yield* webhooks.listSubscriptions(program.id, undefined, newestFirst(3, 3))).rows.map((row) => row.id)).toEqual([
+          sorted(ids)[0]
+        ])
         expect((yield* webhooks.listSubscriptions(program.id, true, newestFirst())).rows.map((row) => row.id)).toEqual([stored[0]!.id])
         expect((yield* webhooks.listSubscriptions(program.id, false, newestFirst())).total).toBe(3)
         expect(yield* webhooks.countSubscriptions(program.id)).toBe(4)
@@ -119,10 +124,11 @@ export const webhookContract: PortContract = (name, store) =>
         expect((yield* webhooks.subscriptionsForType(program.id, "card.created")).map((row) => row.id)).toEqual(sorted(ids))
         expect(yield* webhooks.subscriptionsForType(program.id, "wallet.created")).toEqual([])
         expect(yield* webhooks.subscriptionsForType(other.program.id, "card.created")).toEqual([])
-      }))
+      })
+    )
 
     it.effect("updates every mutable field; the fan-out follows the new event types", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -151,11 +157,12 @@ export const webhookContract: PortContract = (name, store) =>
         yield* webhooks.updateSubscription({ ...updated, program_id: other.program.id, url: "https://evil.example" })
         expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, original.id)).url).toBe(updated.url)
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     // An update naming another program must change nothing: not the row, not its fan-out index.
     it.effect("an update naming another program leaves the subscription's fan-out alone", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -164,10 +171,11 @@ export const webhookContract: PortContract = (name, store) =>
         yield* webhooks.updateSubscription({ ...original, program_id: other.program.id, event_types: ["wallet.created"] })
         expect((yield* webhooks.subscriptionsForType(program.id, "card.created")).map((row) => row.id)).toEqual([original.id])
         expect(yield* webhooks.subscriptionsForType(other.program.id, "wallet.created")).toEqual([])
-      }))
+      })
+    )
 
     it.effect("deletes a subscription with its queued deliveries; another program cannot delete it", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -187,10 +195,11 @@ export const webhookContract: PortContract = (name, store) =>
         expect(yield* webhooks.subscriptionsForType(program.id, "card.created")).toEqual([kept])
         expect(pairs(yield* claimAll(webhooks, FAR_FUTURE))).toEqual(pairs([{ event_id: event.id, subscription_id: kept.id }]))
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("fans out one delivery per enabled subscription of the program holding the type, none for disabled ones", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -209,11 +218,13 @@ export const webhookContract: PortContract = (name, store) =>
         expect(yield* webhooks.nextDueAt).toEqual(Option.some(created.created_at))
 
         const claimed = yield* claimAll(webhooks, FAR_FUTURE)
-        expect(pairs(claimed)).toEqual(pairs([
-          { event_id: created.id, subscription_id: both.id },
-          { event_id: updated.id, subscription_id: both.id },
-          { event_id: updated.id, subscription_id: updatesOnly.id }
-        ]))
+        expect(pairs(claimed)).toEqual(
+          pairs([
+            { event_id: created.id, subscription_id: both.id },
+            { event_id: updated.id, subscription_id: both.id },
+            { event_id: updated.id, subscription_id: updatesOnly.id }
+          ])
+        )
         // A claim carries what sending needs: the event, the URL, the sealed secrets.
         const first = claimed.find((delivery) => delivery.event_id === created.id)!
         expect(first).toMatchObject({
@@ -237,10 +248,11 @@ export const webhookContract: PortContract = (name, store) =>
         expect(pairs(yield* claimAll(webhooks, FAR_FUTURE))).toEqual(pairs([{ event_id: third.id, subscription_id: both.id }]))
         yield* drainQueue(webhooks)
         expect(yield* webhooks.nextDueAt).toEqual(Option.none())
-      }))
+      })
+    )
 
     it.effect("never hands one due delivery to two concurrent claimers", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         yield* drainQueue(webhooks)
@@ -250,7 +262,7 @@ export const webhookContract: PortContract = (name, store) =>
         expect(yield* webhooks.enqueueEvents(stored)).toBe(30)
 
         const now = iso(Date.now() + 1_000)
-        const claimer = Effect.gen(function*() {
+        const claimer = Effect.gen(function* () {
           const token = newId()
           const mine: Array<string> = []
           for (;;) {
@@ -259,15 +271,19 @@ export const webhookContract: PortContract = (name, store) =>
             mine.push(...claimed.map((delivery) => delivery.id))
           }
         })
-        const claims = yield* Effect.all(Array.from({ length: 4 }, () => claimer), { concurrency: "unbounded" })
+        const claims = yield* Effect.all(
+          Array.from({ length: 4 }, () => claimer),
+          { concurrency: "unbounded" }
+        )
         const everyClaim = claims.flat()
         expect(everyClaim).toHaveLength(30)
         expect(new Set(everyClaim).size).toBe(30)
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("a lease hides a claimed delivery until it ends; then another token claims it and the first can no longer complete it", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         yield* drainQueue(webhooks)
@@ -293,10 +309,11 @@ export const webhookContract: PortContract = (name, store) =>
         expect(yield* webhooks.nextDueAt).toEqual(Option.some(iso(t0 + 120_000)))
         yield* webhooks.completeDeliveries(second, [claimed!.id])
         expect(yield* webhooks.claimDue(newId(), FAR_FUTURE, FAR_FUTURE, 10)).toEqual([])
-      }))
+      })
+    )
 
     it.effect("claims due deliveries and reports the next due time in one call", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         yield* drainQueue(webhooks)
@@ -315,17 +332,20 @@ export const webhookContract: PortContract = (name, store) =>
         // Now the first claim's lease end is the earliest time anything comes due again.
         expect(second.nextDueAt).toEqual(Option.some(iso(t0 + 60_000)))
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("reschedules a held delivery with its try count, and releases claims except those kept", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         yield* drainQueue(webhooks)
         const target = subscription(program.id, ["card.created"])
         yield* webhooks.insertSubscription(target)
         const t0 = Date.now()
-        yield* webhooks.enqueueEvents(yield* Effect.forEach(Array.from({ length: 3 }), () => storedEvent(program.id, "card.created", iso(t0))))
+        yield* webhooks.enqueueEvents(
+          yield* Effect.forEach(Array.from({ length: 3 }), () => storedEvent(program.id, "card.created", iso(t0)))
+        )
         const token = newId()
         const [retried, kept, released] = (yield* webhooks.claimDue(token, iso(t0), iso(t0 + 60_000), 10)).map((delivery) => delivery.id)
         expect(released).toBeDefined()
@@ -339,10 +359,11 @@ export const webhookContract: PortContract = (name, store) =>
         yield* webhooks.completeDeliveries(other, [released!, retried!])
         expect((yield* claimAll(webhooks, iso(t0 + 60_000))).map((delivery) => delivery.id)).toEqual([kept])
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("queues a single delivery (a resend's retry) only for an enabled subscription that still exists", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         yield* drainQueue(webhooks)
@@ -352,16 +373,23 @@ export const webhookContract: PortContract = (name, store) =>
         const event = yield* storedEvent(program.id, "card.created")
         const due = iso(Date.now() + 5_000)
         for (const subscriptionId of [enabled.id, disabled.id, newId()]) {
-          yield* webhooks.enqueue({ program_id: program.id, subscription_id: subscriptionId, event_id: event.id, attempt_count: 2, next_attempt_at: due })
+          yield* webhooks.enqueue({
+            program_id: program.id,
+            subscription_id: subscriptionId,
+            event_id: event.id,
+            attempt_count: 2,
+            next_attempt_at: due
+          })
         }
         expect(yield* webhooks.nextDueAt).toEqual(Option.some(due))
         const claimed = yield* claimAll(webhooks, due)
         expect(claimed.map((delivery) => [delivery.subscription_id, delivery.attempt_count])).toEqual([[enabled.id, 2]])
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("replays the window's events of the subscription's types, both ends inclusive, and counts them", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -389,10 +417,11 @@ export const webhookContract: PortContract = (name, store) =>
         expect(yield* webhooks.enqueueReplay(program.id, target.id, iso(t + 2_000), iso(t + 3_000), now)).toBe(0)
         expect(yield* claimAll(webhooks, now)).toHaveLength(3)
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("spans the program's events of a window: its first and last created_at, or none", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -403,17 +432,20 @@ export const webhookContract: PortContract = (name, store) =>
         yield* storedEvent(other.program.id, "card.created", iso(t - 5_000))
         yield* storedEvent(other.program.id, "card.created", iso(t + 5_000))
 
-        expect(yield* webhooks.eventSpan(program.id, iso(t - 10_000), iso(t + 10_000)))
-          .toEqual(Option.some({ first: iso(t), last: iso(t + 1_000) }))
-        expect(yield* webhooks.eventSpan(program.id, iso(t + 1), iso(t + 1_000)))
-          .toEqual(Option.some({ first: iso(t + 700), last: iso(t + 1_000) }))
+        expect(yield* webhooks.eventSpan(program.id, iso(t - 10_000), iso(t + 10_000))).toEqual(
+          Option.some({ first: iso(t), last: iso(t + 1_000) })
+        )
+        expect(yield* webhooks.eventSpan(program.id, iso(t + 1), iso(t + 1_000))).toEqual(
+          Option.some({ first: iso(t + 700), last: iso(t + 1_000) })
+        )
         expect(yield* webhooks.eventSpan(program.id, iso(t + 1), iso(t + 699))).toEqual(Option.none())
-      }))
+      })
+    )
 
     // A replay naming program A and a subscription of program B must queue nothing (the service
     // checks first too; the store does not rely on it).
     it.effect("a replay queues nothing for a subscription of another program", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -424,10 +456,11 @@ export const webhookContract: PortContract = (name, store) =>
         const queued = yield* webhooks.enqueueReplay(program.id, foreign.id, event.created_at, event.created_at, new Date().toISOString())
         yield* drainQueue(webhooks)
         expect(queued).toBe(0)
-      }))
+      })
+    )
 
     it.effect("tracks failing streaks and disables subscriptions failing too long, dropping their queue", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         yield* drainQueue(webhooks)
@@ -447,10 +480,16 @@ export const webhookContract: PortContract = (name, store) =>
 
         const now = iso(t0 + 20_000)
         expect(yield* webhooks.disableSubscriptions([failing.id, recovered.id, healthy.id], now, iso(t0 + 1))).toEqual([failing.id])
-        expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, failing.id))).toMatchObject({ disabled: true, updated_at: now })
+        expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, failing.id))).toMatchObject({
+          disabled: true,
+          updated_at: now
+        })
         expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, recovered.id)).disabled).toBe(false)
-        expect(pairs(yield* claimAll(webhooks, FAR_FUTURE)).map((pair) => pair.split(" → ")[1]).sort())
-          .toEqual(sorted([recovered.id, healthy.id]))
+        expect(
+          pairs(yield* claimAll(webhooks, FAR_FUTURE))
+            .map((pair) => pair.split(" → ")[1])
+            .sort()
+        ).toEqual(sorted([recovered.id, healthy.id]))
 
         // Without a cutoff every enabled one is disabled; an already disabled one is not reported again.
         expect(sorted(yield* webhooks.disableSubscriptions([failing.id, healthy.id], now, undefined))).toEqual([healthy.id])
@@ -461,10 +500,11 @@ export const webhookContract: PortContract = (name, store) =>
         yield* webhooks.updateSubscription(enabled)
         expect(yield* webhooks.disableSubscriptions([failing.id], now, FAR_FUTURE)).toEqual([])
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("drops the queued deliveries of the given subscriptions only", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         yield* drainQueue(webhooks)
@@ -476,10 +516,11 @@ export const webhookContract: PortContract = (name, store) =>
         yield* webhooks.dropQueued([dropped.id])
         expect((yield* claimAll(webhooks, FAR_FUTURE)).map((delivery) => delivery.subscription_id)).toEqual([kept.id])
         yield* drainQueue(webhooks)
-      }))
+      })
+    )
 
     it.effect("finds subscriptions sealed under other vault keys and re-seals them compare-and-set", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const current = `k${newId().replaceAll("-", "")}`
@@ -503,10 +544,11 @@ export const webhookContract: PortContract = (name, store) =>
         expect(yield* webhooks.resealSubscription(stale.id, expected, next)).toBe(true)
         expect(yield* webhooks.resealSubscription(stale.id, expected, next)).toBe(false)
         expect(Option.getOrThrow(yield* webhooks.findSubscription(program.id, stale.id))).toEqual({ ...stale, ...next })
-      }))
+      })
+    )
 
     it.effect("records attempts and lists them within the program, filtered, newest first with ties on id", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         const { program } = yield* freshOrganization
         const other = yield* freshOrganization
@@ -542,10 +584,11 @@ export const webhookContract: PortContract = (name, store) =>
         expect(page.rows).toHaveLength(2)
         expect((yield* webhooks.listAttempts(other.program.id, {}, newestFirst())).total).toBe(0)
         expect((yield* webhooks.listAttempts(other.program.id, { event_id: e1 }, newestFirst())).total).toBe(0)
-      }))
+      })
+    )
 
     it.effect("wakes waiting workers, and a wait without a wake-up ends after its time", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const webhooks = yield* WebhookStore
         // A pending wake-up (rung before anyone waited) is not lost.
         yield* webhooks.wake
@@ -555,5 +598,6 @@ export const webhookContract: PortContract = (name, store) =>
         yield* webhooks.wake
         yield* Fiber.join(waiting).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "wake not delivered" }))
         yield* webhooks.waitForWork(20).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "wait did not end" }))
-      }))
+      })
+    )
   })

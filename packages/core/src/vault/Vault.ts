@@ -58,7 +58,10 @@ const derive = (master: Buffer): DerivedKey => {
 
 /** Parses ISSUING_VAULT_KEY: one or more base64 32-byte keys separated by commas, current first. */
 export const parseVaultKeys = (text: string): ReadonlyArray<Buffer> | string => {
-  const parts = text.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
+  const parts = text
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0)
   if (parts.length === 0) return "must hold at least one base64-encoded 32-byte key"
   const keys: Array<Buffer> = []
   for (const part of parts) {
@@ -76,8 +79,7 @@ export const makeVault = (masterKeys: ReadonlyArray<Buffer>): VaultService => {
   const keys = masterKeys.map(derive)
   const current = keys[0]!
   const byId = new Map(keys.map((key) => [key.id, key] as const))
-  const hmac = (key: DerivedKey, value: string) =>
-    crypto.createHmac("sha256", key.fingerprintKey).update(value, "utf8").digest("hex")
+  const hmac = (key: DerivedKey, value: string) => crypto.createHmac("sha256", key.fingerprintKey).update(value, "utf8").digest("hex")
   return {
     currentKeyId: current.id,
     encrypt(plaintext, place) {
@@ -114,6 +116,5 @@ export const makeVault = (masterKeys: ReadonlyArray<Buffer>): VaultService => {
 /** The vault in force. */
 export class Vault extends Context.Tag("@issuing/core/Vault")<Vault, VaultService>() {
   /** A vault over the given master keys, the first being current. */
-  static readonly layer = (masterKeys: ReadonlyArray<Buffer>): Layer.Layer<Vault> =>
-    Layer.sync(Vault, () => makeVault(masterKeys))
+  static readonly layer = (masterKeys: ReadonlyArray<Buffer>): Layer.Layer<Vault> => Layer.sync(Vault, () => makeVault(masterKeys))
 }

@@ -47,9 +47,9 @@ export const eventPayload = (event: {
   readonly created_at: string
   readonly data: string
 }): string =>
-  `{"id":${JSON.stringify(event.id)},"object":"event","type":${JSON.stringify(event.type)},"program_id":${
-    JSON.stringify(event.program_id)
-  },"created_at":${JSON.stringify(event.created_at)},"data":{"object":${event.data}}}`
+  `{"id":${JSON.stringify(event.id)},"object":"event","type":${JSON.stringify(event.type)},"program_id":${JSON.stringify(
+    event.program_id
+  )},"created_at":${JSON.stringify(event.created_at)},"data":{"object":${event.data}}}`
 
 /** The HMAC keys that sign a delivery now: the current secret, and the previous one until it expires. */
 export const signingKeys = (
@@ -63,7 +63,8 @@ export const signingKeys = (
 ): ReadonlyArray<Buffer> => {
   const keys = [secretKey(vault.decrypt(subscription.secret_sealed))]
   if (
-    subscription.previous_secret_sealed !== null && subscription.previous_secret_expires_at !== null &&
+    subscription.previous_secret_sealed !== null &&
+    subscription.previous_secret_expires_at !== null &&
     Date.parse(subscription.previous_secret_expires_at) > nowMs
   ) {
     keys.push(secretKey(vault.decrypt(subscription.previous_secret_sealed)))
@@ -157,10 +158,7 @@ export interface OutcomePlan<D> {
  * by time, so a failure wins); a failure starts one, and a streak older than `disableAfterMs`
  * disables it. Pure: the clock, the jitter and attempt ids come from `policy`.
  */
-export const planOutcome = <D extends DeliveryRef>(
-  results: ReadonlyArray<TryResult<D>>,
-  policy: OutcomePolicy
-): OutcomePlan<D> => {
+export const planOutcome = <D extends DeliveryRef>(results: ReadonlyArray<TryResult<D>>, policy: OutcomePolicy): OutcomePlan<D> => {
   const nowIso = new Date(policy.nowMs).toISOString()
   const attempts: Array<StoredAttempt> = []
   const finished: Array<D> = []
@@ -186,9 +184,10 @@ export const planOutcome = <D extends DeliveryRef>(
     failed.add(delivery.subscription_id)
     if (outcome.responseCode === 410) gone.add(delivery.subscription_id)
     const attemptCount = delivery.attempt_count + 1
-    const delayMs = permanent || outcome.responseCode === 410
-      ? undefined
-      : retryDelayMs(policy.retryScheduleMs, attemptCount, outcome.retryAfterMs, policy.random)
+    const delayMs =
+      permanent || outcome.responseCode === 410
+        ? undefined
+        : retryDelayMs(policy.retryScheduleMs, attemptCount, outcome.retryAfterMs, policy.random)
     if (delayMs === undefined) finished.push(delivery)
     else retries.push({ delivery, attemptCount, nextAttemptAt: new Date(policy.nowMs + delayMs).toISOString() })
   }

@@ -34,12 +34,14 @@ export interface DeliveryWorkerOptions {
  * ever send the same delivery at once.
  */
 export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
-  Effect.scoped(Effect.gen(function*() {
-    const worker = yield* makeWorker(options)
-    yield* Effect.forkScoped(recorderLoop(worker))
-    yield* Effect.addFinalizer(() => stopGracefully(worker))
-    return yield* Effect.forever(claimRound(worker))
-  }))
+  Effect.scoped(
+    Effect.gen(function* () {
+      const worker = yield* makeWorker(options)
+      yield* Effect.forkScoped(recorderLoop(worker))
+      yield* Effect.addFinalizer(() => stopGracefully(worker))
+      return yield* Effect.forever(claimRound(worker))
+    })
+  )
 
 /** What one running worker holds: its services, its claim token and lease, and its in-memory dispatch. */
 interface Worker {
@@ -57,7 +59,7 @@ interface Worker {
 }
 
 const makeWorker = (options: DeliveryWorkerOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* IssuingConfig
     const hasNotifications = Option.isSome(yield* Effect.serviceOption(WebhookWakeups))
     const dispatch = new DeliveryDispatch(yield* WebhookSender, new SigningKeyCache(yield* Vault), {
@@ -83,26 +85,32 @@ const makeWorker = (options: DeliveryWorkerOptions) =>
 
 /** Records a batch of finished tries in one transaction, and claims the next batch in it (one commit, one flush, for both). */
 const record = (worker: Worker, batch: ReadonlyArray<Finished>) =>
-  worker.transactor.withTransaction(Effect.gen(function*() {
-    const { config, dispatch, store, token } = worker
-    const now = yield* nowMs
-    const plan = planOutcome(batch, {
-      retryScheduleMs: config.webhookRetryScheduleMs,
-      disableAfterMs: config.webhookDisableAfterMs,
-      nowMs: now
+  worker.transactor.withTransaction(
+    Effect.gen(function* () {
+      const { config, dispatch, store, token } = worker
+      const now = yield* nowMs
+      const plan = planOutcome(batch, {
+        retryScheduleMs: config.webhookRetryScheduleMs,
+        disableAfterMs: config.webhookDisableAfterMs,
+        nowMs: now
+      })
+      yield* recordOutcomes(store, plan, {
+        retry: (retry) => store.rescheduleDelivery(token, retry.delivery.id, retry.attemptCount, retry.nextAttemptAt),
+        finish: (deliveries) =>
+          store.completeDeliveries(
+            token,
+            deliveries.map((delivery) => delivery.id)
+          )
+      })
+      const wanted = dispatch.wanted
+      if (wanted === 0) return [] as ReadonlyArray<ClaimedDelivery>
+      return yield* store.claimDue(token, plan.nowIso, new Date(now + worker.leaseMs).toISOString(), wanted)
     })
-    yield* recordOutcomes(store, plan, {
-      retry: (retry) => store.rescheduleDelivery(token, retry.delivery.id, retry.attemptCount, retry.nextAttemptAt),
-      finish: (deliveries) => store.completeDeliveries(token, deliveries.map((delivery) => delivery.id))
-    })
-    const wanted = dispatch.wanted
-    if (wanted === 0) return [] as ReadonlyArray<ClaimedDelivery>
-    return yield* store.claimDue(token, plan.nowIso, new Date(now + worker.leaseMs).toISOString(), wanted)
-  }))
+  )
 
 /** The recorder: waits for results, records them in batches, and dispatches what the same transaction claimed. */
 const recorderLoop = (worker: Worker) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { dispatch, options, store } = worker
     yield* dispatch.awaitResult
     worker.recording = true
@@ -140,7 +148,7 @@ const recorderLoop = (worker: Worker) =>
  * becomes due when the lease ends (at least once: nothing is lost).
  */
 const stopGracefully = (worker: Worker) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { config, dispatch, options } = worker
     dispatch.stop()
     const graceMs = options.shutdownGraceMs ?? Math.min(config.webhookTimeoutMs + 1000, 15_000)
@@ -158,7 +166,7 @@ const stopGracefully = (worker: Worker) =>
  * runs dry it waits for a wake-up, the next retry coming due, or the fallback poll.
  */
 const claimRound = (worker: Worker) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { dispatch, options, store } = worker
     yield* dispatch.awaitRoom
     if (dispatch.stopping) return yield* Effect.never

@@ -18,7 +18,7 @@ export const recordOutcomes = <D>(
   plan: OutcomePlan<D>,
   queue: OutcomeQueue<D>
 ): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* store.insertAttempts(plan.attempts)
     yield* Effect.forEach(plan.retries, queue.retry, { discard: true })
     yield* queue.finish(plan.finished)

@@ -118,8 +118,8 @@ export const SubscribedEventTypes = Schema.Array(Schema.String).pipe(
 
 /** A subscription's description: at most 500 characters. */
 export const WebhookDescription = Schema.String.pipe(
-  Schema.filter((text) =>
-    text.length <= WEBHOOK_LIMITS.maxDescriptionLength || `must be at most ${WEBHOOK_LIMITS.maxDescriptionLength} characters`
+  Schema.filter(
+    (text) => text.length <= WEBHOOK_LIMITS.maxDescriptionLength || `must be at most ${WEBHOOK_LIMITS.maxDescriptionLength} characters`
   )
 )
 
@@ -193,10 +193,10 @@ const windowBound = (bound: "begin" | "end", example: string) =>
   Schema.transformOrFail(Schema.String, Schema.Struct({ text: Schema.String, ms: Schema.Number }), {
     strict: true,
     decode: (text, _, ast) =>
-      Either.fromNullable(parseWindowBound(text, bound), () =>
-        new ParseResult.Type(ast, text, `must be an RFC 3339 timestamp, e.g. ${example}`)).pipe(
-          Either.map((ms): WindowBound => ({ text, ms }))
-        ),
+      Either.fromNullable(
+        parseWindowBound(text, bound),
+        () => new ParseResult.Type(ast, text, `must be an RFC 3339 timestamp, e.g. ${example}`)
+      ).pipe(Either.map((ms): WindowBound => ({ text, ms }))),
     encode: (window) => ParseResult.succeed(window.text)
   })
 

@@ -25,14 +25,17 @@ const replayOf = (subscriptionId: string, input: ReplayRequest, queued: number):
  * ones included, with one INSERT … SELECT; returns how many were queued (docs/webhooks.md, Replay).
  */
 export const replay = (deps: WebhookDeps, programId: string, id: string, input: ReplayRequest) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const subscription = yield* loadSubscription(deps, programId, id)
     const { begin, end } = input
     if (begin.ms > end.ms) {
       return yield* new BusinessRuleViolation({ code: "invalid_time_window", message: "begin must not be after end.", param: "begin" })
     }
     if (subscription.disabled) {
-      return yield* new Conflict({ message: "The webhook subscription is disabled; enable it before replaying.", param: "webhook_subscription_id" })
+      return yield* new Conflict({
+        message: "The webhook subscription is disabled; enable it before replaying.",
+        param: "webhook_subscription_id"
+      })
     }
     if (end.ms < EARLIEST_EVENT_MS || begin.ms > LATEST_EVENT_MS) return replayOf(subscription.id, input, 0)
     const beginIso = new Date(Math.max(begin.ms, EARLIEST_EVENT_MS)).toISOString()

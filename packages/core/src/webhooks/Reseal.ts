@@ -20,7 +20,8 @@ const resealed = (vault: VaultService, subscription: StoredSubscription, sealed:
 
 /** The secrets a subscription keeps after a re-seal: a previous secret past its grace period no longer signs and is dropped. */
 const nextSecrets = (vault: VaultService, subscription: StoredSubscription, now: number): SealedSecrets => {
-  const previousLive = subscription.previous_secret_sealed !== null &&
+  const previousLive =
+    subscription.previous_secret_sealed !== null &&
     subscription.previous_secret_expires_at !== null &&
     Date.parse(subscription.previous_secret_expires_at) > now
   return {
@@ -38,15 +39,19 @@ const nextSecrets = (vault: VaultService, subscription: StoredSubscription, now:
  * subscriptions were re-sealed, counted from committed batches. Safe to rerun and to run while serving.
  */
 export const resealWithCurrentKey = (deps: WebhookDeps) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let total = 0
     let idleBatches = 0
     for (;;) {
       const batch = yield* deps.store.subscriptionsSealedWithOtherKeys(deps.vault.currentKeyId, WEBHOOK_LIMITS.resealBatchSize)
       if (batch.length === 0) return total
-      const done = yield* deps.transactor.withTransaction(Effect.flatMap(nowMs, (now) =>
-        Effect.forEach(batch, (subscription) =>
-          Effect.suspend(() => deps.store.resealSubscription(subscription.id, subscription, nextSecrets(deps.vault, subscription, now))))))
+      const done = yield* deps.transactor.withTransaction(
+        Effect.flatMap(nowMs, (now) =>
+          Effect.forEach(batch, (subscription) =>
+            Effect.suspend(() => deps.store.resealSubscription(subscription.id, subscription, nextSecrets(deps.vault, subscription, now)))
+          )
+        )
+      )
       const count = done.filter(Boolean).length
       total += count
       idleBatches = count === 0 ? idleBatches + 1 : 0

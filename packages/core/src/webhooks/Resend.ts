@@ -18,11 +18,12 @@ const RESEND_CONCURRENCY = 16
  * The sends run with no transaction open; the recording is one transaction afterwards.
  */
 export const resend = (deps: WebhookDeps, programId: string, eventId: string, input: ResendRequest) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const event = yield* findOwned(eventId, { resource: "event", param: "event_id" }, (id) => deps.events.find(programId, id))
-    const targets = input.subscription_id === undefined
-      ? yield* matchingTargets(deps, programId, event)
-      : [yield* namedTarget(deps, programId, event, input.subscription_id)]
+    const targets =
+      input.subscription_id === undefined
+        ? yield* matchingTargets(deps, programId, event)
+        : [yield* namedTarget(deps, programId, event, input.subscription_id)]
     const results = yield* sendAll(deps, event, targets)
     const now = yield* nowMs
     const plan = planOutcome(results, {
@@ -30,19 +31,21 @@ export const resend = (deps: WebhookDeps, programId: string, eventId: string, in
       disableAfterMs: deps.config.webhookDisableAfterMs,
       nowMs: now
     })
-    yield* deps.transactor.withTransaction(recordOutcomes(deps.store, plan, {
-      retry: ({ attemptCount, delivery, nextAttemptAt }) =>
-        deps.store.enqueue({ ...delivery, attempt_count: attemptCount, next_attempt_at: nextAttemptAt }),
-      // A direct try was never queued: nothing to take off.
-      finish: () => Effect.void
-    }))
+    yield* deps.transactor.withTransaction(
+      recordOutcomes(deps.store, plan, {
+        retry: ({ attemptCount, delivery, nextAttemptAt }) =>
+          deps.store.enqueue({ ...delivery, attempt_count: attemptCount, next_attempt_at: nextAttemptAt }),
+        // A direct try was never queued: nothing to take off.
+        finish: () => Effect.void
+      })
+    )
     const attempts = plan.attempts.map(({ program_id: _, ...attempt }): WebhookAttempt => attempt)
     return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>
   })
 
 /** The subscription named in the body: enabled, and subscribed to the event's type. */
 const namedTarget = (deps: WebhookDeps, programId: string, event: IssuingEvent, subscriptionId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const target = yield* loadSubscription(deps, programId, subscriptionId, { resource: "webhook subscription", param: "subscription_id" })
     if (target.disabled) {
       return yield* new Conflict({ message: "The webhook subscription is disabled.", param: "subscription_id" })
@@ -59,7 +62,7 @@ const namedTarget = (deps: WebhookDeps, programId: string, event: IssuingEvent, 
 
 /** Without a named subscription: every enabled one of the program subscribed to the event's type. */
 const matchingTargets = (deps: WebhookDeps, programId: string, event: IssuingEvent) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const matching = yield* deps.store.subscriptionsForType(programId, event.type)
     if (matching.length === 0) {
       return yield* new BusinessRuleViolation({
@@ -77,21 +80,25 @@ const matchingTargets = (deps: WebhookDeps, programId: string, event: IssuingEve
 
 /** One signed try per target; an event over the payload limit is not sent but failed for good. */
 const sendAll = (deps: WebhookDeps, event: IssuingEvent, targets: ReadonlyArray<StoredSubscription>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = eventPayload({ ...event, data: JSON.stringify(event.data.object) })
     const now = yield* nowMs
     const sizeBytes = Buffer.byteLength(body)
     const limitBytes = deps.config.webhookMaxPayloadBytes
     const oversized = sizeBytes > limitBytes
-    return yield* Effect.forEach(targets, (subscription) =>
-      Effect.map(
-        oversized
-          ? Effect.succeed(oversizedPayload(sizeBytes, limitBytes, now))
-          : deps.sender.send({ url: subscription.url, messageId: event.id, body, keys: signingKeys(deps.vault, subscription, now) }),
-        (outcome): TryResult<DeliveryRef> => ({
-          delivery: { program_id: event.program_id, event_id: event.id, subscription_id: subscription.id, attempt_count: 0 },
-          outcome,
-          permanent: oversized
-        })
-      ), { concurrency: RESEND_CONCURRENCY })
+    return yield* Effect.forEach(
+      targets,
+      (subscription) =>
+        Effect.map(
+          oversized
+            ? Effect.succeed(oversizedPayload(sizeBytes, limitBytes, now))
+            : deps.sender.send({ url: subscription.url, messageId: event.id, body, keys: signingKeys(deps.vault, subscription, now) }),
+          (outcome): TryResult<DeliveryRef> => ({
+            delivery: { program_id: event.program_id, event_id: event.id, subscription_id: subscription.id, attempt_count: 0 },
+            outcome,
+            permanent: oversized
+          })
+        ),
+      { concurrency: RESEND_CONCURRENCY }
+    )
   })

@@ -8,8 +8,7 @@ const PREFIX = "whsec_"
 export const newWebhookSecret = (): string => `${PREFIX}${crypto.randomBytes(SECRET_BYTES).toString("base64")}`
 
 /** The HMAC key of a secret: the base64-decoded part after `whsec_`. */
-export const secretKey = (secret: string): Buffer =>
-  Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, "base64")
+export const secretKey = (secret: string): Buffer => Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, "base64")
 
 /** One Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 over `id.timestamp.body`. */
 export const signPayload = (key: Buffer, messageId: string, timestampSeconds: number, body: string): string =>
@@ -19,9 +18,5 @@ export const signPayload = (key: Buffer, messageId: string, timestampSeconds: nu
  * The `webhook-signature` header: one signature per active key, space-separated (the current key
  * first; during a rotation the previous key signs too, so receivers still holding it verify).
  */
-export const signatureHeader = (
-  keys: ReadonlyArray<Buffer>,
-  messageId: string,
-  timestampSeconds: number,
-  body: string
-): string => keys.map((key) => signPayload(key, messageId, timestampSeconds, body)).join(" ")
+export const signatureHeader = (keys: ReadonlyArray<Buffer>, messageId: string, timestampSeconds: number, body: string): string =>
+  keys.map((key) => signPayload(key, messageId, timestampSeconds, body)).join(" ")

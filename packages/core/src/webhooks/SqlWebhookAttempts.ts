@@ -21,20 +21,20 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
   insertAttempts: (attempts) =>
     attempts.length === 0
       ? Effect.void
-      : sql`INSERT INTO issuing_webhook_attempts ${
-        sql.insert(attempts.map((attempt) => ({
-          id: attempt.id,
-          program_id: attempt.program_id,
-          event_id: attempt.event_id,
-          subscription_id: attempt.webhook_subscription_id,
-          status: attempt.status,
-          response_code: attempt.response_code,
-          response_body: attempt.response_body,
-          attempted_at: attempt.attempted_at,
-          created_at: attempt.created_at,
-          updated_at: attempt.updated_at
-        })))
-      }`.pipe(Effect.asVoid),
+      : sql`INSERT INTO issuing_webhook_attempts ${sql.insert(
+          attempts.map((attempt) => ({
+            id: attempt.id,
+            program_id: attempt.program_id,
+            event_id: attempt.event_id,
+            subscription_id: attempt.webhook_subscription_id,
+            status: attempt.status,
+            response_code: attempt.response_code,
+            response_body: attempt.response_body,
+            attempted_at: attempt.attempted_at,
+            created_at: attempt.created_at,
+            updated_at: attempt.updated_at
+          }))
+        )}`.pipe(Effect.asVoid),
   listAttempts: (programId, filter, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}

@@ -73,14 +73,16 @@ const writeCounted = (sql: Sql, signal: WorkSignal, write: Statement.Statement<R
  * new migration) together with `sqliteFanOutSql` above.
  */
 const enqueueEvents = (sql: Sql, signal: WorkSignal, events: ReadonlyArray<IssuingEvent>): Effect.Effect<number, SqlError.SqlError> =>
-  events.length === 0 ? Effect.succeed(0) : sql.onDialectOrElse({
-    pg: () =>
-      sql`SELECT COALESCE(SUM(issuing_webhook_fan_out(e.id, e.program_id, e.type, e.created_at, ${WEBHOOK_NOTIFY_CHANNEL})), 0) AS n
+  events.length === 0
+    ? Effect.succeed(0)
+    : sql.onDialectOrElse({
+        pg: () =>
+          sql`SELECT COALESCE(SUM(issuing_webhook_fan_out(e.id, e.program_id, e.type, e.created_at, ${WEBHOOK_NOTIFY_CHANNEL})), 0) AS n
           FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
                       ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[])
             AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
-    orElse: () => writeCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
-  })
+        orElse: () => writeCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
+      })
 
 /**
  * The PostgreSQL claim of up to `limit` due deliveries, as the CTEs `claimed` (the rows taken)
@@ -123,8 +125,7 @@ const claimDueWithNext = (sql: Sql, token: string, nowIso: string, leaseUntilIso
           nextDueAt: Option.map(Option.fromNullable(rows[0]?.next_due), toIso)
         }))
       ),
-    orElse: () =>
-      Effect.all({ claimed: claimDue(sql, token, nowIso, leaseUntilIso, limit), nextDueAt: nextDueAfter(sql, nowIso) })
+    orElse: () => Effect.all({ claimed: claimDue(sql, token, nowIso, leaseUntilIso, limit), nextDueAt: nextDueAfter(sql, nowIso) })
   })
 
 /**
@@ -138,7 +139,7 @@ const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string
         Effect.map((rows) => rows.map(toClaimed))
       ),
     orElse: () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const claimed = yield* sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}, claim_token = ${token}
             WHERE id IN (SELECT id FROM issuing_webhook_deliveries WHERE next_attempt_at <= ${nowIso}
                          ORDER BY next_attempt_at LIMIT ${limit})
@@ -147,7 +148,10 @@ const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string
         const rows = yield* sql`SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM issuing_webhook_deliveries d
             JOIN issuing_events e ON e.id = d.event_id
             JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id
-            WHERE ${sql.in("d.id", claimed.map((row: any) => row.id))} AND d.claim_token = ${token}`
+            WHERE ${sql.in(
+              "d.id",
+              claimed.map((row: any) => row.id)
+            )} AND d.claim_token = ${token}`
         return rows.map(toClaimed)
       })
   })

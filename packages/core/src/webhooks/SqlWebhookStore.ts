@@ -17,7 +17,7 @@ export { sqliteFanOutParams, sqliteFanOutSql } from "./SqlWebhookQueue.js"
  */
 export const SqlWebhookStoreLive = Layer.scoped(
   WebhookStore,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const wakeups = yield* Effect.serviceOption(WebhookWakeups)
     const signal = yield* makeWorkSignal(Option.map(wakeups, (service) => service.notifications))

@@ -59,7 +59,7 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
         ORDER BY s.created_at, s.id`.pipe(Effect.map((rows) => rows.map(toSubscription))),
   updateSubscription: (subscription) => updateSubscription(sql, subscription),
   deleteSubscription: (programId, id) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* sql`DELETE FROM issuing_webhook_deliveries WHERE subscription_id = ${id} AND program_id = ${programId}`
       yield* sql`DELETE FROM issuing_webhook_event_types WHERE subscription_id = ${id} AND program_id = ${programId}`
       const rows = yield* sql`DELETE FROM issuing_webhook_subscriptions WHERE id = ${id} AND program_id = ${programId}
@@ -73,26 +73,23 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
 const insertEventTypes = (sql: Sql, subscription: StoredSubscription) =>
   subscription.event_types.length === 0
     ? Effect.void
-    : sql`INSERT INTO issuing_webhook_event_types ${
-      sql.insert(subscription.event_types.map((type) => ({
-        subscription_id: subscription.id,
-        program_id: subscription.program_id,
-        event_type: type
-      })))
-    }`.pipe(Effect.asVoid)
+    : sql`INSERT INTO issuing_webhook_event_types ${sql.insert(
+        subscription.event_types.map((type) => ({
+          subscription_id: subscription.id,
+          program_id: subscription.program_id,
+          event_type: type
+        }))
+      )}`.pipe(Effect.asVoid)
 
 const listSubscriptions = (sql: Sql, programId: string, disabled: boolean | undefined, window: PageWindow) => {
-  const where = disabled === undefined
-    ? sql`program_id = ${programId}`
-    : sql`program_id = ${programId} AND disabled = ${boolParam(disabled)}`
+  const where =
+    disabled === undefined ? sql`program_id = ${programId}` : sql`program_id = ${programId} AND disabled = ${boolParam(disabled)}`
   return Effect.all({
     rows: sql`SELECT * FROM issuing_webhook_subscriptions WHERE ${where}
               ORDER BY ${orderByClause(sql, window, SUBSCRIPTION_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
       Effect.map((rows) => rows.map(toSubscription))
     ),
-    total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE ${where}`.pipe(
-      Effect.map((rows) => toInt(rows[0]!.n))
-    )
+    total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE ${where}`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
   })
 }
 
@@ -101,7 +98,7 @@ const listSubscriptions = (sql: Sql, programId: string, disabled: boolean | unde
  * program was updated, so a mismatched program can never move another program's fan-out.
  */
 const updateSubscription = (sql: Sql, subscription: StoredSubscription) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const updated = yield* sql`UPDATE issuing_webhook_subscriptions
         SET url = ${subscription.url}, description = ${subscription.description},
             event_types = ${JSON.stringify(subscription.event_types)}, disabled = ${boolParam(subscription.disabled)},
@@ -149,13 +146,13 @@ const streakStatements = (sql: Sql): Pick<WebhookStoreService, "markFailing" | "
       : sql`UPDATE issuing_webhook_subscriptions SET failing_since = NULL
             WHERE ${sql.in("id", subscriptionIds)} AND failing_since IS NOT NULL`.pipe(Effect.asVoid),
   disableSubscriptions: (ids, nowIso, failingBefore) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (ids.length === 0) return []
-      const rows = yield* (failingBefore === undefined
+      const rows = yield* failingBefore === undefined
         ? sql`UPDATE issuing_webhook_subscriptions SET disabled = true, updated_at = ${nowIso}
               WHERE ${sql.in("id", ids)} AND disabled = false RETURNING id`
         : sql`UPDATE issuing_webhook_subscriptions SET disabled = true, updated_at = ${nowIso}
-              WHERE ${sql.in("id", ids)} AND disabled = false AND failing_since <= ${failingBefore} RETURNING id`)
+              WHERE ${sql.in("id", ids)} AND disabled = false AND failing_since <= ${failingBefore} RETURNING id`
       const disabled = rows.map((row: any) => row.id as string)
       if (disabled.length > 0) {
         yield* sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("subscription_id", disabled)}`

@@ -71,85 +71,93 @@ const guardUrl = (deps: WebhookDeps, url: string): Effect.Effect<string, Invalid
 
 /** Creates a subscription; the response is the only place its secret is shown (with rotate-secret). */
 export const createSubscription = (deps: WebhookDeps, programId: string, input: CreateWebhookSubscription) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const url = yield* guardUrl(deps, input.url)
-    return yield* deps.transactor.withTransaction(Effect.gen(function*() {
-      const count = yield* deps.store.countSubscriptions(programId)
-      if (count >= WEBHOOK_LIMITS.maxSubscriptionsPerProgram) {
-        return yield* new BusinessRuleViolation({
-          code: "subscription_limit_reached",
-          message: `A program may have at most ${WEBHOOK_LIMITS.maxSubscriptionsPerProgram} webhook subscriptions.`,
-          param: null
-        })
-      }
-      const now = new Date(yield* nowMs).toISOString()
-      const secret = newWebhookSecret()
-      const subscription: StoredSubscription = {
-        id: newId(),
-        object: "webhook_subscription",
-        program_id: programId,
-        url,
-        description: input.description ?? "",
-        event_types: [...new Set(input.event_types)],
-        disabled: input.disabled ?? false,
-        secret_sealed: deps.vault.encrypt(secret),
-        previous_secret_sealed: null,
-        previous_secret_expires_at: null,
-        created_at: now,
-        updated_at: now
-      }
-      yield* deps.store.insertSubscription(subscription)
-      return { ...publicSubscription(subscription), secret } satisfies WebhookSubscriptionWithSecret
-    }))
+    return yield* deps.transactor.withTransaction(
+      Effect.gen(function* () {
+        const count = yield* deps.store.countSubscriptions(programId)
+        if (count >= WEBHOOK_LIMITS.maxSubscriptionsPerProgram) {
+          return yield* new BusinessRuleViolation({
+            code: "subscription_limit_reached",
+            message: `A program may have at most ${WEBHOOK_LIMITS.maxSubscriptionsPerProgram} webhook subscriptions.`,
+            param: null
+          })
+        }
+        const now = new Date(yield* nowMs).toISOString()
+        const secret = newWebhookSecret()
+        const subscription: StoredSubscription = {
+          id: newId(),
+          object: "webhook_subscription",
+          program_id: programId,
+          url,
+          description: input.description ?? "",
+          event_types: [...new Set(input.event_types)],
+          disabled: input.disabled ?? false,
+          secret_sealed: deps.vault.encrypt(secret),
+          previous_secret_sealed: null,
+          previous_secret_expires_at: null,
+          created_at: now,
+          updated_at: now
+        }
+        yield* deps.store.insertSubscription(subscription)
+        return { ...publicSubscription(subscription), secret } satisfies WebhookSubscriptionWithSecret
+      })
+    )
   })
 
 /** The program's subscriptions, newest first by default, optionally only (dis)abled ones. */
 export const listSubscriptions = (deps: WebhookDeps, programId: string, filter: SubscriptionFilter, page: PageRequest) =>
-  deps.store.listSubscriptions(programId, filter.disabled, toWindow(page)).pipe(
-    Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total }))
-  )
+  deps.store
+    .listSubscriptions(programId, filter.disabled, toWindow(page))
+    .pipe(Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total })))
 
 /** Changes url, description, event_types or disabled; disabling drops queued deliveries. */
 export const updateSubscription = (deps: WebhookDeps, programId: string, id: string, input: UpdateWebhookSubscription) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const url = input.url === undefined ? undefined : yield* guardUrl(deps, input.url)
-    return yield* deps.transactor.withTransaction(Effect.gen(function*() {
-      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
-      const updated: StoredSubscription = {
-        ...current,
-        url: url ?? current.url,
-        description: input.description ?? current.description,
-        event_types: input.event_types === undefined ? current.event_types : [...new Set(input.event_types)],
-        disabled: input.disabled ?? current.disabled,
-        updated_at: new Date(yield* nowMs).toISOString()
-      }
-      yield* deps.store.updateSubscription(updated)
-      if (updated.disabled && !current.disabled) yield* deps.store.dropQueued([updated.id])
-      return publicSubscription(updated)
-    }))
+    return yield* deps.transactor.withTransaction(
+      Effect.gen(function* () {
+        const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+        const updated: StoredSubscription = {
+          ...current,
+          url: url ?? current.url,
+          description: input.description ?? current.description,
+          event_types: input.event_types === undefined ? current.event_types : [...new Set(input.event_types)],
+          disabled: input.disabled ?? current.disabled,
+          updated_at: new Date(yield* nowMs).toISOString()
+        }
+        yield* deps.store.updateSubscription(updated)
+        if (updated.disabled && !current.disabled) yield* deps.store.dropQueued([updated.id])
+        return publicSubscription(updated)
+      })
+    )
   })
 
 /** Deletes a subscription and its queued deliveries; its attempts stay listed. */
 export const removeSubscription = (deps: WebhookDeps, programId: string, id: string) =>
-  deps.transactor.withTransaction(Effect.gen(function*() {
-    const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
-    yield* deps.store.deleteSubscription(programId, current.id)
-    return publicSubscription(current)
-  }))
+  deps.transactor.withTransaction(
+    Effect.gen(function* () {
+      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+      yield* deps.store.deleteSubscription(programId, current.id)
+      return publicSubscription(current)
+    })
+  )
 
 /** A new signing secret; the old one keeps signing beside it for 24 hours. */
 export const rotateSecret = (deps: WebhookDeps, programId: string, id: string) =>
-  deps.transactor.withTransaction(Effect.gen(function*() {
-    const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
-    const now = yield* nowMs
-    const secret = newWebhookSecret()
-    const updated: StoredSubscription = {
-      ...current,
-      secret_sealed: deps.vault.encrypt(secret),
-      previous_secret_sealed: current.secret_sealed,
-      previous_secret_expires_at: new Date(now + WEBHOOK_LIMITS.previousSecretTtlMs).toISOString(),
-      updated_at: new Date(now).toISOString()
-    }
-    yield* deps.store.updateSubscription(updated)
-    return { ...publicSubscription(updated), secret } satisfies WebhookSubscriptionWithSecret
-  }))
+  deps.transactor.withTransaction(
+    Effect.gen(function* () {
+      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+      const now = yield* nowMs
+      const secret = newWebhookSecret()
+      const updated: StoredSubscription = {
+        ...current,
+        secret_sealed: deps.vault.encrypt(secret),
+        previous_secret_sealed: current.secret_sealed,
+        previous_secret_expires_at: new Date(now + WEBHOOK_LIMITS.previousSecretTtlMs).toISOString(),
+        updated_at: new Date(now).toISOString()
+      }
+      yield* deps.store.updateSubscription(updated)
+      return { ...publicSubscription(updated), secret } satisfies WebhookSubscriptionWithSecret
+    })
+  )

@@ -15,12 +15,14 @@ const alwaysBlocked = new net.BlockList()
 for (const [network, prefix] of [
   ["169.254.0.0", 16], // link-local: 169.254.169.254 (AWS, GCP, Azure, OCI), 169.254.170.2 (ECS) …
   ["100.100.100.200", 32] // Alibaba Cloud metadata
-] as const) alwaysBlocked.addSubnet(network, prefix, "ipv4")
+] as const)
+  alwaysBlocked.addSubnet(network, prefix, "ipv4")
 for (const [network, prefix] of [
   ["fd00:ec2::", 32], // AWS metadata over IPv6 (fd00:ec2::254, fd00:ec2::23)
   ["fec0::", 10], // site-local, deprecated (RFC 3879) but still routed by some stacks
   ["2001::", 32] // Teredo: tunnels to IPv4 hosts
-] as const) alwaysBlocked.addSubnet(network, prefix, "ipv6")
+] as const)
+  alwaysBlocked.addSubnet(network, prefix, "ipv6")
 
 const blocked = new net.BlockList()
 for (const [network, prefix] of [
@@ -37,7 +39,8 @@ for (const [network, prefix] of [
   ["203.0.113.0", 24],
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4] // reserved, incl. broadcast
-] as const) blocked.addSubnet(network, prefix, "ipv4")
+] as const)
+  blocked.addSubnet(network, prefix, "ipv4")
 for (const [network, prefix] of [
   ["::", 128], // unspecified
   ["::1", 128],
@@ -47,7 +50,8 @@ for (const [network, prefix] of [
   ["2001:db8::", 32], // documentation
   ["100::", 64], // discard
   ["64:ff9b:1::", 48] // local-use NAT64 (RFC 8215): translates to private networks by design
-] as const) blocked.addSubnet(network, prefix, "ipv6")
+] as const)
+  blocked.addSubnet(network, prefix, "ipv6")
 
 /**
  * IPv6 forms that embed an IPv4 address, judged by that address: mapped (::ffff:a.b.c.d, also
@@ -76,7 +80,7 @@ const expandIpv6 = (address: string): Array<number> | undefined => {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
   if (dotted) {
     const [a, b, c, d] = dotted[1]!.split(".").map(Number) as [number, number, number, number]
-    text = text.slice(0, -dotted[1]!.length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+    text = `${text.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
   }
   const [head, tail] = text.split("::") as [string, string | undefined]
   const parse = (part: string) => (part === "" ? [] : part.split(":").map((word) => parseInt(word, 16)))
@@ -113,9 +117,10 @@ export interface UrlPolicy {
 }
 
 /** The policy of the settings in force (ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS, ISSUING_WEBHOOK_ALLOWED_PORTS). */
-export const urlPolicy = (
-  settings: { readonly webhookAllowPrivateUrls: boolean; readonly webhookAllowedPorts: ReadonlyArray<number> | null }
-): UrlPolicy => ({ allowPrivate: settings.webhookAllowPrivateUrls, allowedPorts: settings.webhookAllowedPorts })
+export const urlPolicy = (settings: {
+  readonly webhookAllowPrivateUrls: boolean
+  readonly webhookAllowedPorts: ReadonlyArray<number> | null
+}): UrlPolicy => ({ allowPrivate: settings.webhookAllowPrivateUrls, allowedPorts: settings.webhookAllowedPorts })
 
 /** The port a URL connects to: the one it names, else its scheme's. */
 const portOf = (url: URL): number => (url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80)
@@ -144,30 +149,30 @@ export const checkWebhookUrl = async (url: URL, policy: boolean | UrlPolicy): Pr
     return allowPrivate ? undefined : "url host does not resolve"
   }
   if (addresses.length === 0) return allowPrivate ? undefined : "url host does not resolve"
-  return addresses.some((entry) => isForbiddenAddress(entry.address, allowPrivate))
-    ? `url host resolves to ${FORBIDDEN}`
-    : undefined
+  return addresses.some((entry) => isForbiddenAddress(entry.address, allowPrivate)) ? `url host resolves to ${FORBIDDEN}` : undefined
 }
 
 /**
  * A `lookup` for node:net that refuses forbidden addresses at connect time: with `allowPrivate`
  * only those refused in every environment.
  */
-export const makeGuardedLookup = (allowPrivate: boolean): net.LookupFunction => (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
-    if (error) return (callback as any)(error)
-    const list = addresses as unknown as Array<dns.LookupAddress>
-    const bad = list.find((entry) => isForbiddenAddress(entry.address, allowPrivate))
-    if (bad !== undefined || list.length === 0) {
-      const refused = Object.assign(new Error(`Refused to connect to ${hostname}: forbidden address ${bad?.address ?? "none"}`), {
-        code: "ESSRFBLOCKED"
-      })
-      return (callback as any)(refused)
-    }
-    if ((options as dns.LookupOptions).all) return (callback as any)(null, list)
-    return (callback as any)(null, list[0]!.address, list[0]!.family)
-  })
-}
+export const makeGuardedLookup =
+  (allowPrivate: boolean): net.LookupFunction =>
+  (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
+      if (error) return (callback as any)(error)
+      const list = addresses as unknown as Array<dns.LookupAddress>
+      const bad = list.find((entry) => isForbiddenAddress(entry.address, allowPrivate))
+      if (bad !== undefined || list.length === 0) {
+        const refused = Object.assign(new Error(`Refused to connect to ${hostname}: forbidden address ${bad?.address ?? "none"}`), {
+          code: "ESSRFBLOCKED"
+        })
+        return (callback as any)(refused)
+      }
+      if ((options as dns.LookupOptions).all) return (callback as any)(null, list)
+      return (callback as any)(null, list[0]!.address, list[0]!.family)
+    })
+  }
 
 /** The connect-time guard with private targets refused. */
 export const guardedLookup: net.LookupFunction = makeGuardedLookup(false)

@@ -119,10 +119,11 @@ const readResponse = (response: http.IncomingMessage, maxBodyBytes: number, sett
   })
   const done = () => {
     const code = response.statusCode ?? 0
-    const text = Buffer.concat(chunks).toString("utf8").replace(/\uFFFD+$/, "")
-    const retryAfterMs = code === 429 || code === 503
-      ? parseRetryAfterMs(response.headers["retry-after"] as string | undefined, Date.now())
-      : undefined
+    const text = Buffer.concat(chunks)
+      .toString("utf8")
+      .replace(/\uFFFD+$/, "")
+    const retryAfterMs =
+      code === 429 || code === 503 ? parseRetryAfterMs(response.headers["retry-after"] as string | undefined, Date.now()) : undefined
     settle({ status: code >= 200 && code < 300 ? "SUCCESS" : "FAILED", responseCode: code, responseBody: text, retryAfterMs })
   }
   response.on("end", done)
@@ -184,7 +185,8 @@ const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<Deliv
       failed(`timeout after ${options.timeoutMs} ms`)
     }, options.timeoutMs)
     request.on("error", (error: NodeJS.ErrnoException) =>
-      failed(error.code === "ESSRFBLOCKED" ? `refused: ${error.message}` : `${error.code ?? "error"}: ${error.message}`))
+      failed(error.code === "ESSRFBLOCKED" ? `refused: ${error.message}` : `${error.code ?? "error"}: ${error.message}`)
+    )
     request.on("response", (response) => readResponse(response, options.maxResponseBodyBytes, settle))
     request.end(body)
   })
@@ -219,7 +221,7 @@ export const makeSender = (options: SenderOptions) => {
 /** The sender built from the settings; its sockets close with the layer. */
 export const WebhookSenderLive: Layer.Layer<WebhookSender, never, IssuingConfig> = Layer.scoped(
   WebhookSender,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* IssuingConfig
     const sender = yield* Effect.acquireRelease(
       Effect.sync(() =>

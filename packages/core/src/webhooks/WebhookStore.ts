@@ -101,10 +101,7 @@ export interface WebhookStoreService {
     nowIso: string,
     leaseUntilIso: string,
     limit: number
-  ) => Effect.Effect<
-    { readonly claimed: ReadonlyArray<ClaimedDelivery>; readonly nextDueAt: Option.Option<string> },
-    SqlError.SqlError
-  >
+  ) => Effect.Effect<{ readonly claimed: ReadonlyArray<ClaimedDelivery>; readonly nextDueAt: Option.Option<string> }, SqlError.SqlError>
   /** Removes deliveries this token still holds (delivered, given up, or skipped). */
   readonly completeDeliveries: (token: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
   /** Puts a delivery this token holds back on the queue for a later try. */

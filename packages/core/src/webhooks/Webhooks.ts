@@ -38,7 +38,7 @@ export { publicSubscription } from "./Subscriptions.js"
  * (webhooks/Records.ts); each use case lives in its own module.
  */
 export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks", {
-  effect: Effect.gen(function*() {
+  effect: Effect.gen(function* () {
     const deps: WebhookDeps = {
       store: yield* WebhookStore,
       events: yield* EventStore,
@@ -68,9 +68,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       resealWithCurrentKey: resealWithCurrentKey(deps),
       /** Attempts of the program, newest first, filtered by event, subscription or status. */
       listAttempts: (programId: string, filter: AttemptFilter, page: PageRequest) =>
-        deps.store.listAttempts(programId, filter, toWindow(page)).pipe(
-          Effect.map(({ rows, total }): Page<WebhookAttempt> => ({ data: rows, total_count: total }))
-        )
+        deps.store
+          .listAttempts(programId, filter, toWindow(page))
+          .pipe(Effect.map(({ rows, total }): Page<WebhookAttempt> => ({ data: rows, total_count: total })))
     }
   })
 }) {}

@@ -16,17 +16,19 @@ export interface WorkSignal {
  * scope, and the listener starts again a second after it stops.
  */
 export const makeWorkSignal = (notifications: Option.Option<Stream.Stream<unknown, unknown>>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const latch = yield* Effect.makeLatch(false)
     const scope = yield* Effect.scope
-    const listen = Option.isNone(notifications) ? Effect.void : yield* Effect.once(
-      notifications.value.pipe(
-        Stream.runForEach(() => latch.open),
-        Effect.catchAllCause((cause) => Effect.logDebug("Webhook notification listener stopped; retrying", cause)),
-        Effect.repeat(Schedule.spaced("1 second")),
-        Effect.forkIn(scope)
-      )
-    )
+    const listen = Option.isNone(notifications)
+      ? Effect.void
+      : yield* Effect.once(
+          notifications.value.pipe(
+            Stream.runForEach(() => latch.open),
+            Effect.catchAllCause((cause) => Effect.logDebug("Webhook notification listener stopped; retrying", cause)),
+            Effect.repeat(Schedule.spaced("1 second")),
+            Effect.forkIn(scope)
+          )
+        )
     const signal: WorkSignal = {
       ring: latch.open,
       wait: (maxWaitMs) =>

@@ -14,5 +14,4 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       .addSuccess(ApiKey)
   )
   .middleware(OrganizationAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}

@@ -21,7 +21,9 @@ import { ProgramAuth } from "./Security.js"
 const CardPath = Schema.Struct({ card_id: Schema.String })
 
 const lifecycle = <const Name extends "freeze" | "unfreeze" | "close" | "reissue">(name: Name) =>
-  HttpApiEndpoint.post(name, `/cards/:card_id/${name}` as const).setPath(CardPath).addSuccess(Card)
+  HttpApiEndpoint.post(name, `/cards/:card_id/${name}` as const)
+    .setPath(CardPath)
+    .addSuccess(Card)
 
 /** Program-scoped: issuance, lifecycle, reveal, search-by-pan, embed sessions, the card-data audit trail (docs/card-data.md). */
 export class CardsApi extends HttpApiGroup.make("cards")
@@ -38,32 +40,27 @@ export class CardsApi extends HttpApiGroup.make("cards")
   .add(lifecycle("close"))
   .add(lifecycle("reissue"))
   .add(HttpApiEndpoint.post("reveal", "/cards/:card_id/reveal").setPath(CardPath).addSuccess(CardReveal))
-  .add(
-    HttpApiEndpoint.post("createEmbedSession", "/cards/:card_id/embed-sessions").setPath(CardPath).addSuccess(CardEmbedSession)
-  )
+  .add(HttpApiEndpoint.post("createEmbedSession", "/cards/:card_id/embed-sessions").setPath(CardPath).addSuccess(CardEmbedSession))
   .add(
     HttpApiEndpoint.get("listAuditRecords", "/card-audit-records")
       .setUrlParams(Schema.Struct({ ...PagingParams, ...CardAuditQuery.fields }))
       .addSuccess(ListOf(CardAuditRecord))
   )
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}
 
 /** Public: the embed document, authenticated by its session_token alone (docs/card-data.md). */
 export class CardEmbedApi extends HttpApiGroup.make("cardEmbed")
   .add(
     HttpApiEndpoint.get("document", "/cards/embed")
       .setUrlParams(EmbedDocumentQuery)
-      .annotate(OpenApi.Description, "HTML card display for a sandbox=\"allow-scripts\" iframe; 401 when the token is unknown or expired.")
+      .annotate(OpenApi.Description, 'HTML card display for a sandbox="allow-scripts" iframe; 401 when the token is unknown or expired.')
   )
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}
 
 /** Sandbox simulation of a card authorization (404 in production): an APPROVED or DECLINED transaction. */
 export class SimulateAuthorizationsApi extends HttpApiGroup.make("simulateAuthorizations")
   .add(HttpApiEndpoint.post("create", "/simulate/authorizations").setPayload(SimulateAuthorization).addSuccess(Transaction))
   .annotate(SandboxOnly, true)
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}

@@ -12,8 +12,7 @@ export const PagingParams = {
 }
 
 /** The list envelope: one page of `item` and the total across pages (docs/api.md#paging). */
-export const ListOf = <S extends Schema.Schema.Any>(item: S) =>
-  Schema.Struct({ data: Schema.Array(item), total_count: Schema.Number })
+export const ListOf = <S extends Schema.Schema.Any>(item: S) => Schema.Struct({ data: Schema.Array(item), total_count: Schema.Number })
 
 /** A required, non-blank text of bounded length (kept as sent). */
 export const Name = (maxLength = 200) =>

@@ -11,7 +11,10 @@ export class EventsApi extends HttpApiGroup.make("events")
       .setUrlParams(Schema.Struct({ ...PagingParams, ...EventFilter.fields }))
       .addSuccess(ListOf(IssuingEvent))
   )
-  .add(HttpApiEndpoint.get("get", "/events/:event_id").setPath(Schema.Struct({ event_id: Schema.String })).addSuccess(IssuingEvent))
+  .add(
+    HttpApiEndpoint.get("get", "/events/:event_id")
+      .setPath(Schema.Struct({ event_id: Schema.String }))
+      .addSuccess(IssuingEvent)
+  )
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}

@@ -39,19 +39,20 @@ export class WalletsApi extends HttpApiGroup.make("wallets")
   .add(HttpApiEndpoint.get("list", "/wallets").setUrlParams(Schema.Struct(PagingParams)).addSuccess(ListOf(Wallet)))
   .add(HttpApiEndpoint.get("get", "/wallets/:wallet_id").setPath(pathId("wallet_id")).addSuccess(Wallet))
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}
 
 /** Financial accounts, their balances per book and their book transfers. */
 export class FinancialAccountsApi extends HttpApiGroup.make("financialAccounts")
   .add(
     HttpApiEndpoint.get("list", "/financial-accounts")
-      .setUrlParams(Schema.Struct({
-        ...PagingParams,
-        kind: Schema.optional(AccountKind),
-        wallet_id: Schema.optional(Uuid),
-        currency: Schema.optional(Currency)
-      }))
+      .setUrlParams(
+        Schema.Struct({
+          ...PagingParams,
+          kind: Schema.optional(AccountKind),
+          wallet_id: Schema.optional(Uuid),
+          currency: Schema.optional(Currency)
+        })
+      )
       .addSuccess(ListOf(FinancialAccount))
   )
   .add(
@@ -71,8 +72,7 @@ export class FinancialAccountsApi extends HttpApiGroup.make("financialAccounts")
       .addSuccess(ListOf(BookTransfer))
   )
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}
 
 /** A batch item that was not posted: the `error` object of the envelope a single POST would have answered. */
 export const TransferBatchItemError = Schema.Struct({
@@ -99,23 +99,27 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
     HttpApiEndpoint.post("batch", "/transfers/batch")
       .setPayload(CreateTransferBatch)
       .addSuccess(TransferBatch)
-      .annotate(OpenApi.Description, "Up to 1,000 transfers in one request and one database transaction; each item has its own result unless `atomic` (docs/ledger.md#batches).")
+      .annotate(
+        OpenApi.Description,
+        "Up to 1,000 transfers in one request and one database transaction; each item has its own result unless `atomic` (docs/ledger.md#batches)."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/transfers")
-      .setUrlParams(Schema.Struct({
-        ...PagingParams,
-        status: Schema.optional(TransferStatus),
-        payment_rail: Schema.optional(TransferRail),
-        transaction_id: Schema.optional(Uuid),
-        financial_account_id: Schema.optional(Uuid)
-      }))
+      .setUrlParams(
+        Schema.Struct({
+          ...PagingParams,
+          status: Schema.optional(TransferStatus),
+          payment_rail: Schema.optional(TransferRail),
+          transaction_id: Schema.optional(Uuid),
+          financial_account_id: Schema.optional(Uuid)
+        })
+      )
       .addSuccess(ListOf(Transfer))
   )
   .add(HttpApiEndpoint.get("get", "/transfers/:transfer_id").setPath(pathId("transfer_id")).addSuccess(Transfer))
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}
 
 /** Transactions and their book transfers. */
 export class TransactionsApi extends HttpApiGroup.make("transactions")
@@ -132,13 +136,11 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
       .addSuccess(ListOf(BookTransfer))
   )
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}
 
 /** Sandbox simulation of a rail settling a PENDING transfer (404 in production). */
 export class SimulateTransfersApi extends HttpApiGroup.make("simulateTransfers")
   .add(HttpApiEndpoint.post("settle", "/simulate/transfers/:transfer_id/settle").setPath(pathId("transfer_id")).addSuccess(Transfer))
   .annotate(SandboxOnly, true)
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}

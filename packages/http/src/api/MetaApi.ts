@@ -6,5 +6,4 @@ export class MetaApi extends HttpApiGroup.make("meta", { topLevel: true })
   .add(HttpApiEndpoint.get("openapi", "/openapi.json"))
   .add(HttpApiEndpoint.get("docs", "/docs"))
   .add(HttpApiEndpoint.get("errorDoc", "/docs/errors/:code").setPath(Schema.Struct({ code: Schema.String })))
-  .annotate(OpenApi.Exclude, true)
-{}
+  .annotate(OpenApi.Exclude, true) {}

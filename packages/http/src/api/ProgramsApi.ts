@@ -14,5 +14,4 @@ export class ProgramsApi extends HttpApiGroup.make("programs")
       .addSuccess(Program)
   )
   .middleware(OrganizationAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}

@@ -22,9 +22,7 @@ const SubscriptionPath = Schema.Struct({ webhook_subscription_id: Schema.String 
 /** Program-scoped: webhook subscriptions, secret rotation and replay (docs/webhooks.md). */
 export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscriptions")
   .add(
-    HttpApiEndpoint.post("create", "/webhook-subscriptions")
-      .setPayload(CreateWebhookSubscription)
-      .addSuccess(WebhookSubscriptionWithSecret)
+    HttpApiEndpoint.post("create", "/webhook-subscriptions").setPayload(CreateWebhookSubscription).addSuccess(WebhookSubscriptionWithSecret)
   )
   .add(
     HttpApiEndpoint.get("list", "/webhook-subscriptions")
@@ -32,9 +30,7 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
       .addSuccess(ListOf(WebhookSubscription))
   )
   .add(
-    HttpApiEndpoint.get("get", "/webhook-subscriptions/:webhook_subscription_id")
-      .setPath(SubscriptionPath)
-      .addSuccess(WebhookSubscription)
+    HttpApiEndpoint.get("get", "/webhook-subscriptions/:webhook_subscription_id").setPath(SubscriptionPath).addSuccess(WebhookSubscription)
   )
   .add(
     HttpApiEndpoint.patch("update", "/webhook-subscriptions/:webhook_subscription_id")
@@ -59,8 +55,7 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
       .addSuccess(WebhookReplay)
   )
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}
 
 /** Program-scoped: resend one event and list delivery attempts (docs/webhooks.md). */
 export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
@@ -78,5 +73,4 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
       .addSuccess(ListOf(WebhookAttempt))
   )
   .middleware(ProgramAuth)
-  .prefix("/v1")
-{}
+  .prefix("/v1") {}

@@ -36,12 +36,12 @@ const countingStore = (store: StoreLayer, reporting: Reporting): StoreLayer =>
   })
 
 /** What there is to re-seal, through the same store queries the re-seal itself runs. */
-const toReseal = Effect.gen(function*() {
+const toReseal = Effect.gen(function* () {
   const vault = yield* Vault
   const cardStore = yield* CardStore
   const webhookStore = yield* WebhookStore
   let cards = 0
-  for (let afterId = "";;) {
+  for (let afterId = ""; ; ) {
     const batch = yield* cardStore.cardsToReseal(vault.currentKeyId, afterId, COUNT_BATCH)
     cards += batch.length
     if (batch.length < COUNT_BATCH) break

@@ -1,7 +1,6 @@
 import { ERROR_CODES, type ErrorCodeDoc } from "../errors.js"
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
 const page = (title: string, body: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -20,15 +19,15 @@ export const referencePage = (spec: any): string => {
     for (const [method, operation] of Object.entries(item)) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
       rows.push(
-        `<tr><td class="m">${method.toUpperCase()}</td><td><code>${escapeHtml(path)}</code></td><td>${
-          escapeHtml(operation.summary ?? operation.description ?? operation.operationId ?? "")
-        }</td></tr>`
+        `<tr><td class="m">${method.toUpperCase()}</td><td><code>${escapeHtml(path)}</code></td><td>${escapeHtml(
+          operation.summary ?? operation.description ?? operation.operationId ?? ""
+        )}</td></tr>`
       )
     }
   }
   const errors = Object.entries(ERROR_CODES)
-    .map(([code, doc]) =>
-      `<tr><td><a href="docs/errors/${code}">${code}</a></td><td>${doc.status}</td><td>${escapeHtml(doc.type)}</td></tr>`
+    .map(
+      ([code, doc]) => `<tr><td><a href="docs/errors/${code}">${code}</a></td><td>${doc.status}</td><td>${escapeHtml(doc.type)}</td></tr>`
     )
     .join("")
   return page(
@@ -46,7 +45,7 @@ export const referencePage = (spec: any): string => {
 export const errorPage = (code: string, doc: ErrorCodeDoc): string =>
   page(
     `Error ${code}`,
-    `<h1><code>${escapeHtml(code)}</code></h1><p>${escapeHtml(doc.title)} — HTTP ${doc.status}, type <code>${
-      escapeHtml(doc.type)
-    }</code>.</p><p>${escapeHtml(doc.description)}</p><p><a href="../../docs">All errors and operations</a></p>`
+    `<h1><code>${escapeHtml(code)}</code></h1><p>${escapeHtml(doc.title)} — HTTP ${doc.status}, type <code>${escapeHtml(
+      doc.type
+    )}</code>.</p><p>${escapeHtml(doc.description)}</p><p><a href="../../docs">All errors and operations</a></p>`
   )

@@ -96,7 +96,7 @@ export const EMBED_HEADERS: Readonly<Record<string, string>> = {
 }
 
 const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
 const groupDigits = (pan: string) => pan.replace(/(\d{4})(?=\d)/g, "$1 ")
 

@@ -10,17 +10,17 @@ import { paging } from "./Paging.js"
 export const API_KEY_ORDER_FIELDS = ["created_at", "name"]
 
 export const ApiKeysHandlersLive = HttpApiBuilder.group(IssuingApi, "apiKeys", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const access = yield* Access
     return handlers
-      .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentCaller, (caller) => handle(access.createApiKey(caller, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => handle(access.createApiKey(caller, payload))))
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* CurrentCaller
           const page = yield* paging(urlParams, API_KEY_ORDER_FIELDS)
           return yield* handle(access.listApiKeys(caller, page))
-        }))
-      .handle("revoke", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) => handle(access.revokeApiKey(caller, path.api_key_id))))
-  }))
+        })
+      )
+      .handle("revoke", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(access.revokeApiKey(caller, path.api_key_id))))
+  })
+)

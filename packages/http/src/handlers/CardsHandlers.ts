@@ -17,7 +17,7 @@ export const CARD_AUDIT_ORDER_FIELDS = ["created_at"]
  * The request's side of a card-data audit record: its id and the peer address of the connection.
  * Forwarding headers are not read: any client can send them (docs/card-data.md#audit-records).
  */
-const requestContext = Effect.gen(function*() {
+const requestContext = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const requestId = yield* FiberRef.get(CurrentRequestId)
   // An IPv4 peer of a dual-stack socket reads as ::ffff:a.b.c.d.
@@ -26,62 +26,73 @@ const requestContext = Effect.gen(function*() {
 })
 
 /** The caller and the audit context (API key, request id, client IP) of a card-data access. */
-const accessContext = Effect.gen(function*() {
+const accessContext = Effect.gen(function* () {
   const caller = yield* CurrentProgram
   const request = yield* requestContext
   return { caller, context: { ...request, apiKeyId: caller.apiKeyId } }
 })
 
 export const CardsHandlersLive = HttpApiBuilder.group(IssuingApi, "cards", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cards = yield* Cards
-    const lifecycle = (action: CardLifecycleAction) => ({ path }: { readonly path: { readonly card_id: string } }) =>
-      Effect.flatMap(CurrentProgram, (caller) => handle(cards.lifecycle(caller, path.card_id, action)))
+    const lifecycle =
+      (action: CardLifecycleAction) =>
+      ({ path }: { readonly path: { readonly card_id: string } }) =>
+        Effect.flatMap(CurrentProgram, (caller) => handle(cards.lifecycle(caller, path.card_id, action)))
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentProgram, (caller) => handle(cards.issue(caller, payload))))
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, CARD_ORDER_FIELDS)
           return yield* handle(cards.list(caller, urlParams, page))
-        }))
+        })
+      )
       .handle("searchByPan", ({ payload }) =>
-        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.searchByPan(caller, payload.pan, context))))
+        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.searchByPan(caller, payload.pan, context)))
+      )
       .handle("get", ({ path }) => Effect.flatMap(CurrentProgram, (caller) => handle(cards.get(caller, path.card_id))))
       .handle("freeze", lifecycle("freeze"))
       .handle("unfreeze", lifecycle("unfreeze"))
       .handle("close", lifecycle("close"))
       .handle("reissue", lifecycle("reissue"))
       .handle("reveal", ({ path }) =>
-        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.reveal(caller, path.card_id, context))))
+        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.reveal(caller, path.card_id, context)))
+      )
       .handle("createEmbedSession", ({ path }) =>
-        Effect.flatMap(accessContext, ({ caller, context }) =>
-          handle(cards.createEmbedSession(caller, path.card_id, context))))
+        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.createEmbedSession(caller, path.card_id, context)))
+      )
       .handle("listAuditRecords", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, CARD_AUDIT_ORDER_FIELDS)
           return yield* handle(cards.listAudit(caller, urlParams, page))
-        }))
-  }))
+        })
+      )
+  })
+)
 
 export const CardEmbedHandlersLive = HttpApiBuilder.group(IssuingApi, "cardEmbed", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cards = yield* Cards
     return handlers.handle("document", ({ urlParams }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const card = yield* handle(cards.openEmbedSession(urlParams.session_token, yield* requestContext))
         return HttpServerResponse.text(embedDocument(card), {
           contentType: "text/html; charset=utf-8",
           headers: EMBED_HEADERS
         })
-      }))
-  }))
+      })
+    )
+  })
+)
 
 export const SimulateAuthorizationsHandlersLive = HttpApiBuilder.group(IssuingApi, "simulateAuthorizations", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const authorizations = yield* CardAuthorizations
     // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly).
     return handlers.handle("create", ({ payload }) =>
-      Effect.flatMap(CurrentProgram, (caller) => handle(authorizations.simulate(caller, payload))))
-  }))
+      Effect.flatMap(CurrentProgram, (caller) => handle(authorizations.simulate(caller, payload)))
+    )
+  })
+)

@@ -10,15 +10,16 @@ import { paging } from "./Paging.js"
 export const EVENT_ORDER_FIELDS = ["created_at"]
 
 export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const events = yield* Events
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, EVENT_ORDER_FIELDS)
           return yield* handle(events.list(caller.program.id, urlParams, page))
-        }))
-      .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(events.get(caller.program.id, path.event_id))))
-  }))
+        })
+      )
+      .handle("get", ({ path }) => Effect.flatMap(CurrentProgram, (caller) => handle(events.get(caller.program.id, path.event_id))))
+  })
+)

@@ -37,16 +37,17 @@ const itemFailure = (index: number, failure: ApiFailure): ApiFailure =>
  * the request's, with the item's index in `param`, and nothing is written.
  */
 const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const program = yield* programId
     const requestId = yield* FiberRef.get(CurrentRequestId)
     const config = yield* IssuingConfig
     const decoded = payload.transfers.map((item) =>
-      Either.mapLeft(decodeItem(item), (error) => decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error))))
+      Either.mapLeft(decodeItem(item), (error) => decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error)))
+    )
     const atomic = payload.atomic === true
     const invalid = decoded.findIndex(Either.isLeft)
     if (atomic && invalid >= 0) return yield* itemFailure(invalid, (decoded[invalid] as Either.Left<ApiFailure, never>).left)
-    const requests = decoded.flatMap((item) => Either.isRight(item) ? [item.right] : [])
+    const requests = decoded.flatMap((item) => (Either.isRight(item) ? [item.right] : []))
     // Atomic batches reach here only with every item decoded: an aborted item's index is its index in the batch.
     const posted = yield* ledger.postTransfers(program, requests, atomic).pipe(
       Effect.catchTag("TransferBatchAborted", (aborted) => Effect.fail(itemFailure(aborted.index, toApiFailure(aborted.error)))),
@@ -64,79 +65,93 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
   })
 
 export const WalletsHandlersLive = HttpApiBuilder.group(IssuingApi, "wallets", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* Ledger
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(programId, (program) => handle(ledger.createWallet(program, payload))))
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const page = yield* paging(urlParams, WALLET_ORDER_FIELDS)
           return yield* handle(ledger.listWallets(yield* programId, page))
-        }))
+        })
+      )
       .handle("get", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.getWallet(program, path.wallet_id))))
-  }))
+  })
+)
 
 export const FinancialAccountsHandlersLive = HttpApiBuilder.group(IssuingApi, "financialAccounts", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* Ledger
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const page = yield* paging(urlParams, FINANCIAL_ACCOUNT_ORDER_FIELDS)
           const { currency, kind, wallet_id } = urlParams
           return yield* handle(ledger.listFinancialAccounts(yield* programId, { kind, wallet_id, currency }, page))
-        }))
+        })
+      )
       .handle("get", ({ path }) =>
-        Effect.flatMap(programId, (program) => handle(ledger.getFinancialAccount(program, path.financial_account_id))))
-      .handle("balances", ({ path }) =>
-        Effect.flatMap(programId, (program) => handle(ledger.balances(program, path.financial_account_id))))
+        Effect.flatMap(programId, (program) => handle(ledger.getFinancialAccount(program, path.financial_account_id)))
+      )
+      .handle("balances", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.balances(program, path.financial_account_id))))
       .handle("bookTransfers", ({ path, urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const page = yield* paging(urlParams, BOOK_TRANSFER_ORDER_FIELDS)
           const { book, transaction_id, transfer_id } = urlParams
-          return yield* handle(ledger.listAccountBookTransfers(yield* programId, path.financial_account_id, { book, transfer_id, transaction_id }, page))
-        }))
-  }))
+          return yield* handle(
+            ledger.listAccountBookTransfers(yield* programId, path.financial_account_id, { book, transfer_id, transaction_id }, page)
+          )
+        })
+      )
+  })
+)
 
 export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* Ledger
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(programId, (program) => Effect.map(handle(ledger.postTransfer(program, payload)), (posted) => posted.transfer)))
+        Effect.flatMap(programId, (program) => Effect.map(handle(ledger.postTransfer(program, payload)), (posted) => posted.transfer))
+      )
       .handle("batch", ({ payload }) => postBatch(ledger, payload))
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const page = yield* paging(urlParams, TRANSFER_ORDER_FIELDS)
           const { financial_account_id, payment_rail, status, transaction_id } = urlParams
           return yield* handle(ledger.listTransfers(yield* programId, { status, payment_rail, transaction_id, financial_account_id }, page))
-        }))
+        })
+      )
       .handle("get", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.getTransfer(program, path.transfer_id))))
-  }))
+  })
+)
 
 export const TransactionsHandlersLive = HttpApiBuilder.group(IssuingApi, "transactions", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* Ledger
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const page = yield* paging(urlParams, TRANSACTION_ORDER_FIELDS)
           return yield* handle(ledger.listTransactions(yield* programId, { status: urlParams.status, card_id: urlParams.card_id }, page))
-        }))
-      .handle("get", ({ path }) =>
-        Effect.flatMap(programId, (program) => handle(ledger.getTransaction(program, path.transaction_id))))
+        })
+      )
+      .handle("get", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.getTransaction(program, path.transaction_id))))
       .handle("bookTransfers", ({ path, urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const page = yield* paging(urlParams, BOOK_TRANSFER_ORDER_FIELDS)
           const { book, transfer_id } = urlParams
           return yield* handle(ledger.listTransactionBookTransfers(yield* programId, path.transaction_id, { book, transfer_id }, page))
-        }))
-  }))
+        })
+      )
+  })
+)
 
 export const SimulateTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "simulateTransfers", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* Ledger
     // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly).
     return handlers.handle("settle", ({ path }) =>
-      Effect.flatMap(programId, (program) => handle(ledger.settleTransfer(program, path.transfer_id))))
-  }))
+      Effect.flatMap(programId, (program) => handle(ledger.settleTransfer(program, path.transfer_id)))
+    )
+  })
+)

@@ -6,11 +6,10 @@ import { openApiDocument } from "../docs/OpenApiDocument.js"
 import { errorPage, referencePage } from "../docs/ReferencePage.js"
 import { apiFailure, errorCodeDoc } from "../errors.js"
 
-const html = (body: string) =>
-  HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8" })
+const html = (body: string) => HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8" })
 
 export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* IssuingConfig
     return handlers
       .handle("openapi", () => Effect.succeed(HttpServerResponse.unsafeJson(openApiDocument(config.baseUrl))))
@@ -21,4 +20,5 @@ export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handle
           ? Effect.fail(apiFailure("not_found", "No such error code.", "code"))
           : Effect.succeed(html(errorPage(path.code, doc)))
       })
-  }))
+  })
+)

@@ -10,17 +10,17 @@ import { paging } from "./Paging.js"
 export const PROGRAM_ORDER_FIELDS = ["created_at", "updated_at", "name"]
 
 export const ProgramsHandlersLive = HttpApiBuilder.group(IssuingApi, "programs", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const access = yield* Access
     return handlers
-      .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentCaller, (caller) => handle(access.createProgram(caller, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => handle(access.createProgram(caller, payload))))
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* CurrentCaller
           const page = yield* paging(urlParams, PROGRAM_ORDER_FIELDS)
           return yield* handle(access.listPrograms(caller, page))
-        }))
-      .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) => handle(access.getProgram(caller, path.program_id))))
-  }))
+        })
+      )
+      .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(access.getProgram(caller, path.program_id))))
+  })
+)

@@ -13,42 +13,48 @@ export const ATTEMPT_ORDER_FIELDS = ["created_at", "attempted_at"]
 
 // Payloads and filters arrive decoded by the group's schemas (core webhooks/Records.ts).
 export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookSubscriptions", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const webhooks = yield* Webhooks
     return handlers
-      .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.create(caller.program.id, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.create(caller.program.id, payload))))
       .handle("list", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, SUBSCRIPTION_ORDER_FIELDS)
           return yield* handle(webhooks.list(caller.program.id, urlParams, page))
-        }))
+        })
+      )
       .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.get(caller.program.id, path.webhook_subscription_id))))
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.get(caller.program.id, path.webhook_subscription_id)))
+      )
       .handle("update", ({ path, payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) =>
-          handle(webhooks.update(caller.program.id, path.webhook_subscription_id, payload))))
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.update(caller.program.id, path.webhook_subscription_id, payload)))
+      )
       .handle("delete", ({ path }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.remove(caller.program.id, path.webhook_subscription_id))))
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.remove(caller.program.id, path.webhook_subscription_id)))
+      )
       .handle("rotateSecret", ({ path }) =>
-        Effect.flatMap(CurrentProgram, (caller) =>
-          handle(webhooks.rotateSecret(caller.program.id, path.webhook_subscription_id))))
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.rotateSecret(caller.program.id, path.webhook_subscription_id)))
+      )
       .handle("replay", ({ path, payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) =>
-          handle(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload))))
-  }))
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload)))
+      )
+  })
+)
 
 export const WebhookDeliveriesHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookDeliveries", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const webhooks = yield* Webhooks
     return handlers
       .handle("resend", ({ path, payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.resend(caller.program.id, path.event_id, payload))))
+        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.resend(caller.program.id, path.event_id, payload)))
+      )
       .handle("attempts", ({ urlParams }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, ATTEMPT_ORDER_FIELDS)
           return yield* handle(webhooks.listAttempts(caller.program.id, urlParams, page))
-        }))
-  }))
+        })
+      )
+  })
+)

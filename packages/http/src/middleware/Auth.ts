@@ -13,14 +13,14 @@ export const OrganizationAuthLive = Layer.succeed(
     Option.match(access, {
       onNone: () => Effect.fail(unauthenticated),
       onSome: (caller): Effect.Effect<Caller> => Effect.succeed(caller)
-    }))
+    })
+  )
 )
 
 /** Hands the program-scoped caller resolved by the request pipeline to the handler. */
 export const ProgramAuthLive = Layer.succeed(
   ProgramAuth,
   Effect.flatMap(FiberRef.get(CurrentAccess), (access) =>
-    Option.isSome(access) && "program" in access.value
-      ? Effect.succeed(access.value as ProgramCaller)
-      : Effect.fail(unauthenticated))
+    Option.isSome(access) && "program" in access.value ? Effect.succeed(access.value as ProgramCaller) : Effect.fail(unauthenticated)
+  )
 )

@@ -73,10 +73,7 @@ const readWebBody = (source: Request, maxBytes: number): Effect.Effect<string, A
   })
 
 /** Reads the whole body of a request, bounded by `maxBytes` (413 request_too_large beyond). */
-export const readBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  maxBytes: number
-): Effect.Effect<string, ApiFailure> => {
+export const readBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number): Effect.Effect<string, ApiFailure> => {
   const source = (request as unknown as { readonly source?: unknown }).source
   if (source instanceof Readable) return readNodeBody(source, maxBytes)
   if (typeof Request !== "undefined" && source instanceof Request) return readWebBody(source, maxBytes)
@@ -139,10 +136,7 @@ export const inspectJson = (value: unknown): JsonBodyProblem | undefined => {
  * body whatever type it declares (the router picks its payload parser by Content-Type, and would
  * hand an empty multipart body to a multipart parser that cannot run here).
  */
-export const withReadBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  text: string
-): HttpServerRequest.HttpServerRequest =>
+export const withReadBody = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
   new Proxy(request, {
     get(target, property) {
       switch (property) {

@@ -1,24 +1,10 @@
-import {
-  HttpApiBuilder,
-  HttpApiError,
-  type HttpApp,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
-import {
-  Access,
-  type Caller,
-  Idempotency,
-  IssuingConfig,
-  type ProgramCaller,
-  RateLimiter
-} from "@issuing/core"
+import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Access, type Caller, Idempotency, IssuingConfig, type ProgramCaller, RateLimiter } from "@issuing/core"
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, handle } from "../errors.js"
 import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody } from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
-
 
 /** Unknown URLs: neither their path nor their method is repeated (it may hold anything, docs/api.md#errors). */
 const UNRECOGNIZED_URL = "Unrecognized request URL."
@@ -87,14 +73,14 @@ const asApiFailure = (error: unknown): ApiFailure | undefined => {
  */
 export const requestPipeline = (routes: RouteTable) =>
   HttpApiBuilder.middleware(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const access = yield* Access
       const limiter = yield* RateLimiter
       const idempotency = yield* Idempotency
       const config = yield* IssuingConfig
 
       return (app: HttpApp.Default): HttpApp.Default =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
           const requestId = crypto.randomUUID()
           const respondWith = (failure: ApiFailure) => {
@@ -115,7 +101,7 @@ export const requestPipeline = (routes: RouteTable) =>
               )
             })
 
-          const pipeline = Effect.gen(function*() {
+          const pipeline = Effect.gen(function* () {
             const url = new URL(request.url, "http://localhost")
             const method = request.method.toUpperCase()
             const route = routes.match(method, url.pathname)
@@ -175,14 +161,13 @@ export const requestPipeline = (routes: RouteTable) =>
               : app
             if (route.scope === "public") return yield* toResponse(routed)
 
-            const caller = yield* handle(access.authenticate(request.headers["authorization"]))
+            const caller = yield* handle(access.authenticate(request.headers.authorization))
             if (caller.role === "viewer" && !READ_METHODS.has(method)) {
               return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
             }
             yield* handle(limiter.consume(caller.apiKeyId))
-            const scoped: Caller | ProgramCaller = route.scope === "program"
-              ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"]))
-              : caller
+            const scoped: Caller | ProgramCaller =
+              route.scope === "program" ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"])) : caller
             if (route.sandboxOnly && config.environment !== "sandbox") {
               return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
             }
@@ -220,12 +205,9 @@ export const requestPipeline = (routes: RouteTable) =>
             )
           )
           // No shared or edge cache may keep a card or a balance (docs/operations.md#running-several-nodes).
-          const uncached = response.headers["cache-control"] === undefined
-            ? HttpServerResponse.setHeader(response, "cache-control", "no-store")
-            : response
-          return uncached.headers["request-id"] === undefined
-            ? HttpServerResponse.setHeader(uncached, "request-id", requestId)
-            : uncached
+          const uncached =
+            response.headers["cache-control"] === undefined ? HttpServerResponse.setHeader(response, "cache-control", "no-store") : response
+          return uncached.headers["request-id"] === undefined ? HttpServerResponse.setHeader(uncached, "request-id", requestId) : uncached
         })
     })
   )

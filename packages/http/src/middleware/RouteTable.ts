@@ -48,8 +48,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
       const scope: RouteScope = middleware.has(ProgramAuth as any)
         ? "program"
         : middleware.has(OrganizationAuth as any)
-        ? "organization"
-        : "public"
+          ? "organization"
+          : "public"
       const callsOut = Context.getOption(mergedAnnotations, CallsOut).pipe(Option.getOrElse(() => false))
       const sandboxOnly = Context.getOption(mergedAnnotations, SandboxOnly).pipe(Option.getOrElse(() => false))
       routes.push({ method: endpoint.method, ...compile(endpoint.path), scope, callsOut, sandboxOnly })

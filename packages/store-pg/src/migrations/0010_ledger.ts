@@ -5,7 +5,7 @@ import { Effect } from "effect"
  * The ledger: financial accounts, wallets, balances per (account, book), transactions, transfers,
  * and the append-only book transfers and entries (triggers refuse UPDATE and DELETE on them).
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE issuing_financial_accounts (
     id text PRIMARY KEY,

@@ -18,7 +18,7 @@ import { Effect } from "effect"
  * with the available balance. Called in autocommit it is its own transaction; inside a caller's
  * transaction it joins it.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE FUNCTION issuing_webhook_fan_out(
       p_event_id text, p_program_id text, p_event_type text, p_created_at timestamptz, p_channel text)

@@ -20,7 +20,7 @@ import { Effect } from "effect"
  * 2^53 - 1, it writes nothing and returns posted = false with the refusal.
  * In autocommit it is its own transaction; inside a caller's transaction it joins it.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`DROP FUNCTION issuing_post_transfer(
       text, text, text, boolean, bigint, text, timestamptz, text, text, text, text, text, text, text, text, text,

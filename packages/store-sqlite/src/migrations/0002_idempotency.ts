@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /** Idempotency keys with their stored (encrypted) responses. */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE issuing_idempotency_keys (
     organization_id TEXT NOT NULL,

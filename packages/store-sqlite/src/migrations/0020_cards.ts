@@ -6,7 +6,7 @@ import { Effect } from "effect"
  * session token in plaintext: number and code are AES-256-GCM ciphertexts (`*_sealed`), lookups go
  * through a keyed HMAC fingerprint, and session tokens are stored as SHA-256 hashes.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE issuing_cards (
     id TEXT PRIMARY KEY,

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /** Webhooks: subscriptions, their event types (the fan-out index), the delivery queue and attempts. */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE issuing_webhook_subscriptions (
     id TEXT PRIMARY KEY,

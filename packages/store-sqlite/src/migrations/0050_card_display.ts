@@ -9,7 +9,7 @@ import { Effect } from "effect"
  *
  * Numbered 0050, past every id already applied: the Migrator runs only ids above the latest one.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE issuing_api_keys ADD COLUMN card_display INTEGER NOT NULL DEFAULT 1`
   yield* sql`UPDATE issuing_api_keys SET card_display = 0 WHERE role = 'viewer'`

@@ -8,7 +8,7 @@ import { Effect } from "effect"
  *
  * Numbered 0060, past every id already applied: the Migrator runs only ids above the latest one.
  */
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE issuing_changes (
     id INTEGER PRIMARY KEY CHECK (id = 1),
