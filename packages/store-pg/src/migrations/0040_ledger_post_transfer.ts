@@ -36,24 +36,32 @@ export default Effect.gen(function* () {
       p_delta_accounts text[], p_delta_books text[], p_delta_debits bigint[], p_delta_credits bigint[],
       p_event_ids text[], p_event_types text[], p_event_data text[], p_channel text)
     RETURNS TABLE (posted boolean, available bigint, refusal text) LANGUAGE plpgsql AS $$
-    DECLARE v_available bigint;
+    DECLARE v_available bigint; v_over boolean := false; r record;
     BEGIN
-      PERFORM 1 FROM issuing_balances WHERE financial_account_id IN (p_source, p_target)
-        ORDER BY financial_account_id, book FOR UPDATE;
+      -- One pass over the locked balance rows, taken in a fixed order (transfers crossing in
+      -- opposite directions cannot deadlock): the source's available balance, and whether any
+      -- running total would pass 2^53 - 1 (so the API's JSON numbers stay exact). Reading them in
+      -- the lock query itself saves two statements per transfer.
+      FOR r IN SELECT b.financial_account_id AS account, b.book, b.debits_minor, b.credits_minor FROM issuing_balances b
+          WHERE b.financial_account_id IN (p_source, p_target) ORDER BY b.financial_account_id, b.book FOR UPDATE LOOP
+        IF p_check_funds AND r.account = p_source AND r.book = 'principal' THEN
+          v_available := r.credits_minor - r.debits_minor;
+        END IF;
+        FOR i IN 1 .. coalesce(array_length(p_delta_accounts, 1), 0) LOOP
+          IF p_delta_accounts[i] = r.account AND p_delta_books[i] = r.book
+             AND (r.debits_minor + p_delta_debits[i] > 9007199254740991 OR r.credits_minor + p_delta_credits[i] > 9007199254740991) THEN
+            v_over := true;
+          END IF;
+        END LOOP;
+      END LOOP;
       IF p_check_funds THEN
-        SELECT b.credits_minor - b.debits_minor INTO v_available FROM issuing_balances b
-          WHERE b.financial_account_id = p_source AND b.book = 'principal';
         v_available := coalesce(v_available, 0);
         IF v_available < p_amount THEN
           RETURN QUERY SELECT false, v_available, 'insufficient_funds';
           RETURN;
         END IF;
       END IF;
-      -- Every running total stays within 2^53 - 1, so the API's JSON numbers are exact.
-      IF EXISTS (SELECT 1 FROM issuing_balances b
-          JOIN unnest(p_delta_accounts, p_delta_books, p_delta_debits, p_delta_credits) AS d(account, book, debits, credits)
-            ON b.financial_account_id = d.account AND b.book = d.book
-          WHERE b.debits_minor + d.debits > 9007199254740991 OR b.credits_minor + d.credits > 9007199254740991) THEN
+      IF v_over THEN
         RETURN QUERY SELECT false, v_available, 'balance_limit_exceeded';
         RETURN;
       END IF;
