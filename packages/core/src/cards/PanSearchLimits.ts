@@ -2,7 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import { RateLimited } from "../platform/Errors.js"
 import { nowMs } from "../platform/Time.js"
-import type { CardDeps } from "./Cards.js"
+import type { CardDeps } from "./CardDeps.js"
 
 /** The search-by-pan budget's window: ISSUING_PAN_SEARCH_PER_MINUTE searches per rolling minute. */
 export const PAN_SEARCH_WINDOW_MS = 60_000

@@ -1,5 +1,5 @@
 import type { SealedPlace } from "../vault/Vault.js"
-import type { CardDeps } from "./Cards.js"
+import type { CardDeps } from "./CardDeps.js"
 import type { CardRecord, SealedCardData } from "./Records.js"
 
 /** The table whose rows card ciphertexts are bound to. */

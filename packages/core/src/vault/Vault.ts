@@ -36,9 +36,6 @@ export interface SealedPlace {
   readonly rowId: string
 }
 
-/** True when the value was sealed for a place (`v2`), false for older unbound values (`v1`). */
-export const isBound = (sealed: string): boolean => sealed.startsWith("v2.")
-
 // JSON keeps the parts unambiguous whatever they contain.
 const associatedData = (keyId: string, place: SealedPlace | undefined) =>
   Buffer.from(place === undefined ? keyId : JSON.stringify([keyId, place.table, place.column, place.rowId]))

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Schedule } from "effect"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
@@ -128,7 +128,8 @@ const recorderLoop = (worker: Worker) =>
       ),
       // Retries were rescheduled: let the claim loop recompute when the next one is due.
       Effect.zipRight(batch.some((finished) => finished.outcome?.status === "FAILED") ? store.wake : Effect.void),
-      Effect.retry({ times: 5 }),
+      // A database blip: back off (100 ms, 200 ms, … 1.6 s) well inside the claims' lease.
+      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))),
       Effect.catchAllCause((cause) =>
         // The claims stay ours until the lease ends; then the deliveries are tried again.
         Effect.logError("Recording webhook attempts failed; the deliveries will be retried after their lease", cause)

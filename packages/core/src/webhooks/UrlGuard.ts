@@ -173,6 +173,3 @@ export const makeGuardedLookup =
       return (callback as any)(null, list[0]!.address, list[0]!.family)
     })
   }
-
-/** The connect-time guard with private targets refused. */
-export const guardedLookup: net.LookupFunction = makeGuardedLookup(false)
