@@ -1,6 +1,6 @@
-import { ChangeFeed } from "@issuing/core"
+import { ChangeFeed, WEBHOOK_NOTIFY_CHANNEL, WebhookWakeups } from "@issuing/core"
 import * as PgStore from "@issuing/store-pg"
-import { Effect, ManagedRuntime, Option } from "effect"
+import { Effect, Fiber, ManagedRuntime, Option, Stream } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../support/databases.js"
@@ -16,7 +16,7 @@ const eventually = async (probe: () => Promise<boolean>, attempts = 100) => {
 
 describe("the PostgreSQL change feed", () => {
   let database: TestDatabase
-  let runtime: ManagedRuntime.ManagedRuntime<ChangeFeed, unknown>
+  let runtime: ManagedRuntime.ManagedRuntime<ChangeFeed | WebhookWakeups, unknown>
   const version = () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.version))
 
   beforeAll(async () => {
@@ -54,13 +54,40 @@ describe("the PostgreSQL change feed", () => {
     try {
       await admin.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
-        ["issuing-changes"]
+        ["issuing-listen"]
       )
       await eventually(async () => Option.isNone(await version()))
       // A change made while nobody listened is read from the row on reconnect.
       const { rows } = await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version")
       await eventually(async () => Option.getOrNull(await version()) === String(rows[0].version))
     } finally {
+      await admin.end()
+    }
+  })
+
+  it("shares one listening connection between the change feed and webhook wake-ups", async () => {
+    await eventually(async () => Option.isSome(await version()))
+    let wakeups = 0
+    const listening = runtime.runFork(
+      Effect.flatMap(WebhookWakeups, (wakeup) => Stream.runForEach(wakeup.notifications, () => Effect.sync(() => wakeups++)))
+    )
+    const admin = new pg.Client({ connectionString: database.url })
+    await admin.connect()
+    try {
+      // The first wake-up is the (re)connect; the second a notification on the webhook channel.
+      await eventually(async () => wakeups >= 1)
+      await admin.query("SELECT pg_notify($1, '')", [WEBHOOK_NOTIFY_CHANNEL])
+      await eventually(async () => wakeups >= 2)
+      const { rows } = await admin.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'issuing-listen' AND datname = current_database()"
+      )
+      expect(rows[0].n).toBe(1)
+      const feedVersion = Option.getOrThrow(await version())
+      await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1")
+      await admin.query("SELECT pg_notify('issuing_changes', $1)", [`${BigInt(feedVersion) + 1n} card shared`])
+      await eventually(async () => Option.getOrNull(await version()) === String(BigInt(feedVersion) + 1n))
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(listening))
       await admin.end()
     }
   })

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCli, spawnCli, waitForOutput } from "../support/cli.js"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
 import { TEST_VAULT_KEY } from "../support/platform.js"
+import { startReceiver } from "../webhooks/receiver.js"
 
 /**
  * Two `issuing serve` processes on one database (a PostgreSQL database, or one SQLite file): a
@@ -130,6 +131,41 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
     expect(read.status, read.text).toBe(401)
     expect((await call(b, "POST", "/v1/wallets", { key, body: { holder: { name: "Late" } } })).status).toBe(401)
     expect((await call(a, "GET", "/v1/cards", { key })).status).toBe(401)
+  })
+
+  it("a subscription created, disabled or deleted on A decides the fan-out of B's next event", async () => {
+    const receiver = await startReceiver()
+    try {
+      const subscribe = async (url: string) => {
+        const created = await call(a, "POST", "/v1/webhook-subscriptions", { body: { url, event_types: ["wallet.created"] } })
+        expect(created.status, created.text).toBe(200)
+        return created.body.id as string
+      }
+      const watched = await subscribe(`${receiver.url}/watched`)
+      const witness = await subscribe(`${receiver.url}/witness`)
+      /** A wallet made on B; resolves with the paths its wallet.created event was delivered to. */
+      const walletOnB = async () => {
+        const wallet = await call(b, "POST", "/v1/wallets", { body: { holder: { name: "Fan Out" } } })
+        expect(wallet.status, wallet.text).toBe(200)
+        const event = await call(b, "GET", "/v1/events?type=wallet.created&limit=1")
+        const eventId = event.body.data[0].id as string
+        const toEvent = (received: ReadonlyArray<{ readonly id: string }>) => received.filter((request) => request.id === eventId)
+        // The witness subscription stays enabled: once it has the event, the fan-out is done.
+        await receiver.waitFor((received) => toEvent(received).length >= 1, 20_000)
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return new Set(receiver.received.filter((request) => request.id === eventId).map((request) => request.path.split("/").at(-1)))
+      }
+      expect(await walletOnB()).toEqual(new Set(["watched", "witness"]))
+      expect((await call(a, "PATCH", `/v1/webhook-subscriptions/${watched}`, { body: { disabled: true } })).status).toBe(200)
+      expect(await walletOnB()).toEqual(new Set(["witness"]))
+      expect((await call(a, "PATCH", `/v1/webhook-subscriptions/${watched}`, { body: { disabled: false } })).status).toBe(200)
+      expect(await walletOnB()).toEqual(new Set(["watched", "witness"]))
+      expect((await call(a, "DELETE", `/v1/webhook-subscriptions/${watched}`)).status).toBe(200)
+      expect(await walletOnB()).toEqual(new Set(["witness"]))
+      expect((await call(a, "DELETE", `/v1/webhook-subscriptions/${witness}`)).status).toBe(200)
+    } finally {
+      await receiver.close()
+    }
   })
 
   it("every /v1 response says Cache-Control: no-store, errors included", async () => {

@@ -9,6 +9,8 @@ export interface Received {
   readonly receivedAtMs: number
   /** The sender's TCP port (tells apart the processes that sent). */
   readonly remotePort: number
+  /** The request's path (tells apart subscriptions on one receiver). */
+  readonly path: string
 }
 
 /** What the receiver answers: a status, optional body and headers, and an optional delay. */
@@ -68,7 +70,8 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
         headers,
         body: Buffer.concat(chunks).toString("utf8"),
         receivedAtMs: Date.now(),
-        remotePort: request.socket.remotePort ?? 0
+        remotePort: request.socket.remotePort ?? 0,
+        path: request.url ?? ""
       }
       received.push(entry)
       const now = (active.get(entry.id) ?? 0) + 1

@@ -1,10 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { CHANGE_NOTIFY_CHANNEL, ChangeFeed, publishChange, readVersion } from "@issuing/core"
 import { Context, Deferred, Effect, Layer, Option, Stream } from "effect"
-import { listenStream } from "./WebhookWakeups.js"
+import type { PgListener } from "./PgListener.js"
 
-/** The `application_name` of the change feed's listening connection (pg_stat_activity). */
-export const CHANGES_APPLICATION_NAME = "issuing-changes"
 /** Wait before listening again after the connection was lost or refused. */
 const RECONNECT_DELAY_MS = 1_000
 /**
@@ -57,11 +55,11 @@ const coalesced = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<A, E> => {
 
 /**
  * The PostgreSQL change feed: a version row bumped in every publishing transaction with a
- * `pg_notify` beside it; each node follows the notifications on one listening connection
- * (reconnecting, opened on first use) and knows the newest version it has seen. No connection —
+ * `pg_notify` beside it; each node follows the notifications on its listening connection (shared
+ * with webhook wake-ups, reconnecting, opened on first use) and knows the newest version it has seen. No connection —
  * or its own change still in flight — means no version: caches are bypassed until it is back.
  */
-export const pgChangeFeedLayer = (url: string) =>
+export const pgChangeFeedLayer = (listener: PgListener) =>
   Layer.scoped(
     ChangeFeed,
     Effect.gen(function* () {
@@ -73,7 +71,7 @@ export const pgChangeFeedLayer = (url: string) =>
         if (version > state.seen) state.seen = version
       }
 
-      const follow = listenStream(url, CHANGE_NOTIFY_CHANNEL, CHANGES_APPLICATION_NAME).pipe(
+      const follow = listener.stream(CHANGE_NOTIFY_CHANNEL).pipe(
         Stream.runForEach((event) =>
           event._tag === "Notified"
             ? Effect.sync(() => advance(payloadVersion(event.payload)))

@@ -6,6 +6,7 @@ import { sqlStores, TransactionPerWriteLane } from "@issuing/core"
 import { Effect, Layer, Redacted } from "effect"
 import { migrations } from "./migrations/index.js"
 import { pgChangeFeedLayer } from "./PgChangeFeed.js"
+import { PgListener } from "./PgListener.js"
 import { PgLedgerPostingLive } from "./PgPosting.js"
 import { webhookWakeupsLayer } from "./WebhookWakeups.js"
 
@@ -52,11 +53,14 @@ export const clientLayer = (options: PgOptions) =>
   })
 
 /** A PostgreSQL database migrated and serving every storage port, plus its SqlClient. */
-export const layer = (options: PgOptions) =>
+export const layer = (options: PgOptions) => {
+  // One listening connection per store: the change feed and webhook wake-ups share it.
+  const listener = new PgListener(options.url)
   // PostgreSQL shares WAL flushes between concurrent commits: each write is its own transaction.
-  sqlStores(Layer.merge(PgLedgerPostingLive, TransactionPerWriteLane)).pipe(
-    Layer.provideMerge(webhookWakeupsLayer(options.url)),
-    Layer.provideMerge(pgChangeFeedLayer(options.url)),
+  return sqlStores(Layer.merge(PgLedgerPostingLive, TransactionPerWriteLane)).pipe(
+    Layer.provideMerge(webhookWakeupsLayer(listener)),
+    Layer.provideMerge(pgChangeFeedLayer(listener)),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(clientLayer(options))
   )
+}

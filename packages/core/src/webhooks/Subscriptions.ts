@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import type { ChangeFeedService } from "../changes/ChangeFeed.js"
 import type { EventStoreService } from "../events/EventStore.js"
 import { BusinessRuleViolation, InvalidRequest } from "../platform/Errors.js"
 import { findOwned, type OwnedLookup } from "../platform/FindOwned.js"
@@ -30,6 +31,8 @@ export interface WebhookDeps {
   readonly vault: VaultService
   readonly config: IssuingSettings
   readonly sender: WebhookSenderService
+  /** Subscription changes are published on it (docs/operations.md#running-several-nodes). */
+  readonly feed: ChangeFeedService
 }
 
 /** A subscription named by the path. */
@@ -100,6 +103,7 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
           updated_at: now
         }
         yield* deps.store.insertSubscription(subscription)
+        yield* deps.feed.publish("webhook_subscription", subscription.id)
         return { ...publicSubscription(subscription), secret } satisfies WebhookSubscriptionWithSecret
       })
     )
@@ -128,6 +132,7 @@ export const updateSubscription = (deps: WebhookDeps, programId: string, id: str
         }
         yield* deps.store.updateSubscription(updated)
         if (updated.disabled && !current.disabled) yield* deps.store.dropQueued([updated.id])
+        yield* deps.feed.publish("webhook_subscription", updated.id)
         return publicSubscription(updated)
       })
     )
@@ -139,6 +144,7 @@ export const removeSubscription = (deps: WebhookDeps, programId: string, id: str
     Effect.gen(function* () {
       const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
       yield* deps.store.deleteSubscription(programId, current.id)
+      yield* deps.feed.publish("webhook_subscription", current.id)
       return publicSubscription(current)
     })
   )
@@ -158,6 +164,7 @@ export const rotateSecret = (deps: WebhookDeps, programId: string, id: string) =
         updated_at: new Date(now).toISOString()
       }
       yield* deps.store.updateSubscription(updated)
+      yield* deps.feed.publish("webhook_subscription", updated.id)
       return { ...publicSubscription(updated), secret } satisfies WebhookSubscriptionWithSecret
     })
   )

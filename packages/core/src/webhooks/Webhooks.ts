@@ -1,5 +1,6 @@
 import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
+import { ChangeFeed } from "../changes/ChangeFeed.js"
 import { EventStore } from "../events/EventStore.js"
 import type { BusinessRuleViolation, Conflict, InvalidRequest, NotFound } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
@@ -45,7 +46,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       transactor: yield* Transactor,
       vault: yield* Vault,
       config: yield* IssuingConfig,
-      sender: yield* WebhookSender
+      sender: yield* WebhookSender,
+      feed: yield* ChangeFeed
     }
     return {
       /** Creates a subscription; the response is the only place its secret is shown (with rotate-secret). */
