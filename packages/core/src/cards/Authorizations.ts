@@ -2,7 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
 import { Ledger } from "../ledger/Ledger.js"
-import type { Currency, Transaction } from "../ledger/Records.js"
+import type { Transaction } from "../ledger/Records.js"
 import { BusinessRuleViolation, type Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { nowMs } from "../platform/Time.js"
@@ -75,10 +75,10 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
     /** Decides for a locked card and records the outcome. */
     const decide = (programId: string, card: Card, input: SimulateAuthorization) =>
       Effect.gen(function* () {
-        const account = yield* ledger.getFinancialAccount(programId, card.financial_account_id)
-        // The account's currency was decoded as a Currency when its wallet was created.
-        const currency = input.currency ?? (account.currency as Currency)
-        if (currency !== account.currency) {
+        // Immutable, so served from the ledger's account cache: no read per authorization.
+        const accountCurrency = yield* ledger.accountCurrency(programId, card.financial_account_id)
+        const currency = input.currency ?? accountCurrency
+        if (currency !== accountCurrency) {
           return yield* new BusinessRuleViolation({
             code: "currency_mismatch",
             message: "The card's account holds another currency than the authorization's.",

@@ -202,6 +202,19 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         walletAccount(ctx, programId, walletId),
       getFinancialAccount: (programId: string, accountId: string): Effect.Effect<FinancialAccount, NotFound | SqlError.SqlError> =>
         findAccount(ctx, programId, accountId),
+      /**
+       * The currency of an account of the program, from the cache of immutable account attributes
+       * (read once per account and process); for decisions that need no balance.
+       */
+      accountCurrency: (programId: string, accountId: string): Effect.Effect<Currency, NotFound | SqlError.SqlError> => {
+        const cached = ctx.accountCache.lookup(programId, [accountId], null)
+        if (cached !== undefined) return Effect.succeed(cached[0]!.currency as Currency)
+        return Effect.map(findAccount(ctx, programId, accountId), (account) => {
+          ctx.accountCache.remember([account])
+          // Decoded as a Currency when its wallet was created.
+          return account.currency as Currency
+        })
+      },
       listFinancialAccounts: (programId: string, filter: AccountFilter, request: PageRequest) =>
         page(store.listAccounts(programId, filter, toWindow(request))),
       /** Debits, credits and balance of every book of an account. */
