@@ -1,4 +1,5 @@
-// `npm run bench -- propagation [--changes=1000] [--seconds=3] [--concurrency=16] [--store=sqlite|postgres|both]`
+// `npm run bench -- propagation [--changes=1000] [--seconds=3] [--concurrency=16] [--store=sqlite|postgres|both]
+//   [--baseline=DIR]`
 //
 // Two `issuing serve` processes (built packages) on one database — a SQLite file, or a fresh
 // database on the bench PostgreSQL (bench/support/postgres.js). Measures:
@@ -8,6 +9,9 @@
 //   latency when B already knew; how many GETs still showed the old state is counted), then a
 //   simulated authorization on B, which must decline (approve) the first time. p50/p99.
 // - throughput on B: simulated authorizations/s and GET /v1/cards/{id}/s, p50/p99 latency.
+//   With --baseline=DIR (another built checkout, e.g. `git worktree add DIR <commit> && cd DIR &&
+//   npm ci && npx tsc -b`), the same throughput is measured on that version first, and both are
+//   printed side by side with their ratio.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -27,10 +31,10 @@ const summary = (values) => {
 const ADMIN = `sk_test_${"b3nch5ecret".repeat(3)}`
 const BIN = path.resolve(import.meta.dirname, "../packages/http/bin/issuing.js")
 
-/** Starts `issuing serve`; resolves with its URL and the child. */
-const serve = (env, cwd) =>
+/** Starts `issuing serve` (from `bin`); resolves with its URL and the child. */
+const serve = (env, cwd, bin = BIN) =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "serve"], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [bin, "serve"], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), 60_000)
     const onData = (chunk) => {
@@ -92,12 +96,12 @@ const throughput = async (seconds, concurrency, one) => {
   return { perSecond: (latencies.length / (performance.now() - began)) * 1000, latencies }
 }
 
-const measureStore = async (kind, args, postgres) => {
-  const changes = Number(option(args, "changes", "1000"))
+const measureStore = async (kind, args, postgres, bin = BIN, measurePropagation = true) => {
+  const changes = measurePropagation ? Number(option(args, "changes", "1000")) : 0
   const seconds = Number(option(args, "seconds", "3"))
   const concurrency = Number(option(args, "concurrency", "16"))
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-propagation-"))
-  const dbName = `issuing_bench_propagation_${process.pid}`
+  const dbName = `issuing_bench_propagation_${process.pid}_${measurePropagation ? "ours" : "baseline"}`
   const url = kind === "sqlite" ? `sqlite:${path.join(dir, "issuing.db")}` : await createDatabase(postgres.adminUrl, dbName)
   const env = {
     ISSUING_DATABASE_URL: url,
@@ -110,8 +114,8 @@ const measureStore = async (kind, args, postgres) => {
   const nodes = []
   const http1 = client(concurrency * 2 + 4)
   try {
-    nodes.push(await serve(env, dir))
-    nodes.push(await serve(env, dir))
+    nodes.push(await serve(env, dir, bin))
+    nodes.push(await serve(env, dir, bin))
     const [a, b] = nodes
     const { call } = http1
     http1.setProgram((await call(a.url, "GET", "/v1/programs")).body.data[0].id)
@@ -188,14 +192,21 @@ export async function run(args) {
   const kinds = store === "both" ? ["sqlite", "postgres"] : [store]
   const postgres = kinds.includes("postgres") ? await startPostgres() : undefined
   try {
+    const baselineDir = option(args, "baseline", "")
+    const baselineBin = baselineDir === "" ? undefined : path.resolve(baselineDir, "packages/http/bin/issuing.js")
     for (const kind of kinds) {
+      const before = baselineBin === undefined ? undefined : await measureStore(kind, args, postgres, baselineBin, false)
       const { gets, auths, toRead, toDecide, stale } = await measureStore(kind, args, postgres)
       console.log(`${kind}: two serve processes, ${toRead.length} changes on A under load on B`)
       console.log(`  A's response → B's GET shows the change: ${summary(toRead)}; GETs that still showed the old state: ${stale}`)
       console.log(`  then B's authorization (declined or approved as it must, every time): ${summary(toDecide)}`)
       const latency = (result) => summary(result.latencies)
-      console.log(`  B: GET /v1/cards/{id}          ${gets.perSecond.toFixed(0)}/s (${latency(gets)})`)
-      console.log(`  B: POST /v1/simulate/authorizations ${auths.perSecond.toFixed(0)}/s (${latency(auths)})`)
+      const versus = (ours, theirs) =>
+        theirs === undefined ? "" : `  | baseline ${theirs.perSecond.toFixed(0)}/s → ×${(ours.perSecond / theirs.perSecond).toFixed(2)}`
+      console.log(`  B: GET /v1/cards/{id}          ${gets.perSecond.toFixed(0)}/s (${latency(gets)})${versus(gets, before?.gets)}`)
+      console.log(
+        `  B: POST /v1/simulate/authorizations ${auths.perSecond.toFixed(0)}/s (${latency(auths)})${versus(auths, before?.auths)}`
+      )
     }
   } finally {
     await postgres?.stop()

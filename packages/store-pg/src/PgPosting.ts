@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 
 /**
  * PostgreSQL's posting: ONE statement per transfer, the `issuing_post_transfer` function
- * (migration 0040), so a transfer costs one round trip. Column arrays carry the entries, deltas
+ * (migrations 0040 and 0080), so a transfer costs one round trip. Column arrays carry the entries, deltas
  * and events. NOTIFY for the webhook workers is sent from SQL (delivered at commit), so the
  * outcome never asks the process to wake its own workers.
  */
@@ -14,6 +14,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
     const sql = client.withoutTransforms()
     const postTransfer = ({
       bookTransfer,
+      activeCardId,
       checkFunds,
       deltas,
       events,
@@ -32,7 +33,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
               ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
               ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
               ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
-              ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL})`.pipe(
+              ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL}, ${activeCardId})`.pipe(
         Effect.map((rows) => ({
           posted: rows[0]!.posted === true,
           refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
@@ -41,7 +42,16 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
         }))
       )
     /** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
-    const asJson = ({ bookTransfer, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting) => ({
+    const asJson = ({
+      activeCardId,
+      bookTransfer,
+      checkFunds,
+      deltas,
+      events,
+      transaction: t,
+      transactionWrite,
+      transfer
+    }: TransferPosting) => ({
       program_id: t.program_id,
       source: transfer.from_financial_account_id,
       target: transfer.to_financial_account_id,
@@ -71,7 +81,8 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
       delta_credits: deltas.map((d) => String(d.creditsMinor)),
       event_ids: events.map((e) => e.id),
       event_types: events.map((e) => e.type),
-      event_data: events.map((e) => JSON.stringify(e.data.object))
+      event_data: events.map((e) => JSON.stringify(e.data.object)),
+      active_card: activeCardId
     })
     return {
       postTransfer,

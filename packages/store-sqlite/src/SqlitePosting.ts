@@ -35,6 +35,9 @@ const INSERT_BOOK_TRANSFER = `INSERT INTO issuing_book_transfers
 
 const UPDATE_TRANSACTION = `UPDATE issuing_transactions SET status = ?, updated_at = ? WHERE id = ?`
 
+// A card authorization's card, read under the write lock a freeze or close also needs.
+const CARD_STATE = `SELECT state FROM issuing_cards WHERE id = ?`
+
 const AVAILABLE = `SELECT credits_minor - debits_minor AS available FROM issuing_balances
   WHERE financial_account_id = ? AND book = 'principal'`
 
@@ -94,6 +97,11 @@ const fanOut = memo(sqliteFanOutSql)
 export const postTransferSync = (db: SyncConnection, posting: TransferPosting): PostingOutcome => {
   const { bookTransfer, deltas, events, transaction: t, transfer } = posting
   let available = 0
+  if (posting.activeCardId !== null) {
+    const state = db.prepare(CARD_STATE).get(posting.activeCardId)?.state
+    if (state !== "ACTIVE")
+      return { posted: false, refusal: state === "FROZEN" ? "card_frozen" : "card_closed", availableMinor: 0, wake: false }
+  }
   if (posting.checkFunds) {
     const row = db.prepare(AVAILABLE).get(transfer.from_financial_account_id)
     available = row === undefined ? 0 : Number(row.available)

@@ -1,12 +1,13 @@
 import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
-import { Ledger } from "../ledger/Ledger.js"
+import { CardNotActive, Ledger } from "../ledger/Ledger.js"
 import type { Transaction } from "../ledger/Records.js"
 import { BusinessRuleViolation, type Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
+import { commitWrite, WriteLane } from "../sql/WriteLane.js"
 import { CardStore, type CardStoreService } from "./CardStore.js"
 import { CARD } from "./Issuance.js"
 import type { Card, DeclineReason, SimulateAuthorization, SpendingInterval } from "./Records.js"
@@ -64,13 +65,20 @@ type AuthorizationError = InvalidRequest | NotFound | Conflict | BusinessRuleVio
  * lists, its spending period over the card's APPROVED authorizations in UTC windows, and the
  * wallet's available funds decide; an approval posts a transfer through the ledger, a decline
  * records a DECLINED transaction with its reason. Either way one transaction and its
- * transaction.updated event commit with the decision.
+ * transaction.updated event commit with the decision (docs/ledger.md#card-authorizations).
+ *
+ * A card whose spending period sums a window is decided under its row lock, so two authorizations
+ * cannot both fit under its limit. Any other card is decided on a plain read of it, and its
+ * approval is one store call that re-checks the card is still ACTIVE under a lock a freeze waits
+ * for: no transaction held open across round trips (on PostgreSQL the program's settlement account
+ * row would stay locked for them, and every authorization of the program queue behind it).
  */
 export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@issuing/core/CardAuthorizations", {
   effect: Effect.gen(function* () {
     const store = yield* CardStore
     const ledger = yield* Ledger
     const transactor = yield* Transactor
+    const lane = yield* WriteLane
 
     /** Decides for a locked card and records the outcome. */
     const decide = (programId: string, card: Card, input: SimulateAuthorization) =>
@@ -113,6 +121,11 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
             Effect.catchIf(
               (error): error is BusinessRuleViolation => error._tag === "BusinessRuleViolation" && error.code === "insufficient_funds",
               () => decline("INSUFFICIENT_FUNDS")
+            ),
+            // Frozen or closed since it was read: the posting wrote nothing.
+            Effect.catchIf(
+              (error): error is CardNotActive => error instanceof CardNotActive,
+              (error) => decline(error.state === "FROZEN" ? "CARD_FROZEN" : "CARD_CLOSED")
             )
           )
       })
@@ -120,13 +133,22 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
     return {
       /** Decides a simulated authorization and records it (APPROVED with a transfer, or DECLINED with a reason). */
       simulate: (caller: ProgramCaller, input: SimulateAuthorization): Effect.Effect<Transaction, AuthorizationError> =>
-        transactor.withTransaction(
-          Effect.gen(function* () {
-            // The card row lock serializes authorizations of one card, so two cannot both fit under its limit.
-            const record = yield* findOwned(input.card_id, CARD, (id) => store.lockCard(caller.program.id, id))
-            return yield* decide(caller.program.id, record.card, input)
-          })
-        )
+        Effect.gen(function* () {
+          const programId = caller.program.id
+          const read = yield* findOwned(input.card_id, CARD, (id) => store.findCard(programId, id))
+          const interval = read.card.spending_period?.interval
+          if (interval === undefined || interval === "PER_TRANSACTION") return yield* decide(programId, read.card, input)
+          // Through the store's write lane (SQLite: one commit for concurrent authorizations).
+          return yield* commitWrite(
+            lane,
+            transactor,
+            Effect.gen(function* () {
+              // The card row lock serializes authorizations of one card, so two cannot both fit under its limit.
+              const record = yield* findOwned(input.card_id, CARD, (id) => store.lockCard(programId, id))
+              return yield* decide(programId, record.card, input)
+            })
+          )
+        })
     }
   })
 }) {}

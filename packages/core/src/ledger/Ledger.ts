@@ -11,7 +11,7 @@ import { WriteLane } from "../sql/WriteLane.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { makeAccountCache } from "./AccountCache.js"
 import { type AccountFilter, type BookTransferFilter, LedgerStore, type TransactionFilter, type TransferFilter } from "./LedgerStore.js"
-import { type LedgerContext, post, type TransferError } from "./Posting.js"
+import { type CardNotActive, type LedgerContext, noCard, post, type TransferError, write } from "./Posting.js"
 import type { PostedTransfer, TransferOrder } from "./PrepareTransfer.js"
 import type {
   AmountMinor,
@@ -51,7 +51,7 @@ export interface CardDeclineInput {
   readonly merchant_name: string | null
 }
 
-export type { TransferError } from "./Posting.js"
+export { CardNotActive, type TransferError } from "./Posting.js"
 export { TransferBatchAborted, type TransferItemError } from "./TransferBatch.js"
 
 const WALLET = { resource: "wallet", param: "wallet_id" }
@@ -122,9 +122,13 @@ const settleTransfer = (ctx: LedgerContext, programId: string, transferId: strin
     })
   )
 
-/** Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated. Joins the caller's transaction. */
+/**
+ * Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated.
+ * Joins the caller's transaction, else commits through the write lane.
+ */
 const declineCardAuthorization = (ctx: LedgerContext, programId: string, input: CardDeclineInput) =>
-  ctx.transactor.withTransaction(
+  write(
+    ctx,
     Effect.gen(function* () {
       const now = yield* nowIso
       const transaction: Transaction = {
@@ -223,7 +227,7 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
           page(Effect.map(store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))
         ),
       postTransfer: (programId: string, request: TransferRequest): Effect.Effect<PostedTransfer, TransferError> =>
-        post(ctx, programId, { ...request, rail: request.payment_rail, card: null }),
+        noCard(post(ctx, programId, { ...request, rail: request.payment_rail, card: null })),
       /** Many transfers in one database transaction, each with its own result (or all-or-nothing when `atomic`). */
       postTransfers: (
         programId: string,
@@ -246,9 +250,15 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
       listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest) =>
         page(store.listTransactions(programId, filter, toWindow(request))),
-      /** An APPROVED card transaction and its transfer; insufficient_funds (nothing written) when the wallet cannot cover it. Joins the caller's transaction. */
-      approveCardAuthorization: (programId: string, input: CardAuthorizationInput): Effect.Effect<PostedTransfer, TransferError> =>
-        post(ctx, programId, cardOrder(input)),
+      /**
+       * An APPROVED card transaction and its transfer; insufficient_funds (nothing written) when
+       * the wallet cannot cover it, CardNotActive when the card is no longer ACTIVE at the posting.
+       * Joins the caller's transaction, else commits through the write lane as one store call.
+       */
+      approveCardAuthorization: (
+        programId: string,
+        input: CardAuthorizationInput
+      ): Effect.Effect<PostedTransfer, TransferError | CardNotActive> => post(ctx, programId, cardOrder(input)),
       declineCardAuthorization: (programId: string, input: CardDeclineInput): Effect.Effect<Transaction, SqlError.SqlError> =>
         declineCardAuthorization(ctx, programId, input),
       /** Book transfers of a transaction; 404 param transaction_id for unknown or other-program ids. */

@@ -64,15 +64,22 @@ export interface TransferPosting {
   readonly deltas: ReadonlyArray<BalanceDelta>
   /** Refuse (write nothing) unless the source's principal balance covers the amount, checked under lock. */
   readonly checkFunds: boolean
+  /**
+   * A card authorization's card: refuse (write nothing) unless it is ACTIVE, read under a lock a
+   * freeze or close waits for, so an authorization decided without the card's row lock still
+   * cannot commit after a freeze that committed before it (docs/ledger.md#card-authorizations).
+   */
+  readonly activeCardId: string | null
   /** The events of the change, in order; each is fanned out to its webhook subscriptions. */
   readonly events: ReadonlyArray<IssuingEvent>
 }
 
 /**
- * Why a posting wrote nothing: the source cannot cover the amount, or a running total of an
- * account's book would pass `MAX_TOTAL_MINOR` (docs/ledger.md#money).
+ * Why a posting wrote nothing: the source cannot cover the amount, a running total of an
+ * account's book would pass `MAX_TOTAL_MINOR` (docs/ledger.md#money), or a card authorization's
+ * card is no longer ACTIVE.
  */
-export type PostingRefusal = "insufficient_funds" | "balance_limit_exceeded"
+export type PostingRefusal = "insufficient_funds" | "balance_limit_exceeded" | "card_frozen" | "card_closed"
 
 /** What `postTransfer` did. */
 export interface PostingOutcome {

@@ -1,12 +1,12 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { type Context, Effect, Option } from "effect"
+import type { SqlError } from "@effect/sql"
+import { type Context, Data, Effect, Option } from "effect"
 import type { Events } from "../events/Events.js"
 import { BusinessRuleViolation, type Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { nowIso } from "../platform/Time.js"
 import type { TransactorService } from "../sql/Transactor.js"
-import type { WriteLaneService } from "../sql/WriteLane.js"
+import { commitWrite, type WriteLaneService } from "../sql/WriteLane.js"
 import type { WebhookStore } from "../webhooks/WebhookStore.js"
 import type { AccountCache } from "./AccountCache.js"
 import type { LedgerStoreService, PostingOutcome } from "./LedgerStore.js"
@@ -31,9 +31,32 @@ import { MAX_TOTAL_MINOR } from "./Records.js"
 /** Failures of a transfer. */
 export type TransferError = InvalidRequest | NotFound | Conflict | BusinessRuleViolation | SqlError.SqlError
 
+/**
+ * A card authorization's card was no longer ACTIVE when its transfer was to be posted (it was
+ * frozen or closed after the authorization read it): nothing was written; the authorization
+ * declines. Only card orders can meet it.
+ */
+export class CardNotActive extends Data.TaggedError("CardNotActive")<{ readonly state: "FROZEN" | "CLOSED" }> {}
+
 const TRANSACTION = { resource: "transaction", param: "transaction_id" }
 
-/** The 422 of a refused posting: nothing was written. */
+/** A posting of an order that names no card, which cannot be refused for a card's state. */
+export const noCard = <A, E>(effect: Effect.Effect<A, E | CardNotActive>): Effect.Effect<A, Exclude<E, CardNotActive>> =>
+  Effect.catchIf(
+    effect,
+    (error): error is CardNotActive => error instanceof CardNotActive,
+    (error) => Effect.die(error)
+  ) as Effect.Effect<A, Exclude<E, CardNotActive>>
+
+/** Why a card order's posting was refused, or undefined for a ledger refusal. */
+const cardRefusal = (outcome: PostingOutcome): CardNotActive | undefined =>
+  outcome.refusal === "card_frozen"
+    ? new CardNotActive({ state: "FROZEN" })
+    : outcome.refusal === "card_closed"
+      ? new CardNotActive({ state: "CLOSED" })
+      : undefined
+
+/** The 422 of a refused posting: nothing was written. (Not for card orders: see `postPrepared`.) */
 export const refused = (outcome: PostingOutcome) =>
   outcome.refusal === "balance_limit_exceeded"
     ? new BusinessRuleViolation({
@@ -58,11 +81,9 @@ export interface LedgerContext {
   readonly accountCache: AccountCache
 }
 
-const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isSome)
-
 /** Runs a write: joins the caller's transaction if there is one, else commits through the store's lane. */
 export const write = <A, E>(ctx: LedgerContext, effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
-  Effect.flatMap(inTransaction, (joined) => (joined ? ctx.transactor.withTransaction(effect) : ctx.lane.submit(effect, options)))
+  commitWrite(ctx.lane, ctx.transactor, effect, options)
 
 /** The program's settlement account of a currency, created (with its event) the first time it is needed. */
 export const settlementAccount = (ctx: LedgerContext, programId: string, currency: string) =>
@@ -120,7 +141,7 @@ export interface Posted {
  * so it must run in a transaction (the caller wraps it). A refusal fails: whatever this posting wrote
  * before it (a settlement account) rolls back with it.
  */
-export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<Posted, TransferError> =>
+export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<Posted, TransferError | CardNotActive> =>
   Effect.gen(function* () {
     const atOnce = postsAtOnce(p)
     const settlement =
@@ -132,7 +153,7 @@ export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Ef
     const plan: TransactionPlan = atOnce ? { _tag: "New" } : yield* transactionPlan(ctx, p)
     const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
     const outcome = yield* ctx.store.postTransfer(posting)
-    if (!outcome.posted) return yield* refused(outcome)
+    if (!outcome.posted) return yield* cardRefusal(outcome) ?? refused(outcome)
     return { posted, wake: outcome.wake }
   })
 
@@ -147,7 +168,11 @@ export const prepare = (ctx: LedgerContext, programId: string, order: TransferOr
  * currency_mismatch, same_financial_account, settlement_account_not_allowed), InvalidRequest (the
  * sides a rail needs). At once, the store call is submitted as an atomic write (no transaction around it).
  */
-export const post = (ctx: LedgerContext, programId: string, order: TransferOrder): Effect.Effect<PostedTransfer, TransferError> =>
+export const post = (
+  ctx: LedgerContext,
+  programId: string,
+  order: TransferOrder
+): Effect.Effect<PostedTransfer, TransferError | CardNotActive> =>
   Effect.gen(function* () {
     const p = yield* prepare(ctx, programId, order)
     const { posted, wake } = yield* write(ctx, postPrepared(ctx, p), { atomic: postsAtOnce(p) })

@@ -226,6 +226,7 @@ export const transferPosting = (
       bookTransfer,
       deltas: balanceDeltas(entries),
       checkFunds: source.kind === "wallet",
+      activeCardId: p.order.card?.card_id ?? null,
       events
     },
     posted: { transfer, transaction, book_transfer: bookTransfer }

@@ -1,7 +1,7 @@
 import { SqlError } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
 import { nowIso } from "../platform/Time.js"
-import { type LedgerContext, type Posted, postPrepared, postsAtOnce, prepare, refused, type TransferError } from "./Posting.js"
+import { type LedgerContext, noCard, type Posted, postPrepared, postsAtOnce, prepare, refused, type TransferError } from "./Posting.js"
 import { accountsToRead, type PreparedTransfer, type TransferOrder, transferPosting } from "./PrepareTransfer.js"
 
 /**
@@ -104,7 +104,7 @@ const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<
       yield* flush
       const posting: Effect.Effect<Posted, TransferError> = Either.isLeft(prepared)
         ? Effect.fail(prepared.left)
-        : ctx.transactor.withTransaction(postPrepared(ctx, prepared.right))
+        : ctx.transactor.withTransaction(noCard(postPrepared(ctx, prepared.right)))
       results.push(
         yield* Effect.catchAll(
           Effect.map(posting, (posted): ItemResult => Either.right(posted)),

@@ -1,7 +1,7 @@
-import type { SqlError } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
 import { makeGroupCommit } from "./GroupCommit.js"
-import { retryTransient, Transactor } from "./Transactor.js"
+import { retryTransient, Transactor, type TransactorService } from "./Transactor.js"
 
 /**
  * How a store commits a write that runs on its own (not inside a caller's transaction): the store
@@ -21,6 +21,21 @@ export interface WriteLaneService {
 
 /** The store's write lane (provided by each store package). */
 export class WriteLane extends Context.Tag("@issuing/core/WriteLane")<WriteLane, WriteLaneService>() {}
+
+/**
+ * Runs a write: joins the caller's transaction if there is one (an idempotent request's), else
+ * commits it through the store's lane — never a lane unit inside a transaction, whose lock the
+ * lane's own transaction would wait for.
+ */
+export const commitWrite = <A, E>(
+  lane: WriteLaneService,
+  transactor: TransactorService,
+  effect: Effect.Effect<A, E>,
+  options?: { readonly atomic?: boolean }
+): Effect.Effect<A, E | SqlError.SqlError> =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+    Option.isSome(outer) ? transactor.withTransaction(effect) : lane.submit(effect, options)
+  )
 
 /** Each write its own transaction (an atomic one in autocommit), retried under the Transactor's policy. */
 export const TransactionPerWriteLane: Layer.Layer<WriteLane, never, Transactor> = Layer.effect(

@@ -14,7 +14,7 @@ import { freshOrganization, sampleApiKey } from "./Fixtures.js"
 /** The test registrar of a contract suite over a store layer (real clock). */
 type It = Vitest.MethodsNonLive<ContractStores, true>
 
-const sampleCard = (programId: string, overrides: Partial<CardRecord["card"]> = {}): CardRecord => {
+export const sampleCard = (programId: string, overrides: Partial<CardRecord["card"]> = {}): CardRecord => {
   const now = new Date().toISOString()
   return {
     card: {

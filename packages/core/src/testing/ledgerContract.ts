@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { CardStore } from "../cards/CardStore.js"
 import { EventStore } from "../events/EventStore.js"
 import { type IssuingEvent, newEvent } from "../events/Records.js"
 import { LedgerStore, type LedgerStoreService, type TransferPosting } from "../ledger/LedgerStore.js"
@@ -17,6 +18,7 @@ import {
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
+import { sampleCard } from "./cardContract.js"
 import type { PortContract } from "./Contract.js"
 import { freshOrganization } from "./Fixtures.js"
 
@@ -70,7 +72,7 @@ const transferRows = (
   from: string,
   to: string,
   amountMinor: number,
-  options: { readonly at?: string; readonly rail?: TransferRail; readonly checkFunds?: boolean } = {}
+  options: { readonly at?: string; readonly rail?: TransferRail; readonly checkFunds?: boolean; readonly activeCardId?: string } = {}
 ): TransferPosting => {
   const at = options.at ?? new Date().toISOString()
   const transaction: Transaction = {
@@ -121,6 +123,7 @@ const transferRows = (
     bookTransfer,
     deltas: balanceDeltas(entries),
     checkFunds: options.checkFunds ?? false,
+    activeCardId: options.activeCardId ?? null,
     events: [event("transfer.created", transfer), event("transaction.updated", transaction), event("transfer.settled", transfer)]
   }
 }
@@ -551,6 +554,40 @@ export const ledgerContract: PortContract = (name, store) =>
         const exact = transferRows(program.id, settlement, a, 5)
         expect(yield* ledger.postTransfer(exact)).toMatchObject({ posted: true, refusal: null })
         expect(yield* principalOf(ledger, a)).toBe(MAX_TOTAL_MINOR)
+      })
+    )
+
+    it.effect("a card authorization's posting is refused, writing nothing, unless its card is ACTIVE", () =>
+      Effect.gen(function* () {
+        const ledger = yield* LedgerStore
+        const cards = yield* CardStore
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const wallet = yield* storeWallet(ledger, program.id)
+        const a = wallet.financial_account_id
+        yield* postGeneral(transferRows(program.id, settlement, a, 1_000))
+        const card = (state: "ACTIVE" | "FROZEN" | "CLOSED") =>
+          Effect.gen(function* () {
+            const record = sampleCard(program.id, { state, wallet_id: wallet.id, financial_account_id: a, spending_period: null })
+            yield* cards.insertCard(record)
+            return record.card.id
+          })
+        for (const [state, refusal] of [
+          ["FROZEN", "card_frozen"],
+          ["CLOSED", "card_closed"]
+        ] as const) {
+          const refused = transferRows(program.id, a, settlement, 10, { rail: "card", checkFunds: true, activeCardId: yield* card(state) })
+          expect(yield* ledger.postTransfer(refused)).toMatchObject({ posted: false, refusal })
+          expect(Option.isNone(yield* ledger.findTransfer(program.id, refused.transfer.id, false))).toBe(true)
+          expect(yield* principalOf(ledger, a)).toBe(1_000)
+        }
+        const approved = transferRows(program.id, a, settlement, 10, {
+          rail: "card",
+          checkFunds: true,
+          activeCardId: yield* card("ACTIVE")
+        })
+        expect(yield* ledger.postTransfer(approved)).toMatchObject({ posted: true, refusal: null })
+        expect(yield* principalOf(ledger, a)).toBe(990)
       })
     )
 

@@ -8,6 +8,7 @@ import ledgerPostTransfer from "./0040_ledger_post_transfer.js"
 import cards from "./0020_cards.js"
 import cardDisplay from "./0050_card_display.js"
 import changes from "./0060_changes.js"
+import cardAuthorizationPosting from "./0080_card_authorization_posting.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -24,5 +25,6 @@ export const migrations = {
   "0030_webhooks": webhooks,
   "0040_ledger_post_transfer": ledgerPostTransfer,
   "0050_card_display": cardDisplay,
-  "0060_changes": changes
+  "0060_changes": changes,
+  "0080_card_authorization_posting": cardAuthorizationPosting
 }
