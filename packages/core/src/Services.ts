@@ -6,11 +6,22 @@ import { Cards } from "./cards/Cards.js"
 import { Events } from "./events/Events.js"
 import { Idempotency } from "./idempotency/Idempotency.js"
 import { Ledger } from "./ledger/Ledger.js"
+import { OAuth } from "./oauth/OAuth.js"
 import { type WebhookSender, WebhookSenderLive } from "./webhooks/WebhookSender.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 
 /** Every domain service; needs the stores, IssuingConfig and Vault. */
-export type IssuingServices = Access | Cards | CardAuthorizations | RateLimiter | Idempotency | Events | Ledger | Webhooks | WebhookSender
+export type IssuingServices =
+  | Access
+  | Cards
+  | CardAuthorizations
+  | RateLimiter
+  | Idempotency
+  | Events
+  | Ledger
+  | Webhooks
+  | WebhookSender
+  | OAuth
 
 /** The domain services over whatever store is provided. */
 export const ServicesLive = Layer.mergeAll(
@@ -20,6 +31,7 @@ export const ServicesLive = Layer.mergeAll(
   Events.Default,
   Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
   Ledger.Default.pipe(Layer.provide(Events.Default)),
+  OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, Access.Default))),
   // Layers are memoized by reference: cards share the one Ledger (and its group commit) built above.
   Layer.mergeAll(Cards.Default, CardAuthorizations.Default).pipe(Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default))))
 )

@@ -184,6 +184,19 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       webhookDisableAfterMs = (parsed as ReadonlyArray<number>)[0]!
     }
 
+    const interactionUrlText = text(env, "ISSUING_OAUTH_INTERACTION_URL")
+    if (interactionUrlText !== undefined) {
+      let interactionUrl: URL | undefined
+      try {
+        interactionUrl = new URL(interactionUrlText)
+      } catch {
+        interactionUrl = undefined
+      }
+      if (interactionUrl === undefined || (interactionUrl.protocol !== "http:" && interactionUrl.protocol !== "https:")) {
+        fail("ISSUING_OAUTH_INTERACTION_URL", `must be an absolute http(s) URL (got "${interactionUrlText}")`)
+      }
+    }
+
     const settings: IssuingSettings = {
       environment,
       baseUrl: baseUrl.toString().replace(/\/+$/, ""),
@@ -200,7 +213,11 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       webhookConcurrency: integer(env, "ISSUING_WEBHOOK_CONCURRENCY", 64, 1, 1024),
       webhookMaxPayloadBytes: integer(env, "ISSUING_WEBHOOK_MAX_PAYLOAD_BYTES", 256 * 1024, 1024, 16 * 1024 * 1024),
       webhookMaxResponseBodyBytes: integer(env, "ISSUING_WEBHOOK_MAX_RESPONSE_BODY_BYTES", 4096, 0, 1024 * 1024),
-      maxBodyBytes: integer(env, "ISSUING_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024)
+      maxBodyBytes: integer(env, "ISSUING_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+      oauthAccessTokenTtlSeconds: integer(env, "ISSUING_OAUTH_ACCESS_TOKEN_TTL_SECONDS", 900, 1, 86_400),
+      oauthRefreshTokenTtlSeconds: integer(env, "ISSUING_OAUTH_REFRESH_TOKEN_TTL_SECONDS", 30 * 86_400, 60, 365 * 86_400),
+      oauthCodeTtlSeconds: 60,
+      oauthInteractionUrl: interactionUrlText ?? null
     }
     const baseUrlFromListenAddress = text(env, "ISSUING_BASE_URL") === undefined
     return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey, baseUrlFromListenAddress })

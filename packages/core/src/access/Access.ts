@@ -7,6 +7,8 @@ import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.j
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
+import { accessTokenResolver } from "../oauth/AccessTokenCallers.js"
+import { OAuthStore } from "../oauth/OAuthStore.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import { canSeeProgram, makeAuthentication } from "./Authentication.js"
@@ -200,11 +202,16 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
     const deps: AccessDeps = { store: yield* AccessStore, transactor: yield* Transactor, config: yield* IssuingConfig }
     const { store } = deps
     const feed = yield* ChangeFeed
-    const { authenticate, forgetKey, resolveProgram } = makeAuthentication(store, feed)
+    const { authenticate, forgetGrants, forgetKey, resolveProgram } = makeAuthentication(
+      store,
+      feed,
+      accessTokenResolver(yield* OAuthStore)
+    )
 
     return {
       authenticate,
       resolveProgram,
+      forgetGrants,
 
       /** POST /v1/programs (admin not limited by program_ids). */
       createProgram: (caller: Caller, input: CreateProgram): Effect.Effect<Program, PermissionDenied | SqlError.SqlError> =>

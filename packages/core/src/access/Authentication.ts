@@ -15,6 +15,12 @@ const API_KEY_CACHE_MAX_ENTRIES = 10_000
 /** Bound on remembered programs (X-Program-ID lookups); the oldest goes first past it. */
 const PROGRAM_CACHE_MAX_ENTRIES = 10_000
 
+/** The prefix of OAuth access tokens (docs/oauth.md); API key secrets start with `sk_`. */
+export const ACCESS_TOKEN_PREFIX = "at_"
+
+/** Resolves an access token's hash to the caller it acts as: none when unknown, revoked, or its grant or client is gone. */
+export type AccessTokenResolver = (tokenHash: string) => Effect.Effect<Option.Option<Caller>, SqlError.SqlError>
+
 /** True when the caller's key may act on the program (keys limited by program_ids). */
 export const canSeeProgram = (caller: Caller, programId: string): boolean =>
   caller.programIds === null || caller.programIds.includes(programId)
@@ -37,19 +43,29 @@ const bearerSecret = (authorization: string | undefined): Effect.Effect<string, 
  * notification has arrived (docs/operations.md#running-several-nodes).
  * Unknown keys are never cached. Programs are never updated or deleted: a found one is kept.
  */
-export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedService) => {
+export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedService, accessTokens: AccessTokenResolver) => {
   const keyCache = makeVersionedCache<Caller>({ maxEntries: API_KEY_CACHE_MAX_ENTRIES, maxAgeMs: API_KEY_CACHE_MAX_AGE_MS })
   const programCache = new Map<string, Program>()
 
   /** Resolves `Authorization: Bearer <secret>` to the caller; 401 when missing, malformed, unknown or revoked. */
   const authenticate = (authorization: string | undefined): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
     Effect.gen(function* () {
-      const secretHash = hashSecret(yield* bearerSecret(authorization))
+      const secret = yield* bearerSecret(authorization)
+      const secretHash = hashSecret(secret)
       const now = yield* nowMs
       // Seen before the read: a change committed meanwhile retires what is read.
       const version = yield* feed.committed
       const cached = keyCache.get(secretHash, version, now)
-      if (cached !== undefined) return cached
+      // A cached access token still ends at its expiry (revocations retire it through the feed).
+      if (cached !== undefined && (cached.oauth === undefined || cached.oauth.expiresAtMs > now)) return cached
+      if (secret.startsWith(ACCESS_TOKEN_PREFIX)) {
+        const caller = yield* accessTokens(secretHash)
+        if (Option.isNone(caller) || caller.value.oauth === undefined || caller.value.oauth.expiresAtMs <= now) {
+          return yield* new AuthenticationFailed({ message: "Invalid, expired or revoked access token." })
+        }
+        keyCache.set(secretHash, caller.value, version, now)
+        return caller.value
+      }
       const key = yield* store.findActiveKeyByHash(secretHash)
       if (Option.isNone(key)) return yield* new AuthenticationFailed({ message: "Invalid API key." })
       const caller: Caller = {
@@ -96,6 +112,9 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
     authenticate,
     resolveProgram,
     /** Stops trusting a key this process revokes at once (the published change retires it everywhere at commit). */
-    forgetKey: (apiKeyId: string) => keyCache.forget((caller) => caller.apiKeyId === apiKeyId)
+    forgetKey: (apiKeyId: string) => keyCache.forget((caller) => caller.apiKeyId === apiKeyId),
+    /** Stops trusting this process's cached access tokens of grants it revokes (the published change does it everywhere at commit). */
+    forgetGrants: (grantIds: ReadonlyArray<string>) =>
+      keyCache.forget((caller) => caller.oauth !== undefined && grantIds.includes(caller.oauth.grantId))
   }
 }

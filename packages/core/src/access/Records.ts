@@ -89,6 +89,19 @@ export interface Caller {
   readonly panReveal: boolean
   /** May create card embed sessions (docs/card-data.md#embed-sessions-and-the-embed-document). */
   readonly cardDisplay: boolean
+  /**
+   * Set when the caller is an OAuth access token rather than an API key (docs/oauth.md#access-tokens-on-v1):
+   * `apiKeyId` then holds the grant's id (its rate limit and audit identity).
+   */
+  readonly oauth?: OAuthCaller | undefined
+}
+
+/** What an OAuth access token brings to a request: its grant, client, scopes and end of life. */
+export interface OAuthCaller {
+  readonly grantId: string
+  readonly oauthClientId: string
+  readonly scopes: ReadonlyArray<"read" | "write" | "pan_reveal">
+  readonly expiresAtMs: number
 }
 
 /** A caller acting inside one program (X-Program-ID resolved and checked). */

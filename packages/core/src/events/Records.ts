@@ -10,7 +10,9 @@ export const EVENT_TYPES = [
   "transfer.created",
   "transfer.settled",
   "transfer.settled.instant",
-  "transaction.updated"
+  "transaction.updated",
+  "oauth_grant.created",
+  "oauth_grant.revoked"
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]

@@ -31,6 +31,14 @@ export interface IssuingSettings {
   readonly webhookMaxResponseBodyBytes: number
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number
+  /** OAuth access token lifetime (docs/oauth.md#lifetimes). */
+  readonly oauthAccessTokenTtlSeconds: number
+  /** OAuth refresh token lifetime. */
+  readonly oauthRefreshTokenTtlSeconds: number
+  /** Authorization code lifetime (60 s; settable for tests and embedding, not from the environment). */
+  readonly oauthCodeTtlSeconds: number
+  /** The host app's consent page: /oauth/authorize redirects there with `?interaction=<id>`; null: OAuth authorization is off. */
+  readonly oauthInteractionUrl: string | null
 }
 
 /** The ports a production webhook URL may name unless ISSUING_WEBHOOK_ALLOWED_PORTS says otherwise. */
@@ -56,6 +64,10 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     webhookMaxPayloadBytes: 256 * 1024,
     webhookMaxResponseBodyBytes: 4096,
     maxBodyBytes: 1024 * 1024,
+    oauthAccessTokenTtlSeconds: 900,
+    oauthRefreshTokenTtlSeconds: 30 * 86_400,
+    oauthCodeTtlSeconds: 60,
+    oauthInteractionUrl: null,
     ...overrides
   }
 }

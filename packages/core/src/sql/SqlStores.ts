@@ -10,6 +10,8 @@ import { SqlEventStoreLive } from "../events/SqlEventStore.js"
 import type { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { SqlIdempotencyStoreLive } from "../idempotency/SqlIdempotencyStore.js"
 import type { LedgerPosting, LedgerStore } from "../ledger/LedgerStore.js"
+import type { OAuthStore } from "../oauth/OAuthStore.js"
+import { SqlOAuthStoreLive } from "../oauth/SqlOAuthStore.js"
 import { SqlLedgerStoreLive } from "../ledger/SqlLedgerStore.js"
 import { SqlWebhookStoreLive } from "../webhooks/SqlWebhookStore.js"
 import type { WebhookStore } from "../webhooks/WebhookStore.js"
@@ -24,6 +26,7 @@ export type IssuingStores =
   | IdempotencyStore
   | EventStore
   | LedgerStore
+  | OAuthStore
   | WebhookStore
   | Transactor
   | WriteLane
@@ -35,7 +38,8 @@ const SqlPortsLive = Layer.mergeAll(
   SqlIdempotencyStoreLive,
   SqlEventStoreLive,
   SqlLedgerStoreLive,
-  SqlWebhookStoreLive
+  SqlWebhookStoreLive,
+  SqlOAuthStoreLive
 )
 
 /**

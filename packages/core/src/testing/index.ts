@@ -13,6 +13,7 @@ import type { ContractStoreLayer, PortContract } from "./Contract.js"
 import { eventContract } from "./eventContract.js"
 import { idempotencyContract } from "./idempotencyContract.js"
 import { ledgerContract } from "./ledgerContract.js"
+import { oauthContract } from "./oauthContract.js"
 import { transactorContract } from "./transactorContract.js"
 import { webhookContract } from "./webhookContract.js"
 
@@ -28,7 +29,8 @@ export const PORT_CONTRACTS: Record<string, PortContract> = {
   ledger: ledgerContract,
   webhooks: webhookContract,
   transactor: transactorContract,
-  changes: changeFeedContract
+  changes: changeFeedContract,
+  oauth: oauthContract
 }
 
 /**

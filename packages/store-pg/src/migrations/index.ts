@@ -8,6 +8,7 @@ import ledgerPostTransfer from "./0040_ledger_post_transfer.js"
 import cards from "./0020_cards.js"
 import cardDisplay from "./0050_card_display.js"
 import changes from "./0060_changes.js"
+import oauth from "./0070_oauth.js"
 import cardAuthorizationPosting from "./0080_card_authorization_posting.js"
 
 /**
@@ -26,5 +27,6 @@ export const migrations = {
   "0040_ledger_post_transfer": ledgerPostTransfer,
   "0050_card_display": cardDisplay,
   "0060_changes": changes,
+  "0070_oauth": oauth,
   "0080_card_authorization_posting": cardAuthorizationPosting
 }

@@ -6,6 +6,7 @@ import ledger from "./0010_ledger.js"
 import cards from "./0020_cards.js"
 import cardDisplay from "./0050_card_display.js"
 import changes from "./0060_changes.js"
+import oauth from "./0070_oauth.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -19,5 +20,6 @@ export const migrations = {
   "0020_cards": cards,
   "0030_webhooks": webhooks,
   "0050_card_display": cardDisplay,
-  "0060_changes": changes
+  "0060_changes": changes,
+  "0070_oauth": oauth
 }

@@ -1,0 +1,71 @@
+import type { SqlError } from "@effect/sql"
+import { Context, type Effect, type Option } from "effect"
+import type { PageWindow } from "../platform/Paging.js"
+import type {
+  ActiveAccessToken,
+  InteractionStatus,
+  StoredCode,
+  StoredGrant,
+  StoredInteraction,
+  StoredOAuthClient,
+  StoredToken
+} from "./Records.js"
+
+type Sql<A> = Effect.Effect<A, SqlError.SqlError>
+
+/**
+ * Storage port of the OAuth gateway (docs/oauth.md). Shaped by what the flow needs: the
+ * single-use steps (deciding an interaction, consuming a code, rotating a refresh token) are
+ * compare-and-set statements that report whether this caller won, so two racing requests can
+ * never both succeed. Secrets, codes and tokens are found by their SHA-256 only.
+ */
+export interface OAuthStoreService {
+  readonly insertClient: (client: StoredOAuthClient, secretHash: string | null) => Sql<void>
+  /** A client of the organization that is not deleted. */
+  readonly findClient: (organizationId: string, id: string) => Sql<Option.Option<StoredOAuthClient>>
+  /** A client that is not deleted, by its public client_id, with its secret hash (null for public clients). */
+  readonly findClientByClientId: (
+    clientId: string
+  ) => Sql<Option.Option<{ readonly client: StoredOAuthClient; readonly secretHash: string | null }>>
+  readonly listClients: (
+    organizationId: string,
+    window: PageWindow
+  ) => Sql<{ readonly rows: ReadonlyArray<StoredOAuthClient>; readonly total: number }>
+  /** Marks a client deleted; none when there was no such live client. */
+  readonly deleteClient: (organizationId: string, id: string, at: string) => Sql<Option.Option<StoredOAuthClient>>
+  /** Replaces a live confidential client's secret hash; none when there is no such client. */
+  readonly setClientSecret: (organizationId: string, id: string, secretHash: string) => Sql<Option.Option<StoredOAuthClient>>
+
+  readonly insertInteraction: (interaction: StoredInteraction) => Sql<void>
+  readonly findInteraction: (organizationId: string, id: string) => Sql<Option.Option<StoredInteraction>>
+  /** Moves a pending, unexpired interaction to `status`; false when it was decided or expired meanwhile. */
+  readonly decideInteraction: (id: string, status: Exclude<InteractionStatus, "pending">, now: string) => Sql<boolean>
+
+  readonly insertGrant: (grant: StoredGrant) => Sql<void>
+  readonly findGrant: (id: string) => Sql<Option.Option<StoredGrant>>
+  /**
+   * Revokes the unrevoked grants named (one grant, or every grant of a client) and every token of
+   * them; returns the grants this call revoked (none when they already were).
+   */
+  readonly revokeGrants: (
+    target: { readonly grantId: string } | { readonly oauthClientId: string },
+    at: string
+  ) => Sql<ReadonlyArray<StoredGrant>>
+
+  readonly insertCode: (code: StoredCode) => Sql<void>
+  readonly findCode: (codeHash: string) => Sql<Option.Option<StoredCode>>
+  /** Marks an unused code used; false when another request used it first. */
+  readonly consumeCode: (codeHash: string, at: string) => Sql<boolean>
+
+  readonly insertTokens: (tokens: ReadonlyArray<StoredToken>) => Sql<void>
+  readonly findToken: (tokenHash: string) => Sql<Option.Option<StoredToken>>
+  /** Retires a live refresh token (unrotated, unrevoked, unexpired at `now`); false when another request did first. */
+  readonly rotateRefreshToken: (tokenHash: string, now: string) => Sql<boolean>
+  /** Revokes one token; false when it was already revoked or unknown. */
+  readonly revokeToken: (tokenHash: string, at: string) => Sql<boolean>
+  /** An unrevoked access token whose grant is unrevoked and whose client is not deleted (expiry is the caller's to check). */
+  readonly findActiveAccessToken: (tokenHash: string) => Sql<Option.Option<ActiveAccessToken>>
+}
+
+/** The OAuth storage port. */
+export class OAuthStore extends Context.Tag("@issuing/core/OAuthStore")<OAuthStore, OAuthStoreService>() {}
