@@ -10,6 +10,7 @@ import cardDisplay from "./0050_card_display.js"
 import changes from "./0060_changes.js"
 import oauth from "./0070_oauth.js"
 import cardAuthorizationPosting from "./0080_card_authorization_posting.js"
+import batchPosting from "./0090_batch_posting.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -28,5 +29,6 @@ export const migrations = {
   "0050_card_display": cardDisplay,
   "0060_changes": changes,
   "0070_oauth": oauth,
-  "0080_card_authorization_posting": cardAuthorizationPosting
+  "0080_card_authorization_posting": cardAuthorizationPosting,
+  "0090_batch_posting": batchPosting
 }
