@@ -2,6 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import * as net from "node:net"
+import { StringDecoder } from "node:string_decoder"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { signatureHeader } from "./Signing.js"
 import { isForbiddenAddress, makeGuardedLookup } from "./UrlGuard.js"
@@ -101,6 +102,19 @@ const cachedTargets = () => {
 type Settle = (outcome: Omit<DeliveryOutcome, "attemptedAtMs">) => void
 
 /**
+ * The text kept of a response body's first bytes (docs/webhooks.md, Delivery semantics): UTF-8 of
+ * at most `maxBytes` bytes without NUL. Bytes that are not UTF-8 decode as U+FFFD, three bytes
+ * each, so a binary body would otherwise be stored at up to three times the bound; NUL becomes
+ * U+FFFD too, since PostgreSQL text refuses it (a receiver answering NULs made the whole batch's
+ * recording fail, losing its attempts). A character cut at the bound is dropped (a StringDecoder
+ * holds back an incomplete last sequence).
+ */
+export const storedBodyText = (bytes: Buffer, maxBytes: number): string => {
+  const text = new StringDecoder("utf8").write(bytes).replaceAll("\u0000", "\uFFFD")
+  return Buffer.byteLength(text) <= maxBytes ? text : new StringDecoder("utf8").write(Buffer.from(text, "utf8").subarray(0, maxBytes))
+}
+
+/**
  * Reads a receiver's answer: its status, up to `maxBodyBytes` of its body (a body streaming past
  * MAX_DRAIN_BYTES loses its connection rather than our time), and Retry-After on 429/503.
  */
@@ -119,9 +133,7 @@ const readResponse = (response: http.IncomingMessage, maxBodyBytes: number, sett
   })
   const done = () => {
     const code = response.statusCode ?? 0
-    const text = Buffer.concat(chunks)
-      .toString("utf8")
-      .replace(/\uFFFD+$/, "")
+    const text = storedBodyText(Buffer.concat(chunks), maxBodyBytes)
     const retryAfterMs =
       code === 429 || code === 503 ? parseRetryAfterMs(response.headers["retry-after"] as string | undefined, Date.now()) : undefined
     settle({ status: code >= 200 && code < 300 ? "SUCCESS" : "FAILED", responseCode: code, responseBody: text, retryAfterMs })

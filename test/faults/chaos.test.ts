@@ -1,0 +1,230 @@
+import { SqlClient } from "@effect/sql"
+import { Events, runDeliveryWorker } from "@issuing/core"
+import { Effect, Fiber } from "effect"
+import * as fs from "node:fs"
+import { afterAll, describe, expect, it } from "vitest"
+import { STORE_KINDS, type StoreKind } from "../support/databases.js"
+import { startPlatform, type TestPlatform } from "../support/platform.js"
+import {
+  type ChaosReceivers,
+  ERROR_BODY_PREFIX,
+  FAULT_KINDS,
+  type FaultKind,
+  hugeTextPrefix,
+  SLOW_BODY,
+  startChaosReceivers
+} from "./chaosReceiver.js"
+
+/**
+ * Scenario 3 of the fault suite, receiver chaos (docs/operations.md, Fault tolerance): events to
+ * three subscriptions whose receivers answer 500, hang past the time-out, reset the connection,
+ * answer byte by byte or answer 200 with a 10 MB body, at random on every try; with a compressed
+ * retry schedule every delivery ends in SUCCESS, every try the receivers saw is an attempt, stored
+ * bodies keep to the documented bound, and no (event, subscription) pair is ever in flight twice.
+ *
+ * `npm test` runs 1,500 events per store; `npm run bench -- chaos` runs this file with
+ * ISSUING_CHAOS_EVENTS=10000 (and ISSUING_CHAOS_STORES, ISSUING_CHAOS_REPORT for its table).
+ */
+const EVENTS = Number(process.env.ISSUING_CHAOS_EVENTS ?? "1500")
+const KINDS = (process.env.ISSUING_CHAOS_STORES ?? STORE_KINDS.join(",")).split(",") as Array<StoreKind>
+const REPORT = process.env.ISSUING_CHAOS_REPORT
+const SUBSCRIPTIONS = 3
+const TIMEOUT_MS = 300
+/** The bound docs/webhooks.md gives for a stored response body. */
+const MAX_BODY_BYTES = 4096
+const SETTINGS = {
+  // 29 retries 100 ms apart (±20% jitter): a pair fails all 30 tries with odds of about 0.35^30.
+  webhookRetryScheduleMs: Array(29).fill(100),
+  webhookTimeoutMs: TIMEOUT_MS,
+  webhookConcurrency: 128
+}
+const EMIT_BATCH = 100
+
+interface AttemptRow {
+  readonly event_id: string
+  readonly subscription_id: string
+  readonly status: string
+  readonly response_code: number
+  readonly response_body: string
+}
+
+/** What a stored attempt says happened, by its code and body. */
+type AttemptKind = "ok" | "slow" | "hugeText" | "hugeBinary" | "error500" | "timeout" | "reset" | "unknown"
+
+const HUGE_TEXT_PREFIX = hugeTextPrefix(MAX_BODY_BYTES)
+
+const classify = (attempt: AttemptRow): AttemptKind => {
+  const body = attempt.response_body
+  const code = Number(attempt.response_code)
+  if (code === 200 && attempt.status === "SUCCESS") {
+    if (body === "ok") return "ok"
+    if (body === SLOW_BODY) return "slow"
+    if (body === HUGE_TEXT_PREFIX) return "hugeText"
+    // Random bytes: whatever the decoding, the stored text keeps to the bound and holds no NUL.
+    if (Buffer.byteLength(body) <= MAX_BODY_BYTES && body.length > 1000 && !body.includes("\u0000")) return "hugeBinary"
+    return "unknown"
+  }
+  if (attempt.status !== "FAILED") return "unknown"
+  if (code === 500 && body === `${ERROR_BODY_PREFIX}${attempt.event_id}`) return "error500"
+  if (code === 0 && body === `timeout after ${TIMEOUT_MS} ms`) return "timeout"
+  if (code === 0 && /^(ECONNRESET|EPIPE|ECONNREFUSED)/.test(body)) return "reset"
+  return "unknown"
+}
+
+/** What one store's run found, for the report. */
+interface ChaosFigures {
+  store: StoreKind
+  events: number
+  deliveries: number
+  wallSeconds: number
+  injected: Record<FaultKind, number>
+  requests: number
+  attempts: number
+  attemptKinds: Record<string, number>
+  succeeded: number
+  maxTriesForOnePair: number
+  overlaps: number
+  longestStoredBodyBytes: number
+}
+
+const sql = <A>(platform: TestPlatform, query: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  platform.instance.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, query) as Effect.Effect<A>)
+
+describe.each(KINDS)("receiver chaos on %s", (kind) => {
+  let platform: TestPlatform | undefined
+  let receivers: ChaosReceivers | undefined
+  afterAll(async () => {
+    await receivers?.close()
+    await platform?.close()
+  })
+
+  it(
+    `delivers ${EVENTS} events to three chaotic receivers: all succeed, every try recorded, never two at once`,
+    async () => {
+      const began = Date.now()
+      platform = await startPlatform(kind, SETTINGS)
+      receivers = await startChaosReceivers(SUBSCRIPTIONS, TIMEOUT_MS)
+      const subscriptionIndex = new Map<string, number>()
+      for (const [index, url] of receivers.urls.entries()) {
+        const created = await platform.request("POST", "/v1/webhook-subscriptions", {
+          body: { url, event_types: ["transaction.updated"] }
+        })
+        expect(created.status, created.text).toBe(200)
+        subscriptionIndex.set(created.body.id, index)
+      }
+      const { runtime } = platform.instance
+      const worker = runtime.runFork(runDeliveryWorker())
+
+      // Events are committed while the worker is already delivering the first ones.
+      const programId = platform.org.program_id
+      const eventIds: Array<string> = []
+      for (let sent = 0; sent < EVENTS; sent += EMIT_BATCH) {
+        const items = Array.from({ length: Math.min(EMIT_BATCH, EVENTS - sent) }, (_, i) => ({
+          type: "transaction.updated" as const,
+          object: { object: "transaction", id: crypto.randomUUID(), status: "SETTLED", sequence: sent + i }
+        }))
+        const events = await runtime.runPromise(Effect.flatMap(Events, (events) => events.emitAll(programId, items)))
+        eventIds.push(...events.map((event) => event.id))
+      }
+      const deliveries = EVENTS * SUBSCRIPTIONS
+
+      // Settled: nothing queued, one success per pair.
+      const deadline = Date.now() + 60_000 + EVENTS * 20
+      for (;;) {
+        const [row] = await sql(
+          platform,
+          (sql) => sql`SELECT (SELECT COUNT(*) FROM issuing_webhook_deliveries) AS queued,
+                            (SELECT COUNT(*) FROM issuing_webhook_attempts WHERE status = 'SUCCESS') AS succeeded`
+        )
+        if (Number(row!.queued) === 0) break
+        if (Date.now() > deadline) throw new Error(`not settled: ${row!.queued} queued, ${row!.succeeded} of ${deliveries} succeeded`)
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+      await runtime.runPromise(Fiber.interrupt(worker))
+      const wallSeconds = (Date.now() - began) / 1000
+
+      // The receivers: nothing left open, no pair ever in flight twice.
+      for (let i = 0; i < 100 && (await receivers.stats()).inFlight > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+      const seen = await receivers.results()
+      expect(seen.inFlight).toBe(0)
+      expect(seen.overlaps).toEqual([])
+
+      // Every attempt, as stored.
+      const attempts = await sql(
+        platform,
+        (sql) => sql<AttemptRow>`SELECT event_id, subscription_id, status, response_code, response_body FROM issuing_webhook_attempts`
+      )
+      const pairOf = (attempt: AttemptRow) => `${attempt.event_id}|${subscriptionIndex.get(attempt.subscription_id)}`
+      const attemptsByPair = new Map<string, Array<AttemptKind>>()
+      const attemptKinds: Record<string, number> = {}
+      let longest = 0
+      const unknown: Array<AttemptRow> = []
+      for (const attempt of attempts) {
+        const attemptKind = classify(attempt)
+        if (attemptKind === "unknown") unknown.push(attempt)
+        attemptKinds[attemptKind] = (attemptKinds[attemptKind] ?? 0) + 1
+        longest = Math.max(longest, Buffer.byteLength(attempt.response_body))
+        const list = attemptsByPair.get(pairOf(attempt)) ?? []
+        list.push(attemptKind)
+        attemptsByPair.set(pairOf(attempt), list)
+      }
+      expect(unknown.slice(0, 5).map((a) => ({ ...a, response_body: a.response_body.slice(0, 200) }))).toEqual([])
+      // Stored bodies keep to the bound (docs/webhooks.md: first 4096 bytes).
+      expect(longest).toBeLessThanOrEqual(MAX_BODY_BYTES)
+
+      const requestsByPair = new Map<string, Array<FaultKind>>()
+      for (const [pair, requestKind] of seen.requests) {
+        const list = requestsByPair.get(pair) ?? []
+        list.push(requestKind)
+        requestsByPair.set(pair, list)
+      }
+      const expectedPairs = eventIds.flatMap((id) => Array.from({ length: SUBSCRIPTIONS }, (_, index) => `${id}|${index}`))
+      expect(new Set([...attemptsByPair.keys(), ...requestsByPair.keys()])).toEqual(new Set(expectedPairs))
+      const problems: Array<string> = []
+      let maxTries = 0
+      for (const pair of expectedPairs) {
+        const tried = attemptsByPair.get(pair) ?? []
+        const given = requestsByPair.get(pair) ?? []
+        maxTries = Math.max(maxTries, tried.length)
+        const successes = tried.filter((k) => k === "ok" || k === "slow" || k === "hugeText" || k === "hugeBinary")
+        // 100% end in SUCCESS, exactly once (a success is never retried).
+        if (successes.length !== 1) problems.push(`${pair}: ${successes.length} successes`)
+        // Every try the receiver saw is recorded (a try can fail before reaching it: more attempts are fine).
+        if (tried.length < given.length) problems.push(`${pair}: ${given.length} requests, ${tried.length} attempts`)
+        // Answers the receiver gave at most as often as it gave them.
+        for (const answered of ["error500", "hugeText", "hugeBinary"] as const) {
+          const recorded = tried.filter((k) => k === answered).length
+          const answers = given.filter((k) => k === answered).length
+          if (recorded > answers) problems.push(`${pair}: ${recorded} ${answered} attempts, ${answers} given`)
+        }
+      }
+      expect(problems.slice(0, 10)).toEqual([])
+
+      // The public API agrees with the table.
+      const listed = await platform.request("GET", "/v1/webhook-attempts?status=SUCCESS&page_size=1")
+      expect(listed.body.total_count).toBe(deliveries)
+      const failed = await platform.request("GET", "/v1/webhook-attempts?status=FAILED&page_size=1")
+      expect(failed.body.total_count).toBe(attempts.length - deliveries)
+
+      const { injected } = seen
+      for (const faultKind of FAULT_KINDS) expect(injected[faultKind], faultKind).toBeGreaterThan(0)
+      const figures: ChaosFigures = {
+        store: kind,
+        events: EVENTS,
+        deliveries,
+        wallSeconds,
+        injected,
+        requests: seen.requests.length,
+        attempts: attempts.length,
+        attemptKinds,
+        succeeded: Number(listed.body.total_count),
+        maxTriesForOnePair: maxTries,
+        overlaps: seen.overlaps.length,
+        longestStoredBodyBytes: longest
+      }
+      console.log(`receiver chaos on ${kind}: ${JSON.stringify(figures)}`)
+      if (REPORT !== undefined && REPORT !== "") fs.appendFileSync(REPORT, `${JSON.stringify(figures)}\n`)
+    },
+    120_000 + EVENTS * 30
+  )
+})
