@@ -26,6 +26,8 @@ import {
   WalletsHandlersLive
 } from "./handlers/LedgerHandlers.js"
 import { MetaHandlersLive } from "./handlers/MetaHandlers.js"
+import { OAuthClientsHandlersLive, OAuthInteractionsHandlersLive } from "./handlers/OAuthClientsHandlers.js"
+import { OAuthProtocolHandlersLive } from "./handlers/OAuthProtocolHandlers.js"
 import { ProgramsHandlersLive } from "./handlers/ProgramsHandlers.js"
 import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from "./handlers/WebhooksHandlers.js"
 import { OrganizationAuthLive, ProgramAuthLive } from "./middleware/Auth.js"
@@ -90,6 +92,9 @@ const HandlersLive = Layer.mergeAll(
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,
   WebhookDeliveriesHandlersLive,
+  OAuthClientsHandlersLive,
+  OAuthInteractionsHandlersLive,
+  OAuthProtocolHandlersLive,
   MetaHandlersLive
 ).pipe(Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive)))
 

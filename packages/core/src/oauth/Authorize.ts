@@ -4,7 +4,7 @@ import { newId } from "../platform/Ids.js"
 import { nowMs } from "../platform/Time.js"
 import { isoAfter, type OAuthDeps } from "./OAuthDeps.js"
 import type { OAuthErrorCode } from "./OAuthErrors.js"
-import { isCodeChallenge } from "./Pkce.js"
+import { isCodeChallenge, isPlausibleClientId } from "./Pkce.js"
 import { isOAuthScope, OAUTH_LIMITS, type OAuthScope, type StoredOAuthClient, canonicalScopes } from "./Records.js"
 
 /**
@@ -77,7 +77,7 @@ export const authorize = (deps: OAuthDeps, params: URLSearchParams): Effect.Effe
       return page("OAuth authorization is not enabled on this server (ISSUING_OAUTH_INTERACTION_URL is not set).", 503)
     }
     const clientIds = params.getAll("client_id")
-    if (clientIds.length !== 1 || clientIds[0]!.length > 200) return page("The request must name one client_id.")
+    if (clientIds.length !== 1 || !isPlausibleClientId(clientIds[0]!)) return page("The request must name one client_id.")
     const found = yield* deps.store.findClientByClientId(clientIds[0]!)
     if (Option.isNone(found)) return page("Unknown client_id.")
     const client = found.value.client

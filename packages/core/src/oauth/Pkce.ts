@@ -33,6 +33,9 @@ export const newOAuthSecret = (prefix: "at" | "rt" | "ac" | "cs"): string => `${
 /** A new public client identifier. */
 export const newClientId = (): string => `client_${crypto.randomBytes(12).toString("base64url")}`
 
+/** Only printable ASCII client ids of bounded length reach the store (no NUL, which PostgreSQL text refuses). */
+export const isPlausibleClientId = (text: string): boolean => /^[\x21-\x7e]{1,200}$/.test(text)
+
 /** Compares two secrets' hashes in constant time (client secrets at the token endpoint). */
 export const hashesEqual = (a: string, b: string): boolean => {
   const left = Buffer.from(a, "utf8")

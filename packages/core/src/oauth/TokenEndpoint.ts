@@ -6,7 +6,7 @@ import { parseScopeParam } from "./Authorize.js"
 import { revokeGrants } from "./Grants.js"
 import { isoAfter, type OAuthDeps } from "./OAuthDeps.js"
 import { type OAuthProtocolError, oauthError } from "./OAuthErrors.js"
-import { hashesEqual, isCodeVerifier, newOAuthSecret, verifierMatches } from "./Pkce.js"
+import { hashesEqual, isCodeVerifier, isPlausibleClientId, newOAuthSecret, verifierMatches } from "./Pkce.js"
 import type { OAuthScope, StoredGrant, StoredOAuthClient, StoredToken } from "./Records.js"
 
 /** How a client presented itself at an endpoint: the http layer reads Basic or the form, core checks it. */
@@ -43,7 +43,7 @@ export const authenticateClient = (
 ): Effect.Effect<StoredOAuthClient, OAuthProtocolError | SqlError.SqlError> =>
   Effect.gen(function* () {
     const refused = oauthError("invalid_client", "Client authentication failed.")
-    if (credentials.clientId.length === 0 || credentials.clientId.length > 200) return yield* refused
+    if (!isPlausibleClientId(credentials.clientId)) return yield* refused
     const found = yield* deps.store.findClientByClientId(credentials.clientId)
     if (Option.isNone(found)) return yield* refused
     const { client, secretHash } = found.value

@@ -13,3 +13,16 @@ export class CallsOut extends Context.Tag("@issuing/http/CallsOut")<CallsOut, bo
  * decoded, so no input reveals that the route exists (docs/api.md).
  */
 export class SandboxOnly extends Context.Tag("@issuing/http/SandboxOnly")<SandboxOnly, boolean>() {}
+
+/**
+ * Marks an OAuth protocol endpoint (docs/oauth.md): its body is `application/x-www-form-urlencoded`
+ * (RFC 6749), so the request pipeline reads it within the size limit but leaves the JSON checks
+ * out, and the handler answers every refusal in OAuth's own format, not the /v1 envelope.
+ */
+export class OAuthProtocol extends Context.Tag("@issuing/http/OAuthProtocol")<OAuthProtocol, boolean>() {}
+
+/**
+ * The scope an OAuth access token needs for an endpoint when it is not the method's own (GET: read,
+ * anything else: write); the card reveal needs pan_reveal (docs/oauth.md#access-tokens-on-v1).
+ */
+export class RequiredScope extends Context.Tag("@issuing/http/RequiredScope")<RequiredScope, "read" | "write" | "pan_reveal">() {}

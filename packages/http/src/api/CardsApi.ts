@@ -13,7 +13,7 @@ import {
   Transaction
 } from "@issuing/core"
 import { Schema } from "effect"
-import { SandboxOnly } from "./Annotations.js"
+import { RequiredScope, SandboxOnly } from "./Annotations.js"
 import { ListOf, PagingParams } from "./Common.js"
 import { ProgramAuth } from "./Security.js"
 
@@ -39,7 +39,13 @@ export class CardsApi extends HttpApiGroup.make("cards")
   .add(lifecycle("unfreeze"))
   .add(lifecycle("close"))
   .add(lifecycle("reissue"))
-  .add(HttpApiEndpoint.post("reveal", "/cards/:card_id/reveal").setPath(CardPath).addSuccess(CardReveal))
+  .add(
+    HttpApiEndpoint.post("reveal", "/cards/:card_id/reveal")
+      .setPath(CardPath)
+      .addSuccess(CardReveal)
+      // An OAuth access token reveals with the pan_reveal scope (docs/oauth.md#access-tokens-on-v1).
+      .annotate(RequiredScope, "pan_reveal")
+  )
   .add(HttpApiEndpoint.post("createEmbedSession", "/cards/:card_id/embed-sessions").setPath(CardPath).addSuccess(CardEmbedSession))
   .add(
     HttpApiEndpoint.get("listAuditRecords", "/card-audit-records")

@@ -1,6 +1,7 @@
 import { OpenApi } from "@effect/platform"
 import { IssuingApi } from "../Api.js"
 import { ERROR_CODES } from "../errors.js"
+import { OAUTH_PATHS } from "./OAuthOpenApi.js"
 
 const ENVELOPE_SCHEMA = {
   type: "object",
@@ -61,6 +62,8 @@ export const openApiDocument = (baseUrl: string): unknown => {
       }
     }
   }
+  // The OAuth protocol endpoints answer in OAuth's format, not the envelope (docs/oauth.md).
+  Object.assign(spec.paths, OAUTH_PATHS)
   cached = spec
   return spec
 }

@@ -160,3 +160,15 @@ export const withReadBody = (request: HttpServerRequest.HttpServerRequest, text:
       return Reflect.get(target, property, target)
     }
   })
+
+/**
+ * The request as an OAuth protocol handler sees it once the pipeline has read its body: `text`
+ * answers from the text already read, and the headers are the client's own (the handler checks
+ * for `application/x-www-form-urlencoded` itself and answers in OAuth's format, docs/oauth.md).
+ */
+export const withReadFormBody = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
+  new Proxy(request, {
+    get(target, property) {
+      return property === "text" ? Effect.succeed(text) : Reflect.get(target, property, target)
+    }
+  })

@@ -3,8 +3,8 @@ import { Access, type Caller, Idempotency, IssuingConfig, type ProgramCaller, Ra
 import { Cause, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, handle } from "../errors.js"
-import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody } from "./RequestBody.js"
-import type { RouteTable } from "./RouteTable.js"
+import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody, withReadFormBody } from "./RequestBody.js"
+import type { RouteMatch, RouteTable } from "./RouteTable.js"
 
 /** Unknown URLs: neither their path nor their method is repeated (it may hold anything, docs/api.md#errors). */
 const UNRECOGNIZED_URL = "Unrecognized request URL."
@@ -49,6 +49,28 @@ const replayedRequestId = (stored: { readonly status: number; readonly body: str
   } catch {
     return undefined
   }
+}
+
+/**
+ * What an OAuth access token may reach (docs/oauth.md#access-tokens-on-v1): program-scoped routes
+ * only (never programs, keys, OAuth clients or interactions), GET with `read` or `write`, anything
+ * else with `write`, the reveal with `pan_reveal`.
+ */
+const checkTokenScope = (
+  scopes: ReadonlyArray<string>,
+  route: Extract<RouteMatch, { _tag: "Matched" }>,
+  method: string
+): Effect.Effect<void, ApiFailure> => {
+  if (route.scope !== "program") {
+    return Effect.fail(
+      apiFailure("permission_denied", "OAuth access tokens act on programs only; this operation needs an admin API key.", null)
+    )
+  }
+  const needed = route.requiredScope ?? (READ_METHODS.has(method) ? "read" : "write")
+  const granted = scopes.includes(needed) || (needed === "read" && scopes.includes("write"))
+  return granted
+    ? Effect.void
+    : Effect.fail(apiFailure("permission_denied", `This access token was not granted the ${needed} scope.`, null))
 }
 
 /** Any failure of the router or a handler, as an ApiFailure (none for defects). */
@@ -124,7 +146,8 @@ export const requestPipeline = (routes: RouteTable) =>
                 return yield* apiFailure("request_too_large", `The request body exceeds ${config.maxBodyBytes} bytes.`, null)
               }
               bodyText = yield* readBody(request, config.maxBodyBytes)
-              if (bodyText.trim().length > 0) {
+              // OAuth protocol bodies are forms (RFC 6749), checked by their handler.
+              if (bodyText.trim().length > 0 && !route.oauthProtocol) {
                 const mediaType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
                 if (mediaType !== "application/json") {
                   return yield* apiFailure(
@@ -157,12 +180,18 @@ export const requestPipeline = (routes: RouteTable) =>
 
             // The body stream is consumed: handlers read the text already read.
             const routed = BODY_METHODS.has(method)
-              ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withReadBody(request, bodyText))
+              ? Effect.provideService(
+                  app,
+                  HttpServerRequest.HttpServerRequest,
+                  route.oauthProtocol ? withReadFormBody(request, bodyText) : withReadBody(request, bodyText)
+                )
               : app
             if (route.scope === "public") return yield* toResponse(routed)
 
             const caller = yield* handle(access.authenticate(request.headers.authorization))
-            if (caller.role === "viewer" && !READ_METHODS.has(method)) {
+            if (caller.oauth !== undefined) {
+              yield* checkTokenScope(caller.oauth.scopes, route, method)
+            } else if (caller.role === "viewer" && !READ_METHODS.has(method)) {
               return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
             }
             yield* handle(limiter.consume(caller.apiKeyId))

@@ -1,6 +1,6 @@
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { Context, Option } from "effect"
-import { CallsOut, SandboxOnly } from "../api/Annotations.js"
+import { CallsOut, OAuthProtocol, RequiredScope, SandboxOnly } from "../api/Annotations.js"
 import { OrganizationAuth, ProgramAuth } from "../api/Security.js"
 
 /** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
@@ -13,11 +13,23 @@ interface Route {
   readonly scope: RouteScope
   readonly callsOut: boolean
   readonly sandboxOnly: boolean
+  readonly oauthProtocol: boolean
+  readonly requiredScope: RequiredScopeName | null
 }
+
+/** The scope an OAuth access token needs on a route beyond its method's own (docs/oauth.md#access-tokens-on-v1). */
+export type RequiredScopeName = "read" | "write" | "pan_reveal"
 
 /** The outcome of matching a request against the API's routes. */
 export type RouteMatch =
-  | { readonly _tag: "Matched"; readonly scope: RouteScope; readonly callsOut: boolean; readonly sandboxOnly: boolean }
+  | {
+      readonly _tag: "Matched"
+      readonly scope: RouteScope
+      readonly callsOut: boolean
+      readonly sandboxOnly: boolean
+      readonly oauthProtocol: boolean
+      readonly requiredScope: RequiredScopeName | null
+    }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "NotFound" }
 
@@ -52,7 +64,9 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
           : "public"
       const callsOut = Context.getOption(mergedAnnotations, CallsOut).pipe(Option.getOrElse(() => false))
       const sandboxOnly = Context.getOption(mergedAnnotations, SandboxOnly).pipe(Option.getOrElse(() => false))
-      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope, callsOut, sandboxOnly })
+      const oauthProtocol = Context.getOption(mergedAnnotations, OAuthProtocol).pipe(Option.getOrElse(() => false))
+      const requiredScope = Context.getOption(mergedAnnotations, RequiredScope).pipe(Option.getOrNull)
+      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope, callsOut, sandboxOnly, oauthProtocol, requiredScope })
     }
   })
   return {
@@ -66,7 +80,16 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         allow.add(route.method)
         if (route.method === method && (best === undefined || route.staticSegments > best.staticSegments)) best = route
       }
-      if (best !== undefined) return { _tag: "Matched", scope: best.scope, callsOut: best.callsOut, sandboxOnly: best.sandboxOnly }
+      if (best !== undefined) {
+        return {
+          _tag: "Matched",
+          scope: best.scope,
+          callsOut: best.callsOut,
+          sandboxOnly: best.sandboxOnly,
+          oauthProtocol: best.oauthProtocol,
+          requiredScope: best.requiredScope
+        }
+      }
       if (allow.size > 0) return { _tag: "MethodNotAllowed", allow: [...allow].sort() }
       return { _tag: "NotFound" }
     }

@@ -1,0 +1,42 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { OAuth } from "@issuing/core"
+import { Effect } from "effect"
+import { IssuingApi } from "../Api.js"
+import { CurrentCaller } from "../api/Security.js"
+import { handle } from "../errors.js"
+import { paging } from "./Paging.js"
+
+/** Order fields of GET /v1/oauth-clients. */
+export const OAUTH_CLIENT_ORDER_FIELDS = ["created_at", "name"]
+
+export const OAuthClientsHandlersLive = HttpApiBuilder.group(IssuingApi, "oauthClients", (handlers) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.createClient(caller, payload))))
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const page = yield* paging(urlParams, OAUTH_CLIENT_ORDER_FIELDS)
+          return yield* handle(oauth.listClients(caller, page))
+        })
+      )
+      .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.getClient(caller, path.oauth_client_id))))
+      .handle("delete", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.deleteClient(caller, path.oauth_client_id))))
+      .handle("rotateSecret", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => handle(oauth.rotateClientSecret(caller, path.oauth_client_id)))
+      )
+  })
+)
+
+export const OAuthInteractionsHandlersLive = HttpApiBuilder.group(IssuingApi, "oauthInteractions", (handlers) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    return handlers
+      .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.getInteraction(caller, path.interaction_id))))
+      .handle("grant", ({ path, payload }) =>
+        Effect.flatMap(CurrentCaller, (caller) => handle(oauth.grantInteraction(caller, path.interaction_id, payload)))
+      )
+      .handle("deny", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.denyInteraction(caller, path.interaction_id))))
+  })
+)
