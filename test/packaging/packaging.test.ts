@@ -166,7 +166,7 @@ beforeAll(async () => {
     { cwd: fullApp, timeoutMs: 360_000 }
   )
   registryPackages.catch(() => {}) // awaited below; a failed pack must not leave it unhandled
-  // One `npm pack` for the four: each package's prepack cleans its dist and builds it (tsc -b).
+  // One `npm pack` for the five: each package's prepack cleans its dist and builds it (tsc -b).
   const pack = await runOk(
     "npm",
     ["pack", ...PACKAGES.flatMap((dir) => ["--workspace", `packages/${dir}`]), "--pack-destination", packDir, "--json"],
@@ -175,7 +175,7 @@ beforeAll(async () => {
   for (const entry of JSON.parse(pack.stdout) as Array<Packed>) packed.set(entry.name, entry)
   expect([...packed.keys()].sort()).toEqual(PACKAGES.map((dir) => `@issuing/${dir}`).sort())
 
-  // The full project takes all four and what type-checks the README's files; the PostgreSQL one
+  // The full project takes all five and what type-checks the README's files; the PostgreSQL one
   // takes the README's PostgreSQL line (and @issuing/core, unpublished here, which it depends on).
   const pgOnly = [...new Set(["@issuing/core", ...pgInstall])]
   expect(pgOnly.sort()).toEqual(["@issuing/core", "@issuing/http", "@issuing/store-pg"])
@@ -228,7 +228,7 @@ describe("the packed packages", () => {
         string,
         string
       >)) {
-        // A caret range on the same 0.minor line, so npm resolves it once the four are published.
+        // A caret range on the same 0.minor line, so npm resolves it once the five are published.
         if (!dependency.startsWith("@issuing/")) continue
         const [major, minor, patch] = (manifest.version as string).split(".").map(Number) as [number, number, number]
         const ranged = /^\^(\d+)\.(\d+)\.(\d+)$/.exec(range)

@@ -1,6 +1,7 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { ApiFailure, IssuingApi } from "@issuing/http/api"
 import { Context, Effect, Layer, Schema } from "effect"
+import { isEnvelope } from "./errors.js"
 
 /** Where and as whom the Effect client calls. */
 export interface EffectClientOptions {
@@ -9,11 +10,6 @@ export interface EffectClientOptions {
   readonly apiKey: string
   /** `X-Program-ID` for program-scoped groups. */
   readonly programId?: string | undefined
-}
-
-const isEnvelope = (body: unknown): body is { error: { type: string; code: string; message: string; param?: string | null } } => {
-  const error = (body as { error?: Record<string, unknown> } | null)?.error
-  return typeof error === "object" && error !== null && typeof error.code === "string" && typeof error.type === "string"
 }
 
 /**

@@ -100,7 +100,8 @@ const byStatus = (status: number) => {
   return status >= 500 ? InternalServerError : InvalidRequestError
 }
 
-const isEnvelope = (value: unknown): value is { error: ErrorEnvelope } => {
+/** True for the platform's error envelope `{error: {type, code, message, …}}` (used by both clients). */
+export const isEnvelope = (value: unknown): value is { error: ErrorEnvelope } => {
   const error = (value as { error?: Record<string, unknown> } | null)?.error
   return (
     typeof error === "object" &&
