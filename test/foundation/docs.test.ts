@@ -23,7 +23,17 @@ describe("API documents", () => {
     for (const path of ["/v1/programs", "/v1/programs/{program_id}", "/v1/api-keys", "/v1/api-keys/{api_key_id}"]) {
       expect(paths).toContain(path)
     }
-    expect(paths.every((path) => path.startsWith("/v1/"))).toBe(true)
+    // Besides /v1, only the OAuth protocol endpoints (docs/oauth.md), which answer in OAuth's format.
+    expect(paths.filter((path) => !path.startsWith("/v1/")).sort()).toEqual([
+      "/.well-known/oauth-authorization-server",
+      "/oauth/authorize",
+      "/oauth/introspect",
+      "/oauth/revoke",
+      "/oauth/token"
+    ])
+    expect(Object.keys(document.paths["/oauth/token"].post.requestBody.content)).toEqual(["application/x-www-form-urlencoded"])
+    expect(paths).toContain("/v1/oauth-clients")
+    expect(paths).toContain("/v1/oauth/interactions/{interaction_id}/grant")
     expect(Object.keys(document.paths["/v1/programs"]).sort()).toEqual(["get", "post"])
   })
 
@@ -33,6 +43,8 @@ describe("API documents", () => {
     expect(response.headers.get("content-type")).toContain("text/html")
     expect(response.text).toMatch(/<html/i)
     expect(response.text).toContain("/v1/programs")
+    expect(response.text).toContain("/oauth/token")
+    expect(response.text).toContain("/v1/oauth-clients")
   })
 
   // The catalogue is typed by ErrorCode, so it holds every code a response can carry; each needs its page.

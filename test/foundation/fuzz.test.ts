@@ -42,6 +42,37 @@ interface Fixture {
 }
 
 // ---------------------------------------------------------------------------------------------
+// OAuth protocol endpoints (docs/oauth.md): forms in, OAuth's own answers out, redirects never followed
+
+/** Loopback addresses nothing listens on: a followed redirect could go nowhere else. */
+const OAUTH_INTERACTION_URL = "http://127.0.0.1:1/consent"
+const OAUTH_REDIRECT_URI = "http://127.0.0.1:1/callback"
+const FORM_TYPE = "application/x-www-form-urlencoded"
+
+/** True for /oauth/* and /.well-known/* (a path template or a URL). */
+const isOAuthProtocol = (path: string) => path.startsWith("/oauth/") || path.startsWith("/.well-known/")
+
+/** A request whose redirect is read, not followed (GET /oauth/authorize answers with one). */
+const requestManual = async (
+  platform: TestPlatform,
+  method: string,
+  url: string,
+  options: { rawBody?: string | undefined; headers?: Record<string, string> | undefined }
+): Promise<TestResponse> => {
+  // Clients authenticate with Basic or the form here; an API key is no credential (junk Authorization headers still go).
+  const headers: Record<string, string> = { ...options.headers }
+  const response = await fetch(`${platform.baseUrl}${url}`, { method, headers, body: options.rawBody, redirect: "manual" })
+  const text = await response.text()
+  let body: unknown
+  try {
+    body = text === "" ? undefined : JSON.parse(text)
+  } catch {
+    body = undefined
+  }
+  return { status: response.status, headers: response.headers, body, text }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Generators
 
 const JUNK_STRINGS = [
@@ -320,7 +351,13 @@ const QUERY_KEYS = [
   "payment_rail",
   "book",
   "disabled",
-  "session_token"
+  "session_token",
+  "response_type",
+  "client_id",
+  "redirect_uri",
+  "scope",
+  "code_challenge",
+  "code_challenge_method"
 ]
 const QUERY_VALUES = [
   "",
@@ -356,7 +393,13 @@ const QUERY_VALUES = [
   "card.created",
   "reveal",
   "principal",
-  "a\u0000b"
+  "a\u0000b",
+  "code",
+  "S256",
+  "plain",
+  "read write",
+  OAUTH_REDIRECT_URI,
+  "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 ]
 
 /** Query parameters, half the time none: known names (repeated at will) and junk names, known values and junk; percent-encoded or raw. */
@@ -495,6 +538,15 @@ const build = (fixture: Fixture, platform: TestPlatform, fuzz: Case) => {
       rawBody = spec.kind === "mutated" ? mutate(base, spec.mutations) : (JSON.stringify(spec.value) ?? "null")
     }
   }
+  // OAuth protocol endpoints take forms (docs/oauth.md): a mutated form body, mostly with the form type.
+  if (isOAuthProtocol(fuzz.operation.template) && spec.kind === "mutated" && rawBody !== undefined) {
+    const form = new URLSearchParams()
+    for (const [name, value] of Object.entries(JSON.parse(rawBody) as Record<string, unknown>)) {
+      form.append(name, wellFormed(typeof value === "string" ? value : (JSON.stringify(value) ?? "")))
+    }
+    rawBody = form.toString()
+    if (type === JSON_TYPE) type = FORM_TYPE
+  }
   if (type !== undefined) headers["content-type"] = type
   return { method: fuzz.method, url, options: { key, program, rawBody, headers } }
 }
@@ -509,6 +561,18 @@ const check = (method: string, url: string, response: TestResponse) => {
   if (response.status >= 500) throw new Error(`Server error for ${where}`)
   const requestId = response.headers.get("request-id")
   if (requestId === null || !/^[0-9a-f-]{36}$/.test(requestId)) throw new Error(`No Request-Id for ${where}`)
+  // The OAuth protocol endpoints answer in OAuth's format (docs/oauth.md); routing, body limits
+  // and NUL refusals before them are still the envelope.
+  if (isOAuthProtocol(url) && response.status >= 300 && response.body?.error?.request_id === undefined && method !== "HEAD") {
+    const oauthAnswer =
+      (response.status === 302 && response.headers.get("location") !== null) ||
+      ((response.status === 400 || response.status === 503) && response.headers.get("content-type")?.includes("text/html")) ||
+      ((response.status === 400 || response.status === 401) &&
+        typeof response.body?.error === "string" &&
+        typeof response.body?.error_description === "string")
+    if (!oauthAnswer) throw new Error(`Not an OAuth answer for ${where}`)
+    return
+  }
   // HEAD carries no body to hold an envelope.
   if (response.status >= 300 && method !== "HEAD") {
     try {
@@ -574,6 +638,22 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
   const moreSubscriptions = await Promise.all(
     [1, 2].map(() => post("/v1/webhook-subscriptions", { url: hookUrl, event_types: ["card.created"] }))
   )
+  const clientBody = { name: "Fuzz app", type: "confidential", scopes: ["read", "write"], redirect_uris: [OAUTH_REDIRECT_URI] }
+  const oauthClients = await Promise.all([1, 2, 3].map(() => post("/v1/oauth-clients", clientBody, null)))
+  const interactions = await Promise.all(
+    oauthClients.map(async (client) => {
+      const query = new URLSearchParams({
+        response_type: "code",
+        client_id: client.client_id,
+        redirect_uri: OAUTH_REDIRECT_URI,
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256",
+        state: "fuzz"
+      })
+      const response = await requestManual(platform, "GET", `/oauth/authorize?${query}`, {})
+      return new URL(response.headers.get("location")!).searchParams.get("interaction")!
+    })
+  )
   const events = (await get("/v1/events?page_size=5")).data as Array<{ id: string; created_at: string }>
   const settlement = (await get("/v1/financial-accounts?kind=settlement")).data as Array<{ id: string }>
 
@@ -587,7 +667,9 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
     card_id: [card.id, closed.id, ...moreCards.map((c) => c.id as string)],
     event_id: events.map((event) => event.id),
     webhook_subscription_id: [subscription.id, ...moreSubscriptions.map((s) => s.id as string)],
-    code: ["not_found", "invalid_request", "insufficient_funds", "__proto__", "constructor"]
+    code: ["not_found", "invalid_request", "insufficient_funds", "__proto__", "constructor"],
+    oauth_client_id: oauthClients.map((client) => client.id as string),
+    interaction_id: interactions
   }
   const begin = events.at(-1)!.created_at
   const end = events[0]!.created_at
@@ -630,7 +712,19 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
     "POST /v1/webhook-subscriptions": subscriptionBody,
     "PATCH /v1/webhook-subscriptions/{webhook_subscription_id}": subscriptionBody,
     "POST /v1/webhook-subscriptions/{webhook_subscription_id}/replay": { begin, end },
-    "POST /v1/events/{event_id}/resend": { subscription_id: subscription.id }
+    "POST /v1/events/{event_id}/resend": { subscription_id: subscription.id },
+    "POST /v1/oauth-clients": clientBody,
+    "POST /v1/oauth/interactions/{interaction_id}/grant": { program_ids: [platform.org.program_id], scopes: ["read"] },
+    "POST /oauth/token": {
+      grant_type: "authorization_code",
+      code: "ac_fuzz",
+      code_verifier: "a".repeat(43),
+      redirect_uri: OAUTH_REDIRECT_URI,
+      client_id: oauthClients[0].client_id,
+      client_secret: oauthClients[0].client_secret
+    },
+    "POST /oauth/revoke": { token: "rt_fuzz", client_id: oauthClients[0].client_id, client_secret: oauthClients[0].client_secret },
+    "POST /oauth/introspect": { token: "at_fuzz", client_id: oauthClients[0].client_id, client_secret: oauthClients[0].client_secret }
   }
 
   const spec = (await get("/openapi.json")) as { paths: Record<string, Record<string, unknown>> }
@@ -662,7 +756,7 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
   let platform: TestPlatform
   let fixture: Fixture
   beforeAll(async () => {
-    platform = await startPlatform(kind, { webhookTimeoutMs: 1000 })
+    platform = await startPlatform(kind, { webhookTimeoutMs: 1000, oauthInteractionUrl: OAUTH_INTERACTION_URL })
     fixture = await setUp(platform)
   })
   afterAll(async () => {
@@ -680,7 +774,14 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
       "PATCH /v1/webhook-subscriptions/{webhook_subscription_id}",
       "POST /v1/events/{event_id}/resend",
       "POST /v1/simulate/transfers/{transfer_id}/settle",
-      "POST /v1/transfers/batch"
+      "POST /v1/transfers/batch",
+      "POST /v1/oauth-clients",
+      "POST /v1/oauth/interactions/{interaction_id}/grant",
+      "GET /oauth/authorize",
+      "POST /oauth/token",
+      "POST /oauth/revoke",
+      "POST /oauth/introspect",
+      "GET /.well-known/oauth-authorization-server"
     ])
       expect(listed).toContain(expected)
     expect(fixture.operations.length).toBeGreaterThan(35)
@@ -691,7 +792,9 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
     await fc.assert(
       fc.asyncProperty(caseOf(fixture), async (fuzz) => {
         const { method, options, url } = build(fixture, platform, fuzz)
-        const response = await platform.request(method, url, options)
+        const response = isOAuthProtocol(url)
+          ? await requestManual(platform, method, url, options)
+          : await platform.request(method, url, options)
         check(method, url, response)
         const outcome = response.status < 300 ? "2xx" : `${response.status} ${response.body?.error?.code ?? ""}`
         outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
@@ -719,7 +822,7 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
       paths.map(async ({ method, url }) => ({
         method,
         url,
-        response: await platform.request(method, url, {
+        response: await (isOAuthProtocol(url) ? requestManual.bind(null, platform) : platform.request)(method, url, {
           rawBody: method === "GET" ? undefined : '{"amount": -1e400}',
           headers: { "content-type": "application/json" }
         })
