@@ -25,7 +25,8 @@ const payloadVersion = (payload: string): bigint => {
  * one already running, which may predate a commit the caller must see), so every result includes
  * every commit made before its caller asked. One read in flight at a time; under load, one read per
  * round trip serves every request that arrived meanwhile instead of one read each (measured: the
- * per-request read cost PostgreSQL transfers over HTTP about 15%).
+ * per-request read cost PostgreSQL transfers over HTTP about 15%). The read runs on the node's
+ * listening connection while it is up, so it never waits behind the pool's writes.
  */
 const coalesced = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<A, E> => {
   let queued: Deferred.Deferred<A, E> | undefined
@@ -101,7 +102,18 @@ export const pgChangeFeedLayer = (listener: PgListener) =>
         )
       })
 
-      const committedVersion = coalesced(withClient(readVersion))
+      // On the listening connection when it is up (no wait for a pool connection), else the pool.
+      const readCommitted = Effect.tryPromise(() =>
+        listener.read("SELECT version::text AS version FROM issuing_changes WHERE id = 1")
+      ).pipe(
+        Effect.flatMap((rows) =>
+          rows === undefined
+            ? withClient(readVersion)
+            : Effect.succeed(Option.map(Option.fromNullable(rows[0]), (row) => String(row.version)))
+        ),
+        Effect.catchTag("UnknownException", () => withClient(readVersion))
+      )
+      const committedVersion = coalesced(readCommitted)
 
       return {
         version: Effect.zipRight(

@@ -68,6 +68,23 @@ export class PgListener {
     )
   }
 
+  /**
+   * Runs a short read on the listening connection while it is up (it idles between notifications,
+   * so a read there waits for no pool connection); undefined when there is no connection. Fails
+   * when the connection fails meanwhile.
+   */
+  async read(text: string): Promise<ReadonlyArray<Record<string, unknown>> | undefined> {
+    const connection = this.connection
+    if (connection === undefined) return undefined
+    try {
+      await connection.ready
+    } catch {
+      return undefined
+    }
+    if (this.connection !== connection) return undefined
+    return (await connection.client.query(text)).rows
+  }
+
   private async attach(subscriber: Subscriber): Promise<void> {
     const connection = this.connection ?? this.open()
     this.attaching++
