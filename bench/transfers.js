@@ -1,4 +1,4 @@
-// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100]`
+// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--runs=1]`
 //
 // Book transfers per second over HTTP (keep-alive client at concurrency 32, in a worker thread so
 // it does not share the server's event loop), p50/p99 latency, on SQLite and on PostgreSQL; then,
@@ -12,6 +12,8 @@
 // baseline: a node:http server in its own process doing that same SQL behind JSON in and out (no
 // auth, no validation, no events; support/bareServer.js), driven like ours. Prints our/bare and
 // our/raw as ratios, and the load average (the machine is shared: compare figures of one run).
+// --runs=3 repeats every measurement three times (each run side by side with its own baselines)
+// and ends with each store's ratios run by run.
 import { Access, CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import Database from "better-sqlite3"
@@ -311,6 +313,13 @@ const load = () =>
     .map((n) => n.toFixed(2))
     .join(" ")
 
+/** A ratio with two decimals, a rate as a whole number. */
+const shown = (value) => (value >= 100 ? value.toFixed(0) : value.toFixed(2))
+
+/** Ratios of every run, per store and measurement, for the summary of --runs. */
+const ratios = new Map()
+const keep = (name, value) => ratios.set(name, [...(ratios.get(name) ?? []), value])
+
 const report = (store, ours, raw, batch = 0, bare = undefined) => {
   const label = batch > 0 ? `batch ${batch}`.padEnd(9) : "HTTP"
   console.log(
@@ -322,7 +331,10 @@ const report = (store, ours, raw, batch = 0, bare = undefined) => {
       `${"".padEnd(9)} ${"bare".padEnd(label.length)} ${fmt(bare.perSecond)} transfers/s  p50 ${ms(bare.p50)}  p99 ${ms(bare.p99)}  (node:http + the same SQL, failed ${bare.failed})`
     )
     console.log(`${"".padEnd(9)} ratio our/bare ${(ours.perSecond / bare.perSecond).toFixed(2)}`)
+    keep(`${store} HTTP our/bare`, ours.perSecond / bare.perSecond)
   }
+  keep(`${store} ${batch > 0 ? `batch ${batch}` : "HTTP"} our/raw`, ours.perSecond / raw.perSecond)
+  if (batch > 0) keep(`${store} batch ${batch} transfers/s`, ours.perSecond)
   console.log(`${"".padEnd(9)} ratio our/raw ${(ours.perSecond / raw.perSecond).toFixed(2)}   (load average ${load()})`)
 }
 
@@ -333,9 +345,22 @@ export async function run(args) {
   const stores = option(args, "store", "sqlite,postgres").split(",")
   // --batch=100: transfers per POST /v1/transfers/batch request, after the single-transfer run.
   const batch = Number(option(args, "batch", "0"))
+  const runs = Number(option(args, "runs", "1"))
   console.log(
     `transfers: book transfers over HTTP, concurrency ${concurrency}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
   )
+  for (let round = 1; round <= runs; round++) {
+    if (runs > 1) console.log(`run ${round} of ${runs}`)
+    await oneRun(stores, seconds, concurrency, batch)
+  }
+  if (runs > 1) {
+    console.log(`over ${runs} runs:`)
+    for (const [name, values] of ratios)
+      console.log(`  ${name.padEnd(32)} ${values.map(shown).join("  ")}  (min ${shown(Math.min(...values))})`)
+  }
+}
+
+const oneRun = async (stores, seconds, concurrency, batch) => {
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-"))
     try {
