@@ -4,6 +4,7 @@ import { findOwned } from "../platform/FindOwned.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
+import { commitWrite, WriteLane } from "../sql/WriteLane.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { EventStore } from "./EventStore.js"
 import { type EventFilter, type EventType, type IssuingEvent, newEvent } from "./Records.js"
@@ -14,6 +15,7 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
     const store = yield* EventStore
     const webhooks = yield* WebhookStore
     const transactor = yield* Transactor
+    const lane = yield* WriteLane
 
     const emitAll = (
       programId: string,
@@ -23,10 +25,12 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
         const createdAt = yield* nowIso
         const batch = items.map(({ object, type }) => newEvent(programId, type, createdAt, object))
         // The events and their webhook deliveries (one per enabled subscription to each type)
-        // commit together; the caller's transaction is joined, or one is opened for a lone emit.
-        const write = Effect.zipRight(store.appendAll(batch), webhooks.enqueueEvents(batch))
+        // commit together: in the caller's transaction, else — a lone emit — in one call where
+        // the store has one (PostgreSQL: one statement), or through the store's write lane.
         const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-        yield* Option.isSome(outer) ? write : transactor.withTransaction(write)
+        const atOnce = webhooks.appendAndEnqueueAtOnce
+        if (Option.isNone(outer) && Option.isSome(atOnce)) yield* lane.submit(atOnce.value(batch), { atomic: true })
+        else yield* commitWrite(lane, transactor, Effect.zipRight(store.appendAll(batch), webhooks.enqueueEvents(batch)))
         return batch
       })
 

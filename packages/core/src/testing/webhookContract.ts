@@ -251,6 +251,32 @@ export const webhookContract: PortContract = (name, store) =>
       })
     )
 
+    it.effect("appends a lone emit's events and queues their fan-out in one call, where the store has one", () =>
+      Effect.gen(function* () {
+        const webhooks = yield* WebhookStore
+        const events = yield* EventStore
+        if (Option.isNone(webhooks.appendAndEnqueueAtOnce)) return
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        const both = subscription(program.id, ["card.created", "card.updated"])
+        const disabled = subscription(program.id, ["card.created"], { disabled: true })
+        for (const item of [both, disabled]) yield* webhooks.insertSubscription(item)
+        const at = new Date().toISOString()
+        const emitted = [
+          newEvent(program.id, "card.created", at, { id: newId() }),
+          newEvent(program.id, "card.updated", at, { id: newId() })
+        ]
+        expect(yield* webhooks.appendAndEnqueueAtOnce.value(emitted)).toBe(2)
+        for (const event of emitted) expect(Option.getOrThrow(yield* events.find(program.id, event.id))).toEqual(event)
+        expect(pairs(yield* claimAll(webhooks, FAR_FUTURE))).toEqual(
+          pairs(emitted.map((event) => ({ event_id: event.id, subscription_id: both.id })))
+        )
+        // No subscription holds the type: the events are appended, nothing is queued.
+        expect(yield* webhooks.appendAndEnqueueAtOnce.value([newEvent(program.id, "wallet.created", at, { id: newId() })])).toBe(0)
+        yield* drainQueue(webhooks)
+      })
+    )
+
     it.effect("never hands one due delivery to two concurrent claimers", () =>
       Effect.gen(function* () {
         const webhooks = yield* WebhookStore

@@ -16,6 +16,7 @@ export type QueueStatements = Pick<
   | "dropQueued"
   | "enqueueEvent"
   | "enqueueEvents"
+  | "appendAndEnqueueAtOnce"
   | "enqueueReplay"
   | "eventSpan"
   | "enqueue"
@@ -68,9 +69,9 @@ const writeCounted = (sql: Sql, signal: WorkSignal, write: Statement.Statement<R
 
 /**
  * Fan-out of several events in one statement (the events of one change, e.g. a transfer's three).
- * On PostgreSQL it is the function `issuing_webhook_fan_out` (store-pg migration 0011), which the
- * ledger's one-round-trip posting also calls, so the two paths cannot drift; change it there (a
- * new migration) together with `sqliteFanOutSql` above.
+ * On PostgreSQL it is the function `issuing_webhook_fan_out_events` (store-pg migration 0090),
+ * which the ledger's postings also call, so the paths cannot drift; change it there (a new
+ * migration) together with `sqliteFanOutSql` above.
  */
 const enqueueEvents = (sql: Sql, signal: WorkSignal, events: ReadonlyArray<IssuingEvent>): Effect.Effect<number, SqlError.SqlError> =>
   events.length === 0
@@ -83,6 +84,21 @@ const enqueueEvents = (sql: Sql, signal: WorkSignal, events: ReadonlyArray<Issui
             AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
         orElse: () => writeCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
       })
+
+/**
+ * PostgreSQL: a lone emit's events appended and fanned out in ONE statement (a data-modifying CTE
+ * feeding `issuing_webhook_fan_out_events`), atomic by itself in autocommit.
+ */
+const pgAppendAndEnqueue = (sql: Sql, events: ReadonlyArray<IssuingEvent>): Effect.Effect<number, SqlError.SqlError> =>
+  sql`WITH appended AS (
+        INSERT INTO issuing_events (id, program_id, type, created_at, data)
+        SELECT * FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
+                             ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[],
+                             ${events.map((e) => JSON.stringify(e.data.object))}::text[])
+        RETURNING id, program_id, type, created_at)
+      SELECT issuing_webhook_fan_out_events(array_agg(id), array_agg(program_id), array_agg(type), array_agg(created_at),
+                                            ${WEBHOOK_NOTIFY_CHANNEL}) AS n
+      FROM appended`.pipe(Effect.map((rows) => (rows[0]?.n === null || rows[0]?.n === undefined ? 0 : toInt(rows[0].n))))
 
 /**
  * The PostgreSQL claim of up to `limit` due deliveries, as the CTEs `claimed` (the rows taken)
@@ -165,6 +181,10 @@ export const queueStatements = (sql: Sql, signal: WorkSignal): QueueStatements =
   // One SQL text per dialect: `enqueueEvent` is `enqueueEvents` of one event.
   enqueueEvent: (event) => enqueueEvents(sql, signal, [event]),
   enqueueEvents: (events) => enqueueEvents(sql, signal, events),
+  appendAndEnqueueAtOnce: sql.onDialectOrElse({
+    pg: () => Option.some((events: ReadonlyArray<IssuingEvent>) => pgAppendAndEnqueue(sql, events)),
+    orElse: () => Option.none()
+  }),
   ...replayStatements(sql, signal),
   claimDue: (token, nowIso, leaseUntilIso, limit) => claimDue(sql, token, nowIso, leaseUntilIso, limit),
   claimDueWithNext: (token, nowIso, leaseUntilIso, limit) => claimDueWithNext(sql, token, nowIso, leaseUntilIso, limit),

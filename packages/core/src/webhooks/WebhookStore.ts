@@ -66,6 +66,13 @@ export interface WebhookStoreService {
   readonly enqueueEvent: (event: IssuingEvent) => Effect.Effect<number, SqlError.SqlError>
   /** Fan-out of several events (of one change) in one statement; the same rows as `enqueueEvent` of each. */
   readonly enqueueEvents: (events: ReadonlyArray<IssuingEvent>) => Effect.Effect<number, SqlError.SqlError>
+  /**
+   * Where the store can: appends the events of a change that writes nothing else (a lone emit)
+   * and queues their deliveries as ONE call that is all-or-nothing by itself, to run outside any
+   * transaction (PostgreSQL: one statement in autocommit, one round trip instead of BEGIN, two
+   * statements and COMMIT). None where it cannot: SQLite's lone writes share the group-commit lane.
+   */
+  readonly appendAndEnqueueAtOnce: Option.Option<(events: ReadonlyArray<IssuingEvent>) => Effect.Effect<number, SqlError.SqlError>>
   /** Replay: one delivery per event of the window whose type the subscription holds, in one statement. */
   readonly enqueueReplay: (
     programId: string,
