@@ -61,6 +61,7 @@ const serve = async ({ count, timeoutMs, weights }) => {
   const end = (request) => {
     if (request.endedMs !== 0) return
     request.endedMs = Date.now()
+    request.socket = undefined
     const open = active.get(request.pair)
     open?.delete(request)
     if (open?.size === 0) active.delete(request.pair)
@@ -84,7 +85,13 @@ const serve = async ({ count, timeoutMs, weights }) => {
               first: other.kind,
               second: request.kind,
               firstStartedMs: other.startedMs,
-              secondStartedMs: request.startedMs
+              secondStartedMs: request.startedMs,
+              checkedMs: Date.now(),
+              firstSocket: {
+                destroyed: other.socket?.destroyed,
+                readableEnded: other.socket?.readableEnded,
+                sameSocket: other.socket === request.socket
+              }
             })
           }
         }
@@ -107,7 +114,13 @@ const serve = async ({ count, timeoutMs, weights }) => {
       server.on("request", (req, res) => {
         const kind = pick(weights)
         injected[kind] += 1
-        const request = { pair: `${req.headers["webhook-id"] ?? ""}|${index}`, kind, startedMs: Date.now(), endedMs: 0 }
+        const request = {
+          pair: `${req.headers["webhook-id"] ?? ""}|${index}`,
+          kind,
+          startedMs: Date.now(),
+          endedMs: 0,
+          socket: req.socket
+        }
         requests.push(request)
         current.set(req.socket, request)
         arrive(request)
@@ -152,7 +165,7 @@ const serve = async ({ count, timeoutMs, weights }) => {
       parentPort.postMessage({ requests: requests.length, inFlight: inFlight(), overlaps: overlaps.length, injected })
     } else if (message === "results") {
       parentPort.postMessage({
-        requests: requests.map((r) => [r.pair, r.kind]),
+        requests: requests.map((r) => [r.pair, r.kind, r.startedMs, r.endedMs]),
         overlaps,
         injected,
         inFlight: inFlight()

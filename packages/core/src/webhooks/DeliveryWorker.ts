@@ -103,8 +103,9 @@ const record = (worker: Worker, batch: ReadonlyArray<Finished>) =>
           )
       })
       const wanted = dispatch.wanted
-      if (wanted === 0) return [] as ReadonlyArray<ClaimedDelivery>
-      return yield* store.claimDue(token, plan.nowIso, new Date(now + worker.leaseMs).toISOString(), wanted)
+      if (wanted === 0) return { claimed: [] as ReadonlyArray<ClaimedDelivery>, claimedAtMs: now }
+      const claimed = yield* store.claimDue(token, plan.nowIso, new Date(now + worker.leaseMs).toISOString(), wanted)
+      return { claimed, claimedAtMs: now }
     })
   )
 
@@ -119,11 +120,13 @@ const recorderLoop = (worker: Worker) =>
     if (dispatch.worthLingering) yield* Effect.sleep(WEBHOOK_LIMITS.recordLingerMs)
     const batch = dispatch.takeResults()
     yield* record(worker, batch).pipe(
-      Effect.tap((claimed) =>
+      Effect.tap(({ claimed, claimedAtMs }) =>
         Effect.sync(() => {
+          // First let go of what was recorded: the same transaction may have claimed it again (a released try).
+          dispatch.recorded(batch)
           if (claimed.length === 0) return
           options.onClaim?.(claimed.length)
-          dispatch.add(claimed)
+          dispatch.add(claimed, claimedAtMs)
         })
       ),
       // Retries were rescheduled: let the claim loop recompute when the next one is due.
@@ -134,7 +137,13 @@ const recorderLoop = (worker: Worker) =>
         // The claims stay ours until the lease ends; then the deliveries are tried again.
         Effect.logError("Recording webhook attempts failed; the deliveries will be retried after their lease", cause)
       ),
-      Effect.ensuring(Effect.sync(() => (worker.recording = false)))
+      // Recorded or given up: either way the deliveries may be claimed again (after their lease).
+      Effect.ensuring(
+        Effect.sync(() => {
+          dispatch.recorded(batch)
+          worker.recording = false
+        })
+      )
     )
   }).pipe(
     Effect.catchAllCause((cause) => Effect.logError("Webhook result writer failed; continuing", cause)),
@@ -180,7 +189,7 @@ const claimRound = (worker: Worker) =>
       wanted
     )
     options.onClaim?.(claimed.length)
-    dispatch.add(claimed)
+    dispatch.add(claimed, now)
     if (claimed.length >= wanted) return
     const waitMs = Option.match(nextDueAt, {
       onNone: () => worker.pollIntervalMs,
