@@ -1,0 +1,79 @@
+// `npm run bench -- chaos [--events=10000] [--store=sqlite,postgres]`
+//
+// Receiver chaos at full size (issue 14, scenario 3): runs the very test of `npm test`,
+// test/faults/chaos.test.ts, with ISSUING_CHAOS_EVENTS=--events (the test runs 1,500 per store),
+// through vitest (its PostgreSQL is the test set-up's: embedded, or ISSUING_TEST_PG_URL), and prints
+// its figures per store as a table: events and deliveries, answers given per kind, requests the
+// receivers saw, attempts recorded by what they say, the most tries one delivery needed, overlaps
+// (a delivery in flight twice at once) and the longest stored response body. The run fails if the
+// test fails.
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const ROOT = path.resolve(import.meta.dirname, "..")
+
+const option = (args, name, fallback) => {
+  const found = args.find((arg) => arg.startsWith(`--${name}=`))
+  return found === undefined ? fallback : found.slice(name.length + 3)
+}
+
+const KINDS = ["ok", "error500", "hang", "reset", "slow", "hugeText", "hugeBinary"]
+const RECORDED = ["ok", "slow", "hugeText", "hugeBinary", "error500", "timeout", "reset"]
+
+const table = (rows) => {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)))
+  return rows.map((row) => row.map((cell, column) => String(cell).padStart(widths[column])).join("  ")).join("\n")
+}
+
+export async function run(args) {
+  const events = Number(option(args, "events", "10000"))
+  const stores = option(args, "store", "sqlite,postgres")
+  const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "issuing-chaos-")), "report.jsonl")
+  console.log(`chaos: ${events} events per store to three chaotic receivers (${stores}), load average ${os.loadavg()[0].toFixed(2)}`)
+  const code = await new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, "node_modules/vitest/vitest.mjs"), "run", "test/faults/chaos.test.ts", "--reporter=dot"],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ISSUING_CHAOS_EVENTS: String(events), ISSUING_CHAOS_STORES: stores, ISSUING_CHAOS_REPORT: report },
+        stdio: ["ignore", "pipe", "inherit"]
+      }
+    )
+    // The test's own log lines repeat the table below; show only vitest's verdict and failures.
+    child.stdout.on("data", (chunk) => {
+      for (const line of String(chunk).split("\n")) if (!line.startsWith("receiver chaos on ") && line.trim() !== "") console.log(line)
+    })
+    child.on("exit", resolve)
+  })
+  const figures = fs.existsSync(report)
+    ? fs
+        .readFileSync(report, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line))
+    : []
+  fs.rmSync(path.dirname(report), { recursive: true, force: true })
+  if (figures.length > 0) {
+    const rows = [["", ...figures.map((f) => f.store)]]
+    rows.push(["events", ...figures.map((f) => f.events)])
+    rows.push(["deliveries", ...figures.map((f) => f.deliveries)])
+    rows.push(["wall seconds", ...figures.map((f) => f.wallSeconds.toFixed(1))])
+    for (const kind of KINDS) rows.push([`answered ${kind}`, ...figures.map((f) => f.injected[kind] ?? 0)])
+    rows.push(["requests seen", ...figures.map((f) => f.requests)])
+    rows.push(["attempts recorded", ...figures.map((f) => f.attempts)])
+    for (const kind of RECORDED) rows.push([`  recorded ${kind}`, ...figures.map((f) => f.attemptKinds[kind] ?? 0)])
+    rows.push(["SUCCESS deliveries", ...figures.map((f) => f.succeeded)])
+    rows.push(["most tries, one delivery", ...figures.map((f) => f.maxTriesForOnePair)])
+    rows.push(["overlaps", ...figures.map((f) => f.overlaps)])
+    rows.push(["longest stored body (bytes)", ...figures.map((f) => f.longestStoredBodyBytes)])
+    rows.push(["invariant checks passed", ...figures.map((f) => f.invariantChecks ?? 0)])
+    console.log(table(rows))
+  }
+  if (code !== 0) {
+    console.error(`chaos: the test failed (exit ${code})`)
+    process.exitCode = 1
+  }
+}
