@@ -43,7 +43,7 @@ describe.each(STORE_KINDS)("no rejected value in error messages on %s", (kind) =
   let platform: TestPlatform
   let spec: OpenApi
   beforeAll(async () => {
-    platform = await startPlatform(kind, { webhookTimeoutMs: 1000 })
+    platform = await startPlatform(kind, { webhookTimeoutMs: 1000, oauthInteractionUrl: "https://host.example/consent" })
     spec = (await platform.request("GET", "/openapi.json")).body as OpenApi
   })
   afterAll(async () => {
