@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Access, type Caller, Idempotency, IssuingConfig, type ProgramCaller, RateLimiter } from "@issuing/core"
-import { Cause, Effect, FiberRef, Option } from "effect"
+import { Cause, type Context, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, handle } from "../errors.js"
 import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody, withReadFormBody } from "./RequestBody.js"
@@ -56,11 +56,7 @@ const replayedRequestId = (stored: { readonly status: number; readonly body: str
  * only (never programs, keys, OAuth clients or interactions), GET with `read` or `write`, anything
  * else with `write`, the reveal with `pan_reveal`.
  */
-const checkTokenScope = (
-  scopes: ReadonlyArray<string>,
-  route: Extract<RouteMatch, { _tag: "Matched" }>,
-  method: string
-): Effect.Effect<void, ApiFailure> => {
+const checkTokenScope = (scopes: ReadonlyArray<string>, route: MatchedRoute, method: string): Effect.Effect<void, ApiFailure> => {
   if (route.scope !== "program") {
     return Effect.fail(
       apiFailure("permission_denied", "OAuth access tokens act on programs only; this operation needs an admin API key.", null)
@@ -88,6 +84,166 @@ const asApiFailure = (error: unknown): ApiFailure | undefined => {
   return undefined
 }
 
+type MatchedRoute = Extract<RouteMatch, { _tag: "Matched" }>
+
+/** The route of a request, or the 404 / 405 envelope. */
+const matchRoute = (routes: RouteTable, method: string, pathname: string): Effect.Effect<MatchedRoute, ApiFailure> => {
+  const route = routes.match(method, pathname)
+  if (route._tag === "NotFound") return Effect.fail(apiFailure("not_found", UNRECOGNIZED_URL, null))
+  if (route._tag === "MethodNotAllowed") {
+    return Effect.fail(
+      apiFailure("method_not_allowed", `This method is not allowed on this path. Allowed: ${route.allow.join(", ")}.`, null, {
+        allow: route.allow.join(", ")
+      })
+    )
+  }
+  return Effect.succeed(route)
+}
+
+/** A JSON body's checks: the Content-Type, well-formed JSON, nesting depth, storable text. */
+const checkJsonBody = (contentType: string | undefined, bodyText: string): Effect.Effect<void, ApiFailure> => {
+  const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase()
+  if (mediaType !== "application/json") {
+    return Effect.fail(apiFailure("invalid_request", "Content-Type must be application/json for a request with a body.", "Content-Type"))
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(bodyText)
+  } catch {
+    return Effect.fail(apiFailure("invalid_request", "The request body is not valid JSON.", null))
+  }
+  const problem = inspectJson(parsed)
+  if (problem?._tag === "TooDeep") {
+    return Effect.fail(
+      apiFailure("invalid_request", `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, null)
+    )
+  }
+  if (problem?._tag === "UnstorableText") return Effect.fail(unstorableTextFailure(problem.path === "" ? null : problem.path))
+  return Effect.void
+}
+
+/**
+ * The body of a request that may have one, read within the size limit and checked (OAuth protocol
+ * bodies are forms, RFC 6749, checked by their handler); "" for other methods. Query values are
+ * checked too: they reach the database as filters (a free-text `book`, for one).
+ */
+const readCheckedBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  url: URL,
+  method: string,
+  route: MatchedRoute,
+  maxBodyBytes: number
+): Effect.Effect<string, ApiFailure> =>
+  Effect.gen(function* () {
+    let bodyText = ""
+    if (BODY_METHODS.has(method)) {
+      if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) {
+        return yield* apiFailure("request_too_large", `The request body exceeds ${maxBodyBytes} bytes.`, null)
+      }
+      bodyText = yield* readBody(request, maxBodyBytes)
+      if (bodyText.trim().length > 0 && !route.oauthProtocol) yield* checkJsonBody(request.headers["content-type"], bodyText)
+    }
+    for (const [name, value] of url.searchParams) {
+      if (value.includes("\u0000")) return yield* unstorableTextFailure(name.includes("\u0000") ? null : name)
+    }
+    return bodyText
+  })
+
+/** A stored idempotent answer, replayed as it was (with the replay header). */
+const replayed = (stored: { status: number; body: string }, requestId: string) =>
+  HttpServerResponse.text(stored.body, {
+    status: stored.status,
+    contentType: "application/json",
+    headers: { "idempotent-replayed": "true", "request-id": replayedRequestId(stored) ?? requestId }
+  })
+
+/** The pipeline's services. */
+interface PipelineServices {
+  readonly access: Context.Tag.Service<typeof Access>
+  readonly limiter: Context.Tag.Service<typeof RateLimiter>
+  readonly idempotency: Context.Tag.Service<typeof Idempotency>
+  readonly config: Context.Tag.Service<typeof IssuingConfig>
+}
+
+/** Who calls: the key or token (401), its role or scopes for the route (403), its rate limit (429), its program (X-Program-ID). */
+const authorizeCaller = (services: PipelineServices, request: HttpServerRequest.HttpServerRequest, route: MatchedRoute, method: string) =>
+  Effect.gen(function* () {
+    const { access, config, limiter } = services
+    const caller = yield* handle(access.authenticate(request.headers.authorization))
+    if (caller.oauth !== undefined) {
+      yield* checkTokenScope(caller.oauth.scopes, route, method)
+    } else if (caller.role === "viewer" && !READ_METHODS.has(method)) {
+      return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
+    }
+    yield* handle(limiter.consume(caller.apiKeyId))
+    const scoped: Caller | ProgramCaller =
+      route.scope === "program" ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"])) : caller
+    if (route.sandboxOnly && config.environment !== "sandbox") {
+      return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
+    }
+    return { caller, scoped }
+  })
+
+/** Every failure of the router and handlers as an envelope; defects as a logged 500. */
+const catchToResponse =
+  (respondWith: (failure: ApiFailure) => HttpServerResponse.HttpServerResponse, requestId: string) =>
+  <R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>) =>
+    Effect.catchAllCause(effect, (cause) => {
+      const failure = Cause.failureOption(cause).pipe(Option.map(asApiFailure), Option.getOrUndefined)
+      if (failure !== undefined) return Effect.succeed(respondWith(failure))
+      return Effect.as(
+        Effect.logError("Unhandled failure", { request_id: requestId, cause: Cause.pretty(cause) }),
+        respondWith(apiFailure("internal_error", "An internal error occurred. Retry with the same Idempotency-Key.", null))
+      )
+    })
+
+/** One request through the pipeline: route, body, caller, then the handler (idempotent when asked). */
+const handleRequest = (
+  services: PipelineServices,
+  routes: RouteTable,
+  app: HttpApp.Default,
+  requestId: string,
+  respondWith: (failure: ApiFailure) => HttpServerResponse.HttpServerResponse
+) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const url = new URL(request.url, "http://localhost")
+    const method = request.method.toUpperCase()
+    const route = yield* matchRoute(routes, method, url.pathname)
+    const bodyText = yield* readCheckedBody(request, url, method, route, services.config.maxBodyBytes)
+    // Failures of the router and handlers become envelopes here, inside any idempotent
+    // transaction, so a 4xx is stored with the key; defects become 500s and are not stored.
+    const toResponse = catchToResponse(respondWith, requestId)
+
+    // The body stream is consumed: handlers read the text already read.
+    const routed = BODY_METHODS.has(method)
+      ? Effect.provideService(
+          app,
+          HttpServerRequest.HttpServerRequest,
+          route.oauthProtocol ? withReadFormBody(request, bodyText) : withReadBody(request, bodyText)
+        )
+      : app
+    if (route.scope === "public") return yield* toResponse(routed)
+
+    const { caller, scoped } = yield* authorizeCaller(services, request, route, method)
+    const handled = toResponse(Effect.locally(routed, CurrentAccess, Option.some(scoped)))
+    const idempotencyKey = request.headers["idempotency-key"]
+    if (method !== "POST" || idempotencyKey === undefined) return yield* handled
+
+    const key = yield* handle(services.idempotency.validateKey(idempotencyKey))
+    const programId = "program" in scoped ? (scoped as ProgramCaller).program.id : ""
+    // The API key is part of the request: a stored response is only ever replayed to the key
+    // that made it, so another key of the organization (say a developer key replaying an
+    // admin's key creation or a PAN reveal) gets 409, never the stored secret.
+    const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, bodyText]
+    const result = yield* handle(
+      services.idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
+    )
+    return result.replayed
+      ? replayed(result.response as { status: number; body: string }, requestId)
+      : (result.response as HttpServerResponse.HttpServerResponse)
+  })
+
 /**
  * The one place every request passes through, around the router: request id, route match (404,
  * 405), body limits and JSON well-formedness, Content-Type, authentication, role, rate limit,
@@ -96,134 +252,22 @@ const asApiFailure = (error: unknown): ApiFailure | undefined => {
 export const requestPipeline = (routes: RouteTable) =>
   HttpApiBuilder.middleware(
     Effect.gen(function* () {
-      const access = yield* Access
-      const limiter = yield* RateLimiter
-      const idempotency = yield* Idempotency
-      const config = yield* IssuingConfig
+      const services: PipelineServices = {
+        access: yield* Access,
+        limiter: yield* RateLimiter,
+        idempotency: yield* Idempotency,
+        config: yield* IssuingConfig
+      }
 
       return (app: HttpApp.Default): HttpApp.Default =>
         Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
           const requestId = crypto.randomUUID()
           const respondWith = (failure: ApiFailure) => {
-            const response = failureResponse(failure, requestId, config.baseUrl)
+            const response = failureResponse(failure, requestId, services.config.baseUrl)
             // An oversized body is not read to its end: close the connection after answering.
             return failure.code === "request_too_large" ? HttpServerResponse.setHeader(response, "connection", "close") : response
           }
-
-          // Failures of the router and handlers become envelopes here, inside any idempotent
-          // transaction, so a 4xx is stored with the key; defects become 500s and are not stored.
-          const toResponse = <R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>) =>
-            Effect.catchAllCause(effect, (cause) => {
-              const failure = Cause.failureOption(cause).pipe(Option.map(asApiFailure), Option.getOrUndefined)
-              if (failure !== undefined) return Effect.succeed(respondWith(failure))
-              return Effect.as(
-                Effect.logError("Unhandled failure", { request_id: requestId, cause: Cause.pretty(cause) }),
-                respondWith(apiFailure("internal_error", "An internal error occurred. Retry with the same Idempotency-Key.", null))
-              )
-            })
-
-          const pipeline = Effect.gen(function* () {
-            const url = new URL(request.url, "http://localhost")
-            const method = request.method.toUpperCase()
-            const route = routes.match(method, url.pathname)
-            if (route._tag === "NotFound") {
-              return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
-            }
-            if (route._tag === "MethodNotAllowed") {
-              return yield* apiFailure(
-                "method_not_allowed",
-                `This method is not allowed on this path. Allowed: ${route.allow.join(", ")}.`,
-                null,
-                { allow: route.allow.join(", ") }
-              )
-            }
-
-            let bodyText = ""
-            if (BODY_METHODS.has(method)) {
-              const declaredLength = Number(request.headers["content-length"] ?? "0")
-              if (declaredLength > config.maxBodyBytes) {
-                return yield* apiFailure("request_too_large", `The request body exceeds ${config.maxBodyBytes} bytes.`, null)
-              }
-              bodyText = yield* readBody(request, config.maxBodyBytes)
-              // OAuth protocol bodies are forms (RFC 6749), checked by their handler.
-              if (bodyText.trim().length > 0 && !route.oauthProtocol) {
-                const mediaType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-                if (mediaType !== "application/json") {
-                  return yield* apiFailure(
-                    "invalid_request",
-                    "Content-Type must be application/json for a request with a body.",
-                    "Content-Type"
-                  )
-                }
-                let parsed: unknown
-                try {
-                  parsed = JSON.parse(bodyText)
-                } catch {
-                  return yield* apiFailure("invalid_request", "The request body is not valid JSON.", null)
-                }
-                const problem = inspectJson(parsed)
-                if (problem?._tag === "TooDeep") {
-                  return yield* apiFailure(
-                    "invalid_request",
-                    `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`,
-                    null
-                  )
-                }
-                if (problem?._tag === "UnstorableText") return yield* unstorableTextFailure(problem.path === "" ? null : problem.path)
-              }
-            }
-            // Query values reach the database as filters (a free-text `book`, for one).
-            for (const [name, value] of url.searchParams) {
-              if (value.includes("\u0000")) return yield* unstorableTextFailure(name.includes("\u0000") ? null : name)
-            }
-
-            // The body stream is consumed: handlers read the text already read.
-            const routed = BODY_METHODS.has(method)
-              ? Effect.provideService(
-                  app,
-                  HttpServerRequest.HttpServerRequest,
-                  route.oauthProtocol ? withReadFormBody(request, bodyText) : withReadBody(request, bodyText)
-                )
-              : app
-            if (route.scope === "public") return yield* toResponse(routed)
-
-            const caller = yield* handle(access.authenticate(request.headers.authorization))
-            if (caller.oauth !== undefined) {
-              yield* checkTokenScope(caller.oauth.scopes, route, method)
-            } else if (caller.role === "viewer" && !READ_METHODS.has(method)) {
-              return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
-            }
-            yield* handle(limiter.consume(caller.apiKeyId))
-            const scoped: Caller | ProgramCaller =
-              route.scope === "program" ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"])) : caller
-            if (route.sandboxOnly && config.environment !== "sandbox") {
-              return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
-            }
-
-            const handled = toResponse(Effect.locally(routed, CurrentAccess, Option.some(scoped)))
-            const idempotencyKey = request.headers["idempotency-key"]
-            if (method !== "POST" || idempotencyKey === undefined) return yield* handled
-
-            const key = yield* handle(idempotency.validateKey(idempotencyKey))
-            const programId = "program" in scoped ? (scoped as ProgramCaller).program.id : ""
-            // The API key is part of the request: a stored response is only ever replayed to the key
-            // that made it, so another key of the organization (say a developer key replaying an
-            // admin's key creation or a PAN reveal) gets 409, never the stored secret.
-            const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, bodyText]
-            const result = yield* handle(
-              idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
-            )
-            if (!result.replayed) return result.response as HttpServerResponse.HttpServerResponse
-            const stored = result.response as { status: number; body: string }
-            return HttpServerResponse.text(stored.body, {
-              status: stored.status,
-              contentType: "application/json",
-              headers: { "idempotent-replayed": "true", "request-id": replayedRequestId(stored) ?? requestId }
-            })
-          })
-
-          const response = yield* pipeline.pipe(
+          const response = yield* handleRequest(services, routes, app, requestId, respondWith).pipe(
             Effect.locally(CurrentRequestId, requestId),
             Effect.catchAll((failure) => Effect.succeed(respondWith(failure))),
             Effect.catchAllDefect((defect) =>
