@@ -10,12 +10,8 @@ import {
 } from "@issuing/core"
 import { Effect, Layer } from "effect"
 
-/**
- * PostgreSQL's posting: ONE statement per transfer, the `issuing_post_transfer` function
- * (migrations 0040 and 0080), so a transfer costs one round trip. Column arrays carry the entries, deltas
- * and events. NOTIFY for the webhook workers is sent from SQL (delivered at commit), so the
- * outcome never asks the process to wake its own workers.
- */
+type Sql = SqlClient.SqlClient
+
 const LIMIT = BigInt(MAX_TOTAL_MINOR)
 
 interface Totals {
@@ -60,8 +56,8 @@ export const decidePostings = (postings: ReadonlyArray<TransferPosting>, totals:
   })
 }
 
-/** The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one array per table. */
-const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
+/** The postings' balance deltas summed per (account, book), sorted: the upsert takes the rows' locks in that order. */
+const summedDeltas = (postings: ReadonlyArray<TransferPosting>) => {
   const balances = new Map<
     string,
     { financial_account_id: string; book: string; currency: string; debits_minor: number; credits_minor: number; updated_at: string }
@@ -86,6 +82,19 @@ const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
       }
     }
   }
+  return [...balances.values()].sort((a, b) =>
+    a.financial_account_id === b.financial_account_id
+      ? a.book < b.book
+        ? -1
+        : 1
+      : a.financial_account_id < b.financial_account_id
+        ? -1
+        : 1
+  )
+}
+
+/** The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one array per table. */
+const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
   return {
     transactions: postings.map(({ transaction: t, transfer }) => ({
       id: t.id,
@@ -132,16 +141,7 @@ const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
         currency: e.amount.currency
       }))
     ),
-    // Sorted: the upsert takes the rows' locks in (account id, book) order.
-    balances: [...balances.values()].sort((a, b) =>
-      a.financial_account_id === b.financial_account_id
-        ? a.book < b.book
-          ? -1
-          : 1
-        : a.financial_account_id < b.financial_account_id
-          ? -1
-          : 1
-    ),
+    balances: summedDeltas(postings),
     events: postings.flatMap(({ events, transaction: t, transfer }) =>
       events.map((e) => ({
         id: e.id,
@@ -154,107 +154,108 @@ const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
   }
 }
 
+/** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080). */
+const postTransfer = (
+  sql: Sql,
+  { bookTransfer, activeCardId, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
+): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
+  sql`SELECT posted, available, refusal FROM issuing_post_transfer(
+          ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
+          ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
+          ${transactionWrite}, ${t.id}, ${t.status}, ${t.created_at}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
+          ${transfer.id}, ${transfer.payment_rail}, ${transfer.status}, ${transfer.description},
+          ${bookTransfer.id},
+          ${bookTransfer.entries.map((e) => e.financial_account_id)}::text[], ${bookTransfer.entries.map((e) => e.book)}::text[],
+          ${bookTransfer.entries.map((e) => e.entry_type)}::text[], ${bookTransfer.entries.map((e) => e.amount.amount)}::bigint[],
+          ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
+          ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
+          ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
+          ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL}, ${activeCardId})`.pipe(
+    Effect.map((rows) => ({
+      posted: rows[0]!.posted === true,
+      refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
+      availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
+      wake: false
+    }))
+  )
+/** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
+const asJson = ({
+  activeCardId,
+  bookTransfer,
+  checkFunds,
+  deltas,
+  events,
+  transaction: t,
+  transactionWrite,
+  transfer
+}: TransferPosting) => ({
+  program_id: t.program_id,
+  source: transfer.from_financial_account_id,
+  target: transfer.to_financial_account_id,
+  check_funds: checkFunds,
+  amount: transfer.amount,
+  currency: transfer.currency,
+  now: transfer.created_at,
+  transaction_write: transactionWrite,
+  transaction_id: t.id,
+  transaction_status: t.status,
+  transaction_created_at: t.created_at,
+  card_id: t.card_id,
+  mcc: t.mcc,
+  merchant_name: t.merchant_name,
+  transfer_id: transfer.id,
+  rail: transfer.payment_rail,
+  transfer_status: transfer.status,
+  description: transfer.description,
+  book_transfer_id: bookTransfer.id,
+  entry_accounts: bookTransfer.entries.map((e) => e.financial_account_id),
+  entry_books: bookTransfer.entries.map((e) => e.book),
+  entry_types: bookTransfer.entries.map((e) => e.entry_type),
+  entry_amounts: bookTransfer.entries.map((e) => String(e.amount.amount)),
+  delta_accounts: deltas.map((d) => d.financial_account_id),
+  delta_books: deltas.map((d) => d.book),
+  delta_debits: deltas.map((d) => String(d.debitsMinor)),
+  delta_credits: deltas.map((d) => String(d.creditsMinor)),
+  event_ids: events.map((e) => e.id),
+  event_types: events.map((e) => e.type),
+  event_data: events.map((e) => JSON.stringify(e.data.object)),
+  active_card: activeCardId
+})
+/**
+ * A batch of new transfers (no card, each its own new transaction), in the caller's
+ * transaction: the balance rows they touch are locked and read in one statement, the postings
+ * decided in order over them here, and the ones that post written in one more
+ * (`issuing_write_postings`): two round trips for the whole batch.
+ */
+const postNewTransfers = (sql: Sql, postings: ReadonlyArray<TransferPosting>) =>
+  Effect.gen(function* () {
+    const accounts = [...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort()
+    const rows = yield* sql<{ account: string; book: string; debits: string; credits: string }>`
+      SELECT financial_account_id AS account, book, debits_minor::text AS debits, credits_minor::text AS credits
+      FROM issuing_balances WHERE financial_account_id IN ${sql.in(accounts)}
+      ORDER BY financial_account_id, book FOR UPDATE`
+    const totals = new Map(
+      rows.map((row) => [`${row.account}\u0000${row.book}`, { debits: BigInt(row.debits), credits: BigInt(row.credits) }])
+    )
+    const outcomes = decidePostings(postings, totals)
+    const posted = postings.filter((_, i) => outcomes[i]!.posted)
+    if (posted.length > 0)
+      yield* sql`SELECT issuing_write_postings(${JSON.stringify(postingRows(posted))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL})`
+    return outcomes
+  })
+
+/**
+ * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the `issuing_post_transfer` function
+ * (migrations 0040 and 0080), so a transfer costs one round trip. Column arrays carry the entries, deltas
+ * and events. NOTIFY for the webhook workers is sent from SQL (delivered at commit), so the
+ * outcome never asks the process to wake its own workers.
+ */
 export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.SqlClient> = Layer.effect(
   LedgerPosting,
   Effect.map(SqlClient.SqlClient, (client) => {
     const sql = client.withoutTransforms()
-    const postTransfer = ({
-      bookTransfer,
-      activeCardId,
-      checkFunds,
-      deltas,
-      events,
-      transaction: t,
-      transactionWrite,
-      transfer
-    }: TransferPosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
-      sql`SELECT posted, available, refusal FROM issuing_post_transfer(
-              ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
-              ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
-              ${transactionWrite}, ${t.id}, ${t.status}, ${t.created_at}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
-              ${transfer.id}, ${transfer.payment_rail}, ${transfer.status}, ${transfer.description},
-              ${bookTransfer.id},
-              ${bookTransfer.entries.map((e) => e.financial_account_id)}::text[], ${bookTransfer.entries.map((e) => e.book)}::text[],
-              ${bookTransfer.entries.map((e) => e.entry_type)}::text[], ${bookTransfer.entries.map((e) => e.amount.amount)}::bigint[],
-              ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
-              ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
-              ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
-              ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL}, ${activeCardId})`.pipe(
-        Effect.map((rows) => ({
-          posted: rows[0]!.posted === true,
-          refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
-          availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
-          wake: false
-        }))
-      )
-    /** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
-    const asJson = ({
-      activeCardId,
-      bookTransfer,
-      checkFunds,
-      deltas,
-      events,
-      transaction: t,
-      transactionWrite,
-      transfer
-    }: TransferPosting) => ({
-      program_id: t.program_id,
-      source: transfer.from_financial_account_id,
-      target: transfer.to_financial_account_id,
-      check_funds: checkFunds,
-      amount: transfer.amount,
-      currency: transfer.currency,
-      now: transfer.created_at,
-      transaction_write: transactionWrite,
-      transaction_id: t.id,
-      transaction_status: t.status,
-      transaction_created_at: t.created_at,
-      card_id: t.card_id,
-      mcc: t.mcc,
-      merchant_name: t.merchant_name,
-      transfer_id: transfer.id,
-      rail: transfer.payment_rail,
-      transfer_status: transfer.status,
-      description: transfer.description,
-      book_transfer_id: bookTransfer.id,
-      entry_accounts: bookTransfer.entries.map((e) => e.financial_account_id),
-      entry_books: bookTransfer.entries.map((e) => e.book),
-      entry_types: bookTransfer.entries.map((e) => e.entry_type),
-      entry_amounts: bookTransfer.entries.map((e) => String(e.amount.amount)),
-      delta_accounts: deltas.map((d) => d.financial_account_id),
-      delta_books: deltas.map((d) => d.book),
-      delta_debits: deltas.map((d) => String(d.debitsMinor)),
-      delta_credits: deltas.map((d) => String(d.creditsMinor)),
-      event_ids: events.map((e) => e.id),
-      event_types: events.map((e) => e.type),
-      event_data: events.map((e) => JSON.stringify(e.data.object)),
-      active_card: activeCardId
-    })
-    /**
-     * A batch of new transfers (no card, each its own new transaction), in the caller's
-     * transaction: the balance rows they touch are locked and read in one statement, the postings
-     * decided in order over them here, and the ones that post written in one more
-     * (`issuing_write_postings`): two round trips for the whole batch.
-     */
-    const postNewTransfers = (postings: ReadonlyArray<TransferPosting>) =>
-      Effect.gen(function* () {
-        const accounts = [...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort()
-        const rows = yield* sql<{ account: string; book: string; debits: string; credits: string }>`
-          SELECT financial_account_id AS account, book, debits_minor::text AS debits, credits_minor::text AS credits
-          FROM issuing_balances WHERE financial_account_id IN ${sql.in(accounts)}
-          ORDER BY financial_account_id, book FOR UPDATE`
-        const totals = new Map(
-          rows.map((row) => [`${row.account}\u0000${row.book}`, { debits: BigInt(row.debits), credits: BigInt(row.credits) }])
-        )
-        const outcomes = decidePostings(postings, totals)
-        const posted = postings.filter((_, i) => outcomes[i]!.posted)
-        if (posted.length > 0)
-          yield* sql`SELECT issuing_write_postings(${JSON.stringify(postingRows(posted))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL})`
-        return outcomes
-      })
-
     return {
-      postTransfer,
+      postTransfer: (posting) => postTransfer(sql, posting),
       // In order, in the caller's transaction: each refusal writes nothing, and any database error
       // aborts the transaction (the batch) as a whole. New transfers without a card (every batch
       // item that posts at once) are decided here and written set-based; any other run goes
@@ -263,7 +264,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
         postings.length === 0
           ? Effect.succeed([])
           : postings.every((p) => p.transactionWrite === "insert" && p.activeCardId === null)
-            ? postNewTransfers(postings)
+            ? postNewTransfers(sql, postings)
             : sql`SELECT ord, posted, available, refusal FROM issuing_post_transfers(
                   ${JSON.stringify(postings.map(asJson))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL}) ORDER BY ord`.pipe(
                 Effect.map((rows) =>
