@@ -61,6 +61,64 @@ const exceedsSpendingPeriod = (store: CardStoreService, card: Card, amount: numb
 type AuthorizationError = InvalidRequest | NotFound | Conflict | BusinessRuleViolation | SqlError.SqlError
 
 /**
+ * Decides for a card (locked, or read when its approval re-checks its state) and records the
+ * outcome: a DECLINED transaction with its reason, or the approval's transfer.
+ */
+const decide = (
+  { ledger, store }: { readonly ledger: Ledger; readonly store: CardStoreService },
+  programId: string,
+  card: Card,
+  input: SimulateAuthorization
+) =>
+  Effect.gen(function* () {
+    // Immutable, so served from the ledger's account cache: no read per authorization.
+    const accountCurrency = yield* ledger.accountCurrency(programId, card.financial_account_id)
+    const currency = input.currency ?? accountCurrency
+    if (currency !== accountCurrency) {
+      return yield* new BusinessRuleViolation({
+        code: "currency_mismatch",
+        message: "The card's account holds another currency than the authorization's.",
+        param: "currency"
+      })
+    }
+    const merchant = input.merchant_name ?? null
+    const decline = (reason: DeclineReason) =>
+      ledger.declineCardAuthorization(programId, {
+        card_id: card.id,
+        amount: input.amount,
+        currency,
+        decline_reason: reason,
+        mcc: input.mcc,
+        merchant_name: merchant
+      })
+
+    const control = controlDecline(card, input.mcc)
+    if (control !== null) return yield* decline(control)
+    if (yield* exceedsSpendingPeriod(store, card, input.amount)) return yield* decline("SPENDING_LIMIT_EXCEEDED")
+    return yield* ledger
+      .approveCardAuthorization(programId, {
+        card_id: card.id,
+        financial_account_id: card.financial_account_id,
+        amount: input.amount,
+        currency,
+        mcc: input.mcc,
+        merchant_name: merchant
+      })
+      .pipe(
+        Effect.map((posted) => posted.transaction),
+        Effect.catchIf(
+          (error): error is BusinessRuleViolation => error._tag === "BusinessRuleViolation" && error.code === "insufficient_funds",
+          () => decline("INSUFFICIENT_FUNDS")
+        ),
+        // Frozen or closed since it was read: the posting wrote nothing.
+        Effect.catchIf(
+          (error): error is CardNotActive => error instanceof CardNotActive,
+          (error) => decline(error.state === "FROZEN" ? "CARD_FROZEN" : "CARD_CLOSED")
+        )
+      )
+  })
+
+/**
  * Simulated card authorizations (sandbox only): the card's state, merchant category allow and block
  * lists, its spending period over the card's APPROVED authorizations in UTC windows, and the
  * wallet's available funds decide; an approval posts a transfer through the ledger, a decline
@@ -79,56 +137,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
     const ledger = yield* Ledger
     const transactor = yield* Transactor
     const lane = yield* WriteLane
-
-    /** Decides for a locked card and records the outcome. */
-    const decide = (programId: string, card: Card, input: SimulateAuthorization) =>
-      Effect.gen(function* () {
-        // Immutable, so served from the ledger's account cache: no read per authorization.
-        const accountCurrency = yield* ledger.accountCurrency(programId, card.financial_account_id)
-        const currency = input.currency ?? accountCurrency
-        if (currency !== accountCurrency) {
-          return yield* new BusinessRuleViolation({
-            code: "currency_mismatch",
-            message: "The card's account holds another currency than the authorization's.",
-            param: "currency"
-          })
-        }
-        const merchant = input.merchant_name ?? null
-        const decline = (reason: DeclineReason) =>
-          ledger.declineCardAuthorization(programId, {
-            card_id: card.id,
-            amount: input.amount,
-            currency,
-            decline_reason: reason,
-            mcc: input.mcc,
-            merchant_name: merchant
-          })
-
-        const control = controlDecline(card, input.mcc)
-        if (control !== null) return yield* decline(control)
-        if (yield* exceedsSpendingPeriod(store, card, input.amount)) return yield* decline("SPENDING_LIMIT_EXCEEDED")
-        return yield* ledger
-          .approveCardAuthorization(programId, {
-            card_id: card.id,
-            financial_account_id: card.financial_account_id,
-            amount: input.amount,
-            currency,
-            mcc: input.mcc,
-            merchant_name: merchant
-          })
-          .pipe(
-            Effect.map((posted) => posted.transaction),
-            Effect.catchIf(
-              (error): error is BusinessRuleViolation => error._tag === "BusinessRuleViolation" && error.code === "insufficient_funds",
-              () => decline("INSUFFICIENT_FUNDS")
-            ),
-            // Frozen or closed since it was read: the posting wrote nothing.
-            Effect.catchIf(
-              (error): error is CardNotActive => error instanceof CardNotActive,
-              (error) => decline(error.state === "FROZEN" ? "CARD_FROZEN" : "CARD_CLOSED")
-            )
-          )
-      })
+    const deps = { ledger, store }
 
     return {
       /** Decides a simulated authorization and records it (APPROVED with a transfer, or DECLINED with a reason). */
@@ -137,7 +146,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
           const programId = caller.program.id
           const read = yield* findOwned(input.card_id, CARD, (id) => store.findCard(programId, id))
           const interval = read.card.spending_period?.interval
-          if (interval === undefined || interval === "PER_TRANSACTION") return yield* decide(programId, read.card, input)
+          if (interval === undefined || interval === "PER_TRANSACTION") return yield* decide(deps, programId, read.card, input)
           // Through the store's write lane (SQLite: one commit for concurrent authorizations).
           return yield* commitWrite(
             lane,
@@ -145,7 +154,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
             Effect.gen(function* () {
               // The card row lock serializes authorizations of one card, so two cannot both fit under its limit.
               const record = yield* findOwned(input.card_id, CARD, (id) => store.lockCard(programId, id))
-              return yield* decide(programId, record.card, input)
+              return yield* decide(deps, programId, record.card, input)
             })
           )
         })
