@@ -1,4 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { CHANGE_NOTIFY_CHANNEL, ChangeFeed, publishChange, readVersion } from "@issuing/core"
 import { Context, Deferred, Effect, Layer, Option, Stream } from "effect"
 import type { PgListener } from "./PgListener.js"
@@ -54,6 +55,45 @@ const coalesced = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<A, E> => {
   })
 }
 
+/** What a node knows of the feed. */
+interface FeedState {
+  started: boolean
+  /** Listening, and caught up with the row since (re)connecting. */
+  up: boolean
+  /** The newest version notified or read. */
+  seen: bigint
+  /** This node's newest own change, and when it was made. */
+  ownVersion: bigint
+  ownAtMs: number
+}
+
+/**
+ * Follows the notifications for as long as it runs: each advances the known version; on each
+ * (re)connect the row is read (what was notified meanwhile is in it) and the feed is up again; a
+ * lost connection takes it down, and it listens again a second later.
+ */
+const followFeed = (listener: PgListener, state: FeedState, readRow: Effect.Effect<Option.Option<string>, SqlError>) => {
+  const advance = (version: bigint) => {
+    if (version > state.seen) state.seen = version
+  }
+  return listener.stream(CHANGE_NOTIFY_CHANNEL).pipe(
+    Stream.runForEach((event) =>
+      event._tag === "Notified"
+        ? Effect.sync(() => advance(payloadVersion(event.payload)))
+        : Effect.map(readRow, (version) => {
+            advance(BigInt(Option.getOrElse(version, () => "0")))
+            state.up = true
+          })
+    ),
+    Effect.catchAll((error) =>
+      state.up ? Effect.logWarning("Change feed lost; caches bypassed until it is back", error.message) : Effect.void
+    ),
+    Effect.ensuring(Effect.sync(() => (state.up = false))),
+    Effect.zipRight(Effect.sleep(RECONNECT_DELAY_MS)),
+    Effect.forever
+  )
+}
+
 /**
  * The PostgreSQL change feed: a version row bumped in every publishing transaction with a
  * `pg_notify` beside it; each node follows the notifications on its listening connection (shared
@@ -67,28 +107,8 @@ export const pgChangeFeedLayer = (listener: PgListener) =>
       const client = yield* SqlClient.SqlClient
       const scope = yield* Effect.scope
       const withClient = Effect.provideService(SqlClient.SqlClient, client)
-      const state = { started: false, up: false, seen: 0n, ownVersion: 0n, ownAtMs: 0 }
-      const advance = (version: bigint) => {
-        if (version > state.seen) state.seen = version
-      }
-
-      const follow = listener.stream(CHANGE_NOTIFY_CHANNEL).pipe(
-        Stream.runForEach((event) =>
-          event._tag === "Notified"
-            ? Effect.sync(() => advance(payloadVersion(event.payload)))
-            : // Listening again: what was notified meanwhile is in the row, read after LISTEN began.
-              Effect.map(withClient(readVersion), (version) => {
-                advance(BigInt(Option.getOrElse(version, () => "0")))
-                state.up = true
-              })
-        ),
-        Effect.catchAll((error) =>
-          state.up ? Effect.logWarning("Change feed lost; caches bypassed until it is back", error.message) : Effect.void
-        ),
-        Effect.ensuring(Effect.sync(() => (state.up = false))),
-        Effect.zipRight(Effect.sleep(RECONNECT_DELAY_MS)),
-        Effect.forever
-      )
+      const state: FeedState = { started: false, up: false, seen: 0n, ownVersion: 0n, ownAtMs: 0 }
+      const follow = followFeed(listener, state, withClient(readVersion))
       const start = Effect.suspend(() => {
         if (state.started) return Effect.void
         state.started = true
