@@ -8,69 +8,8 @@
 import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
 import { Option } from "effect"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
 import * as http from "node:http"
-import * as os from "node:os"
-import * as path from "node:path"
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
-import { createDatabase, dropDatabase, startPostgres } from "./support/postgres.js"
-
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
-
-/** A fresh PostgreSQL database on a server for this store's run (bench/support/postgres.js). */
-const postgresDatabase = async () => {
-  const server = await startPostgres()
-  const name = `issuing_bench_${Date.now()}`
-  const url = await createDatabase(server.adminUrl, name)
-  return {
-    target: { kind: "postgres", url },
-    drop: async () => {
-      await dropDatabase(server.adminUrl, name)
-      await server.stop()
-    }
-  }
-}
-
-const sqliteDatabase = async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-sqlite-"))
-  return {
-    target: { kind: "sqlite", filename: path.join(dir, "bench.db") },
-    drop: async () => fs.rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-/**
- * Runs the load generator in its own process for `durationMs` (after a warm-up) and measures the
- * CPU time this (the server's) process spent meanwhile.
- */
-const load = (url, headers, concurrency, durationMs) =>
-  new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL("./support/httpLoad.js", import.meta.url)),
-        JSON.stringify({ url, headers, concurrency, durationMs, warmupMs: 1000 })
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] }
-    )
-    let output = ""
-    let cpuStart
-    child.stdout.on("data", (chunk) => {
-      output += chunk
-      if (cpuStart === undefined && output.includes("measuring\n")) cpuStart = process.cpuUsage()
-    })
-    child.on("error", reject)
-    child.on("exit", (code) => {
-      const cpu = process.cpuUsage(cpuStart)
-      const line = output.split("\n").find((text) => text.startsWith("{"))
-      if (code !== 0 || line === undefined) return reject(new Error(`load generator exited with ${code}`))
-      resolve({ ...JSON.parse(line), serverCpuMs: (cpu.user + cpu.system) / 1000 })
-    })
-  })
+import { benchDatabase, load, option } from "./support/common.js"
 
 /** Entry point used by bench/run.js. */
 export async function run(args) {
@@ -79,7 +18,7 @@ export async function run(args) {
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(`GET /v1/programs, concurrency ${concurrency}, ${durationMs / 1000} s per store (after a 1 s warm-up)`)
   for (const kind of stores) {
-    const database = kind === "postgres" ? await postgresDatabase() : await sqliteDatabase()
+    const database = await benchDatabase(kind, "issuing_bench")
     const issuing = await createIssuing({
       store: storeFor(database.target),
       vaultKeys: [crypto.randomBytes(32)],

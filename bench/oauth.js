@@ -10,71 +10,15 @@
 import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
 import { Option } from "effect"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
-import * as path from "node:path"
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
-import { createDatabase, dropDatabase, startPostgres } from "./support/postgres.js"
+import { benchDatabase, load, option } from "./support/common.js"
 
 const REDIRECT_URI = "https://app.example/callback"
 /** Never fetched: the bench reads the redirect's interaction id. */
 const INTERACTION_URL = "https://host.example/consent"
 
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
-
 const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
-
-const postgresDatabase = async () => {
-  const server = await startPostgres()
-  const name = `issuing_bench_oauth_${Date.now()}`
-  const url = await createDatabase(server.adminUrl, name)
-  return {
-    target: { kind: "postgres", url },
-    drop: async () => {
-      await dropDatabase(server.adminUrl, name)
-      await server.stop()
-    }
-  }
-}
-
-const sqliteDatabase = async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-oauth-"))
-  return {
-    target: { kind: "sqlite", filename: path.join(dir, "bench.db") },
-    drop: async () => fs.rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-/** The load generator in its own process; resolves with its figures and this (the server's) process's CPU time. */
-const load = (url, headers, concurrency, durationMs) =>
-  new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL("./support/httpLoad.js", import.meta.url)),
-        JSON.stringify({ url, headers, concurrency, durationMs, warmupMs: 1000 })
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] }
-    )
-    let output = ""
-    let cpuStart
-    child.stdout.on("data", (chunk) => {
-      output += chunk
-      if (cpuStart === undefined && output.includes("measuring\n")) cpuStart = process.cpuUsage()
-    })
-    child.on("error", reject)
-    child.on("exit", (code) => {
-      const cpu = process.cpuUsage(cpuStart)
-      const line = output.split("\n").find((text) => text.startsWith("{"))
-      if (code !== 0 || line === undefined) return reject(new Error(`load generator exited with ${code}`))
-      resolve({ ...JSON.parse(line), serverCpuMs: (cpu.user + cpu.system) / 1000 })
-    })
-  })
 
 /** One request over the agent: `{status, body}`. */
 const call = (agent, baseUrl, method, route, { headers = {}, body } = {}) =>
@@ -200,7 +144,7 @@ export async function run(args) {
       .join(" ")})`
   )
   for (const kind of stores) {
-    const database = kind === "postgres" ? await postgresDatabase() : await sqliteDatabase()
+    const database = await benchDatabase(kind, "issuing_bench_oauth")
     const issuing = await createIssuing({
       store: storeFor(database.target),
       vaultKeys: [crypto.randomBytes(32)],

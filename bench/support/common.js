@@ -1,0 +1,64 @@
+// What several benches share: their options, a fresh database per store, and the HTTP load
+// generator run in its own process (support/httpLoad.js).
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { createDatabase, dropDatabase, startPostgres } from "./postgres.js"
+
+/** The value of `--name=value` among the bench's arguments, or `fallback`. */
+export const option = (args, name, fallback) => {
+  const found = args.find((arg) => arg.startsWith(`--${name}=`))
+  return found === undefined ? fallback : found.slice(name.length + 3)
+}
+
+/**
+ * A fresh database for one store's run: `{ target, drop }`, the target as `storeFor` takes it. On
+ * PostgreSQL a server of its own (bench/support/postgres.js), stopped by `drop`.
+ */
+export const benchDatabase = async (kind, prefix) => {
+  if (kind === "postgres") {
+    const server = await startPostgres()
+    const name = `${prefix}_${Date.now()}`
+    const url = await createDatabase(server.adminUrl, name)
+    return {
+      target: { kind: "postgres", url },
+      drop: async () => {
+        await dropDatabase(server.adminUrl, name)
+        await server.stop()
+      }
+    }
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix.replaceAll("_", "-")}-`))
+  return {
+    target: { kind: "sqlite", filename: path.join(dir, "bench.db") },
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Runs the load generator in its own process for `durationMs` (after a warm-up) and measures the
+ * CPU time this (the server's) process spent meanwhile: its figures plus `serverCpuMs`.
+ */
+export const load = (url, headers, concurrency, durationMs) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL("./httpLoad.js", import.meta.url)), JSON.stringify({ url, headers, concurrency, durationMs, warmupMs: 1000 })],
+      { stdio: ["ignore", "pipe", "inherit"] }
+    )
+    let output = ""
+    let cpuStart
+    child.stdout.on("data", (chunk) => {
+      output += chunk
+      if (cpuStart === undefined && output.includes("measuring\n")) cpuStart = process.cpuUsage()
+    })
+    child.on("error", reject)
+    child.on("exit", (code) => {
+      const cpu = process.cpuUsage(cpuStart)
+      const line = output.split("\n").find((text) => text.startsWith("{"))
+      if (code !== 0 || line === undefined) return reject(new Error(`load generator exited with ${code}`))
+      resolve({ ...JSON.parse(line), serverCpuMs: (cpu.user + cpu.system) / 1000 })
+    })
+  })
