@@ -142,6 +142,7 @@ export interface ReceivedTry {
 /** What one subscription's receiver saw. */
 export interface ReceiverLog {
   readonly subscriptionId: string
+  /** Read after the deliveries have settled: make it a getter over a live log. */
   readonly tries: ReadonlyArray<ReceivedTry>
 }
 
@@ -179,6 +180,8 @@ export interface InvariantReport {
   readonly receivedTries: number
   /** Tries a receiver saw that have no attempt, excused as cut off by an interruption. */
   readonly triesCutOff: number
+  /** Of those, the longest time between a try's arrival and the interruption that cut it off. */
+  readonly longestCutOffMs: number
 }
 
 /** A violated invariant; the message lists every finding (the first 20). */
@@ -478,19 +481,28 @@ const checkDeliveries = async (options: InvariantOptions, db: StoreReader, findi
   }
   // Every try is an attempt; no attempt claims an answer the receiver did not give.
   const inFlightMs = options.inFlightMs ?? 10_000
-  const cutOff = (atMs: number) => (options.interruptionsMs ?? []).some((killedMs) => atMs <= killedMs && atMs >= killedMs - inFlightMs)
+  /** How long before the next interruption a try began, when it is within `inFlightMs` of one. */
+  const cutOffBy = (atMs: number) => {
+    const next = Math.min(...(options.interruptionsMs ?? []).filter((killedMs) => killedMs >= atMs))
+    return next - atMs <= inFlightMs ? next - atMs : undefined
+  }
   let receivedTries = 0
   let triesCutOff = 0
+  let longestCutOffMs = 0
   for (const [key, tries] of triesByPair) {
     receivedTries += tries.length
     const recorded = attemptsByPair.get(key) ?? []
     const missing = tries.length - recorded.length
-    const excusable = tries.filter((received) => cutOff(received.atMs)).length
-    if (missing > excusable) {
+    const excusable = tries.flatMap((received) => cutOffBy(received.atMs) ?? []).sort((a, b) => a - b)
+    if (missing > excusable.length) {
       findings.push(
-        `pair ${key}: the receiver saw ${tries.length} tries, ${recorded.length} attempts are recorded (${excusable} cut off by a crash)`
+        `pair ${key}: the receiver saw ${tries.length} tries, ${recorded.length} attempts are recorded (${excusable.length} cut off by a crash)`
       )
-    } else if (missing > 0) triesCutOff += missing
+    } else if (missing > 0) {
+      triesCutOff += missing
+      // Presumed cut off: the tries nearest an interruption.
+      longestCutOffMs = Math.max(longestCutOffMs, excusable[missing - 1]!)
+    }
     const answered = tries.flatMap((received) => (received.status === undefined ? [] : [received.status]))
     for (const attempt of recorded) {
       const code = Number(attempt.response_code)
@@ -500,7 +512,7 @@ const checkDeliveries = async (options: InvariantOptions, db: StoreReader, findi
       else answered.splice(index, 1)
     }
   }
-  return { events: Number(eventCount!.n), deliveries: due.length, attempts: attempts.length, receivedTries, triesCutOff }
+  return { events: Number(eventCount!.n), deliveries: due.length, attempts: attempts.length, receivedTries, triesCutOff, longestCutOffMs }
 }
 
 /** Checks every invariant; resolves with what was looked at, or throws an InvariantViolation. */

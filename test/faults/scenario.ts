@@ -1,0 +1,78 @@
+import * as crypto from "node:crypto"
+import { openStoreReader, type StoreLocation, type TransferLog } from "./invariants.js"
+
+/** What the fault scenarios share: calls to the API, a funded set of wallets, and the claims a dead process left. */
+
+export type Call = (method: string, route: string, body?: unknown) => Promise<{ status: number; body: any; text: string }>
+
+/** Calls `baseUrl()` (the server may move to a new port on restart) with the admin key and program. */
+export const apiCaller =
+  (baseUrl: () => string, apiKey: string, programId: () => string | undefined): Call =>
+  async (method, route, body) => {
+    const program = programId()
+    const response = await fetch(`${baseUrl()}${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(program === undefined ? {} : { "x-program-id": program }),
+        ...(body === undefined ? {} : { "content-type": "application/json" })
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000)
+    })
+    const text = await response.text()
+    return { status: response.status, body: text === "" ? undefined : JSON.parse(text), text }
+  }
+
+/** Creates `count` wallets and funds each by an inbound FedNow transfer (logged); returns their accounts. */
+export const fundedWallets = async (call: Call, log: TransferLog, count: number, amount = 100_000): Promise<Array<string>> => {
+  const accounts: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const wallet = await call("POST", "/v1/wallets", { holder: { name: `Fault holder ${i}` } })
+    if (wallet.status !== 200) throw new Error(`wallet: ${wallet.status} ${wallet.text}`)
+    accounts.push(wallet.body.financial_account_id)
+    const request = { payment_rail: "fednow_instant", amount, currency: "USD", to_financial_account_id: wallet.body.financial_account_id }
+    const tag = `fund-${crypto.randomUUID()}`
+    const funded = await call("POST", "/v1/transfers", { ...request, description: tag })
+    if (funded.status !== 200) throw new Error(`funding: ${funded.status} ${funded.text}`)
+    log.answered({ tag, request }, funded.status, funded.body)
+  }
+  return accounts
+}
+
+/**
+ * Ages every unfinished Idempotency-Key claim past its 60 s lease (docs/api.md#idempotency): a
+ * claim a killed process left is taken over by a retry only after the lease, and the scenarios do
+ * not wait a minute per kill. Run only while no server process is alive, when every unfinished
+ * claim is such a leftover.
+ */
+export const ageOrphanedClaims = async (store: StoreLocation): Promise<number> => {
+  const db = await openStoreReader(store)
+  try {
+    const before = new Date(Date.now() - 5 * 60_000).toISOString()
+    const [row] = await db.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM issuing_idempotency_keys WHERE status_code IS NULL`)
+    await db.query(`UPDATE issuing_idempotency_keys SET locked_at = '${before}' WHERE status_code IS NULL`)
+    return Number(row!.n)
+  } finally {
+    await db.close()
+  }
+}
+
+/** Sleeps. */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A gate the load's clients wait at while the server is down. */
+export class Gate {
+  #open: Promise<void> = Promise.resolve()
+  #release: (() => void) | undefined
+  /** Resolves at once while open. */
+  readonly wait = (): Promise<void> => this.#open
+  close(): void {
+    if (this.#release !== undefined) return
+    this.#open = new Promise((resolve) => (this.#release = resolve))
+  }
+  open(): void {
+    this.#release?.()
+    this.#release = undefined
+  }
+}
