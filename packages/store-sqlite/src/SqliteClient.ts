@@ -50,6 +50,16 @@ const isBusy = (error: SqlError): boolean => {
   return typeof code === "string" && code.startsWith("SQLITE_BUSY")
 }
 
+/** The write lock was not free within the busy timeout: SQLite's own code for it, not retried by the Transactor. */
+const lockWaitTimedOut = (error: SqlError, busyTimeoutMs: number): SqlError =>
+  new SqlError({
+    cause: Object.assign(new Error(`The write lock was not free within the busy timeout (${busyTimeoutMs} ms)`), {
+      code: "SQLITE_BUSY_TIMEOUT",
+      cause: error.cause
+    }),
+    message: "Timed out waiting for the database's write lock"
+  })
+
 const make = (options: SqliteOptions) =>
   Effect.gen(function* () {
     const compiler = Statement.makeCompilerSqlite()
@@ -66,6 +76,9 @@ const make = (options: SqliteOptions) =>
     // Savepoint sub-journals (one per group-commit unit) and temp b-trees stay in memory instead of
     // temporary files: they are never durable anyway (measured: 20–40 µs less per batched transfer).
     db.pragma("temp_store = MEMORY")
+
+    /** True between the transaction acquirer's BEGIN IMMEDIATE and the client's own begin statement. */
+    let begunByAcquirer = false
 
     // better-sqlite3 statements are cheap to keep; a bounded map avoids re-preparing hot SQL.
     const statements = new Map<string, Sqlite.Statement>()
@@ -87,10 +100,16 @@ const make = (options: SqliteOptions) =>
     /**
      * Retries a statement that found the write lock taken, up to the busy timeout, without blocking.
      * Only outside a transaction (BEGIN IMMEDIATE itself, or a write in autocommit): inside one the
-     * lock is already ours, and a statement there never ran half-way.
+     * lock is already ours, and a statement there never ran half-way. When the timeout is spent the
+     * failure is SQLITE_BUSY_TIMEOUT, which the Transactor does not retry: its retries of
+     * SQLITE_BUSY would each wait the whole timeout again, holding a request up to eight timeouts
+     * (40 s) behind another process's lock instead of answering 500 after one (found by the fault
+     * suite, test/faults/database.test.ts).
      */
     const awaitingLock = <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> =>
-      Effect.retry(effect, { schedule: lockWait, while: (error) => isBusy(error) && !db.inTransaction })
+      Effect.retry(effect, { schedule: lockWait, while: (error) => isBusy(error) && !db.inTransaction }).pipe(
+        Effect.mapError((error) => (isBusy(error) && !db.inTransaction ? lockWaitTimedOut(error, options.busyTimeoutMs ?? 5000) : error))
+      )
 
     const run = (sql: string, params: ReadonlyArray<unknown>, raw: boolean): Effect.Effect<ReadonlyArray<any>, SqlError> =>
       awaitingLock(
@@ -130,6 +149,11 @@ const make = (options: SqliteOptions) =>
               // A BEGIN that never took the lock leaves nothing to roll back: keep its SQLITE_BUSY (which
               // the Transactor retries) instead of masking it with "no transaction is active".
               if (sql === "ROLLBACK" && !db.inTransaction) return []
+              // The transaction acquirer has already begun it (under its lock wait).
+              if (sql === "BEGIN IMMEDIATE" && begunByAcquirer) {
+                begunByAcquirer = false
+                return []
+              }
               const statement = prepare(sql)
               const bound = (params ?? []).map(bindable)
               if (!statement.reader) statement.run(...bound)
@@ -144,11 +168,67 @@ const make = (options: SqliteOptions) =>
 
     const semaphore = yield* Effect.makeSemaphore(1)
     const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+    /**
+     * Takes the one connection and runs `once` (a step that takes the write lock: BEGIN IMMEDIATE,
+     * or a whole synchronous transaction) under its permit. While another connection holds the
+     * lock, the permit is let go between tries: holding it through the wait kept every other
+     * statement of this process — reads included — queued behind it, each then waiting its own
+     * whole timeout in turn (requests hung for tens of seconds behind another process's lock;
+     * found by the fault suite, test/faults/database.test.ts). Succeeds holding the permit when
+     * `keepPermit`; fails with SQLITE_BUSY_TIMEOUT once the busy timeout is spent.
+     */
+    const underWriteLock = <A>(
+      once: () => A,
+      keepPermit: boolean,
+      restore: <X, E, R>(e: Effect.Effect<X, E, R>) => Effect.Effect<X, E, R>
+    ) =>
+      Effect.gen(function* () {
+        const deadline = Date.now() + busyTimeoutMs
+        for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 25)) {
+          yield* restore(semaphore.take(1))
+          let failure: SqlError
+          try {
+            const result = once()
+            if (!keepPermit) yield* semaphore.release(1)
+            return result
+          } catch (cause) {
+            failure = toSqlError(cause, "Failed to execute statement")
+          }
+          yield* semaphore.release(1)
+          if (!isBusy(failure)) return yield* Effect.fail(failure)
+          const leftMs = deadline - Date.now()
+          if (leftMs <= 0) return yield* Effect.fail(lockWaitTimedOut(failure, busyTimeoutMs))
+          yield* restore(Effect.sleep(Math.min(leftMs, waitMs * (0.5 + Math.random()))))
+        }
+      })
+    // The client's BEGIN IMMEDIATE runs here, in the acquirer (see underWriteLock); its own begin
+    // statement, which follows, is then skipped once (executeUnprepared above).
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.as(
         Effect.zipRight(
-          restore(semaphore.take(1)),
-          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
+          underWriteLock(
+            () => {
+              prepare("BEGIN IMMEDIATE").run()
+              begunByAcquirer = true
+            },
+            true,
+            restore
+          ),
+          Effect.tap(Effect.scope, (scope) =>
+            Scope.addFinalizer(
+              scope,
+              Effect.zipRight(
+                // Never hand the connection on inside a transaction nobody will finish (an acquisition
+                // interrupted before its statements, a COMMIT that failed).
+                Effect.sync(() => {
+                  begunByAcquirer = false
+                  if (db.inTransaction) db.exec("ROLLBACK")
+                }),
+                semaphore.release(1)
+              )
+            )
+          )
         ),
         connection
       )
@@ -179,7 +259,7 @@ const make = (options: SqliteOptions) =>
                 return atomically(f) as A
               })
             : // Otherwise wait for the connection like any statement, and be a transaction of its own.
-              semaphore.withPermits(1)(awaitingLock(attempt(() => atomically.immediate(f) as A)))
+              Effect.uninterruptibleMask((restore) => underWriteLock(() => atomically.immediate(f) as A, false, restore))
         )
     })
     return { client, db, sync }

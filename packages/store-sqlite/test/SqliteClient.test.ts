@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Transactor } from "@issuing/core"
 import * as SqliteStore from "@issuing/store-sqlite"
 import Sqlite from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -94,6 +94,59 @@ describe("the SQLite client", () => {
         yield* sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('waited', 'waited', 'x')`
         const rows = yield* sql`SELECT id FROM issuing_organizations WHERE id IN ('held', 'waited') ORDER BY id`
         expect(rows.map((row) => row.id)).toEqual(["held", "waited"])
+      })
+    )
+
+    it.effect("past the busy timeout, fails every waiting transaction with SQLITE_BUSY_TIMEOUT (not retried) while reads go on", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const transactor = yield* Transactor
+        // Another process holds the write lock until told to let go: far past the 2 s busy timeout.
+        const holder = spawn(
+          process.execPath,
+          [
+            "-e",
+            `
+          const db = new (require("better-sqlite3"))(${JSON.stringify(filename)})
+          db.exec("BEGIN IMMEDIATE")
+          process.stdout.write("locked\\n")
+          process.stdin.once("data", () => { db.exec("COMMIT"); db.close(); process.exit(0) })
+        `
+          ],
+          { cwd: process.cwd(), stdio: ["pipe", "pipe", "inherit"] }
+        )
+        yield* Effect.async<void>((resume) => {
+          holder.stdout!.once("data", () => resume(Effect.void))
+        })
+        try {
+          const write = (id: string) =>
+            transactor.withTransaction(sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES (${id}, 'w', 'x')`)
+          const waiting = yield* Effect.fork(
+            Effect.all([write("w1"), write("w2"), write("w3")].map(Effect.flip), { concurrency: "unbounded" })
+          )
+          // A read is not queued behind the transactions waiting for the lock (WAL readers never wait).
+          const [read] = yield* sql`SELECT COUNT(*) AS n FROM issuing_organizations`
+          expect(Number(read!.n)).toBeGreaterThanOrEqual(0)
+          expect(waiting.unsafePoll()).toBeNull()
+          // Each waited one busy timeout and failed, none retried into a second one: the lock is
+          // still held when all three have failed (before, each SQLITE_BUSY was retried by the
+          // Transactor, up to eight timeouts, and they queued behind each other on the connection).
+          const errors = yield* Fiber.join(waiting)
+          expect(holder.exitCode).toBeNull()
+          expect(errors.map((error) => (error.cause as { code?: string }).code)).toEqual([
+            "SQLITE_BUSY_TIMEOUT",
+            "SQLITE_BUSY_TIMEOUT",
+            "SQLITE_BUSY_TIMEOUT"
+          ])
+        } finally {
+          holder.stdin!.write("go\n")
+        }
+        yield* Effect.async<void>((resume) => {
+          if (holder.exitCode !== null) return resume(Effect.void)
+          holder.once("exit", () => resume(Effect.void))
+        })
+        // And the connection is whole again: the next write goes through.
+        yield* transactor.withTransaction(sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('after-timeout', 'w', 'x')`)
       })
     )
 

@@ -52,7 +52,10 @@ export const makeGroupCommit = (transactor: TransactorService, maxBatch = MAX_GR
           )
         )
         const outcome = yield* Effect.exit(transactor.withTransaction(body))
-        const batch = items ?? [first]
+        // The transaction never began (another process held the write lock past the busy timeout):
+        // everyone who queued while we waited for it gets that answer now, instead of each waiting
+        // the whole timeout again as the next batch's first unit (a request could wait minutes).
+        const batch = items ?? [first, ...(Exit.isFailure(outcome) ? yield* Queue.takeAll(queue) : [])]
         if (Exit.isFailure(outcome)) {
           // A lone unit's own failure, or a failed BEGIN/COMMIT: every unit of the batch gets it.
           return yield* Effect.forEach(batch, (item) => Deferred.done(item.done, outcome), { discard: true })
