@@ -3,7 +3,8 @@
 // Receiver chaos at full size (issue 14, scenario 3): runs the very test of `npm test`,
 // test/faults/chaos.test.ts, with ISSUING_CHAOS_EVENTS=--events (the test runs 1,500 per store),
 // through vitest (its PostgreSQL is the test set-up's: embedded, or ISSUING_TEST_PG_URL), and prints
-// its figures per store as a table: events and deliveries, answers given per kind, requests the
+// its figures per store as a table: events and deliveries, transfers posted meanwhile (and checked
+// by the shared invariant check), answers given per kind, requests the
 // receivers saw, attempts recorded by what they say, the most tries one delivery needed, overlaps
 // (a delivery in flight twice at once) and the longest stored response body. The run fails if the
 // test fails.
@@ -60,6 +61,7 @@ export async function run(args) {
     const rows = [["", ...figures.map((f) => f.store)]]
     rows.push(["events", ...figures.map((f) => f.events)])
     rows.push(["deliveries", ...figures.map((f) => f.deliveries)])
+    rows.push(["transfers (checked)", ...figures.map((f) => f.transfers ?? 0)])
     rows.push(["wall seconds", ...figures.map((f) => f.wallSeconds.toFixed(1))])
     for (const kind of KINDS) rows.push([`answered ${kind}`, ...figures.map((f) => f.injected[kind] ?? 0)])
     rows.push(["requests seen", ...figures.map((f) => f.requests)])

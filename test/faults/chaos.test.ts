@@ -5,6 +5,8 @@ import * as fs from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"
 import { STORE_KINDS, type StoreKind } from "../support/databases.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
+import { checkInvariants, type ReceivedTry, TransferLog } from "./invariants.js"
+import { apiCaller, fundedWallets } from "./scenario.js"
 import {
   type ChaosReceivers,
   ERROR_BODY_PREFIX,
@@ -21,6 +23,8 @@ import {
  * answer byte by byte or answer 200 with a 10 MB body, at random on every try; with a compressed
  * retry schedule every delivery ends in SUCCESS, every try the receivers saw is an attempt, stored
  * bodies keep to the documented bound, and no (event, subscription) pair is ever in flight twice.
+ * A tenth of the events come from book transfers posted over HTTP meanwhile (three events each),
+ * so the run ends with the shared invariant check over money and deliveries alike.
  *
  * `npm test` runs 1,500 events per store; `npm run bench -- chaos` runs this file with
  * ISSUING_CHAOS_EVENTS=10000 (and ISSUING_CHAOS_STORES, ISSUING_CHAOS_REPORT for its table).
@@ -39,6 +43,21 @@ const SETTINGS = {
   webhookConcurrency: 128
 }
 const EMIT_BATCH = 100
+const EVENT_TYPES = ["transaction.updated", "transfer.created", "transfer.settled", "transfer.settled.instant"]
+/** Book transfers posted during the run: three events each, a tenth of the events. */
+const TRANSFERS = Math.round(EVENTS / 30)
+const WALLETS = 8
+
+/** The status each kind of answer gives, as the shared check takes it (none: reset, or never answered). */
+const STATUS_GIVEN: Record<FaultKind, number | undefined> = {
+  ok: 200,
+  error500: 500,
+  hang: undefined,
+  reset: undefined,
+  slow: 200,
+  hugeText: 200,
+  hugeBinary: 200
+}
 
 interface AttemptRow {
   readonly event_id: string
@@ -85,6 +104,8 @@ interface ChaosFigures {
   maxTriesForOnePair: number
   overlaps: number
   longestStoredBodyBytes: number
+  transfers: number
+  invariantChecks: number
 }
 
 const sql = <A>(platform: TestPlatform, query: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
@@ -106,27 +127,61 @@ describe.each(KINDS)("receiver chaos on %s", (kind) => {
       receivers = await startChaosReceivers(SUBSCRIPTIONS, TIMEOUT_MS)
       const subscriptionIndex = new Map<string, number>()
       for (const [index, url] of receivers.urls.entries()) {
-        const created = await platform.request("POST", "/v1/webhook-subscriptions", {
-          body: { url, event_types: ["transaction.updated"] }
-        })
+        const created = await platform.request("POST", "/v1/webhook-subscriptions", { body: { url, event_types: EVENT_TYPES } })
         expect(created.status, created.text).toBe(200)
         subscriptionIndex.set(created.body.id, index)
       }
       const { runtime } = platform.instance
       const worker = runtime.runFork(runDeliveryWorker())
 
-      // Events are committed while the worker is already delivering the first ones.
+      // Money moves while the receivers misbehave: funded wallets, then book transfers (some with
+      // an Idempotency-Key) posted alongside the events, every request logged for the check.
       const programId = platform.org.program_id
-      const eventIds: Array<string> = []
-      for (let sent = 0; sent < EVENTS; sent += EMIT_BATCH) {
-        const items = Array.from({ length: Math.min(EMIT_BATCH, EVENTS - sent) }, (_, i) => ({
+      const call = apiCaller(
+        () => platform!.baseUrl,
+        platform.org.api_key,
+        () => programId
+      )
+      const transfers = new TransferLog()
+      const accounts = await fundedWallets(call, transfers, WALLETS, 1_000_000)
+      let posted = 0
+      const postTransfers = Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (posted < TRANSFERS) {
+            posted += 1
+            const from = accounts[Math.floor(Math.random() * WALLETS)]!
+            const to = accounts.filter((account) => account !== from)[Math.floor(Math.random() * (WALLETS - 1))]!
+            const request = {
+              payment_rail: "book",
+              amount: 1 + Math.floor(Math.random() * 100),
+              currency: "USD",
+              from_financial_account_id: from,
+              to_financial_account_id: to
+            }
+            const tag = `chaos-${crypto.randomUUID()}`
+            const answer = await call("POST", "/v1/transfers", { ...request, description: tag })
+            transfers.answered({ tag, request }, answer.status, answer.body)
+          }
+        })
+      )
+
+      // Events are committed while the worker is already delivering the first ones.
+      for (let sent = 0; sent < EVENTS - 3 * TRANSFERS; sent += EMIT_BATCH) {
+        const items = Array.from({ length: Math.min(EMIT_BATCH, EVENTS - 3 * TRANSFERS - sent) }, (_, i) => ({
           type: "transaction.updated" as const,
           object: { object: "transaction", id: crypto.randomUUID(), status: "SETTLED", sequence: sent + i }
         }))
-        const events = await runtime.runPromise(Effect.flatMap(Events, (events) => events.emitAll(programId, items)))
-        eventIds.push(...events.map((event) => event.id))
+        await runtime.runPromise(Effect.flatMap(Events, (events) => events.emitAll(programId, items)))
       }
-      const deliveries = EVENTS * SUBSCRIPTIONS
+      await postTransfers
+      expect(transfers.count("acknowledged")).toBe(WALLETS + TRANSFERS)
+      const eventIds = (
+        await sql(
+          platform,
+          (sql) => sql<{ id: string }>`SELECT id FROM issuing_events WHERE ${sql.in("type", EVENT_TYPES)} AND program_id = ${programId}`
+        )
+      ).map((row) => row.id)
+      const deliveries = eventIds.length * SUBSCRIPTIONS
 
       // Settled: nothing queued, one success per pair.
       const deadline = Date.now() + 60_000 + EVENTS * 20
@@ -226,10 +281,31 @@ describe.each(KINDS)("receiver chaos on %s", (kind) => {
       expect(failed.body.total_count).toBe(attempts.length - deliveries)
 
       const { injected } = seen
+
+      // The shared invariant check: books, the transfers as answered, every event delivered to
+      // each subscription and every try the receivers saw recorded with the answer they gave.
+      const triesOf = (index: number): ReadonlyArray<ReceivedTry> =>
+        seen.requests
+          .filter(([pair]) => pair.endsWith(`|${index}`))
+          .map(([pair, given, startedMs]) => ({
+            eventId: pair.slice(0, pair.lastIndexOf("|")),
+            atMs: startedMs,
+            status: STATUS_GIVEN[given]
+          }))
+      const invariants = await checkInvariants({
+        store: platform.database,
+        baseUrl: platform.baseUrl,
+        apiKey: platform.org.api_key,
+        programId,
+        transfers,
+        receivers: [...subscriptionIndex].map(([subscriptionId, index]) => ({ subscriptionId, tries: triesOf(index) }))
+      })
+      expect(invariants.deliveries).toBe(deliveries)
+      expect(invariants.receivedTries).toBe(seen.requests.length)
       for (const faultKind of FAULT_KINDS) expect(injected[faultKind], faultKind).toBeGreaterThan(0)
       const figures: ChaosFigures = {
         store: kind,
-        events: EVENTS,
+        events: eventIds.length,
         deliveries,
         wallSeconds,
         injected,
@@ -239,7 +315,9 @@ describe.each(KINDS)("receiver chaos on %s", (kind) => {
         succeeded: Number(listed.body.total_count),
         maxTriesForOnePair: maxTries,
         overlaps: seen.overlaps.length,
-        longestStoredBodyBytes: longest
+        longestStoredBodyBytes: longest,
+        transfers: invariants.transfers,
+        invariantChecks: 1
       }
       console.log(`receiver chaos on ${kind}: ${JSON.stringify(figures)}`)
       if (REPORT !== undefined && REPORT !== "") fs.appendFileSync(REPORT, `${JSON.stringify(figures)}\n`)

@@ -49,8 +49,11 @@ export interface Overlap {
 
 /** What the receivers saw, collected at the end. */
 export interface ChaosResults {
-  /** Every request: `<webhook-id>|<receiver index>` (one (event, subscription) pair) and its kind. */
-  readonly requests: ReadonlyArray<readonly [string, FaultKind]>
+  /**
+   * Every request: `<webhook-id>|<receiver index>` (one (event, subscription) pair), its kind, when
+   * it arrived and when it ended (ms since the epoch; 0 while open).
+   */
+  readonly requests: ReadonlyArray<readonly [string, FaultKind, number, number]>
   readonly overlaps: ReadonlyArray<Overlap>
   readonly injected: Record<FaultKind, number>
   /** Requests whose response or connection is still open. */
