@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { type Context, Data, Effect } from "effect"
+import { type Context, Data, Effect, Schedule, type Scope } from "effect"
 import { Conflict, InvalidRequest } from "../platform/Errors.js"
 import { isUuid } from "../platform/Ids.js"
 import { nowMs } from "../platform/Time.js"
@@ -50,7 +50,38 @@ type IdempotencyDeps = {
   readonly store: Context.Tag.Service<typeof IdempotencyStore>
   readonly transactor: TransactorService
   readonly vault: VaultService
+  /** The service's lifetime: background releases run in it and end with it. */
+  readonly scope: Scope.Scope
 }
+
+/** How long before its lease ends a background release of a claim gives up (see `releaseClaim`). */
+const RELEASE_MARGIN_MS = 5_000
+
+/**
+ * Lets go of a claim whose request ended without a storable response (a 5xx, a failure), so the
+ * caller's retry with the same key runs — as a 500 tells it to. The usual reason for such an end
+ * is the database going away, and then the release fails too: it is kept trying in the background
+ * (the answer does not wait for it) until shortly before the claim's lease ends. Without that the
+ * retries met 409 "still being processed" for a minute after the database came back (found by the
+ * fault suite, test/faults/database.test.ts). It stops before the lease ends because from then on
+ * a retry may take the key over, and a late release would free that retry's claim.
+ */
+const releaseClaim = (deps: IdempotencyDeps, organizationId: string, key: string, claimedAtMs: number) =>
+  deps.store.release(organizationId, key).pipe(
+    Effect.catchAllCause(() =>
+      Effect.forkIn(
+        deps.store
+          .release(organizationId, key)
+          .pipe(
+            Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("1 second")))),
+            Effect.timeout(Math.max(0, claimedAtMs + CLAIM_LEASE_MS - RELEASE_MARGIN_MS - Date.now())),
+            Effect.ignore
+          ),
+        deps.scope
+      )
+    ),
+    Effect.asVoid
+  )
 
 const unsealed = (vault: VaultService, sealed: string): string | undefined => {
   try {
@@ -94,6 +125,7 @@ const runClaimed = <A, E, R>(
   deps: IdempotencyDeps,
   organizationId: string,
   key: string,
+  claimedAtMs: number,
   execute: Effect.Effect<A, E, R>,
   toPlain: (result: A) => Effect.Effect<PlainResponse>,
   options: RunOptions
@@ -109,9 +141,9 @@ const runClaimed = <A, E, R>(
   return (options.atomic ? deps.transactor.withTransaction(executeAndStore) : executeAndStore).pipe(
     Effect.catchIf(
       (error): error is NotStorable<A> => error instanceof NotStorable,
-      (notStorable) => Effect.as(deps.store.release(organizationId, key), notStorable.response)
+      (notStorable) => Effect.as(releaseClaim(deps, organizationId, key, claimedAtMs), notStorable.response)
     ),
-    Effect.onError(() => Effect.ignore(deps.store.release(organizationId, key))),
+    Effect.onError(() => releaseClaim(deps, organizationId, key, claimedAtMs)),
     Effect.map((response) => ({ response, replayed: false }) as IdempotentResult<A>)
   )
 }
@@ -123,8 +155,13 @@ const runClaimed = <A, E, R>(
  * gets 409. A 5xx is not stored (the claim is released so the caller can retry).
  */
 export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Idempotency", {
-  effect: Effect.gen(function* () {
-    const deps: IdempotencyDeps = { store: yield* IdempotencyStore, transactor: yield* Transactor, vault: yield* Vault }
+  scoped: Effect.gen(function* () {
+    const deps: IdempotencyDeps = {
+      store: yield* IdempotencyStore,
+      transactor: yield* Transactor,
+      vault: yield* Vault,
+      scope: yield* Effect.scope
+    }
     return {
       /** Validates an Idempotency-Key header value. */
       validateKey: (key: string): Effect.Effect<string, InvalidRequest> =>
@@ -159,7 +196,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
             expiredBefore: new Date(now - RETENTION_MS).toISOString()
           })
           if (claim._tag !== "Claimed") return yield* answerClaim<A>(deps, claim)
-          return yield* runClaimed(deps, organizationId, key, execute, toPlain, options)
+          return yield* runClaimed(deps, organizationId, key, now, execute, toPlain, options)
         }),
 
       /** Deletes keys past retention; run periodically by the server. */

@@ -43,6 +43,9 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
     })
   )
 
+/** How long the recorder keeps trying to record a batch of finished tries while the database is away. */
+const RECORD_RETRY_MS = 30_000
+
 /** What one running worker holds: its services, its claim token and lease, and its in-memory dispatch. */
 interface Worker {
   readonly store: WebhookStoreService
@@ -83,17 +86,17 @@ const makeWorker = (options: DeliveryWorkerOptions) =>
     return worker
   })
 
-/** Records a batch of finished tries in one transaction, and claims the next batch in it (one commit, one flush, for both). */
-const record = (worker: Worker, batch: ReadonlyArray<Finished>) =>
+/**
+ * Records a batch's outcome plan in one transaction, and claims the next batch in it (one commit,
+ * one flush, for both). Safe to run again after a failure whose commit may have gone through: the
+ * plan (its attempt ids) is made once per batch, attempts are inserted once per id, and the queue
+ * changes are compare-and-set on the claim token.
+ */
+const record = (worker: Worker, plan: ReturnType<typeof planOutcome<Finished["delivery"]>>) =>
   worker.transactor.withTransaction(
     Effect.gen(function* () {
-      const { config, dispatch, store, token } = worker
+      const { dispatch, store, token } = worker
       const now = yield* nowMs
-      const plan = planOutcome(batch, {
-        retryScheduleMs: config.webhookRetryScheduleMs,
-        disableAfterMs: config.webhookDisableAfterMs,
-        nowMs: now
-      })
       yield* recordOutcomes(store, plan, {
         retry: (retry) => store.rescheduleDelivery(token, retry.delivery.id, retry.attemptCount, retry.nextAttemptAt),
         finish: (deliveries) =>
@@ -104,7 +107,7 @@ const record = (worker: Worker, batch: ReadonlyArray<Finished>) =>
       })
       const wanted = dispatch.wanted
       if (wanted === 0) return { claimed: [] as ReadonlyArray<ClaimedDelivery>, claimedAtMs: now }
-      const claimed = yield* store.claimDue(token, plan.nowIso, new Date(now + worker.leaseMs).toISOString(), wanted)
+      const claimed = yield* store.claimDue(token, new Date(now).toISOString(), new Date(now + worker.leaseMs).toISOString(), wanted)
       return { claimed, claimedAtMs: now }
     })
   )
@@ -119,7 +122,20 @@ const recorderLoop = (worker: Worker) =>
     // many tries (a commit is a disk flush, and on SQLite it blocks the event loop).
     if (dispatch.worthLingering) yield* Effect.sleep(WEBHOOK_LIMITS.recordLingerMs)
     const batch = dispatch.takeResults()
-    yield* record(worker, batch).pipe(
+    const plan = planOutcome(batch, {
+      retryScheduleMs: worker.config.webhookRetryScheduleMs,
+      disableAfterMs: worker.config.webhookDisableAfterMs,
+      nowMs: yield* nowMs
+    })
+    yield* record(worker, plan).pipe(
+      // The database went away (a failed rollback on a dead connection is a defect in @effect/sql):
+      // every try that was made must still become an attempt, so keep at it — 100 ms, 200 ms, …
+      // then every 2 s, for up to 30 s (a PostgreSQL restart or failover). The claims meanwhile stay
+      // ours, and nothing new is claimed. (Giving up after 5 quick retries lost the attempts of
+      // every try in flight when a database blip outlasted 3 s; found by the fault suite,
+      // test/faults/database.test.ts.)
+      Effect.catchAllDefect((defect) => Effect.fail(defect)),
+      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(RECORD_RETRY_MS))),
       Effect.tap(({ claimed, claimedAtMs }) =>
         Effect.sync(() => {
           // First let go of what was recorded: the same transaction may have claimed it again (a released try).
@@ -130,9 +146,7 @@ const recorderLoop = (worker: Worker) =>
         })
       ),
       // Retries were rescheduled: let the claim loop recompute when the next one is due.
-      Effect.zipRight(batch.some((finished) => finished.outcome?.status === "FAILED") ? store.wake : Effect.void),
-      // A database blip: back off (100 ms, 200 ms, … 1.6 s) well inside the claims' lease.
-      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))),
+      Effect.zipRight(batch.some((finished) => finished.outcome?.status === "FAILED") ? Effect.ignoreLogged(store.wake) : Effect.void),
       Effect.catchAllCause((cause) =>
         // The claims stay ours until the lease ends; then the deliveries are tried again.
         Effect.logError("Recording webhook attempts failed; the deliveries will be retried after their lease", cause)

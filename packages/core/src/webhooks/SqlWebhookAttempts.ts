@@ -34,7 +34,8 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
             created_at: attempt.created_at,
             updated_at: attempt.updated_at
           }))
-        )}`.pipe(Effect.asVoid),
+          // Once per id: the worker records a batch again when its commit may have gone through.
+        )} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid),
   listAttempts: (programId, filter, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}
