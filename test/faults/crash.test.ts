@@ -18,8 +18,8 @@ import { TransferLoad } from "./transferLoad.js"
  * `npm run bench -- faults` runs it longer (ISSUING_FAULTS_KILLS, ISSUING_FAULTS_LOAD_MS).
  */
 const KILLS = Number(process.env.ISSUING_FAULTS_KILLS ?? "5")
-/** Load between restarts: a random time up to this (plus 300 ms). */
-const LOAD_MS = Number(process.env.ISSUING_FAULTS_LOAD_MS ?? "900")
+/** Load between restarts: a random time up to this (plus 200 ms). */
+const LOAD_MS = Number(process.env.ISSUING_FAULTS_LOAD_MS ?? "500")
 const CLIENTS = 32
 const KINDS = (process.env.ISSUING_FAULTS_STORES ?? STORE_KINDS.join(",")).split(",") as Array<StoreKind>
 
@@ -43,7 +43,7 @@ describe.each(KINDS)("crash under transfer load on %s", (kind) => {
     let phaseBegan = Date.now()
     database = await createTestDatabase(kind)
     receiver = await startLoggedReceiver()
-    const env = serverEnv(database.url)
+    const env = serverEnv(database.url, { ISSUING_WEBHOOK_TIMEOUT_MS: "300" })
     server = await startServer(bundle, env)
     let programId: string | undefined
     const call = apiCaller(
@@ -79,7 +79,7 @@ describe.each(KINDS)("crash under transfer load on %s", (kind) => {
     let orphanedClaims = 0
     load.start()
     for (let kill = 0; kill < KILLS; kill++) {
-      await sleep(300 + Math.random() * LOAD_MS)
+      await sleep(200 + Math.random() * LOAD_MS)
       gate.close()
       await server.kill()
       // When it was gone: every try that reached the receiver before began before this.
@@ -102,7 +102,7 @@ describe.each(KINDS)("crash under transfer load on %s", (kind) => {
       transfers: log,
       receivers: [receiver.logFor(subscription.body.id)],
       interruptionsMs: killedAtMs,
-      // A try is recorded once its batch is done: within the 500 ms time-out and a write.
+      // A try is recorded once its batch is done: within the 300 ms time-out and a write.
       inFlightMs: 2_000
     })
     phase("checkMs")

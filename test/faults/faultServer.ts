@@ -90,15 +90,11 @@ export interface ServerProcess {
 /** The parent environment without ISSUING_* variables (as spawnCli does). */
 const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ISSUING_")))
 
-/**
- * Starts `issuing serve` and waits for its "listening" line. `wrap` may put the command inside
- * another (a shell that lowers a limit first).
- */
-export const startServer = async (
-  bundle: ServerBundle,
-  env: Record<string, string>,
-  wrap?: (file: string, argv: ReadonlyArray<string>) => { readonly file: string; readonly argv: ReadonlyArray<string> }
-): Promise<ServerProcess> => {
+/** Puts the server's command inside another (a shell that lowers a limit first). */
+export type Wrap = (file: string, argv: ReadonlyArray<string>) => { readonly file: string; readonly argv: ReadonlyArray<string> }
+
+/** Starts `issuing serve` and waits for its "listening" line. */
+export const startServer = async (bundle: ServerBundle, env: Record<string, string>, wrap?: Wrap): Promise<ServerProcess> => {
   const plain = bundle.command(["serve"])
   const { file, argv } = wrap === undefined ? plain : wrap(plain.file, plain.argv)
   const child = spawn(file, [...argv], { cwd: ROOT, env: { ...cleanEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })

@@ -56,6 +56,14 @@ interface Answer {
 
 type Sent = { readonly kind: "answer"; readonly answer: Answer } | { readonly kind: "lost"; readonly reason: string }
 
+/** One request's round trip: when it was sent and ended, and its status (0: no answer). */
+export interface RoundTrip {
+  readonly sentMs: number
+  readonly endedMs: number
+  readonly status: number
+  readonly code?: string | undefined
+}
+
 /** What the clients did, by kind. */
 export interface LoadFigures {
   sent: number
@@ -77,6 +85,8 @@ const pick = <A>(items: ReadonlyArray<A>): A => items[Math.floor(Math.random() *
 export class TransferLoad {
   readonly figures: LoadFigures = { sent: 0, answered: {}, lost: 0, retried: 0, replayed: 0, replaysCompared: 0, timedOut: 0 }
   readonly anomalies: Array<Anomaly> = []
+  /** Every round trip, in the order they ended. */
+  readonly timeline: Array<RoundTrip> = []
   /** Keyed requests still owed an answer, per client. */
   readonly #owed: Array<Array<PreparedRequest>>
   /** Acknowledged keyed requests to send again, with the answer they got. */
@@ -98,6 +108,17 @@ export class TransferLoad {
   async pause(): Promise<void> {
     this.#running = false
     await Promise.all(this.#loops)
+  }
+
+  /** The round trips sent within [fromMs, toMs), by status (and code for errors). */
+  between(fromMs: number, toMs: number): Record<string, number> {
+    const counts: Record<string, number> = {}
+    for (const trip of this.timeline) {
+      if (trip.sentMs < fromMs || trip.sentMs >= toMs) continue
+      const key = trip.status === 200 ? "200" : `${trip.status} ${trip.status === 0 ? "lost" : trip.code}`
+      counts[key] = (counts[key] ?? 0) + 1
+    }
+    return counts
   }
 
   /** Keyed requests still without an answer. */
@@ -133,6 +154,8 @@ export class TransferLoad {
       const queue = this.#owed[client]!
       if (queue.length > 0) {
         await this.#drain(client, queue)
+        // Owed requests left: the server is failing them (500, or our own claim still held); back off a little.
+        if (queue.length > 0) await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 50))
         continue
       }
       await this.#attempt(client, this.#prepare(keyed))
@@ -243,6 +266,7 @@ export class TransferLoad {
       } catch {
         body = { unparsed: text }
       }
+      this.timeline.push({ sentMs: began, endedMs: Date.now(), status: response.status, code: body?.error?.code })
       return {
         kind: "answer",
         answer: {
@@ -254,6 +278,7 @@ export class TransferLoad {
       }
     } catch (error) {
       const reason = `${(error as Error).name}: ${(error as Error).message} ${String((error as any)?.cause?.code ?? "")}`
+      this.timeline.push({ sentMs: began, endedMs: Date.now(), status: 0, code: reason })
       if ((error as Error).name === "TimeoutError") {
         this.figures.timedOut += 1
         this.anomalies.push({ tag: prepared.tag, what: `no answer within ${timeoutMs} ms` })

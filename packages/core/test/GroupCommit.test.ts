@@ -14,8 +14,8 @@ describe("group commit", () => {
         const giveUp = yield* Deferred.make<void>()
         let begun = 0
         const transactor: TransactorService = {
-          withTransaction: (effect) =>
-            Effect.suspend(() => {
+          withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+            Effect.suspend((): Effect.Effect<A, E | SqlError, R> => {
               begun += 1
               if (begun > 1) return effect
               return Deferred.succeed(waiting, undefined).pipe(
