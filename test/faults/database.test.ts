@@ -10,7 +10,7 @@ import { embeddedPostgresProblem } from "../support/pgAccess.js"
 import { ADMIN_KEY, bundleServer, type ServerBundle, serverEnv, startServer, type Wrap } from "./faultServer.js"
 import { checkInvariants, openStoreReader, type StoreLocation, TransferLog } from "./invariants.js"
 import { type LoggedReceiver, startLoggedReceiver } from "./receiverLog.js"
-import { ageOrphanedClaims, apiCaller, fundedWallets, Gate, sleep } from "./scenario.js"
+import { ageOrphanedClaims, apiCaller, fundedWallets, Gate, reportFigures, sleep } from "./scenario.js"
 import { TransferLoad } from "./transferLoad.js"
 
 /**
@@ -59,12 +59,16 @@ interface FaultContext {
   readonly restart: () => Promise<void>
 }
 
+/** What the fault did, as it reports it (for the bench's table). */
+let faultDescription = () => "1 fault"
+
 const underLoad = async (
   name: string,
   store: StoreLocation,
   fault: (context: FaultContext) => Promise<void>,
   wrap?: Wrap
 ): Promise<OutageFigures> => {
+  const startedMs = Date.now()
   const receiver: LoggedReceiver = await startLoggedReceiver()
   const env = serverEnv(store.kind === "sqlite" ? `sqlite:${store.filename}` : store.url)
   let server = await startServer(bundle, env, wrap)
@@ -110,8 +114,9 @@ const underLoad = async (
       }
     })
     const faultToMs = Date.now()
-    // The server mends on its own: new connections, a free disk, the lock released.
-    await sleep(1_500)
+    // The server mends on its own: new connections, a free disk, the lock released (and the keys of
+    // requests it failed meanwhile: until then their retries get 409, docs/api.md#idempotency).
+    await sleep(2_000)
     const recoveredMs = Date.now() - 1_000
     await load.pause()
     expect(server.child.exitCode, server.output()).toBeNull()
@@ -148,12 +153,29 @@ const underLoad = async (
     })
     console.log(`${name}: invariants ${JSON.stringify(invariants)}`)
     const figures: OutageFigures = { ...seen, invariants }
+    reportFigures({
+      scenario: name,
+      store: store.kind,
+      faults: `${faultDescription()}; ${seen.faultMs} ms`,
+      sent: load.figures.sent,
+      answered: load.figures.answered,
+      lost: load.figures.lost,
+      timedOut: load.figures.timedOut,
+      retried: load.figures.retried,
+      replaysCompared: load.figures.replaysCompared,
+      slowestMs: seen.slowestMs,
+      invariants,
+      wallSeconds: (Date.now() - startedMs) / 1000
+    })
     expect(load.anomalies.slice(0, 10)).toEqual([])
     // The fault was felt, and answered with the interface's envelope for it.
     expect(figures.duringFault["500 internal_error"] ?? 0, JSON.stringify(figures.duringFault)).toBeGreaterThan(0)
     // Recovered without a restart: the last second's requests were all answered as usual.
     expect(figures.afterRecovery["200"] ?? 0).toBeGreaterThan(0)
-    expect(Object.keys(figures.afterRecovery).filter((key) => key !== "200" && key !== "422 insufficient_funds")).toEqual([])
+    expect(
+      Object.keys(figures.afterRecovery).filter((key) => key !== "200" && key !== "422 insufficient_funds"),
+      JSON.stringify(figures.afterRecovery)
+    ).toEqual([])
     await server.stop()
     expect(server.child.exitCode, server.output()).toBe(0)
     return figures
@@ -166,7 +188,10 @@ const underLoad = async (
 /** The database name of a PostgreSQL URL. */
 const databaseName = (url: string) => new URL(url).pathname.slice(1)
 
-describe("PostgreSQL goes away", () => {
+/** The stores to break (`npm run bench -- faults --store=…`). */
+const STORES = (process.env.ISSUING_FAULTS_STORES ?? "sqlite,postgres").split(",")
+
+describe.runIf(STORES.includes("postgres"))("PostgreSQL goes away", () => {
   const databases: Array<TestDatabase> = []
   afterAll(async () => {
     for (const database of databases) await database.drop()
@@ -178,7 +203,9 @@ describe("PostgreSQL goes away", () => {
     const admin = new pg.Client({ connectionString: inject("pgAdminUrl") })
     await admin.connect()
     let terminated = 0
+    let rounds = 0
     try {
+      faultDescription = () => `${rounds} rounds of pg_terminate_backend, ${terminated} backends ended`
       await underLoad("pg_terminate_backend", database, async () => {
         const until = Date.now() + 1_500
         while (Date.now() < until) {
@@ -187,6 +214,7 @@ describe("PostgreSQL goes away", () => {
             [databaseName(database.url)]
           )
           terminated += result.rows.filter((row) => row.done).length
+          rounds += 1
           await sleep(100)
         }
       })
@@ -239,6 +267,7 @@ describe("PostgreSQL goes away", () => {
     it.skipIf(embeddedProblem !== undefined)(
       "stopped for 1.5 s under load, then started: 500 internal_error at once, recovery without a restart",
       async () => {
+        faultDescription = () => "1 stop and start of the server"
         await underLoad("PostgreSQL stopped and started", { kind: "postgres", url }, async () => {
           await cluster!.stop()
           await sleep(1_500)
@@ -273,7 +302,7 @@ const integrityOf = async (filename: string) => {
   }
 }
 
-describe("SQLite goes away", () => {
+describe.runIf(STORES.includes("sqlite"))("SQLite goes away", () => {
   const tmpfs = canMountTmpfs()
 
   it.runIf(tmpfs)("the disk of the database full for 1.5 s under load: 500 internal_error, no corruption, recovery", async () => {
@@ -283,6 +312,7 @@ describe("SQLite goes away", () => {
       const filename = path.join(dir, "issuing.db")
       const filler = path.join(dir, "filler")
       let filled = 0
+      faultDescription = () => `the tmpfs filled (${(filled / 1048576).toFixed(1)} MiB)`
       await underLoad("SQLite disk full", { kind: "sqlite", url: `sqlite:${filename}`, filename }, async () => {
         // Fill every free byte, hold, then free it.
         const fd = fs.openSync(filler, "w")
@@ -314,6 +344,7 @@ describe("SQLite goes away", () => {
       try {
         // 4096 blocks: 2 MiB (dash's 512-byte blocks) or 4 MiB (bash's 1 KiB): the WAL grows past it within seconds.
         const limited: Wrap = (file, argv) => ({ file: "sh", argv: ["-c", 'ulimit -f 4096; exec "$0" "$@"', file, ...argv] })
+        faultDescription = () => "a file size limit, then a restart without it"
         await underLoad(
           "SQLite file size limit",
           database,
@@ -338,6 +369,7 @@ describe("SQLite goes away", () => {
     const database = await createTestDatabase("sqlite")
     let holder: ChildProcess | undefined
     try {
+      faultDescription = () => `the write lock held ${LOCK_HELD_MS} ms by another process`
       await underLoad("SQLite write lock held", database, async () => {
         // BEGIN IMMEDIATE in another process, held until told to commit.
         holder = spawn(

@@ -1,5 +1,6 @@
 import * as crypto from "node:crypto"
-import { openStoreReader, type StoreLocation, type TransferLog } from "./invariants.js"
+import * as fs from "node:fs"
+import { type InvariantReport, openStoreReader, type StoreLocation, type TransferLog } from "./invariants.js"
 
 /** What the fault scenarios share: calls to the API, a funded set of wallets, and the claims a dead process left. */
 
@@ -75,4 +76,27 @@ export class Gate {
     this.#release?.()
     this.#release = undefined
   }
+}
+
+/** One scenario run's figures, for `npm run bench -- faults` (a JSON line in ISSUING_FAULTS_REPORT, when set). */
+export interface ScenarioFigures {
+  readonly scenario: string
+  readonly store: string
+  /** What was broken, and how many times. */
+  readonly faults: string
+  readonly sent: number
+  readonly answered: Record<string, number>
+  readonly lost: number
+  readonly timedOut: number
+  readonly retried: number
+  readonly replaysCompared: number
+  readonly slowestMs: number
+  readonly invariants: InvariantReport
+  readonly wallSeconds: number
+}
+
+/** Appends a run's figures to ISSUING_FAULTS_REPORT (no-op without it). */
+export const reportFigures = (figures: ScenarioFigures): void => {
+  const file = process.env.ISSUING_FAULTS_REPORT
+  if (file !== undefined && file !== "") fs.appendFileSync(file, `${JSON.stringify(figures)}\n`)
 }

@@ -29,7 +29,7 @@ export interface LoadOptions {
   readonly log: TransferLog
   /** A request not answered within this is a hang (default 10 s). */
   readonly requestTimeoutMs?: number | undefined
-  /** Share of acknowledged keyed requests sent again to check the replay (default 0.1). */
+  /** Share of acknowledged keyed requests sent again to check the replay (default 0.1; each client's first always). */
   readonly replayShare?: number | undefined
 }
 
@@ -91,6 +91,8 @@ export class TransferLoad {
   readonly #owed: Array<Array<PreparedRequest>>
   /** Acknowledged keyed requests to send again, with the answer they got. */
   readonly #replays: Array<{ prepared: PreparedRequest; answer: Answer }> = []
+  /** Clients that have a replay check queued already. */
+  readonly #replayChecked = new Set<number>()
   #running = false
   #loops: Array<Promise<void>> = []
 
@@ -196,13 +198,10 @@ export class TransferLoad {
       return false
     }
     const outcome = this.options.log.answered(entry, answer.status, answer.body)
-    if (
-      outcome.kind === "acknowledged" &&
-      prepared.idempotencyKey !== undefined &&
-      !answer.replayed &&
-      Math.random() < (this.options.replayShare ?? 0.1)
-    ) {
-      this.#replays.push({ prepared, answer })
+    if (outcome.kind === "acknowledged" && prepared.idempotencyKey !== undefined && !answer.replayed) {
+      // Each client's first acknowledged keyed request, and a share of the others.
+      if (!this.#replayChecked.has(client) || Math.random() < (this.options.replayShare ?? 0.1)) this.#replays.push({ prepared, answer })
+      this.#replayChecked.add(client)
     }
     return true
   }

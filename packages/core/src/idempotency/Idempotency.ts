@@ -73,7 +73,7 @@ const releaseClaim = (deps: IdempotencyDeps, organizationId: string, key: string
         deps.store
           .release(organizationId, key)
           .pipe(
-            Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("1 second")))),
+            Effect.retry(Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("250 millis")))),
             Effect.timeout(Math.max(0, claimedAtMs + CLAIM_LEASE_MS - RELEASE_MARGIN_MS - Date.now())),
             Effect.ignore
           ),
