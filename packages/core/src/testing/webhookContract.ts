@@ -388,6 +388,33 @@ export const webhookContract: PortContract = (name, store) =>
       })
     )
 
+    it.effect("reschedules many held deliveries in one call, each with its own tries and due time, only those the token holds", () =>
+      Effect.gen(function* () {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        yield* webhooks.insertSubscription(subscription(program.id, ["card.created"]))
+        const t0 = Date.now()
+        yield* webhooks.enqueueEvents(
+          yield* Effect.forEach(Array.from({ length: 3 }), () => storedEvent(program.id, "card.created", iso(t0)))
+        )
+        const token = newId()
+        const [soon, later, untouched] = (yield* webhooks.claimDue(token, iso(t0), iso(t0 + 600_000), 10)).map((delivery) => delivery.id)
+        yield* webhooks.rescheduleDeliveries(token, [])
+        // Another token's reschedule of a delivery it does not hold changes nothing.
+        yield* webhooks.rescheduleDeliveries(newId(), [{ id: untouched!, attemptCount: 9, nextAttemptIso: iso(t0) }])
+        yield* webhooks.rescheduleDeliveries(token, [
+          { id: soon!, attemptCount: 2, nextAttemptIso: iso(t0 + 10_000) },
+          { id: later!, attemptCount: 5, nextAttemptIso: iso(t0 + 20_000) }
+        ])
+        const other = newId()
+        expect(yield* claimAll(webhooks, iso(t0 + 5_000), other)).toEqual([])
+        expect((yield* claimAll(webhooks, iso(t0 + 10_000), other)).map((d) => [d.id, d.attempt_count])).toEqual([[soon, 2]])
+        expect((yield* claimAll(webhooks, iso(t0 + 20_000), other)).map((d) => [d.id, d.attempt_count])).toEqual([[later, 5]])
+        yield* drainQueue(webhooks)
+      })
+    )
+
     it.effect("queues a single delivery (a resend's retry) only for an enabled subscription that still exists", () =>
       Effect.gen(function* () {
         const webhooks = yield* WebhookStore

@@ -98,7 +98,11 @@ const record = (worker: Worker, plan: ReturnType<typeof planOutcome<Finished["de
       const { dispatch, store, token } = worker
       const now = yield* nowMs
       yield* recordOutcomes(store, plan, {
-        retry: (retry) => store.rescheduleDelivery(token, retry.delivery.id, retry.attemptCount, retry.nextAttemptAt),
+        retry: (retries) =>
+          store.rescheduleDeliveries(
+            token,
+            retries.map((retry) => ({ id: retry.delivery.id, attemptCount: retry.attemptCount, nextAttemptIso: retry.nextAttemptAt }))
+          ),
         finish: (deliveries) =>
           store.completeDeliveries(
             token,

@@ -5,7 +5,8 @@ import type { WebhookStoreService } from "./WebhookStore.js"
 
 /** How the queue takes a plan's retries and finished deliveries: claimed ones (worker) or new ones (resend). */
 export interface OutcomeQueue<D> {
-  readonly retry: (retry: PlannedRetry<D>) => Effect.Effect<void, SqlError.SqlError>
+  /** Puts the plan's retries on the queue (all of them: one statement where the queue can). */
+  readonly retry: (retries: ReadonlyArray<PlannedRetry<D>>) => Effect.Effect<void, SqlError.SqlError>
   readonly finish: (deliveries: ReadonlyArray<D>) => Effect.Effect<void, SqlError.SqlError>
 }
 
@@ -20,7 +21,7 @@ export const recordOutcomes = <D>(
 ): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
   Effect.gen(function* () {
     yield* store.insertAttempts(plan.attempts)
-    yield* Effect.forEach(plan.retries, queue.retry, { discard: true })
+    yield* queue.retry(plan.retries)
     yield* queue.finish(plan.finished)
     yield* store.clearFailing(plan.clearFailing)
     yield* store.markFailing(plan.markFailing, plan.nowIso)

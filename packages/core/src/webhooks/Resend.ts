@@ -33,8 +33,13 @@ export const resend = (deps: WebhookDeps, programId: string, eventId: string, in
     })
     yield* deps.transactor.withTransaction(
       recordOutcomes(deps.store, plan, {
-        retry: ({ attemptCount, delivery, nextAttemptAt }) =>
-          deps.store.enqueue({ ...delivery, attempt_count: attemptCount, next_attempt_at: nextAttemptAt }),
+        retry: (retries) =>
+          Effect.forEach(
+            retries,
+            ({ attemptCount, delivery, nextAttemptAt }) =>
+              deps.store.enqueue({ ...delivery, attempt_count: attemptCount, next_attempt_at: nextAttemptAt }),
+            { discard: true }
+          ),
         // A direct try was never queued: nothing to take off.
         finish: () => Effect.void
       })

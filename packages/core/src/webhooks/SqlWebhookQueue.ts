@@ -5,7 +5,7 @@ import type { IssuingEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { CLAIMED_COLUMNS, toClaimed } from "./SqlWebhookRows.js"
-import { WEBHOOK_NOTIFY_CHANNEL, type WebhookStoreService } from "./WebhookStore.js"
+import { type DeliveryRetry, WEBHOOK_NOTIFY_CHANNEL, type WebhookStoreService } from "./WebhookStore.js"
 import type { WorkSignal } from "./WorkSignal.js"
 
 type Sql = SqlClient.SqlClient
@@ -24,6 +24,7 @@ export type QueueStatements = Pick<
   | "claimDueWithNext"
   | "completeDeliveries"
   | "rescheduleDelivery"
+  | "rescheduleDeliveries"
   | "releaseClaims"
   | "nextDueAt"
 >
@@ -84,6 +85,29 @@ const enqueueEvents = (sql: Sql, signal: WorkSignal, events: ReadonlyArray<Issui
             AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
         orElse: () => writeCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
       })
+
+/** Many held deliveries back on the queue in one UPDATE … FROM a list of (id, tries, due). */
+const rescheduleDeliveries = (sql: Sql, token: string, retries: ReadonlyArray<DeliveryRetry>): Effect.Effect<void, SqlError.SqlError> =>
+  retries.length === 0
+    ? Effect.void
+    : sql
+        .onDialectOrElse({
+          pg: () =>
+            sql`UPDATE issuing_webhook_deliveries d
+                SET attempt_count = r.attempt_count, next_attempt_at = r.next_attempt_at, claim_token = NULL
+                FROM unnest(${retries.map((r) => r.id)}::text[], ${retries.map((r) => r.attemptCount)}::int[],
+                            ${retries.map((r) => r.nextAttemptIso)}::timestamptz[]) AS r(id, attempt_count, next_attempt_at)
+                WHERE d.id = r.id AND d.claim_token = ${token}`,
+          orElse: () =>
+            sql.unsafe(
+              `UPDATE issuing_webhook_deliveries
+               SET attempt_count = r.column2, next_attempt_at = r.column3, claim_token = NULL
+               FROM (VALUES ${retries.map(() => "(?, ?, ?)").join(", ")}) AS r
+               WHERE issuing_webhook_deliveries.id = r.column1 AND issuing_webhook_deliveries.claim_token = ?`,
+              [...retries.flatMap((r) => [r.id, r.attemptCount, r.nextAttemptIso]), token]
+            )
+        })
+        .pipe(Effect.asVoid)
 
 /**
  * PostgreSQL: a lone emit's events appended and fanned out in ONE statement (a data-modifying CTE
@@ -235,15 +259,13 @@ const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "
 const claimStatements = (
   sql: Sql,
   signal: WorkSignal
-): Pick<QueueStatements, "completeDeliveries" | "rescheduleDelivery" | "releaseClaims" | "nextDueAt"> => ({
+): Pick<QueueStatements, "completeDeliveries" | "rescheduleDelivery" | "rescheduleDeliveries" | "releaseClaims" | "nextDueAt"> => ({
   completeDeliveries: (token, ids) =>
     ids.length === 0
       ? Effect.void
       : sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("id", ids)} AND claim_token = ${token}`.pipe(Effect.asVoid),
-  rescheduleDelivery: (token, id, attemptCount, nextAttemptIso) =>
-    sql`UPDATE issuing_webhook_deliveries
-        SET attempt_count = ${attemptCount}, next_attempt_at = ${nextAttemptIso}, claim_token = NULL
-        WHERE id = ${id} AND claim_token = ${token}`.pipe(Effect.asVoid),
+  rescheduleDelivery: (token, id, attemptCount, nextAttemptIso) => rescheduleDeliveries(sql, token, [{ id, attemptCount, nextAttemptIso }]),
+  rescheduleDeliveries: (token, retries) => rescheduleDeliveries(sql, token, retries),
   // Handed-back deliveries are due now: the other workers are woken for them (no wait for their poll).
   releaseClaims: (token, nowIso, keep) =>
     writeCounted(

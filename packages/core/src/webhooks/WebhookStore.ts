@@ -21,6 +21,13 @@ export interface SealedSecrets {
   readonly previous_secret_expires_at: string | null
 }
 
+/** A held delivery's next try: its tries so far and when it is due. */
+export interface DeliveryRetry {
+  readonly id: string
+  readonly attemptCount: number
+  readonly nextAttemptIso: string
+}
+
 /** Storage port of webhooks: subscriptions, the delivery queue (leased claims) and attempts. */
 export interface WebhookStoreService {
   readonly insertSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
@@ -118,6 +125,8 @@ export interface WebhookStoreService {
     attemptCount: number,
     nextAttemptIso: string
   ) => Effect.Effect<void, SqlError.SqlError>
+  /** `rescheduleDelivery` of many deliveries in one statement (a recorded batch's retries). */
+  readonly rescheduleDeliveries: (token: string, retries: ReadonlyArray<DeliveryRetry>) => Effect.Effect<void, SqlError.SqlError>
   /**
    * Makes every delivery this token holds due now (graceful shutdown), except those in `keep` (tries
    * still running: they keep their lease and become due when it ends), and wakes the workers.
