@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type StoreKind, type TestDatabase } from "../support/databases.js"
 import { ADMIN_KEY, bundleServer, type ServerBundle, type ServerProcess, serverEnv, startServer } from "./faultServer.js"
-import { checkInvariants, TransferLog } from "./invariants.js"
+import { checkInvariants } from "./invariants.js"
 import { type LoggedReceiver, startLoggedReceiver } from "./receiverLog.js"
-import { ageOrphanedClaims, apiCaller, fundedWallets, Gate, reportFigures, sleep } from "./scenario.js"
+import { ageOrphanedClaims, Gate, prepareTransferScenario, reportFigures, sleep } from "./scenario.js"
 import { TransferLoad } from "./transferLoad.js"
 
 /**
@@ -46,26 +46,18 @@ describe.each(KINDS)("crash under transfer load on %s", (kind) => {
     receiver = await startLoggedReceiver()
     const env = serverEnv(database.url, { ISSUING_WEBHOOK_TIMEOUT_MS: "300" })
     server = await startServer(bundle, env)
-    let programId: string | undefined
-    const call = apiCaller(
+    const { accounts, log, programId, subscriptionId } = await prepareTransferScenario(
       () => server!.url,
       ADMIN_KEY,
-      () => programId
+      receiver.receiver.url,
+      8
     )
-    programId = (await call("GET", "/v1/programs")).body.data[0].id
-    const subscription = await call("POST", "/v1/webhook-subscriptions", {
-      url: receiver.receiver.url,
-      event_types: ["transfer.created", "transfer.settled", "transfer.settled.instant"]
-    })
-    expect(subscription.status, subscription.text).toBe(200)
-    const log = new TransferLog()
-    const accounts = await fundedWallets(call, log, 8)
 
     const gate = new Gate()
     const load = new TransferLoad({
       target: { url: () => server!.url, ready: gate.wait },
       apiKey: ADMIN_KEY,
-      programId: programId!,
+      programId,
       accounts,
       clients: CLIENTS,
       log
@@ -99,9 +91,9 @@ describe.each(KINDS)("crash under transfer load on %s", (kind) => {
       store: database,
       baseUrl: server.url,
       apiKey: ADMIN_KEY,
-      programId: programId!,
+      programId,
       transfers: log,
-      receivers: [receiver.logFor(subscription.body.id)],
+      receivers: [receiver.logFor(subscriptionId)],
       interruptionsMs: killedAtMs,
       // A try is recorded once its batch is done: within the 300 ms time-out and a write.
       inFlightMs: 2_000

@@ -8,9 +8,9 @@ import { ROOT } from "../support/cli.js"
 import { createTestDatabase, type TestDatabase } from "../support/databases.js"
 import { embeddedPostgresProblem } from "../support/pgAccess.js"
 import { ADMIN_KEY, bundleServer, type ServerBundle, serverEnv, startServer, type Wrap } from "./faultServer.js"
-import { checkInvariants, openStoreReader, type StoreLocation, TransferLog } from "./invariants.js"
+import { checkInvariants, openStoreReader, type StoreLocation } from "./invariants.js"
 import { type LoggedReceiver, startLoggedReceiver } from "./receiverLog.js"
-import { ageOrphanedClaims, apiCaller, fundedWallets, Gate, reportFigures, sleep } from "./scenario.js"
+import { ageOrphanedClaims, Gate, prepareTransferScenario, reportFigures, sleep } from "./scenario.js"
 import { TransferLoad } from "./transferLoad.js"
 
 /**
@@ -73,25 +73,17 @@ const underLoad = async (
   const env = serverEnv(store.kind === "sqlite" ? `sqlite:${store.filename}` : store.url)
   let server = await startServer(bundle, env, wrap)
   try {
-    let programId: string | undefined
-    const call = apiCaller(
+    const { accounts, log, programId, subscriptionId } = await prepareTransferScenario(
       () => server.url,
       ADMIN_KEY,
-      () => programId
+      receiver.receiver.url,
+      6
     )
-    programId = (await call("GET", "/v1/programs")).body.data[0].id
-    const subscription = await call("POST", "/v1/webhook-subscriptions", {
-      url: receiver.receiver.url,
-      event_types: ["transfer.created", "transfer.settled", "transfer.settled.instant"]
-    })
-    expect(subscription.status, subscription.text).toBe(200)
-    const log = new TransferLog()
-    const accounts = await fundedWallets(call, log, 6)
     const gate = new Gate()
     const load = new TransferLoad({
       target: { url: () => server.url, ready: gate.wait },
       apiKey: ADMIN_KEY,
-      programId: programId!,
+      programId,
       accounts,
       clients: CLIENTS,
       log,
@@ -144,9 +136,9 @@ const underLoad = async (
       store,
       baseUrl: server.url,
       apiKey: ADMIN_KEY,
-      programId: programId!,
+      programId,
       transfers: log,
-      receivers: [receiver.logFor(subscription.body.id)],
+      receivers: [receiver.logFor(subscriptionId)],
       // A server stopped while it could not write (the file size limit) leaves its last tries unrecorded.
       interruptionsMs: restartedMs,
       inFlightMs: faultToMs - faultFromMs

@@ -1,6 +1,6 @@
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import { type InvariantReport, openStoreReader, type StoreLocation, type TransferLog } from "./invariants.js"
+import { type InvariantReport, openStoreReader, type StoreLocation, TransferLog } from "./invariants.js"
 
 /** What the fault scenarios share: calls to the API, a funded set of wallets, and the claims a dead process left. */
 
@@ -24,6 +24,24 @@ export const apiCaller =
     const text = await response.text()
     return { status: response.status, body: text === "" ? undefined : JSON.parse(text), text }
   }
+
+/** The transfer events a scenario's receiver subscribes to. */
+const TRANSFER_EVENTS = ["transfer.created", "transfer.settled", "transfer.settled.instant"]
+
+/**
+ * Where every transfer scenario starts: the server's program, a subscription of the transfer
+ * events to the receiver, and `wallets` funded wallets (their funding logged for the check).
+ */
+export const prepareTransferScenario = async (baseUrl: () => string, apiKey: string, receiverUrl: string, wallets: number) => {
+  let programId: string | undefined
+  const call = apiCaller(baseUrl, apiKey, () => programId)
+  programId = (await call("GET", "/v1/programs")).body.data[0].id as string
+  const subscription = await call("POST", "/v1/webhook-subscriptions", { url: receiverUrl, event_types: TRANSFER_EVENTS })
+  if (subscription.status !== 200) throw new Error(`the scenario's subscription was refused: ${subscription.text}`)
+  const log = new TransferLog()
+  const accounts = await fundedWallets(call, log, wallets)
+  return { call, programId, subscriptionId: subscription.body.id as string, log, accounts }
+}
 
 /** Creates `count` wallets and funds each by an inbound FedNow transfer (logged); returns their accounts. */
 export const fundedWallets = async (call: Call, log: TransferLog, count: number, amount = 100_000): Promise<Array<string>> => {
