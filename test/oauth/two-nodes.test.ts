@@ -1,41 +1,33 @@
-import { Access } from "@issuing/core"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
-import { type ServedPlatform, servePlatform, TEST_VAULT_KEY } from "../support/platform.js"
+import { type Cluster, NODE_ADMIN_SECRET, type Node, startCluster } from "../support/nodes.js"
 import { INTERACTION_URL, interactionOf, pkce, REDIRECT_URI } from "./support.js"
 
 /**
- * Two platform instances on one database (each with its own caches and change feed, as two nodes):
- * a token warm in node B's cache is refused by B on the very next request after node A revokes
+ * Two `issuing serve` processes on one database (each with its own caches and change feed): a
+ * token warm in node B's cache is refused by B on the very next request after node A revokes
  * its grant, deletes its client or revokes the access token (docs/oauth.md#taking-effect-everywhere-at-once).
  */
 describe.each(STORE_KINDS)("OAuth revocation across two nodes on %s", (kind) => {
   let database: TestDatabase
-  let a: ServedPlatform
-  let b: ServedPlatform
-  let org: { organization_id: string; program_id: string; api_key: string }
+  let cluster: Cluster
+  let a: Node
+  let b: Node
+  let org: { program_id: string; api_key: string }
 
   beforeAll(async () => {
     database = await createTestDatabase(kind)
-    const settings = { oauthInteractionUrl: INTERACTION_URL, rateLimitPerSecond: 100_000, rateLimitBurst: 100_000 }
-    a = await servePlatform(database, [TEST_VAULT_KEY], settings)
-    b = await servePlatform(database, [TEST_VAULT_KEY], settings)
-    org = await a.instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("Two nodes")))
-  })
+    cluster = await startCluster(database, { ISSUING_OAUTH_INTERACTION_URL: INTERACTION_URL })
+    ;({ a, b } = cluster)
+    org = { program_id: cluster.programId, api_key: NODE_ADMIN_SECRET }
+  }, 120_000)
   afterAll(async () => {
-    await a?.close()
-    await b?.close()
+    await cluster?.stop()
     await database?.drop()
-  })
+  }, 60_000)
 
-  const json = async (
-    node: ServedPlatform,
-    method: string,
-    path: string,
-    options: { key?: string; body?: unknown; program?: boolean } = {}
-  ) => {
-    const response = await fetch(`${node.baseUrl}${path}`, {
+  const json = async (node: Node, method: string, path: string, options: { key?: string; body?: unknown; program?: boolean } = {}) => {
+    const response = await fetch(`${node.url}${path}`, {
       method,
       headers: {
         authorization: `Bearer ${options.key ?? org.api_key}`,
@@ -46,8 +38,8 @@ describe.each(STORE_KINDS)("OAuth revocation across two nodes on %s", (kind) => 
     })
     return { status: response.status, body: (await response.json().catch(() => undefined)) as any }
   }
-  const form = async (node: ServedPlatform, path: string, fields: Record<string, string>) => {
-    const response = await fetch(`${node.baseUrl}${path}`, {
+  const form = async (node: Node, path: string, fields: Record<string, string>) => {
+    const response = await fetch(`${node.url}${path}`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams(fields).toString()
@@ -73,7 +65,7 @@ describe.each(STORE_KINDS)("OAuth revocation across two nodes on %s", (kind) => 
       code_challenge: challenge,
       code_challenge_method: "S256"
     })
-    const start = await fetch(`${a.baseUrl}/oauth/authorize?${query}`, { redirect: "manual" })
+    const start = await fetch(`${a.url}/oauth/authorize?${query}`, { redirect: "manual" })
     const interaction = interactionOf(start.headers.get("location"))
     const granted = await json(a, "POST", `/v1/oauth/interactions/${interaction}/grant`, {
       program: false,

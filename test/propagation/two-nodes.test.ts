@@ -1,11 +1,6 @@
-import type { ChildProcess } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runCli, spawnCli, waitForOutput } from "../support/cli.js"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
-import { TEST_VAULT_KEY } from "../support/platform.js"
+import { type Cluster, NODE_ADMIN_SECRET as ADMIN_SECRET, type Node, startCluster } from "../support/nodes.js"
 import { startReceiver } from "../webhooks/receiver.js"
 
 /**
@@ -13,39 +8,9 @@ import { startReceiver } from "../webhooks/receiver.js"
  * change made through node A holds on node B from the very next request — B's caches of keys and
  * cards were warm and are retired by the change feed.
  */
-const ADMIN_SECRET = `sk_test_${"a1b2c3d4".repeat(5)}`
-
-interface Node {
-  readonly url: string
-  readonly process: ChildProcess
-}
-
-const startNode = async (env: Record<string, string>, cwd: string): Promise<Node> => {
-  const child = spawnCli(["serve"], env, cwd)
-  try {
-    const output = await waitForOutput(child, /listening on (http:\/\/\S+)/, 60_000)
-    return { url: /listening on (http:\/\/\S+)/.exec(output)![1]!, process: child }
-  } catch (error) {
-    child.kill("SIGKILL")
-    throw error
-  }
-}
-
-/** Stops a node: SIGTERM, then SIGKILL if it has not exited within 10 s. */
-const stopNode = (node: Node | undefined) =>
-  new Promise<void>((resolve) => {
-    if (node === undefined || node.process.exitCode !== null) return resolve()
-    const timer = setTimeout(() => node.process.kill("SIGKILL"), 10_000)
-    node.process.on("exit", () => {
-      clearTimeout(timer)
-      resolve()
-    })
-    node.process.kill("SIGTERM")
-  })
-
 describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
   let database: TestDatabase
-  let dir: string
+  let cluster: Cluster | undefined
   let a: Node | undefined
   let b: Node | undefined
   let programId: string
@@ -66,25 +31,13 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
 
   beforeAll(async () => {
     database = await createTestDatabase(kind)
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-two-nodes-"))
-    const env = {
-      ISSUING_DATABASE_URL: database.url,
-      ISSUING_VAULT_KEY: TEST_VAULT_KEY.toString("base64"),
-      ISSUING_BOOTSTRAP_API_KEY: ADMIN_SECRET,
-      ISSUING_PORT: "0"
-    }
-    const migrated = await runCli(["migrate"], env, dir)
-    expect(migrated.code, migrated.stderr).toBe(0)
-    a = await startNode(env, dir)
-    b = await startNode(env, dir)
-    const programs = await fetch(`${a.url}/v1/programs`, { headers: { authorization: `Bearer ${ADMIN_SECRET}` } })
-    programId = (await programs.json()).data[0].id
+    cluster = await startCluster(database)
+    ;({ a, b, programId } = cluster)
   }, 120_000)
 
   afterAll(async () => {
-    await Promise.all([stopNode(a), stopNode(b)])
+    await cluster?.stop()
     await database?.drop()
-    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true })
   }, 60_000)
 
   it("a freeze on A declines the next authorization on B; an unfreeze approves it again", async () => {
