@@ -98,6 +98,10 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
       return text.startsWith("{") ? JSON.parse(text) : text
     }
 
+    // Metrics are the process's: counted from here (the other store's run came first).
+    const transfersSum = (metrics: Map<string, Array<DataPoint<any>>>) =>
+      (metrics.get("issuing.transfers") ?? []).reduce((sum, point) => sum + Number(point.value), 0)
+    const transfersBefore = transfersSum(metricsByName((await reader.collect()).resourceMetrics))
     const receiver = await startReceiver()
     const subscription = await call("POST", "/v1/webhook-subscriptions", "/v1/webhook-subscriptions", {
       url: receiver.url,
@@ -110,6 +114,17 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
       currency: "USD",
       to_financial_account_id: wallet.financial_account_id
     })
+    const other = await call("POST", "/v1/wallets", "/v1/wallets", { holder: { name: "Grace Hopper" } })
+    // Two items post, the malformed one does not: the transfers counter counts two.
+    const move = { paymentRail: "book", amount: 100, currency: "USD", from_financial_account_id: wallet.financial_account_id }
+    const batch = await call("POST", "/v1/transfers/batch", "/v1/transfers/batch", {
+      transfers: [
+        { ...move, to_financial_account_id: other.financial_account_id },
+        { ...move, amount: "lots", to_financial_account_id: other.financial_account_id },
+        { ...move, to_financial_account_id: other.financial_account_id }
+      ]
+    })
+    expect(batch.data.map((item: { object?: string }) => item.object ?? "error")).toEqual(["transfer", "error", "transfer"])
     const card = await call("POST", "/v1/cards", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })
     const revealed = await call("POST", `/v1/cards/${card.id}/reveal`, "/v1/cards/:card_id/reveal")
     await call("POST", "/v1/cards/search-by-pan", "/v1/cards/search-by-pan", { pan: revealed.pan })
@@ -159,6 +174,7 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
         "issuing.webhook.delivery_lag_seconds"
       ])
     )
+    expect(transfersSum(metrics) - transfersBefore).toBe(3)
     const revealCount = metrics
       .get("issuing.http.requests")!
       .find((point) => point.attributes["http.route"] === "/v1/cards/:card_id/reveal")

@@ -98,10 +98,12 @@ const HandlersLive = Layer.mergeAll(
   MetaHandlersLive
 ).pipe(Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive)))
 
+/** The API's routes, read once from its definition: the request pipeline and telemetry match requests against them. */
+const ROUTES = makeRouteTable(IssuingApi)
+
 /** The platform's layers over a store: domain services, the HttpApi and the request pipeline. */
 export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings, vaultKeys: ReadonlyArray<Buffer>) => {
-  const routes = makeRouteTable(IssuingApi)
-  const api = Layer.mergeAll(HttpApiBuilder.api(IssuingApi).pipe(Layer.provide(HandlersLive)), requestPipeline(routes)).pipe(
+  const api = Layer.mergeAll(HttpApiBuilder.api(IssuingApi).pipe(Layer.provide(HandlersLive)), requestPipeline(ROUTES)).pipe(
     Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)),
     Layer.provideMerge(HttpServer.layerContext)
   )
@@ -131,7 +133,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   // Telemetry first, so the store's start-up (migrations) is traced too.
   const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default
-  const app = options.telemetry === undefined ? built : traceRequests(built)
+  const app = options.telemetry === undefined ? built : traceRequests(built, ROUTES)
   // @effect/platform's own server span records the full URL and query, where an embed session
   // token travels: off; traceRequests records the route template instead.
   const handlerRuntime = Runtime.setFiberRef(await runtime.runtime(), HttpMiddleware.currentTracerDisabledWhen, () => true)

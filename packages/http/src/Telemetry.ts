@@ -1,6 +1,6 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import type { Resource } from "@effect/opentelemetry/Resource"
-import { HttpApi, type HttpApp, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { type HttpApp, HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
@@ -9,6 +9,7 @@ import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { type DeliveryOutcome, type OutgoingDelivery, toInt, toIso, WebhookSender } from "@issuing/core"
 import { Duration, Effect, type Layer, Metric, MetricBoundaries, Runtime, Schedule } from "effect"
 import { IssuingApi } from "./Api.js"
+import { makeRouteTable, type RouteTable } from "./middleware/RouteTable.js"
 
 /**
  * A telemetry layer for `createIssuing({ telemetry })`: `telemetryLayer(...)` with the host app's
@@ -82,60 +83,27 @@ const deliveryLag = Metric.gauge("issuing.webhook.delivery_lag_seconds", {
   description: "How long the oldest due webhook delivery has been waiting, in seconds"
 })
 
-/** The API's route templates (`/v1/cards/:card_id`), read from the HttpApi: a span names the route, never the path with its ids. */
-const routeTemplates = () => {
-  const routes: Array<{ readonly method: string; readonly pattern: RegExp; readonly template: string }> = []
-  HttpApi.reflect(IssuingApi, {
-    onGroup() {},
-    onEndpoint({ endpoint }) {
-      const source = endpoint.path
-        .split("/")
-        .filter((segment) => segment !== "")
-        .map((segment) => (segment.startsWith(":") ? "/[^/]+" : `/${segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`))
-        .join("")
-      routes.push({ method: endpoint.method, pattern: new RegExp(`^${source || "/"}/?$`), template: endpoint.path })
-    }
-  })
-  // Literal segments before parameters: /v1/cards/embed is not /v1/cards/:card_id.
-  const literalCount = (template: string) => template.split("/").filter((segment) => segment !== "" && !segment.startsWith(":")).length
-  routes.sort((a, b) => literalCount(b.template) - literalCount(a.template))
-  return (method: string, pathname: string): string => {
-    const wanted = method === "HEAD" ? "GET" : method
-    return routes.find((route) => route.method === wanted && route.pattern.test(pathname))?.template ?? "unmatched"
-  }
-}
+/** Counts transfers the API posted (the transfer and batch handlers call it; a replayed answer posts nothing). */
+export const countPostedTransfers = (count: number): Effect.Effect<void> => (count > 0 ? Metric.incrementBy(transfers, count) : Effect.void)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** Transfers a successful answer posted: one for a transfer, the posted items of a batch. */
-const postedTransfers = (route: string, response: HttpServerResponse.HttpServerResponse): number => {
-  if (response.status !== 200 || response.headers["idempotent-replayed"] === "true") return 0
-  if (route === "/v1/transfers") return 1
-  if (route !== "/v1/transfers/batch" || response.body._tag !== "Uint8Array") return 0
-  try {
-    const batch = JSON.parse(new TextDecoder().decode(response.body.body)) as { data?: Array<{ object?: string }> }
-    return (batch.data ?? []).filter((item) => item.object === "transfer").length
-  } catch {
-    return 0
-  }
-}
 
 /**
  * Wraps the platform's app in one server span per request and the request metrics. Attributes:
  * method, route template, status, request id, program id — never the URL, its query (an embed
  * session token travels there), headers or bodies.
  */
-export const traceRequests = (app: HttpApp.Default): HttpApp.Default => {
-  const routeOf = routeTemplates()
-  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+export const traceRequests = (app: HttpApp.Default, routes: RouteTable = makeRouteTable(IssuingApi)): HttpApp.Default =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const method = request.method.toUpperCase()
-    const route = routeOf(method, new URL(request.url, "http://localhost").pathname)
+    const matched = routes.match(method, new URL(request.url, "http://localhost").pathname)
+    // A span names the route's template, never the path with its ids.
+    const route = matched._tag === "Matched" ? matched.template : "unmatched"
     const program = request.headers["x-program-id"]
     const startedMs = performance.now()
     return app.pipe(
       Effect.tap((response) => {
         const status = String(response.status)
-        const posted = postedTransfers(route, response)
         return Effect.all(
           [
             Effect.annotateCurrentSpan({
@@ -151,8 +119,7 @@ export const traceRequests = (app: HttpApp.Default): HttpApp.Default => {
               ),
               1
             ),
-            Metric.update(requestDuration.pipe(Metric.tagged("http.route", route)), performance.now() - startedMs),
-            posted > 0 ? Metric.incrementBy(transfers, posted) : Effect.void
+            Metric.update(requestDuration.pipe(Metric.tagged("http.route", route)), performance.now() - startedMs)
           ],
           { discard: true }
         )
@@ -164,7 +131,6 @@ export const traceRequests = (app: HttpApp.Default): HttpApp.Default => {
       })
     )
   })
-}
 
 /** The host of a webhook URL (never its path or query, which may carry the receiver's own token). */
 const hostOf = (url: string) => {

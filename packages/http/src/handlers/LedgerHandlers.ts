@@ -5,6 +5,7 @@ import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { ApiFailure, decodeIssuesFailure, envelope, handle, toApiFailure } from "../errors.js"
 import { CurrentRequestId } from "../middleware/RequestPipeline.js"
+import { countPostedTransfers } from "../Telemetry.js"
 import { paging } from "./Paging.js"
 
 /** Order fields of each ledger list (docs/ledger.md). Omitted order_by: newest first. */
@@ -53,6 +54,7 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
       Effect.catchTag("TransferBatchAborted", (aborted) => Effect.fail(itemFailure(aborted.index, toApiFailure(aborted.error)))),
       Effect.catchTag("SqlError", Effect.die)
     )
+    yield* countPostedTransfers(posted.filter(Either.isRight).length)
     let next = 0
     const data = decoded.map((item) => {
       const result = Either.isLeft(item) ? Either.left(item.left) : Either.mapLeft(posted[next++]!, toApiFailure)
@@ -111,7 +113,12 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
     const ledger = yield* Ledger
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(programId, (program) => Effect.map(handle(ledger.postTransfer(program, payload)), (posted) => posted.transfer))
+        Effect.flatMap(programId, (program) =>
+          handle(ledger.postTransfer(program, payload)).pipe(
+            Effect.tap(() => countPostedTransfers(1)),
+            Effect.map((posted) => posted.transfer)
+          )
+        )
       )
       .handle("batch", ({ payload }) => postBatch(ledger, payload))
       .handle("list", ({ urlParams }) =>

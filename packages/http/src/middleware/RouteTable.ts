@@ -8,6 +8,8 @@ export type RouteScope = "public" | "organization" | "program"
 
 interface Route {
   readonly method: string
+  /** The endpoint's path as declared (`/v1/cards/:card_id`): what telemetry names a route by. */
+  readonly template: string
   readonly pattern: RegExp
   readonly staticSegments: number
   readonly scope: RouteScope
@@ -24,6 +26,7 @@ export type RequiredScopeName = "read" | "write" | "pan_reveal"
 export type RouteMatch =
   | {
       readonly _tag: "Matched"
+      readonly template: string
       readonly scope: RouteScope
       readonly callsOut: boolean
       readonly sandboxOnly: boolean
@@ -66,7 +69,16 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
       const sandboxOnly = Context.getOption(mergedAnnotations, SandboxOnly).pipe(Option.getOrElse(() => false))
       const oauthProtocol = Context.getOption(mergedAnnotations, OAuthProtocol).pipe(Option.getOrElse(() => false))
       const requiredScope = Context.getOption(mergedAnnotations, RequiredScope).pipe(Option.getOrNull)
-      routes.push({ method: endpoint.method, ...compile(endpoint.path), scope, callsOut, sandboxOnly, oauthProtocol, requiredScope })
+      routes.push({
+        method: endpoint.method,
+        template: endpoint.path,
+        ...compile(endpoint.path),
+        scope,
+        callsOut,
+        sandboxOnly,
+        oauthProtocol,
+        requiredScope
+      })
     }
   })
   return {
@@ -83,6 +95,7 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
       if (best !== undefined) {
         return {
           _tag: "Matched",
+          template: best.template,
           scope: best.scope,
           callsOut: best.callsOut,
           sandboxOnly: best.sandboxOnly,
