@@ -8,55 +8,23 @@
 // receivers saw, attempts recorded by what they say, the most tries one delivery needed, overlaps
 // (a delivery in flight twice at once) and the longest stored response body. The run fails if the
 // test fails.
-import { spawn } from "node:child_process"
-import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
-
-const ROOT = path.resolve(import.meta.dirname, "..")
-
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
+import { option, runTestsForFigures, table } from "./support/common.js"
 
 const KINDS = ["ok", "error500", "hang", "reset", "slow", "hugeText", "hugeBinary"]
 const RECORDED = ["ok", "slow", "hugeText", "hugeBinary", "error500", "timeout", "reset"]
 
-const table = (rows) => {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)))
-  return rows.map((row) => row.map((cell, column) => String(cell).padStart(widths[column])).join("  ")).join("\n")
-}
-
 export async function run(args) {
   const events = Number(option(args, "events", "10000"))
   const stores = option(args, "store", "sqlite,postgres")
-  const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "issuing-chaos-")), "report.jsonl")
   console.log(`chaos: ${events} events per store to three chaotic receivers (${stores}), load average ${os.loadavg()[0].toFixed(2)}`)
-  const code = await new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(ROOT, "node_modules/vitest/vitest.mjs"), "run", "test/faults/chaos.test.ts", "--reporter=dot"],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ISSUING_CHAOS_EVENTS: String(events), ISSUING_CHAOS_STORES: stores, ISSUING_CHAOS_REPORT: report },
-        stdio: ["ignore", "pipe", "inherit"]
-      }
-    )
-    // The test's own log lines repeat the table below; show only vitest's verdict and failures.
-    child.stdout.on("data", (chunk) => {
-      for (const line of String(chunk).split("\n")) if (!line.startsWith("receiver chaos on ") && line.trim() !== "") console.log(line)
-    })
-    child.on("exit", resolve)
-  })
-  const figures = fs.existsSync(report)
-    ? fs
-        .readFileSync(report, "utf8")
-        .split("\n")
-        .filter((line) => line !== "")
-        .map((line) => JSON.parse(line))
-    : []
-  fs.rmSync(path.dirname(report), { recursive: true, force: true })
+  // The test's own log lines repeat the table below; show only vitest's verdict and failures.
+  const { code, figures } = await runTestsForFigures(
+    ["test/faults/chaos.test.ts"],
+    { ISSUING_CHAOS_EVENTS: String(events), ISSUING_CHAOS_STORES: stores },
+    "ISSUING_CHAOS_REPORT",
+    (line) => line.startsWith("receiver chaos on ")
+  )
   if (figures.length > 0) {
     const rows = [["", ...figures.map((f) => f.store)]]
     rows.push(["events", ...figures.map((f) => f.events)])

@@ -8,70 +8,24 @@
 // test set-up's: embedded, or ISSUING_TEST_PG_URL), and prints per scenario and store: the faults
 // injected, requests sent and answered, lost answers and resends, replays compared, the slowest
 // answer, and what the invariant check looked at. The run fails if a test fails.
-import { spawn } from "node:child_process"
-import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
-
-const ROOT = path.resolve(import.meta.dirname, "..")
-
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
-
-const table = (rows) => {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)))
-  return rows.map((row) => row.map((cell, column) => String(cell).padStart(widths[column])).join("  ")).join("\n")
-}
+import { option, runTestsForFigures, table } from "./support/common.js"
 
 export async function run(args) {
   const kills = option(args, "kills", "20")
   const loadMs = option(args, "load-ms", "3000")
   const lockMs = option(args, "lock-ms", "12000")
   const stores = option(args, "store", "sqlite,postgres")
-  const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "issuing-faults-")), "report.jsonl")
   console.log(
     `faults: ${kills} kills with up to ${loadMs} ms of load between (${stores}); database faults; load average ${os.loadavg()[0].toFixed(2)}`
   )
-  const code = await new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [
-        path.join(ROOT, "node_modules/vitest/vitest.mjs"),
-        "run",
-        "test/faults/crash.test.ts",
-        "test/faults/database.test.ts",
-        "--reporter=dot"
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          ISSUING_FAULTS_KILLS: kills,
-          ISSUING_FAULTS_LOAD_MS: loadMs,
-          ISSUING_FAULTS_LOCK_MS: lockMs,
-          ISSUING_FAULTS_STORES: stores,
-          ISSUING_FAULTS_REPORT: report
-        },
-        stdio: ["ignore", "pipe", "inherit"]
-      }
-    )
-    // The tests' own log lines repeat the table below; show only vitest's verdict and failures.
-    child.stdout.on("data", (chunk) => {
-      for (const line of String(chunk).split("\n"))
-        if (!/^(crash under load|pg_|PostgreSQL|SQLite)/.test(line) && line.trim() !== "") console.log(line)
-    })
-    child.on("exit", resolve)
-  })
-  const figures = fs.existsSync(report)
-    ? fs
-        .readFileSync(report, "utf8")
-        .split("\n")
-        .filter((line) => line !== "")
-        .map((line) => JSON.parse(line))
-    : []
-  fs.rmSync(path.dirname(report), { recursive: true, force: true })
+  // The tests' own log lines repeat the table below; show only vitest's verdict and failures.
+  const { code, figures } = await runTestsForFigures(
+    ["test/faults/crash.test.ts", "test/faults/database.test.ts"],
+    { ISSUING_FAULTS_KILLS: kills, ISSUING_FAULTS_LOAD_MS: loadMs, ISSUING_FAULTS_LOCK_MS: lockMs, ISSUING_FAULTS_STORES: stores },
+    "ISSUING_FAULTS_REPORT",
+    (line) => /^(crash under load|pg_|PostgreSQL|SQLite)/.test(line)
+  )
   if (figures.length > 0) {
     const rows = [
       [

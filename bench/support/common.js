@@ -62,3 +62,42 @@ export const load = (url, headers, concurrency, durationMs) =>
       resolve({ ...JSON.parse(line), serverCpuMs: (cpu.user + cpu.system) / 1000 })
     })
   })
+
+/** Right-aligned columns of `rows` (the first row its header). */
+export const table = (rows) => {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)))
+  return rows.map((row) => row.map((cell, column) => String(cell).padStart(widths[column])).join("  ")).join("\n")
+}
+
+const ROOT = path.resolve(import.meta.dirname, "../..")
+
+/**
+ * Runs test files of `npm test` through vitest at a bench's size: `env` sets their size, and
+ * `reportVariable` names the file (JSON lines) each test appends its figures to. The tests' own
+ * log lines matching `quiet` are left out (the bench prints their table). Resolves with the exit
+ * code and the figures.
+ */
+export const runTestsForFigures = async (files, env, reportVariable, quiet) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-tests-"))
+  const report = path.join(dir, "report.jsonl")
+  const code = await new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/vitest/vitest.mjs"), "run", ...files, "--reporter=dot"], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, [reportVariable]: report },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.stdout.on("data", (chunk) => {
+      for (const line of String(chunk).split("\n")) if (!quiet(line) && line.trim() !== "") console.log(line)
+    })
+    child.on("exit", resolve)
+  })
+  const figures = fs.existsSync(report)
+    ? fs
+        .readFileSync(report, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line))
+    : []
+  fs.rmSync(dir, { recursive: true, force: true })
+  return { code, figures }
+}
