@@ -54,34 +54,31 @@ type IdempotencyDeps = {
   readonly scope: Scope.Scope
 }
 
-/** How long before its lease ends a background release of a claim gives up (see `releaseClaim`). */
-const RELEASE_MARGIN_MS = 5_000
-
 /**
  * Lets go of a claim whose request ended without a storable response (a 5xx, a failure), so the
  * caller's retry with the same key runs — as a 500 tells it to. The usual reason for such an end
  * is the database going away, and then the release fails too: it is kept trying in the background
  * (the answer does not wait for it) until shortly before the claim's lease ends. Without that the
  * retries met 409 "still being processed" for a minute after the database came back (found by the
- * fault suite, test/faults/database.test.ts). It stops before the lease ends because from then on
- * a retry may take the key over, and a late release would free that retry's claim.
+ * fault suite, test/faults/database.test.ts). The release names its claim (its lock time), so it
+ * can never free a retry's takeover; past the lease it stops, as a retry may take the key anyway.
  */
-const releaseClaim = (deps: IdempotencyDeps, organizationId: string, key: string, claimedAtMs: number) =>
-  deps.store.release(organizationId, key).pipe(
+const releaseClaim = (deps: IdempotencyDeps, organizationId: string, key: string, claimedAtMs: number) => {
+  const release = deps.store.release(organizationId, key, new Date(claimedAtMs).toISOString())
+  return release.pipe(
     Effect.catchAllCause(() =>
       Effect.forkIn(
-        deps.store
-          .release(organizationId, key)
-          .pipe(
-            Effect.retry(Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("250 millis")))),
-            Effect.timeout(Math.max(0, claimedAtMs + CLAIM_LEASE_MS - RELEASE_MARGIN_MS - Date.now())),
-            Effect.ignore
-          ),
+        release.pipe(
+          Effect.retry(Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("250 millis")))),
+          Effect.timeout(Math.max(0, claimedAtMs + CLAIM_LEASE_MS - Date.now())),
+          Effect.ignore
+        ),
         deps.scope
       )
     ),
     Effect.asVoid
   )
+}
 
 const unsealed = (vault: VaultService, sealed: string): string | undefined => {
   try {

@@ -36,8 +36,12 @@ export interface IdempotencyStoreService {
   readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, SqlError.SqlError>
   /** Stores the response of a claimed key; called inside the write's own transaction. */
   readonly complete: (organizationId: string, key: string, response: SealedResponse) => Effect.Effect<void, SqlError.SqlError>
-  /** Forgets a claim whose request ended without a storable response (a 5xx or a crash). */
-  readonly release: (organizationId: string, key: string) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Forgets a claim whose request ended without a storable response (a 5xx or a crash): the claim
+   * made (or taken over) at `claimedAt`, the `now` of its claim request, and no other — a late
+   * release never frees a later request's takeover of the key.
+   */
+  readonly release: (organizationId: string, key: string, claimedAt: string) => Effect.Effect<void, SqlError.SqlError>
   /** Deletes records created before the instant; returns how many. */
   readonly purge: (createdBefore: string) => Effect.Effect<number, SqlError.SqlError>
 }

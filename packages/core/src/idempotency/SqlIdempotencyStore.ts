@@ -58,9 +58,10 @@ export const SqlIdempotencyStoreLive = Layer.effect(
         sql`UPDATE issuing_idempotency_keys
             SET status_code = ${response.status}, response_body = ${response.sealedBody}
             WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`.pipe(Effect.asVoid),
-      release: (organizationId, key) =>
+      release: (organizationId, key, claimedAt) =>
         sql`DELETE FROM issuing_idempotency_keys
-            WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND status_code IS NULL`.pipe(Effect.asVoid),
+            WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND status_code IS NULL
+              AND locked_at = ${claimedAt}`.pipe(Effect.asVoid),
       purge: (createdBefore) =>
         sql`DELETE FROM issuing_idempotency_keys WHERE created_at < ${createdBefore} RETURNING idempotency_key`.pipe(
           Effect.map((rows) => rows.length)

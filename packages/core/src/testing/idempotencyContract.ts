@@ -8,6 +8,8 @@ import type { PortContract } from "./Contract.js"
 
 const HOUR_MS = 3_600_000
 
+const iso = (ms: number) => new Date(ms).toISOString()
+
 /** A claim at `nowMs` with a 60 s lease and 24 h retention. */
 const claimAt = (
   organizationId: string,
@@ -80,11 +82,11 @@ export const idempotencyContract: PortContract = (name, store) =>
         const key = newId()
         const now = Date.now()
         yield* keys.claim(claimAt(org, key, "fp-a", now))
-        yield* keys.release(org, key)
+        yield* keys.release(org, key, iso(now))
         // Released: the key is free again, even for a different request.
         expect(yield* keys.claim(claimAt(org, key, "fp-b", now))).toEqual({ _tag: "Claimed" })
         yield* keys.complete(org, key, { status: 200, sealedBody: "kept" })
-        yield* keys.release(org, key)
+        yield* keys.release(org, key, iso(now))
         expect((yield* keys.claim(claimAt(org, key, "fp-b", now)))._tag).toBe("Replay")
       })
     )
@@ -103,6 +105,11 @@ export const idempotencyContract: PortContract = (name, store) =>
         )
         expect(takeovers.filter((claim) => claim._tag === "Claimed")).toHaveLength(1)
         expect(takeovers.filter((claim) => claim._tag === "InProgress")).toHaveLength(3)
+        // The first request's late release names its own claim: the takeover keeps the key.
+        yield* keys.release(org, key, iso(now))
+        expect(yield* keys.claim(claimAt(org, key, "fp", later + 1))).toEqual({ _tag: "InProgress" })
+        yield* keys.release(org, key, iso(later))
+        expect(yield* keys.claim(claimAt(org, key, "fp", later + 2))).toEqual({ _tag: "Claimed" })
       })
     )
 
