@@ -115,6 +115,19 @@ export interface LedgerPostingService {
    */
   readonly postTransfers: (postings: ReadonlyArray<TransferPosting>) => Effect.Effect<ReadonlyArray<PostingOutcome>, SqlError.SqlError>
   /**
+   * Posts new transfers (each with its new transaction and no card: every one `isNewTransfer`)
+   * decided together, in order, over their balance rows read under the write lock, and written
+   * set-based (docs/ledger.md#batches). All-or-nothing by itself — one synchronous call on SQLite,
+   * one writing statement on PostgreSQL — so a database failure writes none of it, and it needs
+   * no transaction from the caller: outside one it takes its own. `allOrNothing`: when any is
+   * refused, none is written (the outcomes still say which were refused). A posting that is not
+   * a new transfer is a defect.
+   */
+  readonly postNewTransfers: (
+    postings: ReadonlyArray<TransferPosting>,
+    options: { readonly allOrNothing: boolean }
+  ) => Effect.Effect<ReadonlyArray<PostingOutcome>, SqlError.SqlError>
+  /**
    * Takes, for the rest of the caller's transaction, the locks a posting would take on these
    * accounts' balance rows, all at once in (account id, book) order: a batch that touches many
    * accounts then cannot deadlock with another batch or a single transfer (each takes its locks in
@@ -192,6 +205,8 @@ export interface LedgerStoreService {
   readonly postTransfer: LedgerPostingService["postTransfer"]
   /** Posts many transfers in order (see `LedgerPostingService`). */
   readonly postTransfers: LedgerPostingService["postTransfers"]
+  /** Posts new transfers decided together, all-or-nothing by itself (see `LedgerPostingService`). */
+  readonly postNewTransfers: LedgerPostingService["postNewTransfers"]
   /** Locks accounts' balance rows in order for the rest of the transaction (see `LedgerPostingService`). */
   readonly lockAccounts: LedgerPostingService["lockAccounts"]
   readonly listBookTransfers: (

@@ -367,6 +367,7 @@ export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlCl
       ...transactionQueries(q),
       postTransfer: posting.postTransfer,
       postTransfers: posting.postTransfers,
+      postNewTransfers: posting.postNewTransfers,
       lockAccounts: posting.lockAccounts,
       ...bookTransferQueries(q)
     }

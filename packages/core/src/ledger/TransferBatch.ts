@@ -1,13 +1,28 @@
 import { SqlError } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
 import { nowIso } from "../platform/Time.js"
-import { type LedgerContext, noCard, type Posted, postPrepared, postsAtOnce, prepare, refused, type TransferError } from "./Posting.js"
+import {
+  type LedgerContext,
+  noCard,
+  type Posted,
+  postPrepared,
+  postsAtOnce,
+  prepare,
+  refused,
+  type TransferError,
+  write
+} from "./Posting.js"
 import { accountsToRead, type PreparedTransfer, type TransferOrder, transferPosting } from "./PrepareTransfer.js"
 
 /**
  * Many transfers in one request and one database transaction (POST /v1/transfers/batch,
- * docs/ledger.md#batches): the accounts warmed in one read, every balance row the batch may touch
- * locked first in one order, runs of at-once items posted with one store call each.
+ * docs/ledger.md#batches): the accounts warmed in one read and every item prepared before the
+ * write. When every item posts at once (the usual batch: transfers between known accounts, each
+ * its new transaction), the write is ONE store call (`postNewTransfers`), all-or-nothing by
+ * itself, committed like a single transfer — on SQLite a unit of the group commit, sharing one
+ * commit with concurrent batches. Otherwise the batch is a transaction of its own: every balance
+ * row it may touch locked first in one order, runs of at-once items posted with one store call
+ * each, the others in a savepoint each.
  */
 
 /** A failure of one batch item that is the item's own (its result), as opposed to the database's (the batch's). */
@@ -83,8 +98,16 @@ const batchAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyAr
   return [...ids].sort()
 }
 
+type Prepared = Either.Either<PreparedTransfer, TransferError>
+
 /** The items in order, inside the batch's transaction: runs of at-once items in one call each, the others in a savepoint each. */
-const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
+const postItems = (
+  ctx: LedgerContext,
+  programId: string,
+  items: ReadonlyArray<Prepared>,
+  orders: ReadonlyArray<TransferOrder>,
+  atomic: boolean
+) =>
   Effect.gen(function* () {
     // Every balance row the batch may touch, locked first and in one order: no deadlock with another batch.
     yield* ctx.store.lockAccounts(batchAccounts(ctx, programId, orders))
@@ -95,8 +118,7 @@ const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<
       run = []
       return pending.length === 0 ? Effect.void : Effect.map(postRun(ctx, pending, atomic), (posted) => void results.push(...posted))
     })
-    for (const [index, order] of orders.entries()) {
-      const prepared = yield* Effect.either(prepare(ctx, programId, order))
+    for (const [index, prepared] of items.entries()) {
       if (Either.isRight(prepared) && postsAtOnce(prepared.right)) {
         run.push({ index, p: prepared.right })
         continue
@@ -117,6 +139,30 @@ const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<
   })
 
 /**
+ * A batch whose every item posts at once (or, unless atomic, failed before posting): ONE store
+ * call writes it, decided together over the balance rows under the write lock; refused items
+ * write nothing, and when atomic nothing is written unless every item posts.
+ */
+const postAtOnce = (ctx: LedgerContext, items: ReadonlyArray<Prepared>, atomic: boolean) =>
+  Effect.gen(function* () {
+    const now = yield* nowIso
+    const built = items.map((item) =>
+      Either.map(item, (p) => transferPosting(p, p.from ?? p.settlement!, p.to ?? p.settlement!, { _tag: "New" }, now))
+    )
+    const postings = built.flatMap((item) => (Either.isRight(item) ? [item.right.posting] : []))
+    const outcomes =
+      postings.length === 0 ? [] : yield* write(ctx, ctx.store.postNewTransfers(postings, { allOrNothing: atomic }), { atomic: true })
+    let next = 0
+    return yield* Effect.forEach(built, (item, index): Effect.Effect<ItemResult, TransferBatchAborted | SqlError.SqlError> => {
+      if (Either.isLeft(item)) return itemFailure(atomic, index)(item.left)
+      const outcome = outcomes[next++]!
+      return outcome.posted
+        ? Effect.succeed(Either.right({ posted: item.right.posted, wake: outcome.wake }))
+        : itemFailure(atomic, index)(refused(outcome))
+    })
+  })
+
+/**
  * Posts many transfers in ONE database transaction (docs/ledger.md#batches), each exactly as
  * `post` would. Not atomic: each item has its own result — its transfer, or its failure with
  * nothing of it written — and the others commit. Atomic: the first failing item aborts the batch
@@ -125,11 +171,16 @@ const postItems = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<
 export const postBatch = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
   Effect.gen(function* () {
     yield* warmAccounts(ctx, programId, orders)
-    // A transaction of its own (or the caller's), never a unit of the write lane: a batch already
-    // shares one commit among its items, and inside a group commit each unit runs in a savepoint,
-    // under which SQLite wrote these rows four times slower (measured at 8 concurrent batches of
-    // 100: 1,240/s as lane units, 5,200/s each in its own transaction).
-    const results = yield* ctx.transactor.withTransaction(postItems(ctx, programId, orders, atomic))
+    const items: ReadonlyArray<Prepared> = yield* Effect.forEach(orders, (order) => Effect.either(prepare(ctx, programId, order)))
+    // A database failure while preparing is the batch's; an atomic batch stops at its first failing item.
+    for (const [index, item] of items.entries()) {
+      if (Either.isLeft(item) && (!isItemError(item.left) || atomic)) yield* itemFailure(atomic, index)(item.left)
+    }
+    const results = items.every((item) => Either.isLeft(item) || postsAtOnce(item.right))
+      ? yield* postAtOnce(ctx, items, atomic)
+      : // A transaction of its own (or the caller's), never a unit of the write lane: its items are
+        // several store calls, which a lane unit would have to wrap in a savepoint of their own.
+        yield* ctx.transactor.withTransaction(postItems(ctx, programId, items, orders, atomic))
     if (results.some((result) => Either.isRight(result) && result.right.wake)) yield* ctx.webhooks.wake
     return results.map(Either.map((item) => item.posted))
   })

@@ -538,6 +538,85 @@ export const ledgerContract: PortContract = (name, store) =>
       })
     )
 
+    it.effect("posts new transfers decided together in one call of its own; all-or-nothing writes none when one is refused", () =>
+      Effect.gen(function* () {
+        const ledger = yield* LedgerStore
+        const events = yield* EventStore
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const absent = (posting: TransferPosting) =>
+          Effect.gen(function* () {
+            expect(Option.isNone(yield* ledger.findTransfer(program.id, posting.transfer.id, false))).toBe(true)
+            expect(Option.isNone(yield* ledger.findTransaction(program.id, posting.transaction.id, false))).toBe(true)
+            expect((yield* ledger.listBookTransfers(program.id, { transfer_id: posting.transfer.id }, newestFirst())).total).toBe(0)
+            for (const event of posting.events) expect(Option.isNone(yield* events.find(program.id, event.id))).toBe(true)
+          })
+
+        // All-or-nothing: the third is refused, so the two that would post are not written either.
+        const doomed = [
+          transferRows(program.id, settlement, a, 100),
+          transferRows(program.id, a, b, 70, { checkFunds: true }),
+          transferRows(program.id, a, b, 70, { checkFunds: true })
+        ]
+        const refusedAll = yield* ledger.postNewTransfers(doomed, { allOrNothing: true })
+        expect(refusedAll.map((outcome) => [outcome.posted, outcome.refusal])).toEqual([
+          [true, null],
+          [true, null],
+          [false, "insufficient_funds"]
+        ])
+        for (const posting of doomed) yield* absent(posting)
+        expect(yield* principalOf(ledger, a)).toBe(0)
+
+        // Otherwise each is decided over the totals the earlier ones left (outside any transaction: its own).
+        const funding = transferRows(program.id, settlement, a, 100)
+        const first = transferRows(program.id, a, b, 60, { checkFunds: true })
+        const tooMuch = transferRows(program.id, a, b, 60, { checkFunds: true }) // 40 left
+        const rest = transferRows(program.id, a, b, 40, { checkFunds: true })
+        const outcomes = yield* ledger.postNewTransfers([funding, first, tooMuch, rest], { allOrNothing: false })
+        expect(outcomes.map((outcome) => [outcome.posted, outcome.refusal, outcome.availableMinor])).toEqual([
+          [true, null, 0],
+          [true, null, 100],
+          [false, "insufficient_funds", 40],
+          [true, null, 40]
+        ])
+        yield* absent(tooMuch)
+        for (const posting of [funding, first, rest]) {
+          expect(Option.getOrThrow(yield* ledger.findTransfer(program.id, posting.transfer.id, false))).toEqual(posting.transfer)
+          expect(Option.getOrThrow(yield* ledger.findTransaction(program.id, posting.transaction.id, false))).toEqual(posting.transaction)
+          const [bookTransfer] = (yield* ledger.listBookTransfers(program.id, { transfer_id: posting.transfer.id }, newestFirst())).rows
+          expect(bookTransfer).toEqual(posting.bookTransfer)
+          for (const event of posting.events) expect(Option.getOrThrow(yield* events.find(program.id, event.id))).toEqual(event)
+        }
+        expect(yield* principalOf(ledger, a)).toBe(0)
+        expect(yield* principalOf(ledger, b)).toBe(100)
+        expect(yield* ledger.postNewTransfers([], { allOrNothing: true })).toEqual([])
+
+        // The 2^53 − 1 limit is decided over the running totals too.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE issuing_balances SET credits_minor = ${MAX_TOTAL_MINOR - 5} WHERE financial_account_id = ${b} AND book = 'principal'`
+        const limited = yield* ledger.postNewTransfers(
+          [
+            transferRows(program.id, settlement, b, 3),
+            transferRows(program.id, settlement, b, 3),
+            transferRows(program.id, settlement, b, 2)
+          ],
+          { allOrNothing: false }
+        )
+        expect(limited.map((outcome) => outcome.refusal)).toEqual([null, "balance_limit_exceeded", null])
+        expect(yield* principalOf(ledger, b)).toBe(MAX_TOTAL_MINOR)
+
+        // A posting that is not a new transfer is a caller's defect, and nothing is written.
+        const existing = { ...transferRows(program.id, settlement, a, 5), transactionWrite: "update" as const }
+        const exit = yield* Effect.exit(
+          ledger.postNewTransfers([transferRows(program.id, settlement, a, 5), existing], { allOrNothing: false })
+        )
+        expect(exit._tag === "Failure" && exit.cause._tag === "Die").toBe(true)
+        expect(yield* principalOf(ledger, a)).toBe(0)
+      })
+    )
+
     it.effect("posting refuses, writing nothing, when a running total would pass 2^53 − 1", () =>
       Effect.gen(function* () {
         const ledger = yield* LedgerStore

@@ -1,0 +1,172 @@
+import { MAX_TOTAL_MINOR } from "./Records.js"
+import type { PostingOutcome, TransferPosting } from "./LedgerStore.js"
+
+/**
+ * A batch's new transfers (no card, each its own new transaction) written set-based by a store
+ * (docs/ledger.md#batches): the postings decided in order in the process over the running totals
+ * of their balance rows, which the store read under the batch's write lock, then the rows of the
+ * ones that post, one list per table. Both stores use this, so the funds and 2^53 checks of a
+ * batch cannot drift between them; they are the checks a single posting makes in the store.
+ */
+
+/** True for a posting the set-based batch path takes: a new transfer with its new transaction and no card. */
+export const isNewTransfer = (posting: TransferPosting): boolean => posting.transactionWrite === "insert" && posting.activeCardId === null
+
+const LIMIT = BigInt(MAX_TOTAL_MINOR)
+
+/** The key of an (account, book) in `decidePostings`' totals. */
+export const totalsKey = (account: string, book: string): string => `${account}\u0000${book}`
+
+export interface BalanceTotals {
+  debits: bigint
+  credits: bigint
+}
+
+/**
+ * Decides a batch's postings in order over the running totals of their balance rows (read under
+ * the batch's locks): exactly the checks `issuing_post_transfer` makes — the source's principal
+ * balance covers the amount when `checkFunds`, and no (account, book) total passes
+ * `MAX_TOTAL_MINOR` — each posted one moving the totals the next one sees.
+ */
+export const decidePostings = (
+  postings: ReadonlyArray<TransferPosting>,
+  totals: Map<string, BalanceTotals>
+): ReadonlyArray<PostingOutcome> => {
+  const totalsOf = (account: string, book: string) => {
+    const key = totalsKey(account, book)
+    let found = totals.get(key)
+    if (found === undefined) {
+      found = { debits: 0n, credits: 0n }
+      totals.set(key, found)
+    }
+    return found
+  }
+  return postings.map(({ checkFunds, deltas, transfer }): PostingOutcome => {
+    let available = 0
+    if (checkFunds) {
+      const principal = totalsOf(transfer.from_financial_account_id!, "principal")
+      available = Number(principal.credits - principal.debits)
+      if (available < transfer.amount) return { posted: false, refusal: "insufficient_funds", availableMinor: available, wake: false }
+    }
+    const over = deltas.some((d) => {
+      const row = totalsOf(d.financial_account_id, d.book)
+      return row.debits + BigInt(d.debitsMinor) > LIMIT || row.credits + BigInt(d.creditsMinor) > LIMIT
+    })
+    if (over) return { posted: false, refusal: "balance_limit_exceeded", availableMinor: available, wake: false }
+    for (const d of deltas) {
+      const row = totalsOf(d.financial_account_id, d.book)
+      row.debits += BigInt(d.debitsMinor)
+      row.credits += BigInt(d.creditsMinor)
+    }
+    return { posted: true, refusal: null, availableMinor: available, wake: false }
+  })
+}
+
+/** The postings' balance deltas summed per (account, book), sorted: the upsert takes the rows' locks in that order. */
+const summedDeltas = (postings: ReadonlyArray<TransferPosting>) => {
+  const balances = new Map<
+    string,
+    { financial_account_id: string; book: string; currency: string; debits_minor: number; credits_minor: number; updated_at: string }
+  >()
+  for (const { deltas, transfer } of postings) {
+    for (const d of deltas) {
+      const key = `${d.financial_account_id}\u0000${d.book}`
+      const row = balances.get(key)
+      if (row === undefined) {
+        balances.set(key, {
+          financial_account_id: d.financial_account_id,
+          book: d.book,
+          currency: d.currency,
+          debits_minor: d.debitsMinor,
+          credits_minor: d.creditsMinor,
+          updated_at: transfer.created_at
+        })
+      } else {
+        row.debits_minor += d.debitsMinor
+        row.credits_minor += d.creditsMinor
+        row.updated_at = transfer.created_at
+      }
+    }
+  }
+  return [...balances.values()].sort((a, b) =>
+    a.financial_account_id === b.financial_account_id
+      ? a.book < b.book
+        ? -1
+        : 1
+      : a.financial_account_id < b.financial_account_id
+        ? -1
+        : 1
+  )
+}
+
+/** The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one array per table. */
+export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
+  return {
+    transactions: postings.map(({ transaction: t, transfer }) => ({
+      id: t.id,
+      program_id: t.program_id,
+      status: t.status,
+      amount_minor: transfer.amount,
+      currency: transfer.currency,
+      card_id: t.card_id,
+      mcc: t.mcc,
+      merchant_name: t.merchant_name,
+      created_at: t.created_at,
+      updated_at: transfer.created_at
+    })),
+    transfers: postings.map(({ transfer }) => ({
+      id: transfer.id,
+      program_id: transfer.program_id,
+      transaction_id: transfer.transaction_id,
+      payment_rail: transfer.payment_rail,
+      amount_minor: transfer.amount,
+      currency: transfer.currency,
+      from_financial_account_id: transfer.from_financial_account_id,
+      to_financial_account_id: transfer.to_financial_account_id,
+      status: transfer.status,
+      description: transfer.description,
+      created_at: transfer.created_at
+    })),
+    book_transfers: postings.map(({ bookTransfer, transaction: t, transfer }) => ({
+      id: bookTransfer.id,
+      program_id: t.program_id,
+      transfer_id: transfer.id,
+      transaction_id: t.id,
+      amount_minor: transfer.amount,
+      currency: transfer.currency,
+      posted_at: transfer.created_at
+    })),
+    entries: postings.flatMap(({ bookTransfer }) =>
+      bookTransfer.entries.map((e, position) => ({
+        book_transfer_id: bookTransfer.id,
+        position,
+        financial_account_id: e.financial_account_id,
+        book: e.book,
+        entry_type: e.entry_type,
+        amount_minor: e.amount.amount,
+        currency: e.amount.currency
+      }))
+    ),
+    balances: summedDeltas(postings),
+    events: postings.flatMap(({ events, transaction: t, transfer }) =>
+      events.map((e) => ({
+        id: e.id,
+        program_id: t.program_id,
+        type: e.type,
+        created_at: transfer.created_at,
+        data: JSON.stringify(e.data.object)
+      }))
+    )
+  }
+}
+
+/** The postings to write once decided: the ones that post, or none when `allOrNothing` and any was refused. */
+export const postingsToWrite = (
+  postings: ReadonlyArray<TransferPosting>,
+  outcomes: ReadonlyArray<PostingOutcome>,
+  allOrNothing: boolean
+): ReadonlyArray<TransferPosting> =>
+  allOrNothing && outcomes.some((outcome) => !outcome.posted) ? [] : postings.filter((_, i) => outcomes[i]!.posted)
+
+/** The defect of a `postNewTransfers` call given a posting that is not a new transfer (a caller's bug). */
+export const notNewTransfers = () => new Error("postNewTransfers takes new transfers only (isNewTransfer)")
