@@ -84,28 +84,66 @@ const asJson = ({
   event_data: events.map((e) => JSON.stringify(e.data.object)),
   active_card: activeCardId
 })
+/** The running totals of every book of the accounts the postings touch; `lock`: FOR UPDATE, in (account, book) order. */
+const balanceTotals = (sql: Sql, postings: ReadonlyArray<TransferPosting>, lock: boolean) =>
+  Effect.map(
+    sql<{ account: string; book: string; debits: string; credits: string }>`
+      SELECT financial_account_id AS account, book, debits_minor::text AS debits, credits_minor::text AS credits
+      FROM issuing_balances
+      WHERE financial_account_id IN ${sql.in([...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort())}
+      ORDER BY financial_account_id, book ${sql.literal(lock ? "FOR UPDATE" : "")}`,
+    (rows) => new Map(rows.map((row) => [totalsKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) }]))
+  )
+
+/** Writes rows of postings with `issuing_write_postings` (migration 0090): any of its tables, in one statement. */
+const writeRows = (sql: Sql, rows: Partial<ReturnType<typeof postingRows>>) =>
+  sql`SELECT issuing_write_postings(${JSON.stringify(rows)}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL})`
+
 /**
  * A batch of new transfers (no card, each its own new transaction), in the caller's
  * transaction: the balance rows they touch are locked and read in one statement, the postings
  * decided in order over them here, and the ones that post written in one more
  * (`issuing_write_postings`): two round trips for the whole batch.
  */
-const postNewTransfers = (sql: Sql, postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) =>
+const postNewTransfersLocked = (sql: Sql, postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) =>
   Effect.gen(function* () {
-    const accounts = [...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort()
-    const rows = yield* sql<{ account: string; book: string; debits: string; credits: string }>`
-      SELECT financial_account_id AS account, book, debits_minor::text AS debits, credits_minor::text AS credits
-      FROM issuing_balances WHERE financial_account_id IN ${sql.in(accounts)}
-      ORDER BY financial_account_id, book FOR UPDATE`
-    const totals = new Map(
-      rows.map((row) => [totalsKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) }])
-    )
-    const outcomes = decidePostings(postings, totals)
+    const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, true))
     const posted = postingsToWrite(postings, outcomes, allOrNothing)
-    if (posted.length > 0)
-      yield* sql`SELECT issuing_write_postings(${JSON.stringify(postingRows(posted))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL})`
+    if (posted.length > 0) yield* writeRows(sql, postingRows(posted))
     return outcomes
   })
+
+/** True for the failure of `issuing_post_decided` when the batch was decided otherwise under the locks. */
+const decidedOtherwise = (error: SqlError.SqlError) => (error.cause as { code?: unknown } | undefined)?.code === "IB409"
+
+/**
+ * The same batch outside any transaction, holding the balance-row locks only briefly (migration
+ * 0100): decided here over the totals read WITHOUT locks, then ONE statement,
+ * `issuing_post_decided`, writes the new rows of the ones that post, locks the balance rows,
+ * decides again over what they hold now, and writes the summed deltas only if both decisions
+ * agree — else it writes nothing (SQLSTATE IB409) and the batch runs again the locked way. A batch
+ * that writes nothing (every one refused, or all-or-nothing with one refused) was decided over a
+ * consistent read and needs no statement.
+ */
+const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) =>
+  Effect.gen(function* () {
+    const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, false))
+    const posted = postingsToWrite(postings, outcomes, allOrNothing)
+    if (posted.length === 0) return outcomes
+    const { balances, ...rows } = postingRows(posted)
+    const decided = postings.map(({ checkFunds, deltas, transfer }, i) => ({
+      source: transfer.from_financial_account_id,
+      amount: transfer.amount,
+      check_funds: checkFunds,
+      posted: outcomes[i]!.posted,
+      refusal: outcomes[i]!.refusal,
+      deltas: deltas.map((d) => ({ account: d.financial_account_id, book: d.book, debits: d.debitsMinor, credits: d.creditsMinor }))
+    }))
+    const [row] = yield* sql<{ available: ReadonlyArray<string> }>`SELECT issuing_post_decided(
+      ${JSON.stringify(rows)}::jsonb, ${JSON.stringify(decided)}::jsonb, ${JSON.stringify(balances)}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL}) AS available`
+    // Each posting's available principal as read under the locks.
+    return outcomes.map((outcome, i) => ({ ...outcome, availableMinor: toInt(row!.available[i]!) }))
+  }).pipe(Effect.catchIf(decidedOtherwise, () => client.withTransaction(postNewTransfersLocked(sql, postings, allOrNothing))))
 
 /**
  * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the `issuing_post_transfer` function
@@ -127,7 +165,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
         postings.length === 0
           ? Effect.succeed([])
           : postings.every(isNewTransfer)
-            ? postNewTransfers(sql, postings, false)
+            ? postNewTransfersLocked(sql, postings, false)
             : sql`SELECT ord, posted, available, refusal FROM issuing_post_transfers(
                   ${JSON.stringify(postings.map(asJson))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL}) ORDER BY ord`.pipe(
                 Effect.map((rows) =>
@@ -139,9 +177,8 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
                   }))
                 )
               ),
-      // Its locks must be held until its write: in the caller's transaction, else in one of its own
-      // (BEGIN, the locking read, the write, COMMIT). The write is one statement, so within the
-      // caller's transaction no savepoint is needed for it to be all-or-nothing.
+      // Its locks must be held until its write: in the caller's transaction the locked way (its
+      // write is one statement, so all-or-nothing with no savepoint), else decided before locking.
       postNewTransfers: (postings, { allOrNothing }) =>
         !postings.every(isNewTransfer)
           ? Effect.die(notNewTransfers())
@@ -149,8 +186,8 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
             ? Effect.succeed([])
             : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
                 outer._tag === "Some"
-                  ? postNewTransfers(sql, postings, allOrNothing)
-                  : client.withTransaction(postNewTransfers(sql, postings, allOrNothing))
+                  ? postNewTransfersLocked(sql, postings, allOrNothing)
+                  : postNewTransfersDecided(client, sql, postings, allOrNothing)
               ),
       // The order issuing_post_transfer locks in, so every transaction takes its locks in one order.
       lockAccounts: (accountIds) =>

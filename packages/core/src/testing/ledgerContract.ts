@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Deferred, Effect, Fiber, Option, Schedule } from "effect"
 import { CardStore } from "../cards/CardStore.js"
 import { EventStore } from "../events/EventStore.js"
 import { type IssuingEvent, newEvent } from "../events/Records.js"
@@ -614,6 +614,57 @@ export const ledgerContract: PortContract = (name, store) =>
         )
         expect(exit._tag === "Failure" && exit.cause._tag === "Die").toBe(true)
         expect(yield* principalOf(ledger, a)).toBe(0)
+      })
+    )
+
+    it.effect("new transfers are decided over the balances as they are at the write, not as an earlier read saw them", () =>
+      Effect.gen(function* () {
+        const ledger = yield* LedgerStore
+        const events = yield* EventStore
+        const transactor = yield* Transactor
+        const sql = yield* SqlClient.SqlClient
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+        yield* ledger.postTransfer(transferRows(program.id, settlement, a, 100))
+        // Another writer takes 70 of a's 100 and holds its transaction open…
+        const taken = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const writer = yield* Effect.fork(
+          transactor.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`UPDATE issuing_balances SET debits_minor = debits_minor + 70
+                         WHERE financial_account_id = ${a} AND book = 'principal'`
+              yield* Deferred.succeed(taken, undefined)
+              yield* Deferred.await(release)
+            })
+          )
+        )
+        yield* Deferred.await(taken)
+        // …while a batch reads a's balance (PostgreSQL: 100, the committed one; it then writes its
+        // rows and waits for the balance row's lock) or waits for the write lock (SQLite).
+        const debit = transferRows(program.id, a, b, 60, { checkFunds: true })
+        const batch = yield* Effect.fork(ledger.postNewTransfers([debit], { allOrNothing: false }))
+        yield* sql.onDialectOrElse({
+          pg: () =>
+            Effect.repeat(
+              sql<{
+                n: number
+              }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              { until: (rows) => rows[0]!.n > 0, schedule: Schedule.spaced("10 millis") }
+            ),
+          orElse: () => Effect.sleep("20 millis")
+        })
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(writer)
+        // Under the lock a holds 30: the debit of 60 is refused and none of its rows stays.
+        expect(yield* Fiber.join(batch)).toEqual([{ posted: false, refusal: "insufficient_funds", availableMinor: 30, wake: false }])
+        expect(Option.isNone(yield* ledger.findTransfer(program.id, debit.transfer.id, false))).toBe(true)
+        expect(Option.isNone(yield* ledger.findTransaction(program.id, debit.transaction.id, false))).toBe(true)
+        for (const event of debit.events) expect(Option.isNone(yield* events.find(program.id, event.id))).toBe(true)
+        expect(yield* principalOf(ledger, a)).toBe(30)
+        expect(yield* principalOf(ledger, b)).toBe(0)
       })
     )
 

@@ -11,6 +11,7 @@ import changes from "./0060_changes.js"
 import oauth from "./0070_oauth.js"
 import cardAuthorizationPosting from "./0080_card_authorization_posting.js"
 import batchPosting from "./0090_batch_posting.js"
+import decidedBatchPosting from "./0100_decided_batch_posting.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -30,5 +31,6 @@ export const migrations = {
   "0060_changes": changes,
   "0070_oauth": oauth,
   "0080_card_authorization_posting": cardAuthorizationPosting,
-  "0090_batch_posting": batchPosting
+  "0090_batch_posting": batchPosting,
+  "0100_decided_batch_posting": decidedBatchPosting
 }
