@@ -76,6 +76,11 @@ const make = (options: SqliteOptions) =>
     // Savepoint sub-journals (one per group-commit unit) and temp b-trees stay in memory instead of
     // temporary files: they are never durable anyway (measured: 20–40 µs less per batched transfer).
     db.pragma("temp_store = MEMORY")
+    // A checkpoint every 4,000 WAL pages (16 MB) instead of SQLite's 1,000: the pages every commit
+    // rewrites (the last leaf of each index, the balance rows) are copied into the database once
+    // per checkpoint, so fewer checkpoints copy less (measured: batches of 100 at 6,270 → 7,134
+    // transfers/s, docs/ledger.md#batches). WAL mode only; any connection may run the checkpoint.
+    db.pragma("wal_autocheckpoint = 4000")
 
     /** True between the transaction acquirer's BEGIN IMMEDIATE and the client's own begin statement. */
     let begunByAcquirer = false
