@@ -43,6 +43,15 @@ export const EventFilter = Schema.Struct({
 })
 export type EventFilter = typeof EventFilter.Type
 
+/** An event as a row of `issuing_events` (its object as JSON text), for every store's writes. */
+export const eventRow = (event: IssuingEvent) => ({
+  id: event.id,
+  program_id: event.program_id,
+  type: event.type,
+  created_at: event.created_at,
+  data: JSON.stringify(event.data.object)
+})
+
 /** A new event about `object` (a fresh id); written by the change's own transaction. */
 export const newEvent = (programId: string, type: EventType, createdAt: string, object: unknown): IssuingEvent => ({
   id: newId(),

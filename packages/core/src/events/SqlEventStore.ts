@@ -3,7 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { EventStore } from "./EventStore.js"
-import type { EventType, IssuingEvent } from "./Records.js"
+import { type EventType, eventRow, type IssuingEvent } from "./Records.js"
 
 /** Events are listed by time only (GET /v1/events accepts order_by=created_at). */
 const EVENT_ORDER = { created_at: "created_at" }
@@ -23,17 +23,7 @@ export const SqlEventStoreLive = Layer.effect(
   Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const appendAll = (events: ReadonlyArray<IssuingEvent>) =>
-      events.length === 0
-        ? Effect.void
-        : sql`INSERT INTO issuing_events ${sql.insert(
-            events.map((event) => ({
-              id: event.id,
-              program_id: event.program_id,
-              type: event.type,
-              created_at: event.created_at,
-              data: JSON.stringify(event.data.object)
-            }))
-          )}`.pipe(Effect.asVoid)
+      events.length === 0 ? Effect.void : sql`INSERT INTO issuing_events ${sql.insert(events.map(eventRow))}`.pipe(Effect.asVoid)
     const where = (programId: string, type: string | undefined) =>
       type === undefined ? sql`program_id = ${programId}` : sql`program_id = ${programId} AND type = ${type}`
     return {

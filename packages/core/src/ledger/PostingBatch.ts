@@ -1,3 +1,4 @@
+import { eventRow } from "../events/Records.js"
 import { MAX_TOTAL_MINOR } from "./Records.js"
 import type { PostingOutcome, TransferPosting } from "./LedgerStore.js"
 
@@ -148,15 +149,7 @@ export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
       }))
     ),
     balances: summedDeltas(postings),
-    events: postings.flatMap(({ events, transaction: t, transfer }) =>
-      events.map((e) => ({
-        id: e.id,
-        program_id: t.program_id,
-        type: e.type,
-        created_at: transfer.created_at,
-        data: JSON.stringify(e.data.object)
-      }))
-    )
+    events: postings.flatMap(({ events }) => events.map(eventRow))
   }
 }
 

@@ -16,9 +16,10 @@ import { Effect } from "effect"
  *    the earlier posted ones left: the source's principal must cover the amount when it checks
  *    funds, and no debit or credit total may pass 2^53 − 1 — and compares with the process's
  *    decisions (posted, refusal);
- * 4. if they agree, adds the summed deltas to the balances (as issuing_write_postings does) and answers each posting's available
- *    principal; if not (another writer moved a balance in between), raises SQLSTATE IB409 and the
- *    whole statement is rolled back: the process then runs the batch the locked way.
+ * 4. if they agree, adds the summed deltas to the balances (`issuing_write_postings` again, with
+ *    the balances only) and answers each posting's available principal; if not (another writer
+ *    moved a balance in between), raises SQLSTATE IB409 and the whole statement is rolled back:
+ *    the process then runs the batch the locked way.
  * The locks are held from step 2 to the commit, with no round trip to the process in between.
  *
  * `p_postings`: every posting of the batch in order, as
@@ -71,15 +72,7 @@ export default Effect.gen(function* () {
       IF v_disagree THEN
         RAISE EXCEPTION 'the batch was decided otherwise under the balance locks' USING ERRCODE = 'IB409';
       END IF;
-      INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
-        SELECT r.financial_account_id, r.book, r.currency, r.debits_minor, r.credits_minor, r.updated_at
-        FROM jsonb_to_recordset(p_balances) AS r(financial_account_id text, book text, currency text, debits_minor bigint,
-          credits_minor bigint, updated_at timestamptz)
-        ORDER BY r.financial_account_id, r.book
-        ON CONFLICT (financial_account_id, book) DO UPDATE SET
-          debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
-          credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
-          updated_at = excluded.updated_at;
+      PERFORM issuing_write_postings(jsonb_build_object('balances', p_balances), p_channel);
       RETURN v_available;
     END $$`
 })
