@@ -140,8 +140,9 @@ const postItems = (
 
 /**
  * A batch whose every item posts at once (or, unless atomic, failed before posting): ONE store
- * call writes it, decided together over the balance rows under the write lock; refused items
- * write nothing, and when atomic nothing is written unless every item posts.
+ * call writes it, decided together over the balances as they stand at the write (see
+ * `postNewTransfers`); refused items write nothing, and when atomic nothing is written unless
+ * every item posts.
  */
 const postAtOnce = (ctx: LedgerContext, items: ReadonlyArray<Prepared>, atomic: boolean) =>
   Effect.gen(function* () {
