@@ -1,4 +1,4 @@
-// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--runs=1]`
+// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--only=batch] [--runs=1]`
 //
 // Book transfers per second over HTTP (keep-alive client at concurrency 32, in a worker thread so
 // it does not share the server's event loop), p50/p99 latency, on SQLite and on PostgreSQL; then,
@@ -346,12 +346,14 @@ export async function run(args) {
   // --batch=100: transfers per POST /v1/transfers/batch request, after the single-transfer run.
   const batch = Number(option(args, "batch", "0"))
   const runs = Number(option(args, "runs", "1"))
+  // --only=batch: the batch run and its raw baseline alone (for profiling the batch path).
+  const onlyBatch = option(args, "only", "") === "batch" && batch > 0
   console.log(
     `transfers: book transfers over HTTP, concurrency ${concurrency}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
   )
   for (let round = 1; round <= runs; round++) {
     if (runs > 1) console.log(`run ${round} of ${runs}`)
-    await oneRun(stores, seconds, concurrency, batch)
+    await oneRun(stores, seconds, concurrency, batch, onlyBatch)
   }
   if (runs > 1) {
     console.log(`over ${runs} runs:`)
@@ -360,14 +362,16 @@ export async function run(args) {
   }
 }
 
-const oneRun = async (stores, seconds, concurrency, batch) => {
+const oneRun = async (stores, seconds, concurrency, batch, onlyBatch) => {
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-"))
     try {
-      const ours = await httpRun({ kind: "sqlite", filename: path.join(dir, "http.db") }, seconds, concurrency)
-      const bare = await bareRun({ kind: "sqlite", filename: path.join(dir, "bare.db") }, seconds, concurrency)
       const raw = await rawSqlite(path.join(dir, "raw.db"), seconds)
-      report("sqlite", ours, raw, 0, bare)
+      if (!onlyBatch) {
+        const ours = await httpRun({ kind: "sqlite", filename: path.join(dir, "http.db") }, seconds, concurrency)
+        const bare = await bareRun({ kind: "sqlite", filename: path.join(dir, "bare.db") }, seconds, concurrency)
+        report("sqlite", ours, raw, 0, bare)
+      }
       if (batch > 0)
         report(
           "sqlite",
@@ -382,18 +386,20 @@ const oneRun = async (stores, seconds, concurrency, batch) => {
   if (stores.includes("postgres")) {
     const server = await startPostgres()
     try {
-      const ours = await httpRun(
-        { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_http") },
-        seconds,
-        concurrency
-      )
-      const bare = await bareRun(
-        { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_bare") },
-        seconds,
-        concurrency
-      )
       const raw = await rawPostgres(await createDatabase(server.adminUrl, "issuing_bench_raw"), seconds, concurrency)
-      report("postgres", ours, raw, 0, bare)
+      if (!onlyBatch) {
+        const ours = await httpRun(
+          { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_http") },
+          seconds,
+          concurrency
+        )
+        const bare = await bareRun(
+          { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_bare") },
+          seconds,
+          concurrency
+        )
+        report("postgres", ours, raw, 0, bare)
+      }
       if (batch > 0) {
         const batched = await httpRun(
           { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_batch") },
