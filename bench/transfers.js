@@ -1,4 +1,4 @@
-// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--only=batch] [--runs=1]`
+// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--batch-concurrency=8] [--only=batch] [--runs=1]`
 //
 // Book transfers per second over HTTP (keep-alive client at concurrency 32, in a worker thread so
 // it does not share the server's event loop), p50/p99 latency, on SQLite and on PostgreSQL; then,
@@ -348,12 +348,14 @@ export async function run(args) {
   const runs = Number(option(args, "runs", "1"))
   // --only=batch: the batch run and its raw baseline alone (for profiling the batch path).
   const onlyBatch = option(args, "only", "") === "batch" && batch > 0
+  // --batch-concurrency: batch requests in flight (default 8, at most --concurrency).
+  const batchConcurrency = Math.min(concurrency, Number(option(args, "batch-concurrency", "8")))
   console.log(
-    `transfers: book transfers over HTTP, concurrency ${concurrency}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
+    `transfers: book transfers over HTTP, concurrency ${concurrency}${batch > 0 ? ` (batches: ${batchConcurrency} in flight)` : ""}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
   )
   for (let round = 1; round <= runs; round++) {
     if (runs > 1) console.log(`run ${round} of ${runs}`)
-    await oneRun(stores, seconds, concurrency, batch, onlyBatch)
+    await oneRun(stores, seconds, concurrency, batch, batchConcurrency, onlyBatch)
   }
   if (runs > 1) {
     console.log(`over ${runs} runs:`)
@@ -362,7 +364,7 @@ export async function run(args) {
   }
 }
 
-const oneRun = async (stores, seconds, concurrency, batch, onlyBatch) => {
+const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onlyBatch) => {
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-"))
     try {
@@ -375,7 +377,7 @@ const oneRun = async (stores, seconds, concurrency, batch, onlyBatch) => {
       if (batch > 0)
         report(
           "sqlite",
-          await httpRun({ kind: "sqlite", filename: path.join(dir, "batch.db") }, seconds, Math.min(concurrency, 8), batch),
+          await httpRun({ kind: "sqlite", filename: path.join(dir, "batch.db") }, seconds, batchConcurrency, batch),
           raw,
           batch
         )
@@ -404,7 +406,7 @@ const oneRun = async (stores, seconds, concurrency, batch, onlyBatch) => {
         const batched = await httpRun(
           { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_batch") },
           seconds,
-          Math.min(concurrency, 8),
+          batchConcurrency,
           batch
         )
         report("postgres", batched, raw, batch)
