@@ -1,4 +1,4 @@
-// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--batch-concurrency=8] [--only=batch] [--runs=1]`
+// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--batch-concurrency=8] [--writer-thread=on|off] [--only=batch] [--runs=1]`
 //
 // Book transfers per second over HTTP (keep-alive client at concurrency 32, in a worker thread so
 // it does not share the server's event loop), p50/p99 latency, on SQLite and on PostgreSQL; then,
@@ -16,6 +16,7 @@
 // and ends with each store's ratios run by run.
 import { Access, CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
+import * as SqliteStore from "@issuing/store-sqlite"
 import Database from "better-sqlite3"
 import { Effect, Schema } from "effect"
 import * as crypto from "node:crypto"
@@ -130,7 +131,8 @@ const httpRun = async (target, seconds, concurrency, batch = 0) => {
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
   const baseUrl = `http://127.0.0.1:${server.address().port}`
   const instance = await createIssuing({
-    store: storeFor(target),
+    // --writer-thread=off: SQLite batches written on the main connection (for a side-by-side figure).
+    store: target.writerThread === false ? SqliteStore.layer({ filename: target.filename, writerThread: false }) : storeFor(target),
     vaultKeys: [crypto.randomBytes(32)],
     settings: { baseUrl, rateLimitPerSecond: 1_000_000, rateLimitBurst: 1_000_000 }
   })
@@ -350,12 +352,13 @@ export async function run(args) {
   const onlyBatch = option(args, "only", "") === "batch" && batch > 0
   // --batch-concurrency: batch requests in flight (default 8, at most --concurrency).
   const batchConcurrency = Math.min(concurrency, Number(option(args, "batch-concurrency", "8")))
+  const writerThread = option(args, "writer-thread", "on") !== "off"
   console.log(
-    `transfers: book transfers over HTTP, concurrency ${concurrency}${batch > 0 ? ` (batches: ${batchConcurrency} in flight)` : ""}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
+    `transfers: book transfers over HTTP, concurrency ${concurrency}${batch > 0 ? ` (batches: ${batchConcurrency} in flight, SQLite writer thread ${writerThread ? "on" : "off"})` : ""}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
   )
   for (let round = 1; round <= runs; round++) {
     if (runs > 1) console.log(`run ${round} of ${runs}`)
-    await oneRun(stores, seconds, concurrency, batch, batchConcurrency, onlyBatch)
+    await oneRun(stores, seconds, concurrency, batch, batchConcurrency, onlyBatch, writerThread)
   }
   if (runs > 1) {
     console.log(`over ${runs} runs:`)
@@ -364,7 +367,7 @@ export async function run(args) {
   }
 }
 
-const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onlyBatch) => {
+const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onlyBatch, writerThread) => {
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-"))
     try {
@@ -377,7 +380,7 @@ const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onl
       if (batch > 0)
         report(
           "sqlite",
-          await httpRun({ kind: "sqlite", filename: path.join(dir, "batch.db") }, seconds, batchConcurrency, batch),
+          await httpRun({ kind: "sqlite", filename: path.join(dir, "batch.db"), writerThread }, seconds, batchConcurrency, batch),
           raw,
           batch
         )
