@@ -1,7 +1,8 @@
+import Sqlite from "better-sqlite3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
-import { balanceOf, createWallet, fund } from "./support.js"
+import { balanceOf, createWallet, fund, transfer } from "./support.js"
 
 /** POST /v1/transfers/batch (docs/ledger.md#batches): many transfers, one request, one database transaction. */
 describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
@@ -138,5 +139,92 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
     expect(refused.every((item: any) => item.error.code === "insufficient_funds")).toBe(true)
     expect(await balanceOf(platform, source.financial_account_id)).toBe(0)
     expect(await balanceOf(platform, target.financial_account_id)).toBe(100)
+  })
+
+  it("keeps every balance exact under concurrent batches, atomic batches and single transfers over the same accounts", async () => {
+    const accounts = await Promise.all(["P", "Q", "R"].map(async (name) => (await createWallet(platform, name)).financial_account_id))
+    for (const account of accounts) await fund(platform, account, 50)
+    // Small balances and many debits: plenty of refusals, each decided over what the others left.
+    const random = (n: number) => Math.floor(Math.random() * n)
+    const move = () => {
+      const from = random(3)
+      const to = (from + 1 + random(2)) % 3
+      return { from: accounts[from]!, to: accounts[to]!, amount: 1 + random(12) }
+    }
+    type Move = ReturnType<typeof move>
+    const sent: Array<Promise<{ moves: ReadonlyArray<Move>; posted: ReadonlyArray<boolean> }>> = []
+    for (let round = 0; round < 6; round++) {
+      for (const atomic of [false, false, true]) {
+        const moves = Array.from({ length: atomic ? 3 : 25 }, move)
+        sent.push(
+          batch({ transfers: moves.map((m) => book(m.from, m.to, m.amount)), ...(atomic ? { atomic } : {}) }).then((response) => {
+            if (atomic && response.status === 422) {
+              expect(response.body.error.code, response.text).toBe("insufficient_funds")
+              return { moves, posted: moves.map(() => false) }
+            }
+            expect(response.status, response.text).toBe(200)
+            return {
+              moves,
+              posted: response.body.data.map((item: any) => {
+                if (item.error !== undefined) expect(item.error.code).toBe("insufficient_funds")
+                return item.object === "transfer"
+              })
+            }
+          })
+        )
+      }
+      for (let single = 0; single < 5; single++) {
+        const m = move()
+        sent.push(
+          transfer(platform, {
+            paymentRail: "book",
+            amount: m.amount,
+            from_financial_account_id: m.from,
+            to_financial_account_id: m.to
+          }).then((response) => {
+            if (response.status !== 200) expect(response.body.error.code, response.text).toBe("insufficient_funds")
+            return { moves: [m], posted: [response.status === 200] }
+          })
+        )
+      }
+    }
+    const expected = new Map(accounts.map((account) => [account, 50]))
+    for (const { moves, posted } of await Promise.all(sent)) {
+      moves.forEach((m, i) => {
+        if (!posted[i]) return
+        expected.set(m.from, expected.get(m.from)! - m.amount)
+        expected.set(m.to, expected.get(m.to)! + m.amount)
+      })
+    }
+    for (const account of accounts) {
+      expect(expected.get(account)).toBeGreaterThanOrEqual(0)
+      expect(await balanceOf(platform, account)).toBe(expected.get(account))
+    }
+  })
+
+  it.runIf(kind === "sqlite")("honours a balance another process's connection moved while a batch waited for the write lock", async () => {
+    const a = (await createWallet(platform, "A")).financial_account_id
+    const b = (await createWallet(platform, "B")).financial_account_id
+    await fund(platform, a, 100)
+    // Another connection takes 70 of A's 100 and holds the write lock for a while…
+    const other = new Sqlite(platform.database.filename!)
+    try {
+      other.exec("BEGIN IMMEDIATE")
+      other
+        .prepare("UPDATE issuing_balances SET debits_minor = debits_minor + 70 WHERE financial_account_id = ? AND book = 'principal'")
+        .run(a)
+      // …while a batch reads A's committed 100 and waits for the lock to write a debit of 60.
+      const pending = batch({ transfers: [book(a, b, 60)] })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      other.exec("COMMIT")
+      const response = await pending
+      expect(response.status, response.text).toBe(200)
+      expect(response.body.data[0].error).toMatchObject({ code: "insufficient_funds" })
+    } finally {
+      other.close()
+    }
+    expect(await balanceOf(platform, a)).toBe(30)
+    expect(await balanceOf(platform, b)).toBe(0)
+    expect(await transfersOf(b)).toBe(0)
   })
 })

@@ -189,6 +189,8 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
                   ? postNewTransfersLocked(sql, postings, allOrNothing)
                   : postNewTransfersDecided(client, sql, postings, allOrNothing)
               ),
+      // Through the write lane: a transaction per write there, with its retries of transient failures.
+      commitsNewTransfersItself: false,
       // The order issuing_post_transfer locks in, so every transaction takes its locks in one order.
       lockAccounts: (accountIds) =>
         accountIds.length === 0

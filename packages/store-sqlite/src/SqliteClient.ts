@@ -5,6 +5,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import Sqlite from "better-sqlite3"
+import { makeWriterThread, type WriterJob, type WriterResult } from "./WriterThread.js"
 import { Context, Duration, Effect, Layer, Schedule, Scope, Stream } from "effect"
 
 /**
@@ -13,7 +14,9 @@ import { Context, Duration, Effect, Layer, Schedule, Scope, Stream } from "effec
  * upgrading a read lock, and a write transaction's reads see the state it will commit over),
  * a busy timeout so other processes' writers are waited for, foreign keys on, and durable commits
  * (`synchronous = FULL` in WAL mode). Booleans bind as 1/0 so repository SQL is shared with
- * PostgreSQL. One connection serves the process; a semaphore serializes its transactions.
+ * PostgreSQL. One connection serves the process, a semaphore serializing its transactions; batches
+ * of transfers are written by a second one on a worker thread (WriterThread.ts,
+ * docs/architecture.md#the-sqlite-writer-thread), every write transaction holding the write gate.
  */
 export interface SqliteOptions {
   /** A file path, or `:memory:`. */
@@ -22,6 +25,12 @@ export interface SqliteOptions {
   readonly busyTimeoutMs?: number | undefined
   /** `FULL` (default) survives power loss; `NORMAL` survives process crashes only. */
   readonly synchronous?: "FULL" | "NORMAL" | undefined
+  /**
+   * Batches of new transfers written by a second connection in a worker thread (default true for
+   * a file; never for `:memory:`), so the main thread serves requests while SQLite writes
+   * (docs/architecture.md#the-sqlite-writer-thread).
+   */
+  readonly writerThread?: boolean | undefined
 }
 
 /** The minimal surface of the underlying better-sqlite3 database exposed to other packages. */
@@ -38,6 +47,35 @@ export interface SqliteHandle {
 
 /** The underlying database, for the rare caller that must reach it (backups, benchmarks). */
 export const SqliteDatabase = Context.GenericTag<SqliteHandle>("@issuing/store-sqlite/SqliteDatabase")
+
+/**
+ * The writer thread of a file database (WriterThread.ts), and the process's write gate: the one
+ * permit every write transaction of this process holds, on the main connection or the thread's,
+ * so the two never wait for each other's SQLite lock.
+ */
+export interface SqliteWriterService {
+  /** False for `:memory:` or when turned off (`writerThread: false`): writes stay on the main connection. */
+  readonly available: boolean
+  /**
+   * Runs `effect` holding the write gate: no write transaction of this process on the main
+   * connection runs meanwhile. Fails with SQLITE_BUSY_TIMEOUT when the gate is not had within the
+   * busy timeout.
+   */
+  readonly withGate: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E | SqlError>
+  /** True while a write transaction of the main connection waits for the gate: a holder should let it go soon. */
+  readonly othersWaiting: () => boolean
+  /**
+   * Sends a job to the thread (the caller holds the gate until its answer); the thread runs jobs
+   * in the order sent. Yields the wait for its answer (a lock wait past the busy timeout fails
+   * with SQLITE_BUSY_TIMEOUT).
+   */
+  readonly send: (job: WriterJobPlan) => Effect.Effect<Effect.Effect<WriterResult, SqlError>>
+}
+
+/** A writer job without its lock wait, which the client sets from what is left of the busy timeout. */
+export type WriterJobPlan = Omit<WriterJob, "busyTimeoutMs">
+
+export const SqliteWriter = Context.GenericTag<SqliteWriterService>("@issuing/store-sqlite/SqliteWriter")
 
 const bindable = (value: unknown): unknown =>
   typeof value === "boolean" ? (value ? 1 : 0) : value instanceof Date ? value.toISOString() : value
@@ -62,6 +100,7 @@ const lockWaitTimedOut = (error: SqlError, busyTimeoutMs: number): SqlError =>
 
 const make = (options: SqliteOptions) =>
   Effect.gen(function* () {
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000
     const compiler = Statement.makeCompilerSqlite()
     const db = new Sqlite(options.filename)
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
@@ -173,7 +212,64 @@ const make = (options: SqliteOptions) =>
 
     const semaphore = yield* Effect.makeSemaphore(1)
     const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
-    const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+    // Taken before the connection's permit (never the other way), held for a write transaction's
+    // whole life: see SqliteWriterService.
+    // One holder at a time, waiters served in order, each until its own deadline. Not a Semaphore
+    // under Effect.timeoutFail: a hand-over landing on the same tick as the waiter's timeout was
+    // taken by the timed-out (discarded) fiber and the gate was never released again — every later
+    // write of the process hung. Here the timer and the hand-over both run on the event loop and
+    // whichever comes first removes the waiter, so a grant is never lost.
+    let gateHeld = false
+    const gateQueue: Array<() => void> = []
+    /** Writers of the main connection waiting for the gate: the writer thread's lane lets it go for them. */
+    let gateWaiters = 0
+    const handOnGate = () => {
+      const next = gateQueue.shift()
+      if (next === undefined) gateHeld = false
+      else next()
+    }
+    const releaseGate = Effect.sync(handOnGate)
+    /** Takes the write gate, waiting at most until `deadline` (the busy timeout counts from the request). */
+    const takeGate = (deadline: number, counted = true) =>
+      Effect.async<void, SqlError>((resume) => {
+        if (!gateHeld) {
+          gateHeld = true
+          return resume(Effect.void)
+        }
+        if (counted) gateWaiters += 1
+        let settled = false
+        let granted = false
+        const settle = () => {
+          settled = true
+          if (counted) gateWaiters -= 1
+        }
+        const grant = () => {
+          settle()
+          granted = true
+          clearTimeout(timer)
+          resume(Effect.void)
+        }
+        gateQueue.push(grant)
+        const timer = setTimeout(
+          () => {
+            const at = gateQueue.indexOf(grant)
+            if (at < 0) return
+            gateQueue.splice(at, 1)
+            settle()
+            resume(Effect.fail(lockWaitTimedOut(toSqlError({ code: "SQLITE_BUSY" }, "The write gate was busy"), busyTimeoutMs)))
+          },
+          Math.max(0, deadline - Date.now())
+        )
+        // Interrupted while waiting: leave the queue, or hand on a grant that came too late.
+        return Effect.sync(() => {
+          clearTimeout(timer)
+          if (granted) return handOnGate()
+          if (settled) return
+          const at = gateQueue.indexOf(grant)
+          if (at >= 0) gateQueue.splice(at, 1)
+          settle()
+        })
+      })
     /**
      * Takes the one connection and runs `once` (a step that takes the write lock: BEGIN IMMEDIATE,
      * or a whole synchronous transaction) under its permit. While another connection holds the
@@ -186,10 +282,10 @@ const make = (options: SqliteOptions) =>
     const underWriteLock = <A>(
       once: () => A,
       keepPermit: boolean,
-      restore: <X, E, R>(e: Effect.Effect<X, E, R>) => Effect.Effect<X, E, R>
+      restore: <X, E, R>(e: Effect.Effect<X, E, R>) => Effect.Effect<X, E, R>,
+      deadline: number
     ) =>
       Effect.gen(function* () {
-        const deadline = Date.now() + busyTimeoutMs
         for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 25)) {
           yield* restore(semaphore.take(1))
           let failure: SqlError
@@ -210,33 +306,36 @@ const make = (options: SqliteOptions) =>
     // The client's BEGIN IMMEDIATE runs here, in the acquirer (see underWriteLock); its own begin
     // statement, which follows, is then skipped once (executeUnprepared above).
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
-      Effect.as(
-        Effect.zipRight(
+      Effect.gen(function* () {
+        const deadline = Date.now() + busyTimeoutMs
+        yield* restore(takeGate(deadline))
+        yield* Effect.onError(
           underWriteLock(
             () => {
               prepare("BEGIN IMMEDIATE").run()
               begunByAcquirer = true
             },
             true,
-            restore
+            restore,
+            deadline
           ),
-          Effect.tap(Effect.scope, (scope) =>
-            Scope.addFinalizer(
-              scope,
-              Effect.zipRight(
-                // Never hand the connection on inside a transaction nobody will finish (an acquisition
-                // interrupted before its statements, a COMMIT that failed).
-                Effect.sync(() => {
-                  begunByAcquirer = false
-                  if (db.inTransaction) db.exec("ROLLBACK")
-                }),
-                semaphore.release(1)
-              )
-            )
+          () => releaseGate
+        )
+        const scope = yield* Effect.scope
+        yield* Scope.addFinalizer(
+          scope,
+          Effect.zipRight(
+            // Never hand the connection on inside a transaction nobody will finish (an acquisition
+            // interrupted before its statements, a COMMIT that failed).
+            Effect.sync(() => {
+              begunByAcquirer = false
+              if (db.inTransaction) db.exec("ROLLBACK")
+            }),
+            Effect.zipRight(semaphore.release(1), releaseGate)
           )
-        ),
-        connection
-      )
+        )
+        return connection
+      })
     )
     const client = yield* Client.make({
       acquirer,
@@ -252,7 +351,15 @@ const make = (options: SqliteOptions) =>
     const syncConnection: SyncConnection = { prepare: (sql) => prepare(sql) as unknown as SyncStatement }
     const atomically = db.transaction((f: (connection: SyncConnection) => unknown) => f(syncConnection))
     const attempt = <A>(body: () => A) => Effect.try({ try: body, catch: (cause) => toSqlError(cause, "Failed to execute statement") })
+    /** `effect` holding the write gate (taken by `deadline`), released when it ends. */
+    const gated = <A, E>(
+      deadline: number,
+      restore: <X, E2, R>(e: Effect.Effect<X, E2, R>) => Effect.Effect<X, E2, R>,
+      effect: Effect.Effect<A, E>,
+      counted = true
+    ): Effect.Effect<A, E | SqlError> => Effect.zipRight(restore(takeGate(deadline, counted)), Effect.ensuring(effect, releaseGate))
     const sync = SyncSql.of({
+      read: (f) => semaphore.withPermits(1)(attempt(() => f(syncConnection))),
       run: <A>(f: (connection: SyncConnection) => A) =>
         Effect.flatMap(Effect.serviceOption(Client.TransactionConnection), (outer) =>
           outer._tag === "Some"
@@ -264,16 +371,41 @@ const make = (options: SqliteOptions) =>
                 return atomically(f) as A
               })
             : // Otherwise wait for the connection like any statement, and be a transaction of its own.
-              Effect.uninterruptibleMask((restore) => underWriteLock(() => atomically.immediate(f) as A, false, restore))
+              Effect.uninterruptibleMask((restore) => {
+                const deadline = Date.now() + busyTimeoutMs
+                return gated(
+                  deadline,
+                  restore,
+                  underWriteLock(() => atomically.immediate(f) as A, false, restore, deadline)
+                )
+              })
         )
     })
-    return { client, db, sync }
+    const useThread = options.filename !== ":memory:" && options.writerThread !== false
+    const thread = useThread ? makeWriterThread({ filename: options.filename, synchronous: options.synchronous ?? "FULL" }) : undefined
+    if (thread !== undefined) yield* Effect.addFinalizer(() => thread.close)
+    const writer = SqliteWriter.of({
+      available: thread !== undefined,
+      withGate: (effect) => Effect.uninterruptibleMask((restore) => gated(Date.now() + busyTimeoutMs, restore, restore(effect), false)),
+      othersWaiting: () => gateWaiters > 0,
+      send: (job) =>
+        thread === undefined
+          ? Effect.die(new Error("The SQLite writer thread is off (SqliteWriterService.available)"))
+          : Effect.map(thread.send({ ...job, busyTimeoutMs }), (answer) =>
+              Effect.mapError(answer, (error) => (isBusy(error) ? lockWaitTimedOut(error, busyTimeoutMs) : error))
+            )
+    })
+    return { client, db, sync, writer }
   })
 
-/** SqlClient, SyncSql over the same connection (and the raw database) for a SQLite file. */
-export const layer = (options: SqliteOptions): Layer.Layer<Client.SqlClient | SqliteHandle | SyncSql> =>
+/** SqlClient, SyncSql over the same connection, the writer thread (and the raw database) for a SQLite file. */
+export const layer = (options: SqliteOptions): Layer.Layer<Client.SqlClient | SqliteHandle | SyncSql | SqliteWriterService> =>
   Layer.scopedContext(
-    Effect.map(make(options), ({ client, db, sync }) =>
-      Context.make(Client.SqlClient, client).pipe(Context.add(SqliteDatabase, db as unknown as SqliteHandle), Context.add(SyncSql, sync))
+    Effect.map(make(options), ({ client, db, sync, writer }) =>
+      Context.make(Client.SqlClient, client).pipe(
+        Context.add(SqliteDatabase, db as unknown as SqliteHandle),
+        Context.add(SyncSql, sync),
+        Context.add(SqliteWriter, writer)
+      )
     )
   ).pipe(Layer.provide(Reactivity.layer))

@@ -13,8 +13,12 @@ import {
   type TransferPosting,
   totalsKey
 } from "@issuing/core"
-import { Effect, Layer } from "effect"
-import { type SyncConnection, SyncSql } from "./SyncSql.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql"
+import { Cause, Chunk, type Context, Deferred, Effect, Layer, Option, Queue } from "effect"
+import { SqliteWriter, type SqliteWriterService } from "./SqliteClient.js"
+import type { WriterResult } from "./WriterThread.js"
+import { type SyncConnection, SyncSql, type SyncSqlService } from "./SyncSql.js"
 
 /**
  * SQLite's posting, the counterpart of PostgreSQL's `issuing_post_transfer` function: one transfer
@@ -178,7 +182,7 @@ export const postTransferSync = (db: SyncConnection, posting: TransferPosting): 
   return { posted: true, refusal: null, availableMinor: available, wake: queued > 0 }
 }
 
-/** The largest number of rows one multi-row statement of a batch writes (× at most 11 parameters). */
+/** The largest number of rows one multi-row statement of a batch writes (× at most 12 parameters). */
 const MAX_ROWS_PER_STATEMENT = 128
 
 /** The rows of the next statement: the largest power of two not above what is left (so a table has at most 8 statement texts). */
@@ -201,9 +205,12 @@ const insertText = (into: string, columns: ReadonlyArray<string>, count: number,
   return text
 }
 
-/** Writes `rows` (objects with the named columns) in as few multi-row statements as the chunking allows. */
+/** A statement of a batch's write: its text and parameters. */
+type BatchStatement = readonly [sql: string, params: Array<unknown>]
+
+/** Adds the statements that insert `list` (objects with the named columns): as few multi-row statements as the chunking allows. */
 const insertRows = <R extends object>(
-  db: SyncConnection,
+  out: Array<BatchStatement>,
   into: string,
   columns: ReadonlyArray<keyof R & string>,
   list: ReadonlyArray<R>,
@@ -213,56 +220,57 @@ const insertRows = <R extends object>(
     const count = chunkRows(list.length - start)
     const params: Array<unknown> = []
     for (let i = start; i < start + count; i++) for (const column of columns) params.push(list[i]![column])
-    db.prepare(insertText(into, columns, count, tail)).run(...params)
+    out.push([insertText(into, columns, count, tail), params])
     start += count
   }
 }
 
-/** Queues the webhook deliveries of `events` (one fan-out statement per chunk); returns how many. */
-const fanOutAll = (db: SyncConnection, events: ReadonlyArray<TransferPosting["events"][number]>) => {
-  let queued = 0
-  for (let start = 0; start < events.length; ) {
-    const count = chunkRows(events.length - start)
-    queued += db.prepare(fanOut(count)).run(...sqliteFanOutParams(events.slice(start, start + count))).changes
-    start += count
-  }
-  return queued
-}
-
-// The running totals of every book of the accounts (a JSON array of ids: one statement text for any count).
+// The running totals of every book of the accounts (a JSON array of ids: one statement text for
+// any count), in a fixed order: the writer thread compares them with what the batch was decided over.
 const TOTALS_OF = `SELECT financial_account_id AS account, book, debits_minor AS debits, credits_minor AS credits
-  FROM issuing_balances WHERE financial_account_id IN (SELECT value FROM json_each(?))`
+  FROM issuing_balances WHERE financial_account_id IN (SELECT value FROM json_each(?)) ORDER BY financial_account_id, book`
+
+interface TotalsRow {
+  readonly account: string
+  readonly book: string
+  readonly debits: number
+  readonly credits: number
+}
+
+/** The accounts a batch's postings touch, as TOTALS_OF's parameter. */
+const accountsParam = (postings: ReadonlyArray<TransferPosting>) =>
+  JSON.stringify([...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))])
 
 /**
  * A batch's new transfers (no card, each its own new transaction), set-based like PostgreSQL's
- * `issuing_write_postings`: the balance rows they touch read in one statement (under the write
- * transaction's lock, so current), the postings decided in order over them in the process
- * (`decidePostings`, the same checks as `postTransferSync`), and the rows of the ones that post
- * written with one multi-row statement per table and chunk, the balances summed per row first.
+ * `issuing_write_postings`: the postings decided in order in the process over the running totals
+ * of the balance rows they touch (`decidePostings`, the same checks as `postTransferSync`), and
+ * the rows of the ones that post as one multi-row statement per table and chunk, the balances
+ * summed per row first. `fanOuts`: the statements whose changed rows are queued deliveries.
  */
-export const postNewTransfersSync = (
-  db: SyncConnection,
+const planNewTransfers = (
+  totals: Map<string, BalanceTotals>,
   postings: ReadonlyArray<TransferPosting>,
-  allOrNothing: boolean
-): ReadonlyArray<PostingOutcome> => {
-  const accounts = [...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))]
-  const totals = new Map<string, BalanceTotals>()
-  for (const row of db.prepare(TOTALS_OF).all(JSON.stringify(accounts))) {
-    // SQLite integers are 64-bit; every total is kept at most 2^53 − 1, so the number is exact.
-    totals.set(totalsKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) })
-  }
-  const outcomes = decidePostings(postings, totals)
+  allOrNothing: boolean,
+  statements: Array<BatchStatement>
+) => {
+  // decidePostings moves the totals by every posting it lets through; all-or-nothing, those moves
+  // stand only if every one is (else nothing is written): decide over a copy then.
+  const decided = allOrNothing ? new Map([...totals].map(([key, row]) => [key, { ...row }])) : totals
+  const outcomes = decidePostings(postings, decided)
   const posted = postingsToWrite(postings, outcomes, allOrNothing)
-  if (posted.length === 0) return outcomes
+  const fanOuts: Array<number> = []
+  if (posted.length === 0) return { outcomes, fanOuts, written: [] }
+  if (decided !== totals) for (const [key, row] of decided) totals.set(key, row)
   const table = postingRows(posted)
   insertRows(
-    db,
+    statements,
     "issuing_transactions",
     ["id", "program_id", "status", "amount_minor", "currency", "card_id", "mcc", "merchant_name", "created_at", "updated_at"],
     table.transactions
   )
   insertRows(
-    db,
+    statements,
     "issuing_transfers",
     [
       "id",
@@ -281,19 +289,19 @@ export const postNewTransfersSync = (
     table.transfers.map((row) => ({ ...row, updated_at: row.created_at }))
   )
   insertRows(
-    db,
+    statements,
     "issuing_book_transfers",
     ["id", "program_id", "transfer_id", "transaction_id", "amount_minor", "currency", "posted_at"],
     table.book_transfers
   )
   insertRows(
-    db,
+    statements,
     "issuing_book_entries",
     ["book_transfer_id", "position", "financial_account_id", "book", "entry_type", "amount_minor", "currency"],
     table.entries
   )
   insertRows(
-    db,
+    statements,
     "issuing_balances",
     ["financial_account_id", "book", "currency", "debits_minor", "credits_minor", "updated_at"],
     table.balances,
@@ -302,35 +310,267 @@ export const postNewTransfersSync = (
        credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
        updated_at = excluded.updated_at`
   )
-  insertRows(db, "issuing_events", ["id", "program_id", "type", "created_at", "data"], table.events)
-  const wake =
-    fanOutAll(
-      db,
-      posted.flatMap((p) => p.events)
-    ) > 0
-  return wake ? outcomes.map((outcome) => (outcome.posted ? { ...outcome, wake } : outcome)) : outcomes
+  insertRows(statements, "issuing_events", ["id", "program_id", "type", "created_at", "data"], table.events)
+  // The webhook deliveries of the events, one fan-out statement per chunk.
+  const events = posted.flatMap((p) => p.events)
+  for (let start = 0; start < events.length; ) {
+    const count = chunkRows(events.length - start)
+    fanOuts.push(statements.length)
+    statements.push([fanOut(count), sqliteFanOutParams(events.slice(start, start + count))])
+    start += count
+  }
+  return { outcomes, fanOuts, written: table.balances.map((row) => totalsKey(row.financial_account_id, row.book)) }
 }
+
+/** The running totals of TOTALS_OF's rows, by `totalsKey`. */
+const totalsOf = (rows: ReadonlyArray<TotalsRow>) => {
+  const totals = new Map<string, BalanceTotals>()
+  for (const row of rows) {
+    // SQLite integers are 64-bit; every total is kept at most 2^53 − 1, so the number is exact.
+    totals.set(totalsKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) })
+  }
+  return totals
+}
+
+/** The outcomes, the posted ones marked to wake this process's webhook workers when deliveries were queued. */
+const withWake = (outcomes: ReadonlyArray<PostingOutcome>, changes: ReadonlyArray<number>, fanOuts: ReadonlyArray<number>) =>
+  fanOuts.some((index) => changes[index]! > 0)
+    ? outcomes.map((outcome) => (outcome.posted ? { ...outcome, wake: true } : outcome))
+    : outcomes
+
+/**
+ * A batch's new transfers written on the connection of the current transaction: the balance rows
+ * they touch read under its write lock (so current), then `planNewTransfers`' statements run.
+ */
+export const postNewTransfersSync = (
+  db: SyncConnection,
+  postings: ReadonlyArray<TransferPosting>,
+  allOrNothing: boolean
+): ReadonlyArray<PostingOutcome> => {
+  const statements: Array<BatchStatement> = []
+  const totals = totalsOf(db.prepare(TOTALS_OF).all(accountsParam(postings)))
+  const { fanOuts, outcomes } = planNewTransfers(totals, postings, allOrNothing, statements)
+  return withWake(
+    outcomes,
+    statements.map(([sql, params]) => db.prepare(sql).run(...params).changes),
+    fanOuts
+  )
+}
+
+interface ThreadRequest {
+  readonly postings: ReadonlyArray<TransferPosting>
+  readonly allOrNothing: boolean
+  readonly done: Deferred.Deferred<ReadonlyArray<PostingOutcome>, SqlError.SqlError>
+}
+
+/** Most batches one writer-thread job carries. */
+const MAX_BATCHES_PER_JOB = 32
+/** Jobs the thread may have queued at once: the next is planned while one is written. */
+const MAX_JOBS_IN_FLIGHT = 2
+
+/**
+ * The balance rows as they will stand once the jobs sent so far commit (existing rows only, by
+ * `totalsKey`), for the accounts read since the gate was taken.
+ */
+interface Predicted {
+  readonly accounts: Set<string>
+  readonly rows: Map<string, BalanceTotals & { readonly account: string; readonly book: string }>
+}
+
+/** TOTALS_OF's rows for `accounts` as predicted, in its order: what the thread must read back. */
+const expectedRows = (predicted: Predicted, accounts: ReadonlyArray<string>): ReadonlyArray<TotalsRow> => {
+  const wanted = new Set(accounts)
+  return [...predicted.rows.values()]
+    .filter((row) => wanted.has(row.account))
+    .sort((a, b) => (a.account === b.account ? (a.book < b.book ? -1 : 1) : a.account < b.account ? -1 : 1))
+    .map((row) => ({ account: row.account, book: row.book, debits: Number(row.debits), credits: Number(row.credits) }))
+}
+
+/**
+ * Batches of new transfers outside any transaction, on the writer thread
+ * (docs/architecture.md#the-sqlite-writer-thread). The batches that queued meanwhile go together
+ * as ONE job (one commit). Holding the process's write gate (no write transaction of this process
+ * on the main connection runs meanwhile), the lane reads the balance rows a job touches on the main
+ * connection — or takes them as the jobs already sent will leave them — plans the job over them,
+ * and sends its statements to the thread, then plans the next job while the thread writes that
+ * one. The thread runs a job only if, under its write lock, the rows read back exactly as the job
+ * was planned over; otherwise (another process wrote, or an earlier job failed) it writes nothing,
+ * and each batch of the job runs again alone on the main connection once the gate is let go.
+ */
+const timedOut = (cause: Cause.Cause<SqlError.SqlError>) =>
+  Option.exists(Cause.failureOption(cause), (error) => (error.cause as { code?: unknown } | undefined)?.code === "SQLITE_BUSY_TIMEOUT")
+
+const makeThreadLane = (sync: SyncSqlService, writer: SqliteWriterService) =>
+  Effect.gen(function* () {
+    const queue = yield* Queue.unbounded<ThreadRequest>()
+    /** Completed by every new batch: wakes the lane when it waits for either a batch or a job's answer. */
+    let arrival = yield* Deferred.make<void>()
+
+    /** Plans a job over the predicted rows (reading the accounts it has not seen yet) and moves them by what it writes. */
+    const planJob = (requests: ReadonlyArray<ThreadRequest>, predicted: Predicted) =>
+      Effect.gen(function* () {
+        const accounts = [
+          ...new Set(requests.flatMap((request) => request.postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id))))
+        ]
+        const unseen = accounts.filter((account) => !predicted.accounts.has(account))
+        if (unseen.length > 0) {
+          const rows = yield* sync.read((db) => db.prepare(TOTALS_OF).all(JSON.stringify(unseen)) as ReadonlyArray<TotalsRow>)
+          for (const row of rows) {
+            predicted.rows.set(totalsKey(row.account, row.book), {
+              account: row.account,
+              book: row.book,
+              debits: BigInt(row.debits),
+              credits: BigInt(row.credits)
+            })
+          }
+          for (const account of unseen) predicted.accounts.add(account)
+        }
+        const expected = expectedRows(predicted, accounts)
+        const totals = new Map<string, BalanceTotals>()
+        for (const row of expected)
+          totals.set(totalsKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) })
+        const statements: Array<BatchStatement> = []
+        const plans = requests.map((request) => planNewTransfers(totals, request.postings, request.allOrNothing, statements))
+        for (const plan of plans) {
+          for (const key of plan.written) {
+            const [account, book] = key.split("\u0000") as [string, string]
+            predicted.rows.set(key, { account, book, ...totals.get(key)! })
+          }
+        }
+        const job = { guard: { sql: TOTALS_OF, params: [JSON.stringify(accounts)], expected: JSON.stringify(expected) }, statements }
+        return { plans, job }
+      })
+
+    /** One hold of the gate: jobs planned and sent while batches keep coming; the batches to run alone after it. */
+    const hold = (first: ReadonlyArray<ThreadRequest>, taken: Array<ThreadRequest>) =>
+      Effect.gen(function* () {
+        const predicted: Predicted = { accounts: new Set(), rows: new Map() }
+        const inFlight: Array<{
+          requests: ReadonlyArray<ThreadRequest>
+          plans: ReadonlyArray<ReturnType<typeof planNewTransfers>>
+          answer: Effect.Effect<WriterResult, SqlError.SqlError>
+        }> = []
+        const alone: Array<ThreadRequest> = []
+        let broken = false
+        /** Waits for the oldest job in flight and answers its batches (or sets them aside to run alone). */
+        const settleOldest = Effect.gen(function* () {
+          const { answer, plans, requests } = inFlight.shift()!
+          const result = yield* Effect.exit(answer)
+          if (result._tag === "Success" && result.value._tag === "Committed") {
+            const { changes } = result.value
+            for (const [i, request] of requests.entries()) {
+              yield* Deferred.succeed(request.done, withWake(plans[i]!.outcomes, changes, plans[i]!.fanOuts))
+            }
+            return
+          }
+          // The predictions no longer hold: no more jobs in this hold.
+          broken = true
+          // Another process held the write lock past the busy timeout: that is these batches'
+          // answer (running each again would wait a whole timeout per batch). So is any failure of
+          // a job of one batch; a failed job of several is run again batch by batch, so that one
+          // batch's failure is not its neighbours'.
+          if (result._tag === "Failure" && (requests.length === 1 || timedOut(result.cause))) {
+            for (const request of requests) yield* Deferred.failCause(request.done, result.cause)
+            return
+          }
+          alone.push(...requests)
+        })
+        let requests: ReadonlyArray<ThreadRequest> = first
+        for (;;) {
+          if (requests.length > 0) {
+            const planned = yield* Effect.either(planJob(requests, predicted))
+            if (planned._tag === "Left") {
+              // A failed read: these batches get the failure; the jobs in flight are still answered.
+              for (const request of requests) yield* Deferred.fail(request.done, planned.left)
+              broken = true
+            } else {
+              inFlight.push({ requests, plans: planned.right.plans, answer: yield* writer.send(planned.right.job) })
+            }
+          }
+          while (inFlight.length >= MAX_JOBS_IN_FLIGHT) yield* settleOldest
+          // Writers of the main connection are waiting: let the gate go to them once the thread is done.
+          if (broken || writer.othersWaiting()) break
+          requests = Chunk.toReadonlyArray(yield* Queue.takeUpTo(queue, MAX_BATCHES_PER_JOB))
+          taken.push(...requests)
+          if (requests.length > 0) continue
+          if (inFlight.length === 0) break
+          // One job in flight and nothing queued: plan the next batch as soon as one comes, or settle
+          // the job when its answer comes first. (Waiting on a signal, not on Queue.take: a take that
+          // loses the race could drop the batch it took.)
+          arrival = yield* Deferred.make<void>()
+          if (yield* Queue.isEmpty(queue)) yield* Effect.race(Deferred.await(arrival), Effect.exit(inFlight[0]!.answer))
+          requests = Chunk.toReadonlyArray(yield* Queue.takeUpTo(queue, MAX_BATCHES_PER_JOB))
+          taken.push(...requests)
+          if (requests.length === 0) yield* settleOldest
+        }
+        while (inFlight.length > 0) yield* settleOldest
+        return alone
+      })
+
+    const runAlone = (request: ThreadRequest) =>
+      Effect.flatMap(Effect.exit(sync.run((db) => postNewTransfersSync(db, request.postings, request.allOrNothing))), (exit) =>
+        Deferred.done(request.done, exit)
+      )
+
+    yield* Queue.take(queue).pipe(
+      Effect.flatMap((first) => Effect.map(Queue.takeUpTo(queue, MAX_BATCHES_PER_JOB - 1), (rest) => [first, ...rest])),
+      Effect.flatMap((requests) => {
+        const taken = [...requests]
+        return writer.withGate(hold(requests, taken)).pipe(
+          Effect.flatMap((alone) => Effect.forEach(alone, runAlone, { discard: true })),
+          // The gate was not had within the busy timeout: these batches get that answer.
+          Effect.catchAll((error) => Effect.forEach(requests, (request) => Deferred.fail(request.done, error), { discard: true })),
+          // A defect (a bug) fails the batches of this hold still unanswered, and the lane goes on.
+          Effect.catchAllCause((cause) => Effect.forEach(taken, (request) => Deferred.failCause(request.done, cause), { discard: true }))
+        )
+      }),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    return (postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) =>
+      Effect.flatMap(Deferred.make<ReadonlyArray<PostingOutcome>, SqlError.SqlError>(), (done) =>
+        Queue.offer(queue, { postings, allOrNothing, done }).pipe(
+          Effect.zipRight(Effect.suspend(() => Deferred.succeed(arrival, undefined))),
+          Effect.zipRight(Deferred.await(done))
+        )
+      )
+  })
 
 /**
  * The SQLite store's LedgerPosting: the synchronous write on the client's one connection. Webhook
  * deliveries it queues are announced to this process's workers by the ledger once it commits.
  */
-export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql> = Layer.effect(
+export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql | SqliteWriterService> = Layer.scoped(
   LedgerPosting,
-  Effect.map(SyncSql, (sync) => ({
-    postTransfer: (posting) => sync.run((db) => postTransferSync(db, posting)),
-    // One call and one native savepoint for the lot: a savepoint per transfer inside a batch's
-    // own savepoint (group commit) cost more than the writes themselves (measured: 1,770 → 5,000/s
-    // at 8 concurrent batches of 100). Refusals write nothing, so they need no savepoint.
-    // A batch's new transfers are written set-based (postNewTransfersSync); any other run one posting at a time.
-    postTransfers: (postings) =>
-      sync.run((db) =>
-        postings.every(isNewTransfer) ? postNewTransfersSync(db, postings, false) : postings.map((posting) => postTransferSync(db, posting))
-      ),
-    // One synchronous call: a savepoint inside the caller's transaction, else BEGIN IMMEDIATE … COMMIT of its own.
-    postNewTransfers: (postings, { allOrNothing }) =>
-      postings.every(isNewTransfer) ? sync.run((db) => postNewTransfersSync(db, postings, allOrNothing)) : Effect.die(notNewTransfers()),
-    // The write transaction (BEGIN IMMEDIATE) already excludes every other writer.
-    lockAccounts: () => Effect.void
-  }))
+  Effect.gen(function* () {
+    const sync = yield* SyncSql
+    const writer = yield* SqliteWriter
+    const onThread = yield* makeThreadLane(sync, writer)
+    return {
+      postTransfer: (posting) => sync.run((db) => postTransferSync(db, posting)),
+      // One call and one native savepoint for the lot: a savepoint per transfer inside a batch's
+      // own savepoint (group commit) cost more than the writes themselves (measured: 1,770 → 5,000/s
+      // at 8 concurrent batches of 100). Refusals write nothing, so they need no savepoint.
+      // A batch's new transfers are written set-based (postNewTransfersSync); any other run one posting at a time.
+      postTransfers: (postings) =>
+        sync.run((db) =>
+          postings.every(isNewTransfer)
+            ? postNewTransfersSync(db, postings, false)
+            : postings.map((posting) => postTransferSync(db, posting))
+        ),
+      // Inside the caller's transaction: one synchronous call in a savepoint of it. Outside one: its
+      // own transaction, on the writer thread when there is one, else BEGIN IMMEDIATE … COMMIT here.
+      postNewTransfers: (postings, { allOrNothing }) =>
+        !postings.every(isNewTransfer)
+          ? Effect.die(notNewTransfers())
+          : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+              outer._tag === "None" && writer.available && postings.length > 0
+                ? onThread(postings, allOrNothing)
+                : sync.run((db) => postNewTransfersSync(db, postings, allOrNothing))
+            ),
+      commitsNewTransfersItself: writer.available,
+      // The write transaction (BEGIN IMMEDIATE) already excludes every other writer.
+      lockAccounts: () => Effect.void
+    } satisfies Context.Tag.Service<typeof LedgerPosting>
+  })
 )

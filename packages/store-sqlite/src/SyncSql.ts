@@ -28,6 +28,11 @@ export interface SyncConnection {
  */
 export interface SyncSqlService {
   readonly run: <A>(f: (connection: SyncConnection) => A) => Effect.Effect<A, SqlError.SqlError>
+  /**
+   * `f` on the connection once it is free, outside any transaction: for reads (each statement
+   * sees what was committed when it ran). Not for writes, which `run` makes transactions.
+   */
+  readonly read: <A>(f: (connection: SyncConnection) => A) => Effect.Effect<A, SqlError.SqlError>
 }
 
 /** Synchronous access to the SQLite client's one connection (SqliteClient.ts provides it). */

@@ -7,7 +7,14 @@ import { SqliteChangeFeedLive } from "./SqliteChangeFeed.js"
 import * as SqliteClient from "./SqliteClient.js"
 import { SqliteLedgerPostingLive } from "./SqlitePosting.js"
 
-export { SqliteDatabase, type SqliteOptions } from "./SqliteClient.js"
+export {
+  SqliteDatabase,
+  type SqliteOptions,
+  SqliteWriter,
+  type SqliteWriterService,
+  type WriterJobPlan
+} from "./SqliteClient.js"
+export type { WriterResult } from "./WriterThread.js"
 export { type SyncConnection, SyncSql, type SyncSqlService, type SyncStatement } from "./SyncSql.js"
 export { SqliteClient }
 

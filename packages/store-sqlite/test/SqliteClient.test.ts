@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Transactor } from "@issuing/core"
 import * as SqliteStore from "@issuing/store-sqlite"
 import Sqlite from "better-sqlite3"
-import { Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -65,6 +65,61 @@ describe("the SQLite client", () => {
           other.close()
         }
       })
+    )
+
+    it.effect(
+      "runs a writer-thread job only when its guard reads back as planned, all or nothing, while the gate holds main-connection writers",
+      () =>
+        Effect.gen(function* () {
+          const writer = yield* SqliteStore.SqliteWriter
+          const sql = yield* SqlClient.SqlClient
+          const transactor = yield* Transactor
+          expect(writer.available).toBe(true)
+          yield* sql`CREATE TABLE writer_jobs (k INTEGER PRIMARY KEY, v TEXT NOT NULL)`
+          const count = (n: number) => ({ sql: "SELECT count(*) AS n FROM writer_jobs", params: [], expected: JSON.stringify([{ n }]) })
+          const insert = (k: number, v: string) => ["INSERT INTO writer_jobs (k, v) VALUES (?, ?)", [k, v]] as const
+          const run = (job: SqliteStore.WriterJobPlan) => writer.withGate(Effect.flatten(writer.send(job)))
+          const rows = sql`SELECT k, v FROM writer_jobs ORDER BY k`
+
+          expect(yield* run({ guard: count(0), statements: [insert(1, "a"), insert(2, "b")] })).toEqual({
+            _tag: "Committed",
+            changes: [1, 1]
+          })
+          expect(yield* rows).toEqual([
+            { k: 1, v: "a" },
+            { k: 2, v: "b" }
+          ])
+          // The rows no longer read as planned: nothing is written.
+          expect(yield* run({ guard: count(0), statements: [insert(3, "c")] })).toEqual({ _tag: "Stale" })
+          // A failing statement rolls the whole job back, with SQLite's code.
+          const failed = yield* Effect.flip(run({ guard: count(2), statements: [insert(3, "c"), insert(1, "again")] }))
+          expect((failed.cause as { code?: string }).code).toBe("SQLITE_CONSTRAINT_PRIMARYKEY")
+          expect((yield* rows).map((row) => row.k)).toEqual([1, 2])
+
+          // Jobs run in the order sent; a write transaction of the main connection waits for the gate.
+          const release = yield* Deferred.make<void>()
+          const holder = yield* Effect.fork(
+            writer.withGate(
+              Effect.gen(function* () {
+                const first = yield* writer.send({ guard: count(2), statements: [insert(3, "c")] })
+                const second = yield* writer.send({ guard: count(3), statements: [insert(4, "d")] })
+                yield* Deferred.await(release)
+                return [yield* first, yield* second]
+              })
+            )
+          )
+          const main = yield* Effect.fork(transactor.withTransaction(sql`INSERT INTO writer_jobs (k, v) VALUES (5, 'main')`))
+          yield* Effect.sleep("100 millis")
+          expect(main.unsafePoll()).toBeNull()
+          expect(writer.othersWaiting()).toBe(true)
+          yield* Deferred.succeed(release, undefined)
+          expect(yield* Fiber.join(holder)).toEqual([
+            { _tag: "Committed", changes: [1] },
+            { _tag: "Committed", changes: [1] }
+          ])
+          yield* Fiber.join(main)
+          expect((yield* rows).map((row) => row.k)).toEqual([1, 2, 3, 4, 5])
+        })
     )
 
     it.effect("waits for another process's write lock (busy timeout) instead of failing", () =>

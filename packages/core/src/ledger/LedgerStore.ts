@@ -128,6 +128,12 @@ export interface LedgerPostingService {
     options: { readonly allOrNothing: boolean }
   ) => Effect.Effect<ReadonlyArray<PostingOutcome>, SqlError.SqlError>
   /**
+   * True when `postNewTransfers` called outside any transaction commits better by itself than as
+   * a unit of the write lane: SQLite with its writer thread (docs/architecture.md#the-sqlite-writer-thread).
+   * A batch then calls it directly rather than through the lane.
+   */
+  readonly commitsNewTransfersItself: boolean
+  /**
    * Takes, for the rest of the caller's transaction, the locks a posting would take on these
    * accounts' balance rows, all at once in (account id, book) order: a batch that touches many
    * accounts then cannot deadlock with another batch or a single transfer (each takes its locks in
@@ -207,6 +213,8 @@ export interface LedgerStoreService {
   readonly postTransfers: LedgerPostingService["postTransfers"]
   /** Posts new transfers decided together, all-or-nothing by itself (see `LedgerPostingService`). */
   readonly postNewTransfers: LedgerPostingService["postNewTransfers"]
+  /** Whether `postNewTransfers` outside a transaction bypasses the write lane (see `LedgerPostingService`). */
+  readonly commitsNewTransfersItself: boolean
   /** Locks accounts' balance rows in order for the rest of the transaction (see `LedgerPostingService`). */
   readonly lockAccounts: LedgerPostingService["lockAccounts"]
   readonly listBookTransfers: (

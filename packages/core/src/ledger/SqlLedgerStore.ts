@@ -368,6 +368,7 @@ export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlCl
       postTransfer: posting.postTransfer,
       postTransfers: posting.postTransfers,
       postNewTransfers: posting.postNewTransfers,
+      commitsNewTransfersItself: posting.commitsNewTransfersItself,
       lockAccounts: posting.lockAccounts,
       ...bookTransferQueries(q)
     }

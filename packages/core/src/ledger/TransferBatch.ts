@@ -151,8 +151,9 @@ const postAtOnce = (ctx: LedgerContext, items: ReadonlyArray<Prepared>, atomic: 
       Either.map(item, (p) => transferPosting(p, p.from ?? p.settlement!, p.to ?? p.settlement!, { _tag: "New" }, now))
     )
     const postings = built.flatMap((item) => (Either.isRight(item) ? [item.right.posting] : []))
-    const outcomes =
-      postings.length === 0 ? [] : yield* write(ctx, ctx.store.postNewTransfers(postings, { allOrNothing: atomic }), { atomic: true })
+    const call = ctx.store.postNewTransfers(postings, { allOrNothing: atomic })
+    // SQLite hands it to its writer thread (in a caller's transaction it joins that one either way).
+    const outcomes = postings.length === 0 ? [] : yield* ctx.store.commitsNewTransfersItself ? call : write(ctx, call, { atomic: true })
     let next = 0
     return yield* Effect.forEach(built, (item, index): Effect.Effect<ItemResult, TransferBatchAborted | SqlError.SqlError> => {
       if (Either.isLeft(item)) return itemFailure(atomic, index)(item.left)
