@@ -10,19 +10,25 @@ import {
   postingsToWrite,
   toInt,
   totalsKey,
-  type TransferPosting,
-  WEBHOOK_NOTIFY_CHANNEL
+  type TransferPosting
 } from "@issuing/core"
 import { Effect, Layer } from "effect"
 
 type Sql = SqlClient.SqlClient
+
+/**
+ * True once the transaction queued a webhook delivery: the fan-out, called with a NULL channel,
+ * sets this transaction-local setting instead of running NOTIFY (migration 0110). The outcome's
+ * `wake` then has the ledger wake the workers after the commit (docs/webhooks.md#wake-ups-on-postgresql).
+ */
+const QUEUED = "current_setting('issuing.deliveries_queued', true) = 'yes'"
 
 /** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080). */
 const postTransfer = (
   sql: Sql,
   { bookTransfer, activeCardId, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
 ): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
-  sql`SELECT posted, available, refusal FROM issuing_post_transfer(
+  sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_transfer(
           ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
           ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
           ${transactionWrite}, ${t.id}, ${t.status}, ${t.created_at}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
@@ -33,12 +39,12 @@ const postTransfer = (
           ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
           ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
           ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
-          ${events.map((e) => JSON.stringify(e.data.object))}::text[], ${WEBHOOK_NOTIFY_CHANNEL}, ${activeCardId})`.pipe(
+          ${events.map((e) => JSON.stringify(e.data.object))}::text[], NULL::text, ${activeCardId})`.pipe(
     Effect.map((rows) => ({
       posted: rows[0]!.posted === true,
       refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
       availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
-      wake: false
+      wake: rows[0]!.queued === true
     }))
   )
 /** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
@@ -97,7 +103,14 @@ const balanceTotals = (sql: Sql, postings: ReadonlyArray<TransferPosting>, lock:
 
 /** Writes rows of postings with `issuing_write_postings` (migration 0090): any of its tables, in one statement. */
 const writeRows = (sql: Sql, rows: Partial<ReturnType<typeof postingRows>>) =>
-  sql`SELECT issuing_write_postings(${JSON.stringify(rows)}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL})`
+  Effect.map(
+    sql`SELECT ${sql.literal(QUEUED)} AS queued FROM (SELECT issuing_write_postings(${JSON.stringify(rows)}::jsonb, NULL::text)) w`,
+    (result) => result[0]?.queued === true
+  )
+
+/** The outcomes, each told whether the write queued webhook deliveries. */
+const waking = (outcomes: ReadonlyArray<PostingOutcome>, queued: boolean): ReadonlyArray<PostingOutcome> =>
+  queued ? outcomes.map((outcome) => ({ ...outcome, wake: true })) : outcomes
 
 /**
  * A batch of new transfers (no card, each its own new transaction), in the caller's
@@ -109,8 +122,7 @@ const postNewTransfersLocked = (sql: Sql, postings: ReadonlyArray<TransferPostin
   Effect.gen(function* () {
     const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, true))
     const posted = postingsToWrite(postings, outcomes, allOrNothing)
-    if (posted.length > 0) yield* writeRows(sql, postingRows(posted))
-    return outcomes
+    return posted.length === 0 ? outcomes : waking(outcomes, yield* writeRows(sql, postingRows(posted)))
   })
 
 /** True for the failure of `issuing_post_decided` when the batch was decided otherwise under the locks. */
@@ -139,17 +151,21 @@ const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings
       refusal: outcomes[i]!.refusal,
       deltas: deltas.map((d) => ({ account: d.financial_account_id, book: d.book, debits: d.debitsMinor, credits: d.creditsMinor }))
     }))
-    const [row] = yield* sql<{ available: ReadonlyArray<string> }>`SELECT issuing_post_decided(
-      ${JSON.stringify(rows)}::jsonb, ${JSON.stringify(decided)}::jsonb, ${JSON.stringify(balances)}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL}) AS available`
+    const [row] = yield* sql<{ available: ReadonlyArray<string>; queued: boolean }>`SELECT available, ${sql.literal(QUEUED)} AS queued
+      FROM (SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(decided)}::jsonb,
+                                        ${JSON.stringify(balances)}::jsonb, NULL::text) AS available) d`
     // Each posting's available principal as read under the locks.
-    return outcomes.map((outcome, i) => ({ ...outcome, availableMinor: toInt(row!.available[i]!) }))
+    return waking(
+      outcomes.map((outcome, i) => ({ ...outcome, availableMinor: toInt(row!.available[i]!) })),
+      row!.queued
+    )
   }).pipe(Effect.catchIf(decidedOtherwise, () => client.withTransaction(postNewTransfersLocked(sql, postings, allOrNothing))))
 
 /**
  * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the `issuing_post_transfer` function
  * (migrations 0040 and 0080), so a transfer costs one round trip. Column arrays carry the entries, deltas
- * and events. NOTIFY for the webhook workers is sent from SQL (delivered at commit), so the
- * outcome never asks the process to wake its own workers.
+ * and events. An outcome's `wake` says the write queued webhook deliveries: the ledger then wakes
+ * the workers, of this process and (NOTIFY) of the others, once the write has committed.
  */
 export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.SqlClient> = Layer.effect(
   LedgerPosting,
@@ -166,14 +182,14 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
           ? Effect.succeed([])
           : postings.every(isNewTransfer)
             ? postNewTransfersLocked(sql, postings, false)
-            : sql`SELECT ord, posted, available, refusal FROM issuing_post_transfers(
-                  ${JSON.stringify(postings.map(asJson))}::jsonb, ${WEBHOOK_NOTIFY_CHANNEL}) ORDER BY ord`.pipe(
+            : sql`SELECT ord, posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_transfers(
+                  ${JSON.stringify(postings.map(asJson))}::jsonb, NULL::text) ORDER BY ord`.pipe(
                 Effect.map((rows) =>
                   rows.map((row) => ({
                     posted: row.posted === true,
                     refusal: (row.refusal ?? null) as PostingRefusal | null,
                     availableMinor: row.available === null ? 0 : toInt(row.available),
-                    wake: false
+                    wake: row.queued === true
                   }))
                 )
               ),

@@ -1,16 +1,34 @@
+import { SqlClient } from "@effect/sql"
 import { WEBHOOK_NOTIFY_CHANNEL, WebhookWakeups } from "@issuing/core"
-import { Layer, Stream } from "effect"
+import { Effect, Layer, Queue, Stream } from "effect"
 import type { PgListener } from "./PgListener.js"
 
 /**
- * Webhook wake-ups over LISTEN: a commit that queued deliveries runs `pg_notify` inside its
- * transaction, PostgreSQL delivers it on commit, and every worker listening wakes at once (no
- * polling lag). They share the node's listening connection with the change feed, opened only when
- * first needed. A lost connection fails the stream; the store's listener opens a new one a second
- * later, and every (re)connect emits once, so deliveries queued while nobody listened are claimed
- * at once.
+ * Webhook wake-ups over LISTEN / NOTIFY (docs/webhooks.md#wake-ups-on-postgresql). After a commit
+ * that queued deliveries, the process wakes its own workers and `announce`s it: a NOTIFY in a
+ * statement of its own, committed without waiting for a WAL flush (`synchronous_commit` off for
+ * that statement alone: a notification is a hint, and the queued rows are already durable). Never
+ * a NOTIFY inside the writing transaction: PostgreSQL serializes the commits of notifying
+ * transactions, WAL flush included, behind one lock for the whole cluster. Announcements
+ * coalesce: one NOTIFY at a time, and one more after it for all that were asked meanwhile.
+ *
+ * Every worker listening wakes at once (no polling lag). They share the node's listening
+ * connection with the change feed, opened only when first needed. A lost connection fails the
+ * stream; the store's listener opens a new one a second later, and every (re)connect emits once,
+ * so deliveries queued while nobody listened are claimed at once.
  */
 export const webhookWakeupsLayer = (listener: PgListener) =>
-  Layer.succeed(WebhookWakeups, {
-    notifications: Stream.as(listener.stream(WEBHOOK_NOTIFY_CHANNEL), undefined)
-  })
+  Layer.scoped(
+    WebhookWakeups,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const asked = yield* Queue.dropping<void>(1)
+      const notify = sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, 'due')`
+      // A failed NOTIFY loses only a hint: the other nodes' fallback poll finds the deliveries.
+      yield* Queue.take(asked).pipe(Effect.zipRight(Effect.ignoreLogged(notify)), Effect.forever, Effect.forkScoped)
+      return {
+        notifications: Stream.as(listener.stream(WEBHOOK_NOTIFY_CHANNEL), undefined),
+        announce: Effect.asVoid(Queue.offer(asked, undefined))
+      }
+    })
+  )

@@ -1,5 +1,5 @@
 import { SqlClient, SqlError } from "@effect/sql"
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Effect, FiberRef, Layer, Schedule } from "effect"
 
 /**
  * The unit of work: runs an effect inside one database transaction. Nested calls join the outer
@@ -49,6 +49,34 @@ const retryPolicy = Schedule.exponential("2 millis", 2).pipe(
 export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.retry(effect, { schedule: retryPolicy, while: isRetryableSqlError })
 
+/** What the outermost Transactor transaction of this fiber runs once it has committed (see afterCommit). */
+const afterCommitActions = FiberRef.unsafeMake<Array<Effect.Effect<void>> | undefined>(undefined)
+
+/**
+ * Runs `action` once what this fiber wrote is committed: at once outside a transaction of the
+ * Transactor (an autocommit statement has committed when it returns), else after the outermost
+ * one commits — and never if it rolls back. The same action asked for twice in one transaction
+ * runs once. For signals to other readers, which must not see the transaction before its rows
+ * (docs/webhooks.md#wake-ups-on-postgresql).
+ */
+export const afterCommit = (action: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.flatMap(FiberRef.get(afterCommitActions), (pending) =>
+    pending === undefined
+      ? action
+      : Effect.sync(() => {
+          if (!pending.includes(action)) pending.push(action)
+        })
+  )
+
+/** `effect` as one transaction, then the actions it asked to run after its commit. */
+const committing = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const pending: Array<Effect.Effect<void>> = []
+    return Effect.locally(sql.withTransaction(effect), afterCommitActions, pending).pipe(
+      Effect.tap(() => Effect.forEach(pending, (action) => action, { discard: true }))
+    )
+  })
+
 /** The transactor over the shared SqlClient; a nested call never retries on its own (the outermost does). */
 export const SqlTransactorLive: Layer.Layer<Transactor, never, SqlClient.SqlClient> = Layer.effect(
   Transactor,
@@ -57,7 +85,7 @@ export const SqlTransactorLive: Layer.Layer<Transactor, never, SqlClient.SqlClie
     return {
       withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
         Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
-          outer._tag === "Some" ? sql.withTransaction(effect) : retryTransient(sql.withTransaction(effect))
+          outer._tag === "Some" ? sql.withTransaction(effect) : retryTransient(committing(sql, effect))
         )
     }
   })

@@ -5,8 +5,7 @@ import type { IssuingEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { CLAIMED_COLUMNS, toClaimed } from "./SqlWebhookRows.js"
-import { type DeliveryRetry, WEBHOOK_NOTIFY_CHANNEL, type WebhookStoreService } from "./WebhookStore.js"
-import type { WorkSignal } from "./WorkSignal.js"
+import type { DeliveryRetry, WebhookStoreService } from "./WebhookStore.js"
 
 type Sql = SqlClient.SqlClient
 
@@ -51,22 +50,20 @@ export const sqliteFanOutParams = (events: ReadonlyArray<IssuingEvent>): Array<s
 
 /**
  * Runs an INSERT … SELECT (or UPDATE) that makes deliveries due and returns how many rows it wrote,
- * waking workers when any: on PostgreSQL with `pg_notify` in the same statement (delivered on
- * commit, to every process); on SQLite by ringing this process's signal (a worker's claim waits for
+ * then, when any, runs `queued`: the store's wake (on PostgreSQL it waits for the commit and
+ * announces it to the other processes; SQLite rings this process's workers, whose claim waits for
  * the connection, so it runs after the enqueuing commit).
  */
-const writeCounted = (sql: Sql, signal: WorkSignal, write: Statement.Statement<Row>) =>
-  sql.onDialectOrElse({
-    pg: () =>
-      sql`WITH ins AS (${write} RETURNING 1)
-          SELECT n, CASE WHEN n > 0 THEN pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, 'due') END AS notified
-          FROM (SELECT COUNT(*) AS n FROM ins) c`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
-    orElse: () =>
-      Effect.zipRight(write, sql`SELECT changes() AS n`).pipe(
-        Effect.map((rows) => toInt(rows[0]!.n)),
-        Effect.tap((n) => (n > 0 ? signal.ring : Effect.void))
-      )
-  })
+const writeCounted = (sql: Sql, queued: Effect.Effect<void>, write: Statement.Statement<Row>) =>
+  sql
+    .onDialectOrElse({
+      pg: () => sql`WITH ins AS (${write} RETURNING 1) SELECT COUNT(*) AS n FROM ins`,
+      orElse: () => Effect.zipRight(write, sql`SELECT changes() AS n`)
+    })
+    .pipe(
+      Effect.map((rows) => toInt(rows[0]!.n)),
+      Effect.tap((n) => (n > 0 ? queued : Effect.void))
+    )
 
 /**
  * Fan-out of several events in one statement (the events of one change, e.g. a transfer's three).
@@ -74,16 +71,23 @@ const writeCounted = (sql: Sql, signal: WorkSignal, write: Statement.Statement<R
  * which the ledger's postings also call, so the paths cannot drift; change it there (a new
  * migration) together with `sqliteFanOutSql` above.
  */
-const enqueueEvents = (sql: Sql, signal: WorkSignal, events: ReadonlyArray<IssuingEvent>): Effect.Effect<number, SqlError.SqlError> =>
+const enqueueEvents = (
+  sql: Sql,
+  queued: Effect.Effect<void>,
+  events: ReadonlyArray<IssuingEvent>
+): Effect.Effect<number, SqlError.SqlError> =>
   events.length === 0
     ? Effect.succeed(0)
     : sql.onDialectOrElse({
         pg: () =>
-          sql`SELECT COALESCE(SUM(issuing_webhook_fan_out(e.id, e.program_id, e.type, e.created_at, ${WEBHOOK_NOTIFY_CHANNEL})), 0) AS n
+          sql`SELECT COALESCE(SUM(issuing_webhook_fan_out(e.id, e.program_id, e.type, e.created_at, NULL::text)), 0) AS n
           FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
                       ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[])
-            AS e(id, program_id, type, created_at)`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
-        orElse: () => writeCounted(sql, signal, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
+            AS e(id, program_id, type, created_at)`.pipe(
+            Effect.map((rows) => toInt(rows[0]!.n)),
+            Effect.tap((n) => (n > 0 ? queued : Effect.void))
+          ),
+        orElse: () => writeCounted(sql, queued, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
       })
 
 /** Many held deliveries back on the queue in one UPDATE … FROM a list of (id, tries, due). */
@@ -113,16 +117,22 @@ const rescheduleDeliveries = (sql: Sql, token: string, retries: ReadonlyArray<De
  * PostgreSQL: a lone emit's events appended and fanned out in ONE statement (a data-modifying CTE
  * feeding `issuing_webhook_fan_out_events`), atomic by itself in autocommit.
  */
-const pgAppendAndEnqueue = (sql: Sql, events: ReadonlyArray<IssuingEvent>): Effect.Effect<number, SqlError.SqlError> =>
+const pgAppendAndEnqueue = (
+  sql: Sql,
+  queued: Effect.Effect<void>,
+  events: ReadonlyArray<IssuingEvent>
+): Effect.Effect<number, SqlError.SqlError> =>
   sql`WITH appended AS (
         INSERT INTO issuing_events (id, program_id, type, created_at, data)
         SELECT * FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
                              ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[],
                              ${events.map((e) => JSON.stringify(e.data.object))}::text[])
         RETURNING id, program_id, type, created_at)
-      SELECT issuing_webhook_fan_out_events(array_agg(id), array_agg(program_id), array_agg(type), array_agg(created_at),
-                                            ${WEBHOOK_NOTIFY_CHANNEL}) AS n
-      FROM appended`.pipe(Effect.map((rows) => (rows[0]?.n === null || rows[0]?.n === undefined ? 0 : toInt(rows[0].n))))
+      SELECT issuing_webhook_fan_out_events(array_agg(id), array_agg(program_id), array_agg(type), array_agg(created_at), NULL::text) AS n
+      FROM appended`.pipe(
+    Effect.map((rows) => (rows[0]?.n === null || rows[0]?.n === undefined ? 0 : toInt(rows[0].n))),
+    Effect.tap((n) => (n > 0 ? queued : Effect.void))
+  )
 
 /**
  * The PostgreSQL claim of up to `limit` due deliveries, as the CTEs `claimed` (the rows taken)
@@ -149,7 +159,7 @@ const nextDueAfter = (sql: Sql, nowIso: string) =>
 /**
  * Claims up to `limit` due deliveries and reads when the next one after `nowIso` falls due. On
  * PostgreSQL one statement: its snapshot predates the claim, so the rows it claims (due by
- * `nowIso`) do not count as next, and a row committed after it is announced by its NOTIFY. (The
+ * `nowIso`) do not count as next, and a row committed after it is announced after its commit. (The
  * loop used to ask `nextDueAt` in a second round trip after every claim that left room: one more
  * query and pool checkout per round, on the path of the next wake-up.)
  */
@@ -197,31 +207,31 @@ const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string
   })
 
 /** The delivery queue over SqlClient: fan-out, replay, single enqueues and leased claims. */
-export const queueStatements = (sql: Sql, signal: WorkSignal): QueueStatements => ({
+export const queueStatements = (sql: Sql, queued: Effect.Effect<void>): QueueStatements => ({
   dropQueued: (subscriptionIds) =>
     subscriptionIds.length === 0
       ? Effect.void
       : sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("subscription_id", subscriptionIds)}`.pipe(Effect.asVoid),
   // One SQL text per dialect: `enqueueEvent` is `enqueueEvents` of one event.
-  enqueueEvent: (event) => enqueueEvents(sql, signal, [event]),
-  enqueueEvents: (events) => enqueueEvents(sql, signal, events),
+  enqueueEvent: (event) => enqueueEvents(sql, queued, [event]),
+  enqueueEvents: (events) => enqueueEvents(sql, queued, events),
   appendAndEnqueueAtOnce: sql.onDialectOrElse({
-    pg: () => Option.some((events: ReadonlyArray<IssuingEvent>) => pgAppendAndEnqueue(sql, events)),
+    pg: () => Option.some((events: ReadonlyArray<IssuingEvent>) => pgAppendAndEnqueue(sql, queued, events)),
     orElse: () => Option.none()
   }),
-  ...replayStatements(sql, signal),
+  ...replayStatements(sql, queued),
   claimDue: (token, nowIso, leaseUntilIso, limit) => claimDue(sql, token, nowIso, leaseUntilIso, limit),
   claimDueWithNext: (token, nowIso, leaseUntilIso, limit) => claimDueWithNext(sql, token, nowIso, leaseUntilIso, limit),
-  ...claimStatements(sql, signal)
+  ...claimStatements(sql, queued)
 })
 
 /** Replay (one INSERT … SELECT over the window), its span probe, and single enqueues (a resend's retry). */
-const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "enqueueReplay" | "eventSpan" | "enqueue"> => ({
+const replayStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStatements, "enqueueReplay" | "eventSpan" | "enqueue"> => ({
   // Ids are the replay's own id + the event id: unique, cheap, and in index order (UUIDv7s).
   enqueueReplay: (programId, subscriptionId, beginIso, endIso, nowIso) =>
     writeCounted(
       sql,
-      signal,
+      queued,
       sql`INSERT INTO issuing_webhook_deliveries
             (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
           SELECT ${newId()} || ':' || e.id, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
@@ -245,7 +255,7 @@ const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "
   enqueue: (delivery) =>
     writeCounted(
       sql,
-      signal,
+      queued,
       sql`INSERT INTO issuing_webhook_deliveries
             (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
           SELECT ${newId()}, ${delivery.program_id}, s.id, ${delivery.event_id},
@@ -258,7 +268,7 @@ const replayStatements = (sql: Sql, signal: WorkSignal): Pick<QueueStatements, "
 /** What a claim holder does with its deliveries: complete, reschedule, hand back; and when the next is due. */
 const claimStatements = (
   sql: Sql,
-  signal: WorkSignal
+  queued: Effect.Effect<void>
 ): Pick<QueueStatements, "completeDeliveries" | "rescheduleDelivery" | "rescheduleDeliveries" | "releaseClaims" | "nextDueAt"> => ({
   completeDeliveries: (token, ids) =>
     ids.length === 0
@@ -270,7 +280,7 @@ const claimStatements = (
   releaseClaims: (token, nowIso, keep) =>
     writeCounted(
       sql,
-      signal,
+      queued,
       keep.length === 0
         ? sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
               WHERE claim_token = ${token}`

@@ -5,6 +5,7 @@ import { queueStatements } from "./SqlWebhookQueue.js"
 import { subscriptionStatements } from "./SqlWebhookSubscriptions.js"
 import { WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
 import { makeWorkSignal } from "./WorkSignal.js"
+import { afterCommit } from "../sql/Transactor.js"
 
 // The ledger's synchronous SQLite posting runs the same fan-out text as the queue.
 export { sqliteFanOutParams, sqliteFanOutSql } from "./SqlWebhookQueue.js"
@@ -13,7 +14,7 @@ export { sqliteFanOutParams, sqliteFanOutSql } from "./SqlWebhookQueue.js"
  * The webhook port over SqlClient, one SQL text for both dialects. The dialect choices (row locks,
  * `FOR UPDATE SKIP LOCKED` claims, NOTIFY, counting inserted rows, the fan-out function) sit next
  * to their SQL in the statement files. Workers wait on a work signal rung by this process's
- * enqueues (SQLite) and by database notifications (PostgreSQL LISTEN, when WebhookWakeups is given).
+ * enqueues and by other processes' notifications (PostgreSQL LISTEN, when WebhookWakeups is given).
  */
 export const SqlWebhookStoreLive = Layer.scoped(
   WebhookStore,
@@ -21,11 +22,18 @@ export const SqlWebhookStoreLive = Layer.scoped(
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const wakeups = yield* Effect.serviceOption(WebhookWakeups)
     const signal = yield* makeWorkSignal(Option.map(wakeups, (service) => service.notifications))
+    // SQLite: ring this process's workers at once (their claim waits for the one connection, so it
+    // runs after the commit). PostgreSQL: after the commit, ring them and announce it to the other
+    // processes — never a NOTIFY inside the transaction (docs/webhooks.md#wake-ups-on-postgresql).
+    const wake = Option.match(wakeups, {
+      onNone: () => signal.ring,
+      onSome: ({ announce }) => afterCommit(Effect.zipRight(signal.ring, announce))
+    })
     const store: WebhookStoreService = {
       ...subscriptionStatements(sql),
-      ...queueStatements(sql, signal),
+      ...queueStatements(sql, wake),
       ...attemptStatements(sql),
-      wake: signal.ring,
+      wake,
       waitForWork: signal.wait
     }
     return store

@@ -169,11 +169,12 @@ export class WebhookStore extends Context.Tag("@issuing/core/WebhookStore")<Webh
 export const WEBHOOK_NOTIFY_CHANNEL = "issuing_webhook_deliveries"
 
 /**
- * Cross-process wake-ups: a stream that emits after another connection's commit queued
- * deliveries. The PostgreSQL store provides it (LISTEN); without it, workers rely on in-process
- * signals and a fallback poll.
+ * Cross-process wake-ups: `notifications` emits after another process's commit queued deliveries,
+ * and `announce` tells the other processes that this one's did (called after the commit). The
+ * PostgreSQL store provides it (LISTEN / NOTIFY, docs/webhooks.md#wake-ups-on-postgresql);
+ * without it, workers rely on in-process signals and a fallback poll.
  */
 export class WebhookWakeups extends Context.Tag("@issuing/core/WebhookWakeups")<
   WebhookWakeups,
-  { readonly notifications: Stream.Stream<unknown, unknown> }
+  { readonly notifications: Stream.Stream<unknown, unknown>; readonly announce: Effect.Effect<void> }
 >() {}
