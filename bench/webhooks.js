@@ -22,6 +22,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import { v7 as uuidv7 } from "uuid"
 import { createDatabase, startPostgres } from "./support/postgres.js"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
@@ -145,6 +146,15 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
   const ticks = Math.round((seconds * 1000) / tickMs)
   const committedAt = new Map()
   const items = Array.from({ length: perTransaction }, () => ({ type: "transaction.updated", object: { status: "SETTLED" } }))
+  // This thread runs the emitter and the worker: its stalls (event loop delay, GC pauses) are in
+  // both parts of the latency, so the line shows them.
+  const loop = monitorEventLoopDelay({ resolution: 5 })
+  let longestGcMs = 0
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) longestGcMs = Math.max(longestGcMs, entry.duration)
+  })
+  gc.observe({ entryTypes: ["gc"] })
+  loop.enable()
   const t0 = performance.now()
   const pending = []
   for (let i = 0; i < ticks; i++) {
@@ -160,6 +170,9 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
   await Promise.all(pending)
   const count = ticks * perTransaction
   const stats = await receiver.waitForCount(count)
+  loop.disable()
+  gc.disconnect()
+  const stalls = { loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6, longestGcMs }
   const commit = []
   const rest = []
   for (const [id, arrivedMs] of stats.arrivals) {
@@ -169,7 +182,7 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
     rest.push(arrivedMs - event.committedMs)
   }
   const sort = (values) => Float64Array.from(values).sort()
-  return { rate, count, perTransaction, total: sort(stats.latencies), commit: sort(commit), rest: sort(rest) }
+  return { rate, count, perTransaction, total: sort(stats.latencies), commit: sort(commit), rest: sort(rest), stalls }
 }
 
 // ---- one store --------------------------------------------------------------------------------------
@@ -264,7 +277,7 @@ const benchStore = async (label, target, options) => {
     for (const l of latencies) {
       const pair = (sorted) => `${percentile(sorted, 0.5).toFixed(0)} / ${percentile(sorted, 0.99).toFixed(0)} ms`
       console.log(
-        `${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)})`
+        `${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)}; this thread's event loop delay p99 / max ${l.stalls.loopP99Ms.toFixed(0)} / ${l.stalls.loopMaxMs.toFixed(0)} ms, longest GC pause ${l.stalls.longestGcMs.toFixed(0)} ms)`
       )
     }
     console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
