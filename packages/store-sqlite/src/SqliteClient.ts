@@ -5,6 +5,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import Sqlite from "better-sqlite3"
+import { makeWriteGate } from "./WriteGate.js"
 import { makeWriterThread, type WriterJob, type WriterResult } from "./WriterThread.js"
 import { Context, Duration, Effect, Layer, Schedule, Scope, Stream } from "effect"
 
@@ -214,62 +215,7 @@ const make = (options: SqliteOptions) =>
     const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
     // Taken before the connection's permit (never the other way), held for a write transaction's
     // whole life: see SqliteWriterService.
-    // One holder at a time, waiters served in order, each until its own deadline. Not a Semaphore
-    // under Effect.timeoutFail: a hand-over landing on the same tick as the waiter's timeout was
-    // taken by the timed-out (discarded) fiber and the gate was never released again — every later
-    // write of the process hung. Here the timer and the hand-over both run on the event loop and
-    // whichever comes first removes the waiter, so a grant is never lost.
-    let gateHeld = false
-    const gateQueue: Array<() => void> = []
-    /** Writers of the main connection waiting for the gate: the writer thread's lane lets it go for them. */
-    let gateWaiters = 0
-    const handOnGate = () => {
-      const next = gateQueue.shift()
-      if (next === undefined) gateHeld = false
-      else next()
-    }
-    const releaseGate = Effect.sync(handOnGate)
-    /** Takes the write gate, waiting at most until `deadline` (the busy timeout counts from the request). */
-    const takeGate = (deadline: number, counted = true) =>
-      Effect.async<void, SqlError>((resume) => {
-        if (!gateHeld) {
-          gateHeld = true
-          return resume(Effect.void)
-        }
-        if (counted) gateWaiters += 1
-        let settled = false
-        let granted = false
-        const settle = () => {
-          settled = true
-          if (counted) gateWaiters -= 1
-        }
-        const grant = () => {
-          settle()
-          granted = true
-          clearTimeout(timer)
-          resume(Effect.void)
-        }
-        gateQueue.push(grant)
-        const timer = setTimeout(
-          () => {
-            const at = gateQueue.indexOf(grant)
-            if (at < 0) return
-            gateQueue.splice(at, 1)
-            settle()
-            resume(Effect.fail(lockWaitTimedOut(toSqlError({ code: "SQLITE_BUSY" }, "The write gate was busy"), busyTimeoutMs)))
-          },
-          Math.max(0, deadline - Date.now())
-        )
-        // Interrupted while waiting: leave the queue, or hand on a grant that came too late.
-        return Effect.sync(() => {
-          clearTimeout(timer)
-          if (granted) return handOnGate()
-          if (settled) return
-          const at = gateQueue.indexOf(grant)
-          if (at >= 0) gateQueue.splice(at, 1)
-          settle()
-        })
-      })
+    const gate = makeWriteGate(() => lockWaitTimedOut(toSqlError({ code: "SQLITE_BUSY" }, "The write gate was busy"), busyTimeoutMs))
     /**
      * Takes the one connection and runs `once` (a step that takes the write lock: BEGIN IMMEDIATE,
      * or a whole synchronous transaction) under its permit. While another connection holds the
@@ -308,7 +254,7 @@ const make = (options: SqliteOptions) =>
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
         const deadline = Date.now() + busyTimeoutMs
-        yield* restore(takeGate(deadline))
+        yield* restore(gate.take(deadline, true))
         yield* Effect.onError(
           underWriteLock(
             () => {
@@ -319,7 +265,7 @@ const make = (options: SqliteOptions) =>
             restore,
             deadline
           ),
-          () => releaseGate
+          () => gate.release
         )
         const scope = yield* Effect.scope
         yield* Scope.addFinalizer(
@@ -331,7 +277,7 @@ const make = (options: SqliteOptions) =>
               begunByAcquirer = false
               if (db.inTransaction) db.exec("ROLLBACK")
             }),
-            Effect.zipRight(semaphore.release(1), releaseGate)
+            Effect.zipRight(semaphore.release(1), gate.release)
           )
         )
         return connection
@@ -356,8 +302,8 @@ const make = (options: SqliteOptions) =>
       deadline: number,
       restore: <X, E2, R>(e: Effect.Effect<X, E2, R>) => Effect.Effect<X, E2, R>,
       effect: Effect.Effect<A, E>,
-      counted = true
-    ): Effect.Effect<A, E | SqlError> => Effect.zipRight(restore(takeGate(deadline, counted)), Effect.ensuring(effect, releaseGate))
+      writer = true
+    ): Effect.Effect<A, E | SqlError> => Effect.zipRight(restore(gate.take(deadline, writer)), Effect.ensuring(effect, gate.release))
     const sync = SyncSql.of({
       read: (f) => semaphore.withPermits(1)(attempt(() => f(syncConnection))),
       run: <A>(f: (connection: SyncConnection) => A) =>
@@ -387,7 +333,7 @@ const make = (options: SqliteOptions) =>
     const writer = SqliteWriter.of({
       available: thread !== undefined,
       withGate: (effect) => Effect.uninterruptibleMask((restore) => gated(Date.now() + busyTimeoutMs, restore, restore(effect), false)),
-      othersWaiting: () => gateWaiters > 0,
+      othersWaiting: gate.writersWaiting,
       send: (job) =>
         thread === undefined
           ? Effect.die(new Error("The SQLite writer thread is off (SqliteWriterService.available)"))
