@@ -237,9 +237,10 @@ interface TotalsRow {
   readonly credits: number
 }
 
-/** The accounts a batch's postings touch, as TOTALS_OF's parameter. */
-const accountsParam = (postings: ReadonlyArray<TransferPosting>) =>
-  JSON.stringify([...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))])
+/** The accounts postings touch, each once. */
+const accountsOf = (postings: ReadonlyArray<TransferPosting>) => [
+  ...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))
+]
 
 /**
  * A batch's new transfers (no card, each its own new transaction), set-based like PostgreSQL's
@@ -319,7 +320,7 @@ const planNewTransfers = (
     statements.push([fanOut(count), sqliteFanOutParams(events.slice(start, start + count))])
     start += count
   }
-  return { outcomes, fanOuts, written: table.balances.map((row) => totalsKey(row.financial_account_id, row.book)) }
+  return { outcomes, fanOuts, written: table.balances.map((row) => ({ account: row.financial_account_id, book: row.book })) }
 }
 
 /** The running totals of TOTALS_OF's rows, by `totalsKey`. */
@@ -348,7 +349,7 @@ export const postNewTransfersSync = (
   allOrNothing: boolean
 ): ReadonlyArray<PostingOutcome> => {
   const statements: Array<BatchStatement> = []
-  const totals = totalsOf(db.prepare(TOTALS_OF).all(accountsParam(postings)))
+  const totals = totalsOf(db.prepare(TOTALS_OF).all(JSON.stringify(accountsOf(postings))))
   const { fanOuts, outcomes } = planNewTransfers(totals, postings, allOrNothing, statements)
   return withWake(
     outcomes,
@@ -386,6 +387,10 @@ const expectedRows = (predicted: Predicted, accounts: ReadonlyArray<string>): Re
     .map((row) => ({ account: row.account, book: row.book, debits: Number(row.debits), credits: Number(row.credits) }))
 }
 
+/** True when a job failed because another process held the write lock past the busy timeout. */
+const timedOut = (cause: Cause.Cause<SqlError.SqlError>) =>
+  Option.exists(Cause.failureOption(cause), (error) => (error.cause as { code?: unknown } | undefined)?.code === "SQLITE_BUSY_TIMEOUT")
+
 /**
  * Batches of new transfers outside any transaction, on the writer thread
  * (docs/architecture.md#the-sqlite-writer-thread). The batches that queued meanwhile go together
@@ -397,9 +402,6 @@ const expectedRows = (predicted: Predicted, accounts: ReadonlyArray<string>): Re
  * was planned over; otherwise (another process wrote, or an earlier job failed) it writes nothing,
  * and each batch of the job runs again alone on the main connection once the gate is let go.
  */
-const timedOut = (cause: Cause.Cause<SqlError.SqlError>) =>
-  Option.exists(Cause.failureOption(cause), (error) => (error.cause as { code?: unknown } | undefined)?.code === "SQLITE_BUSY_TIMEOUT")
-
 const makeThreadLane = (sync: SyncSqlService, writer: SqliteWriterService) =>
   Effect.gen(function* () {
     const queue = yield* Queue.unbounded<ThreadRequest>()
@@ -409,9 +411,7 @@ const makeThreadLane = (sync: SyncSqlService, writer: SqliteWriterService) =>
     /** Plans a job over the predicted rows (reading the accounts it has not seen yet) and moves them by what it writes. */
     const planJob = (requests: ReadonlyArray<ThreadRequest>, predicted: Predicted) =>
       Effect.gen(function* () {
-        const accounts = [
-          ...new Set(requests.flatMap((request) => request.postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id))))
-        ]
+        const accounts = accountsOf(requests.flatMap((request) => request.postings))
         const unseen = accounts.filter((account) => !predicted.accounts.has(account))
         if (unseen.length > 0) {
           const rows = yield* sync.read((db) => db.prepare(TOTALS_OF).all(JSON.stringify(unseen)) as ReadonlyArray<TotalsRow>)
@@ -426,16 +426,11 @@ const makeThreadLane = (sync: SyncSqlService, writer: SqliteWriterService) =>
           for (const account of unseen) predicted.accounts.add(account)
         }
         const expected = expectedRows(predicted, accounts)
-        const totals = new Map<string, BalanceTotals>()
-        for (const row of expected)
-          totals.set(totalsKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) })
+        const totals = totalsOf(expected)
         const statements: Array<BatchStatement> = []
         const plans = requests.map((request) => planNewTransfers(totals, request.postings, request.allOrNothing, statements))
-        for (const plan of plans) {
-          for (const key of plan.written) {
-            const [account, book] = key.split("\u0000") as [string, string]
-            predicted.rows.set(key, { account, book, ...totals.get(key)! })
-          }
+        for (const { account, book } of plans.flatMap((plan) => plan.written)) {
+          predicted.rows.set(totalsKey(account, book), { account, book, ...totals.get(totalsKey(account, book))! })
         }
         const job = { guard: { sql: TOTALS_OF, params: [JSON.stringify(accounts)], expected: JSON.stringify(expected) }, statements }
         return { plans, job }
