@@ -48,6 +48,12 @@ export const sqliteFanOutSql = (count: number): string =>
 export const sqliteFanOutParams = (events: ReadonlyArray<IssuingEvent>): Array<string> =>
   events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at])
 
+/** After a write that made `n` deliveries due: the store's wake when any. */
+const wakeIfAny =
+  (queued: Effect.Effect<void>) =>
+  (n: number): Effect.Effect<void> =>
+    n > 0 ? queued : Effect.void
+
 /**
  * Runs an INSERT … SELECT (or UPDATE) that makes deliveries due and returns how many rows it wrote,
  * then, when any, runs `queued`: the store's wake (on PostgreSQL it waits for the commit and
@@ -62,7 +68,7 @@ const writeCounted = (sql: Sql, queued: Effect.Effect<void>, write: Statement.St
     })
     .pipe(
       Effect.map((rows) => toInt(rows[0]!.n)),
-      Effect.tap((n) => (n > 0 ? queued : Effect.void))
+      Effect.tap(wakeIfAny(queued))
     )
 
 /**
@@ -85,7 +91,7 @@ const enqueueEvents = (
                       ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[])
             AS e(id, program_id, type, created_at)`.pipe(
             Effect.map((rows) => toInt(rows[0]!.n)),
-            Effect.tap((n) => (n > 0 ? queued : Effect.void))
+            Effect.tap(wakeIfAny(queued))
           ),
         orElse: () => writeCounted(sql, queued, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
       })
@@ -131,7 +137,7 @@ const pgAppendAndEnqueue = (
       SELECT issuing_webhook_fan_out_events(array_agg(id), array_agg(program_id), array_agg(type), array_agg(created_at), NULL::text) AS n
       FROM appended`.pipe(
     Effect.map((rows) => (rows[0]?.n === null || rows[0]?.n === undefined ? 0 : toInt(rows[0].n))),
-    Effect.tap((n) => (n > 0 ? queued : Effect.void))
+    Effect.tap(wakeIfAny(queued))
   )
 
 /**
