@@ -1,5 +1,6 @@
-import Sqlite from "better-sqlite3"
+import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ROOT } from "../support/cli.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
 import { balanceOf, createWallet, fund, transfer } from "./support.js"
@@ -206,22 +207,37 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
     const a = (await createWallet(platform, "A")).financial_account_id
     const b = (await createWallet(platform, "B")).financial_account_id
     await fund(platform, a, 100)
-    // Another connection takes 70 of A's 100 and holds the write lock for a while…
-    const other = new Sqlite(platform.database.filename!)
+    // Another process takes 70 of A's 100 and holds the write lock until told to commit…
+    const other = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const db = new (require("better-sqlite3"))(process.argv[1])
+         db.exec("BEGIN IMMEDIATE")
+         db.prepare("UPDATE issuing_balances SET debits_minor = debits_minor + 70 WHERE financial_account_id = ? AND book = 'principal'").run(process.argv[2])
+         process.stdout.write("locked\\n")
+         process.stdin.once("data", () => { db.exec("COMMIT"); db.close(); process.exit(0) })`,
+        platform.database.filename!,
+        a
+      ],
+      { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] }
+    )
     try {
-      other.exec("BEGIN IMMEDIATE")
-      other
-        .prepare("UPDATE issuing_balances SET debits_minor = debits_minor + 70 WHERE financial_account_id = ? AND book = 'principal'")
-        .run(a)
+      await new Promise<void>((resolve, reject) => {
+        other.stdout!.once("data", () => resolve())
+        other.once("exit", (code) => reject(new Error(`the other process exited with ${code}`)))
+      })
       // …while a batch reads A's committed 100 and waits for the lock to write a debit of 60.
       const pending = batch({ transfers: [book(a, b, 60)] })
       await new Promise((resolve) => setTimeout(resolve, 300))
-      other.exec("COMMIT")
+      const exited = new Promise((resolve) => other.once("exit", resolve))
+      other.stdin!.write("commit\n")
+      expect(await exited).toBe(0)
       const response = await pending
       expect(response.status, response.text).toBe(200)
       expect(response.body.data[0].error).toMatchObject({ code: "insufficient_funds" })
     } finally {
-      other.close()
+      other.kill("SIGKILL")
     }
     expect(await balanceOf(platform, a)).toBe(30)
     expect(await balanceOf(platform, b)).toBe(0)
