@@ -1,5 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import {
+  balanceRowKey,
   decidePostings,
   isNewTransfer,
   LedgerPosting,
@@ -8,9 +9,10 @@ import {
   type PostingRefusal,
   postingRows,
   postingsToWrite,
+  sqlErrorCode,
   toInt,
-  totalsKey,
-  type TransferPosting
+  type TransferPosting,
+  withWake
 } from "@issuing/core"
 import { Effect, Layer } from "effect"
 
@@ -98,7 +100,8 @@ const balanceTotals = (sql: Sql, postings: ReadonlyArray<TransferPosting>, lock:
       FROM issuing_balances
       WHERE financial_account_id IN ${sql.in([...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort())}
       ORDER BY financial_account_id, book ${sql.literal(lock ? "FOR UPDATE" : "")}`,
-    (rows) => new Map(rows.map((row) => [totalsKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) }]))
+    (rows) =>
+      new Map(rows.map((row) => [balanceRowKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) }]))
   )
 
 /** Writes rows of postings with `issuing_write_postings` (migration 0090): any of its tables, in one statement. */
@@ -107,10 +110,6 @@ const writeRows = (sql: Sql, rows: Partial<ReturnType<typeof postingRows>>) =>
     sql`SELECT ${sql.literal(QUEUED)} AS queued FROM (SELECT issuing_write_postings(${JSON.stringify(rows)}::jsonb, NULL::text)) w`,
     (result) => result[0]?.queued === true
   )
-
-/** The outcomes, each told whether the write queued webhook deliveries. */
-const waking = (outcomes: ReadonlyArray<PostingOutcome>, queued: boolean): ReadonlyArray<PostingOutcome> =>
-  queued ? outcomes.map((outcome) => ({ ...outcome, wake: true })) : outcomes
 
 /**
  * A batch of new transfers (no card, each its own new transaction), in the caller's
@@ -122,11 +121,11 @@ const postNewTransfersLocked = (sql: Sql, postings: ReadonlyArray<TransferPostin
   Effect.gen(function* () {
     const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, true))
     const posted = postingsToWrite(postings, outcomes, allOrNothing)
-    return posted.length === 0 ? outcomes : waking(outcomes, yield* writeRows(sql, postingRows(posted)))
+    return posted.length === 0 ? outcomes : withWake(outcomes, yield* writeRows(sql, postingRows(posted)))
   })
 
 /** True for the failure of `issuing_post_decided` when the batch was decided otherwise under the locks. */
-const decidedOtherwise = (error: SqlError.SqlError) => (error.cause as { code?: unknown } | undefined)?.code === "IB409"
+const decidedOtherwise = (error: SqlError.SqlError) => sqlErrorCode(error) === "IB409"
 
 /**
  * The same batch outside any transaction, holding the balance-row locks only briefly (migration
@@ -155,7 +154,7 @@ const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings
       FROM (SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(decided)}::jsonb,
                                         ${JSON.stringify(balances)}::jsonb, NULL::text) AS available) d`
     // Each posting's available principal as read under the locks.
-    return waking(
+    return withWake(
       outcomes.map((outcome, i) => ({ ...outcome, availableMinor: toInt(row!.available[i]!) })),
       row!.queued
     )

@@ -89,8 +89,9 @@ export interface PostingOutcome {
   /** The source's principal balance read for the funds check (0 when not checked). */
   readonly availableMinor: number
   /**
-   * True when webhook deliveries were queued and this process's workers should be woken once the
-   * write commits (SQLite; PostgreSQL notifies from SQL itself and reports false).
+   * True when the write queued webhook deliveries: the ledger wakes the workers once it commits —
+   * this process's, and on PostgreSQL the others' too (NOTIFY after the commit, not from the SQL;
+   * docs/webhooks.md#wake-ups-on-postgresql).
    */
   readonly wake: boolean
 }

@@ -1,4 +1,5 @@
 import { eventRow } from "../events/Records.js"
+import { balanceRowKey, balanceRowOrder } from "./PostingRules.js"
 import { MAX_TOTAL_MINOR } from "./Records.js"
 import type { PostingOutcome, TransferPosting } from "./LedgerStore.js"
 
@@ -15,16 +16,13 @@ export const isNewTransfer = (posting: TransferPosting): boolean => posting.tran
 
 const LIMIT = BigInt(MAX_TOTAL_MINOR)
 
-/** The key of an (account, book) in `decidePostings`' totals. */
-export const totalsKey = (account: string, book: string): string => `${account}\u0000${book}`
-
 export interface BalanceTotals {
   debits: bigint
   credits: bigint
 }
 
 /**
- * Decides a batch's postings in order over the running totals of their balance rows (read under
+ * Decides a batch's postings in order over the running totals of their balance rows (by `balanceRowKey`, read under
  * the batch's locks): exactly the checks `issuing_post_transfer` makes — the source's principal
  * balance covers the amount when `checkFunds`, and no (account, book) total passes
  * `MAX_TOTAL_MINOR` — each posted one moving the totals the next one sees.
@@ -34,7 +32,7 @@ export const decidePostings = (
   totals: Map<string, BalanceTotals>
 ): ReadonlyArray<PostingOutcome> => {
   const totalsOf = (account: string, book: string) => {
-    const key = totalsKey(account, book)
+    const key = balanceRowKey(account, book)
     let found = totals.get(key)
     if (found === undefined) {
       found = { debits: 0n, credits: 0n }
@@ -71,7 +69,7 @@ const summedDeltas = (postings: ReadonlyArray<TransferPosting>) => {
   >()
   for (const { deltas, transfer } of postings) {
     for (const d of deltas) {
-      const key = `${d.financial_account_id}\u0000${d.book}`
+      const key = balanceRowKey(d.financial_account_id, d.book)
       const row = balances.get(key)
       if (row === undefined) {
         balances.set(key, {
@@ -89,15 +87,7 @@ const summedDeltas = (postings: ReadonlyArray<TransferPosting>) => {
       }
     }
   }
-  return [...balances.values()].sort((a, b) =>
-    a.financial_account_id === b.financial_account_id
-      ? a.book < b.book
-        ? -1
-        : 1
-      : a.financial_account_id < b.financial_account_id
-        ? -1
-        : 1
-  )
+  return [...balances.values()].sort(balanceRowOrder)
 }
 
 /** The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one array per table. */
@@ -160,6 +150,13 @@ export const postingsToWrite = (
   allOrNothing: boolean
 ): ReadonlyArray<TransferPosting> =>
   allOrNothing && outcomes.some((outcome) => !outcome.posted) ? [] : postings.filter((_, i) => outcomes[i]!.posted)
+
+/**
+ * The outcomes of one write of postings, the posted ones marked to wake the webhook workers once it
+ * commits (`PostingOutcome.wake`) when the write queued deliveries.
+ */
+export const withWake = (outcomes: ReadonlyArray<PostingOutcome>, queued: boolean): ReadonlyArray<PostingOutcome> =>
+  queued ? outcomes.map((outcome) => (outcome.posted ? { ...outcome, wake: true } : outcome)) : outcomes
 
 /** The defect of a `postNewTransfers` call given a posting that is not a new transfer (a caller's bug). */
 export const notNewTransfers = () => new Error("postNewTransfers takes new transfers only (isNewTransfer)")

@@ -53,6 +53,30 @@ export const assertBalanced = (entries: ReadonlyArray<BookEntry>): void => {
   for (const [currency, total] of net) check(total === 0, `debits and credits differ by ${total} ${currency}`)
 }
 
+/** A balance row's identity: an account and one of its books. */
+export interface BalanceRowId {
+  readonly financial_account_id: string
+  readonly book: string
+}
+
+/** The key of a balance row (account, book) in a map of balance rows. */
+export const balanceRowKey = (account: string, book: string): string => `${account}\u0000${book}`
+
+/**
+ * The order balance rows are locked in, by every posting of both stores: account id, then book —
+ * SQL's `ORDER BY financial_account_id, book` (binary collation, the same for the ASCII ids).
+ */
+export const balanceRowOrder = (a: BalanceRowId, b: BalanceRowId): number =>
+  a.financial_account_id < b.financial_account_id
+    ? -1
+    : a.financial_account_id > b.financial_account_id
+      ? 1
+      : a.book < b.book
+        ? -1
+        : a.book > b.book
+          ? 1
+          : 0
+
 /** The change one set of entries makes to each (account, book): debits and credits added. */
 export interface BalanceDelta {
   readonly financial_account_id: string
@@ -66,7 +90,7 @@ export interface BalanceDelta {
 export const balanceDeltas = (entries: ReadonlyArray<BookEntry>): ReadonlyArray<BalanceDelta> => {
   const byKey = new Map<string, { financial_account_id: string; book: Book; currency: string; debitsMinor: number; creditsMinor: number }>()
   for (const entry of entries) {
-    const key = `${entry.financial_account_id}\u0000${entry.book}`
+    const key = balanceRowKey(entry.financial_account_id, entry.book)
     const delta = byKey.get(key) ?? {
       financial_account_id: entry.financial_account_id,
       book: entry.book,
@@ -79,17 +103,7 @@ export const balanceDeltas = (entries: ReadonlyArray<BookEntry>): ReadonlyArray<
     else delta.creditsMinor += entry.amount.amount
     byKey.set(key, delta)
   }
-  return [...byKey.values()].sort((a, b) =>
-    a.financial_account_id < b.financial_account_id
-      ? -1
-      : a.financial_account_id > b.financial_account_id
-        ? 1
-        : a.book < b.book
-          ? -1
-          : a.book > b.book
-            ? 1
-            : 0
-  )
+  return [...byKey.values()].sort(balanceRowOrder)
 }
 
 /** The side on which a book's balance is normally carried (docs/ledger.md, chart of books). */

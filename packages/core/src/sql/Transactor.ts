@@ -1,5 +1,6 @@
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, FiberRef, Layer, Schedule } from "effect"
+import { sqlErrorCode } from "./SqlErrorCode.js"
 
 /**
  * The unit of work: runs an effect inside one database transaction. Nested calls join the outer
@@ -22,15 +23,13 @@ const RETRYABLE_CODES = new Set(["40001", "40P01", "SQLITE_BUSY", "SQLITE_BUSY_S
 
 /** True when a failure is a transient concurrency failure worth retrying. */
 export const isRetryableSqlError = (error: unknown): boolean => {
-  if (!(error instanceof SqlError.SqlError)) return false
-  const cause = error.cause as { code?: unknown } | undefined
-  return typeof cause?.code === "string" && RETRYABLE_CODES.has(cause.code)
+  const code = sqlErrorCode(error)
+  return code !== undefined && RETRYABLE_CODES.has(code)
 }
 
 /** True when a failure is a unique-constraint violation (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE/PRIMARYKEY). */
 export const isUniqueViolation = (error: unknown): boolean => {
-  if (!(error instanceof SqlError.SqlError)) return false
-  const code = (error.cause as { code?: unknown } | undefined)?.code
+  const code = sqlErrorCode(error)
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY"
 }
 
