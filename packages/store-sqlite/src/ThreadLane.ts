@@ -38,8 +38,16 @@ interface SentJob {
   readonly answer: Effect.Effect<WriterResult, SqlError.SqlError>
 }
 
-/** What one hold of the gate has done so far. */
+/** What the lane works with: its inbox, the main connection (`sync`) and the thread (`writer`). */
+interface Lane {
+  readonly inbox: LaneInbox<LaneRequest>
+  readonly sync: SyncSqlService
+  readonly writer: SqliteWriterService
+}
+
+/** One hold of the gate: the lane, and what the hold has done so far. */
 interface HoldState {
+  readonly lane: Lane
   prediction: Prediction
   /** Oldest first. */
   readonly inFlight: Array<SentJob>
@@ -69,100 +77,96 @@ const DONE: Step = { _tag: "Done" }
 const timedOut = (cause: Cause.Cause<SqlError.SqlError>) =>
   Option.exists(Cause.failureOption(cause), (error) => sqlErrorCode(error) === "SQLITE_BUSY_TIMEOUT")
 
-/** The steps of a hold over the lane's inbox, the main connection (`sync`) and the thread (`writer`). */
-const holdSteps = (sync: SyncSqlService, writer: SqliteWriterService, inbox: LaneInbox<LaneRequest>) => {
-  /** Waits for the oldest job in flight and answers its batches (or sets them aside to run alone). */
-  const settleOldest = (state: HoldState) =>
-    Effect.gen(function* () {
-      const { answer, plans, requests } = state.inFlight.shift()!
-      const result = yield* Effect.exit(answer)
-      if (result._tag === "Success" && result.value._tag === "Committed") {
-        const { changes } = result.value
-        for (const [i, request] of requests.entries()) yield* Deferred.succeed(request.done, plannedOutcomes(plans[i]!, changes))
-        return
-      }
+/** Waits for the oldest job in flight and answers its batches (or sets them aside to run alone). */
+const settleOldest = (state: HoldState) =>
+  Effect.gen(function* () {
+    const { answer, plans, requests } = state.inFlight.shift()!
+    const result = yield* Effect.exit(answer)
+    if (result._tag === "Success" && result.value._tag === "Committed") {
+      const { changes } = result.value
+      for (const [i, request] of requests.entries()) yield* Deferred.succeed(request.done, plannedOutcomes(plans[i]!, changes))
+      return
+    }
+    state.broken = true
+    // Another process held the write lock past the busy timeout: that is these batches'
+    // answer (running each again would wait a whole timeout per batch). So is any failure of
+    // a job of one batch; a failed job of several is run again batch by batch, so that one
+    // batch's failure is not its neighbours'.
+    if (result._tag === "Failure" && (requests.length === 1 || timedOut(result.cause))) {
+      for (const request of requests) yield* Deferred.failCause(request.done, result.cause)
+      return
+    }
+    state.alone.push(...requests)
+  })
+
+/** Plans a job of `requests` (reading the rows the prediction lacks), sends it, and keeps at most MAX_JOBS_IN_FLIGHT. */
+const send = (state: HoldState, requests: ReadonlyArray<LaneRequest>) =>
+  Effect.gen(function* () {
+    const unseen = accountsToRead(state.prediction, requests)
+    const read =
+      unseen.length === 0
+        ? Effect.succeed<ReadonlyArray<TotalsRow>>([])
+        : state.lane.sync.read((db) => db.prepare(TOTALS_OF).all(JSON.stringify(unseen)) as ReadonlyArray<TotalsRow>)
+    const rows = yield* Effect.either(read)
+    if (rows._tag === "Left") {
+      // A failed read: these batches get the failure; the jobs in flight are still answered.
+      for (const request of requests) yield* Deferred.fail(request.done, rows.left)
       state.broken = true
-      // Another process held the write lock past the busy timeout: that is these batches'
-      // answer (running each again would wait a whole timeout per batch). So is any failure of
-      // a job of one batch; a failed job of several is run again batch by batch, so that one
-      // batch's failure is not its neighbours'.
-      if (result._tag === "Failure" && (requests.length === 1 || timedOut(result.cause))) {
-        for (const request of requests) yield* Deferred.failCause(request.done, result.cause)
-        return
-      }
-      state.alone.push(...requests)
-    })
+    } else {
+      const { job, next, plans } = planJob(state.prediction, requests, rows.right)
+      state.prediction = next
+      state.inFlight.push({ requests, plans, answer: yield* state.lane.writer.send(job) })
+    }
+    while (state.inFlight.length >= MAX_JOBS_IN_FLIGHT) yield* settleOldest(state)
+    return TAKE
+  })
 
-  /** Plans a job of `requests` (reading the rows the prediction lacks), sends it, and keeps at most MAX_JOBS_IN_FLIGHT. */
-  const send = (state: HoldState, requests: ReadonlyArray<LaneRequest>) =>
-    Effect.gen(function* () {
-      const unseen = accountsToRead(state.prediction, requests)
-      const read =
-        unseen.length === 0
-          ? Effect.succeed<ReadonlyArray<TotalsRow>>([])
-          : sync.read((db) => db.prepare(TOTALS_OF).all(JSON.stringify(unseen)) as ReadonlyArray<TotalsRow>)
-      const rows = yield* Effect.either(read)
-      if (rows._tag === "Left") {
-        // A failed read: these batches get the failure; the jobs in flight are still answered.
-        for (const request of requests) yield* Deferred.fail(request.done, rows.left)
-        state.broken = true
-      } else {
-        const { job, next, plans } = planJob(state.prediction, requests, rows.right)
-        state.prediction = next
-        state.inFlight.push({ requests, plans, answer: yield* writer.send(job) })
-      }
-      while (state.inFlight.length >= MAX_JOBS_IN_FLIGHT) yield* settleOldest(state)
-      return TAKE
-    })
+/** Takes the batches queued meanwhile, unless the hold must end (writers of the main connection are waiting). */
+const take = (state: HoldState) =>
+  Effect.gen(function* () {
+    if (state.broken || state.lane.writer.othersWaiting()) return DONE
+    const requests = yield* state.lane.inbox.takeQueued
+    state.taken.push(...requests)
+    if (requests.length > 0) return { _tag: "Send", requests } satisfies Step
+    return state.inFlight.length === 0 ? DONE : AWAIT
+  })
 
-  /** Takes the batches queued meanwhile, unless the hold must end (writers of the main connection are waiting). */
-  const take = (state: HoldState) =>
-    Effect.gen(function* () {
-      if (state.broken || writer.othersWaiting()) return DONE
-      const requests = yield* inbox.takeQueued
-      state.taken.push(...requests)
-      if (requests.length > 0) return { _tag: "Send", requests } satisfies Step
-      return state.inFlight.length === 0 ? DONE : AWAIT
-    })
+/** One job in flight and nothing queued: plan the next batch as soon as one comes, or settle the job if its answer comes first. */
+const wait = (state: HoldState) =>
+  Effect.gen(function* () {
+    yield* state.lane.inbox.awaitItemOr(Effect.exit(state.inFlight[0]!.answer))
+    const requests = yield* state.lane.inbox.takeQueued
+    state.taken.push(...requests)
+    if (requests.length > 0) return { _tag: "Send", requests } satisfies Step
+    yield* settleOldest(state)
+    return TAKE
+  })
 
-  /** One job in flight and nothing queued: plan the next batch as soon as one comes, or settle the job if its answer comes first. */
-  const wait = (state: HoldState) =>
-    Effect.gen(function* () {
-      yield* inbox.awaitItemOr(Effect.exit(state.inFlight[0]!.answer))
-      const requests = yield* inbox.takeQueued
-      state.taken.push(...requests)
-      if (requests.length > 0) return { _tag: "Send", requests } satisfies Step
-      yield* settleOldest(state)
-      return TAKE
-    })
-
-  /** One hold of the gate, from its first batches: the batches to run alone after it. */
-  const run = (state: HoldState, first: ReadonlyArray<LaneRequest>) =>
-    Effect.gen(function* () {
-      let step: Step = { _tag: "Send", requests: first }
-      while (step._tag !== "Done") {
-        step = yield* step._tag === "Send" ? send(state, step.requests) : step._tag === "Take" ? take(state) : wait(state)
-      }
-      while (state.inFlight.length > 0) yield* settleOldest(state)
-      return state.alone
-    })
-  return run
-}
+/** One hold of the gate, from its first batches: the batches to run alone after it. */
+const runHold = (state: HoldState, first: ReadonlyArray<LaneRequest>) =>
+  Effect.gen(function* () {
+    let step: Step = { _tag: "Send", requests: first }
+    while (step._tag !== "Done") {
+      step = yield* step._tag === "Send" ? send(state, step.requests) : step._tag === "Take" ? take(state) : wait(state)
+    }
+    while (state.inFlight.length > 0) yield* settleOldest(state)
+    return state.alone
+  })
 
 /**
  * The lane: a fiber of the client's scope taking batches from its inbox, one hold of the gate at a
- * time. Yields `post`, which queues a batch and waits for its outcomes.
+ * time. Yields the way in: a function that queues a batch and waits for its outcomes.
  */
 export const makeThreadLane = (sync: SyncSqlService, writer: SqliteWriterService) =>
   Effect.gen(function* () {
     const inbox = yield* makeLaneInbox<LaneRequest>(MAX_BATCHES_PER_JOB)
-    const runHold = holdSteps(sync, writer, inbox)
+    const lane: Lane = { inbox, sync, writer }
     const runAlone = (request: LaneRequest) =>
       Effect.flatMap(Effect.exit(sync.run((db) => postNewTransfersSync(db, request.postings, request.allOrNothing))), (exit) =>
         Deferred.done(request.done, exit)
       )
     const hold = (first: ReadonlyArray<LaneRequest>) => {
-      const state: HoldState = { prediction: emptyPrediction, inFlight: [], alone: [], taken: [...first], broken: false }
+      const state: HoldState = { lane, prediction: emptyPrediction, inFlight: [], alone: [], taken: [...first], broken: false }
       return writer.withGate(runHold(state, first)).pipe(
         Effect.flatMap((alone) => Effect.forEach(alone, runAlone, { discard: true })),
         // The gate was not had within the busy timeout: these batches get that answer.

@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Transactor } from "@issuing/core"
+import { sqlErrorCode, Transactor } from "@issuing/core"
 import * as SqliteStore from "@issuing/store-sqlite"
 import Sqlite from "better-sqlite3"
 import { Deferred, Effect, Fiber } from "effect"
@@ -93,7 +93,7 @@ describe("the SQLite client", () => {
           expect(yield* run({ guard: count(0), statements: [insert(3, "c")] })).toEqual({ _tag: "Stale" })
           // A failing statement rolls the whole job back, with SQLite's code.
           const failed = yield* Effect.flip(run({ guard: count(2), statements: [insert(3, "c"), insert(1, "again")] }))
-          expect((failed.cause as { code?: string }).code).toBe("SQLITE_CONSTRAINT_PRIMARYKEY")
+          expect(sqlErrorCode(failed)).toBe("SQLITE_CONSTRAINT_PRIMARYKEY")
           expect((yield* rows).map((row) => row.k)).toEqual([1, 2])
 
           // Jobs run in the order sent; a write transaction of the main connection waits for the gate.
@@ -188,11 +188,7 @@ describe("the SQLite client", () => {
           // Transactor, up to eight timeouts, and they queued behind each other on the connection).
           const errors = yield* Fiber.join(waiting)
           expect(holder.exitCode).toBeNull()
-          expect(errors.map((error) => (error.cause as { code?: string }).code)).toEqual([
-            "SQLITE_BUSY_TIMEOUT",
-            "SQLITE_BUSY_TIMEOUT",
-            "SQLITE_BUSY_TIMEOUT"
-          ])
+          expect(errors.map(sqlErrorCode)).toEqual(["SQLITE_BUSY_TIMEOUT", "SQLITE_BUSY_TIMEOUT", "SQLITE_BUSY_TIMEOUT"])
         } finally {
           holder.stdin!.write("go\n")
         }
