@@ -404,6 +404,7 @@ CREATE INDEX issuing_webhook_subscriptions_by_program ON public.issuing_webhook_
 
 -- Functions (the posting, the webhook fan-out, the immutability trigger's).
 
+-- As last (re)defined by src/migrations/0100_decided_batch_posting.ts.
 CREATE OR REPLACE FUNCTION public.issuing_post_decided(
     p_rows jsonb,
     p_postings jsonb,
@@ -460,6 +461,7 @@ AS $function$
       RETURN v_available;
     END $function$;
 
+-- As last (re)defined by src/migrations/0080_card_authorization_posting.ts.
 CREATE OR REPLACE FUNCTION public.issuing_post_transfer(
     p_program_id text,
     p_source text,
@@ -572,6 +574,7 @@ AS $function$
       RETURN QUERY SELECT true, v_available, NULL::text;
     END $function$;
 
+-- As last (re)defined by src/migrations/0080_card_authorization_posting.ts.
 CREATE OR REPLACE FUNCTION public.issuing_post_transfers(
     p_postings jsonb,
     p_channel text
@@ -607,12 +610,14 @@ AS $function$
       END LOOP;
     END $function$;
 
+-- As last (re)defined by src/migrations/0010_ledger.ts.
 CREATE OR REPLACE FUNCTION public.issuing_refuse_change()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
     BEGIN RAISE EXCEPTION 'book transfers and entries are immutable'; END $function$;
 
+-- As last (re)defined by src/migrations/0090_batch_posting.ts.
 CREATE OR REPLACE FUNCTION public.issuing_webhook_fan_out(
     p_event_id text,
     p_program_id text,
@@ -627,6 +632,7 @@ AS $function$
       RETURN issuing_webhook_fan_out_events(ARRAY[p_event_id], ARRAY[p_program_id], ARRAY[p_event_type], ARRAY[p_created_at], p_channel);
     END $function$;
 
+-- As last (re)defined by src/migrations/0110_wake_after_commit.ts.
 CREATE OR REPLACE FUNCTION public.issuing_webhook_fan_out_events(
     p_event_ids text[],
     p_program_ids text[],
@@ -655,6 +661,7 @@ AS $function$
       RETURN n;
     END $function$;
 
+-- As last (re)defined by src/migrations/0090_batch_posting.ts.
 CREATE OR REPLACE FUNCTION public.issuing_write_postings(
     p_rows jsonb,
     p_channel text

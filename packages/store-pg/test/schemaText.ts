@@ -1,5 +1,23 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+/** The store's migration sources, read to say which one last (re)defined each function. */
+const migrationsDir = fileURLToPath(new URL("../src/migrations/", import.meta.url))
+
+/**
+ * The file of the last migration whose source creates or replaces the function `name`: where the
+ * comment explaining its current body is. (Function names in the migrations are literal.)
+ */
+const definedBy = (name: string): string | undefined =>
+  fs
+    .readdirSync(migrationsDir)
+    .filter((file) => /^\d{4}_.*\.ts$/.test(file))
+    .sort()
+    .filter((file) => new RegExp(`CREATE (OR REPLACE )?FUNCTION ${name}\\(`).test(fs.readFileSync(path.join(migrationsDir, file), "utf8")))
+    .at(-1)
 
 /**
  * The live `issuing_` schema of a PostgreSQL database as readable SQL, in a stable order: each
@@ -38,8 +56,8 @@ export const pgSchemaText = Effect.gen(function* () {
     SELECT t.tgrelid::integer AS table_oid, pg_get_triggerdef(t.oid) AS definition FROM pg_trigger t
     WHERE t.tgrelid = ANY (${tables.map((table) => table.oid)}::oid[]) AND NOT t.tgisinternal
     ORDER BY t.tgrelid, t.tgname`
-  const functions = yield* sql<{ definition: string }>`
-    SELECT pg_get_functiondef(p.oid) AS definition FROM pg_proc p
+  const functions = yield* sql<{ name: string; definition: string }>`
+    SELECT p.proname AS name, pg_get_functiondef(p.oid) AS definition FROM pg_proc p
     WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE 'issuing\\_%'
     ORDER BY p.proname, pg_get_function_identity_arguments(p.oid)`
 
@@ -71,7 +89,11 @@ export const pgSchemaText = Effect.gen(function* () {
     )
   }
   parts.push("-- Functions (the posting, the webhook fan-out, the immutability trigger's).")
-  for (const fn of functions) parts.push(`${argumentsOnTheirOwnLines(fn.definition.trimEnd())};`)
+  for (const fn of functions) {
+    const file = definedBy(fn.name)
+    const origin = file === undefined ? "" : `-- As last (re)defined by src/migrations/${file}.\n`
+    parts.push(`${origin}${argumentsOnTheirOwnLines(fn.definition.trimEnd())};`)
+  }
   return `${parts.join("\n\n")}\n`
 })
 
