@@ -1,0 +1,627 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Migrator from "@effect/sql/Migrator"
+import * as PgStore from "@issuing/store-pg"
+import { Effect } from "effect"
+import pg from "pg"
+import { createTestDatabase } from "../../../test/support/databases.js"
+import { migrations } from "../src/migrations/index.js"
+
+/**
+ * Before/after checks of each migration (docs/architecture.md#migrations). One database is
+ * migrated one migration at a time; around a migration with checks, `before` runs on the database
+ * just short of it (asserting what the migration relies on, seeding the rows it transforms) and
+ * `after` right after it (asserting what it promised: transformed rows, and each function it
+ * (re)defines exercised). After every step from the ledger on, the ledger's invariants hold.
+ * A migration that only adds tables, columns or indexes says "schema only": the checked-in
+ * schema (packages/store-pg/schema/current.sql, schema.test.ts) covers it.
+ */
+
+/** What runs around one migration, against the database its checks share with every other step. */
+interface MigrationCheck {
+  /** On the database migrated up to just before the migration. */
+  readonly before?: (database: CheckedDatabase) => Effect.Effect<void, unknown, SqlClient.SqlClient>
+  /** Right after the migration. */
+  readonly after: (database: CheckedDatabase) => Effect.Effect<void, unknown, SqlClient.SqlClient>
+}
+
+interface CheckedDatabase {
+  /** For what needs a connection of its own (LISTEN). */
+  readonly url: string
+}
+
+// ─── fixtures shared by the steps ─────────────────────────────────────────────────────────────
+
+const NOW = "2026-01-01T00:00:00.000Z"
+const PROGRAM = "program_1"
+const SETTLEMENT = "fa_settlement"
+const ALICE = "fa_alice"
+const BOB = "fa_bob"
+/** A wallet account whose postings skip the funds check, to push a balance towards 2^53 - 1. */
+const VAULT = "fa_vault"
+/** Where the vault's postings go: an account nothing else touches. */
+const SINK = "fa_sink"
+const MAX_SAFE = 9_007_199_254_740_991
+/** The NOTIFY channel of the checks' postings (before 0110, a NULL channel could not queue deliveries). */
+const CHANNEL = "issuing_migration_check"
+
+let sequence = 0
+/** A fresh id; unique across the whole run, since every step shares one database. */
+const nextId = (prefix: string) => `${prefix}_${++sequence}`
+
+/** One transfer of the posting rules: source principal DEBIT, source cash CREDIT, target cash DEBIT, target principal CREDIT. */
+interface Transfer {
+  readonly transactionId: string
+  readonly transferId: string
+  readonly bookTransferId: string
+  readonly source: string
+  readonly target: string
+  readonly amount: number
+  readonly checkFunds: boolean
+  readonly eventIds: ReadonlyArray<string>
+}
+
+const transfer = (source: string, target: string, amount: number, options: { checkFunds?: boolean; events?: number } = {}): Transfer => ({
+  transactionId: nextId("txn"),
+  transferId: nextId("tr"),
+  bookTransferId: nextId("bt"),
+  source,
+  target,
+  amount,
+  checkFunds: options.checkFunds ?? true,
+  eventIds: Array.from({ length: options.events ?? 0 }, () => nextId("evt"))
+})
+
+const entriesOf = (t: Transfer) =>
+  [
+    { account: t.source, book: "principal", type: "DEBIT", debits: t.amount, credits: 0 },
+    { account: t.source, book: "cash", type: "CREDIT", debits: 0, credits: t.amount },
+    { account: t.target, book: "cash", type: "DEBIT", debits: t.amount, credits: 0 },
+    { account: t.target, book: "principal", type: "CREDIT", debits: 0, credits: t.amount }
+  ] as const
+
+/** A named argument of a posting function: name, value and its SQL type. */
+type Argument = readonly [name: string, value: unknown, type: string]
+
+/**
+ * `issuing_post_transfer`'s arguments for `t` as migration 0011 defined it. Later versions add
+ * arguments (0040: the transaction's write and creation time; 0080: the active card), given in `extra`.
+ */
+const postingArguments = (t: Transfer, extra: ReadonlyArray<Argument> = []): ReadonlyArray<Argument> => {
+  const entries = entriesOf(t)
+  return [
+    ["p_program_id", PROGRAM, "text"],
+    ["p_source", t.source, "text"],
+    ["p_target", t.target, "text"],
+    ["p_check_funds", t.checkFunds, "boolean"],
+    ["p_amount", t.amount, "bigint"],
+    ["p_currency", "USD", "text"],
+    ["p_now", NOW, "timestamptz"],
+    ["p_transaction_id", t.transactionId, "text"],
+    ["p_transaction_status", "SETTLED", "text"],
+    ["p_card_id", null, "text"],
+    ["p_mcc", null, "text"],
+    ["p_merchant_name", null, "text"],
+    ["p_transfer_id", t.transferId, "text"],
+    ["p_rail", "book", "text"],
+    ["p_transfer_status", "SETTLED", "text"],
+    ["p_description", null, "text"],
+    ["p_book_transfer_id", t.bookTransferId, "text"],
+    ["p_entry_accounts", entries.map((e) => e.account), "text[]"],
+    ["p_entry_books", entries.map((e) => e.book), "text[]"],
+    ["p_entry_types", entries.map((e) => e.type), "text[]"],
+    ["p_entry_amounts", entries.map(() => t.amount), "bigint[]"],
+    ["p_delta_accounts", entries.map((e) => e.account), "text[]"],
+    ["p_delta_books", entries.map((e) => e.book), "text[]"],
+    ["p_delta_debits", entries.map((e) => e.debits), "bigint[]"],
+    ["p_delta_credits", entries.map((e) => e.credits), "bigint[]"],
+    ["p_event_ids", t.eventIds, "text[]"],
+    ["p_event_types", t.eventIds.map(() => "transfer.created"), "text[]"],
+    ["p_event_data", t.eventIds.map(() => "{}"), "text[]"],
+    ["p_channel", CHANNEL, "text"],
+    ...extra
+  ]
+}
+
+/** The arguments 0040 added: a new transaction, created now. */
+const newTransaction: ReadonlyArray<Argument> = [
+  ["p_transaction_write", "insert", "text"],
+  ["p_transaction_created_at", NOW, "timestamptz"]
+]
+
+interface PostingResult {
+  readonly posted: boolean
+  readonly available: string | null
+  readonly refusal?: string | null
+}
+
+/** Calls `issuing_post_transfer` with named arguments, so each version's call names what it passes. */
+const postTransfer = (args: ReadonlyArray<Argument>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe<PostingResult>(
+      `SELECT * FROM issuing_post_transfer(${args.map(([name, , type], i) => `${name} => $${i + 1}::${type}`).join(", ")})`,
+      args.map(([, value]) => value)
+    )
+  ).pipe(Effect.map((rows) => rows[0]!))
+
+/** One element of `issuing_post_transfers`' jsonb array: the same arguments, named without `p_`. */
+const postingJson = (args: ReadonlyArray<Argument>) =>
+  Object.fromEntries(args.filter(([name]) => name !== "p_channel").map(([name, value]) => [name.slice(2), value]))
+
+/** The rows `issuing_write_postings` (0090) takes for new transfers, balance deltas summed per (account, book). */
+const rowsOf = (transfers: ReadonlyArray<Transfer>) => {
+  const balances = new Map<string, { financial_account_id: string; book: string; debits_minor: number; credits_minor: number }>()
+  for (const e of transfers.flatMap(entriesOf)) {
+    const key = `${e.account}/${e.book}`
+    const row = balances.get(key) ?? { financial_account_id: e.account, book: e.book, debits_minor: 0, credits_minor: 0 }
+    balances.set(key, { ...row, debits_minor: row.debits_minor + e.debits, credits_minor: row.credits_minor + e.credits })
+  }
+  return {
+    transactions: transfers.map((t) => ({
+      id: t.transactionId,
+      program_id: PROGRAM,
+      status: "SETTLED",
+      amount_minor: t.amount,
+      currency: "USD",
+      card_id: null,
+      mcc: null,
+      merchant_name: null,
+      created_at: NOW,
+      updated_at: NOW
+    })),
+    transfers: transfers.map((t) => ({
+      id: t.transferId,
+      program_id: PROGRAM,
+      transaction_id: t.transactionId,
+      payment_rail: "book",
+      amount_minor: t.amount,
+      currency: "USD",
+      from_financial_account_id: t.source,
+      to_financial_account_id: t.target,
+      status: "SETTLED",
+      description: null,
+      created_at: NOW
+    })),
+    book_transfers: transfers.map((t) => ({
+      id: t.bookTransferId,
+      program_id: PROGRAM,
+      transfer_id: t.transferId,
+      transaction_id: t.transactionId,
+      amount_minor: t.amount,
+      currency: "USD",
+      posted_at: NOW
+    })),
+    entries: transfers.flatMap((t) =>
+      entriesOf(t).map((e, position) => ({
+        book_transfer_id: t.bookTransferId,
+        position,
+        financial_account_id: e.account,
+        book: e.book,
+        entry_type: e.type,
+        amount_minor: t.amount,
+        currency: "USD"
+      }))
+    ),
+    balances: [...balances.values()].map((row) => ({ ...row, currency: "USD", updated_at: NOW })),
+    events: transfers.flatMap((t) =>
+      t.eventIds.map((id) => ({ id, program_id: PROGRAM, type: "transfer.created", created_at: NOW, data: "{}" }))
+    )
+  }
+}
+
+/** One number from a query's first row. */
+const count = (query: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ n: string }>(query)).pipe(Effect.map((rows) => Number(rows[0]!.n)))
+
+/** A principal balance (credits - debits), 0 without a row. */
+const principal = (account: string) =>
+  count(
+    `SELECT coalesce(sum(credits_minor - debits_minor), 0) AS n FROM issuing_balances WHERE financial_account_id = '${account}' AND book = 'principal'`
+  )
+
+/** How many transfers, book transfers and entries there are: what a refused posting must leave as it was. */
+const ledgerRowCounts = count(
+  `SELECT (SELECT count(*) FROM issuing_transactions) * 1000000 + (SELECT count(*) FROM issuing_transfers) * 1000
+     + (SELECT count(*) FROM issuing_book_entries) AS n`
+)
+
+/** The PostgreSQL message of a statement's failure. */
+const failureOf = <A, R>(statement: Effect.Effect<A, SqlError, R>) =>
+  Effect.map(Effect.flip(statement), (error) => {
+    const cause = error.cause as { message?: string; code?: string } | undefined
+    return { message: cause?.message ?? error.message, code: cause?.code }
+  })
+
+/** The identity arguments of each `issuing_post_transfer`: the one a migration's DROP FUNCTION must name. */
+const postTransferSignatures = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ args: string }>`SELECT pg_get_function_identity_arguments(oid) AS args FROM pg_proc WHERE proname = 'issuing_post_transfer'`
+).pipe(Effect.map((rows) => rows.map((row) => row.args)))
+
+/**
+ * The ledger's invariants, whatever wrote it: every book transfer's debits equal its credits, every
+ * balance row holds the sums of its (account, book)'s entries (and no entries lack a row), and every
+ * transfer has exactly one book transfer. Each violation is one line.
+ */
+const ledgerViolations = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ violation: string }>`
+    SELECT 'book transfer ' || book_transfer_id || ' is not balanced' AS violation FROM issuing_book_entries
+      GROUP BY book_transfer_id
+      HAVING sum(amount_minor) FILTER (WHERE entry_type = 'DEBIT') IS DISTINCT FROM sum(amount_minor) FILTER (WHERE entry_type = 'CREDIT')
+    UNION ALL
+    SELECT 'balance ' || coalesce(b.financial_account_id, e.account) || '/' || coalesce(b.book, e.book) || ' is not the sum of its entries'
+      FROM issuing_balances b
+      FULL JOIN (SELECT financial_account_id AS account, book,
+                        sum(amount_minor) FILTER (WHERE entry_type = 'DEBIT') AS debits,
+                        sum(amount_minor) FILTER (WHERE entry_type = 'CREDIT') AS credits
+                 FROM issuing_book_entries GROUP BY financial_account_id, book) e
+        ON e.account = b.financial_account_id AND e.book = b.book
+      WHERE coalesce(b.debits_minor, 0) <> coalesce(e.debits, 0) OR coalesce(b.credits_minor, 0) <> coalesce(e.credits, 0)
+    UNION ALL
+    SELECT 'transfer ' || t.id || ' has ' || count(bt.id) || ' book transfers' FROM issuing_transfers t
+      LEFT JOIN issuing_book_transfers bt ON bt.transfer_id = t.id GROUP BY t.id HAVING count(bt.id) <> 1`
+).pipe(Effect.map((rows) => rows.map((row) => row.violation)))
+
+// ─── the checks, by migration ─────────────────────────────────────────────────────────────────
+
+/**
+ * Every migration, in order, with its checks or "schema only". A new migration must be added here
+ * (a test below fails otherwise): with `before`/`after` when it changes data or functions.
+ */
+const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = {
+  "0001_access": "schema only",
+  "0002_idempotency": "schema only",
+  "0003_events": "schema only",
+  "0010_ledger": {
+    // The ledger's rows belong to a program.
+    before: () =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.all([
+          sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('org_1', 'Org', ${NOW})`,
+          sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+              VALUES (${PROGRAM}, 'org_1', 'Program', '400000', ${NOW}, ${NOW})`
+        ])
+      ),
+    // Book transfers and entries are immutable: the trigger function refuses UPDATE and DELETE.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        for (const [id, kind, wallet] of [
+          [SETTLEMENT, "settlement", null],
+          [ALICE, "wallet", "wallet_alice"],
+          [BOB, "wallet", "wallet_bob"],
+          [VAULT, "wallet", "wallet_vault"],
+          [SINK, "wallet", "wallet_sink"]
+        ] as const) {
+          yield* sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+                     VALUES (${id}, ${PROGRAM}, ${wallet}, ${kind}, 'USD', ${NOW})`
+        }
+        // A first deposit, written row by row as the first release's TypeScript did.
+        const t = transfer(SETTLEMENT, ALICE, 10_000)
+        yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, created_at, updated_at)
+                   VALUES (${t.transactionId}, ${PROGRAM}, 'SETTLED', ${t.amount}, 'USD', ${NOW}, ${NOW})`
+        yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+                     from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+                   VALUES (${t.transferId}, ${PROGRAM}, ${t.transactionId}, 'book', ${t.amount}, 'USD', ${t.source}, ${t.target},
+                     'SETTLED', ${NOW}, ${NOW})`
+        yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                   VALUES (${t.bookTransferId}, ${PROGRAM}, ${t.transferId}, ${t.transactionId}, ${t.amount}, 'USD', ${NOW})`
+        for (const [position, e] of entriesOf(t).entries()) {
+          yield* sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+                     VALUES (${t.bookTransferId}, ${position}, ${e.account}, ${e.book}, ${e.type}, ${t.amount}, 'USD')`
+          yield* sql`INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
+                     VALUES (${e.account}, ${e.book}, 'USD', ${e.debits}, ${e.credits}, ${NOW})`
+        }
+        for (const statement of [
+          sql`UPDATE issuing_book_entries SET amount_minor = 1 WHERE book_transfer_id = ${t.bookTransferId}`,
+          sql`DELETE FROM issuing_book_entries WHERE book_transfer_id = ${t.bookTransferId}`,
+          sql`UPDATE issuing_book_transfers SET amount_minor = 1 WHERE id = ${t.bookTransferId}`,
+          sql`DELETE FROM issuing_book_transfers WHERE id = ${t.bookTransferId}`
+        ]) {
+          expect((yield* failureOf(statement)).message).toContain("immutable")
+        }
+      })
+  },
+  "0011_ledger_posting": {
+    // The first posting function: posts with the funds check, refuses short of funds writing nothing.
+    // (Its fan-out needs 0030's tables: the events of postings are checked from 0030 on.)
+    after: () =>
+      Effect.gen(function* () {
+        expect(yield* postTransfer(postingArguments(transfer(ALICE, BOB, 2_500)))).toEqual({ posted: true, available: "10000" })
+        const rows = yield* ledgerRowCounts
+        expect(yield* postTransfer(postingArguments(transfer(ALICE, BOB, 7_501)))).toEqual({ posted: false, available: "7500" })
+        expect(yield* ledgerRowCounts).toBe(rows)
+        expect([yield* principal(ALICE), yield* principal(BOB)]).toEqual([7_500, 2_500])
+      })
+  },
+  "0020_cards": "schema only",
+  "0030_webhooks": {
+    // 0011's fan-out finds its tables now: one delivery per ENABLED subscription to the event's type.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        for (const [id, disabled] of [
+          ["whs_on", false],
+          ["whs_off", true]
+        ] as const) {
+          yield* sql`INSERT INTO issuing_webhook_subscriptions (id, program_id, url, description, event_types, disabled, secret_sealed,
+                       created_at, updated_at)
+                     VALUES (${id}, ${PROGRAM}, 'https://example.com/hook', '', '["transfer.created"]', ${disabled}, 'sealed', ${NOW}, ${NOW})`
+          yield* sql`INSERT INTO issuing_webhook_event_types (program_id, event_type, subscription_id)
+                     VALUES (${PROGRAM}, 'transfer.created', ${id})`
+        }
+        const t = transfer(BOB, ALICE, 500, { events: 1 })
+        expect((yield* postTransfer(postingArguments(t))).posted).toBe(true)
+        expect(yield* sql<{ id: string }>`SELECT id FROM issuing_webhook_deliveries WHERE event_id = ${t.eventIds[0]!}`).toEqual([
+          { id: `${t.eventIds[0]}:whs_on` }
+        ])
+      })
+  },
+  "0040_ledger_post_transfer": {
+    // Its DROP FUNCTION names 0011's signature exactly.
+    before: () =>
+      Effect.map(postTransferSignatures, (signatures) => {
+        expect(signatures).toHaveLength(1)
+        expect(signatures[0]).not.toContain("p_transaction_write")
+      }),
+    // One posting function, for new and existing transactions, refusing short of funds and past
+    // 2^53 - 1 without writing; and issuing_post_transfers posting each in order.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const signatures = yield* postTransferSignatures
+        expect(signatures).toHaveLength(1)
+        expect(signatures[0]).toContain("p_transaction_write text")
+
+        const pending = transfer(ALICE, BOB, 1_000)
+        expect(yield* postTransfer(postingArguments(pending, newTransaction))).toEqual({
+          posted: true,
+          available: "8000",
+          refusal: null
+        })
+        // A second transfer attached to that transaction updates its status.
+        const attached = { ...transfer(BOB, ALICE, 1_000), transactionId: pending.transactionId }
+        const update: ReadonlyArray<Argument> = [
+          ["p_transaction_write", "update", "text"],
+          ["p_transaction_created_at", NOW, "timestamptz"]
+        ]
+        expect((yield* postTransfer(postingArguments(attached, update))).posted).toBe(true)
+        expect(yield* sql`SELECT count(*)::integer AS n FROM issuing_transfers WHERE transaction_id = ${pending.transactionId}`).toEqual([
+          { n: 2 }
+        ])
+
+        const rows = yield* ledgerRowCounts
+        expect(yield* postTransfer(postingArguments(transfer(ALICE, BOB, 1_000_000), newTransaction))).toEqual({
+          posted: false,
+          available: "8000",
+          refusal: "insufficient_funds"
+        })
+        // The vault skips the funds check; its debits reach 2^53 - 1, and one more is refused.
+        expect((yield* postTransfer(postingArguments(transfer(VAULT, SINK, MAX_SAFE, { checkFunds: false }), newTransaction))).posted).toBe(
+          true
+        )
+        const afterVault = yield* ledgerRowCounts
+        expect(afterVault).toBeGreaterThan(rows)
+        expect(yield* postTransfer(postingArguments(transfer(VAULT, ALICE, 1, { checkFunds: false }), newTransaction))).toEqual({
+          posted: false,
+          available: null,
+          refusal: "balance_limit_exceeded"
+        })
+        expect(yield* ledgerRowCounts).toBe(afterVault)
+
+        const batch = [transfer(ALICE, BOB, 3_000), transfer(ALICE, BOB, 6_000), transfer(ALICE, BOB, 5_000)]
+        const results = yield* sql<{ ord: number; posted: boolean; refusal: string | null }>`
+          SELECT ord, posted, refusal FROM issuing_post_transfers(
+            ${JSON.stringify(batch.map((t) => postingJson(postingArguments(t, newTransaction))))}::jsonb, ${CHANNEL})`
+        expect(results).toEqual([
+          { ord: 1, posted: true, refusal: null },
+          { ord: 2, posted: false, refusal: "insufficient_funds" },
+          { ord: 3, posted: true, refusal: null }
+        ])
+        expect(yield* principal(ALICE)).toBe(0)
+      })
+  },
+  "0050_card_display": {
+    // Seeds a key of each role and an audit record from before the columns existed.
+    before: () =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.all([
+          ...(["admin", "developer", "viewer"] as const).map(
+            (role) => sql`INSERT INTO issuing_api_keys (id, organization_id, name, role, pan_reveal, secret_hash, created_at)
+                          VALUES (${`key_${role}`}, 'org_1', ${role}, ${role}, false, ${`hash_${role}`}, ${NOW})`
+          ),
+          sql`INSERT INTO issuing_card_audit_records (id, program_id, api_key_id, card_id, action, request_id, created_at)
+              VALUES ('audit_1', ${PROGRAM}, 'key_admin', NULL, 'search_by_pan', 'req_1', ${NOW})`
+        ])
+      ),
+    // Existing admin and developer keys may display cards, viewers may not; old records have no IP.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT role, card_display FROM issuing_api_keys ORDER BY role`).toEqual([
+          { role: "admin", card_display: true },
+          { role: "developer", card_display: true },
+          { role: "viewer", card_display: false }
+        ])
+        expect(yield* sql`SELECT client_ip FROM issuing_card_audit_records`).toEqual([{ client_ip: null }])
+      })
+  },
+  "0060_changes": {
+    // The change feed's one version row, at 0; no second row.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT id, version::integer AS version FROM issuing_changes`).toEqual([{ id: 1, version: 0 }])
+        expect((yield* failureOf(sql`INSERT INTO issuing_changes (id, version) VALUES (2, 0)`)).code).toBe("23514")
+      })
+  },
+  "0070_oauth": "schema only",
+  "0080_card_authorization_posting": {
+    before: () =>
+      Effect.map(postTransferSignatures, (signatures) => {
+        expect(signatures).toHaveLength(1)
+        expect(signatures[0]).toContain("p_transaction_write text")
+        expect(signatures[0]).not.toContain("p_active_card")
+      }),
+    // A card authorization posts only while its card is ACTIVE, and writes nothing otherwise.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* postTransferSignatures).toEqual([expect.stringContaining("p_active_card text")])
+        for (const state of ["ACTIVE", "FROZEN", "CLOSED"]) {
+          yield* sql`INSERT INTO issuing_cards (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
+                       pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes, created_at, updated_at)
+                     VALUES (${`card_${state}`}, ${PROGRAM}, 'wallet_bob', ${BOB}, 'VIRTUAL', ${state}, '4242', 1, 2030,
+                       'sealed', 'sealed', ${`fp_${state}`}, 'key', '[]', '[]', ${NOW}, ${NOW})`
+        }
+        const withCard = (card: string | null): ReadonlyArray<Argument> => [...newTransaction, ["p_active_card", card, "text"]]
+        const rows = yield* ledgerRowCounts
+        for (const [card, refusal] of [
+          ["card_FROZEN", "card_frozen"],
+          ["card_CLOSED", "card_closed"],
+          ["card_unknown", "card_closed"]
+        ] as const) {
+          expect(yield* postTransfer(postingArguments(transfer(BOB, SETTLEMENT, 100), withCard(card)))).toEqual({
+            posted: false,
+            available: null,
+            refusal
+          })
+        }
+        expect(yield* ledgerRowCounts).toBe(rows)
+        expect((yield* postTransfer(postingArguments(transfer(BOB, SETTLEMENT, 100), withCard("card_ACTIVE")))).posted).toBe(true)
+        expect((yield* postTransfer(postingArguments(transfer(BOB, SETTLEMENT, 100), withCard(null)))).posted).toBe(true)
+        // issuing_post_transfers passes each posting's active_card.
+        const batch = [
+          postingJson(postingArguments(transfer(BOB, SETTLEMENT, 100), withCard("card_FROZEN"))),
+          postingJson(postingArguments(transfer(BOB, SETTLEMENT, 100), withCard("card_ACTIVE")))
+        ]
+        expect(yield* sql`SELECT ord, posted, refusal FROM issuing_post_transfers(${JSON.stringify(batch)}::jsonb, ${CHANNEL})`).toEqual([
+          { ord: 1, posted: false, refusal: "card_frozen" },
+          { ord: 2, posted: true, refusal: null }
+        ])
+      })
+  },
+  "0090_batch_posting": {
+    // A batch's rows in one call, balance deltas summed; the fan-out of a lone event and of a
+    // batch are the same function.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const bob = yield* principal(BOB)
+        const batch = [transfer(BOB, ALICE, 40, { events: 1 }), transfer(BOB, ALICE, 60, { events: 2 })]
+        expect(yield* sql`SELECT issuing_write_postings(${JSON.stringify(rowsOf(batch))}::jsonb, ${CHANNEL}) AS n`).toEqual([{ n: 3 }])
+        expect(yield* principal(BOB)).toBe(bob - 100)
+        expect(
+          yield* sql`SELECT count(*)::integer AS n FROM issuing_webhook_deliveries
+                     WHERE event_id IN ${sql.in(batch.flatMap((t) => t.eventIds))} AND subscription_id = 'whs_on'`
+        ).toEqual([{ n: 3 }])
+        yield* sql`INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ('evt_lone', ${PROGRAM}, 'transfer.created', ${NOW}, '{}')`
+        expect(yield* sql`SELECT issuing_webhook_fan_out('evt_lone', ${PROGRAM}, 'transfer.created', ${NOW}, ${CHANNEL}) AS n`).toEqual([
+          { n: 1 }
+        ])
+      })
+  },
+  "0100_decided_batch_posting": {
+    // Writes a batch decided outside the locks when the balances still agree; raises IB409 and
+    // writes nothing when they moved.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const alice = yield* principal(ALICE)
+        const decided = (ts: ReadonlyArray<Transfer>, posted: ReadonlyArray<boolean>) =>
+          ts.map((t, i) => ({
+            source: t.source,
+            amount: t.amount,
+            check_funds: t.checkFunds,
+            posted: posted[i],
+            refusal: posted[i] ? null : "insufficient_funds",
+            deltas: entriesOf(t).map((e) => ({ account: e.account, book: e.book, debits: e.debits, credits: e.credits }))
+          }))
+        const postDecided = (ts: ReadonlyArray<Transfer>, posted: ReadonlyArray<boolean>) => {
+          const { balances, ...rows } = rowsOf(ts.filter((_, i) => posted[i]))
+          return sql<{ available: ReadonlyArray<string> }>`SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb,
+            ${JSON.stringify(decided(ts, posted))}::jsonb, ${JSON.stringify(balances)}::jsonb, ${CHANNEL}) AS available`
+        }
+        const fits = [transfer(ALICE, BOB, 30), transfer(ALICE, BOB, alice), transfer(ALICE, BOB, 20)]
+        expect(yield* postDecided(fits, [true, false, true])).toEqual([
+          { available: [String(alice), String(alice - 30), String(alice - 30)] }
+        ])
+        expect(yield* principal(ALICE)).toBe(alice - 50)
+        // Decided over totals that no longer hold: the whole statement is undone.
+        const rows = yield* ledgerRowCounts
+        expect((yield* failureOf(postDecided([transfer(ALICE, BOB, alice)], [true]))).code).toBe("IB409")
+        expect(yield* ledgerRowCounts).toBe(rows)
+        expect(yield* principal(ALICE)).toBe(alice - 50)
+      })
+  },
+  "0110_wake_after_commit": {
+    // With a NULL channel the fan-out marks its transaction instead of notifying; with a channel
+    // (a node of the previous version) it still notifies.
+    after: ({ url }) =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ('evt_marked', ${PROGRAM}, 'transfer.created', ${NOW}, '{}'), ('evt_notified', ${PROGRAM}, 'transfer.created', ${NOW}, '{}')`
+        const marked = yield* sql.withTransaction(
+          sql`SELECT issuing_webhook_fan_out('evt_marked', ${PROGRAM}, 'transfer.created', ${NOW}, NULL) AS n,
+                     current_setting('issuing.deliveries_queued', true) AS queued`
+        )
+        expect(marked).toEqual([{ n: 1, queued: "yes" }])
+        const listener = new pg.Client({ connectionString: url })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => listener.connect()),
+          () => Effect.promise(() => listener.end())
+        )
+        yield* Effect.promise(() => listener.query(`LISTEN ${CHANNEL}`))
+        const notified = new Promise<string | undefined>((resolve) => listener.once("notification", (message) => resolve(message.payload)))
+        yield* sql`SELECT issuing_webhook_fan_out('evt_notified', ${PROGRAM}, 'transfer.created', ${NOW}, ${CHANNEL})`
+        expect(yield* Effect.promise(() => notified).pipe(Effect.timeout("5 seconds"))).toBe("due")
+      }).pipe(Effect.scoped)
+  }
+}
+
+/** The database migrated through `id` (and every migration before it). */
+const migrateThrough = (id: string) =>
+  Migrator.make({})({
+    loader: Migrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([other]) => other <= id))),
+    table: "issuing_migrations"
+  })
+
+describe("PostgreSQL migrations, each checked before and after", () => {
+  it("lists every migration, in order, with its checks or as schema only", () => {
+    expect(Object.keys(checks)).toEqual(Object.keys(migrations).sort())
+  })
+
+  it.live(
+    "keep what each promised, one migration at a time",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Effect.acquireRelease(
+          Effect.promise(() => createTestDatabase("postgres")),
+          (database) => Effect.promise(() => database.drop())
+        )
+        yield* Effect.gen(function* () {
+          for (const [id, check] of Object.entries(checks)) {
+            if (check !== "schema only" && check.before !== undefined) {
+              yield* check.before(database).pipe(naming(id, "before"))
+            }
+            yield* migrateThrough(id)
+            if (check !== "schema only") yield* check.after(database).pipe(naming(id, "after"))
+            if (id >= "0010") expect(yield* ledgerViolations, `ledger invariants after ${id}`).toEqual([])
+          }
+          // The step-by-step run ends where the store's own migration ends.
+          expect(yield* PgStore.migrate).toEqual([])
+        }).pipe(Effect.provide(PgStore.clientLayer({ url: database.url, maxConnections: 2 })))
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
+})
+
+/** Says which migration's check failed (its assertion's own diff follows). */
+const naming =
+  (id: string, side: "before" | "after") =>
+  <A, E, R>(check: Effect.Effect<A, E, R>) =>
+    Effect.tapErrorCause(check, () => Effect.sync(() => console.error(`migration check failed: ${id} ${side}`)))

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqliteStore from "@issuing/store-sqlite"
+import { Effect } from "effect"
+import { migrations } from "../src/migrations/index.js"
+
+/**
+ * Before/after checks of each SQLite migration (docs/architecture.md#migrations), the same harness
+ * as store-pg's migrations.test.ts: one database migrated one migration at a time, `before` on the
+ * database just short of the migration (seeding what it transforms), `after` right after it. The
+ * SQLite posting is TypeScript (SqlitePosting.ts), so only data and triggers are checked here; a
+ * migration that only adds tables, columns or indexes says "schema only" (schema/current.sql).
+ */
+
+interface MigrationCheck {
+  /** On the database migrated up to just before the migration. */
+  readonly before?: Effect.Effect<void, unknown, SqlClient.SqlClient>
+  /** Right after the migration. */
+  readonly after: Effect.Effect<void, unknown, SqlClient.SqlClient>
+}
+
+const NOW = "2026-01-01T00:00:00.000Z"
+
+/** The message of a statement's failure. */
+const failureOf = <A, E, R>(statement: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.flip(statement), (error) => String((error as { cause?: unknown }).cause ?? error))
+
+/**
+ * Every migration, in order, with its checks or "schema only". A new migration must be added here
+ * (a test below fails otherwise): with `before`/`after` when it changes data or adds triggers.
+ */
+const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = {
+  "0001_access": "schema only",
+  "0002_idempotency": "schema only",
+  "0003_events": "schema only",
+  "0010_ledger": {
+    before: Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.all([
+        sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('org_1', 'Org', ${NOW})`,
+        sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+            VALUES ('program_1', 'org_1', 'Program', '400000', ${NOW}, ${NOW})`
+      ])
+    ),
+    // Book transfers and entries are immutable: triggers refuse UPDATE and DELETE.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+                 VALUES ('fa_1', 'program_1', NULL, 'settlement', 'USD', ${NOW})`
+      yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, created_at, updated_at)
+                 VALUES ('txn_1', 'program_1', 'SETTLED', 100, 'USD', ${NOW}, ${NOW})`
+      yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+                   from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+                 VALUES ('tr_1', 'program_1', 'txn_1', 'book', 100, 'USD', 'fa_1', 'fa_1', 'SETTLED', ${NOW}, ${NOW})`
+      yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                 VALUES ('bt_1', 'program_1', 'tr_1', 'txn_1', 100, 'USD', ${NOW})`
+      yield* sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+                 VALUES ('bt_1', 0, 'fa_1', 'principal', 'DEBIT', 100, 'USD'), ('bt_1', 1, 'fa_1', 'principal', 'CREDIT', 100, 'USD')`
+      for (const statement of [
+        sql`UPDATE issuing_book_entries SET amount_minor = 1 WHERE book_transfer_id = 'bt_1'`,
+        sql`DELETE FROM issuing_book_entries WHERE book_transfer_id = 'bt_1'`,
+        sql`UPDATE issuing_book_transfers SET amount_minor = 1 WHERE id = 'bt_1'`,
+        sql`DELETE FROM issuing_book_transfers WHERE id = 'bt_1'`
+      ]) {
+        expect(yield* failureOf(statement)).toContain("immutable")
+      }
+      expect(yield* sql`SELECT count(*) AS n FROM issuing_book_entries`).toEqual([{ n: 2 }])
+    })
+  },
+  "0020_cards": "schema only",
+  "0030_webhooks": "schema only",
+  "0050_card_display": {
+    // Seeds a key of each role and an audit record from before the columns existed.
+    before: Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.all([
+        ...(["admin", "developer", "viewer"] as const).map(
+          (role) => sql`INSERT INTO issuing_api_keys (id, organization_id, name, role, pan_reveal, secret_hash, created_at)
+                        VALUES (${`key_${role}`}, 'org_1', ${role}, ${role}, 0, ${`hash_${role}`}, ${NOW})`
+        ),
+        sql`INSERT INTO issuing_card_audit_records (id, program_id, api_key_id, card_id, action, request_id, created_at)
+            VALUES ('audit_1', 'program_1', 'key_admin', NULL, 'search_by_pan', 'req_1', ${NOW})`
+      ])
+    ),
+    // Existing admin and developer keys may display cards, viewers may not; old records have no IP.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT role, card_display FROM issuing_api_keys ORDER BY role`).toEqual([
+        { role: "admin", card_display: 1 },
+        { role: "developer", card_display: 1 },
+        { role: "viewer", card_display: 0 }
+      ])
+      expect(yield* sql`SELECT client_ip FROM issuing_card_audit_records`).toEqual([{ client_ip: null }])
+    })
+  },
+  "0060_changes": {
+    // The change feed's one version row, at 0; no second row.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT id, version FROM issuing_changes`).toEqual([{ id: 1, version: 0 }])
+      expect(yield* failureOf(sql`INSERT INTO issuing_changes (id, version) VALUES (2, 0)`)).toContain("CHECK constraint failed")
+    })
+  },
+  "0070_oauth": "schema only"
+}
+
+/** The database migrated through `id` (and every migration before it). */
+const migrateThrough = (id: string) =>
+  Migrator.make({})({
+    loader: Migrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([other]) => other <= id))),
+    table: "issuing_migrations"
+  })
+
+describe("SQLite migrations, each checked before and after", () => {
+  it("lists every migration, in order, with its checks or as schema only", () => {
+    expect(Object.keys(checks)).toEqual(Object.keys(migrations).sort())
+  })
+
+  it.effect("keep what each promised, one migration at a time", () =>
+    Effect.gen(function* () {
+      for (const [id, check] of Object.entries(checks)) {
+        if (check !== "schema only" && check.before !== undefined) yield* check.before.pipe(naming(id, "before"))
+        yield* migrateThrough(id)
+        if (check !== "schema only") yield* check.after.pipe(naming(id, "after"))
+      }
+      // The step-by-step run ends where the store's own migration ends.
+      expect(yield* SqliteStore.migrate).toEqual([])
+    }).pipe(Effect.provide(SqliteStore.SqliteClient.layer({ filename: ":memory:" })))
+  )
+})
+
+/** Says which migration's check failed (its assertion's own diff follows). */
+const naming =
+  (id: string, side: "before" | "after") =>
+  <A, E, R>(check: Effect.Effect<A, E, R>) =>
+    Effect.tapErrorCause(check, () => Effect.sync(() => console.error(`migration check failed: ${id} ${side}`)))
