@@ -23,7 +23,7 @@ import { WriteLane } from "../sql/WriteLane.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { makeAccountCache } from "./AccountCache.js"
 import { type AccountFilter, type BookTransferFilter, LedgerStore, type TransactionFilter, type TransferFilter } from "./LedgerStore.js"
-import { type CardNotActive, type LedgerContext, noCard, post, type TransferError, write } from "./Posting.js"
+import { type CardNotActive, type LedgerDeps, noCard, post, type TransferError, write } from "./Posting.js"
 import type { PostedTransfer, TransferOrder } from "./PrepareTransfer.js"
 import type {
   AmountMinor,
@@ -76,7 +76,7 @@ const page = <A>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readon
   Effect.map(effect, ({ rows, total }): Page<A> => ({ data: rows, total_count: total }))
 
 /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
-const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet) =>
+const createWallet = (ctx: LedgerDeps, programId: string, input: CreateWallet) =>
   ctx.transactor.withTransaction(
     Effect.gen(function* () {
       const now = yield* nowIso
@@ -111,7 +111,7 @@ const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet
  * transaction.updated when its transaction becomes SETTLED; 409 when already settled. The entries
  * were posted when the transfer was created; settling posts none.
  */
-const settleTransfer = (ctx: LedgerContext, programId: string, transferId: string) =>
+const settleTransfer = (ctx: LedgerDeps, programId: string, transferId: string) =>
   ctx.transactor.withTransaction(
     Effect.gen(function* () {
       const found = yield* findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, true))
@@ -138,7 +138,7 @@ const settleTransfer = (ctx: LedgerContext, programId: string, transferId: strin
  * Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated.
  * Joins the caller's transaction, else commits through the write lane.
  */
-const declineCardAuthorization = (ctx: LedgerContext, programId: string, input: CardDeclineInput) =>
+const declineCardAuthorization = (ctx: LedgerDeps, programId: string, input: CardDeclineInput) =>
   write(
     ctx,
     Effect.gen(function* () {
@@ -175,14 +175,14 @@ const cardOrder = (input: CardAuthorizationInput): TransferOrder => ({
   card: { card_id: input.card_id, mcc: input.mcc, merchant_name: input.merchant_name }
 })
 
-const walletAccount = (ctx: LedgerContext, programId: string, walletId: string) =>
+const walletAccount = (ctx: LedgerDeps, programId: string, walletId: string) =>
   Effect.gen(function* () {
     const wallet = yield* findOwned(walletId, WALLET, (id) => ctx.store.findWallet(programId, id))
     const account = yield* findOwned(wallet.financial_account_id, WALLET_ACCOUNT, (id) => ctx.store.findAccount(programId, id))
     return { wallet, account }
   })
 
-const findAccount = (ctx: LedgerContext, programId: string, accountId: string) =>
+const findAccount = (ctx: LedgerDeps, programId: string, accountId: string) =>
   findOwned(accountId, ACCOUNT, (id) => ctx.store.findAccount(programId, id))
 
 /**
@@ -195,7 +195,7 @@ const findAccount = (ctx: LedgerContext, programId: string, accountId: string) =
  */
 export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
   effect: Effect.gen(function* () {
-    const ctx: LedgerContext = {
+    const ctx: LedgerDeps = {
       store: yield* LedgerStore,
       transactor: yield* Transactor,
       lane: yield* WriteLane,
