@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as fc from "fast-check"
-import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE, parsePaging, type PagingQuery, toWindow } from "../src/platform/Paging.js"
+import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE, orderFields, type PagingQuery, parsePaging, toWindow } from "../src/platform/Paging.js"
 
-const FIELDS = ["created_at", "updated_at", "name"]
+const FIELDS = orderFields({ created_at: "created_at", updated_at: "updated_at", name: "name" }, { newest: "created_at" })
 const parse = (query: PagingQuery) => Either.getOrThrow(parsePaging(query, FIELDS))
 const failure = (query: PagingQuery) =>
   Either.getLeft(parsePaging(query, FIELDS)).pipe((option) => {
@@ -44,7 +44,7 @@ describe("paging rules", () => {
 
   it("order_by: one of the endpoint's fields, else a 400 with param order_by listing them", () => {
     expect(parse({ order_by: "updated_at" }).orderBy).toBe("updated_at")
-    for (const field of ["color", "", "NAME", "name ", "id"]) {
+    for (const field of ["color", "", "NAME", "name ", "id", "toString", "__proto__", "constructor"]) {
       const error = failure({ order_by: field })
       expect(error._tag).toBe("InvalidRequest")
       expect(error.param).toBe("order_by")
@@ -62,20 +62,21 @@ describe("paging rules", () => {
   })
 
   it("the window: default order is newest first whatever ascending says; order_by follows ascending", () => {
-    expect(toWindow(parse({}))).toEqual({ orderBy: "created_at", descending: true, limit: 10, offset: 0 })
-    expect(toWindow(parse({ ascending: "true" })).descending).toBe(true)
-    expect(toWindow(parse({ ascending: "false" })).descending).toBe(true)
-    expect(toWindow(parse({ order_by: "name" }))).toEqual({ orderBy: "name", descending: false, limit: 10, offset: 0 })
-    expect(toWindow(parse({ order_by: "name", ascending: "false" })).descending).toBe(true)
-    expect(toWindow(parse({ page: "3", page_size: "25" }))).toMatchObject({ limit: 25, offset: 50 })
-    expect(toWindow(parse({}), "attempted_at").orderBy).toBe("attempted_at")
+    expect(toWindow(parse({}), FIELDS)).toEqual({ orderBy: "created_at", descending: true, limit: 10, offset: 0 })
+    expect(toWindow(parse({ ascending: "true" }), FIELDS).descending).toBe(true)
+    expect(toWindow(parse({ ascending: "false" }), FIELDS).descending).toBe(true)
+    expect(toWindow(parse({ order_by: "name" }), FIELDS)).toEqual({ orderBy: "name", descending: false, limit: 10, offset: 0 })
+    expect(toWindow(parse({ order_by: "name", ascending: "false" }), FIELDS).descending).toBe(true)
+    expect(toWindow(parse({ page: "3", page_size: "25" }), FIELDS)).toMatchObject({ limit: 25, offset: 50 })
+    const attempts = orderFields({ created_at: "created_at", attempted_at: "attempted_at" }, { newest: "attempted_at" })
+    expect(toWindow(Either.getOrThrow(parsePaging({}, attempts)), attempts).orderBy).toBe("attempted_at")
   })
 
   it("never fails on page or page_size and always yields a window within bounds", () => {
     fc.assert(
       fc.property(fc.option(fc.string()), fc.option(fc.string()), fc.option(fc.string()), (page, size, ascending) => {
         const request = parse({ page: page ?? undefined, page_size: size ?? undefined, ascending: ascending ?? undefined })
-        const window = toWindow(request)
+        const window = toWindow(request, FIELDS)
         expect(window.limit).toBeGreaterThanOrEqual(1)
         expect(window.limit).toBeLessThanOrEqual(MAX_PAGE_SIZE)
         expect(window.offset).toBeGreaterThanOrEqual(0)

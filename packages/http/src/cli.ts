@@ -22,10 +22,11 @@ Commands:
 
 Configuration is read from ISSUING_* environment variables (see README.md).`
 
-const BUILT_IN: Record<string, true> = { serve: true, migrate: true, orgs: true }
+/** The commands `main` runs itself. */
+const BUILT_IN: Readonly<Record<string, true>> = { serve: true, migrate: true, orgs: true }
 
-/** Extra commands registered by features (the webhook worker adds `worker`). */
-export const commands: Record<string, (config: ServerConfig, args: ReadonlyArray<string>) => Promise<number>> = {
+/** The commands that live in their own module, by name: a fixed table, like USAGE. */
+const COMMANDS: Readonly<Record<string, (config: ServerConfig, args: ReadonlyArray<string>) => Promise<number>>> = {
   worker: workerCommand,
   vault: vaultCommand,
   cards: cardsCommand
@@ -122,7 +123,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return 78
   }
   const config = loaded.right
-  if (Object.hasOwn(BUILT_IN, command) || Object.hasOwn(commands, command)) {
+  if (Object.hasOwn(BUILT_IN, command) || Object.hasOwn(COMMANDS, command)) {
     // Load the store package ISSUING_DATABASE_URL names before anything starts: a host that
     // installed only the other store gets one line saying what to install, like any bad setting.
     const problem = await loadStore(config.database).then(
@@ -153,7 +154,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         err(`issuing: unknown orgs command${rest[0] ? ` '${rest[0]}'` : ""}\n\n${USAGE}`)
         return 2
       default: {
-        const extra = commands[command]
+        const extra = COMMANDS[command]
         if (extra !== undefined) return await extra(config, rest)
         err(`issuing: unknown command '${command}'\n\n${USAGE}`)
         return 2

@@ -14,7 +14,7 @@ import * as path from "node:path"
 /** Where the server keeps its data, as ISSUING_DATABASE_URL names it. */
 export type DatabaseTarget = { readonly kind: "sqlite"; readonly filename: string } | { readonly kind: "postgres"; readonly url: string }
 
-/** The server's configuration, read from the environment (CONTRACT §1). */
+/** The server's configuration, read from the environment (README.md#configuration). */
 export interface ServerConfig {
   readonly database: DatabaseTarget
   readonly host: string
@@ -122,84 +122,109 @@ const parseDatabase = (value: string): DatabaseTarget => {
   return fail("ISSUING_DATABASE_URL", `must be sqlite:PATH, sqlite::memory: or postgres://… (got "${value.split(":")[0]}:…")`)
 }
 
+/** ISSUING_ENVIRONMENT: sandbox (the default) or production. */
+const readEnvironment = (env: Env): Environment => {
+  const value = text(env, "ISSUING_ENVIRONMENT") ?? "sandbox"
+  if (value !== "sandbox" && value !== "production") {
+    fail("ISSUING_ENVIRONMENT", `must be sandbox or production (got "${value}")`)
+  }
+  return value as Environment
+}
+
+/** ISSUING_BASE_URL, without trailing slashes; unset, the listen address's URL. */
+const readBaseUrl = (env: Env, host: string, port: number): string => {
+  const value = text(env, "ISSUING_BASE_URL") ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+  let baseUrl: URL
+  try {
+    baseUrl = new URL(value)
+  } catch {
+    return fail("ISSUING_BASE_URL", `must be an absolute http(s) URL (got "${value}")`)
+  }
+  if (baseUrl.protocol !== "http:" && baseUrl.protocol !== "https:") {
+    fail("ISSUING_BASE_URL", `must be an http or https URL (got "${value}")`)
+  }
+  return baseUrl.toString().replace(/\/+$/, "")
+}
+
+/** ISSUING_VAULT_KEY; required in production, a sandbox without it uses (or creates) `.data/vault.key`. */
+const readVaultKey = (env: Env, environment: Environment, cwd: string): ServerConfig["vaultKey"] => {
+  const value = text(env, "ISSUING_VAULT_KEY")
+  if (value !== undefined) {
+    const keys = parseVaultKeys(value)
+    if (typeof keys === "string") fail("ISSUING_VAULT_KEY", keys)
+    return { source: "env", keys: keys as ReadonlyArray<Buffer> }
+  }
+  if (environment === "production") return fail("ISSUING_VAULT_KEY", "is required in production (base64 of 32 random bytes)")
+  return { source: "file", path: path.resolve(cwd, ".data/vault.key") }
+}
+
+/** ISSUING_BOOTSTRAP_API_KEY: the first admin key's secret, when the operator chooses it. */
+const readBootstrapApiKey = (env: Env): string | undefined => {
+  const value = text(env, "ISSUING_BOOTSTRAP_API_KEY")
+  // Chosen by a person, unlike generated keys (docs/decisions.md#organizations-programs-and-api-keys).
+  if (value !== undefined && (value.length < MIN_CHOSEN_SECRET_LENGTH || !looksLikeSecret(value))) {
+    fail("ISSUING_BOOTSTRAP_API_KEY", `must be ${MIN_CHOSEN_SECRET_LENGTH} to 256 printable characters without spaces`)
+  }
+  return value
+}
+
+/** ISSUING_WEBHOOK_RETRY_SCHEDULE, when set. */
+const readWebhookRetrySchedule = (env: Env): ReadonlyArray<number> | undefined => {
+  const value = text(env, "ISSUING_WEBHOOK_RETRY_SCHEDULE")
+  if (value === undefined) return undefined
+  const schedule = parseRetrySchedule(value)
+  if (typeof schedule === "string") fail("ISSUING_WEBHOOK_RETRY_SCHEDULE", schedule)
+  return schedule as ReadonlyArray<number>
+}
+
+/** ISSUING_WEBHOOK_DISABLE_AFTER, when set: one duration of at least a second. */
+const readWebhookDisableAfter = (env: Env): number | undefined => {
+  const value = text(env, "ISSUING_WEBHOOK_DISABLE_AFTER")
+  if (value === undefined) return undefined
+  const parsed = parseRetrySchedule(value)
+  if (typeof parsed === "string" || parsed.length !== 1 || parsed[0]! < 1000) {
+    fail("ISSUING_WEBHOOK_DISABLE_AFTER", `must be one duration of at least 1s like 5d or 12h (got "${value}")`)
+  }
+  return (parsed as ReadonlyArray<number>)[0]!
+}
+
+/** ISSUING_OAUTH_INTERACTION_URL, when set: an absolute http(s) URL. */
+const readOAuthInteractionUrl = (env: Env): string | undefined => {
+  const value = text(env, "ISSUING_OAUTH_INTERACTION_URL")
+  if (value === undefined) return undefined
+  let interactionUrl: URL | undefined
+  try {
+    interactionUrl = new URL(value)
+  } catch {
+    interactionUrl = undefined
+  }
+  if (interactionUrl === undefined || (interactionUrl.protocol !== "http:" && interactionUrl.protocol !== "https:")) {
+    fail("ISSUING_OAUTH_INTERACTION_URL", `must be an absolute http(s) URL (got "${value}")`)
+  }
+  return value
+}
+
 /**
- * Reads and validates the environment. A bad value gives one line naming the variable (secret
- * values are never echoed).
+ * Reads and validates the environment (the variables of README.md#configuration). A bad value gives
+ * one line naming the variable (secret values are never echoed); variables are checked in a fixed
+ * order, so with several bad ones the line always names the same one.
  */
 export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either<ServerConfig, string> => {
   try {
     const database = parseDatabase(text(env, "ISSUING_DATABASE_URL") ?? "sqlite:./.data/issuing.db")
     const host = text(env, "ISSUING_HOST") ?? "127.0.0.1"
     const port = integer(env, "ISSUING_PORT", 8080, 0, 65535)
-    const environmentText = text(env, "ISSUING_ENVIRONMENT") ?? "sandbox"
-    if (environmentText !== "sandbox" && environmentText !== "production") {
-      fail("ISSUING_ENVIRONMENT", `must be sandbox or production (got "${environmentText}")`)
-    }
-    const environment = environmentText as Environment
-
-    const baseUrlText = text(env, "ISSUING_BASE_URL") ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-    let baseUrl: URL
-    try {
-      baseUrl = new URL(baseUrlText)
-    } catch {
-      return fail("ISSUING_BASE_URL", `must be an absolute http(s) URL (got "${baseUrlText}")`)
-    }
-    if (baseUrl.protocol !== "http:" && baseUrl.protocol !== "https:") {
-      fail("ISSUING_BASE_URL", `must be an http or https URL (got "${baseUrlText}")`)
-    }
-
-    const vaultText = text(env, "ISSUING_VAULT_KEY")
-    let vaultKey: ServerConfig["vaultKey"]
-    if (vaultText !== undefined) {
-      const keys = parseVaultKeys(vaultText)
-      if (typeof keys === "string") fail("ISSUING_VAULT_KEY", keys)
-      vaultKey = { source: "env", keys: keys as ReadonlyArray<Buffer> }
-    } else if (environment === "production") {
-      return fail("ISSUING_VAULT_KEY", "is required in production (base64 of 32 random bytes)")
-    } else {
-      vaultKey = { source: "file", path: path.resolve(cwd, ".data/vault.key") }
-    }
-
-    const bootstrapApiKey = text(env, "ISSUING_BOOTSTRAP_API_KEY")
-    // Chosen by a person, unlike generated keys (docs/decisions.md#organizations-programs-and-api-keys).
-    if (bootstrapApiKey !== undefined && (bootstrapApiKey.length < MIN_CHOSEN_SECRET_LENGTH || !looksLikeSecret(bootstrapApiKey))) {
-      fail("ISSUING_BOOTSTRAP_API_KEY", `must be ${MIN_CHOSEN_SECRET_LENGTH} to 256 printable characters without spaces`)
-    }
-
-    const scheduleText = text(env, "ISSUING_WEBHOOK_RETRY_SCHEDULE")
-    let webhookRetryScheduleMs: ReadonlyArray<number> | undefined
-    if (scheduleText !== undefined) {
-      const schedule = parseRetrySchedule(scheduleText)
-      if (typeof schedule === "string") fail("ISSUING_WEBHOOK_RETRY_SCHEDULE", schedule)
-      webhookRetryScheduleMs = schedule as ReadonlyArray<number>
-    }
-
-    const disableAfterText = text(env, "ISSUING_WEBHOOK_DISABLE_AFTER")
-    let webhookDisableAfterMs: number | undefined
-    if (disableAfterText !== undefined) {
-      const parsed = parseRetrySchedule(disableAfterText)
-      if (typeof parsed === "string" || parsed.length !== 1 || parsed[0]! < 1000) {
-        fail("ISSUING_WEBHOOK_DISABLE_AFTER", `must be one duration of at least 1s like 5d or 12h (got "${disableAfterText}")`)
-      }
-      webhookDisableAfterMs = (parsed as ReadonlyArray<number>)[0]!
-    }
-
-    const interactionUrlText = text(env, "ISSUING_OAUTH_INTERACTION_URL")
-    if (interactionUrlText !== undefined) {
-      let interactionUrl: URL | undefined
-      try {
-        interactionUrl = new URL(interactionUrlText)
-      } catch {
-        interactionUrl = undefined
-      }
-      if (interactionUrl === undefined || (interactionUrl.protocol !== "http:" && interactionUrl.protocol !== "https:")) {
-        fail("ISSUING_OAUTH_INTERACTION_URL", `must be an absolute http(s) URL (got "${interactionUrlText}")`)
-      }
-    }
+    const environment = readEnvironment(env)
+    const baseUrl = readBaseUrl(env, host, port)
+    const vaultKey = readVaultKey(env, environment, cwd)
+    const bootstrapApiKey = readBootstrapApiKey(env)
+    const webhookRetryScheduleMs = readWebhookRetrySchedule(env)
+    const webhookDisableAfterMs = readWebhookDisableAfter(env)
+    const interactionUrlText = readOAuthInteractionUrl(env)
 
     const settings: IssuingSettings = {
       environment,
-      baseUrl: baseUrl.toString().replace(/\/+$/, ""),
+      baseUrl,
       rateLimitPerSecond: positiveNumber(env, "ISSUING_RATE_LIMIT_PER_SECOND", 100),
       rateLimitBurst: integer(env, "ISSUING_RATE_LIMIT_BURST", 200, 1, 1_000_000),
       embedSessionTtlSeconds: integer(env, "ISSUING_EMBED_SESSION_TTL_SECONDS", 300, 1, 86_400),

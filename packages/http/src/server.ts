@@ -19,8 +19,11 @@ export interface RunningServer {
 /** How long a graceful shutdown waits for in-flight requests. */
 export const SHUTDOWN_GRACE_MS = 10_000
 
-/** Effects that run beside the HTTP server for its lifetime (the webhook worker registers here). */
-export const backgroundTasks: Array<(instance: IssuingInstance) => Effect.Effect<void, unknown, any>> = [
+/**
+ * The effects `issuing serve` runs beside the HTTP server for its lifetime, a fixed list (a host app
+ * that mounts the API runs its own; `issuing worker` runs the delivery worker alone).
+ */
+const BACKGROUND_TASKS: ReadonlyArray<(instance: IssuingInstance) => Effect.Effect<void, unknown, any>> = [
   // Idempotency keys are kept 24 h; sweep the expired ones hourly.
   () =>
     Effect.flatMap(Idempotency, (idempotency) =>
@@ -50,18 +53,22 @@ export const backgroundTasks: Array<(instance: IssuingInstance) => Effect.Effect
 export const bootstrapOrganization = (instance: IssuingInstance, secret?: string | undefined): Promise<Option.Option<NewOrganization>> =>
   instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.bootstrap(secret)))
 
+/** A server listening before the platform exists: requests wait for `open`, or get a 503 after `refuse`. */
+interface EarlyServer {
+  readonly server: http.Server
+  /** The URL of the address it listens on. */
+  readonly url: string
+  /** Hands requests, the waiting ones included, and Node's parser errors to the platform. */
+  readonly open: (instance: IssuingInstance) => void
+  /** Start-up failed: answers the waiting requests 503 and stops listening. */
+  readonly refuse: () => Promise<void>
+}
+
 /**
- * `issuing serve`: the API and the background tasks on one port. On an empty database it creates
- * the first organization (with ISSUING_BOOTSTRAP_API_KEY as its admin key's secret when set) and
- * reports it through `print` once. `options.telemetry` switches on traces and metrics (docs/observability.md).
+ * Listens first, so that with ISSUING_PORT=0 the default public base URL names the real port.
+ * Requests arriving before the platform is ready wait for it.
  */
-export const startServer = async (
-  config: ServerConfig,
-  print: (line: string) => void,
-  options: { readonly telemetry?: TelemetryLayer | undefined } = {}
-): Promise<RunningServer> => {
-  // Listen first, so that with ISSUING_PORT=0 the default public base URL names the real port.
-  // Requests arriving before the platform is ready wait for it.
+const listenEarly = async (config: ServerConfig): Promise<EarlyServer> => {
   let ready!: (instance: IssuingInstance | undefined) => void
   const readiness = new Promise<IssuingInstance | undefined>((resolve) => (ready = resolve))
   let handle: http.RequestListener = (request, response) =>
@@ -85,46 +92,41 @@ export const startServer = async (
   })
   const address = server.address() as AddressInfo
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address
-  const url = `http://${host}:${address.port}`
-
-  let instance: IssuingInstance
-  try {
-    instance = await createIssuing({
-      store: storeFor(config.database),
-      vaultKeys: resolveVaultKeys(config),
-      settings: config.baseUrlFromListenAddress === true ? { ...config.settings, baseUrl: url } : config.settings,
-      telemetry: options.telemetry
-    })
-  } catch (error) {
-    ready(undefined)
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    throw error
-  }
-  try {
-    const created = await bootstrapOrganization(instance, config.bootstrapApiKey)
-    if (Option.isSome(created)) {
-      print(`Created organization ${created.value.organization_id} with program ${created.value.program_id}`)
-      if (config.bootstrapApiKey === undefined) {
-        print(`Admin API key (shown once, PAN reveal enabled): ${created.value.api_key}`)
-      } else {
-        print("Admin API key: the value of ISSUING_BOOTSTRAP_API_KEY")
-      }
-      print(`X-Program-ID: ${created.value.program_id}`)
+  return {
+    server,
+    url: `http://${host}:${address.port}`,
+    open: (instance) => {
+      handle = instance.listener
+      baseUrl = () => instance.settings.baseUrl
+      ready(instance)
+    },
+    refuse: async () => {
+      ready(undefined)
+      await new Promise<void>((resolve) => server.close(() => resolve()))
     }
-  } catch (error) {
-    ready(undefined)
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    await instance.dispose()
-    throw error
   }
-  handle = instance.listener
-  baseUrl = () => instance.settings.baseUrl
-  ready(instance)
+}
 
-  const fibers = backgroundTasks.map((task) => instance.runtime.runFork(task(instance) as Effect.Effect<void, unknown, never>))
+/** Creates the first organization on an empty database and reports it through `print` once. */
+const bootstrapAndReport = async (instance: IssuingInstance, config: ServerConfig, print: (line: string) => void) => {
+  const created = await bootstrapOrganization(instance, config.bootstrapApiKey)
+  if (Option.isNone(created)) return
+  print(`Created organization ${created.value.organization_id} with program ${created.value.program_id}`)
+  if (config.bootstrapApiKey === undefined) {
+    print(`Admin API key (shown once, PAN reveal enabled): ${created.value.api_key}`)
+  } else {
+    print("Admin API key: the value of ISSUING_BOOTSTRAP_API_KEY")
+  }
+  print(`X-Program-ID: ${created.value.program_id}`)
+}
 
+/**
+ * The graceful shutdown of a started server, run once however often it is called: stop accepting,
+ * let in-flight requests finish (at most SHUTDOWN_GRACE_MS), interrupt the background tasks, close the store.
+ */
+const gracefulClose = (server: http.Server, instance: IssuingInstance, fibers: ReadonlyArray<Fiber.RuntimeFiber<void, unknown>>) => {
   let closing: Promise<void> | undefined
-  const close = () => {
+  return () => {
     closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
@@ -139,5 +141,39 @@ export const startServer = async (
     })()
     return closing
   }
-  return { url, instance, close }
+}
+
+/**
+ * `issuing serve`: the API and the background tasks on one port. On an empty database it creates
+ * the first organization (with ISSUING_BOOTSTRAP_API_KEY as its admin key's secret when set) and
+ * reports it through `print` once. `options.telemetry` switches on traces and metrics (docs/observability.md).
+ */
+export const startServer = async (
+  config: ServerConfig,
+  print: (line: string) => void,
+  options: { readonly telemetry?: TelemetryLayer | undefined } = {}
+): Promise<RunningServer> => {
+  const early = await listenEarly(config)
+  let instance: IssuingInstance
+  try {
+    instance = await createIssuing({
+      store: storeFor(config.database),
+      vaultKeys: resolveVaultKeys(config),
+      settings: config.baseUrlFromListenAddress === true ? { ...config.settings, baseUrl: early.url } : config.settings,
+      telemetry: options.telemetry
+    })
+  } catch (error) {
+    await early.refuse()
+    throw error
+  }
+  try {
+    await bootstrapAndReport(instance, config, print)
+  } catch (error) {
+    await early.refuse()
+    await instance.dispose()
+    throw error
+  }
+  early.open(instance)
+  const fibers = BACKGROUND_TASKS.map((task) => instance.runtime.runFork(task(instance) as Effect.Effect<void, unknown, never>))
+  return { url: early.url, instance, close: gracefulClose(early.server, instance, fibers) }
 }

@@ -5,6 +5,7 @@ import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { API_KEY_ORDER_FIELDS, type ApiKeyOrderField, PROGRAM_ORDER_FIELDS, type ProgramOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
 import { accessTokenResolver } from "../oauth/AccessTokenCallers.js"
@@ -223,9 +224,9 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
         }),
 
       /** GET /v1/programs: the organization's programs the key may use. */
-      listPrograms: (caller: Caller, page: PageRequest): Effect.Effect<Page<Program>, SqlError.SqlError> =>
+      listPrograms: (caller: Caller, page: PageRequest<ProgramOrderField>): Effect.Effect<Page<Program>, SqlError.SqlError> =>
         store
-          .listPrograms(caller.organizationId, caller.programIds, toWindow(page))
+          .listPrograms(caller.organizationId, caller.programIds, toWindow(page, PROGRAM_ORDER_FIELDS))
           .pipe(Effect.map(({ rows, total }) => ({ data: rows, total_count: total }))),
 
       /** GET /v1/programs/{program_id}: programs the key may not use are not found. */
@@ -237,10 +238,13 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
       createApiKey: createApiKey.bind(null, deps),
 
       /** GET /v1/api-keys (admin): the organization's unrevoked keys within the caller's key scope. */
-      listApiKeys: (caller: Caller, page: PageRequest): Effect.Effect<Page<ApiKey>, PermissionDenied | SqlError.SqlError> =>
+      listApiKeys: (
+        caller: Caller,
+        page: PageRequest<ApiKeyOrderField>
+      ): Effect.Effect<Page<ApiKey>, PermissionDenied | SqlError.SqlError> =>
         Effect.gen(function* () {
           yield* requireAdmin(caller)
-          const { rows, total } = yield* store.listApiKeys(caller.organizationId, toWindow(page), keyScope(caller))
+          const { rows, total } = yield* store.listApiKeys(caller.organizationId, toWindow(page, API_KEY_ORDER_FIELDS), keyScope(caller))
           return { data: rows, total_count: total }
         }),
 

@@ -1,6 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
+import type { ApiKeyOrderField, ProgramOrderField } from "./OrderFields.js"
 import type { KeyScope, Organization, StoredApiKey, StoredProgram } from "./Records.js"
 
 /** Storage port for organizations, programs and API keys. */
@@ -12,7 +13,7 @@ export interface AccessStoreService {
   readonly listPrograms: (
     organizationId: string,
     programIds: ReadonlyArray<string> | null,
-    window: PageWindow
+    window: PageWindow<ProgramOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredProgram>; readonly total: number }, SqlError.SqlError>
   readonly countPrograms: (organizationId: string, programIds: ReadonlyArray<string>) => Effect.Effect<number, SqlError.SqlError>
   readonly insertApiKey: (key: StoredApiKey, secretHash: string) => Effect.Effect<void, SqlError.SqlError>
@@ -23,7 +24,7 @@ export interface AccessStoreService {
   /** Unrevoked keys of the organization within `scope` (the keys the listing admin key may manage). */
   readonly listApiKeys: (
     organizationId: string,
-    window: PageWindow,
+    window: PageWindow<ApiKeyOrderField>,
     scope: KeyScope
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredApiKey>; readonly total: number }, SqlError.SqlError>
   /** Marks an unrevoked key revoked; none when there was no such key. */

@@ -2,11 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
+import { API_KEY_ORDER_FIELDS, PROGRAM_ORDER_FIELDS } from "./OrderFields.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import type { KeyScope, Role, StoredApiKey, StoredProgram } from "./Records.js"
-
-const PROGRAM_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", name: "name" }
-const KEY_ORDER: Record<string, string> = { created_at: "created_at", name: "name" }
 
 const toProgram = (row: any): StoredProgram => ({
   id: row.id,
@@ -60,7 +58,7 @@ const programQueries = (
     listPrograms: (organizationId, programIds, window) =>
       Effect.all({
         rows: sql`SELECT * FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}
-                  ORDER BY ${orderByClause(sql, window, PROGRAM_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                  ORDER BY ${orderByClause(sql, window, PROGRAM_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
           Effect.map((rows) => rows.map(toProgram))
         ),
         total: sql`SELECT COUNT(*) AS n FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}`.pipe(
@@ -110,7 +108,7 @@ const keyQueries = (
     Effect.all({
       rows: sql`SELECT * FROM issuing_api_keys
                 WHERE organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}
-                ORDER BY ${orderByClause(sql, window, KEY_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                ORDER BY ${orderByClause(sql, window, API_KEY_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toApiKey))
       ),
       total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys

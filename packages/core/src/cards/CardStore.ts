@@ -1,6 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
+import type { CardAuditOrderField, CardOrderField } from "./OrderFields.js"
 import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, SealedCardData, StoredEmbedSession } from "./Records.js"
 
 export interface CardFilter {
@@ -30,7 +31,7 @@ export interface CardStoreService {
   readonly listCards: (
     programId: string,
     filter: CardFilter,
-    window: PageWindow
+    window: PageWindow<CardOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardRecord>; readonly total: number }, SqlError.SqlError>
   /** The program's card whose stored fingerprint is any of `fingerprints` (one per configured vault key). */
   readonly findByFingerprints: (
@@ -95,7 +96,7 @@ export interface CardStoreService {
   readonly listAudit: (
     programId: string,
     filter: CardAuditFilter,
-    window: PageWindow
+    window: PageWindow<CardAuditOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardAuditRecord>; readonly total: number }, SqlError.SqlError>
 }
 

@@ -7,6 +7,7 @@ import { Events } from "../events/Events.js"
 import { Ledger } from "../ledger/Ledger.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS, type CardAuditOrderField, type CardOrderField } from "./OrderFields.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
@@ -66,9 +67,13 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         }),
 
       /** GET /v1/cards: the program's cards, filtered by wallet and state. */
-      list: (caller: ProgramCaller, filter: CardListQuery, page: PageRequest): Effect.Effect<Page<Card>, SqlError.SqlError> =>
+      list: (
+        caller: ProgramCaller,
+        filter: CardListQuery,
+        page: PageRequest<CardOrderField>
+      ): Effect.Effect<Page<Card>, SqlError.SqlError> =>
         Effect.map(
-          store.listCards(caller.program.id, { walletId: filter.wallet_id, state: filter.state }, toWindow(page)),
+          store.listCards(caller.program.id, { walletId: filter.wallet_id, state: filter.state }, toWindow(page, CARD_ORDER_FIELDS)),
           ({ rows, total }) => ({ data: rows.map((row) => row.card), total_count: total })
         ),
 
@@ -91,10 +96,10 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       listAudit: (
         caller: ProgramCaller,
         filter: CardAuditQuery,
-        page: PageRequest
+        page: PageRequest<CardAuditOrderField>
       ): Effect.Effect<Page<CardAuditRecord>, SqlError.SqlError> =>
         Effect.map(
-          store.listAudit(caller.program.id, { cardId: filter.card_id, action: filter.action }, toWindow(page)),
+          store.listAudit(caller.program.id, { cardId: filter.card_id, action: filter.action }, toWindow(page, CARD_AUDIT_ORDER_FIELDS)),
           ({ rows, total }) => ({ data: rows, total_count: total })
         ),
 

@@ -3,11 +3,9 @@ import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
 import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
+import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS } from "./OrderFields.js"
 import { type CardAuditFilter, type CardFilter, CardStore, type CardStoreService } from "./CardStore.js"
 import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, CardType, SpendingInterval, StoredEmbedSession } from "./Records.js"
-
-const CARD_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at" }
-const AUDIT_ORDER: Record<string, string> = { created_at: "created_at" }
 
 const toCardRecord = (row: any): CardRecord => ({
   card: {
@@ -106,7 +104,7 @@ const cardQueries = (
   listCards: (programId, filter, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}
-                ORDER BY ${orderByClause(sql, window, CARD_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                ORDER BY ${orderByClause(sql, window, CARD_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toCardRecord))
       ),
       total: sql`SELECT COUNT(*) AS n FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}`.pipe(
@@ -200,7 +198,7 @@ const accessQueries = (
   listAudit: (programId, filter, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}
-                ORDER BY ${orderByClause(sql, window, AUDIT_ORDER)}
+                ORDER BY ${orderByClause(sql, window, CARD_AUDIT_ORDER_FIELDS)}
                 LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toAudit))),
       total: sql`SELECT COUNT(*) AS n FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))

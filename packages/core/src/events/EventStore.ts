@@ -1,6 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
+import type { EventOrderField } from "./OrderFields.js"
 import type { EventFilter, IssuingEvent } from "./Records.js"
 
 /** Storage port for events: the outbox the webhook worker delivers from. */
@@ -13,7 +14,7 @@ export interface EventStoreService {
   readonly list: (
     programId: string,
     filter: EventFilter,
-    window: PageWindow
+    window: PageWindow<EventOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<IssuingEvent>; readonly total: number }, SqlError.SqlError>
 }
 

@@ -2,6 +2,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { findOwned } from "../platform/FindOwned.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { EVENT_ORDER_FIELDS, type EventOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { commitWrite, WriteLane } from "../sql/WriteLane.js"
@@ -47,9 +48,9 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
       get: (programId: string, eventId: string) =>
         findOwned(eventId, { resource: "event", param: "event_id" }, (id) => store.find(programId, id)),
       /** The program's events, newest first by default, optionally of one type. */
-      list: (programId: string, filter: EventFilter, page: PageRequest) =>
+      list: (programId: string, filter: EventFilter, page: PageRequest<EventOrderField>) =>
         store
-          .list(programId, filter, toWindow(page))
+          .list(programId, filter, toWindow(page, EVENT_ORDER_FIELDS))
           .pipe(Effect.map(({ rows, total }): Page<IssuingEvent> => ({ data: rows, total_count: total })))
     }
   })

@@ -2,11 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
+import { EVENT_ORDER_FIELDS } from "./OrderFields.js"
 import { EventStore } from "./EventStore.js"
 import { type EventType, eventRow, type IssuingEvent } from "./Records.js"
-
-/** Events are listed by time only (GET /v1/events accepts order_by=created_at). */
-const EVENT_ORDER = { created_at: "created_at" }
 
 const toEvent = (row: any): IssuingEvent => ({
   id: row.id,
@@ -36,7 +34,7 @@ export const SqlEventStoreLive = Layer.effect(
       list: (programId, filter, window) =>
         Effect.all({
           rows: sql`SELECT * FROM issuing_events WHERE ${where(programId, filter.type)}
-                    ORDER BY ${orderByClause(sql, window, EVENT_ORDER)}
+                    ORDER BY ${orderByClause(sql, window, EVENT_ORDER_FIELDS)}
                     LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toEvent))),
           total: sql`SELECT COUNT(*) AS n FROM issuing_events WHERE ${where(programId, filter.type)}`.pipe(
             Effect.map((rows) => toInt(rows[0]!.n))

@@ -5,13 +5,25 @@ import { Conflict, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import {
+  BOOK_TRANSFER_ORDER_FIELDS,
+  type BookTransferOrderField,
+  FINANCIAL_ACCOUNT_ORDER_FIELDS,
+  type FinancialAccountOrderField,
+  TRANSACTION_ORDER_FIELDS,
+  type TransactionOrderField,
+  TRANSFER_ORDER_FIELDS,
+  type TransferOrderField,
+  WALLET_ORDER_FIELDS,
+  type WalletOrderField
+} from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { WriteLane } from "../sql/WriteLane.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { makeAccountCache } from "./AccountCache.js"
 import { type AccountFilter, type BookTransferFilter, LedgerStore, type TransactionFilter, type TransferFilter } from "./LedgerStore.js"
-import { type CardNotActive, type LedgerContext, noCard, post, type TransferError, write } from "./Posting.js"
+import { type CardNotActive, type LedgerDeps, noCard, post, type TransferError, write } from "./Posting.js"
 import type { PostedTransfer, TransferOrder } from "./PrepareTransfer.js"
 import type {
   AmountMinor,
@@ -64,7 +76,7 @@ const page = <A>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readon
   Effect.map(effect, ({ rows, total }): Page<A> => ({ data: rows, total_count: total }))
 
 /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
-const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet) =>
+const createWallet = (ctx: LedgerDeps, programId: string, input: CreateWallet) =>
   ctx.transactor.withTransaction(
     Effect.gen(function* () {
       const now = yield* nowIso
@@ -99,7 +111,7 @@ const createWallet = (ctx: LedgerContext, programId: string, input: CreateWallet
  * transaction.updated when its transaction becomes SETTLED; 409 when already settled. The entries
  * were posted when the transfer was created; settling posts none.
  */
-const settleTransfer = (ctx: LedgerContext, programId: string, transferId: string) =>
+const settleTransfer = (ctx: LedgerDeps, programId: string, transferId: string) =>
   ctx.transactor.withTransaction(
     Effect.gen(function* () {
       const found = yield* findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, true))
@@ -126,7 +138,7 @@ const settleTransfer = (ctx: LedgerContext, programId: string, transferId: strin
  * Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated.
  * Joins the caller's transaction, else commits through the write lane.
  */
-const declineCardAuthorization = (ctx: LedgerContext, programId: string, input: CardDeclineInput) =>
+const declineCardAuthorization = (ctx: LedgerDeps, programId: string, input: CardDeclineInput) =>
   write(
     ctx,
     Effect.gen(function* () {
@@ -163,14 +175,14 @@ const cardOrder = (input: CardAuthorizationInput): TransferOrder => ({
   card: { card_id: input.card_id, mcc: input.mcc, merchant_name: input.merchant_name }
 })
 
-const walletAccount = (ctx: LedgerContext, programId: string, walletId: string) =>
+const walletAccount = (ctx: LedgerDeps, programId: string, walletId: string) =>
   Effect.gen(function* () {
     const wallet = yield* findOwned(walletId, WALLET, (id) => ctx.store.findWallet(programId, id))
     const account = yield* findOwned(wallet.financial_account_id, WALLET_ACCOUNT, (id) => ctx.store.findAccount(programId, id))
     return { wallet, account }
   })
 
-const findAccount = (ctx: LedgerContext, programId: string, accountId: string) =>
+const findAccount = (ctx: LedgerDeps, programId: string, accountId: string) =>
   findOwned(accountId, ACCOUNT, (id) => ctx.store.findAccount(programId, id))
 
 /**
@@ -183,7 +195,7 @@ const findAccount = (ctx: LedgerContext, programId: string, accountId: string) =
  */
 export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
   effect: Effect.gen(function* () {
-    const ctx: LedgerContext = {
+    const ctx: LedgerDeps = {
       store: yield* LedgerStore,
       transactor: yield* Transactor,
       lane: yield* WriteLane,
@@ -197,7 +209,8 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         createWallet(ctx, programId, input),
       getWallet: (programId: string, walletId: string): Effect.Effect<Wallet, NotFound | SqlError.SqlError> =>
         findOwned(walletId, WALLET, (id) => store.findWallet(programId, id)),
-      listWallets: (programId: string, request: PageRequest) => page(store.listWallets(programId, toWindow(request))),
+      listWallets: (programId: string, request: PageRequest<WalletOrderField>) =>
+        page(store.listWallets(programId, toWindow(request, WALLET_ORDER_FIELDS))),
       /** The financial account of a wallet with its balance; NotFound (param wallet_id) for an unknown wallet. */
       walletAccount: (
         programId: string,
@@ -219,8 +232,8 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
           return account.currency as Currency
         })
       },
-      listFinancialAccounts: (programId: string, filter: AccountFilter, request: PageRequest) =>
-        page(store.listAccounts(programId, filter, toWindow(request))),
+      listFinancialAccounts: (programId: string, filter: AccountFilter, request: PageRequest<FinancialAccountOrderField>) =>
+        page(store.listAccounts(programId, filter, toWindow(request, FINANCIAL_ACCOUNT_ORDER_FIELDS))),
       /** Debits, credits and balance of every book of an account. */
       balances: (programId: string, accountId: string): Effect.Effect<Page<BookBalance>, NotFound | SqlError.SqlError> =>
         Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
@@ -242,14 +255,14 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         ),
       getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
         findOwned(transferId, TRANSFER, (id) => store.findTransfer(programId, id, false)),
-      listTransfers: (programId: string, filter: TransferFilter, request: PageRequest) =>
-        page(store.listTransfers(programId, filter, toWindow(request))),
+      listTransfers: (programId: string, filter: TransferFilter, request: PageRequest<TransferOrderField>) =>
+        page(store.listTransfers(programId, filter, toWindow(request, TRANSFER_ORDER_FIELDS))),
       settleTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | Conflict | SqlError.SqlError> =>
         settleTransfer(ctx, programId, transferId),
       getTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
         findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
-      listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest) =>
-        page(store.listTransactions(programId, filter, toWindow(request))),
+      listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest<TransactionOrderField>) =>
+        page(store.listTransactions(programId, filter, toWindow(request, TRANSACTION_ORDER_FIELDS))),
       /**
        * An APPROVED card transaction and its transfer; insufficient_funds (nothing written) when
        * the wallet cannot cover it, CardNotActive when the card is no longer ACTIVE at the posting.
@@ -266,21 +279,28 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         programId: string,
         transactionId: string,
         filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">,
-        request: PageRequest
+        request: PageRequest<BookTransferOrderField>
       ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
         Effect.flatMap(
           findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
-          (found) => page(store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, "posted_at")))
+          (found) =>
+            page(store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)))
         ),
       /** Book transfers with an entry on an account; 404 param financial_account_id. */
       listAccountBookTransfers: (
         programId: string,
         accountId: string,
         filter: Omit<BookTransferFilter, "financial_account_id">,
-        request: PageRequest
+        request: PageRequest<BookTransferOrderField>
       ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
         Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
-          page(store.listBookTransfers(programId, { ...filter, financial_account_id: account.id }, toWindow(request, "posted_at")))
+          page(
+            store.listBookTransfers(
+              programId,
+              { ...filter, financial_account_id: account.id },
+              toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)
+            )
+          )
         )
     }
   })

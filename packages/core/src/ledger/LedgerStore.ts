@@ -2,6 +2,13 @@ import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { IssuingEvent } from "../events/Records.js"
 import type { PageWindow } from "../platform/Paging.js"
+import type {
+  BookTransferOrderField,
+  FinancialAccountOrderField,
+  TransactionOrderField,
+  TransferOrderField,
+  WalletOrderField
+} from "./OrderFields.js"
 import type { BalanceDelta } from "./PostingRules.js"
 import type {
   AccountKind,
@@ -176,13 +183,13 @@ export interface LedgerStoreService {
   readonly listAccounts: (
     programId: string,
     filter: AccountFilter,
-    window: PageWindow
+    window: PageWindow<FinancialAccountOrderField>
   ) => Effect.Effect<Rows<FinancialAccount>, SqlError.SqlError>
   readonly balancesOf: (accountId: string) => Effect.Effect<ReadonlyArray<BookBalance>, SqlError.SqlError>
 
   readonly insertWallet: (wallet: Wallet) => Effect.Effect<void, SqlError.SqlError>
   readonly findWallet: (programId: string, walletId: string) => Effect.Effect<Option.Option<Wallet>, SqlError.SqlError>
-  readonly listWallets: (programId: string, window: PageWindow) => Effect.Effect<Rows<Wallet>, SqlError.SqlError>
+  readonly listWallets: (programId: string, window: PageWindow<WalletOrderField>) => Effect.Effect<Rows<Wallet>, SqlError.SqlError>
 
   readonly insertTransaction: (transaction: Transaction) => Effect.Effect<void, SqlError.SqlError>
   /** A transaction of the program; `lock` takes a row lock on PostgreSQL. */
@@ -195,7 +202,7 @@ export interface LedgerStoreService {
   readonly listTransactions: (
     programId: string,
     filter: TransactionFilter,
-    window: PageWindow
+    window: PageWindow<TransactionOrderField>
   ) => Effect.Effect<Rows<Transaction>, SqlError.SqlError>
   /** Number of PENDING transfers of a transaction. */
   readonly countPendingTransfers: (transactionId: string) => Effect.Effect<number, SqlError.SqlError>
@@ -205,7 +212,7 @@ export interface LedgerStoreService {
   readonly listTransfers: (
     programId: string,
     filter: TransferFilter,
-    window: PageWindow
+    window: PageWindow<TransferOrderField>
   ) => Effect.Effect<Rows<Transfer>, SqlError.SqlError>
 
   /** Posts a transfer: the store's one posting (see `LedgerPostingService`). */
@@ -221,7 +228,7 @@ export interface LedgerStoreService {
   readonly listBookTransfers: (
     programId: string,
     filter: BookTransferFilter,
-    window: PageWindow
+    window: PageWindow<BookTransferOrderField>
   ) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
 }
 

@@ -71,8 +71,8 @@ export const refused = (outcome: PostingOutcome) =>
         param: "amount"
       })
 
-/** What the ledger's use cases run against. */
-export interface LedgerContext {
+/** What the ledger's use cases run against (the feature's dependencies, like `CardDeps` and `WebhookDeps`). */
+export interface LedgerDeps {
   readonly store: LedgerStoreService
   readonly transactor: TransactorService
   readonly lane: WriteLaneService
@@ -82,11 +82,11 @@ export interface LedgerContext {
 }
 
 /** Runs a write: joins the caller's transaction if there is one, else commits through the store's lane. */
-export const write = <A, E>(ctx: LedgerContext, effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
+export const write = <A, E>(ctx: LedgerDeps, effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
   commitWrite(ctx.lane, ctx.transactor, effect, options)
 
 /** The program's settlement account of a currency, created (with its event) the first time it is needed. */
-export const settlementAccount = (ctx: LedgerContext, programId: string, currency: string) =>
+export const settlementAccount = (ctx: LedgerDeps, programId: string, currency: string) =>
   Effect.gen(function* () {
     const existing = yield* ctx.store.findSettlementAccount(programId, currency)
     if (Option.isSome(existing)) return existing.value
@@ -105,7 +105,7 @@ export const settlementAccount = (ctx: LedgerContext, programId: string, currenc
   })
 
 /** The accounts an order names, from the cache of immutable attributes or one read. */
-export const accountsOf = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
+export const accountsOf = (ctx: LedgerDeps, programId: string, order: TransferOrder) =>
   Effect.gen(function* () {
     const { ids, settlementCurrency } = accountsToRead(order)
     const cached = ctx.accountCache.lookup(programId, ids, settlementCurrency)
@@ -120,7 +120,7 @@ export const postsAtOnce = (p: PreparedTransfer) =>
   p.order.transaction_id === null && ((p.from !== null && p.to !== null) || p.settlement !== null)
 
 /** The transaction a transfer joins: a new one, or the named one locked, checked and its pending transfers counted. */
-const transactionPlan = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<TransactionPlan, TransferError> =>
+const transactionPlan = (ctx: LedgerDeps, p: PreparedTransfer): Effect.Effect<TransactionPlan, TransferError> =>
   p.order.transaction_id === null
     ? Effect.succeed({ _tag: "New" })
     : Effect.gen(function* () {
@@ -141,7 +141,7 @@ export interface Posted {
  * so it must run in a transaction (the caller wraps it). A refusal fails: whatever this posting wrote
  * before it (a settlement account) rolls back with it.
  */
-export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Effect<Posted, TransferError | CardNotActive> =>
+export const postPrepared = (ctx: LedgerDeps, p: PreparedTransfer): Effect.Effect<Posted, TransferError | CardNotActive> =>
   Effect.gen(function* () {
     const atOnce = postsAtOnce(p)
     const settlement =
@@ -158,7 +158,7 @@ export const postPrepared = (ctx: LedgerContext, p: PreparedTransfer): Effect.Ef
   })
 
 /** The checks of an order over its accounts (cached immutable attributes, else one read). */
-export const prepare = (ctx: LedgerContext, programId: string, order: TransferOrder) =>
+export const prepare = (ctx: LedgerDeps, programId: string, order: TransferOrder) =>
   Effect.flatMap(accountsOf(ctx, programId, order), (accounts) => prepareTransfer(programId, order, accounts))
 
 /**
@@ -169,7 +169,7 @@ export const prepare = (ctx: LedgerContext, programId: string, order: TransferOr
  * sides a rail needs). At once, the store call is submitted as an atomic write (no transaction around it).
  */
 export const post = (
-  ctx: LedgerContext,
+  ctx: LedgerDeps,
   programId: string,
   order: TransferOrder
 ): Effect.Effect<PostedTransfer, TransferError | CardNotActive> =>

@@ -1,8 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import type { PageWindow } from "../platform/Paging.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
+import {
+  BOOK_TRANSFER_ORDER_FIELDS,
+  FINANCIAL_ACCOUNT_ORDER_FIELDS,
+  TRANSACTION_ORDER_FIELDS,
+  TRANSFER_ORDER_FIELDS,
+  WALLET_ORDER_FIELDS
+} from "./OrderFields.js"
 import { LedgerPosting, LedgerStore, type LedgerStoreService, type NewAccount } from "./LedgerStore.js"
 import { bookBalance } from "./PostingRules.js"
 import {
@@ -21,13 +27,6 @@ import {
   type TransferStatus,
   type Wallet
 } from "./Records.js"
-
-/** Order fields of each list → the column they sort on (ties break on the row id, same direction). */
-const ACCOUNT_ORDER: Record<string, string> = { created_at: "a.created_at", updated_at: "b.updated_at" }
-const WALLET_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at" }
-const TRANSFER_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", amount: "amount_minor" }
-const TRANSACTION_ORDER: Record<string, string> = { created_at: "created_at", updated_at: "updated_at", amount: "amount_minor" }
-const BOOK_TRANSFER_ORDER: Record<string, string> = { posted_at: "bt.posted_at", created_at: "bt.posted_at", amount: "bt.amount_minor" }
 
 const ACCOUNT_COLUMNS = `a.id, a.program_id, a.wallet_id, a.kind, a.currency, a.created_at,
   b.updated_at AS balance_updated_at, b.debits_minor, b.credits_minor`
@@ -107,7 +106,6 @@ const queries = (client: SqlClient.SqlClient) => {
   const sql = client.withoutTransforms()
   const forUpdate = (lock: boolean) =>
     lock ? sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
-  const orderBy = (window: PageWindow, columns: Record<string, string>, idColumn: string) => orderByClause(sql, window, columns, idColumn)
   const where = (clauses: ReadonlyArray<ReturnType<typeof sql.literal> | false>) => {
     const present = clauses.filter((clause): clause is ReturnType<typeof sql.literal> => clause !== false)
     return sql.and(present)
@@ -135,14 +133,14 @@ const queries = (client: SqlClient.SqlClient) => {
     sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)}
         WHERE a.program_id = ${programId} AND a.id IN ${sql.in(ids)}`.pipe(Effect.map((rows) => rows.map(toAccount)))
 
-  return { sql, forUpdate, orderBy, where, count, insertBalances, insertAccountRow, findAccounts }
+  return { sql, forUpdate, where, count, insertBalances, insertAccountRow, findAccounts }
 }
 
 type Queries = ReturnType<typeof queries>
 
 /** Accounts, their balance rows and the one read of a posting. */
 const accountQueries = (q: Queries) => {
-  const { count, findAccounts, insertAccountRow, insertBalances, orderBy, sql, where } = q
+  const { count, findAccounts, insertAccountRow, insertBalances, sql, where } = q
   return {
     insertAccount: (account) =>
       Effect.zipRight(insertAccountRow(account), insertBalances(account.id, account.currency, account.created_at)).pipe(Effect.asVoid),
@@ -182,7 +180,7 @@ const accountQueries = (q: Queries) => {
       ])
       return Effect.all({
         rows: sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)} WHERE ${condition}
-                  ORDER BY ${orderBy(window, ACCOUNT_ORDER, "a.id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                  ORDER BY ${orderByClause(sql, window, FINANCIAL_ACCOUNT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
           Effect.map((rows) => rows.map(toAccount))
         ),
         total: sql`SELECT COUNT(*) AS n FROM issuing_financial_accounts a WHERE ${condition}`.pipe(Effect.map(count))
@@ -198,7 +196,7 @@ const accountQueries = (q: Queries) => {
 
 /** Wallets. */
 const walletQueries = (q: Queries) => {
-  const { count, orderBy, sql } = q
+  const { count, sql } = q
   return {
     insertWallet: (wallet) =>
       sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
@@ -213,7 +211,7 @@ const walletQueries = (q: Queries) => {
     listWallets: (programId, window) =>
       Effect.all({
         rows: sql`SELECT * FROM issuing_wallets WHERE program_id = ${programId}
-                  ORDER BY ${orderBy(window, WALLET_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                  ORDER BY ${orderByClause(sql, window, WALLET_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
           Effect.map((rows) => rows.map(toWallet))
         ),
         total: sql`SELECT COUNT(*) AS n FROM issuing_wallets WHERE program_id = ${programId}`.pipe(Effect.map(count))
@@ -223,7 +221,7 @@ const walletQueries = (q: Queries) => {
 
 /** Transactions and transfers: inserted by the posting, read and settled here. */
 const transactionQueries = (q: Queries) => {
-  const { count, forUpdate, orderBy, sql, where } = q
+  const { count, forUpdate, sql, where } = q
   return {
     insertTransaction: (t) =>
       sql`INSERT INTO issuing_transactions
@@ -247,7 +245,7 @@ const transactionQueries = (q: Queries) => {
       ])
       return Effect.all({
         rows: sql`SELECT * FROM issuing_transactions WHERE ${condition}
-                  ORDER BY ${orderBy(window, TRANSACTION_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                  ORDER BY ${orderByClause(sql, window, TRANSACTION_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
           Effect.map((rows) => rows.map(toTransaction))
         ),
         total: sql`SELECT COUNT(*) AS n FROM issuing_transactions WHERE ${condition}`.pipe(Effect.map(count))
@@ -278,7 +276,7 @@ const transactionQueries = (q: Queries) => {
       ])
       return Effect.all({
         rows: sql`SELECT * FROM issuing_transfers WHERE ${condition}
-                  ORDER BY ${orderBy(window, TRANSFER_ORDER, "id")} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                  ORDER BY ${orderByClause(sql, window, TRANSFER_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
           Effect.map((rows) => rows.map(toTransfer))
         ),
         total: sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE ${condition}`.pipe(Effect.map(count))
@@ -289,7 +287,7 @@ const transactionQueries = (q: Queries) => {
 
 /** Book transfers with their entries (append-only). */
 const bookTransferQueries = (q: Queries) => {
-  const { count, orderBy, sql, where } = q
+  const { count, sql, where } = q
   return {
     listBookTransfers: (programId, filter, window) => {
       // An account's book transfers: its entries are read once through the by-account index
@@ -316,7 +314,7 @@ const bookTransferQueries = (q: Queries) => {
       ])
       return Effect.gen(function* () {
         const heads = yield* sql`SELECT bt.* FROM issuing_book_transfers bt WHERE ${condition}
-                                 ORDER BY ${orderBy(window, BOOK_TRANSFER_ORDER, "bt.id")}
+                                 ORDER BY ${orderByClause(sql, window, BOOK_TRANSFER_ORDER_FIELDS)}
                                  LIMIT ${window.limit} OFFSET ${window.offset}`
         const total = yield* sql`SELECT COUNT(*) AS n FROM issuing_book_transfers bt WHERE ${condition}`.pipe(Effect.map(count))
         if (heads.length === 0) return { rows: [], total }

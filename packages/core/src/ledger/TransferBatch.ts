@@ -1,17 +1,7 @@
 import { SqlError } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
 import { nowIso } from "../platform/Time.js"
-import {
-  type LedgerContext,
-  noCard,
-  type Posted,
-  postPrepared,
-  postsAtOnce,
-  prepare,
-  refused,
-  type TransferError,
-  write
-} from "./Posting.js"
+import { type LedgerDeps, noCard, type Posted, postPrepared, postsAtOnce, prepare, refused, type TransferError, write } from "./Posting.js"
 import { accountsToRead, type PreparedTransfer, type TransferOrder, transferPosting } from "./PrepareTransfer.js"
 
 /**
@@ -37,7 +27,7 @@ export class TransferBatchAborted extends Data.TaggedError("TransferBatchAborted
 }> {}
 
 /** Reads, in one statement per kind, the accounts a batch names that the cache lacks. */
-const warmAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>) =>
+const warmAccounts = (ctx: LedgerDeps, programId: string, orders: ReadonlyArray<TransferOrder>) =>
   Effect.gen(function* () {
     const ids = new Set<string>()
     const currencies = new Set<string>()
@@ -70,7 +60,7 @@ const itemFailure =
  * Posts a run of consecutive items that post at once with ONE store call (`postTransfers`: on
  * SQLite one synchronous call, no savepoint per item), in order; a refused item wrote nothing.
  */
-const postRun = (ctx: LedgerContext, run: ReadonlyArray<{ readonly index: number; readonly p: PreparedTransfer }>, atomic: boolean) =>
+const postRun = (ctx: LedgerDeps, run: ReadonlyArray<{ readonly index: number; readonly p: PreparedTransfer }>, atomic: boolean) =>
   Effect.gen(function* () {
     const now = yield* nowIso
     const built = run.map(({ p }) => transferPosting(p, p.from ?? p.settlement!, p.to ?? p.settlement!, { _tag: "New" }, now))
@@ -86,7 +76,7 @@ const postRun = (ctx: LedgerContext, run: ReadonlyArray<{ readonly index: number
  * The accounts a batch will post to: the named ones of this program (warmed into the cache; an id
  * of another program is never locked) and the settlement accounts the cache knows.
  */
-const batchAccounts = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>) => {
+const batchAccounts = (ctx: LedgerDeps, programId: string, orders: ReadonlyArray<TransferOrder>) => {
   const ids = new Set<string>()
   for (const order of orders) {
     const wanted = accountsToRead(order)
@@ -102,7 +92,7 @@ type Prepared = Either.Either<PreparedTransfer, TransferError>
 
 /** The items in order, inside the batch's transaction: runs of at-once items in one call each, the others in a savepoint each. */
 const postItems = (
-  ctx: LedgerContext,
+  ctx: LedgerDeps,
   programId: string,
   items: ReadonlyArray<Prepared>,
   orders: ReadonlyArray<TransferOrder>,
@@ -144,7 +134,7 @@ const postItems = (
  * `postNewTransfers`); refused items write nothing, and when atomic nothing is written unless
  * every item posts.
  */
-const postAtOnce = (ctx: LedgerContext, items: ReadonlyArray<Prepared>, atomic: boolean) =>
+const postAtOnce = (ctx: LedgerDeps, items: ReadonlyArray<Prepared>, atomic: boolean) =>
   Effect.gen(function* () {
     const now = yield* nowIso
     const built = items.map((item) =>
@@ -170,7 +160,7 @@ const postAtOnce = (ctx: LedgerContext, items: ReadonlyArray<Prepared>, atomic: 
  * nothing of it written — and the others commit. Atomic: the first failing item aborts the batch
  * and nothing is written (TransferBatchAborted naming it). A database failure fails the batch.
  */
-export const postBatch = (ctx: LedgerContext, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
+export const postBatch = (ctx: LedgerDeps, programId: string, orders: ReadonlyArray<TransferOrder>, atomic: boolean) =>
   Effect.gen(function* () {
     yield* warmAccounts(ctx, programId, orders)
     const items: ReadonlyArray<Prepared> = yield* Effect.forEach(orders, (order) => Effect.either(prepare(ctx, programId, order)))

@@ -6,6 +6,7 @@ import { Conflict, type NotFound, PermissionDenied } from "../platform/Errors.js
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { OAUTH_CLIENT_ORDER_FIELDS, type OAuthClientOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { revokeGrants } from "./Grants.js"
 import type { OAuthDeps } from "./OAuthDeps.js"
@@ -51,11 +52,11 @@ export const createClient = (
 export const listClients = (
   deps: OAuthDeps,
   caller: Caller,
-  page: PageRequest
+  page: PageRequest<OAuthClientOrderField>
 ): Effect.Effect<Page<OAuthClient>, PermissionDenied | SqlError.SqlError> =>
   Effect.gen(function* () {
     yield* requireOrganizationAdmin(caller)
-    const { rows, total } = yield* deps.store.listClients(caller.organizationId, toWindow(page))
+    const { rows, total } = yield* deps.store.listClients(caller.organizationId, toWindow(page, OAUTH_CLIENT_ORDER_FIELDS))
     return { data: rows.map(clientView), total_count: total }
   })
 

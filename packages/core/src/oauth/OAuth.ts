@@ -6,6 +6,7 @@ import { ChangeFeed } from "../changes/ChangeFeed.js"
 import { Events } from "../events/Events.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import type { PageRequest } from "../platform/Paging.js"
+import type { OAuthClientOrderField } from "./OrderFields.js"
 import { Transactor } from "../sql/Transactor.js"
 import { authorize } from "./Authorize.js"
 import { createClient, deleteClient, getClient, listClients, rotateClientSecret } from "./Clients.js"
@@ -55,7 +56,7 @@ export class OAuth extends Effect.Service<OAuth>()("@issuing/core/OAuth", {
     }
     return {
       createClient: (caller: Caller, input: CreateOAuthClient) => createClient(deps, caller, input),
-      listClients: (caller: Caller, page: PageRequest) => listClients(deps, caller, page),
+      listClients: (caller: Caller, page: PageRequest<OAuthClientOrderField>) => listClients(deps, caller, page),
       getClient: (caller: Caller, id: string) => getClient(deps, caller, id),
       deleteClient: (caller: Caller, id: string) => deleteClient(deps, caller, id),
       rotateClientSecret: (caller: Caller, id: string) => rotateClientSecret(deps, caller, id),

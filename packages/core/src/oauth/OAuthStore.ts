@@ -1,6 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
+import type { OAuthClientOrderField } from "./OrderFields.js"
 import type {
   ActiveAccessToken,
   InteractionStatus,
@@ -29,7 +30,7 @@ export interface OAuthStoreService {
   ) => Sql<Option.Option<{ readonly client: StoredOAuthClient; readonly secretHash: string | null }>>
   readonly listClients: (
     organizationId: string,
-    window: PageWindow
+    window: PageWindow<OAuthClientOrderField>
   ) => Sql<{ readonly rows: ReadonlyArray<StoredOAuthClient>; readonly total: number }>
   /** Marks a client deleted; none when there was no such live client. */
   readonly deleteClient: (organizationId: string, id: string, at: string) => Sql<Option.Option<StoredOAuthClient>>

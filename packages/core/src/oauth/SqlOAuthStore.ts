@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
+import { OAUTH_CLIENT_ORDER_FIELDS } from "./OrderFields.js"
 import { OAuthStore, type OAuthStoreService } from "./OAuthStore.js"
 import type {
   InteractionStatus,
@@ -16,8 +17,6 @@ import type {
 } from "./Records.js"
 
 type Sql = SqlClient.SqlClient
-
-const CLIENT_ORDER: Record<string, string> = { created_at: "created_at", name: "name" }
 
 const toClient = (row: any): StoredOAuthClient => ({
   id: row.id,
@@ -106,7 +105,7 @@ const clientQueries = (
   listClients: (organizationId, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_oauth_clients WHERE organization_id = ${organizationId} AND deleted_at IS NULL
-                ORDER BY ${orderByClause(sql, window, CLIENT_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                ORDER BY ${orderByClause(sql, window, OAUTH_CLIENT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toClient))
       ),
       total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_clients WHERE organization_id = ${organizationId} AND deleted_at IS NULL`.pipe(

@@ -7,17 +7,48 @@ export const MAX_PAGE_SIZE = 100
 /** A bound on page so offsets stay within safe integers. */
 export const MAX_PAGE = 1_000_000
 
+/**
+ * A list's order fields, the one definition of them: every field `order_by` accepts (in the order the
+ * 400's message lists them), each mapped to the column its store's ORDER BY sorts by, the field of
+ * the default order (newest first) and the column ties break on. `parsePaging` validates `order_by`
+ * against it and `orderByClause` (sql/OrderBy.ts) reads the column from it, so the two cannot
+ * disagree. Each feature declares its lists' tables in its `OrderFields.ts`.
+ */
+export interface OrderFields<F extends string> {
+  readonly columns: { readonly [K in F]: string }
+  readonly newest: F
+  readonly idColumn: string
+}
+
+/** The order fields of a table: `OrderField<typeof WALLET_ORDER_FIELDS>` is `"created_at" | "updated_at"`. */
+export type OrderField<T> = T extends OrderFields<infer F> ? F : never
+
+/**
+ * Declares a list's order fields. Closed like the error table (http's errors.ts): the fields are the
+ * keys of `columns`, `newest` must be one of them, and the store ports take windows typed by them.
+ */
+export const orderFields = <const C extends Readonly<Record<string, string>>>(
+  columns: C,
+  defaults: { readonly newest: NoInfer<keyof C & string>; readonly idColumn?: string }
+): OrderFields<keyof C & string> => ({ columns, newest: defaults.newest, idColumn: defaults.idColumn ?? "id" })
+
+/** A list's order fields as `order_by` spells them, in their declared order. */
+export const orderFieldNames = <F extends string>(order: OrderFields<F>): ReadonlyArray<F> => Object.keys(order.columns) as Array<F>
+
+/** Whether `text` is one of the list's order fields (own keys only: `toString` is not an order field). */
+export const isOrderField = <F extends string>(order: OrderFields<F>, text: string): text is F => Object.hasOwn(order.columns, text)
+
 /** A decoded paging request. `orderBy` null means the endpoint's default order (newest first). */
-export interface PageRequest {
+export interface PageRequest<F extends string = string> {
   readonly page: number
   readonly pageSize: number
-  readonly orderBy: string | null
+  readonly orderBy: F | null
   readonly ascending: boolean
 }
 
 /** The resolved ordering and window to apply in a query. */
-export interface PageWindow {
-  readonly orderBy: string
+export interface PageWindow<F extends string = string> {
+  readonly orderBy: F
   readonly descending: boolean
   readonly limit: number
   readonly offset: number
@@ -67,10 +98,10 @@ const aliased = (
  * Decodes the paging rules (docs/api.md#paging):
  * - page: default 1, values below 1 (or not an integer) become 1;
  * - page_size / page-size: default 10, below 1 (or not an integer) falls back to 10, above 100 is capped;
- * - order_by / order-by: must be one of `orderFields`, else 400 invalid_request (param order_by) listing them;
+ * - order_by / order-by: must be one of the list's order fields, else 400 invalid_request (param order_by) listing them;
  * - ascending: "true"/"false" (any case, also 1/0); anything else is ignored and the default (true) applies.
  */
-export const parsePaging = (query: PagingQuery, orderFields: ReadonlyArray<string>): Either.Either<PageRequest, InvalidRequest> =>
+export const parsePaging = <F extends string>(query: PagingQuery, order: OrderFields<F>): Either.Either<PageRequest<F>, InvalidRequest> =>
   Either.gen(function* () {
     const pageValue = parseInteger(query.page)
     const page = pageValue === undefined || pageValue < 1 ? 1 : Math.min(pageValue, MAX_PAGE)
@@ -80,13 +111,13 @@ export const parsePaging = (query: PagingQuery, orderFields: ReadonlyArray<strin
     const pageSize = pageSizeValue === undefined || pageSizeValue < 1 ? DEFAULT_PAGE_SIZE : Math.min(pageSizeValue, MAX_PAGE_SIZE)
 
     const orderByText = yield* aliased(query.order_by, query["order-by"], "order_by")
-    let orderBy: string | null = null
+    let orderBy: F | null = null
     if (orderByText !== undefined) {
-      if (!orderFields.includes(orderByText)) {
+      if (!isOrderField(order, orderByText)) {
         return yield* Either.left(
           new InvalidRequest({
             // The rejected value is not repeated (docs/api.md#errors): it could be anything, a card number included.
-            message: `Invalid order_by. Valid fields: ${orderFields.join(", ")}.`,
+            message: `Invalid order_by. Valid fields: ${orderFieldNames(order).join(", ")}.`,
             param: "order_by"
           })
         )
@@ -102,11 +133,12 @@ export const parsePaging = (query: PagingQuery, orderFields: ReadonlyArray<strin
 
 /**
  * Turns a page request into the window to query. With order_by omitted the order is newest first
- * (`defaultField` descending) whatever `ascending` says; with order_by given, `ascending` sets the
- * direction. Callers always break ties on id in the same direction, so pages never overlap or skip.
+ * (the list's `newest` field descending) whatever `ascending` says; with order_by given, `ascending`
+ * sets the direction. Ties always break on the list's id column in the same direction, so pages
+ * never overlap or skip.
  */
-export const toWindow = (request: PageRequest, defaultField = "created_at"): PageWindow => ({
-  orderBy: request.orderBy ?? defaultField,
+export const toWindow = <F extends string>(request: PageRequest<F>, order: OrderFields<F>): PageWindow<F> => ({
+  orderBy: request.orderBy ?? order.newest,
   descending: request.orderBy === null ? true : !request.ascending,
   limit: request.pageSize,
   offset: (request.page - 1) * request.pageSize

@@ -1,7 +1,8 @@
 import { expect, layer, type Vitest } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import { inKeyScope } from "../access/Access.js"
 import { AccessStore } from "../access/AccessStore.js"
+import type { ApiKeyOrderField } from "../access/OrderFields.js"
 import type { KeyScope } from "../access/Records.js"
 import { hashSecret } from "../access/Secrets.js"
 import { newId } from "../platform/Ids.js"
@@ -16,7 +17,8 @@ type It = Vitest.MethodsNonLive<ContractStores, true>
 /** The scope of an unlimited admin key holding every right. */
 const EVERY_KEY: KeyScope = { programIds: null, withoutRights: [] }
 
-const window = (overrides: Partial<PageWindow> = {}): PageWindow => ({
+/** A window both lists accept (programs also sort by updated_at). */
+const window = (overrides: Partial<PageWindow<ApiKeyOrderField>> = {}): PageWindow<ApiKeyOrderField> => ({
   orderBy: "created_at",
   descending: false,
   limit: 100,
@@ -75,6 +77,27 @@ const listsProgramsInOrder = (it: It) =>
 
       expect(yield* access.countPrograms(organization.id, [first.id, tied[0]!.id, newId()])).toBe(2)
       expect(yield* access.countPrograms(organization.id, [])).toBe(0)
+    })
+  )
+
+const refusesUnknownOrderField = (it: It) =>
+  it.effect("an order field outside the list's table is a defect, not a sort on another column", () =>
+    Effect.gen(function* () {
+      const access = yield* AccessStore
+      const { organization } = yield* freshOrganization
+      // Only a cast gets such a window past the port's type; the store must not quietly sort by its first column.
+      const unknown = window({ orderBy: "color" as ApiKeyOrderField })
+      const exits: Array<Exit.Exit<unknown, unknown>> = [
+        yield* Effect.exit(Effect.suspend(() => access.listPrograms(organization.id, null, unknown))),
+        yield* Effect.exit(Effect.suspend(() => access.listApiKeys(organization.id, unknown, EVERY_KEY)))
+      ]
+      for (const exit of exits) {
+        if (Exit.isSuccess(exit)) expect.fail("listed with an unknown order field")
+        else {
+          expect(Cause.isDie(exit.cause)).toBe(true)
+          expect(Cause.pretty(exit.cause)).toContain("not one of this list's")
+        }
+      }
     })
   )
 
@@ -188,6 +211,7 @@ export const accessContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     findsProgramsWithinOrganization(it)
     listsProgramsInOrder(it)
+    refusesUnknownOrderField(it)
     keepsKeysBySecretHash(it)
     revokesKeysOnce(it)
     listsKeysWithinScope(it)

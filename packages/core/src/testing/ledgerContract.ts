@@ -22,8 +22,19 @@ import { sampleCard } from "./cardContract.js"
 import type { PortContract } from "./Contract.js"
 import { freshOrganization } from "./Fixtures.js"
 
-const newestFirst = (limit = 100, offset = 0, orderBy = "created_at"): PageWindow => ({ orderBy, descending: true, limit, offset })
-const oldestFirst = (limit = 100, offset = 0, orderBy = "created_at"): PageWindow => ({ orderBy, descending: false, limit, offset })
+// Every ledger list accepts created_at (book transfers as an alias of posted_at).
+const newestFirst = <F extends string = "created_at">(limit = 100, offset = 0, orderBy = "created_at" as F): PageWindow<F> => ({
+  orderBy,
+  descending: true,
+  limit,
+  offset
+})
+const oldestFirst = <F extends string = "created_at">(limit = 100, offset = 0, orderBy = "created_at" as F): PageWindow<F> => ({
+  orderBy,
+  descending: false,
+  limit,
+  offset
+})
 
 /** Ids sorted as the store must break ties (plain string order). */
 const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()

@@ -10,7 +10,7 @@ import { WebhookStore, type WebhookStoreService } from "../webhooks/WebhookStore
 import type { PortContract } from "./Contract.js"
 import { freshOrganization } from "./Fixtures.js"
 
-const newestFirst = (limit = 100, offset = 0): PageWindow => ({ orderBy: "created_at", descending: true, limit, offset })
+const newestFirst = (limit = 100, offset = 0): PageWindow<"created_at"> => ({ orderBy: "created_at", descending: true, limit, offset })
 
 const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
 

@@ -2,11 +2,10 @@ import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { toInt } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
+import { WEBHOOK_ATTEMPT_ORDER_FIELDS } from "./OrderFields.js"
 import type { AttemptFilter } from "./Records.js"
 import { toAttempt } from "./SqlWebhookRows.js"
 import type { WebhookStoreService } from "./WebhookStore.js"
-
-const ATTEMPT_ORDER = { created_at: "created_at", attempted_at: "attempted_at" }
 
 const attemptWhere = (sql: SqlClient.SqlClient, programId: string, filter: AttemptFilter) => {
   const parts = [sql`program_id = ${programId}`]
@@ -39,7 +38,7 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
   listAttempts: (programId, filter, window) =>
     Effect.all({
       rows: sql`SELECT * FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}
-                ORDER BY ${orderByClause(sql, window, ATTEMPT_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+                ORDER BY ${orderByClause(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toAttempt))
       ),
       total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}`.pipe(

@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { boolParam, toInt } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
+import { WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import type { StoredSubscription } from "./Records.js"
 import { toSubscription } from "./SqlWebhookRows.js"
 import type { WebhookStoreService } from "./WebhookStore.js"
@@ -25,8 +26,6 @@ export type SubscriptionStatements = Pick<
   | "clearFailing"
   | "disableSubscriptions"
 >
-
-const SUBSCRIPTION_ORDER = { created_at: "created_at", updated_at: "updated_at" }
 
 /** Subscriptions over SqlClient: one SQL text for both dialects except the row lock. */
 export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
@@ -81,12 +80,17 @@ const insertEventTypes = (sql: Sql, subscription: StoredSubscription) =>
         }))
       )}`.pipe(Effect.asVoid)
 
-const listSubscriptions = (sql: Sql, programId: string, disabled: boolean | undefined, window: PageWindow) => {
+const listSubscriptions = (
+  sql: Sql,
+  programId: string,
+  disabled: boolean | undefined,
+  window: PageWindow<WebhookSubscriptionOrderField>
+) => {
   const where =
     disabled === undefined ? sql`program_id = ${programId}` : sql`program_id = ${programId} AND disabled = ${boolParam(disabled)}`
   return Effect.all({
     rows: sql`SELECT * FROM issuing_webhook_subscriptions WHERE ${where}
-              ORDER BY ${orderByClause(sql, window, SUBSCRIPTION_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+              ORDER BY ${orderByClause(sql, window, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
       Effect.map((rows) => rows.map(toSubscription))
     ),
     total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE ${where}`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))

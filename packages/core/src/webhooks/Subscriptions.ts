@@ -6,6 +6,7 @@ import { findOwned, type OwnedLookup } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import type { IssuingSettings } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import { nowMs } from "../platform/Time.js"
 import type { TransactorService } from "../sql/Transactor.js"
 import type { VaultService } from "../vault/Vault.js"
@@ -110,9 +111,14 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
   })
 
 /** The program's subscriptions, newest first by default, optionally only (dis)abled ones. */
-export const listSubscriptions = (deps: WebhookDeps, programId: string, filter: SubscriptionFilter, page: PageRequest) =>
+export const listSubscriptions = (
+  deps: WebhookDeps,
+  programId: string,
+  filter: SubscriptionFilter,
+  page: PageRequest<WebhookSubscriptionOrderField>
+) =>
   deps.store
-    .listSubscriptions(programId, filter.disabled, toWindow(page))
+    .listSubscriptions(programId, filter.disabled, toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS))
     .pipe(Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total })))
 
 /** Changes url, description, event_types or disabled; disabling drops queued deliveries. */

@@ -2,6 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { IssuingEvent } from "../events/Records.js"
 import type { PageWindow } from "../platform/Paging.js"
+import type { WebhookAttemptOrderField, WebhookSubscriptionOrderField } from "./OrderFields.js"
 import type { StoredAttempt } from "./DeliveryRules.js"
 import type { AttemptFilter, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
 
@@ -43,7 +44,7 @@ export interface WebhookStoreService {
   readonly listSubscriptions: (
     programId: string,
     disabled: boolean | undefined,
-    window: PageWindow
+    window: PageWindow<WebhookSubscriptionOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredSubscription>; readonly total: number }, SqlError.SqlError>
   readonly countSubscriptions: (programId: string) => Effect.Effect<number, SqlError.SqlError>
   /** Enabled and disabled subscriptions of the program whose event_types hold `type`. */
@@ -153,7 +154,7 @@ export interface WebhookStoreService {
   readonly listAttempts: (
     programId: string,
     filter: AttemptFilter,
-    window: PageWindow
+    window: PageWindow<WebhookAttemptOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<WebhookAttempt>; readonly total: number }, SqlError.SqlError>
 
   /** Resolves when deliveries may be due (an enqueue here, a database notification) or after `maxWaitMs`. */

@@ -5,6 +5,7 @@ import { EventStore } from "../events/EventStore.js"
 import type { BusinessRuleViolation, Conflict, InvalidRequest, NotFound } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { WEBHOOK_ATTEMPT_ORDER_FIELDS, type WebhookAttemptOrderField, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
 import type {
@@ -53,7 +54,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       /** Creates a subscription; the response is the only place its secret is shown (with rotate-secret). */
       create: (programId: string, input: CreateWebhookSubscription) => createSubscription(deps, programId, input),
       /** The program's subscriptions, newest first by default, optionally only (dis)abled ones. */
-      list: (programId: string, filter: SubscriptionFilter, page: PageRequest) => listSubscriptions(deps, programId, filter, page),
+      list: (programId: string, filter: SubscriptionFilter, page: PageRequest<WebhookSubscriptionOrderField>) =>
+        listSubscriptions(deps, programId, filter, page),
       /** One subscription of the program (404 naming webhook_subscription_id). */
       get: (programId: string, id: string) => Effect.map(loadSubscription(deps, programId, id), publicSubscription),
       /** Changes url, description, event_types or disabled; disabling drops queued deliveries. */
@@ -69,9 +71,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       /** Re-seals subscription secrets under the current vault key; returns how many. */
       resealWithCurrentKey: resealWithCurrentKey(deps),
       /** Attempts of the program, newest first, filtered by event, subscription or status. */
-      listAttempts: (programId: string, filter: AttemptFilter, page: PageRequest) =>
+      listAttempts: (programId: string, filter: AttemptFilter, page: PageRequest<WebhookAttemptOrderField>) =>
         deps.store
-          .listAttempts(programId, filter, toWindow(page))
+          .listAttempts(programId, filter, toWindow(page, WEBHOOK_ATTEMPT_ORDER_FIELDS))
           .pipe(Effect.map(({ rows, total }): Page<WebhookAttempt> => ({ data: rows, total_count: total })))
     }
   })

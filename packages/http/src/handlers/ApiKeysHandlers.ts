@@ -1,13 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Access } from "@issuing/core"
+import { Access, API_KEY_ORDER_FIELDS } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentCaller } from "../api/Security.js"
 import { handle } from "../errors.js"
 import { paging } from "./Paging.js"
-
-/** Order fields of GET /v1/api-keys. */
-export const API_KEY_ORDER_FIELDS = ["created_at", "name"]
 
 export const ApiKeysHandlersLive = HttpApiBuilder.group(IssuingApi, "apiKeys", (handlers) =>
   Effect.gen(function* () {

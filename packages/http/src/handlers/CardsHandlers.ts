@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { CardAuthorizations, type CardLifecycleAction, Cards } from "@issuing/core"
+import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS, CardAuthorizations, type CardLifecycleAction, Cards } from "@issuing/core"
 import { Effect, FiberRef, Option } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
@@ -7,11 +7,6 @@ import { EMBED_HEADERS, embedDocument } from "../embed/EmbedDocument.js"
 import { handle } from "../errors.js"
 import { CurrentRequestId } from "../middleware/RequestPipeline.js"
 import { paging } from "./Paging.js"
-
-/** Order fields of GET /v1/cards. */
-export const CARD_ORDER_FIELDS = ["created_at", "updated_at"]
-/** Order fields of GET /v1/card-audit-records. */
-export const CARD_AUDIT_ORDER_FIELDS = ["created_at"]
 
 /**
  * The request's side of a card-data audit record: its id and the peer address of the connection.

@@ -1,13 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Events } from "@issuing/core"
+import { EVENT_ORDER_FIELDS, Events } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { handle } from "../errors.js"
 import { paging } from "./Paging.js"
-
-/** Order fields of GET /v1/events. Omitted order_by: newest first. */
-export const EVENT_ORDER_FIELDS = ["created_at"]
 
 export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (handlers) =>
   Effect.gen(function* () {

@@ -1,5 +1,15 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { CreateTransfer, type CreateTransferBatch, IssuingConfig, Ledger } from "@issuing/core"
+import {
+  BOOK_TRANSFER_ORDER_FIELDS,
+  CreateTransfer,
+  type CreateTransferBatch,
+  FINANCIAL_ACCOUNT_ORDER_FIELDS,
+  IssuingConfig,
+  Ledger,
+  TRANSACTION_ORDER_FIELDS,
+  TRANSFER_ORDER_FIELDS,
+  WALLET_ORDER_FIELDS
+} from "@issuing/core"
 import { Effect, Either, FiberRef, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
@@ -7,13 +17,6 @@ import { ApiFailure, decodeIssuesFailure, envelope, handle, toApiFailure } from 
 import { CurrentRequestId } from "../middleware/RequestPipeline.js"
 import { countPostedTransfers } from "../Telemetry.js"
 import { paging } from "./Paging.js"
-
-/** Order fields of each ledger list (docs/ledger.md). Omitted order_by: newest first. */
-export const WALLET_ORDER_FIELDS = ["created_at", "updated_at"]
-export const FINANCIAL_ACCOUNT_ORDER_FIELDS = ["created_at", "updated_at"]
-export const TRANSFER_ORDER_FIELDS = ["created_at", "updated_at", "amount"]
-export const TRANSACTION_ORDER_FIELDS = ["created_at", "updated_at", "amount"]
-export const BOOK_TRANSFER_ORDER_FIELDS = ["posted_at", "created_at", "amount"]
 
 const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 

@@ -1,13 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { OAuth } from "@issuing/core"
+import { OAuth, OAUTH_CLIENT_ORDER_FIELDS } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentCaller } from "../api/Security.js"
 import { handle } from "../errors.js"
 import { paging } from "./Paging.js"
-
-/** Order fields of GET /v1/oauth-clients. */
-export const OAUTH_CLIENT_ORDER_FIELDS = ["created_at", "name"]
 
 export const OAuthClientsHandlersLive = HttpApiBuilder.group(IssuingApi, "oauthClients", (handlers) =>
   Effect.gen(function* () {

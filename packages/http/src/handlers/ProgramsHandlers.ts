@@ -1,13 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Access } from "@issuing/core"
+import { Access, PROGRAM_ORDER_FIELDS } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentCaller } from "../api/Security.js"
 import { handle } from "../errors.js"
 import { paging } from "./Paging.js"
-
-/** Order fields of GET /v1/programs. */
-export const PROGRAM_ORDER_FIELDS = ["created_at", "updated_at", "name"]
 
 export const ProgramsHandlersLive = HttpApiBuilder.group(IssuingApi, "programs", (handlers) =>
   Effect.gen(function* () {

@@ -1,15 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Webhooks } from "@issuing/core"
+import { WEBHOOK_ATTEMPT_ORDER_FIELDS, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, Webhooks } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { handle } from "../errors.js"
 import { paging } from "./Paging.js"
-
-/** Order fields of GET /v1/webhook-subscriptions. */
-export const SUBSCRIPTION_ORDER_FIELDS = ["created_at", "updated_at"]
-/** Order fields of GET /v1/webhook-attempts. */
-export const ATTEMPT_ORDER_FIELDS = ["created_at", "attempted_at"]
 
 // Payloads and filters arrive decoded by the group's schemas (core webhooks/Records.ts).
 export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookSubscriptions", (handlers) =>
@@ -20,7 +15,7 @@ export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi,
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
-          const page = yield* paging(urlParams, SUBSCRIPTION_ORDER_FIELDS)
+          const page = yield* paging(urlParams, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS)
           return yield* handle(webhooks.list(caller.program.id, urlParams, page))
         })
       )
@@ -52,7 +47,7 @@ export const WebhookDeliveriesHandlersLive = HttpApiBuilder.group(IssuingApi, "w
       .handle("attempts", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
-          const page = yield* paging(urlParams, ATTEMPT_ORDER_FIELDS)
+          const page = yield* paging(urlParams, WEBHOOK_ATTEMPT_ORDER_FIELDS)
           return yield* handle(webhooks.listAttempts(caller.program.id, urlParams, page))
         })
       )
