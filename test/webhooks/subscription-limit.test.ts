@@ -44,12 +44,14 @@ describe.each(STORE_KINDS)("webhook subscription limit on %s", (kind) => {
     expect(await countOf(as)).toBe(LIMIT)
   })
 
-  it("admits exactly one of concurrent creations for the last place", async () => {
+  it("admits exactly one of concurrent creations for the last place, and never more than the limit", async () => {
     const org = await platform.createOrganization("race")
     const as = { key: org.api_key, program: org.program_id }
-    for (let i = 0; i < LIMIT - 1; i++) expect((await subscribe(as)).status).toBe(200)
-    const answers = await Promise.all(Array.from({ length: 6 }, () => subscribe(as)))
-    expect(answers.map((response) => response.status).sort()).toEqual([200, 422, 422, 422, 422, 422])
+    const filled = await Promise.all(Array.from({ length: LIMIT - 1 }, () => subscribe(as)))
+    expect(filled.every((response) => response.status === 200)).toBe(true)
+    // As many at once as the pool has connections and more: all count the same LIMIT − 1.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => subscribe(as)))
+    expect(answers.filter((response) => response.status === 200)).toHaveLength(1)
     for (const refused of answers.filter((response) => response.status === 422)) {
       expectEnvelope(refused, 422, { code: "subscription_limit_reached" })
     }
