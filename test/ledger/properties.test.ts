@@ -322,6 +322,7 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
                 transfers.forEach((operation, index) => {
                   const item = response.body.data[index]
                   const predicted = applyTransfer(model, operation)
+                  // An item's error carries no HTTP status: its code and param are what is compared.
                   const actual =
                     item.error === undefined ? `200 ${item.status}` : `${predicted.split(" ")[0]} ${item.error.code} ${item.error.param}`
                   expectOutcome(actual, predicted, operation)
