@@ -47,10 +47,19 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
       forUpdate ? sql.onDialectOrElse({ pg: () => sql.literal(" FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
     }`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSubscription))),
   listSubscriptions: (programId, disabled, window) => listSubscriptions(sql, programId, disabled, window),
+  // Counted under the program row's lock on PostgreSQL, so concurrent creations in READ COMMITTED
+  // cannot all count the same places free (SQLite writes are BEGIN IMMEDIATE: one writer). NO KEY
+  // UPDATE leaves the KEY SHARE locks of foreign-key checks (transfers, events …) unblocked.
   countSubscriptions: (programId) =>
-    sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId}`.pipe(
-      Effect.map((rows) => toInt(rows[0]!.n))
-    ),
+    sql
+      .onDialectOrElse({
+        pg: () => sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`,
+        orElse: () => Effect.void
+      })
+      .pipe(
+        Effect.zipRight(sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId}`),
+        Effect.map((rows) => toInt(rows[0]!.n))
+      ),
   subscriptionsForType: (programId, type) =>
     sql`SELECT s.* FROM issuing_webhook_event_types et
         JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id

@@ -46,6 +46,7 @@ export interface WebhookStoreService {
     disabled: boolean | undefined,
     window: PageWindow<WebhookSubscriptionOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredSubscription>; readonly total: number }, SqlError.SqlError>
+  /** The program's subscriptions; inside a transaction, no concurrent creation can count them until it ends. */
   readonly countSubscriptions: (programId: string) => Effect.Effect<number, SqlError.SqlError>
   /** Enabled and disabled subscriptions of the program whose event_types hold `type`. */
   readonly subscriptionsForType: (programId: string, type: string) => Effect.Effect<ReadonlyArray<StoredSubscription>, SqlError.SqlError>
