@@ -12,7 +12,8 @@
 //   - single `POST /v1/transfers` per second at 16 clients for `--seconds`, p50/p99;
 //   - batch throughput: transfers/s of 2 × `--in-flight` batches of 1,000 at `--in-flight`, and the
 //     rate of the growth to this checkpoint;
-//   - the database's size on disk (SQLite: the file and its WAL; PostgreSQL: pg_database_size).
+//   - the database's size on disk at the lists' count (SQLite: the file and its WAL; PostgreSQL:
+//     pg_database_size).
 // The rows the writes measured at a checkpoint add count toward the next checkpoint. Half the
 // transfers have one "busy" wallet on a side (its book-transfer list grows with the program); the
 // others are between 63 more wallets. 20 cards with a reveal each, and one webhook subscription to
@@ -241,12 +242,14 @@ const load = () =>
 const databaseSize = async (target) => {
   if (target.kind === "sqlite") {
     const size = (file) => (fs.existsSync(file) ? fs.statSync(file).size : 0)
-    return size(target.filename) + size(`${target.filename}-wal`)
+    const file = size(target.filename)
+    const wal = size(`${target.filename}-wal`)
+    return { bytes: file + wal, detail: ` (file ${bytes(file)}, WAL ${bytes(wal)})` }
   }
   const client = new pg.Client({ connectionString: target.url })
   await client.connect()
   try {
-    return Number((await client.query("SELECT pg_database_size(current_database()) AS size")).rows[0].size)
+    return { bytes: Number((await client.query("SELECT pg_database_size(current_database()) AS size")).rows[0].size), detail: "" }
   } finally {
     await client.end()
   }
@@ -359,7 +362,6 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
     for (const checkpoint of checkpoints) {
       let growth
       if (checkpoint > transfers) {
-        const began = performance.now()
         const grown = await writeInWorker(
           { ...writer, batch: BATCH, count: checkpoint - transfers, concurrency: inFlight },
           ({ progress, perSecond }) =>
@@ -368,7 +370,8 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
             )
         )
         transfers += grown.ok
-        growth = { perSecond: grown.ok / ((performance.now() - began) / 1000), failed: grown.failed, statuses: grown.statuses }
+        // The rate as the worker timed it (its start, which loads the packages, left out).
+        growth = { perSecond: grown.perSecond, failed: grown.failed, statuses: grown.statuses }
       }
       const at = { checkpoint, transfers, growth, lists: [], load: load() }
       console.log(
@@ -387,6 +390,8 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
         // and add its column to both tables. Until then nothing is timed for it.
         at.lists.push({ label: list.label, first, deep, deepPage })
       }
+      // The size at the lists' count of transfers, before the writes measured here add theirs.
+      at.size = await databaseSize(database.target)
       const single = await writeInWorker({ ...writer, batch: 0, seconds, concurrency: SINGLE_CLIENTS })
       transfers += single.ok
       // A fixed number of batches (not a duration), so the rows this adds stay small beside the next checkpoint.
@@ -394,7 +399,6 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
       transfers += batches.ok
       at.single = single
       at.batches = batches
-      at.size = await databaseSize(database.target)
       console.log(
         labelled([
           ["list", "page 1 ms", "deep page ms", "deep page", "total_count"],
@@ -418,7 +422,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
         console.log(
           `grown from ${count(previous)} at ${count(Math.round(growth.perSecond))} transfers/s${growth.failed ? `, failed ${growth.failed} ${JSON.stringify(growth.statuses)}` : ""}`
         )
-      console.log(`database size ${bytes(at.size)} (load average ${load()})`)
+      console.log(`database size ${bytes(at.size.bytes)}${at.size.detail} (load average ${load()})`)
       figures.push(at)
       previous = transfers
     }
@@ -479,7 +483,7 @@ export async function run(args) {
         [`single POST /v1/transfers/s (${SINGLE_CLIENTS} clients)`, across((at) => count(Math.round(at.single.perSecond))), ""],
         [`batch transfers/s (${BATCH} × ${settings.inFlight} in flight)`, across((at) => count(Math.round(at.batches.perSecond))), ""],
         ["growth transfers/s", across((at) => (at.growth === undefined ? "-" : count(Math.round(at.growth.perSecond)))), ""],
-        ["database size", across((at) => bytes(at.size)), ""],
+        ["database size", across((at) => bytes(at.size.bytes)), ""],
         ["load average (1 min) at the lists", across((at) => at.load.split(" ")[0]), ""]
       ])
     )
