@@ -229,7 +229,7 @@ const median = (values) => {
   return sorted[Math.floor(sorted.length / 2)]
 }
 
-const shownMs = (value) => (value === undefined ? "-" : value < 10 ? value.toFixed(1) : value.toFixed(0))
+const shownMs = (value) => (value === undefined ? "-" : value < 9.95 ? value.toFixed(1) : value.toFixed(0))
 const count = (n) => n.toLocaleString("en-US")
 const short = (n) => (n >= 1e6 ? `${+(n / 1e6).toFixed(2)}M` : n >= 1e3 ? `${+(n / 1e3).toFixed(1)}k` : String(n))
 const bytes = (n) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : `${(n / 1e6).toFixed(1)} MB`)
