@@ -10,8 +10,17 @@
 // transfer. PostgreSQL raw: the whole transaction as ONE simple-query round trip (BEGIN; …; COMMIT)
 // over a pool of 10 at the same concurrency — the fastest shape node-postgres allows. And a bare
 // baseline: a node:http server in its own process doing that same SQL behind JSON in and out (no
-// auth, no validation, no events; support/bareServer.js), driven like ours. Prints our/bare and
-// our/raw as ratios, and the load average (the machine is shared: compare figures of one run).
+// auth, no validation, no events; support/bareServer.js), driven like ours. And a lean baseline
+// (support/leanLedger.js): that same bare server over the leanest schema holding these rows — 7
+// tables, text ids, primary keys only, no foreign keys — writing each transfer on PostgreSQL as ONE
+// call of a plpgsql function (locks both accounts' balance rows in id order, updates 4 balances,
+// inserts the transaction, transfer, book transfer, 4 entries and 3 events), on SQLite as one
+// BEGIN IMMEDIATE transaction of prepared statements; beside it ("lean SQL") that write alone,
+// no HTTP, on 16 connections (SQLite: one). Bare uses the platform's own schema, so our/bare hides
+// what the schema and the posting SQL cost; our/lean is the distance to the limit of any Node
+// service writing these rows durably (issue 24; docs/operations.md#volume). Prints our/bare,
+// our/lean and our/raw as ratios, and the load average (the machine is shared: compare figures of
+// one run).
 // --runs=3 repeats every measurement three times (each run side by side with its own baselines)
 // and ends with each store's ratios run by run.
 import { Access, CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
@@ -26,6 +35,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
+import { prepareLean, leanWriter } from "./support/leanLedger.js"
 import { createDatabase, startPostgres } from "./support/postgres.js"
 import { postgresTransferText, rawParams, rowsOf, sqliteTransfer, withFanOuts } from "./support/rawLedger.js"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
@@ -35,6 +45,8 @@ const decodeTransfer = Schema.decodeUnknownSync(CreateTransfer)
 const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
 
 const WALLETS = 64
+// Connections of the lean write alone (the HTTP servers, ours included, keep pools of 10).
+const LEAN_CONNECTIONS = 16
 const FUNDING_MINOR = 1_000_000_000_000
 
 const option = (args, name, fallback) => {
@@ -187,7 +199,49 @@ const httpRun = async (target, seconds, concurrency, batch = 0) => {
 /** Starts the bare node:http baseline (support/bareServer.js) in its own process and drives it like ours. */
 const bareRun = async (target, seconds, concurrency) => {
   const { programId, accounts } = await prepareRaw(target)
-  const config = { ...target, programId }
+  return serverRun({ ...target, programId }, accounts, seconds, concurrency)
+}
+
+/** The same server over the lean schema (support/leanLedger.js), in its own process, driven like ours. */
+const leanRun = async (target, seconds, concurrency) => {
+  const programId = crypto.randomUUID()
+  const accounts = await prepareLean(target, programId, WALLETS)
+  return serverRun({ ...target, programId, lean: true }, accounts, seconds, concurrency)
+}
+
+/**
+ * The lean write alone, no HTTP: on PostgreSQL `lean_post_transfer` called by `concurrency`
+ * loops over as many connections; on SQLite its transaction in a loop (one connection, as SQLite
+ * has one writer).
+ */
+const leanAlone = async (target, seconds, concurrency) => {
+  const programId = crypto.randomUUID()
+  const accounts = await prepareLean(target, programId, WALLETS)
+  const writer = leanWriter(target, concurrency)
+  const latencies = []
+  let ok = 0
+  const deadline = performance.now() + seconds * 1000
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: target.kind === "sqlite" ? 1 : concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const [from, to] = pick(accounts)
+        const t0 = performance.now()
+        await writer.write(programId, from, to, 1 + Math.floor(Math.random() * 100))
+        latencies.push(performance.now() - t0)
+        ok += 1
+      }
+    })
+  )
+  const elapsedMs = performance.now() - started
+  await writer.close()
+  const sorted = Float64Array.from(latencies).sort()
+  return { perSecond: ok / (elapsedMs / 1000), p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }
+}
+
+/** Starts support/bareServer.js with `config` in its own process and drives it like ours. */
+const serverRun = async (config, accounts, seconds, concurrency) => {
+  const { programId } = config
   const child = spawn(process.execPath, [path.join(import.meta.dirname, "support", "bareServer.js"), JSON.stringify(config)], {
     stdio: ["ignore", "pipe", "inherit"]
   })
@@ -322,8 +376,8 @@ const shown = (value) => (value >= 100 ? value.toFixed(0) : value.toFixed(2))
 const ratios = new Map()
 const keep = (name, value) => ratios.set(name, [...(ratios.get(name) ?? []), value])
 
-const report = (store, ours, raw, batch = 0, bare = undefined) => {
-  const label = batch > 0 ? `batch ${batch}`.padEnd(9) : "HTTP"
+const report = (store, ours, raw, batch = 0, bare = undefined, lean = undefined) => {
+  const label = batch > 0 ? `batch ${batch}`.padEnd(9) : "HTTP".padEnd(8)
   console.log(
     `${store.padEnd(9)} ${label} ${fmt(ours.perSecond)} transfers/s  p50 ${ms(ours.p50)}  p99 ${ms(ours.p99)}  (ok ${ours.ok}, failed ${ours.failed}${ours.failed ? ` ${JSON.stringify(ours.statuses)}` : ""})`
   )
@@ -332,8 +386,24 @@ const report = (store, ours, raw, batch = 0, bare = undefined) => {
     console.log(
       `${"".padEnd(9)} ${"bare".padEnd(label.length)} ${fmt(bare.perSecond)} transfers/s  p50 ${ms(bare.p50)}  p99 ${ms(bare.p99)}  (node:http + the same SQL, failed ${bare.failed})`
     )
-    console.log(`${"".padEnd(9)} ratio our/bare ${(ours.perSecond / bare.perSecond).toFixed(2)}`)
+  }
+  if (lean !== undefined) {
+    console.log(
+      `${"".padEnd(9)} ${"lean".padEnd(label.length)} ${fmt(lean.http.perSecond)} transfers/s  p50 ${ms(lean.http.p50)}  p99 ${ms(lean.http.p99)}  (node:http + the lean schema, ${store === "postgres" ? "one plpgsql call per transfer" : "one prepared transaction per transfer"}, failed ${lean.http.failed})`
+    )
+    console.log(
+      `${"".padEnd(9)} ${"lean SQL".padEnd(label.length)} ${fmt(lean.alone.perSecond)} transfers/s  p50 ${ms(lean.alone.p50)}  p99 ${ms(lean.alone.p99)}  (the lean write alone, no HTTP, ${store === "postgres" ? `${LEAN_CONNECTIONS} connections` : "one connection"})`
+    )
+  }
+  if (bare !== undefined) {
+    console.log(
+      `${"".padEnd(9)} ratio our/bare ${(ours.perSecond / bare.perSecond).toFixed(2)}${lean === undefined ? "" : `   ratio our/lean ${(ours.perSecond / lean.http.perSecond).toFixed(2)}`}`
+    )
     keep(`${store} HTTP our/bare`, ours.perSecond / bare.perSecond)
+  }
+  if (lean !== undefined) {
+    keep(`${store} HTTP our/lean`, ours.perSecond / lean.http.perSecond)
+    keep(`${store} lean SQL transfers/s`, lean.alone.perSecond)
   }
   keep(`${store} ${batch > 0 ? `batch ${batch}` : "HTTP"} our/raw`, ours.perSecond / raw.perSecond)
   if (batch > 0) keep(`${store} batch ${batch} transfers/s`, ours.perSecond)
@@ -375,7 +445,11 @@ const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onl
       if (!onlyBatch) {
         const ours = await httpRun({ kind: "sqlite", filename: path.join(dir, "http.db") }, seconds, concurrency)
         const bare = await bareRun({ kind: "sqlite", filename: path.join(dir, "bare.db") }, seconds, concurrency)
-        report("sqlite", ours, raw, 0, bare)
+        const lean = {
+          http: await leanRun({ kind: "sqlite", filename: path.join(dir, "lean.db") }, seconds, concurrency),
+          alone: await leanAlone({ kind: "sqlite", filename: path.join(dir, "lean-alone.db") }, seconds, LEAN_CONNECTIONS)
+        }
+        report("sqlite", ours, raw, 0, bare, lean)
       }
       if (batch > 0)
         report(
@@ -403,7 +477,15 @@ const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onl
           seconds,
           concurrency
         )
-        report("postgres", ours, raw, 0, bare)
+        const lean = {
+          http: await leanRun({ kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_lean") }, seconds, concurrency),
+          alone: await leanAlone(
+            { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_lean_alone") },
+            seconds,
+            LEAN_CONNECTIONS
+          )
+        }
+        report("postgres", ours, raw, 0, bare, lean)
       }
       if (batch > 0) {
         const batched = await httpRun(

@@ -2,11 +2,14 @@
 // takes the same POST /v1/transfers JSON and writes the same durable rows with the same driver as
 // the raw baseline (rawLedger.js) — no auth, no validation, no idempotency, no Effect — and answers
 // JSON. What any HTTP service in Node pays on top of the SQL; ours ÷ bare is the overhead of the
-// platform itself. Started by bench/transfers.js: `node bareServer.js <json config>`; prints the
-// port on stdout, stops on SIGTERM.
+// platform itself. With `lean: true` in its config it writes the lean schema instead
+// (leanLedger.js: one plpgsql call per transfer on PostgreSQL), and ours ÷ that is how far the
+// platform is from the limit of any Node service writing these rows. Started by bench/transfers.js:
+// `node bareServer.js <json config>`; prints the port on stdout, stops on SIGTERM.
 import Database from "better-sqlite3"
 import * as http from "node:http"
 import pg from "pg"
+import { leanWriter } from "./leanLedger.js"
 import { postgresTransferText, rawParams, rowsOf, sqliteTransfer, withFanOuts } from "./rawLedger.js"
 
 const config = JSON.parse(process.argv[2])
@@ -24,7 +27,9 @@ const makeWriter = () => {
   const pool = new pg.Pool({ connectionString: config.url, max: 10 })
   return (p) => pool.query(postgresTransferText(p))
 }
-const write = makeWriter()
+// The lean server's pool is the platform's: 10 connections.
+const lean = config.lean ? leanWriter(config, 10) : undefined
+const write = lean ? undefined : makeWriter()
 
 const server = http.createServer((request, response) => {
   const chunks = []
@@ -33,7 +38,8 @@ const server = http.createServer((request, response) => {
     try {
       const body = JSON.parse(Buffer.concat(chunks).toString())
       const rows = rowsOf(config.programId, body.from_financial_account_id, body.to_financial_account_id, body.amount)
-      await write(withFanOuts(rawParams(rows)))
+      if (lean) await lean.write(config.programId, rows.from, rows.to, rows.amount)
+      else await write(withFanOuts(rawParams(rows)))
       const answer = JSON.stringify({ id: rows.transferId, object: "transfer", transaction_id: rows.transactionId, amount: body.amount })
       response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) })
       response.end(answer)
