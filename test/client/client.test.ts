@@ -12,7 +12,7 @@ import {
   TimeoutError,
   WebhookVerificationError
 } from "@issuing/client"
-import { IssuingApiClient, layer as effectClientLayer, makeEffectClient } from "@issuing/client/effect"
+import { ApiFailure, type EffectClient, IssuingApiClient, layer as effectClientLayer, makeEffectClient } from "@issuing/client/effect"
 import { Effect, Either } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
@@ -164,7 +164,10 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     expect(read.id).toBe(wallet.id)
     expect(read.holder.name).toBe("Effect user")
     expect(Either.isLeft(missing)).toBe(true)
-    expect(Either.isLeft(missing) && missing.left).toMatchObject({ code: "not_found", param: "wallet_id" })
+    // Decoded from the envelope by the status the endpoint declares, with the answer's request id.
+    expect(Either.isLeft(missing) && missing.left).toMatchObject({ _tag: "ApiFailure", status: 404, code: "not_found", param: "wallet_id" })
+    expect(Either.isLeft(missing) && missing.left.requestId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(Either.isLeft(missing) && missing.left.docUrl).toBe(`${platform.baseUrl}/docs/errors/not_found`)
 
     const listed = await Effect.runPromise(
       Effect.flatMap(IssuingApiClient, (api) => api.programs.list({ urlParams: {} })).pipe(
@@ -172,6 +175,39 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
       )
     )
     expect(listed.data.map((item) => item.id)).toContain(platform.org.program_id)
+  })
+
+  it("the Effect client fails with the ApiFailure of each declared status: 400, 401, 422", async () => {
+    const failureOf = <A, E>(apiKey: string, call: (api: EffectClient) => Effect.Effect<A, E>) =>
+      Effect.runPromise(
+        makeEffectClient({ baseUrl: platform.baseUrl, apiKey, programId: platform.org.program_id }).pipe(
+          Effect.flatMap((api) => Effect.flip(call(api))),
+          Effect.provide(FetchHttpClient.layer)
+        )
+      )
+    const wallet = await client.wallets.create({ holder: { name: "Effect rules" } })
+    const failures = [
+      await failureOf(platform.org.api_key, (api) => api.wallets.list({ urlParams: { order_by: "nope" } })),
+      await failureOf("sk_test_unknown", (api) => api.wallets.list({ urlParams: {} })),
+      await failureOf(platform.org.api_key, (api) =>
+        api.transfers.create({
+          payload: {
+            payment_rail: "book",
+            amount: 100,
+            currency: "USD",
+            from_financial_account_id: wallet.financial_account_id,
+            to_financial_account_id: wallet.financial_account_id,
+            transaction_id: null,
+            description: null
+          }
+        })
+      )
+    ]
+    expect(failures.map((failure) => (failure instanceof ApiFailure ? [failure.status, failure.code] : failure))).toEqual([
+      [400, "invalid_request"],
+      [401, "authentication_error"],
+      [422, "same_financial_account"]
+    ])
   })
 
   describe("retries through a flaky proxy in front of the platform", () => {

@@ -7,9 +7,13 @@ import { MetaApi } from "./api/MetaApi.js"
 import { OAuthClientsApi, OAuthInteractionsApi, OAuthProtocolApi } from "./api/OAuthApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
 import { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
-import { ApiFailure } from "./errors.js"
+import { InternalFailure, InvalidRequestFailure } from "./errors.js"
 
-/** The whole HTTP API: every group, each under /v1 except the public meta routes. */
+/**
+ * The whole HTTP API: every group, each under /v1 except the public meta routes. Every operation
+ * may answer 400 (a request that does not decode) and 500; groups and endpoints declare the rest
+ * (api/Security.ts, api/Common.ts and each endpoint's own).
+ */
 export class IssuingApi extends HttpApi.make("issuing")
   .add(ProgramsApi)
   .add(ApiKeysApi)
@@ -28,6 +32,7 @@ export class IssuingApi extends HttpApi.make("issuing")
   .add(OAuthInteractionsApi)
   .add(OAuthProtocolApi)
   .add(MetaApi)
-  .addError(ApiFailure)
+  .addError(InvalidRequestFailure)
+  .addError(InternalFailure)
   .annotate(OpenApi.Title, "Issuing API")
   .annotate(OpenApi.Version, "1.2.0") {}

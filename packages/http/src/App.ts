@@ -30,7 +30,7 @@ import { OAuthClientsHandlersLive, OAuthInteractionsHandlersLive } from "./handl
 import { OAuthProtocolHandlersLive } from "./handlers/OAuthProtocolHandlers.js"
 import { ProgramsHandlersLive } from "./handlers/ProgramsHandlers.js"
 import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from "./handlers/WebhooksHandlers.js"
-import { OrganizationAuthLive, ProgramAuthLive } from "./middleware/Auth.js"
+import { OrganizationScopedLive, ProgramScopedLive } from "./middleware/Scopes.js"
 import { requestPipeline } from "./middleware/RequestPipeline.js"
 import { makeRouteTable } from "./middleware/RouteTable.js"
 import { type TelemetryLayer, traceRequests } from "./Telemetry.js"
@@ -96,7 +96,7 @@ const HandlersLive = Layer.mergeAll(
   OAuthInteractionsHandlersLive,
   OAuthProtocolHandlersLive,
   MetaHandlersLive
-).pipe(Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive)))
+).pipe(Layer.provide(Layer.mergeAll(OrganizationScopedLive, ProgramScopedLive)))
 
 /** The API's routes, read once from its definition: the request pipeline and telemetry match requests against them. */
 const ROUTES = makeRouteTable(IssuingApi)

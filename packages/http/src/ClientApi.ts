@@ -6,6 +6,20 @@ export { EventsApi } from "./api/EventsApi.js"
 export { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersApi, WalletsApi } from "./api/LedgerApi.js"
 export { MetaApi } from "./api/MetaApi.js"
 export { ProgramsApi } from "./api/ProgramsApi.js"
-export { OrganizationAuth, ProgramAuth } from "./api/Security.js"
+export { OrganizationScoped, ProgramScoped } from "./api/Security.js"
 export { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
-export { ApiFailure, type ErrorCode } from "./errors.js"
+export {
+  ApiFailure,
+  type ApiFailureAt,
+  AuthenticationFailure,
+  BusinessRuleFailure,
+  ConflictFailure,
+  type ErrorCode,
+  ErrorEnvelope,
+  InternalFailure,
+  InvalidRequestFailure,
+  NotFoundFailure,
+  PermissionFailure,
+  RateLimitFailure,
+  TooLargeFailure
+} from "./errors.js"

@@ -1,25 +1,25 @@
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { SqlError } from "@effect/sql"
-import type { BusinessRuleCode, IssuingError } from "@issuing/core"
+import type { BusinessRuleCode, DomainError } from "@issuing/core"
 import { Effect, Schema } from "effect"
 
 /**
  * An HTTP failure: status, error type and code (docs/api.md#errors). Handlers fail with it; the
- * request pipeline renders it as the envelope, adding request_id and doc_url.
+ * request pipeline renders it as the envelope, adding request_id and doc_url. The Effect client
+ * decodes an error answer into one, with the envelope's request_id and doc_url.
  */
-export class ApiFailure extends Schema.TaggedError<ApiFailure>()(
-  "ApiFailure",
-  {
-    status: Schema.Number,
-    type: Schema.String,
-    code: Schema.String,
-    message: Schema.String,
-    param: Schema.NullOr(Schema.String),
-    retryAfterSeconds: Schema.optional(Schema.Number),
-    allow: Schema.optional(Schema.String)
-  },
-  HttpApiSchema.annotations({ status: 400 })
-) {}
+export class ApiFailure extends Schema.TaggedError<ApiFailure>()("ApiFailure", {
+  status: Schema.Number,
+  type: Schema.String,
+  code: Schema.String,
+  message: Schema.String,
+  param: Schema.NullOr(Schema.String),
+  retryAfterSeconds: Schema.optional(Schema.Number),
+  allow: Schema.optional(Schema.String),
+  /** Set when decoded from an answer (the Effect client); the server's pipeline adds its own. */
+  requestId: Schema.optional(Schema.String),
+  docUrl: Schema.optional(Schema.String)
+}) {}
 
 /** The codes the HTTP layer itself answers with, one per status of the error table. */
 export type HttpErrorCode =
@@ -201,46 +201,133 @@ export const ERROR_CODES = {
 export const errorCodeDoc = (code: string): ErrorCodeDoc | undefined =>
   Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode] : undefined
 
+/** Every status an error answer of the API can have (the catalogue's). */
+export type FailureStatus = (typeof ERROR_CODES)[ErrorCode]["status"]
+
+/**
+ * An ApiFailure known to carry one status. Handlers' failures are typed by status, so the
+ * HttpApi's declared errors must list every status a handler can answer with or it does not build.
+ */
+export type ApiFailureAt<S extends FailureStatus> = ApiFailure & { readonly status: S }
+
+/** The error envelope as it is on the wire, every non-2xx's body (docs/api.md#errors). */
+export const ErrorEnvelope = Schema.Struct({
+  error: Schema.Struct({
+    type: Schema.String.annotations({ description: "error class" }),
+    code: Schema.String.annotations({
+      description: "machine-readable code",
+      jsonSchema: { type: "string", enum: Object.keys(ERROR_CODES) }
+    }),
+    message: Schema.String,
+    param: Schema.NullOr(Schema.String).annotations({ description: "the offending parameter or header" }),
+    request_id: Schema.String.annotations({ jsonSchema: { type: "string", format: "uuid" } }),
+    doc_url: Schema.String.annotations({ jsonSchema: { type: "string", format: "uri" } })
+  })
+}).annotations({ identifier: "ErrorEnvelope" })
+
+/**
+ * The declared error of one status: the envelope on the wire, an ApiFailure of that status in
+ * code. The HttpApi declares these (api-wide, per group, per endpoint), so the OpenAPI document
+ * lists each operation's statuses and the Effect client decodes each status's envelope. The server
+ * renders failures in the request pipeline (`failureResponse`), which knows the request id; this
+ * encoder is the same envelope for an ApiFailure that already carries one.
+ */
+const failureAt = <S extends FailureStatus>(status: S, description: string) =>
+  Schema.transform(
+    ErrorEnvelope,
+    Schema.typeSchema(ApiFailure).pipe(Schema.filter((failure): failure is ApiFailureAt<S> => failure.status === status)),
+    {
+      strict: true,
+      decode: ({ error }) =>
+        new ApiFailure({
+          status,
+          type: error.type,
+          code: error.code,
+          message: error.message,
+          param: error.param,
+          requestId: error.request_id,
+          docUrl: error.doc_url
+        }) as ApiFailureAt<S>,
+      encode: (failure) => ({
+        error: {
+          type: failure.type,
+          code: failure.code,
+          message: failure.message,
+          param: failure.param,
+          request_id: failure.requestId ?? "",
+          doc_url: failure.docUrl ?? ""
+        }
+      })
+    }
+  ).annotations(HttpApiSchema.annotations({ status, description }))
+
+/** 400: malformed request, any endpoint. */
+export const InvalidRequestFailure = failureAt(400, "Invalid request")
+/** 401: no key, or an unknown or revoked one (or an expired embed session). */
+export const AuthenticationFailure = failureAt(401, "Authentication failed")
+/** 403: the key's role, programs or scopes do not allow it. */
+export const PermissionFailure = failureAt(403, "Permission denied")
+/** 404: an id the caller cannot see (and sandbox-only routes in production). */
+export const NotFoundFailure = failureAt(404, "Not found")
+/** 409: the resource's state forbids it, or an Idempotency-Key clash. */
+export const ConflictFailure = failureAt(409, "Conflict")
+/** 413: the request body is over the limit. */
+export const TooLargeFailure = failureAt(413, "Request body too large")
+/** 422: valid input that breaks a business rule (`code` names it). */
+export const BusinessRuleFailure = failureAt(422, "Business rule violated")
+/** 429: the key's rate limit. */
+export const RateLimitFailure = failureAt(429, "Rate limited")
+/** 500: unexpected; nothing was committed. */
+export const InternalFailure = failureAt(500, "Internal error")
+
 /** Builds an ApiFailure for one of the catalogue's codes; status and type come from its entry. */
-export const apiFailure = (
-  code: ErrorCode,
+export const apiFailure = <C extends ErrorCode>(
+  code: C,
   message: string,
   param: string | null,
   extra: Pick<Partial<ApiFailure>, "retryAfterSeconds" | "allow"> = {}
-): ApiFailure => {
+): ApiFailureAt<(typeof ERROR_CODES)[C]["status"]> => {
   const doc: ErrorCodeDoc = ERROR_CODES[code]
-  return new ApiFailure({ status: doc.status, type: doc.type, code, message, param, ...extra })
-}
-
-/** The one mapping from domain failures to HTTP failures. */
-export const toApiFailure = (error: IssuingError): ApiFailure => {
-  switch (error._tag) {
-    case "InvalidRequest":
-      return apiFailure("invalid_request", error.message, error.param)
-    case "AuthenticationFailed":
-      return apiFailure("authentication_error", error.message, null)
-    case "PermissionDenied":
-      return apiFailure("permission_denied", error.message, error.param)
-    case "NotFound":
-      return apiFailure("not_found", error.message, error.param)
-    case "Conflict":
-      return apiFailure("conflict", error.message, error.param)
-    case "BusinessRuleViolation":
-      return apiFailure(error.code, error.message, error.param)
-    case "RateLimited":
-      return apiFailure("rate_limited", "Too many requests for this API key. Retry after the time in Retry-After.", null, {
-        retryAfterSeconds: error.retryAfterSeconds
-      })
-  }
+  // The catalogue entry of `code` gives the status, so the instance does carry it.
+  return new ApiFailure({ status: doc.status, type: doc.type, code, message, param, ...extra }) as ApiFailureAt<
+    (typeof ERROR_CODES)[C]["status"]
+  >
 }
 
 /**
- * Runs a domain effect for a handler or the request pipeline: domain failures become ApiFailure;
- * database failures are defects (500 internal_error, nothing stored under the idempotency key).
+ * The one mapping from domain failures to HTTP failures (envelope fields and status), one entry per
+ * domain failure. Closed: a new domain failure without its entry does not build.
  */
-export const handle = <A, E extends IssuingError | SqlError.SqlError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiFailure, R> =>
+const DOMAIN_FAILURES = {
+  InvalidRequest: (error) => apiFailure("invalid_request", error.message, error.param),
+  AuthenticationFailed: (error) => apiFailure("authentication_error", error.message, null),
+  PermissionDenied: (error) => apiFailure("permission_denied", error.message, error.param),
+  NotFound: (error) => apiFailure("not_found", error.message, error.param),
+  Conflict: (error) => apiFailure("conflict", error.message, error.param),
+  BusinessRuleViolation: (error) => apiFailure(error.code, error.message, error.param),
+  RateLimited: (error) =>
+    apiFailure("rate_limited", "Too many requests for this API key. Retry after the time in Retry-After.", null, {
+      retryAfterSeconds: error.retryAfterSeconds
+    })
+} as const satisfies { readonly [T in DomainError["_tag"]]: (error: Extract<DomainError, { readonly _tag: T }>) => ApiFailure }
+
+/** The HTTP failure a domain failure becomes, with its status (read off the table above). */
+export type FailureOf<E extends DomainError> = ReturnType<(typeof DOMAIN_FAILURES)[E["_tag"]]>
+
+/** A domain failure as its HTTP failure. */
+export const toApiFailure = <E extends DomainError>(error: E): FailureOf<E> =>
+  (DOMAIN_FAILURES[error._tag] as (error: E) => FailureOf<E>)(error)
+
+/**
+ * Runs a domain effect for a handler or the request pipeline: domain failures become the
+ * ApiFailure of their status (toApiFailure); database failures are defects (500 internal_error,
+ * nothing stored under the idempotency key).
+ */
+export const mapToApiFailure = <A, E extends DomainError | SqlError.SqlError, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, FailureOf<Exclude<E, SqlError.SqlError>>, R> =>
   Effect.catchAll(effect, (error) =>
-    error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(toApiFailure(error as IssuingError))
+    error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(toApiFailure(error as Exclude<E, SqlError.SqlError>))
   )
 
 /** One decode issue: where (the field's path) and what. */
@@ -254,7 +341,7 @@ export interface DecodeIssue {
  * joined with dots (`holder.name`, `program_ids.1`). The rejected value is never echoed: it may be a
  * card number or a secret sent in the wrong field.
  */
-export const decodeIssuesFailure = (issues: ReadonlyArray<DecodeIssue>): ApiFailure => {
+export const decodeIssuesFailure = (issues: ReadonlyArray<DecodeIssue>): ApiFailureAt<400> => {
   const issue = issues[0]
   const param = issue === undefined || issue.path.length === 0 ? null : issue.path.map(String).join(".")
   const detail = (issue?.message ?? "Invalid request").replace(/,\s*actual\b[\s\S]*$/, "")

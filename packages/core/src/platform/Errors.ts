@@ -62,8 +62,11 @@ export class RateLimited extends Data.TaggedError("RateLimited")<{
   readonly retryAfterSeconds: number
 }> {}
 
-/** Every failure a domain operation can report to a caller. */
-export type IssuingError =
+/**
+ * Every failure a domain operation can report to a caller. (Not the client's `IssuingError`, the
+ * base class of what `@issuing/client` throws.)
+ */
+export type DomainError =
   | InvalidRequest
   | AuthenticationFailed
   | PermissionDenied

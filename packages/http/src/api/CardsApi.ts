@@ -14,45 +14,59 @@ import {
 } from "@issuing/core"
 import { Schema } from "effect"
 import { RequiredScope, SandboxOnly } from "./Annotations.js"
-import { ListOf, PagingParams } from "./Common.js"
-import { ProgramAuth } from "./Security.js"
+import { ListOf, PagingParams, post } from "./Common.js"
+import { ProgramScoped } from "./Security.js"
+import { AuthenticationFailure, BusinessRuleFailure, NotFoundFailure } from "../errors.js"
 
 /** A card id in the path: any text, looked up by core's findOwned (a malformed id is a 404). */
 const CardPath = Schema.Struct({ card_id: Schema.String })
 
 const lifecycle = <const Name extends "freeze" | "unfreeze" | "close" | "reissue">(name: Name) =>
-  HttpApiEndpoint.post(name, `/cards/:card_id/${name}` as const)
+  post(name, `/cards/:card_id/${name}` as const)
     .setPath(CardPath)
+    .addError(NotFoundFailure)
     .addSuccess(Card)
+    // reissue draws a new number (card_number_space_exhausted); the four share one handler.
+    .addError(BusinessRuleFailure)
 
 /** Program-scoped: issuance, lifecycle, reveal, search-by-pan, embed sessions, the card-data audit trail (docs/card-data.md). */
 export class CardsApi extends HttpApiGroup.make("cards")
-  .add(HttpApiEndpoint.post("create", "/cards").setPayload(IssueCard).addSuccess(Card))
+  .add(
+    post("create", "/cards")
+      .setPayload(IssueCard)
+      .addSuccess(Card)
+      // The wallet named in the body; a BIN whose number space is spent.
+      .addError(NotFoundFailure)
+      .addError(BusinessRuleFailure)
+  )
   .add(
     HttpApiEndpoint.get("list", "/cards")
       .setUrlParams(Schema.Struct({ ...PagingParams, ...CardListQuery.fields }))
       .addSuccess(ListOf(Card))
   )
-  .add(HttpApiEndpoint.post("searchByPan", "/cards/search-by-pan").setPayload(SearchByPan).addSuccess(Card))
-  .add(HttpApiEndpoint.get("get", "/cards/:card_id").setPath(CardPath).addSuccess(Card))
+  .add(post("searchByPan", "/cards/search-by-pan").setPayload(SearchByPan).addSuccess(Card).addError(NotFoundFailure))
+  .add(HttpApiEndpoint.get("get", "/cards/:card_id").setPath(CardPath).addError(NotFoundFailure).addSuccess(Card))
   .add(lifecycle("freeze"))
   .add(lifecycle("unfreeze"))
   .add(lifecycle("close"))
   .add(lifecycle("reissue"))
   .add(
-    HttpApiEndpoint.post("reveal", "/cards/:card_id/reveal")
+    post("reveal", "/cards/:card_id/reveal")
       .setPath(CardPath)
+      .addError(NotFoundFailure)
       .addSuccess(CardReveal)
       // An OAuth access token reveals with the pan_reveal scope (docs/oauth.md#access-tokens-on-v1).
       .annotate(RequiredScope, "pan_reveal")
   )
-  .add(HttpApiEndpoint.post("createEmbedSession", "/cards/:card_id/embed-sessions").setPath(CardPath).addSuccess(CardEmbedSession))
+  .add(
+    post("createEmbedSession", "/cards/:card_id/embed-sessions").setPath(CardPath).addError(NotFoundFailure).addSuccess(CardEmbedSession)
+  )
   .add(
     HttpApiEndpoint.get("listAuditRecords", "/card-audit-records")
       .setUrlParams(Schema.Struct({ ...PagingParams, ...CardAuditQuery.fields }))
       .addSuccess(ListOf(CardAuditRecord))
   )
-  .middleware(ProgramAuth)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}
 
 /** Public: the embed document, authenticated by its session_token alone (docs/card-data.md). */
@@ -60,13 +74,16 @@ export class CardEmbedApi extends HttpApiGroup.make("cardEmbed")
   .add(
     HttpApiEndpoint.get("document", "/cards/embed")
       .setUrlParams(EmbedDocumentQuery)
+      .addError(AuthenticationFailure)
       .annotate(OpenApi.Description, 'HTML card display for a sandbox="allow-scripts" iframe; 401 when the token is unknown or expired.')
   )
   .prefix("/v1") {}
 
 /** Sandbox simulation of a card authorization (404 in production): an APPROVED or DECLINED transaction. */
 export class SimulateAuthorizationsApi extends HttpApiGroup.make("simulateAuthorizations")
-  .add(HttpApiEndpoint.post("create", "/simulate/authorizations").setPayload(SimulateAuthorization).addSuccess(Transaction))
+  .add(post("create", "/simulate/authorizations").setPayload(SimulateAuthorization).addSuccess(Transaction).addError(BusinessRuleFailure))
   .annotate(SandboxOnly, true)
-  .middleware(ProgramAuth)
+  // Sandbox-only: unknown in production; and the card it names.
+  .addError(NotFoundFailure)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}

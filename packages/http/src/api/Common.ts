@@ -1,5 +1,7 @@
+import { HttpApiEndpoint } from "@effect/platform"
 import { Uuid as CoreUuid } from "@issuing/core"
 import { Schema } from "effect"
+import { ConflictFailure, TooLargeFailure } from "../errors.js"
 
 /** Paging parameters, aliases included; values are interpreted by core's Paging rules (docs/api.md#paging). */
 export const PagingParams = {
@@ -30,3 +32,15 @@ export const Timestamp = Schema.String
  * is a 404 (docs/api.md#ids).
  */
 export const Uuid = CoreUuid
+
+/**
+ * A POST endpoint of /v1. Besides its own failures, any POST may answer 409 (its Idempotency-Key
+ * was used with another request, or that request is still running) and 413 (body over the limit):
+ * the request pipeline answers both before the handler runs.
+ */
+export const post = <const Name extends string>(name: Name, path: HttpApiEndpoint.PathSegment) =>
+  HttpApiEndpoint.post(name, path).addError(ConflictFailure).addError(TooLargeFailure)
+
+/** A PATCH endpoint of /v1: besides its own failures, 413 (body over the limit). */
+export const patch = <const Name extends string>(name: Name, path: HttpApiEndpoint.PathSegment) =>
+  HttpApiEndpoint.patch(name, path).addError(TooLargeFailure)

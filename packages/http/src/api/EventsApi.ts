@@ -2,7 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { EventFilter, IssuingEvent } from "@issuing/core"
 import { Schema } from "effect"
 import { ListOf, PagingParams } from "./Common.js"
-import { ProgramAuth } from "./Security.js"
+import { ProgramScoped } from "./Security.js"
+import { NotFoundFailure } from "../errors.js"
 
 /** Events of the program, newest first (filter `type`); the record is also the payload webhooks deliver. */
 export class EventsApi extends HttpApiGroup.make("events")
@@ -14,7 +15,8 @@ export class EventsApi extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.get("get", "/events/:event_id")
       .setPath(Schema.Struct({ event_id: Schema.String }))
+      .addError(NotFoundFailure)
       .addSuccess(IssuingEvent)
   )
-  .middleware(ProgramAuth)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}

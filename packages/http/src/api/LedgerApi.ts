@@ -18,8 +18,9 @@ import {
 } from "@issuing/core"
 import { Schema } from "effect"
 import { SandboxOnly } from "./Annotations.js"
-import { ListOf, PagingParams } from "./Common.js"
-import { ProgramAuth } from "./Security.js"
+import { ListOf, PagingParams, post } from "./Common.js"
+import { ProgramScoped } from "./Security.js"
+import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
 
 // The records and inputs are core's (ledger/Records.ts): one schema each, decoded here once.
 export { BookTransfer, FinancialAccount, Transaction, Transfer, Wallet }
@@ -35,10 +36,10 @@ const BookTransferParams = {
 
 /** Wallets (docs/ledger.md). */
 export class WalletsApi extends HttpApiGroup.make("wallets")
-  .add(HttpApiEndpoint.post("create", "/wallets").setPayload(CreateWallet).addSuccess(Wallet))
+  .add(post("create", "/wallets").setPayload(CreateWallet).addSuccess(Wallet))
   .add(HttpApiEndpoint.get("list", "/wallets").setUrlParams(Schema.Struct(PagingParams)).addSuccess(ListOf(Wallet)))
-  .add(HttpApiEndpoint.get("get", "/wallets/:wallet_id").setPath(pathId("wallet_id")).addSuccess(Wallet))
-  .middleware(ProgramAuth)
+  .add(HttpApiEndpoint.get("get", "/wallets/:wallet_id").setPath(pathId("wallet_id")).addError(NotFoundFailure).addSuccess(Wallet))
+  .middleware(ProgramScoped)
   .prefix("/v1") {}
 
 /** Financial accounts, their balances per book and their book transfers. */
@@ -58,20 +59,23 @@ export class FinancialAccountsApi extends HttpApiGroup.make("financialAccounts")
   .add(
     HttpApiEndpoint.get("get", "/financial-accounts/:financial_account_id")
       .setPath(pathId("financial_account_id"))
+      .addError(NotFoundFailure)
       .addSuccess(FinancialAccount)
   )
   .add(
     HttpApiEndpoint.get("balances", "/financial-accounts/:financial_account_id/balances")
       .setPath(pathId("financial_account_id"))
+      .addError(NotFoundFailure)
       .addSuccess(ListOf(BookBalance))
   )
   .add(
     HttpApiEndpoint.get("bookTransfers", "/financial-accounts/:financial_account_id/book-transfers")
       .setPath(pathId("financial_account_id"))
+      .addError(NotFoundFailure)
       .setUrlParams(Schema.Struct({ ...BookTransferParams, transaction_id: Schema.optional(Uuid) }))
       .addSuccess(ListOf(BookTransfer))
   )
-  .middleware(ProgramAuth)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}
 
 /** A batch item that was not posted: the `error` object of the envelope a single POST would have answered. */
@@ -94,11 +98,21 @@ export const TransferBatch = Schema.Struct({
 
 /** Transfers on book, ACH same day, wire and FedNow (docs/ledger.md). */
 export class TransfersApi extends HttpApiGroup.make("transfers")
-  .add(HttpApiEndpoint.post("create", "/transfers").setPayload(CreateTransfer).addSuccess(Transfer))
   .add(
-    HttpApiEndpoint.post("batch", "/transfers/batch")
+    post("create", "/transfers")
+      .setPayload(CreateTransfer)
+      .addSuccess(Transfer)
+      // The accounts or transaction it names; the posting rules.
+      .addError(NotFoundFailure)
+      .addError(BusinessRuleFailure)
+  )
+  .add(
+    post("batch", "/transfers/batch")
       .setPayload(CreateTransferBatch)
       .addSuccess(TransferBatch)
+      // An atomic batch fails as its first failing item would.
+      .addError(NotFoundFailure)
+      .addError(BusinessRuleFailure)
       .annotate(
         OpenApi.Description,
         "Up to 1,000 transfers in one request and one database transaction; each item has its own result unless `atomic` (docs/ledger.md#batches)."
@@ -117,8 +131,8 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
       )
       .addSuccess(ListOf(Transfer))
   )
-  .add(HttpApiEndpoint.get("get", "/transfers/:transfer_id").setPath(pathId("transfer_id")).addSuccess(Transfer))
-  .middleware(ProgramAuth)
+  .add(HttpApiEndpoint.get("get", "/transfers/:transfer_id").setPath(pathId("transfer_id")).addError(NotFoundFailure).addSuccess(Transfer))
+  .middleware(ProgramScoped)
   .prefix("/v1") {}
 
 /** Transactions and their book transfers. */
@@ -128,19 +142,27 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
       .setUrlParams(Schema.Struct({ ...PagingParams, status: Schema.optional(TransactionStatus), card_id: Schema.optional(Uuid) }))
       .addSuccess(ListOf(Transaction))
   )
-  .add(HttpApiEndpoint.get("get", "/transactions/:transaction_id").setPath(pathId("transaction_id")).addSuccess(Transaction))
+  .add(
+    HttpApiEndpoint.get("get", "/transactions/:transaction_id")
+      .setPath(pathId("transaction_id"))
+      .addError(NotFoundFailure)
+      .addSuccess(Transaction)
+  )
   .add(
     HttpApiEndpoint.get("bookTransfers", "/transactions/:transaction_id/book-transfers")
       .setPath(pathId("transaction_id"))
+      .addError(NotFoundFailure)
       .setUrlParams(Schema.Struct(BookTransferParams))
       .addSuccess(ListOf(BookTransfer))
   )
-  .middleware(ProgramAuth)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}
 
 /** Sandbox simulation of a rail settling a PENDING transfer (404 in production). */
 export class SimulateTransfersApi extends HttpApiGroup.make("simulateTransfers")
-  .add(HttpApiEndpoint.post("settle", "/simulate/transfers/:transfer_id/settle").setPath(pathId("transfer_id")).addSuccess(Transfer))
+  .add(
+    post("settle", "/simulate/transfers/:transfer_id/settle").setPath(pathId("transfer_id")).addError(NotFoundFailure).addSuccess(Transfer)
+  )
   .annotate(SandboxOnly, true)
-  .middleware(ProgramAuth)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}

@@ -1,9 +1,14 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { NotFoundFailure } from "../errors.js"
 
 /** Public: the OpenAPI document, the reference page and one page per error code. */
 export class MetaApi extends HttpApiGroup.make("meta", { topLevel: true })
   .add(HttpApiEndpoint.get("openapi", "/openapi.json"))
   .add(HttpApiEndpoint.get("docs", "/docs"))
-  .add(HttpApiEndpoint.get("errorDoc", "/docs/errors/:code").setPath(Schema.Struct({ code: Schema.String })))
+  .add(
+    HttpApiEndpoint.get("errorDoc", "/docs/errors/:code")
+      .setPath(Schema.Struct({ code: Schema.String }))
+      .addError(NotFoundFailure)
+  )
   .annotate(OpenApi.Exclude, true) {}

@@ -2,8 +2,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { CreateOAuthClient, GrantInteraction, OAuthClient, OAuthClientWithSecret, OAuthInteraction, OAuthRedirect } from "@issuing/core"
 import { Schema } from "effect"
 import { OAuthProtocol } from "./Annotations.js"
-import { ListOf, PagingParams } from "./Common.js"
-import { OrganizationAuth } from "./Security.js"
+import { ListOf, PagingParams, post } from "./Common.js"
+import { OrganizationScoped } from "./Security.js"
+import { NotFoundFailure } from "../errors.js"
 
 /** A client id in the path: any text, looked up by core's findOwned (a malformed id is a 404). */
 const ClientPath = Schema.Struct({ oauth_client_id: Schema.String })
@@ -11,34 +12,44 @@ const InteractionPath = Schema.Struct({ interaction_id: Schema.String })
 
 /** Organization-scoped, admin keys only: the connected applications of the organization (docs/oauth.md#clients). */
 export class OAuthClientsApi extends HttpApiGroup.make("oauthClients")
-  .add(HttpApiEndpoint.post("create", "/oauth-clients").setPayload(CreateOAuthClient).addSuccess(OAuthClientWithSecret))
+  .add(post("create", "/oauth-clients").setPayload(CreateOAuthClient).addSuccess(OAuthClientWithSecret))
   .add(HttpApiEndpoint.get("list", "/oauth-clients").setUrlParams(Schema.Struct(PagingParams)).addSuccess(ListOf(OAuthClient)))
-  .add(HttpApiEndpoint.get("get", "/oauth-clients/:oauth_client_id").setPath(ClientPath).addSuccess(OAuthClient))
+  .add(HttpApiEndpoint.get("get", "/oauth-clients/:oauth_client_id").setPath(ClientPath).addError(NotFoundFailure).addSuccess(OAuthClient))
   .add(
     HttpApiEndpoint.del("delete", "/oauth-clients/:oauth_client_id")
       .setPath(ClientPath)
+      .addError(NotFoundFailure)
       .addSuccess(OAuthClient)
       .annotate(OpenApi.Description, "Deletes the client and revokes every grant and token of it, on every node at once.")
   )
   .add(
-    HttpApiEndpoint.post("rotateSecret", "/oauth-clients/:oauth_client_id/rotate-secret")
+    post("rotateSecret", "/oauth-clients/:oauth_client_id/rotate-secret")
       .setPath(ClientPath)
+      .addError(NotFoundFailure)
       .addSuccess(OAuthClientWithSecret)
   )
-  .middleware(OrganizationAuth)
+  .middleware(OrganizationScoped)
   .prefix("/v1") {}
 
 /** Organization-scoped, admin keys only: the host app's side of the consent (docs/oauth.md#the-consent-screen). */
 export class OAuthInteractionsApi extends HttpApiGroup.make("oauthInteractions")
-  .add(HttpApiEndpoint.get("get", "/oauth/interactions/:interaction_id").setPath(InteractionPath).addSuccess(OAuthInteraction))
   .add(
-    HttpApiEndpoint.post("grant", "/oauth/interactions/:interaction_id/grant")
+    HttpApiEndpoint.get("get", "/oauth/interactions/:interaction_id")
       .setPath(InteractionPath)
+      .addError(NotFoundFailure)
+      .addSuccess(OAuthInteraction)
+  )
+  .add(
+    post("grant", "/oauth/interactions/:interaction_id/grant")
+      .setPath(InteractionPath)
+      .addError(NotFoundFailure)
       .setPayload(GrantInteraction)
       .addSuccess(OAuthRedirect)
   )
-  .add(HttpApiEndpoint.post("deny", "/oauth/interactions/:interaction_id/deny").setPath(InteractionPath).addSuccess(OAuthRedirect))
-  .middleware(OrganizationAuth)
+  .add(
+    post("deny", "/oauth/interactions/:interaction_id/deny").setPath(InteractionPath).addError(NotFoundFailure).addSuccess(OAuthRedirect)
+  )
+  .middleware(OrganizationScoped)
   .prefix("/v1") {}
 
 /**

@@ -1,17 +1,19 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { CreateProgram, Program } from "@issuing/core"
 import { Schema } from "effect"
-import { ListOf, PagingParams } from "./Common.js"
-import { OrganizationAuth } from "./Security.js"
+import { ListOf, PagingParams, post } from "./Common.js"
+import { OrganizationScoped } from "./Security.js"
+import { NotFoundFailure } from "../errors.js"
 
 /** Organization-scoped: programs of the caller's organization. */
 export class ProgramsApi extends HttpApiGroup.make("programs")
-  .add(HttpApiEndpoint.post("create", "/programs").setPayload(CreateProgram).addSuccess(Program))
+  .add(post("create", "/programs").setPayload(CreateProgram).addSuccess(Program))
   .add(HttpApiEndpoint.get("list", "/programs").setUrlParams(Schema.Struct(PagingParams)).addSuccess(ListOf(Program)))
   .add(
     HttpApiEndpoint.get("get", "/programs/:program_id")
       .setPath(Schema.Struct({ program_id: Schema.String }))
+      .addError(NotFoundFailure)
       .addSuccess(Program)
   )
-  .middleware(OrganizationAuth)
+  .middleware(OrganizationScoped)
   .prefix("/v1") {}

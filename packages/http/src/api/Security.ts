@@ -1,7 +1,7 @@
 import { HttpApiMiddleware } from "@effect/platform"
 import type { Caller, ProgramCaller } from "@issuing/core"
-import { Context } from "effect"
-import { ApiFailure } from "../errors.js"
+import { Context, Schema } from "effect"
+import { AuthenticationFailure, PermissionFailure, RateLimitFailure } from "../errors.js"
 
 /** The authenticated caller of an organization-scoped operation. */
 export class CurrentCaller extends Context.Tag("@issuing/http/CurrentCaller")<CurrentCaller, Caller>() {}
@@ -10,16 +10,24 @@ export class CurrentCaller extends Context.Tag("@issuing/http/CurrentCaller")<Cu
 export class CurrentProgram extends Context.Tag("@issuing/http/CurrentProgram")<CurrentProgram, ProgramCaller>() {}
 
 /**
- * Marks a group as organization-scoped: Authorization required, no X-Program-ID. The request
- * pipeline authenticates before routing reaches the handler; this middleware hands the result over.
+ * What the request pipeline answers, before routing, on a route that needs a caller: 401 (key or
+ * token), 403 (role, scopes, program of X-Program-ID), 429 (rate limit). Declared on the scope
+ * middlewares below so every operation of their groups lists them.
  */
-export class OrganizationAuth extends HttpApiMiddleware.Tag<OrganizationAuth>()("OrganizationAuth", {
+const CallerFailures = Schema.Union(AuthenticationFailure, PermissionFailure, RateLimitFailure)
+
+/**
+ * Marks a group as organization-scoped (Authorization required, no X-Program-ID) and hands its
+ * handlers the caller. It authenticates nothing: the request pipeline has resolved the caller from
+ * the route's scope before the router runs (docs/architecture.md#the-request-pipeline).
+ */
+export class OrganizationScoped extends HttpApiMiddleware.Tag<OrganizationScoped>()("OrganizationScoped", {
   provides: CurrentCaller,
-  failure: ApiFailure
+  failure: CallerFailures
 }) {}
 
-/** Marks a group as program-scoped: Authorization and X-Program-ID required. */
-export class ProgramAuth extends HttpApiMiddleware.Tag<ProgramAuth>()("ProgramAuth", {
+/** Marks a group as program-scoped (Authorization and X-Program-ID required) and hands its handlers the caller and program. */
+export class ProgramScoped extends HttpApiMiddleware.Tag<ProgramScoped>()("ProgramScoped", {
   provides: CurrentProgram,
-  failure: ApiFailure
+  failure: CallerFailures
 }) {}

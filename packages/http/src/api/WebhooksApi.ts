@@ -13,8 +13,9 @@ import {
 } from "@issuing/core"
 import { Schema } from "effect"
 import { CallsOut } from "./Annotations.js"
-import { ListOf, PagingParams } from "./Common.js"
-import { ProgramAuth } from "./Security.js"
+import { ListOf, PagingParams, patch, post } from "./Common.js"
+import { ProgramScoped } from "./Security.js"
+import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
 
 // Path ids stay plain strings: a malformed one names no resource, so it is a 404 (docs/api.md).
 const SubscriptionPath = Schema.Struct({ webhook_subscription_id: Schema.String })
@@ -22,7 +23,10 @@ const SubscriptionPath = Schema.Struct({ webhook_subscription_id: Schema.String 
 /** Program-scoped: webhook subscriptions, secret rotation and replay (docs/webhooks.md). */
 export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscriptions")
   .add(
-    HttpApiEndpoint.post("create", "/webhook-subscriptions").setPayload(CreateWebhookSubscription).addSuccess(WebhookSubscriptionWithSecret)
+    post("create", "/webhook-subscriptions")
+      .setPayload(CreateWebhookSubscription)
+      .addSuccess(WebhookSubscriptionWithSecret)
+      .addError(BusinessRuleFailure)
   )
   .add(
     HttpApiEndpoint.get("list", "/webhook-subscriptions")
@@ -30,40 +34,50 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
       .addSuccess(ListOf(WebhookSubscription))
   )
   .add(
-    HttpApiEndpoint.get("get", "/webhook-subscriptions/:webhook_subscription_id").setPath(SubscriptionPath).addSuccess(WebhookSubscription)
+    HttpApiEndpoint.get("get", "/webhook-subscriptions/:webhook_subscription_id")
+      .setPath(SubscriptionPath)
+      .addError(NotFoundFailure)
+      .addSuccess(WebhookSubscription)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/webhook-subscriptions/:webhook_subscription_id")
+    patch("update", "/webhook-subscriptions/:webhook_subscription_id")
       .setPath(SubscriptionPath)
+      .addError(NotFoundFailure)
       .setPayload(UpdateWebhookSubscription)
       .addSuccess(WebhookSubscription)
   )
   .add(
     HttpApiEndpoint.del("delete", "/webhook-subscriptions/:webhook_subscription_id")
       .setPath(SubscriptionPath)
+      .addError(NotFoundFailure)
       .addSuccess(WebhookSubscription)
   )
   .add(
-    HttpApiEndpoint.post("rotateSecret", "/webhook-subscriptions/:webhook_subscription_id/rotate-secret")
+    post("rotateSecret", "/webhook-subscriptions/:webhook_subscription_id/rotate-secret")
       .setPath(SubscriptionPath)
+      .addError(NotFoundFailure)
       .addSuccess(WebhookSubscriptionWithSecret)
   )
   .add(
-    HttpApiEndpoint.post("replay", "/webhook-subscriptions/:webhook_subscription_id/replay")
+    post("replay", "/webhook-subscriptions/:webhook_subscription_id/replay")
       .setPath(SubscriptionPath)
+      .addError(NotFoundFailure)
       .setPayload(ReplayRequest)
       .addSuccess(WebhookReplay)
+      .addError(BusinessRuleFailure)
   )
-  .middleware(ProgramAuth)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}
 
 /** Program-scoped: resend one event and list delivery attempts (docs/webhooks.md). */
 export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
   .add(
-    HttpApiEndpoint.post("resend", "/events/:event_id/resend")
+    post("resend", "/events/:event_id/resend")
       .setPath(Schema.Struct({ event_id: Schema.String }))
+      .addError(NotFoundFailure)
       .setPayload(ResendRequest)
       .addSuccess(ListOf(WebhookAttempt))
+      .addError(BusinessRuleFailure)
       // The first attempt is a synchronous POST to the receiver: never inside a held transaction.
       .annotate(CallsOut, true)
   )
@@ -72,5 +86,5 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
       .setUrlParams(Schema.Struct({ ...PagingParams, ...AttemptFilter.fields }))
       .addSuccess(ListOf(WebhookAttempt))
   )
-  .middleware(ProgramAuth)
+  .middleware(ProgramScoped)
   .prefix("/v1") {}

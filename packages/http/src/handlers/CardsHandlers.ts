@@ -4,7 +4,7 @@ import { Effect, FiberRef, Option } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { EMBED_HEADERS, embedDocument } from "../embed/EmbedDocument.js"
-import { handle } from "../errors.js"
+import { mapToApiFailure } from "../errors.js"
 import { CurrentRequestId } from "../middleware/RequestPipeline.js"
 import { paging } from "./Paging.js"
 
@@ -33,35 +33,35 @@ export const CardsHandlersLive = HttpApiBuilder.group(IssuingApi, "cards", (hand
     const lifecycle =
       (action: CardLifecycleAction) =>
       ({ path }: { readonly path: { readonly card_id: string } }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(cards.lifecycle(caller, path.card_id, action)))
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(cards.lifecycle(caller, path.card_id, action)))
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(CurrentProgram, (caller) => handle(cards.issue(caller, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(cards.issue(caller, payload))))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, CARD_ORDER_FIELDS)
-          return yield* handle(cards.list(caller, urlParams, page))
+          return yield* mapToApiFailure(cards.list(caller, urlParams, page))
         })
       )
       .handle("searchByPan", ({ payload }) =>
-        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.searchByPan(caller, payload.pan, context)))
+        Effect.flatMap(accessContext, ({ caller, context }) => mapToApiFailure(cards.searchByPan(caller, payload.pan, context)))
       )
-      .handle("get", ({ path }) => Effect.flatMap(CurrentProgram, (caller) => handle(cards.get(caller, path.card_id))))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(cards.get(caller, path.card_id))))
       .handle("freeze", lifecycle("freeze"))
       .handle("unfreeze", lifecycle("unfreeze"))
       .handle("close", lifecycle("close"))
       .handle("reissue", lifecycle("reissue"))
       .handle("reveal", ({ path }) =>
-        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.reveal(caller, path.card_id, context)))
+        Effect.flatMap(accessContext, ({ caller, context }) => mapToApiFailure(cards.reveal(caller, path.card_id, context)))
       )
       .handle("createEmbedSession", ({ path }) =>
-        Effect.flatMap(accessContext, ({ caller, context }) => handle(cards.createEmbedSession(caller, path.card_id, context)))
+        Effect.flatMap(accessContext, ({ caller, context }) => mapToApiFailure(cards.createEmbedSession(caller, path.card_id, context)))
       )
       .handle("listAuditRecords", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, CARD_AUDIT_ORDER_FIELDS)
-          return yield* handle(cards.listAudit(caller, urlParams, page))
+          return yield* mapToApiFailure(cards.listAudit(caller, urlParams, page))
         })
       )
   })
@@ -72,7 +72,7 @@ export const CardEmbedHandlersLive = HttpApiBuilder.group(IssuingApi, "cardEmbed
     const cards = yield* Cards
     return handlers.handle("document", ({ urlParams }) =>
       Effect.gen(function* () {
-        const card = yield* handle(cards.openEmbedSession(urlParams.session_token, yield* requestContext))
+        const card = yield* mapToApiFailure(cards.openEmbedSession(urlParams.session_token, yield* requestContext))
         return HttpServerResponse.text(embedDocument(card), {
           contentType: "text/html; charset=utf-8",
           headers: EMBED_HEADERS
@@ -87,7 +87,7 @@ export const SimulateAuthorizationsHandlersLive = HttpApiBuilder.group(IssuingAp
     const authorizations = yield* CardAuthorizations
     // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly).
     return handlers.handle("create", ({ payload }) =>
-      Effect.flatMap(CurrentProgram, (caller) => handle(authorizations.simulate(caller, payload)))
+      Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.simulate(caller, payload)))
     )
   })
 )

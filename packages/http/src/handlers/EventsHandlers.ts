@@ -3,7 +3,7 @@ import { EVENT_ORDER_FIELDS, Events } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
-import { handle } from "../errors.js"
+import { mapToApiFailure } from "../errors.js"
 import { paging } from "./Paging.js"
 
 export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (handlers) =>
@@ -14,9 +14,11 @@ export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (ha
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, EVENT_ORDER_FIELDS)
-          return yield* handle(events.list(caller.program.id, urlParams, page))
+          return yield* mapToApiFailure(events.list(caller.program.id, urlParams, page))
         })
       )
-      .handle("get", ({ path }) => Effect.flatMap(CurrentProgram, (caller) => handle(events.get(caller.program.id, path.event_id))))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(events.get(caller.program.id, path.event_id)))
+      )
   })
 )

@@ -13,7 +13,7 @@ import {
 import { Effect, Either, FiberRef, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
-import { ApiFailure, decodeIssuesFailure, envelope, handle, toApiFailure } from "../errors.js"
+import { ApiFailure, type ApiFailureAt, decodeIssuesFailure, envelope, mapToApiFailure, toApiFailure } from "../errors.js"
 import { CurrentRequestId } from "../middleware/RequestPipeline.js"
 import { countPostedTransfers } from "../Telemetry.js"
 import { paging } from "./Paging.js"
@@ -25,14 +25,15 @@ const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first" })
 
 /** An item's failure with its index in `param` (`transfers.3.amount`), for an all-or-nothing batch. */
-const itemFailure = (index: number, failure: ApiFailure): ApiFailure =>
+const itemFailure = <F extends ApiFailure>(index: number, failure: F): F =>
+  // The same status, type and code: only the param moves under the item's index.
   new ApiFailure({
     status: failure.status,
     type: failure.type,
     code: failure.code,
     message: failure.message,
     param: failure.param === null ? `transfers.${index}` : `transfers.${index}.${failure.param}`
-  })
+  }) as F
 
 /**
  * POST /v1/transfers/batch: each item is decoded as a POST /v1/transfers body (a malformed one is
@@ -50,7 +51,7 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
     )
     const atomic = payload.atomic === true
     const invalid = decoded.findIndex(Either.isLeft)
-    if (atomic && invalid >= 0) return yield* itemFailure(invalid, (decoded[invalid] as Either.Left<ApiFailure, never>).left)
+    if (atomic && invalid >= 0) return yield* itemFailure(invalid, (decoded[invalid] as Either.Left<ApiFailureAt<400>, never>).left)
     const requests = decoded.flatMap((item) => (Either.isRight(item) ? [item.right] : []))
     // Atomic batches reach here only with every item decoded: an aborted item's index is its index in the batch.
     const posted = yield* ledger.postTransfers(program, requests, atomic).pipe(
@@ -73,14 +74,14 @@ export const WalletsHandlersLive = HttpApiBuilder.group(IssuingApi, "wallets", (
   Effect.gen(function* () {
     const ledger = yield* Ledger
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(programId, (program) => handle(ledger.createWallet(program, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(programId, (program) => mapToApiFailure(ledger.createWallet(program, payload))))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const page = yield* paging(urlParams, WALLET_ORDER_FIELDS)
-          return yield* handle(ledger.listWallets(yield* programId, page))
+          return yield* mapToApiFailure(ledger.listWallets(yield* programId, page))
         })
       )
-      .handle("get", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.getWallet(program, path.wallet_id))))
+      .handle("get", ({ path }) => Effect.flatMap(programId, (program) => mapToApiFailure(ledger.getWallet(program, path.wallet_id))))
   })
 )
 
@@ -92,18 +93,20 @@ export const FinancialAccountsHandlersLive = HttpApiBuilder.group(IssuingApi, "f
         Effect.gen(function* () {
           const page = yield* paging(urlParams, FINANCIAL_ACCOUNT_ORDER_FIELDS)
           const { currency, kind, wallet_id } = urlParams
-          return yield* handle(ledger.listFinancialAccounts(yield* programId, { kind, wallet_id, currency }, page))
+          return yield* mapToApiFailure(ledger.listFinancialAccounts(yield* programId, { kind, wallet_id, currency }, page))
         })
       )
       .handle("get", ({ path }) =>
-        Effect.flatMap(programId, (program) => handle(ledger.getFinancialAccount(program, path.financial_account_id)))
+        Effect.flatMap(programId, (program) => mapToApiFailure(ledger.getFinancialAccount(program, path.financial_account_id)))
       )
-      .handle("balances", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.balances(program, path.financial_account_id))))
+      .handle("balances", ({ path }) =>
+        Effect.flatMap(programId, (program) => mapToApiFailure(ledger.balances(program, path.financial_account_id)))
+      )
       .handle("bookTransfers", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const page = yield* paging(urlParams, BOOK_TRANSFER_ORDER_FIELDS)
           const { book, transaction_id, transfer_id } = urlParams
-          return yield* handle(
+          return yield* mapToApiFailure(
             ledger.listAccountBookTransfers(yield* programId, path.financial_account_id, { book, transfer_id, transaction_id }, page)
           )
         })
@@ -117,7 +120,7 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(programId, (program) =>
-          handle(ledger.postTransfer(program, payload)).pipe(
+          mapToApiFailure(ledger.postTransfer(program, payload)).pipe(
             Effect.tap(() => countPostedTransfers(1)),
             Effect.map((posted) => posted.transfer)
           )
@@ -128,10 +131,12 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
         Effect.gen(function* () {
           const page = yield* paging(urlParams, TRANSFER_ORDER_FIELDS)
           const { financial_account_id, payment_rail, status, transaction_id } = urlParams
-          return yield* handle(ledger.listTransfers(yield* programId, { status, payment_rail, transaction_id, financial_account_id }, page))
+          return yield* mapToApiFailure(
+            ledger.listTransfers(yield* programId, { status, payment_rail, transaction_id, financial_account_id }, page)
+          )
         })
       )
-      .handle("get", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.getTransfer(program, path.transfer_id))))
+      .handle("get", ({ path }) => Effect.flatMap(programId, (program) => mapToApiFailure(ledger.getTransfer(program, path.transfer_id))))
   })
 )
 
@@ -142,15 +147,21 @@ export const TransactionsHandlersLive = HttpApiBuilder.group(IssuingApi, "transa
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const page = yield* paging(urlParams, TRANSACTION_ORDER_FIELDS)
-          return yield* handle(ledger.listTransactions(yield* programId, { status: urlParams.status, card_id: urlParams.card_id }, page))
+          return yield* mapToApiFailure(
+            ledger.listTransactions(yield* programId, { status: urlParams.status, card_id: urlParams.card_id }, page)
+          )
         })
       )
-      .handle("get", ({ path }) => Effect.flatMap(programId, (program) => handle(ledger.getTransaction(program, path.transaction_id))))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(programId, (program) => mapToApiFailure(ledger.getTransaction(program, path.transaction_id)))
+      )
       .handle("bookTransfers", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const page = yield* paging(urlParams, BOOK_TRANSFER_ORDER_FIELDS)
           const { book, transfer_id } = urlParams
-          return yield* handle(ledger.listTransactionBookTransfers(yield* programId, path.transaction_id, { book, transfer_id }, page))
+          return yield* mapToApiFailure(
+            ledger.listTransactionBookTransfers(yield* programId, path.transaction_id, { book, transfer_id }, page)
+          )
         })
       )
   })
@@ -161,7 +172,7 @@ export const SimulateTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "s
     const ledger = yield* Ledger
     // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly).
     return handlers.handle("settle", ({ path }) =>
-      Effect.flatMap(programId, (program) => handle(ledger.settleTransfer(program, path.transfer_id)))
+      Effect.flatMap(programId, (program) => mapToApiFailure(ledger.settleTransfer(program, path.transfer_id)))
     )
   })
 )

@@ -3,25 +3,29 @@ import { OAuth, OAUTH_CLIENT_ORDER_FIELDS } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentCaller } from "../api/Security.js"
-import { handle } from "../errors.js"
+import { mapToApiFailure } from "../errors.js"
 import { paging } from "./Paging.js"
 
 export const OAuthClientsHandlersLive = HttpApiBuilder.group(IssuingApi, "oauthClients", (handlers) =>
   Effect.gen(function* () {
     const oauth = yield* OAuth
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.createClient(caller, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.createClient(caller, payload))))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
           const page = yield* paging(urlParams, OAUTH_CLIENT_ORDER_FIELDS)
-          return yield* handle(oauth.listClients(caller, page))
+          return yield* mapToApiFailure(oauth.listClients(caller, page))
         })
       )
-      .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.getClient(caller, path.oauth_client_id))))
-      .handle("delete", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.deleteClient(caller, path.oauth_client_id))))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.getClient(caller, path.oauth_client_id)))
+      )
+      .handle("delete", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.deleteClient(caller, path.oauth_client_id)))
+      )
       .handle("rotateSecret", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) => handle(oauth.rotateClientSecret(caller, path.oauth_client_id)))
+        Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.rotateClientSecret(caller, path.oauth_client_id)))
       )
   })
 )
@@ -30,10 +34,14 @@ export const OAuthInteractionsHandlersLive = HttpApiBuilder.group(IssuingApi, "o
   Effect.gen(function* () {
     const oauth = yield* OAuth
     return handlers
-      .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.getInteraction(caller, path.interaction_id))))
-      .handle("grant", ({ path, payload }) =>
-        Effect.flatMap(CurrentCaller, (caller) => handle(oauth.grantInteraction(caller, path.interaction_id, payload)))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.getInteraction(caller, path.interaction_id)))
       )
-      .handle("deny", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.denyInteraction(caller, path.interaction_id))))
+      .handle("grant", ({ path, payload }) =>
+        Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.grantInteraction(caller, path.interaction_id, payload)))
+      )
+      .handle("deny", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.denyInteraction(caller, path.interaction_id)))
+      )
   })
 )

@@ -3,21 +3,21 @@ import { Access, PROGRAM_ORDER_FIELDS } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentCaller } from "../api/Security.js"
-import { handle } from "../errors.js"
+import { mapToApiFailure } from "../errors.js"
 import { paging } from "./Paging.js"
 
 export const ProgramsHandlersLive = HttpApiBuilder.group(IssuingApi, "programs", (handlers) =>
   Effect.gen(function* () {
     const access = yield* Access
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => handle(access.createProgram(caller, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(access.createProgram(caller, payload))))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
           const page = yield* paging(urlParams, PROGRAM_ORDER_FIELDS)
-          return yield* handle(access.listPrograms(caller, page))
+          return yield* mapToApiFailure(access.listPrograms(caller, page))
         })
       )
-      .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(access.getProgram(caller, path.program_id))))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(access.getProgram(caller, path.program_id))))
   })
 )

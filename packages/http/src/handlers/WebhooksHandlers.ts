@@ -3,7 +3,7 @@ import { WEBHOOK_ATTEMPT_ORDER_FIELDS, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, Webhoo
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
-import { handle } from "../errors.js"
+import { mapToApiFailure } from "../errors.js"
 import { paging } from "./Paging.js"
 
 // Payloads and filters arrive decoded by the group's schemas (core webhooks/Records.ts).
@@ -11,28 +11,34 @@ export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi,
   Effect.gen(function* () {
     const webhooks = yield* Webhooks
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.create(caller.program.id, payload))))
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(webhooks.create(caller.program.id, payload)))
+      )
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS)
-          return yield* handle(webhooks.list(caller.program.id, urlParams, page))
+          return yield* mapToApiFailure(webhooks.list(caller.program.id, urlParams, page))
         })
       )
       .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.get(caller.program.id, path.webhook_subscription_id)))
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(webhooks.get(caller.program.id, path.webhook_subscription_id)))
       )
       .handle("update", ({ path, payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.update(caller.program.id, path.webhook_subscription_id, payload)))
+        Effect.flatMap(CurrentProgram, (caller) =>
+          mapToApiFailure(webhooks.update(caller.program.id, path.webhook_subscription_id, payload))
+        )
       )
       .handle("delete", ({ path }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.remove(caller.program.id, path.webhook_subscription_id)))
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(webhooks.remove(caller.program.id, path.webhook_subscription_id)))
       )
       .handle("rotateSecret", ({ path }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.rotateSecret(caller.program.id, path.webhook_subscription_id)))
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(webhooks.rotateSecret(caller.program.id, path.webhook_subscription_id)))
       )
       .handle("replay", ({ path, payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload)))
+        Effect.flatMap(CurrentProgram, (caller) =>
+          mapToApiFailure(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload))
+        )
       )
   })
 )
@@ -42,13 +48,13 @@ export const WebhookDeliveriesHandlersLive = HttpApiBuilder.group(IssuingApi, "w
     const webhooks = yield* Webhooks
     return handlers
       .handle("resend", ({ path, payload }) =>
-        Effect.flatMap(CurrentProgram, (caller) => handle(webhooks.resend(caller.program.id, path.event_id, payload)))
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(webhooks.resend(caller.program.id, path.event_id, payload)))
       )
       .handle("attempts", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
           const page = yield* paging(urlParams, WEBHOOK_ATTEMPT_ORDER_FIELDS)
-          return yield* handle(webhooks.listAttempts(caller.program.id, urlParams, page))
+          return yield* mapToApiFailure(webhooks.listAttempts(caller.program.id, urlParams, page))
         })
       )
   })

@@ -2,7 +2,7 @@ import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServ
 import { Access, type Caller, Idempotency, IssuingConfig, type ProgramCaller, RateLimiter } from "@issuing/core"
 import { Cause, type Context, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
-import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, handle } from "../errors.js"
+import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, mapToApiFailure } from "../errors.js"
 import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody, withReadFormBody } from "./RequestBody.js"
 import type { RouteMatch, RouteTable } from "./RouteTable.js"
 
@@ -169,15 +169,15 @@ interface PipelineServices {
 const authorizeCaller = (services: PipelineServices, request: HttpServerRequest.HttpServerRequest, route: MatchedRoute, method: string) =>
   Effect.gen(function* () {
     const { access, config, limiter } = services
-    const caller = yield* handle(access.authenticate(request.headers.authorization))
+    const caller = yield* mapToApiFailure(access.authenticate(request.headers.authorization))
     if (caller.oauth !== undefined) {
       yield* checkTokenScope(caller.oauth.scopes, route, method)
     } else if (caller.role === "viewer" && !READ_METHODS.has(method)) {
       return yield* apiFailure("permission_denied", "Viewer keys may only read (GET).", null)
     }
-    yield* handle(limiter.consume(caller.apiKeyId))
+    yield* mapToApiFailure(limiter.consume(caller.apiKeyId))
     const scoped: Caller | ProgramCaller =
-      route.scope === "program" ? yield* handle(access.resolveProgram(caller, request.headers["x-program-id"])) : caller
+      route.scope === "program" ? yield* mapToApiFailure(access.resolveProgram(caller, request.headers["x-program-id"])) : caller
     if (route.sandboxOnly && config.environment !== "sandbox") {
       return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
     }
@@ -230,13 +230,13 @@ const handleRequest = (
     const idempotencyKey = request.headers["idempotency-key"]
     if (method !== "POST" || idempotencyKey === undefined) return yield* handled
 
-    const key = yield* handle(services.idempotency.validateKey(idempotencyKey))
+    const key = yield* mapToApiFailure(services.idempotency.validateKey(idempotencyKey))
     const programId = "program" in scoped ? (scoped as ProgramCaller).program.id : ""
     // The API key is part of the request: a stored response is only ever replayed to the key
     // that made it, so another key of the organization (say a developer key replaying an
     // admin's key creation or a PAN reveal) gets 409, never the stored secret.
     const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, bodyText]
-    const result = yield* handle(
+    const result = yield* mapToApiFailure(
       services.idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
     )
     return result.replayed

@@ -1,7 +1,7 @@
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { Context, Option } from "effect"
 import { CallsOut, OAuthProtocol, RequiredScope, SandboxOnly } from "../api/Annotations.js"
-import { OrganizationAuth, ProgramAuth } from "../api/Security.js"
+import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
 
 /** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
 export type RouteScope = "public" | "organization" | "program"
@@ -60,9 +60,9 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
   HttpApi.reflect(api, {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations, middleware }) {
-      const scope: RouteScope = middleware.has(ProgramAuth as any)
+      const scope: RouteScope = middleware.has(ProgramScoped as any)
         ? "program"
-        : middleware.has(OrganizationAuth as any)
+        : middleware.has(OrganizationScoped as any)
           ? "organization"
           : "public"
       const callsOut = Context.getOption(mergedAnnotations, CallsOut).pipe(Option.getOrElse(() => false))

@@ -1,14 +1,16 @@
 import type { Caller, ProgramCaller } from "@issuing/core"
 import { Effect, FiberRef, Layer, Option } from "effect"
-import { OrganizationAuth, ProgramAuth } from "../api/Security.js"
+import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
 import { apiFailure } from "../errors.js"
 import { CurrentAccess } from "./RequestPipeline.js"
 
+// The pipeline resolves the caller of every scoped route before routing; without one, the route
+// was reached some other way, and it is refused as unauthenticated.
 const unauthenticated = apiFailure("authentication_error", "Authentication required.", null)
 
 /** Hands the organization-scoped caller resolved by the request pipeline to the handler. */
-export const OrganizationAuthLive = Layer.succeed(
-  OrganizationAuth,
+export const OrganizationScopedLive = Layer.succeed(
+  OrganizationScoped,
   Effect.flatMap(FiberRef.get(CurrentAccess), (access) =>
     Option.match(access, {
       onNone: () => Effect.fail(unauthenticated),
@@ -18,8 +20,8 @@ export const OrganizationAuthLive = Layer.succeed(
 )
 
 /** Hands the program-scoped caller resolved by the request pipeline to the handler. */
-export const ProgramAuthLive = Layer.succeed(
-  ProgramAuth,
+export const ProgramScopedLive = Layer.succeed(
+  ProgramScoped,
   Effect.flatMap(FiberRef.get(CurrentAccess), (access) =>
     Option.isSome(access) && "program" in access.value ? Effect.succeed(access.value as ProgramCaller) : Effect.fail(unauthenticated)
   )
