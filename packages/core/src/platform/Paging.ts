@@ -39,7 +39,7 @@ export const orderFieldNames = <F extends string>(order: OrderFields<F>): Readon
 export const isOrderField = <F extends string>(order: OrderFields<F>, text: string): text is F => Object.hasOwn(order.columns, text)
 
 /** A decoded paging request. `orderBy` null means the endpoint's default order (newest first). */
-export interface PageRequest<F extends string = string> {
+export interface PageRequest<F extends string> {
   readonly page: number
   readonly pageSize: number
   readonly orderBy: F | null
@@ -47,7 +47,7 @@ export interface PageRequest<F extends string = string> {
 }
 
 /** The resolved ordering and window to apply in a query. */
-export interface PageWindow<F extends string = string> {
+export interface PageWindow<F extends string> {
   readonly orderBy: F
   readonly descending: boolean
   readonly limit: number

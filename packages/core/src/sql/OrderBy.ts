@@ -11,7 +11,7 @@ import { isOrderField, type OrderFields, orderFieldNames, type PageWindow } from
  * from a cast or a window built for another list, a defect: it throws rather than sort by something
  * the caller did not ask for.
  */
-export const orderByClause = <F extends string>(sql: SqlClient.SqlClient, window: PageWindow<F>, order: OrderFields<F>) => {
+export const orderByClause = <F extends string>(sql: SqlClient.SqlClient, window: PageWindow<NoInfer<F>>, order: OrderFields<F>) => {
   if (!isOrderField(order, window.orderBy)) {
     // The field is not repeated: it is a programming error, but the text could have come from a request.
     throw new Error(`orderByClause: the window's order field is not one of this list's (${orderFieldNames(order).join(", ")})`)
