@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpApp, HttpMiddleware, HttpServer } from "@effect/pla
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import {
+  Cards,
   defaultSettings,
   type IssuingServices,
   type IssuingSettings,
@@ -10,7 +11,7 @@ import {
   ServicesLive,
   Vault
 } from "@issuing/core"
-import { type Effect, Layer, ManagedRuntime, Runtime } from "effect"
+import { Effect, Layer, ManagedRuntime, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
@@ -114,6 +115,23 @@ export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings,
   )
 }
 
+/** The platform cannot open the card data it holds with the vault keys it was given. */
+export class VaultKeysUnusable extends Error {
+  constructor(readonly problems: ReadonlyArray<string>) {
+    super(`the vault keys cannot open the card data this database holds:\n  ${problems.join("\n  ")}`)
+    this.name = "VaultKeysUnusable"
+  }
+}
+
+// A key dropped from ISSUING_VAULT_KEY would otherwise surface only as failing reveals: refuse to
+// start, naming the key (one card per key id is opened, docs/operations.md#the-vault-key).
+const refuseUnopenableCards = async (runtime: ManagedRuntime.ManagedRuntime<Cards, unknown>) => {
+  const problems = await runtime.runPromise(Effect.flatMap(Cards, (cards) => cards.vaultProblems))
+  if (problems.length === 0) return
+  await runtime.dispose()
+  throw new VaultKeysUnusable(problems)
+}
+
 const normalizeBasePath = (basePath: string | undefined) => {
   if (basePath === undefined || basePath === "" || basePath === "/") return ""
   return `/${basePath.replace(/^\/+|\/+$/g, "")}`
@@ -133,6 +151,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   // Telemetry first, so the store's start-up (migrations) is traced too.
   const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default
+  await refuseUnopenableCards(runtime)
   const app = options.telemetry === undefined ? built : traceRequests(built, ROUTES)
   // @effect/platform's own server span records the full URL and query, where an embed session
   // token travels: off; traceRequests records the route template instead.

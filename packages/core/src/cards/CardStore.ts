@@ -68,6 +68,11 @@ export interface CardStoreService {
    * Re-seals a card's data without changing the number (rotation, binding) when its ciphertexts are
    * still `previous`'s; false when the row moved on (e.g. a reissue meanwhile).
    */
+  /**
+   * One card per vault key id the stored cards are sealed under (a walk of the vault-key index: as
+   * many steps as there are keys, whatever the number of cards); the start-up check opens them.
+   */
+  readonly sealedSamples: Effect.Effect<ReadonlyArray<CardRecord>, SqlError.SqlError>
   readonly reseal: (cardId: string, previous: SealedCardData, sealed: SealedCardData) => Effect.Effect<boolean, SqlError.SqlError>
 
   /** Sum of the card's APPROVED authorizations created at or after `since` (all of them when null), in minor units. */

@@ -10,7 +10,7 @@ import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
-import { createEmbedSession, openEmbedSession, resealWithCurrentKey, revealCard, searchCardByPan } from "./CardData.js"
+import { createEmbedSession, openEmbedSession, resealWithCurrentKey, revealCard, searchCardByPan, vaultProblems } from "./CardData.js"
 import { CardStore } from "./CardStore.js"
 import type { CardDeps } from "./CardDeps.js"
 import { changeLifecycle, findCard, issueCard } from "./Issuance.js"
@@ -104,7 +104,10 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       ),
 
       /** Re-seals cards made under an older vault key with the current one; the count re-sealed. */
-      resealWithCurrentKey: resealWithCurrentKey(deps)
+      resealWithCurrentKey: resealWithCurrentKey(deps),
+
+      /** Start-up check: whether the configured vault keys open the cards held (one per key id); each problem a line. */
+      vaultProblems: vaultProblems(deps)
     }
   })
 }) {}
