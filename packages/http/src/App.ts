@@ -137,6 +137,22 @@ const normalizeBasePath = (basePath: string | undefined) => {
   return `/${basePath.replace(/^\/+|\/+$/g, "")}`
 }
 
+const METADATA_PATH = "/.well-known/oauth-authorization-server"
+
+/**
+ * The platform's own path for a request path under the mount, or undefined to leave it as it is:
+ * `/issuing/v1/…` → `/v1/…`; and RFC 8414's path insertion, where a client of the issuer
+ * `https://host/issuing` asks `/.well-known/oauth-authorization-server/issuing` for its metadata
+ * (docs/oauth.md#discovery-under-a-mount-path).
+ */
+const mountedRoute =
+  (basePath: string) =>
+  (pathname: string): string | undefined => {
+    if (pathname === basePath || pathname.startsWith(`${basePath}/`)) return pathname.slice(basePath.length) || "/"
+    if (pathname === `${METADATA_PATH}${basePath}`) return METADATA_PATH
+    return undefined
+  }
+
 /**
  * Starts the platform over a store and returns handlers a host app mounts under its own path.
  *
@@ -160,15 +176,15 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const webHandler = HttpApp.toWebHandlerRuntime(handlerRuntime)(app)
   const basePath = normalizeBasePath(options.basePath)
 
+  const route = mountedRoute(basePath)
   const listener =
     basePath === ""
       ? nodeHandler
       : (request: IncomingMessage, response: ServerResponse) => {
           const url = request.url ?? "/"
-          if (url === basePath || url.startsWith(`${basePath}/`) || url.startsWith(`${basePath}?`)) {
-            request.url = url.slice(basePath.length) || "/"
-            if (!request.url.startsWith("/")) request.url = `/${request.url}`
-          }
+          const query = url.indexOf("?")
+          const routed = route(query < 0 ? url : url.slice(0, query))
+          if (routed !== undefined) request.url = routed + (query < 0 ? "" : url.slice(query))
           nodeHandler(request, response)
         }
 
@@ -177,11 +193,10 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
       ? (request: Request) => webHandler(request)
       : (request: Request) => {
           const url = new URL(request.url)
-          if (url.pathname === basePath || url.pathname.startsWith(`${basePath}/`)) {
-            url.pathname = url.pathname.slice(basePath.length) || "/"
-            return webHandler(new Request(url, request))
-          }
-          return webHandler(request)
+          const routed = route(url.pathname)
+          if (routed === undefined) return webHandler(request)
+          url.pathname = routed
+          return webHandler(new Request(url, request))
         }
 
   return {
