@@ -1,7 +1,15 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
-import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, SealedCardData, StoredEmbedSession } from "./Records.js"
+import type {
+  CardAuditAction,
+  CardAuditRecord,
+  CardRecord,
+  CardState,
+  SealedCardData,
+  SpendControls,
+  StoredEmbedSession
+} from "./Records.js"
 
 export interface CardFilter {
   readonly walletId?: string | undefined
@@ -45,6 +53,13 @@ export interface CardStoreService {
     cardId: string,
     from: ReadonlyArray<CardState>,
     to: CardState,
+    at: string
+  ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  /** Replaces the spend controls of a card that is not closed; none when it is closed (or gone). */
+  readonly updateControls: (
+    programId: string,
+    cardId: string,
+    controls: SpendControls,
     at: string
   ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
   /** Replaces number, code and expiry when the card's state is one of `from`. */

@@ -12,6 +12,7 @@ import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
 import { createEmbedSession, openEmbedSession, resealWithCurrentKey, revealCard, searchCardByPan, vaultProblems } from "./CardData.js"
 import { CardStore } from "./CardStore.js"
+import { updateSpendControls } from "./SpendControlsUpdate.js"
 import type { CardDeps } from "./CardDeps.js"
 import { changeLifecycle, findCard, issueCard } from "./Issuance.js"
 import type { Card, CardAuditQuery, CardAuditRecord, CardListQuery } from "./Records.js"
@@ -74,6 +75,9 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
 
       /** Freeze, unfreeze, close or reissue; 409 from an incompatible state; emits card.updated. */
       lifecycle: changeLifecycle.bind(null, deps),
+
+      /** PATCH /v1/cards/{card_id}: new spend controls (not on a closed card); emits card.updated. */
+      update: updateSpendControls.bind(null, deps),
 
       /** POST /v1/cards/{card_id}/reveal: number and code for keys enabled for PAN reveal; audited. */
       reveal: revealCard.bind(null, deps),

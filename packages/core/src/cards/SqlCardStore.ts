@@ -129,10 +129,19 @@ const cardQueries = (
 /** Compare-and-set changes of a card: state, secrets, and re-sealing under another vault key. */
 const changeQueries = (
   sql: Sql
-): Pick<CardStoreService, "transition" | "replaceSecrets" | "cardsToReseal" | "reseal" | "sealedSamples"> => ({
+): Pick<CardStoreService, "transition" | "updateControls" | "replaceSecrets" | "cardsToReseal" | "reseal" | "sealedSamples"> => ({
   transition: (programId, cardId, from, to, at) =>
     sql`UPDATE issuing_cards SET state = ${to}, updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
+        RETURNING *`.pipe(Effect.map(first)),
+  updateControls: (programId, cardId, controls, at) =>
+    sql`UPDATE issuing_cards
+        SET allowed_mcc_codes = ${JSON.stringify(controls.allowed_mcc_codes)},
+            blocked_mcc_codes = ${JSON.stringify(controls.blocked_mcc_codes)},
+            spending_interval = ${controls.spending_period?.interval ?? null},
+            spending_amount_minor = ${controls.spending_period?.amount ?? null},
+            updated_at = ${at}
+        WHERE id = ${cardId} AND program_id = ${programId} AND state <> 'CLOSED'
         RETURNING *`.pipe(Effect.map(first)),
   replaceSecrets: (programId, cardId, from, secrets, at) =>
     sql`UPDATE issuing_cards

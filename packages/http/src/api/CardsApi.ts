@@ -10,7 +10,8 @@ import {
   IssueCard,
   SearchByPan,
   SimulateAuthorization,
-  Transaction
+  Transaction,
+  UpdateCard
 } from "@issuing/core"
 import { Schema } from "effect"
 import { RequiredScope, SandboxOnly } from "./Annotations.js"
@@ -35,6 +36,13 @@ export class CardsApi extends HttpApiGroup.make("cards")
   )
   .add(HttpApiEndpoint.post("searchByPan", "/cards/search-by-pan").setPayload(SearchByPan).addSuccess(Card))
   .add(HttpApiEndpoint.get("get", "/cards/:card_id").setPath(CardPath).addSuccess(Card))
+  .add(
+    HttpApiEndpoint.patch("update", "/cards/:card_id")
+      .setPath(CardPath)
+      .setPayload(UpdateCard)
+      .addSuccess(Card)
+      .annotate(OpenApi.Description, "Changes the spend controls of a card that is not closed; a control left out is kept, null clears it.")
+  )
   .add(lifecycle("freeze"))
   .add(lifecycle("unfreeze"))
   .add(lifecycle("close"))
