@@ -98,6 +98,74 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
   })
 })
 
+describe.each(STORE_KINDS)("a vault key missing from the configuration on %s", (kind) => {
+  it("refuses to start, naming the key and what to add, and starts once the key is back", async () => {
+    const database = await createTestDatabase(kind)
+    try {
+      const first = await servePlatform(database, [OLD_KEY])
+      const org = await first.instance.runtime.runPromise(
+        Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("Missing key"))
+      )
+      const headers = { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id, "content-type": "application/json" }
+      const wallet = (await (
+        await fetch(`${first.baseUrl}/v1/wallets`, { method: "POST", headers, body: JSON.stringify({ holder: { name: "Key" } }) })
+      ).json()) as { id: string }
+      const issued = await fetch(`${first.baseUrl}/v1/cards`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ wallet_id: wallet.id, type: "VIRTUAL" })
+      })
+      expect(issued.status).toBe(200)
+      await first.close()
+
+      // Started with the new key alone (the old one dropped before `issuing vault reseal`).
+      const refused = await servePlatform(database, [NEW_KEY]).then(
+        () => undefined,
+        (error: Error) => error
+      )
+      expect(refused?.message).toContain(`vault key ${keyId(OLD_KEY)}`)
+      expect(refused?.message).toContain("ISSUING_VAULT_KEY does not hold")
+      expect(refused?.message).toContain("issuing vault reseal")
+
+      // With the key added back after the current one, it starts and reveals.
+      const back = await servePlatform(database, [NEW_KEY, OLD_KEY])
+      const card = (await issued.json()) as { id: string }
+      expect((await fetch(`${back.baseUrl}/v1/cards/${card.id}/reveal`, { method: "POST", headers })).status).toBe(200)
+      await back.close()
+    } finally {
+      await database.drop()
+    }
+  })
+
+  it.runIf(kind === "sqlite")("issuing serve exits 1 with the same advice", async () => {
+    const database = await createTestDatabase(kind)
+    try {
+      const first = await servePlatform(database, [OLD_KEY])
+      await first.instance.runtime.runPromise(
+        Effect.gen(function* () {
+          const core = yield* Effect.promise(() => import("@issuing/core"))
+          const org = yield* Effect.flatMap(core.Access, (access) => access.createOrganization("CLI key"))
+          const access = yield* core.Access
+          const caller = yield* access.resolveProgram(yield* access.authenticate(`Bearer ${org.api_key}`), org.program_id)
+          const wallet = yield* Effect.flatMap(core.Ledger, (ledger) => ledger.createWallet(org.program_id, { holder: { name: "CLI" } }))
+          const input = yield* Schema.decodeUnknown(core.IssueCard)({ wallet_id: wallet.id, type: "VIRTUAL" })
+          yield* Effect.flatMap(Cards, (cards) => cards.issue(caller, input))
+        })
+      )
+      await first.close()
+      const result = await runCli(["serve"], {
+        ISSUING_DATABASE_URL: database.url,
+        ISSUING_PORT: "0",
+        ISSUING_VAULT_KEY: NEW_KEY.toString("base64")
+      })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain(`vault key ${keyId(OLD_KEY)}, which ISSUING_VAULT_KEY does not hold`)
+    } finally {
+      await database.drop()
+    }
+  })
+})
+
 describe("issuing cards reseal (alias of issuing vault reseal)", () => {
   it("re-seals through the CLI", async () => {
     const database = await createTestDatabase("sqlite")

@@ -4,6 +4,9 @@ import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/d
 import { TEST_VAULT_KEY } from "../support/platform.js"
 import { bootstrapOrganization } from "@issuing/http"
 import { Option } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as oauth from "oauth4webapi"
 
 const BASE = "https://api.example.com/issuing"
 
@@ -104,5 +107,60 @@ describe.each(STORE_KINDS)("embedding with the web handler on %s", (kind) => {
     expect(session.body.embed_url.startsWith(`${BASE}/v1/cards/embed?session_token=`)).toBe(true)
     const document = await issuing.handler(new Request(session.body.embed_url))
     expect(document.status).toBe(200)
+  })
+
+  it("answers OAuth discovery at the RFC 8414 path-inserted address of the mounted issuer (oauth4webapi)", async () => {
+    const issuer = new URL(BASE)
+    const asked: Array<string> = []
+    const response = await oauth.discoveryRequest(issuer, {
+      algorithm: "oauth2",
+      [oauth.customFetch]: (url, options) => {
+        asked.push(url)
+        return issuing.handler(new Request(url, options as RequestInit))
+      }
+    })
+    expect(asked).toEqual(["https://api.example.com/.well-known/oauth-authorization-server/issuing"])
+    const metadata = await oauth.processDiscoveryResponse(issuer, response)
+    expect(metadata.issuer).toBe(BASE)
+    expect(metadata.token_endpoint).toBe(`${BASE}/oauth/token`)
+    // Only the mount's own name is inserted: another path stays the host's.
+    expect((await issuing.handler(new Request("https://api.example.com/.well-known/oauth-authorization-server/other"))).status).toBe(404)
+  })
+})
+
+// The node:http listener under a mount path, over a real socket.
+describe("embedding with the node listener under a mount path", () => {
+  it("answers /v1 under the mount and OAuth discovery at the path-inserted address (oauth4webapi)", async () => {
+    const database = await createTestDatabase("sqlite")
+    let issuing: IssuingInstance | undefined
+    const server = http.createServer((request, response) => {
+      if (issuing === undefined) return void response.writeHead(503).end()
+      const url = request.url ?? "/"
+      // The host routes its mount and the mount's metadata address to the platform.
+      if (url.startsWith("/issuing") || url.startsWith("/.well-known/oauth-authorization-server/issuing")) {
+        return issuing.listener(request, response)
+      }
+      response.writeHead(404).end("host")
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/issuing`
+    try {
+      issuing = await createIssuing({
+        store: storeFor({ kind: "sqlite", filename: database.filename! }),
+        vaultKeys: [TEST_VAULT_KEY],
+        basePath: "/issuing",
+        settings: { baseUrl: base }
+      })
+      const issuer = new URL(base)
+      const response = await oauth.discoveryRequest(issuer, { algorithm: "oauth2", [oauth.allowInsecureRequests]: true })
+      const metadata = await oauth.processDiscoveryResponse(issuer, response)
+      expect(metadata.issuer).toBe(base)
+      expect((await fetch(`${base}/v1/programs`)).status).toBe(401)
+      expect((await fetch(`${base}?x=1`)).status).toBe(404)
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await issuing?.dispose()
+      await database.drop()
+    }
   })
 })

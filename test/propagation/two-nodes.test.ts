@@ -71,6 +71,26 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
     expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("CLOSED")
   })
 
+  it("spend controls changed on A (PATCH) decide the next authorization on B", async () => {
+    const wallet = await call(a, "POST", "/v1/wallets", { body: { holder: { name: "Grace Hopper" } } })
+    const funded = await call(a, "POST", "/v1/transfers", {
+      body: { paymentRail: "fednow_instant", amount: 100_000, currency: "USD", to_financial_account_id: wallet.body.financial_account_id }
+    })
+    expect(funded.status, funded.text).toBe(200)
+    const card = await call(a, "POST", "/v1/cards", { body: { wallet_id: wallet.body.id, type: "VIRTUAL" } })
+    const authorize = () => call(b, "POST", "/v1/simulate/authorizations", { body: { card_id: card.body.id, amount: 100, mcc: "5411" } })
+    // B's caches are warm.
+    expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.blocked_mcc_codes).toEqual([])
+    expect((await authorize()).body.status).toBe("APPROVED")
+
+    expect((await call(a, "PATCH", `/v1/cards/${card.body.id}`, { body: { blockedMccCodes: ["5411"] } })).status).toBe(200)
+    expect((await authorize()).body).toMatchObject({ status: "DECLINED", decline_reason: "MCC_BLOCKED" })
+    expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.blocked_mcc_codes).toEqual(["5411"])
+
+    expect((await call(a, "PATCH", `/v1/cards/${card.body.id}`, { body: { blocked_mcc_codes: null } })).status).toBe(200)
+    expect((await authorize()).body).toMatchObject({ status: "APPROVED" })
+  })
+
   it("a key revoked on A gets 401 on B on the very next request, reads and writes alike", async () => {
     const created = await call(a, "POST", "/v1/api-keys", { body: { name: "short-lived", role: "developer" } })
     expect(created.status, created.text).toBe(200)

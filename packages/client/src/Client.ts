@@ -19,6 +19,7 @@ import type {
   EventFilter,
   FinancialAccount as FinancialAccountSchema,
   IssueCard,
+  UpdateCard,
   IssuingEvent,
   Program as ProgramSchema,
   ReplayRequest,
@@ -67,6 +68,7 @@ export type WebhookReplay = typeof WebhookReplaySchema.Encoded
 export type CreateProgramParams = typeof CreateProgram.Encoded
 export type CreateApiKeyParams = typeof CreateApiKey.Encoded
 export type CreateCardParams = typeof IssueCard.Encoded
+export type UpdateCardParams = typeof UpdateCard.Encoded
 export type CreateWalletParams = typeof CreateWallet.Encoded
 export type CreateTransferParams = typeof CreateTransfer.Encoded
 export type CreateTransferBatchParams = typeof CreateTransferBatch.Encoded
@@ -134,6 +136,9 @@ export class IssuingClient {
   private get<A>(path: string, query?: Query, options?: RequestOptions) {
     return this.transport.request<A>({ method: "GET", path, query }, options)
   }
+  private patch<A>(path: string, body: unknown, options?: RequestOptions) {
+    return this.transport.request<A>({ method: "PATCH", path, body }, options)
+  }
   private post<A>(path: string, body?: unknown, options?: RequestOptions) {
     return this.transport.request<A>({ method: "POST", path, body }, options)
   }
@@ -161,6 +166,9 @@ export class IssuingClient {
     create: (params: CreateCardParams, options?: RequestOptions) => this.post<Card>("/v1/cards", params, options),
     list: (params?: CardListParams, options?: RequestOptions) => this.list<Card, CardListParams>("/v1/cards", params, options),
     retrieve: (id: string, options?: RequestOptions) => this.get<Card>(`/v1/cards/${segment(id)}`, undefined, options),
+    /** New spend controls: a control left out is kept, null clears it (docs/card-data.md#changing-spend-controls). */
+    update: (id: string, params: UpdateCardParams, options?: RequestOptions) =>
+      this.patch<Card>(`/v1/cards/${segment(id)}`, params, options),
     freeze: (id: string, options?: RequestOptions) => this.post<Card>(`/v1/cards/${segment(id)}/freeze`, undefined, options),
     unfreeze: (id: string, options?: RequestOptions) => this.post<Card>(`/v1/cards/${segment(id)}/unfreeze`, undefined, options),
     close: (id: string, options?: RequestOptions) => this.post<Card>(`/v1/cards/${segment(id)}/close`, undefined, options),

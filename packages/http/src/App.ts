@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpApp, HttpMiddleware, HttpServer } from "@effect/pla
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import {
+  Cards,
   defaultSettings,
   type IssuingServices,
   type IssuingSettings,
@@ -10,7 +11,7 @@ import {
   ServicesLive,
   Vault
 } from "@issuing/core"
-import { type Effect, Layer, ManagedRuntime, Runtime } from "effect"
+import { Effect, Layer, ManagedRuntime, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
@@ -114,10 +115,43 @@ export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings,
   )
 }
 
+/** The platform cannot open the card data it holds with the vault keys it was given. */
+export class VaultKeysUnusable extends Error {
+  constructor(readonly problems: ReadonlyArray<string>) {
+    super(`the vault keys cannot open the card data this database holds:\n  ${problems.join("\n  ")}`)
+    this.name = "VaultKeysUnusable"
+  }
+}
+
+// A key dropped from ISSUING_VAULT_KEY would otherwise surface only as failing reveals: refuse to
+// start, naming the key (one card per key id is opened, docs/operations.md#the-vault-key).
+const refuseUnopenableCards = async (runtime: ManagedRuntime.ManagedRuntime<Cards, unknown>) => {
+  const problems = await runtime.runPromise(Effect.flatMap(Cards, (cards) => cards.vaultProblems))
+  if (problems.length === 0) return
+  await runtime.dispose()
+  throw new VaultKeysUnusable(problems)
+}
+
 const normalizeBasePath = (basePath: string | undefined) => {
   if (basePath === undefined || basePath === "" || basePath === "/") return ""
   return `/${basePath.replace(/^\/+|\/+$/g, "")}`
 }
+
+const METADATA_PATH = "/.well-known/oauth-authorization-server"
+
+/**
+ * The platform's own path for a request path under the mount, or undefined to leave it as it is:
+ * `/issuing/v1/…` → `/v1/…`; and RFC 8414's path insertion, where a client of the issuer
+ * `https://host/issuing` asks `/.well-known/oauth-authorization-server/issuing` for its metadata
+ * (docs/oauth.md#discovery-under-a-mount-path).
+ */
+const mountedRoute =
+  (basePath: string) =>
+  (pathname: string): string | undefined => {
+    if (pathname === basePath || pathname.startsWith(`${basePath}/`)) return pathname.slice(basePath.length) || "/"
+    if (pathname === `${METADATA_PATH}${basePath}`) return METADATA_PATH
+    return undefined
+  }
 
 /**
  * Starts the platform over a store and returns handlers a host app mounts under its own path.
@@ -133,6 +167,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   // Telemetry first, so the store's start-up (migrations) is traced too.
   const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default
+  await refuseUnopenableCards(runtime)
   const app = options.telemetry === undefined ? built : traceRequests(built, ROUTES)
   // @effect/platform's own server span records the full URL and query, where an embed session
   // token travels: off; traceRequests records the route template instead.
@@ -141,15 +176,15 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const webHandler = HttpApp.toWebHandlerRuntime(handlerRuntime)(app)
   const basePath = normalizeBasePath(options.basePath)
 
+  const route = mountedRoute(basePath)
   const listener =
     basePath === ""
       ? nodeHandler
       : (request: IncomingMessage, response: ServerResponse) => {
           const url = request.url ?? "/"
-          if (url === basePath || url.startsWith(`${basePath}/`) || url.startsWith(`${basePath}?`)) {
-            request.url = url.slice(basePath.length) || "/"
-            if (!request.url.startsWith("/")) request.url = `/${request.url}`
-          }
+          const query = url.indexOf("?")
+          const routed = route(query < 0 ? url : url.slice(0, query))
+          if (routed !== undefined) request.url = routed + (query < 0 ? "" : url.slice(query))
           nodeHandler(request, response)
         }
 
@@ -158,11 +193,10 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
       ? (request: Request) => webHandler(request)
       : (request: Request) => {
           const url = new URL(request.url)
-          if (url.pathname === basePath || url.pathname.startsWith(`${basePath}/`)) {
-            url.pathname = url.pathname.slice(basePath.length) || "/"
-            return webHandler(new Request(url, request))
-          }
-          return webHandler(request)
+          const routed = route(url.pathname)
+          if (routed === undefined) return webHandler(request)
+          url.pathname = routed
+          return webHandler(new Request(url, request))
         }
 
   return {

@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import { Access } from "@issuing/core"
 import { Effect, Either, HashMap, Logger, LogLevel, Option } from "effect"
 import { createIssuing } from "./App.js"
@@ -64,6 +65,12 @@ const migrate = async (store: LoadedStore) => {
 
 const serve = async (config: ServerConfig) => {
   out(`issuing: ${config.settings.environment}, store ${describeDatabase(config.database)}`)
+  if (config.vaultKey.source === "file") {
+    const generated = !fs.existsSync(config.vaultKey.path)
+    out(
+      `issuing: vault key ${generated ? "generated into" : "read from"} ${config.vaultKey.path} (sandbox; keep this file with the database, or set ISSUING_VAULT_KEY)`
+    )
+  }
   const telemetry = telemetryFromEnv(process.env)
   const server = await startServer(config, (line) => out(`issuing: ${line}`), { telemetry })
   let stopping = false

@@ -9,7 +9,7 @@ import { nowIso, nowMs } from "../platform/Time.js"
 import type { CardDeps } from "./CardDeps.js"
 import { findCard } from "./Issuance.js"
 import { checkPanSearchLimits } from "./PanSearchLimits.js"
-import { sealCard, unseal } from "./Sealing.js"
+import { missingKeyAdvice, sealCard, unseal } from "./Sealing.js"
 import type { Card, CardAccessContext, CardAuditAction, CardDisplay, CardEmbedSession, CardRequestContext, CardReveal } from "./Records.js"
 
 /** Bytes of randomness in an embed session token (256 bits). */
@@ -200,3 +200,24 @@ export const resealWithCurrentKey = (deps: CardDeps): Effect.Effect<number, SqlE
       total += done.filter(Boolean).length
     }
   })
+
+/**
+ * Whether this process can open the cards it holds: one card per vault key id in use is opened (a
+ * sample, not every card). Each problem is one line naming the key and what to do; none → []. The
+ * server refuses to start on any (a key dropped from ISSUING_VAULT_KEY would otherwise show up
+ * only as failing reveals). Nothing of the card data reaches the message.
+ */
+export const vaultProblems = (deps: CardDeps): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
+  Effect.map(deps.store.sealedSamples, (samples) =>
+    samples.flatMap((record) => {
+      if (!deps.vault.hasKey(record.sealed.vault_key_id)) {
+        return [missingKeyAdvice(`Card ${record.card.id} (and every card under the same key)`, record.sealed.vault_key_id)]
+      }
+      try {
+        unseal(deps, record)
+        return []
+      } catch (error) {
+        return [error instanceof Error ? error.message : String(error)]
+      }
+    })
+  )

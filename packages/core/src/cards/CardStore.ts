@@ -2,7 +2,15 @@ import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import type { CardAuditOrderField, CardOrderField } from "./OrderFields.js"
-import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, SealedCardData, StoredEmbedSession } from "./Records.js"
+import type {
+  CardAuditAction,
+  CardAuditRecord,
+  CardRecord,
+  CardState,
+  SealedCardData,
+  SpendControls,
+  StoredEmbedSession
+} from "./Records.js"
 
 export interface CardFilter {
   readonly walletId?: string | undefined
@@ -48,6 +56,13 @@ export interface CardStoreService {
     to: CardState,
     at: string
   ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  /** Replaces the spend controls of a card that is not closed; none when it is closed (or gone). */
+  readonly updateControls: (
+    programId: string,
+    cardId: string,
+    controls: SpendControls,
+    at: string
+  ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
   /** Replaces number, code and expiry when the card's state is one of `from`. */
   readonly replaceSecrets: (
     programId: string,
@@ -69,6 +84,11 @@ export interface CardStoreService {
    * Re-seals a card's data without changing the number (rotation, binding) when its ciphertexts are
    * still `previous`'s; false when the row moved on (e.g. a reissue meanwhile).
    */
+  /**
+   * One card per vault key id the stored cards are sealed under (a walk of the vault-key index: as
+   * many steps as there are keys, whatever the number of cards); the start-up check opens them.
+   */
+  readonly sealedSamples: Effect.Effect<ReadonlyArray<CardRecord>, SqlError.SqlError>
   readonly reseal: (cardId: string, previous: SealedCardData, sealed: SealedCardData) => Effect.Effect<boolean, SqlError.SqlError>
 
   /** Sum of the card's APPROVED authorizations created at or after `since` (all of them when null), in minor units. */

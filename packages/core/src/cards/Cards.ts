@@ -11,8 +11,9 @@ import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS, type CardAuditOrderField, t
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
-import { createEmbedSession, openEmbedSession, resealWithCurrentKey, revealCard, searchCardByPan } from "./CardData.js"
+import { createEmbedSession, openEmbedSession, resealWithCurrentKey, revealCard, searchCardByPan, vaultProblems } from "./CardData.js"
 import { CardStore } from "./CardStore.js"
+import { updateSpendControls } from "./SpendControlsUpdate.js"
 import type { CardDeps } from "./CardDeps.js"
 import { changeLifecycle, findCard, issueCard } from "./Issuance.js"
 import type { Card, CardAuditQuery, CardAuditRecord, CardListQuery } from "./Records.js"
@@ -80,6 +81,9 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       /** Freeze, unfreeze, close or reissue; 409 from an incompatible state; emits card.updated. */
       lifecycle: changeLifecycle.bind(null, deps),
 
+      /** PATCH /v1/cards/{card_id}: new spend controls (not on a closed card); emits card.updated. */
+      update: updateSpendControls.bind(null, deps),
+
       /** POST /v1/cards/{card_id}/reveal: number and code for keys enabled for PAN reveal; audited. */
       reveal: revealCard.bind(null, deps),
 
@@ -109,7 +113,10 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       ),
 
       /** Re-seals cards made under an older vault key with the current one; the count re-sealed. */
-      resealWithCurrentKey: resealWithCurrentKey(deps)
+      resealWithCurrentKey: resealWithCurrentKey(deps),
+
+      /** Start-up check: whether the configured vault keys open the cards held (one per key id); each problem a line. */
+      vaultProblems: vaultProblems(deps)
     }
   })
 }) {}

@@ -265,6 +265,60 @@ export const IssueCard = Schema.transformOrFail(
 )
 export type IssueCard = typeof IssueCard.Type
 
+/** PATCH /v1/cards/{card_id} as sent: any spend control, under either name (as at issuance). */
+const UpdateCardBody = Schema.Struct({
+  allowedMccCodes: MccCodesBody,
+  allowed_mcc_codes: MccCodesBody,
+  blockedMccCodes: MccCodesBody,
+  blocked_mcc_codes: MccCodesBody,
+  spendingPeriod: SpendingPeriodBody,
+  spending_period: SpendingPeriodBody
+})
+
+/** Whether a control was sent under either of its names (null counts: it clears the control). */
+const sent = (body: Record<string, unknown>, [camel, snake]: readonly [string, string]) =>
+  body[camel] !== undefined || body[snake] !== undefined
+
+/**
+ * A change of a card's spend controls, decoded with issuance's rules: a control absent is kept, one
+ * sent replaces it, `null` clears it (an empty list; no spending period). Whether the result allows
+ * and blocks one code is checked against the card (`Cards.update`).
+ */
+export const UpdateCard = Schema.transformOrFail(
+  UpdateCardBody,
+  Schema.typeSchema(
+    Schema.Struct({
+      allowed_mcc_codes: Schema.optional(Schema.Array(MccCode)),
+      blocked_mcc_codes: Schema.optional(Schema.Array(MccCode)),
+      spending_period: Schema.optional(Schema.NullOr(SpendingPeriod))
+    })
+  ),
+  {
+    strict: true,
+    decode: (body, _, ast) =>
+      Either.gen(function* () {
+        const ALLOWED = ["allowedMccCodes", "allowed_mcc_codes"] as const
+        const BLOCKED = ["blockedMccCodes", "blocked_mcc_codes"] as const
+        const PERIOD = ["spendingPeriod", "spending_period"] as const
+        const allowed = yield* aliased(MccCodeList, body, ALLOWED, ast)
+        const blocked = yield* aliased(MccCodeList, body, BLOCKED, ast)
+        const period = yield* aliased(SpendingPeriod, body, PERIOD, ast)
+        return {
+          ...(sent(body, ALLOWED) ? { allowed_mcc_codes: allowed ?? [] } : {}),
+          ...(sent(body, BLOCKED) ? { blocked_mcc_codes: blocked ?? [] } : {}),
+          ...(sent(body, PERIOD) ? { spending_period: period } : {})
+        }
+      }),
+    encode: (input) =>
+      ParseResult.succeed({
+        allowedMccCodes: input.allowed_mcc_codes,
+        blockedMccCodes: input.blocked_mcc_codes,
+        spendingPeriod: input.spending_period
+      })
+  }
+).annotations({ identifier: "UpdateCard" })
+export type UpdateCard = typeof UpdateCard.Type
+
 /** Filters of GET /v1/cards. */
 export const CardListQuery = Schema.Struct({
   wallet_id: Schema.optional(Uuid),

@@ -125,10 +125,21 @@ const cardQueries = (
 })
 
 /** Compare-and-set changes of a card: state, secrets, and re-sealing under another vault key. */
-const changeQueries = (sql: Sql): Pick<CardStoreService, "transition" | "replaceSecrets" | "cardsToReseal" | "reseal"> => ({
+const changeQueries = (
+  sql: Sql
+): Pick<CardStoreService, "transition" | "updateControls" | "replaceSecrets" | "cardsToReseal" | "reseal" | "sealedSamples"> => ({
   transition: (programId, cardId, from, to, at) =>
     sql`UPDATE issuing_cards SET state = ${to}, updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
+        RETURNING *`.pipe(Effect.map(first)),
+  updateControls: (programId, cardId, controls, at) =>
+    sql`UPDATE issuing_cards
+        SET allowed_mcc_codes = ${JSON.stringify(controls.allowed_mcc_codes)},
+            blocked_mcc_codes = ${JSON.stringify(controls.blocked_mcc_codes)},
+            spending_interval = ${controls.spending_period?.interval ?? null},
+            spending_amount_minor = ${controls.spending_period?.amount ?? null},
+            updated_at = ${at}
+        WHERE id = ${cardId} AND program_id = ${programId} AND state <> 'CLOSED'
         RETURNING *`.pipe(Effect.map(first)),
   replaceSecrets: (programId, cardId, from, secrets, at) =>
     sql`UPDATE issuing_cards
@@ -150,7 +161,17 @@ const changeQueries = (sql: Sql): Pick<CardStoreService, "transition" | "replace
         SET pan_sealed = ${sealed.pan_sealed}, cvv_sealed = ${sealed.cvv_sealed},
             pan_fingerprint = ${sealed.pan_fingerprint}, vault_key_id = ${sealed.vault_key_id}
         WHERE id = ${cardId} AND pan_sealed = ${previous.pan_sealed} AND cvv_sealed = ${previous.cvv_sealed}
-        RETURNING id`.pipe(Effect.map((rows) => rows.length === 1))
+        RETURNING id`.pipe(Effect.map((rows) => rows.length === 1)),
+  // A loose index scan: each step asks the index for the next key id above the last one.
+  sealedSamples: sql`WITH RECURSIVE vault_keys(key_id) AS (
+        SELECT MIN(vault_key_id) FROM issuing_cards
+        UNION ALL
+        SELECT (SELECT MIN(vault_key_id) FROM issuing_cards WHERE vault_key_id > vault_keys.key_id)
+        FROM vault_keys WHERE vault_keys.key_id IS NOT NULL
+      )
+      SELECT issuing_cards.* FROM vault_keys
+      JOIN issuing_cards ON issuing_cards.id = (SELECT id FROM issuing_cards WHERE vault_key_id = vault_keys.key_id LIMIT 1)
+      ORDER BY issuing_cards.vault_key_id`.pipe(Effect.map((rows) => rows.map(toCardRecord)))
 })
 
 /** A card's approved spend, for its spending period. */

@@ -23,10 +23,29 @@ export interface VaultService {
    * bound value is read at another place (or with none). Unbound (`v1`) values read anywhere.
    */
   readonly decrypt: (sealed: string, place?: SealedPlace) => string
+  /** True when `keyId` (a sealed value's second part) is one of the configured keys. */
+  readonly hasKey: (keyId: string) => boolean
   /** The keyed fingerprint of a value under the current key. */
   readonly fingerprint: (value: string) => string
   /** The fingerprints of a value under every configured key, current first (for lookups during rotation). */
   readonly fingerprints: (value: string) => ReadonlyArray<string>
+}
+
+/**
+ * A sealed value names a key that is not configured: the value is intact, the key was dropped from
+ * ISSUING_VAULT_KEY (docs/operations.md#the-vault-key says how to add it back and re-seal).
+ */
+export class VaultKeyMissing extends Error {
+  constructor(readonly keyId: string) {
+    super(`Vault key ${keyId} is not configured`)
+    this.name = "VaultKeyMissing"
+  }
+}
+
+/** The key id a sealed value was made under (`v1`/`v2.<keyId>.…`), or undefined when it is not one. */
+export const sealedKeyId = (sealed: string): string | undefined => {
+  const [version, keyId] = sealed.split(".")
+  return (version === "v1" || version === "v2") && keyId !== undefined && keyId !== "" ? keyId : undefined
 }
 
 /** Where a sealed value is stored; bound into its ciphertext as associated data. */
@@ -94,7 +113,7 @@ export const makeVault = (masterKeys: ReadonlyArray<Buffer>): VaultService => {
       }
       if (version === "v2" && place === undefined) throw new Error("A bound sealed value was read without its place")
       const key = byId.get(keyId)
-      if (key === undefined) throw new Error(`Vault key ${keyId} is not configured`)
+      if (key === undefined) throw new VaultKeyMissing(keyId)
       const raw = Buffer.from(payload, "base64")
       const nonce = raw.subarray(0, 12)
       const tag = raw.subarray(raw.length - 16)
@@ -105,6 +124,7 @@ export const makeVault = (masterKeys: ReadonlyArray<Buffer>): VaultService => {
       decipher.setAuthTag(tag)
       return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8")
     },
+    hasKey: (keyId) => byId.has(keyId),
     fingerprint: (value) => hmac(current, value),
     fingerprints: (value) => keys.map((key) => hmac(key, value))
   }

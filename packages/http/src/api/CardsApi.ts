@@ -10,13 +10,14 @@ import {
   IssueCard,
   SearchByPan,
   SimulateAuthorization,
-  Transaction
+  Transaction,
+  UpdateCard
 } from "@issuing/core"
 import { Schema } from "effect"
 import { RequiredScope, SandboxOnly } from "./Annotations.js"
-import { ListOf, PagingParams, post } from "./Common.js"
+import { ListOf, PagingParams, patch, post } from "./Common.js"
 import { ProgramScoped } from "./Security.js"
-import { AuthenticationFailure, BusinessRuleFailure, NotFoundFailure } from "../errors.js"
+import { AuthenticationFailure, BusinessRuleFailure, ConflictFailure, NotFoundFailure } from "../errors.js"
 
 /** A card id in the path: any text, looked up by core's findOwned (a malformed id is a 404). */
 const CardPath = Schema.Struct({ card_id: Schema.String })
@@ -46,6 +47,15 @@ export class CardsApi extends HttpApiGroup.make("cards")
   )
   .add(post("searchByPan", "/cards/search-by-pan").setPayload(SearchByPan).addSuccess(Card).addError(NotFoundFailure))
   .add(HttpApiEndpoint.get("get", "/cards/:card_id").setPath(CardPath).addError(NotFoundFailure).addSuccess(Card))
+  .add(
+    patch("update", "/cards/:card_id")
+      .setPath(CardPath)
+      .setPayload(UpdateCard)
+      .addSuccess(Card)
+      .addError(NotFoundFailure)
+      .addError(ConflictFailure)
+      .annotate(OpenApi.Description, "Changes the spend controls of a card that is not closed; a control left out is kept, null clears it.")
+  )
   .add(lifecycle("freeze"))
   .add(lifecycle("unfreeze"))
   .add(lifecycle("close"))
