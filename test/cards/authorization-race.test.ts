@@ -6,9 +6,10 @@ import { createWallet, fund, issueCard } from "./helpers.js"
 /**
  * A card without a spending window is authorized without its row lock: the card is read, and the
  * approval's one posting call re-checks that it is still ACTIVE under a lock a freeze waits for
- * (docs/ledger.md#card-authorizations). Here a freeze is in flight (its row update not yet
- * committed) when the authorization reads the card as ACTIVE; the posting waits for it, sees
- * FROZEN, writes nothing, and the authorization declines.
+ * (docs/ledger.md#card-authorizations). Here a freeze (POST /v1/cards/{id}/freeze) is in flight —
+ * its row update not yet committed — when the authorization reads the card as ACTIVE; the posting
+ * waits for it (observed in pg_stat_activity), sees FROZEN, writes nothing, and the authorization
+ * declines.
  */
 describe("an authorization racing a freeze on postgres", () => {
   let platform: TestPlatform
@@ -27,29 +28,51 @@ describe("an authorization racing a freeze on postgres", () => {
     const approved = await platform.request("POST", "/v1/simulate/authorizations", { body: { card_id: card.id, amount: 100, mcc: "5411" } })
     expect(approved.body.status, approved.text).toBe("APPROVED")
 
-    const freezer = new pg.Client({ connectionString: platform.database.url })
+    // The freeze goes through its endpoint. Its transaction updates the card (taking the row's
+    // lock) and then bumps the change-feed version; a client of the test's holds that version row,
+    // so the freeze stays uncommitted, holding the card's lock, until the test lets it go.
+    const blocker = new pg.Client({ connectionString: platform.database.url })
     const watcher = new pg.Client({ connectionString: platform.database.url })
-    await freezer.connect()
+    await blocker.connect()
     await watcher.connect()
     try {
-      await freezer.query("BEGIN")
-      await freezer.query("UPDATE issuing_cards SET state = 'FROZEN' WHERE id = $1", [card.id])
-      const pending = platform.request("POST", "/v1/simulate/authorizations", { body: { card_id: card.id, amount: 100, mcc: "5411" } })
-      // The authorization's posting now waits on the row lock the uncommitted freeze holds.
-      for (let waited = 0; ; waited += 20) {
-        const { rows } = await watcher.query(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        if (rows[0].n > 0) break
-        if (waited > 10_000) throw new Error("the authorization never waited for the card's lock")
-        await new Promise((resolve) => setTimeout(resolve, 20))
+      await blocker.query("BEGIN")
+      await blocker.query("SELECT version FROM issuing_changes WHERE id = 1 FOR UPDATE")
+      const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
+      /** The one backend of this database that `holder` blocks (waiting for a lock it holds). */
+      const blockedBy = async (holder: number, what: string) => {
+        for (let waited = 0; ; waited += 20) {
+          const { rows } = await watcher.query(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
+            [holder]
+          )
+          if (rows.length > 0) {
+            expect(rows, what).toHaveLength(1)
+            return rows[0].pid as number
+          }
+          if (waited > 20_000) throw new Error(`${what} never waited for a lock of backend ${holder}`)
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
       }
-      await freezer.query("COMMIT")
+      const freezing = platform.request("POST", `/v1/cards/${card.id}/freeze`)
+      const freezerPid = await blockedBy(blockerPid, "the freeze")
+      // The freeze has updated the card and not committed: its row is locked.
+      await expect(watcher.query("SELECT id FROM issuing_cards WHERE id = $1 FOR SHARE NOWAIT", [card.id])).rejects.toMatchObject({
+        code: "55P03"
+      })
+      const pending = platform.request("POST", "/v1/simulate/authorizations", { body: { card_id: card.id, amount: 100, mcc: "5411" } })
+      // The race happened: the authorization read the card (ACTIVE: the freeze is not committed)
+      // and its posting now waits for the lock the freeze holds.
+      await blockedBy(freezerPid, "the authorization")
+      await blocker.query("COMMIT")
+      const frozen = await freezing
+      expect(frozen.status, frozen.text).toBe(200)
+      expect(frozen.body.state).toBe("FROZEN")
       const declined = await pending
       expect(declined.status, declined.text).toBe(200)
       expect(declined.body).toMatchObject({ status: "DECLINED", decline_reason: "CARD_FROZEN", card_id: card.id })
     } finally {
-      await freezer.end()
+      await blocker.end()
       await watcher.end()
     }
     const account = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)

@@ -89,6 +89,12 @@ export type TransferOutcome =
   | { readonly kind: "failed"; readonly status: number; readonly code: string }
   /** No answer ever (the server died mid-request and there was no key to retry with). */
   | { readonly kind: "unanswered"; readonly reason: string }
+  /**
+   * A keyed request whose last retry was still answered 409 on its Idempotency-Key: the key is
+   * claimed by a try whose answer was lost (a killed process's claim stays for its 60 s lease,
+   * docs/api.md#idempotency). Unknown, like an unanswered one — but never written twice.
+   */
+  | { readonly kind: "held"; readonly status: number; readonly code: string }
 
 /** One logged request: its unique description (`tag`), its key if any, what it asked, how it ended. */
 export interface TransferLogEntry {
@@ -173,6 +179,9 @@ export interface InvariantReport {
   /** Unanswered requests found written once / not written. */
   readonly unansweredWritten: number
   readonly unansweredAbsent: number
+  /** Requests held by their key's claim (409 to the last retry) found written once / not written. */
+  readonly heldWritten: number
+  readonly heldAbsent: number
   readonly events: number
   /** (event, subscription) pairs that had to be delivered, and were. */
   readonly deliveries: number
@@ -356,7 +365,7 @@ const checkLoggedTransfers = async (options: InvariantOptions, transfers: Readon
   for (const transfer of transfers) {
     if (transfer.description !== null) byTag.set(transfer.description, [...(byTag.get(transfer.description) ?? []), transfer])
   }
-  const counts = { acknowledged: 0, refused: 0, failed: 0, unansweredWritten: 0, unansweredAbsent: 0 }
+  const counts = { acknowledged: 0, refused: 0, failed: 0, unansweredWritten: 0, unansweredAbsent: 0, heldWritten: 0, heldAbsent: 0 }
   const toRead: Array<{ entry: TransferLogEntry; body: Record<string, any> }> = []
   for (const entry of options.transfers.entries) {
     const found = byTag.get(entry.tag) ?? []
@@ -387,6 +396,10 @@ const checkLoggedTransfers = async (options: InvariantOptions, transfers: Readon
       case "unanswered":
         if (found.length === 0) counts.unansweredAbsent += 1
         else counts.unansweredWritten += 1
+        break
+      case "held":
+        if (found.length === 0) counts.heldAbsent += 1
+        else counts.heldWritten += 1
     }
   }
   // Read back through the public API, as a client would.

@@ -60,18 +60,17 @@ export const fundedWallets = async (call: Call, log: TransferLog, count: number,
 }
 
 /**
- * Ages every unfinished Idempotency-Key claim past its 60 s lease (docs/api.md#idempotency): a
- * claim a killed process left is taken over by a retry only after the lease, and the scenarios do
- * not wait a minute per kill. Run only while no server process is alive, when every unfinished
- * claim is such a leftover.
+ * The Idempotency-Keys whose claim is unfinished (no stored response): read only. A claim a killed
+ * process left stays for its 60 s lease (docs/api.md#idempotency), and a retry with its key gets
+ * 409 until then; the scenarios leave those claims as they are and log such a request as held.
  */
-export const ageOrphanedClaims = async (store: StoreLocation): Promise<number> => {
+export const unfinishedClaimKeys = async (store: StoreLocation): Promise<Set<string>> => {
   const db = await openStoreReader(store)
   try {
-    const before = new Date(Date.now() - 5 * 60_000).toISOString()
-    const [row] = await db.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM issuing_idempotency_keys WHERE status_code IS NULL`)
-    await db.query(`UPDATE issuing_idempotency_keys SET locked_at = '${before}' WHERE status_code IS NULL`)
-    return Number(row!.n)
+    const rows = await db.query<{ idempotency_key: string }>(
+      `SELECT idempotency_key FROM issuing_idempotency_keys WHERE status_code IS NULL`
+    )
+    return new Set(rows.map((row) => String(row.idempotency_key)))
   } finally {
     await db.close()
   }

@@ -8,7 +8,10 @@ import type { LoggedTransferRequest, TransferLog } from "./invariants.js"
  * server died) or a 500 (docs/api.md: nothing committed, retry with the same key) is sent again
  * by its client with the same key and the very same body bytes once the server is back; a request
  * without a key cannot be retried safely and is logged as unanswered (or failed), for the
- * invariant check to find it written once or not at all. Some acknowledged keyed requests are sent
+ * invariant check to find it written once or not at all. A resend answered 409 on its key (the
+ * claim of the try whose answer was lost, which a killed process leaves for its 60 s lease,
+ * docs/api.md#idempotency) is set aside while the load runs and sent once more when it settles;
+ * still 409 then, it is logged as held: unknown, and never written twice. Some acknowledged keyed requests are sent
  * again later, to check the stored answer is replayed: same body, `Idempotent-Replayed: true`.
  * Every request carries a unique description (its tag), by which the check finds its transfer.
  */
@@ -78,17 +81,23 @@ export interface LoadFigures {
   replaysCompared: number
   /** Answers slower than the request time-out (a hang). */
   timedOut: number
+  /** Keyed requests still answered 409 on their key when the load settled (logged as held). */
+  held: number
 }
 
 const pick = <A>(items: ReadonlyArray<A>): A => items[Math.floor(Math.random() * items.length)]!
 
 export class TransferLoad {
-  readonly figures: LoadFigures = { sent: 0, answered: {}, lost: 0, retried: 0, replayed: 0, replaysCompared: 0, timedOut: 0 }
+  readonly figures: LoadFigures = { sent: 0, answered: {}, lost: 0, retried: 0, replayed: 0, replaysCompared: 0, timedOut: 0, held: 0 }
   readonly anomalies: Array<Anomaly> = []
   /** Every round trip, in the order they ended. */
   readonly timeline: Array<RoundTrip> = []
   /** Keyed requests still owed an answer, per client. */
   readonly #owed: Array<Array<PreparedRequest>>
+  /** Keyed requests whose last resend was answered 409 on their key, with their client. */
+  readonly #parked: Array<{ readonly client: number; readonly prepared: PreparedRequest }> = []
+  /** The 409 each set-aside request got last. */
+  readonly #lastRefusal = new Map<string, Answer>()
   /** Acknowledged keyed requests to send again, with the answer they got. */
   readonly #replays: Array<{ prepared: PreparedRequest; answer: Answer }> = []
   /** Clients that have a replay check queued already. */
@@ -123,9 +132,9 @@ export class TransferLoad {
     return counts
   }
 
-  /** Keyed requests still without an answer. */
+  /** Keyed requests still without an answer (set-aside ones included). */
   get owed(): ReadonlyArray<PreparedRequest> {
-    return this.#owed.flat()
+    return [...this.#owed.flat(), ...this.#parked.map((parked) => parked.prepared)]
   }
 
   /** The keys of requests whose answer was lost (their claims were left by a dead process). */
@@ -135,15 +144,29 @@ export class TransferLoad {
 
   /**
    * Resends, server up, every keyed request still owed an answer until each has one (bounded),
-   * then the replay checks; the load must be paused.
+   * then the replay checks; the load must be paused. A request set aside on a 409 is sent once
+   * more; answered 409 again (its key's claim is still in its lease), it is logged as held.
    */
   async settle(rounds = 20): Promise<void> {
-    for (let round = 0; round < rounds && this.owed.length > 0; round++) {
+    for (const { client, prepared } of this.#parked.splice(0)) this.#owed[client]!.push(prepared)
+    for (let round = 0; round < rounds && this.#owed.some((queue) => queue.length > 0); round++) {
       await this.options.target.ready()
       await Promise.all(this.#owed.map((queue, client) => this.#drain(client, queue)))
-      if (this.owed.length > 0) await new Promise((resolve) => setTimeout(resolve, 250))
+      if (this.#owed.some((queue) => queue.length > 0)) await new Promise((resolve) => setTimeout(resolve, 250))
     }
-    for (const prepared of this.owed) this.anomalies.push({ tag: prepared.tag, what: `still unanswered after ${rounds} rounds` })
+    for (const { prepared } of this.#parked.splice(0)) {
+      this.figures.held += 1
+      const response = this.#lastRefusal.get(prepared.tag)!
+      this.options.log.record({
+        tag: prepared.tag,
+        idempotencyKey: prepared.idempotencyKey,
+        request: prepared.request,
+        outcome: { kind: "held", status: response.status, code: String(response.body?.error?.code) }
+      })
+    }
+    for (const queue of this.#owed) {
+      for (const prepared of queue) this.anomalies.push({ tag: prepared.tag, what: `still unanswered after ${rounds} rounds` })
+    }
     const replays = this.#replays.splice(0)
     await Promise.all(replays.map((replay) => this.#checkReplay(replay.prepared, replay.answer)))
   }
@@ -193,9 +216,11 @@ export class TransferLoad {
       return false
     }
     if (answer.status === 409 && answer.body?.error?.param === "Idempotency-Key") {
-      // Our own earlier try still holds the key (its answer was lost): try again later.
-      this.#owed[client]!.push(prepared)
-      return false
+      // Our own earlier try still holds the key (its answer was lost): set it aside, for one more
+      // try when the load settles — not before its claim is done or its lease has ended.
+      this.#lastRefusal.set(prepared.tag, answer)
+      this.#parked.push({ client, prepared })
+      return true
     }
     const outcome = this.options.log.answered(entry, answer.status, answer.body)
     if (outcome.kind === "acknowledged" && prepared.idempotencyKey !== undefined && !answer.replayed) {

@@ -197,9 +197,18 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
     try {
       await locker.query("BEGIN")
       await locker.query("LOCK TABLE issuing_programs IN EXCLUSIVE MODE")
+      const lockerPid = (await locker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
       const first = post("Locked", key)
-      // The first request has claimed the key and now waits on the lock.
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The first request has claimed the key and now waits on the lock: seen waiting for the locker.
+      for (const deadline = Date.now() + 20_000; ; ) {
+        const { rows } = await locker.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
+          [lockerPid]
+        )
+        if (rows[0].n > 0) break
+        if (Date.now() > deadline) throw new Error("the first request never waited for the lock")
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
       expectEnvelope(await post("Locked", key), 409, { code: "conflict", param: "Idempotency-Key" })
       await locker.query("COMMIT")
       expect((await first).status).toBe(200)

@@ -1,3 +1,5 @@
+import { SqliteWriter } from "@issuing/store-sqlite"
+import { Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ROOT } from "../support/cli.js"
@@ -229,7 +231,22 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
       })
       // …while a batch reads A's committed 100 and waits for the lock to write a debit of 60.
       const pending = batch({ transfers: [book(a, b, 60)] })
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The race happens before the other process commits: the batch is inside its write, which
+      // holds the process's write gate from its read of the balances until its job is answered —
+      // a probe asking for the gate is seen parked (while the other process holds SQLite's lock,
+      // the batch cannot have finished). A probe that gets the gate at once came before the batch.
+      let settled = false
+      void pending.finally(() => (settled = true))
+      const runtime = platform.instance.runtime
+      for (const deadline = Date.now() + 20_000; ; ) {
+        expect(settled, "the batch was answered while the other process held the lock").toBe(false)
+        const probe = runtime.runFork(Effect.flatMap(SqliteWriter, (writer) => Effect.exit(writer.withGate(Effect.void))))
+        const status = await runtime.runPromise(Fiber.status(probe))
+        if (status._tag === "Suspended") break
+        await runtime.runPromise(Fiber.await(probe))
+        if (Date.now() > deadline) throw new Error("the batch never took the write gate")
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
       const exited = new Promise((resolve) => other.once("exit", resolve))
       other.stdin!.write("commit\n")
       expect(await exited).toBe(0)

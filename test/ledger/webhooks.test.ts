@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, type TestPlatform, uuid } from "../support/platform.js"
+import { queueDrained } from "../support/queue.js"
 import { startDeliveries } from "../webhooks/deliveries.js"
 import type { Receiver } from "../webhooks/receiver.js"
 import { createWallet, fund, transfer } from "./support.js"
@@ -66,8 +67,9 @@ describe.each(STORE_KINDS)("transfer events and their webhooks on %s", (kind) =>
     ]
     const seen = () => receiver.received.map((r) => JSON.parse(r.body)).map((e) => [e.data.object.id, e.type] as [string, string])
     await receiver.waitFor(() => expected.every(([id, type]) => seen().some(([i, t]) => i === id && t === type)))
-    // Exactly one delivery per event: 11 events, nothing for the refused transfer.
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Exactly one delivery per event: 11 events, nothing for the refused transfer. Once the queue
+    // is empty every delivery has been sent and recorded, so the count is final.
+    await queueDrained(platform.database)
     expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(expected.length)
 
     // The events API shows the same events, the transfer's object as the API returns it.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
 import { type Cluster, NODE_ADMIN_SECRET as ADMIN_SECRET, type Node, startCluster } from "../support/nodes.js"
+import { queueDrained } from "../support/queue.js"
 import { startReceiver } from "../webhooks/receiver.js"
 
 /**
@@ -123,9 +124,10 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
         const event = await call(b, "GET", "/v1/events?type=wallet.created&limit=1")
         const eventId = event.body.data[0].id as string
         const toEvent = (received: ReadonlyArray<{ readonly id: string }>) => received.filter((request) => request.id === eventId)
-        // The witness subscription stays enabled: once it has the event, the fan-out is done.
+        // The witness subscription stays enabled: once it has the event, the fan-out is done; once
+        // the queue holds nothing for the event, every delivery of it has been sent and recorded.
         await receiver.waitFor((received) => toEvent(received).length >= 1, 20_000)
-        await new Promise((resolve) => setTimeout(resolve, 300))
+        await queueDrained(database, { eventId })
         return new Set(receiver.received.filter((request) => request.id === eventId).map((request) => request.path.split("/").at(-1)))
       }
       expect(await walletOnB()).toEqual(new Set(["watched", "witness"]))

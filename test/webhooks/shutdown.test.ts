@@ -11,8 +11,9 @@ describe.each(STORE_KINDS)("graceful worker stop on %s", (kind) => {
   let platform: TestPlatform
   let receiver: Receiver
   const workers: Array<Fiber.RuntimeFiber<never, unknown>> = []
-  // Lease = 2 × timeout + 5 s = 6 s.
-  const timeoutMs = 500
+  // Lease = 2 × timeout + 5 s = 7 s. The worker is stopped while its first try runs: it must be
+  // asked to stop within the time-out of that try's send (1 s), however loaded the machine.
+  const timeoutMs = 1000
 
   beforeAll(async () => {
     platform = await startPlatform(kind, { webhookTimeoutMs: timeoutMs, webhookRetryScheduleMs: [100, 100, 100] })
@@ -30,8 +31,13 @@ describe.each(STORE_KINDS)("graceful worker stop on %s", (kind) => {
     })
     expect(created.status, created.text).toBe(200)
     // The first request is held past the stopping worker's wait (and past its own timeout);
-    // the receiver counts it as open until it answers.
-    receiver.reply = () => (receiver.received.length === 1 ? { status: 200, body: "late", delayMs: 2000 } : { status: 200, body: "ok" })
+    // the receiver counts it as open until it answers. Its arrival starts the stop at once.
+    let stopping: Promise<unknown> | undefined
+    receiver.reply = () => {
+      if (receiver.received.length !== 1) return { status: 200, body: "ok" }
+      stopping = platform.instance.runtime.runPromise(Fiber.interrupt(first))
+      return { status: 200, body: "late", delayMs: 3000 }
+    }
 
     // The wait for tries in flight (100 ms) is shorter than the delivery timeout, as a 15 s cap
     // is shorter than a configured 300 s timeout.
@@ -41,12 +47,22 @@ describe.each(STORE_KINDS)("graceful worker stop on %s", (kind) => {
       Effect.flatMap(Events, (events) => events.emit(platform.org.program_id, "wallet.created", { id: "w" }))
     )
     await receiver.waitFor((all) => all.length === 1)
-    await platform.instance.runtime.runPromise(Fiber.interrupt(first))
+    await stopping
+    // The try was still running when the worker stopped: nothing recorded it.
+    expect((await platform.request("GET", `/v1/webhook-attempts?event_id=${event.id}`)).body.total_count).toBe(0)
 
-    const second = platform.instance.runtime.runFork(runDeliveryWorker({ pollIntervalMs: 50 }))
+    // Well inside the first worker's lease: the second must not take the delivery. It has looked
+    // at the queue (and found nothing due) once two of its claims came back empty — its first, and
+    // one after a poll — and it has claimed nothing.
+    const claims: Array<number> = []
+    const second = platform.instance.runtime.runFork(runDeliveryWorker({ pollIntervalMs: 50, onClaim: (count) => claims.push(count) }))
     workers.push(second)
-    // Well inside the first worker's lease: the second must not take the delivery.
-    await sleep(1500)
+    const deadline = Date.now() + 20_000
+    while (claims.filter((count) => count === 0).length < 2) {
+      if (Date.now() > deadline) throw new Error(`The second worker never claimed: ${JSON.stringify(claims)}`)
+      await sleep(10)
+    }
+    expect(claims.filter((count) => count > 0)).toEqual([])
     expect(receiver.received.filter((r) => r.id === event.id)).toHaveLength(1)
     expect(receiver.maxConcurrentPerId()).toBe(1)
 

@@ -4,6 +4,7 @@ import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, type TestPlatform, uuid } from "../support/platform.js"
+import { queueDrained } from "../support/queue.js"
 import { startDeliveries } from "./deliveries.js"
 import { type Receiver, startHeldReceiver } from "./receiver.js"
 
@@ -188,11 +189,17 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     }
     expect((await platform.request("GET", `/v1/webhook-subscriptions/${sub.id}`)).body.disabled).toBe(true)
     receiver.reply = () => ({ status: 200, body: "ok" })
+    // A witness subscribed to the same type shows the next event was fanned out and delivered;
+    // once the queue holds nothing for the disabled subscription, nothing can reach it any more.
+    const witness = await subscribe({ url: `${receiver.url}/witness-410`, event_types: ["card.created"] })
     const second = await emit("card.created")
-    await sleep(500)
-    expect(receiver.received.some((r) => r.id === second.id)).toBe(false)
+    await receiver.waitFor((all) => all.some((r) => r.id === second.id && r.path.endsWith("/witness-410")))
+    await queueDrained(platform.database, { eventId: second.id })
+    await queueDrained(platform.database, { subscriptionId: sub.id })
+    expect(receiver.received.filter((r) => r.id === second.id).map((r) => r.path)).toEqual(["/hooks/witness-410"])
     expect((await attemptsOf(`event_id=${first.id}`)).data[0]).toMatchObject({ status: "FAILED", response_code: 410 })
     await platform.request("DELETE", `/v1/webhook-subscriptions/${sub.id}`)
+    await platform.request("DELETE", `/v1/webhook-subscriptions/${witness.id}`)
   })
 
   it("rotates the secret: both the old and the new secret verify for 24 h", async () => {
@@ -304,7 +311,8 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
     // The window holds events 40 days to 1 day old: a 39-day span, past the bound; nothing is queued.
     expectEnvelope(await replay("2000-01-01T00:00:00Z", at(0)), 422, { code: "replay_window_too_large", param: "end" })
     expectEnvelope(await replay(at(41), at(0)), 422, { code: "replay_window_too_large", param: "end" })
-    await sleep(300)
+    // A refused replay queued nothing (the queue is read after its answer), so nothing is sent.
+    await queueDrained(platform.database, { subscriptionId: sub.id }, 0)
     expect(receivedOld()).toHaveLength(0)
     // A 60-day window whose events span 19 days is within it; so is a window far wider than its one event.
     const recent = await replay(at(30), at(-30))
@@ -428,8 +436,9 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
       const done = await resend
       expect(done.status, done.text).toBe(200)
       expect(done.body.data[0]).toMatchObject({ webhook_subscription_id: target.id, status: "FAILED", response_code: 500 })
-      // The retry (150 ms on this schedule) is never made: nothing was queued for the deleted subscription.
-      await sleep(600)
+      // The retry (150 ms on this schedule) is never made: resend answers after recording its
+      // outcome, and the queue holds nothing for the deleted subscription.
+      await queueDrained(platform.database, { subscriptionId: target.id }, 0)
       expect(failing.calls()).toBe(1)
     } finally {
       await failing.close()
@@ -471,7 +480,9 @@ describe.each(STORE_KINDS)("disabling a failing subscription on %s", (kind) => {
     expect(attempts.body.data.every((a: any) => a.status === "FAILED" && a.response_code === 500)).toBe(true)
 
     const later = await events("card.created")
-    await sleep(400)
+    // Nothing queued for the disabled subscription (its deliveries dropped, the later event not
+    // fanned out to it): nothing more can be sent to it.
+    await queueDrained(platform.database, { subscriptionId: created.body.id })
     expect(receiver.received.filter((r) => r.id === first.id)).toHaveLength(tries)
     expect(receiver.received.some((r) => r.id === later.id)).toBe(false)
   })

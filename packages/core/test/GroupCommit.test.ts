@@ -2,6 +2,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { makeGroupCommit } from "../src/sql/GroupCommit.js"
+import { awaitSuspended } from "../src/testing/Fixtures.js"
 import type { TransactorService } from "../src/sql/Transactor.js"
 
 describe("group commit", () => {
@@ -31,7 +32,7 @@ describe("group commit", () => {
         yield* Deferred.await(waiting)
         // Queued while the first batch waits for its BEGIN.
         const queued = yield* Effect.forEach(["a", "b", "c"], unit)
-        yield* Effect.sleep("20 millis")
+        yield* Effect.forEach(queued, awaitSuspended)
         yield* Deferred.succeed(giveUp, undefined)
         const outcomes = yield* Fiber.joinAll([first, ...queued])
         // All four got the failure at once, instead of each waiting for a lock as the next batch's first unit.

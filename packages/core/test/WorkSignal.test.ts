@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Option, Queue, Stream } from "effect"
+import { Effect, Fiber, Option, Queue, Schedule, Stream } from "effect"
+import { awaitSuspended } from "../src/testing/Fixtures.js"
 import { makeWorkSignal } from "../src/webhooks/WorkSignal.js"
 
 /** Fails the test instead of hanging when a wait is not ended in time. */
@@ -12,7 +13,8 @@ describe("WorkSignal", () => {
       Effect.gen(function* () {
         const signal = yield* makeWorkSignal(Option.none())
         const waits = yield* Effect.forEach([1, 2, 3], () => Effect.fork(signal.wait(60_000)))
-        yield* Effect.sleep("20 millis")
+        // All three are parked in their wait before the ring (a ring before them would be kept for one).
+        yield* Effect.forEach(waits, awaitSuspended)
         yield* signal.ring
         yield* within(Fiber.joinAll(waits), "a woken wait")
         // The ring was taken by the waits it ended: the next wait runs until its own time.
@@ -52,13 +54,17 @@ describe("WorkSignal", () => {
         // Nobody listens before the first wait.
         expect(connections).toBe(0)
         const first = yield* Effect.fork(signal.wait(60_000))
-        yield* Effect.sleep("20 millis")
+        yield* awaitSuspended(first)
         yield* notifications.offer("notify")
         yield* within(Fiber.join(first), "a wait woken by a notification")
         expect(connections).toBe(1)
         yield* notifications.offer("fail")
-        // The listener comes back a second later and the notifications ring again.
-        yield* Effect.sleep("1200 millis")
+        // The listener comes back a second later (however long the machine takes to run it) and the
+        // notifications ring again.
+        yield* Effect.repeat(
+          Effect.sync(() => connections),
+          { until: (n) => n >= 2, schedule: Schedule.spaced("20 millis") }
+        ).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the listener never came back") }))
         expect(connections).toBe(2)
         const second = yield* Effect.fork(signal.wait(60_000))
         yield* notifications.offer("notify")

@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { MAX_TRANSACTION_ATTEMPTS, Transactor } from "@issuing/core"
 import * as PgStore from "@issuing/store-pg"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import { createTestDatabase } from "../../../test/support/databases.js"
 
 const store = Layer.unwrapScoped(
@@ -40,15 +40,24 @@ describe("the PostgreSQL store", () => {
                    VALUES ('dl-a', 'a', now()), ('dl-b', 'b', now())`
           let attempts = 0
           // Two transactions lock the same two rows in opposite orders: PostgreSQL aborts one (40P01).
-          const writer = (first: string, second: string) =>
-            transactor.withTransaction(
+          // On its first try each waits until the other holds its first row, so the deadlock happens
+          // however the two are scheduled (a retry goes straight through).
+          const locked = { "dl-a": yield* Deferred.make<void>(), "dl-b": yield* Deferred.make<void>() }
+          const writer = (first: "dl-a" | "dl-b", second: "dl-a" | "dl-b") => {
+            let tries = 0
+            return transactor.withTransaction(
               Effect.gen(function* () {
                 attempts += 1
+                tries += 1
                 yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${first}`
-                yield* Effect.sleep("150 millis")
+                if (tries === 1) {
+                  yield* Deferred.succeed(locked[first], undefined)
+                  yield* Deferred.await(locked[second])
+                }
                 yield* sql`UPDATE issuing_organizations SET name = name || '+' WHERE id = ${second}`
               })
             )
+          }
           yield* Effect.all([writer("dl-a", "dl-b"), writer("dl-b", "dl-a")], { concurrency: "unbounded" })
           // At least one retry; under load both may be chosen as victims and retry again.
           expect(attempts).toBeGreaterThanOrEqual(3)

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import type { Organization, Role, StoredApiKey, StoredProgram } from "../access/Records.js"
 import { AccessStore } from "../access/AccessStore.js"
 import { newId } from "../platform/Ids.js"
@@ -45,3 +45,14 @@ export const freshOrganization = Effect.gen(function* () {
   yield* store.insertProgram(program)
   return { organization, program }
 })
+
+/**
+ * Waits until `fiber` is suspended — parked in an asynchronous wait (a latch, a lock, a queue) —
+ * and fails if it ends first: a race test's explicit synchronisation before it lets the other
+ * side go, in place of a sleep that passes whether or not the wait ever began.
+ */
+export const awaitSuspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
+  Effect.repeat(Fiber.status(fiber), { until: (status) => status._tag !== "Running", schedule: Schedule.spaced("1 millis") }).pipe(
+    Effect.zipRight(Fiber.poll(fiber)),
+    Effect.flatMap((exit) => (exit._tag === "Some" ? Effect.dieMessage("The fiber ended instead of waiting") : Effect.void))
+  )

@@ -20,7 +20,7 @@ import type { PageWindow } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
 import { sampleCard } from "./cardContract.js"
 import type { PortContract } from "./Contract.js"
-import { freshOrganization } from "./Fixtures.js"
+import { awaitSuspended, freshOrganization } from "./Fixtures.js"
 
 // Every ledger list accepts created_at (book transfers as an alias of posted_at).
 const newestFirst = <F extends string = "created_at">(limit = 100, offset = 0, orderBy = "created_at" as F): PageWindow<F> => ({
@@ -640,32 +640,39 @@ export const ledgerContract: PortContract = (name, store) =>
         const b = (yield* storeWallet(ledger, program.id)).financial_account_id
         yield* ledger.postTransfer(transferRows(program.id, settlement, a, 100))
         // Another writer takes 70 of a's 100 and holds its transaction open…
-        const taken = yield* Deferred.make<void>()
+        // (its PostgreSQL backend's pid, to tell whose lock the batch waits for; 0 on SQLite)
+        const taken = yield* Deferred.make<number>()
         const release = yield* Deferred.make<void>()
         const writer = yield* Effect.fork(
           transactor.withTransaction(
             Effect.gen(function* () {
               yield* sql`UPDATE issuing_balances SET debits_minor = debits_minor + 70
                          WHERE financial_account_id = ${a} AND book = 'principal'`
-              yield* Deferred.succeed(taken, undefined)
+              const pid = yield* sql.onDialectOrElse({
+                pg: () => Effect.map(sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`, (rows) => Number(rows[0]!.pid)),
+                orElse: () => Effect.succeed(0)
+              })
+              yield* Deferred.succeed(taken, pid)
               yield* Deferred.await(release)
             })
           )
         )
-        yield* Deferred.await(taken)
+        const writerPid = yield* Deferred.await(taken)
         // …while a batch reads a's balance (PostgreSQL: 100, the committed one; it then writes its
-        // rows and waits for the balance row's lock) or waits for the write lock (SQLite).
+        // rows and waits for the balance row's lock) or waits for the write lock (SQLite). The
+        // writer lets go only once the batch is seen waiting: the race happens every run.
         const debit = transferRows(program.id, a, b, 60, { checkFunds: true })
         const batch = yield* Effect.fork(ledger.postNewTransfers([debit], { allOrNothing: false }))
         yield* sql.onDialectOrElse({
+          // A backend of this database waits for a lock the writer's backend holds.
           pg: () =>
             Effect.repeat(
-              sql<{
-                n: number
-              }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+                                 WHERE datname = current_database() AND ${writerPid} = ANY(pg_blocking_pids(pid))`,
               { until: (rows) => rows[0]!.n > 0, schedule: Schedule.spaced("10 millis") }
-            ),
-          orElse: () => Effect.sleep("20 millis")
+            ).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => "the batch never waited for the writer's lock" })),
+          // One writer at a time in the process: the batch is parked until the writer's transaction ends.
+          orElse: () => awaitSuspended(batch)
         })
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(writer)

@@ -8,7 +8,7 @@ import { Transactor } from "../sql/Transactor.js"
 import type { StoredSubscription, WebhookAttempt } from "../webhooks/Records.js"
 import { WebhookStore, type WebhookStoreService } from "../webhooks/WebhookStore.js"
 import type { PortContract } from "./Contract.js"
-import { freshOrganization } from "./Fixtures.js"
+import { awaitSuspended, freshOrganization } from "./Fixtures.js"
 
 const newestFirst = (limit = 100, offset = 0): PageWindow<"created_at"> => ({ orderBy: "created_at", descending: true, limit, offset })
 
@@ -646,8 +646,9 @@ export const webhookContract: PortContract = (name, store) =>
         // A pending wake-up (rung before anyone waited) is not lost.
         yield* webhooks.wake
         yield* webhooks.waitForWork(60_000).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "pending wake lost" }))
+        // A waiter parked in its wait (not one that finds a pending wake-up) is woken.
         const waiting = yield* Effect.fork(webhooks.waitForWork(60_000))
-        yield* Effect.sleep("20 millis")
+        yield* awaitSuspended(waiting)
         yield* webhooks.wake
         yield* Fiber.join(waiting).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "wake not delivered" }))
         yield* webhooks.waitForWork(20).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "wait did not end" }))
