@@ -63,7 +63,8 @@ const requireUnlimitedAdmin = (caller: Caller): Effect.Effect<void, PermissionDe
 /** The caller's rights by name; a right added to KEY_RIGHTS must be mapped here. */
 const callerRights = (caller: Caller): Record<KeyRight, boolean> => ({
   pan_reveal: caller.panReveal,
-  card_display: caller.cardDisplay
+  card_display: caller.cardDisplay,
+  inbound_funding: caller.inboundFunding
 })
 
 /** The keys an admin may list and revoke: within its programs, holding only rights it holds. */
@@ -100,7 +101,10 @@ const storeNewKey = (
     return { ...key, secret }
   })
 
-/** A new organization with a default program and an admin key (PAN reveal enabled) whose secret is `secret` when given. */
+/**
+ * A new organization with a default program and an admin key (PAN reveal and inbound funding
+ * enabled) whose secret is `secret` when given.
+ */
 const createOrganizationWith = (deps: AccessDeps, name: string, secret: string | undefined) =>
   deps.transactor.withTransaction(
     Effect.gen(function* () {
@@ -118,6 +122,7 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
           program_ids: null,
           pan_reveal: true,
           card_display: true,
+          inbound_funding: true,
           created_at: now
         },
         secret
@@ -127,10 +132,24 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
   )
 
 /**
- * A key can only hand out what it has: its programs and its PAN reveal and card display rights
- * (403 naming the field otherwise). `programIds` null means every program.
+ * A key can only hand out what it has: its programs and its PAN reveal, card display and inbound
+ * funding rights (403 naming the field otherwise). `programIds` null means every program.
  */
-const checkGrant = (caller: Caller, programIds: ReadonlyArray<string> | null, panReveal: boolean, cardDisplay: boolean) => {
+const checkGrant = (
+  caller: Caller,
+  programIds: ReadonlyArray<string> | null,
+  panReveal: boolean,
+  cardDisplay: boolean,
+  inboundFunding: boolean
+) => {
+  if (inboundFunding && !caller.inboundFunding) {
+    return Effect.fail(
+      new PermissionDenied({
+        message: "This API key cannot create a key with inbound_funding: it does not hold inbound_funding itself.",
+        param: "inbound_funding"
+      })
+    )
+  }
   if (panReveal && !caller.panReveal) {
     return Effect.fail(
       new PermissionDenied({
@@ -178,7 +197,8 @@ const createApiKey = (
     const panReveal = input.pan_reveal ?? false
     // Viewers only read (an embed session is a POST); others display cards unless the creator cannot.
     const cardDisplay = input.card_display ?? (input.role !== "viewer" && caller.cardDisplay)
-    yield* checkGrant(caller, programIds, panReveal, cardDisplay)
+    const inboundFunding = input.inbound_funding ?? false
+    yield* checkGrant(caller, programIds, panReveal, cardDisplay, inboundFunding)
     if (programIds !== null && (yield* deps.store.countPrograms(caller.organizationId, programIds)) !== programIds.length) {
       return yield* new InvalidRequest({
         message: "program_ids names a program that does not exist in this organization.",
@@ -192,6 +212,7 @@ const createApiKey = (
       program_ids: programIds,
       pan_reveal: panReveal,
       card_display: cardDisplay,
+      inbound_funding: inboundFunding,
       created_at: yield* nowIso
     })
   })

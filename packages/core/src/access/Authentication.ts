@@ -74,7 +74,8 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
         role: key.value.role,
         programIds: key.value.program_ids,
         panReveal: key.value.pan_reveal,
-        cardDisplay: key.value.card_display
+        cardDisplay: key.value.card_display,
+        inboundFunding: key.value.inbound_funding
       }
       keyCache.set(secretHash, caller, version, now)
       return caller

@@ -49,6 +49,7 @@ export const ApiKey = Schema.Struct({
   program_ids: Schema.NullOr(Schema.Array(Schema.String)),
   pan_reveal: Schema.Boolean,
   card_display: Schema.Boolean,
+  inbound_funding: Schema.Boolean,
   created_at: Schema.String,
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApiKey" })
@@ -68,7 +69,7 @@ export type ApiKeyWithSecret = typeof ApiKeyWithSecret.Type
  * The rights a key may hold beside its role and programs, each a boolean field of ApiKey. A key
  * grants, lists and revokes only keys whose rights it holds too (docs/api.md#authentication-and-roles).
  */
-export const KEY_RIGHTS = ["pan_reveal", "card_display"] as const satisfies ReadonlyArray<keyof ApiKey>
+export const KEY_RIGHTS = ["pan_reveal", "card_display", "inbound_funding"] as const satisfies ReadonlyArray<keyof ApiKey>
 export type KeyRight = (typeof KEY_RIGHTS)[number]
 
 /**
@@ -89,6 +90,11 @@ export interface Caller {
   readonly panReveal: boolean
   /** May create card embed sessions (docs/card-data.md#embed-sessions-and-the-embed-document). */
   readonly cardDisplay: boolean
+  /**
+   * May record inbound external-rail transfers in production (docs/decisions.md, "Inbound
+   * funding"); never held by an OAuth access token.
+   */
+  readonly inboundFunding: boolean
   /**
    * Set when the caller is an OAuth access token rather than an API key (docs/oauth.md#access-tokens-on-v1):
    * `apiKeyId` then holds the grant's id (its rate limit and audit identity).
@@ -150,6 +156,7 @@ export const CreateApiKey = Schema.Struct({
   role: Role,
   program_ids: Schema.optional(Schema.NullOr(ProgramIds)),
   pan_reveal: Schema.optional(Schema.Boolean),
-  card_display: Schema.optional(Schema.Boolean)
+  card_display: Schema.optional(Schema.Boolean),
+  inbound_funding: Schema.optional(Schema.Boolean)
 })
 export type CreateApiKey = typeof CreateApiKey.Type

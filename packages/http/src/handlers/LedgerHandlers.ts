@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { CreateTransfer, type CreateTransferBatch, IssuingConfig, Ledger } from "@issuing/core"
+import { CreateTransfer, type CreateTransferBatch, inboundFundingRefusal, IssuingConfig, Ledger, type TransferRequest } from "@issuing/core"
 import { Effect, Either, FiberRef, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
@@ -21,6 +21,13 @@ const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 
 const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first" })
 
+/** The caller may record this transfer (inbound funding in production: docs/decisions.md), else its 403. */
+const mayRecord = (request: TransferRequest) =>
+  Effect.gen(function* () {
+    const refusal = inboundFundingRefusal(yield* CurrentProgram, (yield* IssuingConfig).environment, request)
+    return refusal === null ? Either.right(request) : Either.left(toApiFailure(refusal))
+  })
+
 /** An item's failure with its index in `param` (`transfers.3.amount`), for an all-or-nothing batch. */
 const itemFailure = (index: number, failure: ApiFailure): ApiFailure =>
   new ApiFailure({
@@ -33,7 +40,7 @@ const itemFailure = (index: number, failure: ApiFailure): ApiFailure =>
 
 /**
  * POST /v1/transfers/batch: each item is decoded as a POST /v1/transfers body (a malformed one is
- * that item's 400), the decoded ones are posted in one database transaction, and every item answers
+ * that item's 400, an inbound one the caller may not record its 403), the others are posted in one database transaction, and every item answers
  * in order with its transfer or the `error` object of its envelope. `atomic`: any item's failure is
  * the request's, with the item's index in `param`, and nothing is written.
  */
@@ -42,8 +49,11 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
     const program = yield* programId
     const requestId = yield* FiberRef.get(CurrentRequestId)
     const config = yield* IssuingConfig
-    const decoded = payload.transfers.map((item) =>
-      Either.mapLeft(decodeItem(item), (error) => decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error)))
+    const decoded = yield* Effect.forEach(payload.transfers, (item) =>
+      Either.match(decodeItem(item), {
+        onLeft: (error) => Effect.succeed(Either.left(decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error)))),
+        onRight: mayRecord
+      })
     )
     const atomic = payload.atomic === true
     const invalid = decoded.findIndex(Either.isLeft)
@@ -113,10 +123,12 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
     const ledger = yield* Ledger
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(programId, (program) =>
-          handle(ledger.postTransfer(program, payload)).pipe(
-            Effect.tap(() => countPostedTransfers(1)),
-            Effect.map((posted) => posted.transfer)
+        Effect.flatMap(Effect.flatten(mayRecord(payload)), () => programId).pipe(
+          Effect.flatMap((program) =>
+            handle(ledger.postTransfer(program, payload)).pipe(
+              Effect.tap(() => countPostedTransfers(1)),
+              Effect.map((posted) => posted.transfer)
+            )
           )
         )
       )
