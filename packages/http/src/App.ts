@@ -26,7 +26,7 @@ import {
   WalletsHandlersLive
 } from "./handlers/LedgerHandlers.js"
 import { MetaHandlersLive } from "./handlers/MetaHandlers.js"
-import { OAuthClientsHandlersLive, OAuthInteractionsHandlersLive } from "./handlers/OAuthClientsHandlers.js"
+import { OAuthClientsHandlersLive, OAuthGrantsHandlersLive, OAuthInteractionsHandlersLive } from "./handlers/OAuthClientsHandlers.js"
 import { OAuthProtocolHandlersLive } from "./handlers/OAuthProtocolHandlers.js"
 import { ProgramsHandlersLive } from "./handlers/ProgramsHandlers.js"
 import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from "./handlers/WebhooksHandlers.js"
@@ -94,6 +94,7 @@ const HandlersLive = Layer.mergeAll(
   WebhookDeliveriesHandlersLive,
   OAuthClientsHandlersLive,
   OAuthInteractionsHandlersLive,
+  OAuthGrantsHandlersLive,
   OAuthProtocolHandlersLive,
   MetaHandlersLive
 ).pipe(Layer.provide(Layer.mergeAll(OrganizationAuthLive, ProgramAuthLive)))

@@ -7,7 +7,9 @@ import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.j
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
+import { Events } from "../events/Events.js"
 import { accessTokenResolver } from "../oauth/AccessTokenCallers.js"
+import { type GrantRevocationDeps, revokeGrants } from "../oauth/Grants.js"
 import { OAuthStore } from "../oauth/OAuthStore.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
@@ -223,11 +225,9 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
     const deps: AccessDeps = { store: yield* AccessStore, transactor: yield* Transactor, config: yield* IssuingConfig }
     const { store } = deps
     const feed = yield* ChangeFeed
-    const { authenticate, forgetGrants, forgetKey, resolveProgram } = makeAuthentication(
-      store,
-      feed,
-      accessTokenResolver(yield* OAuthStore)
-    )
+    const oauthStore = yield* OAuthStore
+    const { authenticate, forgetGrants, forgetKey, resolveProgram } = makeAuthentication(store, feed, accessTokenResolver(oauthStore))
+    const grants: GrantRevocationDeps = { store: oauthStore, events: yield* Events, feed, forgetGrants }
 
     return {
       authenticate,
@@ -266,9 +266,10 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
         }),
 
       /**
-       * DELETE /v1/api-keys/{api_key_id} (admin): the key stops working on every node from the
-       * commit (the change is published in its transaction); unknown, revoked and out-of-scope
-       * keys are not found (so a limited admin cannot probe the others).
+       * DELETE /v1/api-keys/{api_key_id} (admin): the key, and every OAuth grant it consented to
+       * (docs/oauth.md#incident-response), stop working on every node from the commit (the changes
+       * are published in its transaction); unknown, revoked and out-of-scope keys are not found
+       * (so a limited admin cannot probe the others).
        */
       revokeApiKey: (caller: Caller, keyId: string): Effect.Effect<ApiKey, PermissionDenied | NotFound | SqlError.SqlError> =>
         deps.transactor.withTransaction(
@@ -284,6 +285,7 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
               )
             )
             yield* feed.publish("api_key", revoked.id)
+            yield* revokeGrants(grants, { apiKeyId: revoked.id }, at)
             forgetKey(revoked.id)
             return revoked
           })

@@ -110,6 +110,7 @@ export const grantInteraction = (
         client_id: client.client_id,
         program_ids: input.program_ids,
         scopes: input.scopes,
+        api_key_id: caller.apiKeyId,
         created_at: new Date(now).toISOString(),
         revoked_at: null
       }

@@ -9,6 +9,7 @@ import type { PageRequest } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
 import { authorize } from "./Authorize.js"
 import { createClient, deleteClient, getClient, listClients, rotateClientSecret } from "./Clients.js"
+import { listGrants, revokeGrant } from "./GrantAdmin.js"
 import { denyInteraction, getInteraction, grantInteraction } from "./Interactions.js"
 import type { OAuthDeps } from "./OAuthDeps.js"
 import { OAuthStore } from "./OAuthStore.js"
@@ -62,6 +63,8 @@ export class OAuth extends Effect.Service<OAuth>()("@issuing/core/OAuth", {
       getInteraction: (caller: Caller, id: string) => getInteraction(deps, caller, id),
       grantInteraction: (caller: Caller, id: string, input: GrantInteraction) => grantInteraction(deps, caller, id, input),
       denyInteraction: (caller: Caller, id: string) => denyInteraction(deps, caller, id),
+      listGrants: (caller: Caller, page: PageRequest) => listGrants(deps, caller, page),
+      revokeGrant: (caller: Caller, id: string) => revokeGrant(deps, caller, id),
       /** GET /oauth/authorize: an error page or a redirect. */
       authorize: (params: URLSearchParams) => authorize(deps, params),
       /** POST /oauth/token: authenticates the client, then exchanges a code or a refresh token. */

@@ -13,6 +13,9 @@ import type {
 
 type Sql<A> = Effect.Effect<A, SqlError.SqlError>
 
+/** The grants a revocation names: one, every grant of a client, or every grant an API key consented to. */
+export type GrantTarget = { readonly grantId: string } | { readonly oauthClientId: string } | { readonly apiKeyId: string }
+
 /**
  * Storage port of the OAuth gateway (docs/oauth.md). Shaped by what the flow needs: the
  * single-use steps (deciding an interaction, consuming a code, rotating a refresh token) are
@@ -42,15 +45,19 @@ export interface OAuthStoreService {
   readonly decideInteraction: (id: string, status: Exclude<InteractionStatus, "pending">, now: string) => Sql<boolean>
 
   readonly insertGrant: (grant: StoredGrant) => Sql<void>
+  /** A grant; revoked (`revoked_at` set) also when the key that consented to it is revoked. */
   readonly findGrant: (id: string) => Sql<Option.Option<StoredGrant>>
+  /** The organization's unrevoked grants, newest first. */
+  readonly listGrants: (
+    organizationId: string,
+    window: PageWindow
+  ) => Sql<{ readonly rows: ReadonlyArray<StoredGrant>; readonly total: number }>
   /**
-   * Revokes the unrevoked grants named (one grant, or every grant of a client) and every token of
-   * them; returns the grants this call revoked (none when they already were).
+   * Revokes the unrevoked grants named (one grant, every grant of a client, or every grant the API
+   * key consented to) and every token of them; returns the grants this call revoked (none when
+   * they already were).
    */
-  readonly revokeGrants: (
-    target: { readonly grantId: string } | { readonly oauthClientId: string },
-    at: string
-  ) => Sql<ReadonlyArray<StoredGrant>>
+  readonly revokeGrants: (target: GrantTarget, at: string) => Sql<ReadonlyArray<StoredGrant>>
 
   readonly insertCode: (code: StoredCode) => Sql<void>
   readonly findCode: (codeHash: string) => Sql<Option.Option<StoredCode>>
@@ -63,7 +70,10 @@ export interface OAuthStoreService {
   readonly rotateRefreshToken: (tokenHash: string, now: string) => Sql<boolean>
   /** Revokes one token; false when it was already revoked or unknown. */
   readonly revokeToken: (tokenHash: string, at: string) => Sql<boolean>
-  /** An unrevoked access token whose grant is unrevoked and whose client is not deleted (expiry is the caller's to check). */
+  /**
+   * An unrevoked access token whose grant is unrevoked, whose client is not deleted and whose
+   * consenting key is not revoked (expiry is the caller's to check).
+   */
   readonly findActiveAccessToken: (tokenHash: string) => Sql<Option.Option<ActiveAccessToken>>
 }
 

@@ -161,6 +161,11 @@ export const OAuthGrant = Schema.Struct({
   client_id: Schema.String,
   program_ids: Schema.Array(Schema.String),
   scopes: Schema.Array(OAuthScope),
+  /**
+   * The admin key that consented: revoking it revokes the grant (docs/oauth.md#incident-response).
+   * Null for grants made before keys were recorded.
+   */
+  api_key_id: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "OAuthGrant" })

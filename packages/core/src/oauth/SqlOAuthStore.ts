@@ -52,9 +52,12 @@ const toGrant = (row: any): StoredGrant => ({
   client_id: row.client_id,
   program_ids: fromJson<Array<string>>(row.program_ids),
   scopes: fromJson<Array<OAuthScope>>(row.scopes),
+  api_key_id: row.api_key_id ?? null,
   created_at: toIso(row.created_at),
   revoked_at: toIsoOrNull(row.revoked_at)
 })
+
+const GRANT_ORDER: Record<string, string> = { created_at: "created_at" }
 
 const toCode = (row: any): StoredCode => ({
   code_hash: row.code_hash,
@@ -128,7 +131,7 @@ const grantQueries = (
   sql: Sql
 ): Pick<
   OAuthStoreService,
-  "insertInteraction" | "findInteraction" | "decideInteraction" | "insertGrant" | "findGrant" | "revokeGrants"
+  "insertInteraction" | "findInteraction" | "decideInteraction" | "insertGrant" | "findGrant" | "listGrants" | "revokeGrants"
 > => ({
   insertInteraction: (interaction) =>
     sql`INSERT INTO issuing_oauth_interactions
@@ -145,13 +148,36 @@ const grantQueries = (
         WHERE id = ${id} AND status = 'pending' AND expires_at > ${now}
         RETURNING id`.pipe(Effect.map((rows) => rows.length === 1)),
   insertGrant: (grant) =>
-    sql`INSERT INTO issuing_oauth_grants (id, organization_id, oauth_client_id, client_id, program_ids, scopes, created_at, revoked_at)
+    sql`INSERT INTO issuing_oauth_grants
+          (id, organization_id, oauth_client_id, client_id, program_ids, scopes, api_key_id, created_at, revoked_at)
         VALUES (${grant.id}, ${grant.organization_id}, ${grant.oauth_client_id}, ${grant.client_id},
-                ${JSON.stringify(grant.program_ids)}, ${JSON.stringify(grant.scopes)}, ${grant.created_at}, NULL)`.pipe(Effect.asVoid),
-  findGrant: (id) => sql`SELECT * FROM issuing_oauth_grants WHERE id = ${id}`.pipe(Effect.map(first(toGrant))),
+                ${JSON.stringify(grant.program_ids)}, ${JSON.stringify(grant.scopes)}, ${grant.api_key_id}, ${grant.created_at}, NULL)`.pipe(
+      Effect.asVoid
+    ),
+  // A grant whose consenting key was revoked reads as revoked, even if it raced the key's revocation.
+  findGrant: (id) =>
+    sql`SELECT g.id, g.organization_id, g.oauth_client_id, g.client_id, g.program_ids, g.scopes, g.api_key_id, g.created_at,
+               COALESCE(g.revoked_at, k.revoked_at) AS revoked_at
+        FROM issuing_oauth_grants g LEFT JOIN issuing_api_keys k ON k.id = g.api_key_id
+        WHERE g.id = ${id}`.pipe(Effect.map(first(toGrant))),
+  listGrants: (organizationId, window) =>
+    Effect.all({
+      rows: sql`SELECT * FROM issuing_oauth_grants WHERE organization_id = ${organizationId} AND revoked_at IS NULL
+                ORDER BY ${orderByClause(sql, window, GRANT_ORDER)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+        Effect.map((rows) => rows.map(toGrant))
+      ),
+      total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_grants WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
+        Effect.map((rows) => toInt(rows[0]!.n))
+      )
+    }),
   revokeGrants: (target, at) =>
     Effect.gen(function* () {
-      const which = "grantId" in target ? sql`id = ${target.grantId}` : sql`oauth_client_id = ${target.oauthClientId}`
+      const which =
+        "grantId" in target
+          ? sql`id = ${target.grantId}`
+          : "oauthClientId" in target
+            ? sql`oauth_client_id = ${target.oauthClientId}`
+            : sql`api_key_id = ${target.apiKeyId}`
       const revoked = (yield* sql`UPDATE issuing_oauth_grants SET revoked_at = ${at}
                                   WHERE ${which} AND revoked_at IS NULL RETURNING *`).map(toGrant)
       if (revoked.length === 0) return revoked
@@ -204,8 +230,9 @@ const tokenQueries = (
         FROM issuing_oauth_tokens t
         JOIN issuing_oauth_grants g ON g.id = t.grant_id
         JOIN issuing_oauth_clients c ON c.id = g.oauth_client_id
+        LEFT JOIN issuing_api_keys k ON k.id = g.api_key_id
         WHERE t.token_hash = ${tokenHash} AND t.kind = 'access' AND t.revoked_at IS NULL
-          AND g.revoked_at IS NULL AND c.deleted_at IS NULL`.pipe(
+          AND g.revoked_at IS NULL AND c.deleted_at IS NULL AND k.revoked_at IS NULL`.pipe(
       Effect.map(
         first((row) => ({
           grant_id: row.grant_id,

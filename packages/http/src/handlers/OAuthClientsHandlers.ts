@@ -40,3 +40,21 @@ export const OAuthInteractionsHandlersLive = HttpApiBuilder.group(IssuingApi, "o
       .handle("deny", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.denyInteraction(caller, path.interaction_id))))
   })
 )
+
+/** Order fields of GET /v1/oauth/grants. */
+export const OAUTH_GRANT_ORDER_FIELDS = ["created_at"]
+
+export const OAuthGrantsHandlersLive = HttpApiBuilder.group(IssuingApi, "oauthGrants", (handlers) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const page = yield* paging(urlParams, OAUTH_GRANT_ORDER_FIELDS)
+          return yield* handle(oauth.listGrants(caller, page))
+        })
+      )
+      .handle("revoke", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => handle(oauth.revokeGrant(caller, path.grant_id))))
+  })
+)

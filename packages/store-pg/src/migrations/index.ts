@@ -14,6 +14,7 @@ import batchPosting from "./0090_batch_posting.js"
 import decidedBatchPosting from "./0100_decided_batch_posting.js"
 import wakeAfterCommit from "./0110_wake_after_commit.js"
 import inboundFunding from "./0120_inbound_funding.js"
+import grantConsentingKey from "./0130_grant_consenting_key.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -36,5 +37,6 @@ export const migrations = {
   "0090_batch_posting": batchPosting,
   "0100_decided_batch_posting": decidedBatchPosting,
   "0110_wake_after_commit": wakeAfterCommit,
-  "0120_inbound_funding": inboundFunding
+  "0120_inbound_funding": inboundFunding,
+  "0130_grant_consenting_key": grantConsentingKey
 }

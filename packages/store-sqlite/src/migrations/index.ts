@@ -8,6 +8,7 @@ import cardDisplay from "./0050_card_display.js"
 import changes from "./0060_changes.js"
 import oauth from "./0070_oauth.js"
 import inboundFunding from "./0120_inbound_funding.js"
+import grantConsentingKey from "./0130_grant_consenting_key.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -23,5 +24,6 @@ export const migrations = {
   "0050_card_display": cardDisplay,
   "0060_changes": changes,
   "0070_oauth": oauth,
-  "0120_inbound_funding": inboundFunding
+  "0120_inbound_funding": inboundFunding,
+  "0130_grant_consenting_key": grantConsentingKey
 }
