@@ -65,7 +65,8 @@ export const servePlatform = async (
       database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }
     ),
     vaultKeys,
-    settings: { baseUrl, ...settings }
+    // Test receivers run on loopback: keep their bodies (a served platform keeps only their status).
+    settings: { baseUrl, webhookStorePrivateResponseBodies: true, ...settings }
   })
   server.on("request", instance.listener)
   return {

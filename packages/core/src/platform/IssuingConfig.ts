@@ -29,6 +29,12 @@ export interface IssuingSettings {
   readonly webhookMaxPayloadBytes: number
   /** Receiver response bodies are kept up to this many bytes. */
   readonly webhookMaxResponseBodyBytes: number
+  /**
+   * Keep the bodies of receivers at loopback or private addresses too (false: only their status,
+   * docs/webhooks.md#ssrf-guard). For embedding and tests whose receivers run on loopback; never
+   * read from the environment.
+   */
+  readonly webhookStorePrivateResponseBodies: boolean
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number
   /** OAuth access token lifetime (docs/oauth.md#lifetimes). */
@@ -63,6 +69,7 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     webhookConcurrency: 64,
     webhookMaxPayloadBytes: 256 * 1024,
     webhookMaxResponseBodyBytes: 4096,
+    webhookStorePrivateResponseBodies: false,
     maxBodyBytes: 1024 * 1024,
     oauthAccessTokenTtlSeconds: 900,
     oauthRefreshTokenTtlSeconds: 30 * 86_400,
