@@ -117,7 +117,13 @@ export const createEmbedSession = (
     Effect.gen(function* () {
       const { config } = deps
       if (!caller.cardDisplay) {
-        return yield* new PermissionDenied({ message: "This API key is not enabled for card display.", param: null })
+        return yield* new PermissionDenied({
+          message:
+            caller.oauth === undefined
+              ? "This API key is not enabled for card display."
+              : "This access token is not enabled for card display: it needs the write scope.",
+          param: null
+        })
       }
       const record = yield* findCard(deps, caller.program.id, cardId)
       if (record.card.state === "CLOSED") {
