@@ -86,6 +86,8 @@ export const startPlatform = async (kind: StoreKind, settings: Partial<IssuingSe
   const { baseUrl, close, instance } = await servePlatform(database, [TEST_VAULT_KEY], {
     rateLimitPerSecond: 100_000,
     rateLimitBurst: 100_000,
+    oauthRateLimitPerSecond: 100_000,
+    oauthRateLimitBurst: 100_000,
     ...settings
   })
   const createOrganization = (name = "Test organization") =>

@@ -225,6 +225,8 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       oauthAccessTokenTtlSeconds: integer(env, "ISSUING_OAUTH_ACCESS_TOKEN_TTL_SECONDS", 900, 1, 86_400),
       oauthRefreshTokenTtlSeconds: integer(env, "ISSUING_OAUTH_REFRESH_TOKEN_TTL_SECONDS", 30 * 86_400, 60, 365 * 86_400),
       oauthCodeTtlSeconds: 60,
+      oauthRateLimitPerSecond: 5,
+      oauthRateLimitBurst: 20,
       oauthInteractionUrl: interactionUrlText ?? null
     }
     const baseUrlFromListenAddress = text(env, "ISSUING_BASE_URL") === undefined

@@ -41,6 +41,8 @@ export interface OAuthStoreService {
 
   readonly insertInteraction: (interaction: StoredInteraction) => Sql<void>
   readonly findInteraction: (organizationId: string, id: string) => Sql<Option.Option<StoredInteraction>>
+  /** The client's pending interactions unexpired at `now`, counted up to `atMost`. */
+  readonly countOpenInteractions: (oauthClientId: string, now: string, atMost: number) => Sql<number>
   /** Moves a pending, unexpired interaction to `status`; false when it was decided or expired meanwhile. */
   readonly decideInteraction: (id: string, status: Exclude<InteractionStatus, "pending">, now: string) => Sql<boolean>
 

@@ -15,6 +15,8 @@ export const OAUTH_LIMITS = {
   maxStateLength: 1024,
   maxProgramIds: 100,
   interactionTtlSeconds: 600,
+  /** Pending, unexpired interactions one client may have; further authorization requests are refused. */
+  maxOpenInteractionsPerClient: 100,
   codeTtlSeconds: 60
 } as const
 

@@ -131,7 +131,14 @@ const grantQueries = (
   sql: Sql
 ): Pick<
   OAuthStoreService,
-  "insertInteraction" | "findInteraction" | "decideInteraction" | "insertGrant" | "findGrant" | "listGrants" | "revokeGrants"
+  | "insertInteraction"
+  | "findInteraction"
+  | "countOpenInteractions"
+  | "decideInteraction"
+  | "insertGrant"
+  | "findGrant"
+  | "listGrants"
+  | "revokeGrants"
 > => ({
   insertInteraction: (interaction) =>
     sql`INSERT INTO issuing_oauth_interactions
@@ -143,6 +150,12 @@ const grantQueries = (
     sql`SELECT * FROM issuing_oauth_interactions WHERE id = ${id} AND organization_id = ${organizationId}`.pipe(
       Effect.map(first(toInteraction))
     ),
+  countOpenInteractions: (oauthClientId, now, atMost) =>
+    sql`SELECT COUNT(*) AS n FROM (
+          SELECT 1 FROM issuing_oauth_interactions
+          WHERE oauth_client_id = ${oauthClientId} AND status = 'pending' AND expires_at > ${now}
+          LIMIT ${atMost}
+        ) open_interactions`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
   decideInteraction: (id, status, now) =>
     sql`UPDATE issuing_oauth_interactions SET status = ${status}
         WHERE id = ${id} AND status = 'pending' AND expires_at > ${now}

@@ -41,6 +41,12 @@ export interface IssuingSettings {
   readonly oauthAccessTokenTtlSeconds: number
   /** OAuth refresh token lifetime. */
   readonly oauthRefreshTokenTtlSeconds: number
+  /**
+   * The /oauth endpoints' token bucket per client and client address (docs/oauth.md#throttling):
+   * requests per second and burst. Settable for tests and embedding, not from the environment.
+   */
+  readonly oauthRateLimitPerSecond: number
+  readonly oauthRateLimitBurst: number
   /** Authorization code lifetime (60 s; settable for tests and embedding, not from the environment). */
   readonly oauthCodeTtlSeconds: number
   /** The host app's consent page: /oauth/authorize redirects there with `?interaction=<id>`; null: OAuth authorization is off. */
@@ -74,6 +80,8 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     oauthAccessTokenTtlSeconds: 900,
     oauthRefreshTokenTtlSeconds: 30 * 86_400,
     oauthCodeTtlSeconds: 60,
+    oauthRateLimitPerSecond: 5,
+    oauthRateLimitBurst: 20,
     oauthInteractionUrl: null,
     ...overrides
   }

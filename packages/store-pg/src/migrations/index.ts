@@ -15,6 +15,7 @@ import decidedBatchPosting from "./0100_decided_batch_posting.js"
 import wakeAfterCommit from "./0110_wake_after_commit.js"
 import inboundFunding from "./0120_inbound_funding.js"
 import grantConsentingKey from "./0130_grant_consenting_key.js"
+import interactionsByClient from "./0140_interactions_by_client.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -38,5 +39,6 @@ export const migrations = {
   "0100_decided_batch_posting": decidedBatchPosting,
   "0110_wake_after_commit": wakeAfterCommit,
   "0120_inbound_funding": inboundFunding,
-  "0130_grant_consenting_key": grantConsentingKey
+  "0130_grant_consenting_key": grantConsentingKey,
+  "0140_interactions_by_client": interactionsByClient
 }
