@@ -110,6 +110,9 @@ export interface OAuthCaller {
   readonly expiresAtMs: number
 }
 
+/** How an error message names the caller: "This API key" or, for an OAuth access token, "This access token". */
+export const callerNoun = (caller: Caller): string => (caller.oauth === undefined ? "This API key" : "This access token")
+
 /** A caller acting inside one program (X-Program-ID resolved and checked). */
 export interface ProgramCaller extends Caller {
   readonly program: Program

@@ -171,7 +171,14 @@ const accessQueries = (
   sql: Sql
 ): Pick<
   CardStoreService,
-  "insertEmbedSession" | "findEmbedSession" | "deleteEmbedSessions" | "purgeEmbedSessions" | "insertAudit" | "recentSearches" | "listAudit"
+  | "insertEmbedSession"
+  | "findEmbedSession"
+  | "deleteEmbedSessions"
+  | "purgeEmbedSessions"
+  | "insertAudit"
+  | "lockPanSearches"
+  | "recentSearches"
+  | "listAudit"
 > => ({
   insertEmbedSession: (session) =>
     sql`INSERT INTO issuing_card_embed_sessions (id, program_id, card_id, token_hash, api_key_id, created_at, expires_at)
@@ -199,6 +206,11 @@ const accessQueries = (
           (id, program_id, api_key_id, card_id, action, request_id, client_ip, created_at)
         VALUES (${record.id}, ${record.program_id}, ${record.api_key_id}, ${record.card_id}, ${record.action},
                 ${record.request_id}, ${record.client_ip}, ${record.created_at})`.pipe(Effect.asVoid),
+  lockPanSearches: (apiKeyId) =>
+    sql.onDialectOrElse({
+      pg: () => sql`SELECT pg_advisory_xact_lock(hashtext(${`issuing_pan_search:${apiKeyId}`}))`.pipe(Effect.asVoid),
+      orElse: () => Effect.void
+    }),
   recentSearches: (apiKeyId, since, limit, missesOnly) => {
     const parts = [sql`api_key_id = ${apiKeyId}`, sql`action = 'search_by_pan'`, sql`created_at >= ${since}`]
     if (missesOnly) parts.push(sql`card_id IS NULL`)
