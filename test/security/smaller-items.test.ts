@@ -1,3 +1,4 @@
+import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { auditRecords, createKey, issueCard, reveal } from "../cards/helpers.js"
 import { createClient, startOAuthPlatform } from "../oauth/support.js"
@@ -56,5 +57,32 @@ describe.each(STORE_KINDS)("smaller security items on %s", (kind) => {
     expect(statuses.filter((status) => status === 429)).toHaveLength(PER_MINUTE * 3)
     const records = (await auditRecords(platform, card.id, "search_by_pan")).filter((record) => record.api_key_id === key.id)
     expect(records).toHaveLength(PER_MINUTE)
+  })
+})
+
+describe("a CONNECT request", () => {
+  let platform: TestPlatform
+  beforeAll(async () => {
+    platform = await startOAuthPlatform("sqlite")
+  })
+  afterAll(async () => {
+    await platform?.close()
+  })
+
+  it("gets the error envelope (405), not a closed connection", async () => {
+    const { port } = new URL(platform.baseUrl)
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), "127.0.0.1", () =>
+        socket.write("CONNECT internal.example:443 HTTP/1.1\r\nHost: internal.example:443\r\n\r\n")
+      )
+      let text = ""
+      socket.on("data", (chunk) => (text += chunk.toString("utf8")))
+      socket.on("end", () => resolve(text))
+      socket.on("error", reject)
+    })
+    expect(answer.startsWith("HTTP/1.1 405 ")).toBe(true)
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))
+    expect(body.error).toMatchObject({ code: "method_not_allowed", type: "invalid_request_error" })
+    expect(answer).toMatch(new RegExp(`Request-Id: ${body.error.request_id}`))
   })
 })

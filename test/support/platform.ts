@@ -69,6 +69,7 @@ export const servePlatform = async (
     settings: { baseUrl, webhookStorePrivateResponseBodies: true, ...settings }
   })
   server.on("request", instance.listener)
+  server.on("connect", instance.connectListener)
   return {
     baseUrl,
     instance,

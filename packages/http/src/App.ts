@@ -14,7 +14,7 @@ import { type Effect, Layer, ManagedRuntime, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
-import { clientErrorListener } from "./ClientErrors.js"
+import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
 import { CardEmbedHandlersLive, CardsHandlersLive, SimulateAuthorizationsHandlersLive } from "./handlers/CardsHandlers.js"
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
@@ -69,6 +69,8 @@ export interface IssuingInstance {
    * HTTP) get the error envelope instead of Node's bare status line.
    */
   readonly clientErrorListener: (error: Error, socket: Duplex) => void
+  /** A node:http `connect` listener: CONNECT requests get the error envelope (405) instead of a closed connection. */
+  readonly connectListener: (request: IncomingMessage, socket: Duplex) => void
   /** Runs an effect against the platform's services (the CLI and background workers use it). */
   readonly runtime: ManagedRuntime.ManagedRuntime<IssuingServices | IssuingStores | SqlClient.SqlClient | IssuingConfig | Vault, unknown>
   readonly settings: IssuingSettings
@@ -170,6 +172,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
     handler,
     listener,
     clientErrorListener: clientErrorListener(() => settings.baseUrl),
+    connectListener: connectListener(() => settings.baseUrl),
     runtime: runtime as IssuingInstance["runtime"],
     settings,
     telemetry: options.telemetry !== undefined,
