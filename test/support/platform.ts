@@ -65,9 +65,11 @@ export const servePlatform = async (
       database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }
     ),
     vaultKeys,
-    settings: { baseUrl, ...settings }
+    // Test receivers run on loopback: keep their bodies (a served platform keeps only their status).
+    settings: { baseUrl, webhookStorePrivateResponseBodies: true, ...settings }
   })
   server.on("request", instance.listener)
+  server.on("connect", instance.connectListener)
   return {
     baseUrl,
     instance,
@@ -85,6 +87,8 @@ export const startPlatform = async (kind: StoreKind, settings: Partial<IssuingSe
   const { baseUrl, close, instance } = await servePlatform(database, [TEST_VAULT_KEY], {
     rateLimitPerSecond: 100_000,
     rateLimitBurst: 100_000,
+    oauthRateLimitPerSecond: 100_000,
+    oauthRateLimitBurst: 100_000,
     ...settings
   })
   const createOrganization = (name = "Test organization") =>

@@ -23,15 +23,18 @@ export type IssuingServices =
   | WebhookSender
   | OAuth
 
+/** Access, once: layers are memoized by reference, and OAuth must share its caches (forgetGrants). */
+const AccessLive = Access.Default.pipe(Layer.provide(Events.Default))
+
 /** The domain services over whatever store is provided. */
 export const ServicesLive = Layer.mergeAll(
-  Access.Default,
+  AccessLive,
   RateLimiter.Default,
   Idempotency.Default,
   Events.Default,
   Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
   Ledger.Default.pipe(Layer.provide(Events.Default)),
-  OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, Access.Default))),
+  OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, AccessLive))),
   // Layers are memoized by reference: cards share the one Ledger (and its group commit) built above.
   Layer.mergeAll(Cards.Default, CardAuthorizations.Default).pipe(Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default))))
 )

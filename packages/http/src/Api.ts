@@ -4,7 +4,7 @@ import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi } from "./api/CardsAp
 import { EventsApi } from "./api/EventsApi.js"
 import { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersApi, WalletsApi } from "./api/LedgerApi.js"
 import { MetaApi } from "./api/MetaApi.js"
-import { OAuthClientsApi, OAuthInteractionsApi, OAuthProtocolApi } from "./api/OAuthApi.js"
+import { OAuthClientsApi, OAuthGrantsApi, OAuthInteractionsApi, OAuthProtocolApi } from "./api/OAuthApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
 import { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
 import { InternalFailure, InvalidRequestFailure } from "./errors.js"
@@ -30,6 +30,7 @@ export class IssuingApi extends HttpApi.make("issuing")
   .add(WebhookDeliveriesApi)
   .add(OAuthClientsApi)
   .add(OAuthInteractionsApi)
+  .add(OAuthGrantsApi)
   .add(OAuthProtocolApi)
   .add(MetaApi)
   .addError(InvalidRequestFailure)

@@ -15,7 +15,7 @@ import { Effect, Layer, ManagedRuntime, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
-import { clientErrorListener } from "./ClientErrors.js"
+import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
 import { CardEmbedHandlersLive, CardsHandlersLive, SimulateAuthorizationsHandlersLive } from "./handlers/CardsHandlers.js"
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
@@ -27,7 +27,7 @@ import {
   WalletsHandlersLive
 } from "./handlers/LedgerHandlers.js"
 import { MetaHandlersLive } from "./handlers/MetaHandlers.js"
-import { OAuthClientsHandlersLive, OAuthInteractionsHandlersLive } from "./handlers/OAuthClientsHandlers.js"
+import { OAuthClientsHandlersLive, OAuthGrantsHandlersLive, OAuthInteractionsHandlersLive } from "./handlers/OAuthClientsHandlers.js"
 import { OAuthProtocolHandlersLive } from "./handlers/OAuthProtocolHandlers.js"
 import { ProgramsHandlersLive } from "./handlers/ProgramsHandlers.js"
 import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from "./handlers/WebhooksHandlers.js"
@@ -70,6 +70,8 @@ export interface IssuingInstance {
    * HTTP) get the error envelope instead of Node's bare status line.
    */
   readonly clientErrorListener: (error: Error, socket: Duplex) => void
+  /** A node:http `connect` listener: CONNECT requests get the error envelope (405) instead of a closed connection. */
+  readonly connectListener: (request: IncomingMessage, socket: Duplex) => void
   /** Runs an effect against the platform's services (the CLI and background workers use it). */
   readonly runtime: ManagedRuntime.ManagedRuntime<IssuingServices | IssuingStores | SqlClient.SqlClient | IssuingConfig | Vault, unknown>
   readonly settings: IssuingSettings
@@ -95,6 +97,7 @@ const HandlersLive = Layer.mergeAll(
   WebhookDeliveriesHandlersLive,
   OAuthClientsHandlersLive,
   OAuthInteractionsHandlersLive,
+  OAuthGrantsHandlersLive,
   OAuthProtocolHandlersLive,
   MetaHandlersLive
 ).pipe(Layer.provide(Layer.mergeAll(OrganizationScopedLive, ProgramScopedLive)))
@@ -203,6 +206,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
     handler,
     listener,
     clientErrorListener: clientErrorListener(() => settings.baseUrl),
+    connectListener: connectListener(() => settings.baseUrl),
     runtime: runtime as IssuingInstance["runtime"],
     settings,
     telemetry: options.telemetry !== undefined,

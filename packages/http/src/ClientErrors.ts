@@ -63,3 +63,30 @@ export const clientErrorListener =
         body
     )
   }
+
+/**
+ * A `connect` listener for a node:http server: node:http hands CONNECT requests (proxy tunnels) to
+ * this event, never to the request listener, and closes the connection when nobody listens. The
+ * platform is no proxy: the request gets the error envelope (405, no tunnel), then the connection
+ * is closed. `issuing serve` installs it; a host app may too: `server.on("connect", issuing.connectListener)`.
+ */
+export const connectListener =
+  (baseUrl: () => string) =>
+  (_request: unknown, socket: Duplex): void => {
+    if (!socket.writable) {
+      socket.destroy()
+      return
+    }
+    const requestId = crypto.randomUUID()
+    const failure = apiFailure("method_not_allowed", "CONNECT is not supported: this server is not a proxy.", null)
+    const body = JSON.stringify(envelope(failure, requestId, baseUrl()))
+    socket.end(
+      "HTTP/1.1 405 Method Not Allowed\r\n" +
+        "Content-Type: application/json\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Request-Id: ${requestId}\r\n` +
+        "Cache-Control: no-store\r\n" +
+        "Connection: close\r\n\r\n" +
+        body
+    )
+  }

@@ -204,6 +204,12 @@ const readOAuthInteractionUrl = (env: Env): string | undefined => {
   return value
 }
 
+/** True when ISSUING_HOST is a loopback address or `localhost`: the server listens on loopback only. */
+export const isLoopbackHost = (host: string): boolean => {
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host
+  return bare.toLowerCase() === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
+}
+
 /**
  * Reads and validates the environment (the variables of README.md#configuration). A bad value gives
  * one line naming the variable (secret values are never echoed); variables are checked in a fixed
@@ -232,16 +238,20 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       panSearchMaxMisses: integer(env, "ISSUING_PAN_SEARCH_MAX_MISSES", 10, 1, 10_000),
       webhookRetryScheduleMs: webhookRetryScheduleMs ?? (parseRetrySchedule("5s,5m,30m,2h,5h,10h,10h") as ReadonlyArray<number>),
       webhookTimeoutMs: integer(env, "ISSUING_WEBHOOK_TIMEOUT_MS", 15_000, 1, 300_000),
-      webhookAllowPrivateUrls: boolean(env, "ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", environment === "sandbox"),
+      // A sandbox reachable from a network must not reach its own network (docs/webhooks.md#ssrf-guard).
+      webhookAllowPrivateUrls: boolean(env, "ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", environment === "sandbox" && isLoopbackHost(host)),
       webhookAllowedPorts: allowedPorts(env, environment),
       webhookDisableAfterMs: webhookDisableAfterMs ?? 5 * 86_400_000,
       webhookConcurrency: integer(env, "ISSUING_WEBHOOK_CONCURRENCY", 64, 1, 1024),
       webhookMaxPayloadBytes: integer(env, "ISSUING_WEBHOOK_MAX_PAYLOAD_BYTES", 256 * 1024, 1024, 16 * 1024 * 1024),
       webhookMaxResponseBodyBytes: integer(env, "ISSUING_WEBHOOK_MAX_RESPONSE_BODY_BYTES", 4096, 0, 1024 * 1024),
+      webhookStorePrivateResponseBodies: false,
       maxBodyBytes: integer(env, "ISSUING_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
       oauthAccessTokenTtlSeconds: integer(env, "ISSUING_OAUTH_ACCESS_TOKEN_TTL_SECONDS", 900, 1, 86_400),
       oauthRefreshTokenTtlSeconds: integer(env, "ISSUING_OAUTH_REFRESH_TOKEN_TTL_SECONDS", 30 * 86_400, 60, 365 * 86_400),
       oauthCodeTtlSeconds: 60,
+      oauthRateLimitPerSecond: 5,
+      oauthRateLimitBurst: 20,
       oauthInteractionUrl: interactionUrlText ?? null
     }
     const baseUrlFromListenAddress = text(env, "ISSUING_BASE_URL") === undefined

@@ -3,7 +3,7 @@ import { Effect, Fiber, Option, Schedule } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { createIssuing, type IssuingInstance } from "./App.js"
-import { clientErrorListener } from "./ClientErrors.js"
+import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
 import { storeFor } from "./Store.js"
 import { deliveryQueueMetrics, type TelemetryLayer, withDeliveryTelemetry } from "./Telemetry.js"
@@ -82,6 +82,11 @@ const listenEarly = async (config: ServerConfig): Promise<EarlyServer> => {
   server.on(
     "clientError",
     clientErrorListener(() => baseUrl())
+  )
+  // CONNECT never reaches the request listener: it gets the envelope instead of a closed connection.
+  server.on(
+    "connect",
+    connectListener(() => baseUrl())
   )
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)

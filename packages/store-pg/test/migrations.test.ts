@@ -580,7 +580,31 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         yield* sql`SELECT issuing_webhook_fan_out('evt_notified', ${PROGRAM}, 'transfer.created', ${NOW}, ${CHANNEL})`
         expect(yield* Effect.promise(() => notified).pipe(Effect.timeout("5 seconds"))).toBe("due")
       }).pipe(Effect.scoped)
-  }
+  },
+  "0120_inbound_funding": {
+    // A second, later admin key of org_1 beside its seeded first one, and another organization's admin key.
+    before: () =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.all([
+          sql`INSERT INTO issuing_api_keys (id, organization_id, name, role, pan_reveal, secret_hash, created_at)
+              VALUES ('key_admin_later', 'org_1', 'later', 'admin', false, 'hash_admin_later', '2026-02-01T00:00:00.000Z')`,
+          sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('org_2', 'Other', ${NOW})`,
+          sql`INSERT INTO issuing_api_keys (id, organization_id, name, role, pan_reveal, secret_hash, created_at)
+              VALUES ('key_other_org', 'org_2', 'other', 'admin', false, 'hash_other_org', ${NOW})`
+        ])
+      ),
+    // Only each organization's first admin key holds the right.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT id FROM issuing_api_keys WHERE inbound_funding ORDER BY id`).toEqual([
+          { id: "key_admin" },
+          { id: "key_other_org" }
+        ])
+      })
+  },
+  "0130_grant_consenting_key": "schema only",
+  "0140_interactions_by_client": "schema only"
 }
 
 /** The database migrated through `id` (and every migration before it). */

@@ -8,7 +8,9 @@ import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { API_KEY_ORDER_FIELDS, type ApiKeyOrderField, PROGRAM_ORDER_FIELDS, type ProgramOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
+import { Events } from "../events/Events.js"
 import { accessTokenResolver } from "../oauth/AccessTokenCallers.js"
+import { type GrantRevocationDeps, revokeGrants } from "../oauth/Grants.js"
 import { OAuthStore } from "../oauth/OAuthStore.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
@@ -64,7 +66,8 @@ const requireUnlimitedAdmin = (caller: Caller): Effect.Effect<void, PermissionDe
 /** The caller's rights by name; a right added to KEY_RIGHTS must be mapped here. */
 const callerRights = (caller: Caller): Record<KeyRight, boolean> => ({
   pan_reveal: caller.panReveal,
-  card_display: caller.cardDisplay
+  card_display: caller.cardDisplay,
+  inbound_funding: caller.inboundFunding
 })
 
 /** The keys an admin may list and revoke: within its programs, holding only rights it holds. */
@@ -101,7 +104,10 @@ const storeNewKey = (
     return { ...key, secret }
   })
 
-/** A new organization with a default program and an admin key (PAN reveal enabled) whose secret is `secret` when given. */
+/**
+ * A new organization with a default program and an admin key (PAN reveal and inbound funding
+ * enabled) whose secret is `secret` when given.
+ */
 const createOrganizationWith = (deps: AccessDeps, name: string, secret: string | undefined) =>
   deps.transactor.withTransaction(
     Effect.gen(function* () {
@@ -119,6 +125,7 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
           program_ids: null,
           pan_reveal: true,
           card_display: true,
+          inbound_funding: true,
           created_at: now
         },
         secret
@@ -128,10 +135,24 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
   )
 
 /**
- * A key can only hand out what it has: its programs and its PAN reveal and card display rights
- * (403 naming the field otherwise). `programIds` null means every program.
+ * A key can only hand out what it has: its programs and its PAN reveal, card display and inbound
+ * funding rights (403 naming the field otherwise). `programIds` null means every program.
  */
-const checkGrant = (caller: Caller, programIds: ReadonlyArray<string> | null, panReveal: boolean, cardDisplay: boolean) => {
+const checkGrant = (
+  caller: Caller,
+  programIds: ReadonlyArray<string> | null,
+  panReveal: boolean,
+  cardDisplay: boolean,
+  inboundFunding: boolean
+) => {
+  if (inboundFunding && !caller.inboundFunding) {
+    return Effect.fail(
+      new PermissionDenied({
+        message: "This API key cannot create a key with inbound_funding: it does not hold inbound_funding itself.",
+        param: "inbound_funding"
+      })
+    )
+  }
   if (panReveal && !caller.panReveal) {
     return Effect.fail(
       new PermissionDenied({
@@ -179,7 +200,8 @@ const createApiKey = (
     const panReveal = input.pan_reveal ?? false
     // Viewers only read (an embed session is a POST); others display cards unless the creator cannot.
     const cardDisplay = input.card_display ?? (input.role !== "viewer" && caller.cardDisplay)
-    yield* checkGrant(caller, programIds, panReveal, cardDisplay)
+    const inboundFunding = input.inbound_funding ?? false
+    yield* checkGrant(caller, programIds, panReveal, cardDisplay, inboundFunding)
     if (programIds !== null && (yield* deps.store.countPrograms(caller.organizationId, programIds)) !== programIds.length) {
       return yield* new InvalidRequest({
         message: "program_ids names a program that does not exist in this organization.",
@@ -193,6 +215,7 @@ const createApiKey = (
       program_ids: programIds,
       pan_reveal: panReveal,
       card_display: cardDisplay,
+      inbound_funding: inboundFunding,
       created_at: yield* nowIso
     })
   })
@@ -203,11 +226,9 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
     const deps: AccessDeps = { store: yield* AccessStore, transactor: yield* Transactor, config: yield* IssuingConfig }
     const { store } = deps
     const feed = yield* ChangeFeed
-    const { authenticate, forgetGrants, forgetKey, resolveProgram } = makeAuthentication(
-      store,
-      feed,
-      accessTokenResolver(yield* OAuthStore)
-    )
+    const oauthStore = yield* OAuthStore
+    const { authenticate, forgetGrants, forgetKey, resolveProgram } = makeAuthentication(store, feed, accessTokenResolver(oauthStore))
+    const grants: GrantRevocationDeps = { store: oauthStore, events: yield* Events, feed, forgetGrants }
 
     return {
       authenticate,
@@ -249,9 +270,10 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
         }),
 
       /**
-       * DELETE /v1/api-keys/{api_key_id} (admin): the key stops working on every node from the
-       * commit (the change is published in its transaction); unknown, revoked and out-of-scope
-       * keys are not found (so a limited admin cannot probe the others).
+       * DELETE /v1/api-keys/{api_key_id} (admin): the key, and every OAuth grant it consented to
+       * (docs/oauth.md#incident-response), stop working on every node from the commit (the changes
+       * are published in its transaction); unknown, revoked and out-of-scope keys are not found
+       * (so a limited admin cannot probe the others).
        */
       revokeApiKey: (caller: Caller, keyId: string): Effect.Effect<ApiKey, PermissionDenied | NotFound | SqlError.SqlError> =>
         deps.transactor.withTransaction(
@@ -267,6 +289,7 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
               )
             )
             yield* feed.publish("api_key", revoked.id)
+            yield* revokeGrants(grants, { apiKeyId: revoked.id }, at)
             forgetKey(revoked.id)
             return revoked
           })

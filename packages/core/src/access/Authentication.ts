@@ -6,7 +6,7 @@ import { AuthenticationFailed, InvalidRequest, PermissionDenied } from "../platf
 import { isUuid } from "../platform/Ids.js"
 import { nowMs } from "../platform/Time.js"
 import type { AccessStoreService } from "./AccessStore.js"
-import type { Caller, Program, ProgramCaller } from "./Records.js"
+import { type Caller, callerNoun, type Program, type ProgramCaller } from "./Records.js"
 import { hashSecret, looksLikeSecret } from "./Secrets.js"
 
 /** Bounds of the key cache: it holds while no change is published, at most this long and this many. */
@@ -74,7 +74,8 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
         role: key.value.role,
         programIds: key.value.program_ids,
         panReveal: key.value.pan_reveal,
-        cardDisplay: key.value.card_display
+        cardDisplay: key.value.card_display,
+        inboundFunding: key.value.inbound_funding
       }
       keyCache.set(secretHash, caller, version, now)
       return caller
@@ -95,7 +96,7 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
       }
       // Built only when refused: constructing an error captures a stack (≈ 35 µs per request).
       const denied = () =>
-        new PermissionDenied({ message: "This API key cannot access the program named by X-Program-ID.", param: "X-Program-ID" })
+        new PermissionDenied({ message: `${callerNoun(caller)} cannot access the program named by X-Program-ID.`, param: "X-Program-ID" })
       const id = programId.toLowerCase()
       if (!canSeeProgram(caller, id)) return yield* denied()
       const cacheKey = `${caller.organizationId}/${id}`

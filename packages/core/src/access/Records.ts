@@ -49,6 +49,7 @@ export const ApiKey = Schema.Struct({
   program_ids: Schema.NullOr(Schema.Array(Schema.String)),
   pan_reveal: Schema.Boolean,
   card_display: Schema.Boolean,
+  inbound_funding: Schema.Boolean,
   created_at: Schema.String,
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApiKey" })
@@ -68,7 +69,7 @@ export type ApiKeyWithSecret = typeof ApiKeyWithSecret.Type
  * The rights a key may hold beside its role and programs, each a boolean field of ApiKey. A key
  * grants, lists and revokes only keys whose rights it holds too (docs/api.md#authentication-and-roles).
  */
-export const KEY_RIGHTS = ["pan_reveal", "card_display"] as const satisfies ReadonlyArray<keyof ApiKey>
+export const KEY_RIGHTS = ["pan_reveal", "card_display", "inbound_funding"] as const satisfies ReadonlyArray<keyof ApiKey>
 export type KeyRight = (typeof KEY_RIGHTS)[number]
 
 /**
@@ -90,6 +91,11 @@ export interface Caller {
   /** May create card embed sessions (docs/card-data.md#embed-sessions-and-the-embed-document). */
   readonly cardDisplay: boolean
   /**
+   * May record inbound external-rail transfers in production (docs/decisions.md, "Inbound
+   * funding"); never held by an OAuth access token.
+   */
+  readonly inboundFunding: boolean
+  /**
    * Set when the caller is an OAuth access token rather than an API key (docs/oauth.md#access-tokens-on-v1):
    * `apiKeyId` then holds the grant's id (its rate limit and audit identity).
    */
@@ -103,6 +109,9 @@ export interface OAuthCaller {
   readonly scopes: ReadonlyArray<"read" | "write" | "pan_reveal">
   readonly expiresAtMs: number
 }
+
+/** How an error message names the caller: "This API key" or, for an OAuth access token, "This access token". */
+export const callerNoun = (caller: Caller): string => (caller.oauth === undefined ? "This API key" : "This access token")
 
 /** A caller acting inside one program (X-Program-ID resolved and checked). */
 export interface ProgramCaller extends Caller {
@@ -150,6 +159,7 @@ export const CreateApiKey = Schema.Struct({
   role: Role,
   program_ids: Schema.optional(Schema.NullOr(ProgramIds)),
   pan_reveal: Schema.optional(Schema.Boolean),
-  card_display: Schema.optional(Schema.Boolean)
+  card_display: Schema.optional(Schema.Boolean),
+  inbound_funding: Schema.optional(Schema.Boolean)
 })
 export type CreateApiKey = typeof CreateApiKey.Type

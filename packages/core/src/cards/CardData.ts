@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
-import type { ProgramCaller } from "../access/Records.js"
+import { callerNoun, type ProgramCaller } from "../access/Records.js"
 import { hashSecret } from "../access/Secrets.js"
 import { AuthenticationFailed, Conflict, NotFound, PermissionDenied, type RateLimited } from "../platform/Errors.js"
 import { newId } from "../platform/Ids.js"
@@ -49,7 +49,7 @@ export const revealCard = (
   deps.transactor.withTransaction(
     Effect.gen(function* () {
       if (!caller.panReveal) {
-        return yield* new PermissionDenied({ message: "This API key is not enabled for PAN reveal.", param: null })
+        return yield* new PermissionDenied({ message: `${callerNoun(caller)} is not enabled for PAN reveal.`, param: null })
       }
       const record = yield* findCard(deps, caller.program.id, cardId)
       if (record.card.state === "CLOSED") {
@@ -83,7 +83,7 @@ export const searchCardByPan = (
   Effect.gen(function* () {
     if (!caller.panReveal) {
       return yield* new PermissionDenied({
-        message: "This API key is not enabled for PAN reveal, which search-by-pan requires.",
+        message: `${callerNoun(caller)} is not enabled for PAN reveal, which search-by-pan requires.`,
         param: null
       })
     }
@@ -117,7 +117,13 @@ export const createEmbedSession = (
     Effect.gen(function* () {
       const { config } = deps
       if (!caller.cardDisplay) {
-        return yield* new PermissionDenied({ message: "This API key is not enabled for card display.", param: null })
+        return yield* new PermissionDenied({
+          message:
+            caller.oauth === undefined
+              ? "This API key is not enabled for card display."
+              : "This access token is not enabled for card display: it needs the write scope.",
+          param: null
+        })
       }
       const record = yield* findCard(deps, caller.program.id, cardId)
       if (record.card.state === "CLOSED") {
@@ -150,12 +156,14 @@ export const createEmbedSession = (
 /**
  * GET /v1/cards/embed: the card data behind a session token, for the embed document. Missing,
  * malformed, unknown or expired tokens, tokens of a closed or reissued card, and tokens whose key
- * was revoked fail authentication (401). Audited under the key that created the session.
+ * was revoked fail authentication (401). Audited under the key that created the session when it
+ * `displays` (a GET; a HEAD checks the session and shows nothing, so it is not an embed_view).
  */
 export const openEmbedSession = (
   deps: CardDeps,
   token: string | undefined,
-  request: CardRequestContext
+  request: CardRequestContext,
+  displays = true
 ): Effect.Effect<CardDisplay, AuthenticationFailed | SqlError.SqlError> =>
   token === undefined || !looksLikeToken(token)
     ? Effect.fail(invalidSession())
@@ -168,7 +176,9 @@ export const openEmbedSession = (
           const record = yield* store.findCard(session.value.program_id, session.value.card_id)
           if (Option.isNone(record) || record.value.card.state === "CLOSED") return yield* invalidSession()
           const { card } = record.value
-          yield* audit(deps, session.value.program_id, card.id, "embed_view", { ...request, apiKeyId: session.value.api_key_id })
+          if (displays) {
+            yield* audit(deps, session.value.program_id, card.id, "embed_view", { ...request, apiKeyId: session.value.api_key_id })
+          }
           const { cvv, pan } = unseal(deps, record.value)
           return { card_id: card.id, pan, cvv, exp_month: card.exp_month, exp_year: card.exp_year }
         })

@@ -104,6 +104,12 @@ export interface CardStoreService {
 
   readonly insertAudit: (record: CardAuditRecord) => Effect.Effect<void, SqlError.SqlError>
   /**
+   * Inside a transaction, makes this key's search-by-pan wait for its other searches' transactions
+   * (PostgreSQL: a transaction-scoped advisory lock; SQLite: its write transactions already run one
+   * at a time), so counting the recent searches and writing this one are one atomic step.
+   */
+  readonly lockPanSearches: (apiKeyId: string) => Effect.Effect<void, SqlError.SqlError>
+  /**
    * When the key's search_by_pan records since `since` were made (misses only when `missesOnly`),
    * newest first, at most `limit` (the search budget and miss limit count these).
    */

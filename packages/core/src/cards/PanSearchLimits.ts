@@ -20,10 +20,13 @@ export const secondsUntilBelow = (times: ReadonlyArray<string>, limit: number, w
  * Refuses (429 with Retry-After) a key's search-by-pan past its budget per rolling minute, or once
  * its misses in the last hour reach the limit, before anything is looked up. Both count the key's
  * search_by_pan audit records, so the limits hold across processes and restarts
- * (docs/card-data.md#reveal-and-search-by-pan).
+ * (docs/card-data.md#reveal-and-search-by-pan). Runs inside the search's transaction, which it
+ * serialises with the key's other searches.
  */
 export const checkPanSearchLimits = ({ config, store }: CardDeps, apiKeyId: string): Effect.Effect<void, RateLimited | SqlError.SqlError> =>
   Effect.gen(function* () {
+    // Held to the commit: a concurrent search of the key counts this one (docs/card-data.md).
+    yield* store.lockPanSearches(apiKeyId)
     const now = yield* nowMs
     const since = (windowMs: number) => new Date(now - windowMs).toISOString()
     const searches = yield* store.recentSearches(apiKeyId, since(PAN_SEARCH_WINDOW_MS), config.panSearchPerMinute, false)

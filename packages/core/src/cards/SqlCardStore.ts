@@ -190,16 +190,31 @@ const accessQueries = (
   sql: Sql
 ): Pick<
   CardStoreService,
-  "insertEmbedSession" | "findEmbedSession" | "deleteEmbedSessions" | "purgeEmbedSessions" | "insertAudit" | "recentSearches" | "listAudit"
+  | "insertEmbedSession"
+  | "findEmbedSession"
+  | "deleteEmbedSessions"
+  | "purgeEmbedSessions"
+  | "insertAudit"
+  | "lockPanSearches"
+  | "recentSearches"
+  | "listAudit"
 > => ({
   insertEmbedSession: (session) =>
     sql`INSERT INTO issuing_card_embed_sessions (id, program_id, card_id, token_hash, api_key_id, created_at, expires_at)
         VALUES (${session.id}, ${session.program_id}, ${session.card_id}, ${session.token_hash},
                 ${session.api_key_id}, ${session.created_at}, ${session.expires_at})`.pipe(Effect.asVoid),
-  // Read through the key on every use: a revoked key's sessions die at once, in every process.
+  // Read through its creator on every use, in every process: a key's sessions die with the key (or
+  // its card_display), an access token's (api_key_id holds its grant's id) with the grant, its
+  // client or the key that consented to it.
   findEmbedSession: (tokenHash) =>
-    sql`SELECT s.* FROM issuing_card_embed_sessions s JOIN issuing_api_keys k ON k.id = s.api_key_id
-        WHERE s.token_hash = ${tokenHash} AND k.revoked_at IS NULL AND k.card_display = ${boolParam(true)}`.pipe(
+    sql`SELECT s.* FROM issuing_card_embed_sessions s
+        LEFT JOIN issuing_api_keys k ON k.id = s.api_key_id
+        LEFT JOIN issuing_oauth_grants g ON g.id = s.api_key_id
+        LEFT JOIN issuing_oauth_clients c ON c.id = g.oauth_client_id
+        LEFT JOIN issuing_api_keys gk ON gk.id = g.api_key_id
+        WHERE s.token_hash = ${tokenHash}
+          AND ((k.id IS NOT NULL AND k.revoked_at IS NULL AND k.card_display = ${boolParam(true)})
+            OR (g.id IS NOT NULL AND g.revoked_at IS NULL AND c.deleted_at IS NULL AND gk.revoked_at IS NULL))`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSession))
     ),
   deleteEmbedSessions: (cardId) => sql`DELETE FROM issuing_card_embed_sessions WHERE card_id = ${cardId}`.pipe(Effect.asVoid),
@@ -210,6 +225,11 @@ const accessQueries = (
           (id, program_id, api_key_id, card_id, action, request_id, client_ip, created_at)
         VALUES (${record.id}, ${record.program_id}, ${record.api_key_id}, ${record.card_id}, ${record.action},
                 ${record.request_id}, ${record.client_ip}, ${record.created_at})`.pipe(Effect.asVoid),
+  lockPanSearches: (apiKeyId) =>
+    sql.onDialectOrElse({
+      pg: () => sql`SELECT pg_advisory_xact_lock(hashtext(${`issuing_pan_search:${apiKeyId}`}))`.pipe(Effect.asVoid),
+      orElse: () => Effect.void
+    }),
   recentSearches: (apiKeyId, since, limit, missesOnly) => {
     const parts = [sql`api_key_id = ${apiKeyId}`, sql`action = 'search_by_pan'`, sql`created_at >= ${since}`]
     if (missesOnly) parts.push(sql`card_id IS NULL`)

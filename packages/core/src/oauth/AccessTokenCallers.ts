@@ -19,6 +19,8 @@ export const callerOfAccessToken = (token: ActiveAccessToken): Caller => {
     programIds: token.program_ids,
     panReveal: token.scopes.includes("pan_reveal"),
     cardDisplay: write,
+    // Inbound funding is a key right an admin grants, never part of a scope (docs/decisions.md).
+    inboundFunding: false,
     oauth: {
       grantId: token.grant_id,
       oauthClientId: token.oauth_client_id,

@@ -102,6 +102,17 @@ export const authorize = (deps: OAuthDeps, params: URLSearchParams): Effect.Effe
       return { _tag: "Redirect", location } as const
     }
     const now = yield* nowMs
+    // A bound on the rows anonymous requests can make one client hold (docs/oauth.md#the-authorization-request).
+    const open = yield* deps.store.countOpenInteractions(client.id, new Date(now).toISOString(), OAUTH_LIMITS.maxOpenInteractionsPerClient)
+    if (open >= OAUTH_LIMITS.maxOpenInteractionsPerClient) {
+      const location = redirectWith(redirectUri, {
+        error: "temporarily_unavailable",
+        error_description: "Too many authorization requests of this client are waiting for consent; retry later.",
+        state: echoedState,
+        iss: issuer
+      })
+      return { _tag: "Redirect", location } as const
+    }
     const id = newId()
     yield* deps.store.insertInteraction({
       id,

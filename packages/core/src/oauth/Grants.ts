@@ -1,6 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { OAuthDeps } from "./OAuthDeps.js"
+import type { GrantTarget } from "./OAuthStore.js"
 import type { OAuthGrant, StoredGrant } from "./Records.js"
 
 /** A grant as events show it (its organization stays out of webhook payloads). */
@@ -8,11 +9,14 @@ export const grantView = ({ organization_id: _, ...grant }: StoredGrant): OAuthG
 
 /** Emits one event per program of the grant (events and webhooks are per program); inside the change's transaction. */
 export const emitGrantEvent = (
-  deps: OAuthDeps,
+  deps: Pick<OAuthDeps, "events">,
   type: "oauth_grant.created" | "oauth_grant.revoked",
   grant: StoredGrant
 ): Effect.Effect<void, SqlError.SqlError> =>
   Effect.forEach(grant.program_ids, (programId) => deps.events.emit(programId, type, grantView(grant)), { discard: true })
+
+/** What revoking grants needs (Access revokes a key's grants with it). */
+export type GrantRevocationDeps = Pick<OAuthDeps, "store" | "events" | "feed" | "forgetGrants">
 
 /**
  * Revokes grants and every token of them, emits `oauth_grant.revoked` for each and publishes the
@@ -20,8 +24,8 @@ export const emitGrantEvent = (
  * of them (docs/operations.md#running-several-nodes). Returns the grants this call revoked.
  */
 export const revokeGrants = (
-  deps: OAuthDeps,
-  target: { readonly grantId: string } | { readonly oauthClientId: string },
+  deps: GrantRevocationDeps,
+  target: GrantTarget,
   at: string
 ): Effect.Effect<ReadonlyArray<StoredGrant>, SqlError.SqlError> =>
   Effect.gen(function* () {

@@ -73,6 +73,14 @@ const checkConsent = (deps: OAuthDeps, caller: Caller, interaction: StoredIntera
         param: "scopes"
       })
     }
+    // `write` lets a token create card embed sessions (docs/oauth.md#scopes): a key without card
+    // display cannot hand that out.
+    if (input.scopes.includes("write") && !caller.cardDisplay) {
+      return yield* new PermissionDenied({
+        message: "This API key cannot grant write: it is not enabled for card display itself (write includes card display).",
+        param: "scopes"
+      })
+    }
     if (input.program_ids.some((programId) => !canSeeProgram(caller, programId))) {
       return yield* new PermissionDenied({ message: "program_ids names a program this API key cannot access.", param: "program_ids" })
     }
@@ -110,6 +118,7 @@ export const grantInteraction = (
         client_id: client.client_id,
         program_ids: input.program_ids,
         scopes: input.scopes,
+        api_key_id: caller.apiKeyId,
         created_at: new Date(now).toISOString(),
         revoked_at: null
       }

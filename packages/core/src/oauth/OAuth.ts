@@ -6,10 +6,11 @@ import { ChangeFeed } from "../changes/ChangeFeed.js"
 import { Events } from "../events/Events.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import type { PageRequest } from "../platform/Paging.js"
-import type { OAuthClientOrderField } from "./OrderFields.js"
+import type { OAuthClientOrderField, OAuthGrantOrderField } from "./OrderFields.js"
 import { Transactor } from "../sql/Transactor.js"
 import { authorize } from "./Authorize.js"
 import { createClient, deleteClient, getClient, listClients, rotateClientSecret } from "./Clients.js"
+import { listGrants, revokeGrant } from "./GrantAdmin.js"
 import { denyInteraction, getInteraction, grantInteraction } from "./Interactions.js"
 import type { OAuthDeps } from "./OAuthDeps.js"
 import { OAuthStore } from "./OAuthStore.js"
@@ -63,6 +64,8 @@ export class OAuth extends Effect.Service<OAuth>()("@issuing/core/OAuth", {
       getInteraction: (caller: Caller, id: string) => getInteraction(deps, caller, id),
       grantInteraction: (caller: Caller, id: string, input: GrantInteraction) => grantInteraction(deps, caller, id, input),
       denyInteraction: (caller: Caller, id: string) => denyInteraction(deps, caller, id),
+      listGrants: (caller: Caller, page: PageRequest<OAuthGrantOrderField>) => listGrants(deps, caller, page),
+      revokeGrant: (caller: Caller, id: string) => revokeGrant(deps, caller, id),
       /** GET /oauth/authorize: an error page or a redirect. */
       authorize: (params: URLSearchParams) => authorize(deps, params),
       /** POST /oauth/token: authenticates the client, then exchanges a code or a refresh token. */

@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
-import type { OAuthClientOrderField } from "./OrderFields.js"
+import type { OAuthClientOrderField, OAuthGrantOrderField } from "./OrderFields.js"
 import type {
   ActiveAccessToken,
   InteractionStatus,
@@ -13,6 +13,9 @@ import type {
 } from "./Records.js"
 
 type Sql<A> = Effect.Effect<A, SqlError.SqlError>
+
+/** The grants a revocation names: one, every grant of a client, or every grant an API key consented to. */
+export type GrantTarget = { readonly grantId: string } | { readonly oauthClientId: string } | { readonly apiKeyId: string }
 
 /**
  * Storage port of the OAuth gateway (docs/oauth.md). Shaped by what the flow needs: the
@@ -39,19 +42,25 @@ export interface OAuthStoreService {
 
   readonly insertInteraction: (interaction: StoredInteraction) => Sql<void>
   readonly findInteraction: (organizationId: string, id: string) => Sql<Option.Option<StoredInteraction>>
+  /** The client's pending interactions unexpired at `now`, counted up to `atMost`. */
+  readonly countOpenInteractions: (oauthClientId: string, now: string, atMost: number) => Sql<number>
   /** Moves a pending, unexpired interaction to `status`; false when it was decided or expired meanwhile. */
   readonly decideInteraction: (id: string, status: Exclude<InteractionStatus, "pending">, now: string) => Sql<boolean>
 
   readonly insertGrant: (grant: StoredGrant) => Sql<void>
+  /** A grant; revoked (`revoked_at` set) also when the key that consented to it is revoked. */
   readonly findGrant: (id: string) => Sql<Option.Option<StoredGrant>>
+  /** The organization's unrevoked grants, newest first. */
+  readonly listGrants: (
+    organizationId: string,
+    window: PageWindow<OAuthGrantOrderField>
+  ) => Sql<{ readonly rows: ReadonlyArray<StoredGrant>; readonly total: number }>
   /**
-   * Revokes the unrevoked grants named (one grant, or every grant of a client) and every token of
-   * them; returns the grants this call revoked (none when they already were).
+   * Revokes the unrevoked grants named (one grant, every grant of a client, or every grant the API
+   * key consented to) and every token of them; returns the grants this call revoked (none when
+   * they already were).
    */
-  readonly revokeGrants: (
-    target: { readonly grantId: string } | { readonly oauthClientId: string },
-    at: string
-  ) => Sql<ReadonlyArray<StoredGrant>>
+  readonly revokeGrants: (target: GrantTarget, at: string) => Sql<ReadonlyArray<StoredGrant>>
 
   readonly insertCode: (code: StoredCode) => Sql<void>
   readonly findCode: (codeHash: string) => Sql<Option.Option<StoredCode>>
@@ -64,7 +73,10 @@ export interface OAuthStoreService {
   readonly rotateRefreshToken: (tokenHash: string, now: string) => Sql<boolean>
   /** Revokes one token; false when it was already revoked or unknown. */
   readonly revokeToken: (tokenHash: string, at: string) => Sql<boolean>
-  /** An unrevoked access token whose grant is unrevoked and whose client is not deleted (expiry is the caller's to check). */
+  /**
+   * An unrevoked access token whose grant is unrevoked, whose client is not deleted and whose
+   * consenting key is not revoked (expiry is the caller's to check).
+   */
   readonly findActiveAccessToken: (tokenHash: string) => Sql<Option.Option<ActiveAccessToken>>
 }
 

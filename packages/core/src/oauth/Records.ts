@@ -15,6 +15,8 @@ export const OAUTH_LIMITS = {
   maxStateLength: 1024,
   maxProgramIds: 100,
   interactionTtlSeconds: 600,
+  /** Pending, unexpired interactions one client may have; further authorization requests are refused. */
+  maxOpenInteractionsPerClient: 100,
   codeTtlSeconds: 60
 } as const
 
@@ -40,7 +42,11 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"])
 
 /**
  * Why a redirect URI is refused, or undefined: an absolute URL without fragment or credentials,
- * https — or http on a loopback host, or a private-use scheme with a dot (RFC 8252 native apps).
+ * https — or http on a loopback host, or a private-use scheme with a dot (RFC 8252 native apps) —
+ * written exactly as its normalised form (WHATWG URL `href`). The string registered is the string
+ * matched and redirected to: a URI the parser would rewrite (control characters and spaces
+ * dropped or escaped, a host's case, a missing "/") could redirect somewhere other than what was
+ * registered, so it is refused instead (docs/oauth.md#clients).
  */
 export const redirectUriProblem = (text: string): string | undefined => {
   if (text.length > OAUTH_LIMITS.maxRedirectUriLength) return `must be at most ${OAUTH_LIMITS.maxRedirectUriLength} characters`
@@ -52,6 +58,9 @@ export const redirectUriProblem = (text: string): string | undefined => {
   }
   if (url.hash !== "" || text.includes("#")) return "must not have a fragment"
   if (url.username !== "" || url.password !== "") return "must not carry credentials"
+  if (url.href !== text) {
+    return "must be written in its normalised form (no control characters or spaces, a lower-case host, a path of at least /)"
+  }
   if (url.protocol === "https:") return undefined
   if (url.protocol === "http:") return LOOPBACK_HOSTS.has(url.hostname) ? undefined : "must use https (http only on a loopback host)"
   return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol) ? undefined : "must use https, loopback http or a private-use scheme"
@@ -161,6 +170,11 @@ export const OAuthGrant = Schema.Struct({
   client_id: Schema.String,
   program_ids: Schema.Array(Schema.String),
   scopes: Schema.Array(OAuthScope),
+  /**
+   * The admin key that consented: revoking it revokes the grant (docs/oauth.md#incident-response).
+   * Null for grants made before keys were recorded.
+   */
+  api_key_id: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "OAuthGrant" })

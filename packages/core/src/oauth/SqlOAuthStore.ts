@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
-import { OAUTH_CLIENT_ORDER_FIELDS } from "./OrderFields.js"
+import { OAUTH_CLIENT_ORDER_FIELDS, OAUTH_GRANT_ORDER_FIELDS } from "./OrderFields.js"
 import { OAuthStore, type OAuthStoreService } from "./OAuthStore.js"
 import type {
   InteractionStatus,
@@ -51,6 +51,7 @@ const toGrant = (row: any): StoredGrant => ({
   client_id: row.client_id,
   program_ids: fromJson<Array<string>>(row.program_ids),
   scopes: fromJson<Array<OAuthScope>>(row.scopes),
+  api_key_id: row.api_key_id ?? null,
   created_at: toIso(row.created_at),
   revoked_at: toIsoOrNull(row.revoked_at)
 })
@@ -127,7 +128,14 @@ const grantQueries = (
   sql: Sql
 ): Pick<
   OAuthStoreService,
-  "insertInteraction" | "findInteraction" | "decideInteraction" | "insertGrant" | "findGrant" | "revokeGrants"
+  | "insertInteraction"
+  | "findInteraction"
+  | "countOpenInteractions"
+  | "decideInteraction"
+  | "insertGrant"
+  | "findGrant"
+  | "listGrants"
+  | "revokeGrants"
 > => ({
   insertInteraction: (interaction) =>
     sql`INSERT INTO issuing_oauth_interactions
@@ -139,18 +147,47 @@ const grantQueries = (
     sql`SELECT * FROM issuing_oauth_interactions WHERE id = ${id} AND organization_id = ${organizationId}`.pipe(
       Effect.map(first(toInteraction))
     ),
+  countOpenInteractions: (oauthClientId, now, atMost) =>
+    sql`SELECT COUNT(*) AS n FROM (
+          SELECT 1 FROM issuing_oauth_interactions
+          WHERE oauth_client_id = ${oauthClientId} AND status = 'pending' AND expires_at > ${now}
+          LIMIT ${atMost}
+        ) open_interactions`.pipe(Effect.map((rows) => toInt(rows[0]!.n))),
   decideInteraction: (id, status, now) =>
     sql`UPDATE issuing_oauth_interactions SET status = ${status}
         WHERE id = ${id} AND status = 'pending' AND expires_at > ${now}
         RETURNING id`.pipe(Effect.map((rows) => rows.length === 1)),
   insertGrant: (grant) =>
-    sql`INSERT INTO issuing_oauth_grants (id, organization_id, oauth_client_id, client_id, program_ids, scopes, created_at, revoked_at)
+    sql`INSERT INTO issuing_oauth_grants
+          (id, organization_id, oauth_client_id, client_id, program_ids, scopes, api_key_id, created_at, revoked_at)
         VALUES (${grant.id}, ${grant.organization_id}, ${grant.oauth_client_id}, ${grant.client_id},
-                ${JSON.stringify(grant.program_ids)}, ${JSON.stringify(grant.scopes)}, ${grant.created_at}, NULL)`.pipe(Effect.asVoid),
-  findGrant: (id) => sql`SELECT * FROM issuing_oauth_grants WHERE id = ${id}`.pipe(Effect.map(first(toGrant))),
+                ${JSON.stringify(grant.program_ids)}, ${JSON.stringify(grant.scopes)}, ${grant.api_key_id}, ${grant.created_at}, NULL)`.pipe(
+      Effect.asVoid
+    ),
+  // A grant whose consenting key was revoked reads as revoked, even if it raced the key's revocation.
+  findGrant: (id) =>
+    sql`SELECT g.id, g.organization_id, g.oauth_client_id, g.client_id, g.program_ids, g.scopes, g.api_key_id, g.created_at,
+               COALESCE(g.revoked_at, k.revoked_at) AS revoked_at
+        FROM issuing_oauth_grants g LEFT JOIN issuing_api_keys k ON k.id = g.api_key_id
+        WHERE g.id = ${id}`.pipe(Effect.map(first(toGrant))),
+  listGrants: (organizationId, window) =>
+    Effect.all({
+      rows: sql`SELECT * FROM issuing_oauth_grants WHERE organization_id = ${organizationId} AND revoked_at IS NULL
+                ORDER BY ${orderByClause(sql, window, OAUTH_GRANT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
+        Effect.map((rows) => rows.map(toGrant))
+      ),
+      total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_grants WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
+        Effect.map((rows) => toInt(rows[0]!.n))
+      )
+    }),
   revokeGrants: (target, at) =>
     Effect.gen(function* () {
-      const which = "grantId" in target ? sql`id = ${target.grantId}` : sql`oauth_client_id = ${target.oauthClientId}`
+      const which =
+        "grantId" in target
+          ? sql`id = ${target.grantId}`
+          : "oauthClientId" in target
+            ? sql`oauth_client_id = ${target.oauthClientId}`
+            : sql`api_key_id = ${target.apiKeyId}`
       const revoked = (yield* sql`UPDATE issuing_oauth_grants SET revoked_at = ${at}
                                   WHERE ${which} AND revoked_at IS NULL RETURNING *`).map(toGrant)
       if (revoked.length === 0) return revoked
@@ -203,8 +240,9 @@ const tokenQueries = (
         FROM issuing_oauth_tokens t
         JOIN issuing_oauth_grants g ON g.id = t.grant_id
         JOIN issuing_oauth_clients c ON c.id = g.oauth_client_id
+        LEFT JOIN issuing_api_keys k ON k.id = g.api_key_id
         WHERE t.token_hash = ${tokenHash} AND t.kind = 'access' AND t.revoked_at IS NULL
-          AND g.revoked_at IS NULL AND c.deleted_at IS NULL`.pipe(
+          AND g.revoked_at IS NULL AND c.deleted_at IS NULL AND k.revoked_at IS NULL`.pipe(
       Effect.map(
         first((row) => ({
           grant_id: row.grant_id,

@@ -113,6 +113,9 @@ const liveGrant = (deps: OAuthDeps, grantId: string, client: StoredOAuthClient) 
 /**
  * grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6). A code works once: presenting it
  * again — or losing a race for it — revokes the grant and so every token the first use issued.
+ * Only a request that proves it holds the code's context counts as a replay: its client,
+ * redirect_uri and code_verifier are checked first, so whoever merely saw a spent code (in a log,
+ * a Referer) cannot revoke the legitimate grant with it.
  */
 export const exchangeCode = (
   deps: OAuthDeps,
@@ -142,10 +145,10 @@ export const exchangeCode = (
             revokeGrants(deps, { grantId: stored.grant_id }, new Date(now).toISOString()),
             refuse("The code was already used; the tokens issued for it are revoked.")
           )
-        if (stored.used_at !== null) return yield* reused()
-        if (Date.parse(stored.expires_at) <= now) return refuse("The code is invalid, expired or was already used.")
         if (stored.redirect_uri !== redirectUri) return refuse("redirect_uri differs from the one of the authorization request.")
         if (!verifierMatches(verifier, stored.code_challenge)) return refuse("code_verifier does not match the code_challenge.")
+        if (stored.used_at !== null) return yield* reused()
+        if (Date.parse(stored.expires_at) <= now) return refuse("The code is invalid, expired or was already used.")
         if (!(yield* deps.store.consumeCode(codeHash, new Date(now).toISOString()))) return yield* reused()
         const grant = yield* liveGrant(deps, stored.grant_id, client)
         if (Option.isNone(grant)) return refuse("The grant of this code was revoked.")

@@ -29,12 +29,24 @@ export interface IssuingSettings {
   readonly webhookMaxPayloadBytes: number
   /** Receiver response bodies are kept up to this many bytes. */
   readonly webhookMaxResponseBodyBytes: number
+  /**
+   * Keep the bodies of receivers at loopback or private addresses too (false: only their status,
+   * docs/webhooks.md#ssrf-guard). For embedding and tests whose receivers run on loopback; never
+   * read from the environment.
+   */
+  readonly webhookStorePrivateResponseBodies: boolean
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number
   /** OAuth access token lifetime (docs/oauth.md#lifetimes). */
   readonly oauthAccessTokenTtlSeconds: number
   /** OAuth refresh token lifetime. */
   readonly oauthRefreshTokenTtlSeconds: number
+  /**
+   * The /oauth endpoints' token bucket per client and client address (docs/oauth.md#throttling):
+   * requests per second and burst. Settable for tests and embedding, not from the environment.
+   */
+  readonly oauthRateLimitPerSecond: number
+  readonly oauthRateLimitBurst: number
   /** Authorization code lifetime (60 s; settable for tests and embedding, not from the environment). */
   readonly oauthCodeTtlSeconds: number
   /** The host app's consent page: /oauth/authorize redirects there with `?interaction=<id>`; null: OAuth authorization is off. */
@@ -63,10 +75,13 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     webhookConcurrency: 64,
     webhookMaxPayloadBytes: 256 * 1024,
     webhookMaxResponseBodyBytes: 4096,
+    webhookStorePrivateResponseBodies: false,
     maxBodyBytes: 1024 * 1024,
     oauthAccessTokenTtlSeconds: 900,
     oauthRefreshTokenTtlSeconds: 30 * 86_400,
     oauthCodeTtlSeconds: 60,
+    oauthRateLimitPerSecond: 5,
+    oauthRateLimitBurst: 20,
     oauthInteractionUrl: null,
     ...overrides
   }

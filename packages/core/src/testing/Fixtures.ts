@@ -31,6 +31,7 @@ export const sampleApiKey = (organizationId: string, overrides: Partial<StoredAp
   program_ids: null,
   pan_reveal: false,
   card_display: true,
+  inbound_funding: false,
   created_at: stamp(),
   revoked_at: null,
   ...overrides

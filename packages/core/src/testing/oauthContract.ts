@@ -6,7 +6,10 @@ import { OAuthStore } from "../oauth/OAuthStore.js"
 import type { StoredGrant, StoredOAuthClient, StoredToken } from "../oauth/Records.js"
 import { Transactor } from "../sql/Transactor.js"
 import type { PortContract } from "./Contract.js"
-import { freshOrganization } from "./Fixtures.js"
+import { AccessStore } from "../access/AccessStore.js"
+import { freshOrganization, sampleApiKey } from "./Fixtures.js"
+
+const FIRST_PAGE = { orderBy: "created_at" as const, descending: true, limit: 10, offset: 0 }
 
 const stamp = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString()
 
@@ -23,10 +26,12 @@ const sampleClient = (organizationId: string, overrides: Partial<StoredOAuthClie
   ...overrides
 })
 
-/** An organization with a program, a stored client and a grant of it on the program. */
+/** An organization with a program, a stored client and a grant of it on the program, consented by an admin key. */
 const clientWithGrant = Effect.gen(function* () {
   const store = yield* OAuthStore
   const { organization, program } = yield* freshOrganization
+  const key = sampleApiKey(organization.id)
+  yield* (yield* AccessStore).insertApiKey(key, hashSecret(`sk_${newId()}`))
   const client = sampleClient(organization.id)
   yield* store.insertClient(client, hashSecret("cs_secret"))
   const grant: StoredGrant = {
@@ -37,11 +42,12 @@ const clientWithGrant = Effect.gen(function* () {
     client_id: client.client_id,
     program_ids: [program.id],
     scopes: ["read", "write"],
+    api_key_id: key.id,
     created_at: stamp(),
     revoked_at: null
   }
   yield* store.insertGrant(grant)
-  return { organization, program, client, grant }
+  return { organization, program, client, grant, key }
 })
 
 const token = (grantId: string, kind: StoredToken["kind"], secret: string, expiresInMs = 60_000): StoredToken => ({
@@ -205,6 +211,25 @@ export const oauthContract: PortContract = (name, store) =>
         expect(byClient.map((row) => row.id)).toEqual([second.id])
         expect(Option.isNone(yield* oauth.findActiveAccessToken(other.token_hash))).toBe(true)
         expect(Option.getOrThrow(yield* oauth.findGrant(second.id)).revoked_at).not.toBeNull()
+      })
+    )
+
+    it.effect("revokes every grant a key consented to; a revoked key's grants are revoked even if left unmarked", () =>
+      Effect.gen(function* () {
+        const oauth = yield* OAuthStore
+        const access = yield* AccessStore
+        const { grant, key, organization } = yield* clientWithGrant
+        const access1 = token(grant.id, "access", `at_${newId()}`)
+        yield* oauth.insertTokens([access1])
+        expect((yield* oauth.listGrants(organization.id, FIRST_PAGE)).rows.map((row) => row.id)).toEqual([grant.id])
+        // The key revoked alone (a grant inserted as it was revoked): its grant no longer works.
+        yield* access.revokeApiKey(organization.id, key.id, stamp())
+        expect(Option.isNone(yield* oauth.findActiveAccessToken(access1.token_hash))).toBe(true)
+        expect(Option.getOrThrow(yield* oauth.findGrant(grant.id)).revoked_at).not.toBeNull()
+        const revoked = yield* oauth.revokeGrants({ apiKeyId: key.id }, stamp())
+        expect(revoked.map((row) => row.id)).toEqual([grant.id])
+        expect(Option.getOrThrow(yield* oauth.findToken(access1.token_hash)).revoked_at).not.toBeNull()
+        expect((yield* oauth.listGrants(organization.id, FIRST_PAGE)).total).toBe(0)
       })
     )
   })

@@ -55,6 +55,8 @@ export interface SenderOptions {
   readonly timeoutMs: number
   readonly allowPrivate: boolean
   readonly maxResponseBodyBytes: number
+  /** Keep bodies of loopback or private peers too (default false: PRIVATE_BODY_NOT_STORED). */
+  readonly storePrivateBodies?: boolean | undefined
   /** Sockets kept per receiver host. */
   readonly maxSocketsPerHost?: number | undefined
 }
@@ -115,16 +117,35 @@ export const storedBodyText = (bytes: Buffer, maxBytes: number): string => {
 }
 
 /**
- * Reads a receiver's answer: its status, up to `maxBodyBytes` of its body (a body streaming past
- * MAX_DRAIN_BYTES loses its connection rather than our time), and Retry-After on 429/503.
+ * What `response_body` holds instead of the body of a receiver at a loopback or private address:
+ * with private targets allowed (sandbox), a stored body would let anyone who reads attempts read
+ * internal services through the platform (docs/webhooks.md#ssrf-guard). Only the status is kept.
  */
-const readResponse = (response: http.IncomingMessage, maxBodyBytes: number, settle: Settle): void => {
+export const PRIVATE_BODY_NOT_STORED = "(response body not stored: the receiver is at a loopback or private address)"
+
+/**
+ * True when the connection's peer is a loopback, private, link-local or other non-public address
+ * (an unknown peer counts as one): its answer's body is never stored.
+ */
+const privatePeer = (response: http.IncomingMessage): boolean => {
+  const peer = response.socket?.remoteAddress
+  return peer === undefined || isForbiddenAddress(peer, false)
+}
+
+/**
+ * Reads a receiver's answer: its status, up to `maxBodyBytes` of its body (a body streaming past
+ * MAX_DRAIN_BYTES loses its connection rather than our time; a private peer's body is not kept:
+ * PRIVATE_BODY_NOT_STORED), and Retry-After on 429/503.
+ */
+const readResponse = (response: http.IncomingMessage, options: SenderOptions, settle: Settle): void => {
+  const maxBodyBytes = options.maxResponseBodyBytes
+  const keepBody = options.storePrivateBodies === true || !privatePeer(response)
   const chunks: Array<Buffer> = []
   let kept = 0
   let seen = 0
   response.on("data", (chunk: Buffer) => {
     seen += chunk.length
-    if (kept < maxBodyBytes) {
+    if (keepBody && kept < maxBodyBytes) {
       const part = chunk.subarray(0, maxBodyBytes - kept)
       chunks.push(part)
       kept += part.length
@@ -133,7 +154,7 @@ const readResponse = (response: http.IncomingMessage, maxBodyBytes: number, sett
   })
   const done = () => {
     const code = response.statusCode ?? 0
-    const text = storedBodyText(Buffer.concat(chunks), maxBodyBytes)
+    const text = keepBody ? storedBodyText(Buffer.concat(chunks), maxBodyBytes) : PRIVATE_BODY_NOT_STORED
     const retryAfterMs =
       code === 429 || code === 503 ? parseRetryAfterMs(response.headers["retry-after"] as string | undefined, Date.now()) : undefined
     settle({ status: code >= 200 && code < 300 ? "SUCCESS" : "FAILED", responseCode: code, responseBody: text, retryAfterMs })
@@ -199,7 +220,7 @@ const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<Deliv
     request.on("error", (error: NodeJS.ErrnoException) =>
       failed(error.code === "ESSRFBLOCKED" ? `refused: ${error.message}` : `${error.code ?? "error"}: ${error.message}`)
     )
-    request.on("response", (response) => readResponse(response, options.maxResponseBodyBytes, settle))
+    request.on("response", (response) => readResponse(response, options, settle))
     request.end(body)
   })
 
@@ -241,6 +262,7 @@ export const WebhookSenderLive: Layer.Layer<WebhookSender, never, IssuingConfig>
           timeoutMs: config.webhookTimeoutMs,
           allowPrivate: config.webhookAllowPrivateUrls,
           maxResponseBodyBytes: config.webhookMaxResponseBodyBytes,
+          storePrivateBodies: config.webhookStorePrivateResponseBodies,
           maxSocketsPerHost: Math.max(config.webhookConcurrency, 8)
         })
       ),

@@ -1,5 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { CreateOAuthClient, GrantInteraction, OAuthClient, OAuthClientWithSecret, OAuthInteraction, OAuthRedirect } from "@issuing/core"
+import {
+  CreateOAuthClient,
+  GrantInteraction,
+  OAuthClient,
+  OAuthGrant,
+  OAuthClientWithSecret,
+  OAuthInteraction,
+  OAuthRedirect
+} from "@issuing/core"
 import { Schema } from "effect"
 import { OAuthProtocol } from "./Annotations.js"
 import { ListOf, PagingParams, post } from "./Common.js"
@@ -9,6 +17,7 @@ import { NotFoundFailure } from "../errors.js"
 /** A client id in the path: any text, looked up by core's findOwned (a malformed id is a 404). */
 const ClientPath = Schema.Struct({ oauth_client_id: Schema.String })
 const InteractionPath = Schema.Struct({ interaction_id: Schema.String })
+const GrantPath = Schema.Struct({ grant_id: Schema.String })
 
 /** Organization-scoped, admin keys only: the connected applications of the organization (docs/oauth.md#clients). */
 export class OAuthClientsApi extends HttpApiGroup.make("oauthClients")
@@ -48,6 +57,19 @@ export class OAuthInteractionsApi extends HttpApiGroup.make("oauthInteractions")
   )
   .add(
     post("deny", "/oauth/interactions/:interaction_id/deny").setPath(InteractionPath).addError(NotFoundFailure).addSuccess(OAuthRedirect)
+  )
+  .middleware(OrganizationScoped)
+  .prefix("/v1") {}
+
+/** Organization-scoped, admin keys only: what connected applications hold, for incident response (docs/oauth.md#incident-response). */
+export class OAuthGrantsApi extends HttpApiGroup.make("oauthGrants")
+  .add(HttpApiEndpoint.get("list", "/oauth/grants").setUrlParams(Schema.Struct(PagingParams)).addSuccess(ListOf(OAuthGrant)))
+  .add(
+    HttpApiEndpoint.del("revoke", "/oauth/grants/:grant_id")
+      .setPath(GrantPath)
+      .addSuccess(OAuthGrant)
+      .addError(NotFoundFailure)
+      .annotate(OpenApi.Description, "Revokes the grant and every token of it, on every node at once.")
   )
   .middleware(OrganizationScoped)
   .prefix("/v1") {}

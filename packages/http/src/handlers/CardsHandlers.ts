@@ -75,7 +75,9 @@ export const CardEmbedHandlersLive = HttpApiBuilder.group(IssuingApi, "cardEmbed
     const cards = yield* Cards
     return handlers.handle("document", ({ urlParams }) =>
       Effect.gen(function* () {
-        const card = yield* mapToApiFailure(cards.openEmbedSession(urlParams.session_token, yield* requestContext))
+        // Only a GET displays the card: a HEAD (link checkers, prefetchers) writes no embed_view record.
+        const displays = (yield* HttpServerRequest.HttpServerRequest).method !== "HEAD"
+        const card = yield* mapToApiFailure(cards.openEmbedSession(urlParams.session_token, yield* requestContext, displays))
         return HttpServerResponse.text(embedDocument(card), {
           contentType: "text/html; charset=utf-8",
           headers: EMBED_HEADERS

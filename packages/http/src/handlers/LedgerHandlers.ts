@@ -4,10 +4,13 @@ import {
   CreateTransfer,
   type CreateTransferBatch,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
+  inboundFundingRefusal,
   IssuingConfig,
   Ledger,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
+  type PostedTransfer,
+  type TransferRequest,
   WALLET_ORDER_FIELDS
 } from "@issuing/core"
 import { Effect, Either, FiberRef, ParseResult, Schema } from "effect"
@@ -24,6 +27,16 @@ const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 
 const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first" })
 
+/** Why a batch item is refused before posting: malformed (400), or an inbound transfer the caller may not record (403). */
+type ItemRefusal = ApiFailureAt<400> | ApiFailureAt<403>
+
+/** The caller may record this transfer (inbound funding in production: docs/decisions.md), else its 403. */
+const mayRecord = (request: TransferRequest) =>
+  Effect.gen(function* () {
+    const refusal = inboundFundingRefusal(yield* CurrentProgram, (yield* IssuingConfig).environment, request)
+    return refusal === null ? Either.right(request) : Either.left(toApiFailure(refusal))
+  })
+
 /** An item's failure with its index in `param` (`transfers.3.amount`), for an all-or-nothing batch. */
 const itemFailure = <F extends ApiFailure>(index: number, failure: F): F =>
   // The same status, type and code: only the param moves under the item's index.
@@ -37,7 +50,7 @@ const itemFailure = <F extends ApiFailure>(index: number, failure: F): F =>
 
 /**
  * POST /v1/transfers/batch: each item is decoded as a POST /v1/transfers body (a malformed one is
- * that item's 400), the decoded ones are posted in one database transaction, and every item answers
+ * that item's 400, an inbound one the caller may not record its 403), the others are posted in one database transaction, and every item answers
  * in order with its transfer or the `error` object of its envelope. `atomic`: any item's failure is
  * the request's, with the item's index in `param`, and nothing is written.
  */
@@ -46,12 +59,17 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
     const program = yield* programId
     const requestId = yield* FiberRef.get(CurrentRequestId)
     const config = yield* IssuingConfig
-    const decoded = payload.transfers.map((item) =>
-      Either.mapLeft(decodeItem(item), (error) => decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error)))
+    const decoded = yield* Effect.forEach(
+      payload.transfers,
+      (item): Effect.Effect<Either.Either<TransferRequest, ItemRefusal>, never, CurrentProgram | IssuingConfig> =>
+        Either.match(decodeItem(item), {
+          onLeft: (error) => Effect.succeed(Either.left(decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error)))),
+          onRight: mayRecord
+        })
     )
     const atomic = payload.atomic === true
     const invalid = decoded.findIndex(Either.isLeft)
-    if (atomic && invalid >= 0) return yield* itemFailure(invalid, (decoded[invalid] as Either.Left<ApiFailureAt<400>, never>).left)
+    if (atomic && invalid >= 0) return yield* itemFailure(invalid, (decoded[invalid] as Either.Left<ItemRefusal, never>).left)
     const requests = decoded.flatMap((item) => (Either.isRight(item) ? [item.right] : []))
     // Atomic batches reach here only with every item decoded: an aborted item's index is its index in the batch.
     const posted = yield* ledger.postTransfers(program, requests, atomic).pipe(
@@ -61,7 +79,9 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
     yield* countPostedTransfers(posted.filter(Either.isRight).length)
     let next = 0
     const data = decoded.map((item) => {
-      const result = Either.isLeft(item) ? Either.left(item.left) : Either.mapLeft(posted[next++]!, toApiFailure)
+      const result: Either.Either<PostedTransfer, ApiFailure> = Either.isLeft(item)
+        ? Either.left(item.left)
+        : Either.mapLeft(posted[next++]!, toApiFailure)
       return Either.match(result, {
         onLeft: (failure) => ({ error: envelope(failure, requestId, config.baseUrl).error }),
         onRight: (transfer) => transfer.transfer
@@ -119,10 +139,12 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
     const ledger = yield* Ledger
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(programId, (program) =>
-          mapToApiFailure(ledger.postTransfer(program, payload)).pipe(
-            Effect.tap(() => countPostedTransfers(1)),
-            Effect.map((posted) => posted.transfer)
+        Effect.flatMap(Effect.flatten(mayRecord(payload)), () => programId).pipe(
+          Effect.flatMap((program) =>
+            mapToApiFailure(ledger.postTransfer(program, payload)).pipe(
+              Effect.tap(() => countPostedTransfers(1)),
+              Effect.map((posted) => posted.transfer)
+            )
           )
         )
       )

@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { OAuth, OAUTH_CLIENT_ORDER_FIELDS } from "@issuing/core"
+import { OAuth, OAUTH_CLIENT_ORDER_FIELDS, OAUTH_GRANT_ORDER_FIELDS } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentCaller } from "../api/Security.js"
@@ -43,5 +43,21 @@ export const OAuthInteractionsHandlersLive = HttpApiBuilder.group(IssuingApi, "o
       .handle("deny", ({ path }) =>
         Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.denyInteraction(caller, path.interaction_id)))
       )
+  })
+)
+
+/** Order fields of GET /v1/oauth/grants. */
+export const OAuthGrantsHandlersLive = HttpApiBuilder.group(IssuingApi, "oauthGrants", (handlers) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const page = yield* paging(urlParams, OAUTH_GRANT_ORDER_FIELDS)
+          return yield* mapToApiFailure(oauth.listGrants(caller, page))
+        })
+      )
+      .handle("revoke", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(oauth.revokeGrant(caller, path.grant_id))))
   })
 )

@@ -1,6 +1,14 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { type ClientCredentials, OAuth, OAuthProtocolError, oauthError, type TokenParams } from "@issuing/core"
-import { Effect } from "effect"
+import {
+  type ClientCredentials,
+  IssuingConfig,
+  makeTokenBuckets,
+  OAuth,
+  OAuthProtocolError,
+  oauthError,
+  type TokenParams
+} from "@issuing/core"
+import { Effect, Option } from "effect"
 import { IssuingApi } from "../Api.js"
 import { oauthErrorPage } from "../docs/OAuthPages.js"
 
@@ -75,8 +83,28 @@ const clientCredentials = (
   return Effect.succeed({ clientId, clientSecret })
 }
 
+/**
+ * The throttle of the anonymous /oauth endpoints (docs/oauth.md#throttling): a token bucket per
+ * client_id and client address, in process memory. Returns the seconds to wait, or null.
+ */
+type Throttle = (clientId: string | undefined) => Effect.Effect<number | null, never, HttpServerRequest.HttpServerRequest>
+
+const makeThrottle = (ratePerSecond: number, burst: number): Throttle => {
+  const buckets = makeTokenBuckets(ratePerSecond, burst)
+  return (clientId) =>
+    Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+      const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+      return buckets.take(`${address} ${(clientId ?? "").slice(0, 100)}`, Date.now())
+    })
+}
+
+/** 429 with Retry-After, in OAuth's JSON format (RFC 6749 has no code of its own for it). */
+const throttledJson = (seconds: number) =>
+  oauthJson({ error: "invalid_request", error_description: "Too many requests; retry later." }, 429, { "retry-after": String(seconds) })
+
 /** Reads the form and the client's credentials, runs `work`, and answers every OAuth refusal as RFC 6749 §5.2. */
 const clientEndpoint = <A>(
+  throttle: Throttle,
   work: (credentials: ClientCredentials, params: TokenParams) => Effect.Effect<A, OAuthProtocolError | unknown>,
   respond: (result: A) => HttpServerResponse.HttpServerResponse
 ) =>
@@ -84,6 +112,8 @@ const clientEndpoint = <A>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const params = yield* readForm
     const credentials = yield* clientCredentials(request.headers.authorization, params)
+    const wait = yield* throttle(credentials.clientId)
+    if (wait !== null) return throttledJson(wait)
     return respond(yield* work(credentials, params))
   }).pipe(
     Effect.catchIf(
@@ -108,11 +138,20 @@ const html = (body: string, status: number) =>
 export const OAuthProtocolHandlersLive = HttpApiBuilder.group(IssuingApi, "oauthProtocol", (handlers) =>
   Effect.gen(function* () {
     const oauth = yield* OAuth
+    const config = yield* IssuingConfig
+    const throttle = makeThrottle(config.oauthRateLimitPerSecond, config.oauthRateLimitBurst)
     return handlers
       .handle("authorize", () =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const outcome = yield* Effect.orDie(oauth.authorize(new URL(request.url, "http://localhost").searchParams))
+          const params = new URL(request.url, "http://localhost").searchParams
+          const wait = yield* throttle(params.get("client_id") ?? undefined)
+          if (wait !== null) {
+            return html(oauthErrorPage("Too many authorization requests; retry later."), 429).pipe(
+              HttpServerResponse.setHeader("retry-after", String(wait))
+            )
+          }
+          const outcome = yield* Effect.orDie(oauth.authorize(params))
           return outcome._tag === "Redirect"
             ? HttpServerResponse.empty({ status: 302, headers: { location: outcome.location } })
             : html(oauthErrorPage(outcome.message), outcome.status)
@@ -120,18 +159,21 @@ export const OAuthProtocolHandlersLive = HttpApiBuilder.group(IssuingApi, "oauth
       )
       .handle("token", () =>
         clientEndpoint(
+          throttle,
           (credentials, params) => oauth.token(credentials, params),
           (tokens) => oauthJson(tokens)
         )
       )
       .handle("revoke", () =>
         clientEndpoint(
+          throttle,
           (credentials, params) => Effect.flatMap(requiredToken(params), (token) => oauth.revoke(credentials, token)),
           () => HttpServerResponse.empty({ status: 200, headers: NO_STORE })
         )
       )
       .handle("introspect", () =>
         clientEndpoint(
+          throttle,
           (credentials, params) => Effect.flatMap(requiredToken(params), (token) => oauth.introspect(credentials, token)),
           (introspection) => oauthJson(introspection)
         )

@@ -7,6 +7,9 @@ import cards from "./0020_cards.js"
 import cardDisplay from "./0050_card_display.js"
 import changes from "./0060_changes.js"
 import oauth from "./0070_oauth.js"
+import inboundFunding from "./0120_inbound_funding.js"
+import grantConsentingKey from "./0130_grant_consenting_key.js"
+import interactionsByClient from "./0140_interactions_by_client.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -21,5 +24,8 @@ export const migrations = {
   "0030_webhooks": webhooks,
   "0050_card_display": cardDisplay,
   "0060_changes": changes,
-  "0070_oauth": oauth
+  "0070_oauth": oauth,
+  "0120_inbound_funding": inboundFunding,
+  "0130_grant_consenting_key": grantConsentingKey,
+  "0140_interactions_by_client": interactionsByClient
 }
