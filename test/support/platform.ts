@@ -65,7 +65,10 @@ export const servePlatform = async (
       database.kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }
     ),
     vaultKeys,
-    settings: { baseUrl, ...settings }
+    settings: { baseUrl, ...settings },
+    // Tests start the delivery worker themselves where they want one (test/webhooks/deliveries.ts).
+    background: false,
+    log: null
   })
   server.on("request", instance.listener)
   return {
