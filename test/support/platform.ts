@@ -66,7 +66,10 @@ export const servePlatform = async (
     ),
     vaultKeys,
     // Test receivers run on loopback: keep their bodies (a served platform keeps only their status).
-    settings: { baseUrl, webhookStorePrivateResponseBodies: true, ...settings }
+    settings: { baseUrl, webhookStorePrivateResponseBodies: true, ...settings },
+    // Tests start the delivery worker themselves where they want one (test/webhooks/deliveries.ts).
+    background: false,
+    log: null
   })
   server.on("request", instance.listener)
   server.on("connect", instance.connectListener)

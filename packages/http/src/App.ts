@@ -4,6 +4,8 @@ import type { SqlClient } from "@effect/sql"
 import {
   Cards,
   defaultSettings,
+  Idempotency,
+  runDeliveryWorker,
   type IssuingServices,
   type IssuingSettings,
   type IssuingStores,
@@ -11,7 +13,7 @@ import {
   ServicesLive,
   Vault
 } from "@issuing/core"
-import { Effect, Layer, ManagedRuntime, Runtime } from "effect"
+import { Effect, Fiber, Layer, ManagedRuntime, Runtime, Schedule } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
@@ -34,7 +36,7 @@ import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from 
 import { OrganizationScopedLive, ProgramScopedLive } from "./middleware/Scopes.js"
 import { requestPipeline } from "./middleware/RequestPipeline.js"
 import { makeRouteTable } from "./middleware/RouteTable.js"
-import { type TelemetryLayer, traceRequests } from "./Telemetry.js"
+import { deliveryQueueMetrics, type TelemetryLayer, traceRequests, withDeliveryTelemetry } from "./Telemetry.js"
 
 /** What a store package's `layer(...)` provides. */
 export type StoreLayer<E = unknown> = Layer.Layer<IssuingStores | SqlClient.SqlClient, E>
@@ -57,6 +59,14 @@ export interface IssuingOptions<E = unknown> {
    * metricReader })` or `telemetryFromEnv(process.env)`. Off when not given.
    */
   readonly telemetry?: TelemetryLayer | undefined
+  /**
+   * Runs the platform's background work in this process (default true): webhook delivery and the
+   * hourly purges of expired idempotency keys and embed sessions. `false` leaves it to a separate
+   * `issuing worker` process on the same database (docs/operations.md#background-work).
+   */
+  readonly background?: boolean | undefined
+  /** Where the one start-up line (which background work runs where) goes; default stdout, `null` for none. */
+  readonly log?: ((line: string) => void) | null | undefined
 }
 
 /** A running platform: a web-standard handler, a Node request listener and the services behind them. */
@@ -77,7 +87,7 @@ export interface IssuingInstance {
   readonly settings: IssuingSettings
   /** True when built with a telemetry layer (the background workers then report their own spans and metrics). */
   readonly telemetry: boolean
-  /** Stops accepting work and closes the database. */
+  /** Stops the background work, then closes the database. */
   readonly dispose: () => Promise<void>
 }
 
@@ -117,6 +127,40 @@ export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings,
     Layer.provideMerge(store)
   )
 }
+
+/** Repeats a housekeeping step hourly; a failure is logged and the next hour tries again. */
+const hourly = <E, R>(name: string, step: Effect.Effect<unknown, E, R>) =>
+  step.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning(`${name} failed`, cause)),
+    Effect.repeat(Schedule.spaced("1 hour")),
+    Effect.asVoid
+  )
+
+/**
+ * The platform's background work, all of it, for as long as it runs: the webhook delivery worker
+ * (a span per attempt and the queue's gauges when traced), and the hourly purges of idempotency
+ * keys past their 24 h and of embed sessions a day past expiry. `createIssuing` forks it (unless
+ * `background: false`) and `issuing worker` runs it alone; several copies on one database are safe
+ * (claims use SKIP LOCKED and leases, purges are idempotent deletes).
+ */
+export const backgroundWork = (instance: Pick<IssuingInstance, "telemetry">) =>
+  Effect.all(
+    [
+      instance.telemetry ? withDeliveryTelemetry(runDeliveryWorker()) : runDeliveryWorker(),
+      instance.telemetry ? deliveryQueueMetrics : Effect.void,
+      hourly(
+        "Idempotency purge",
+        Effect.flatMap(Idempotency, (idempotency) => idempotency.purgeExpired)
+      ),
+      hourly(
+        "Embed session purge",
+        Effect.flatMap(Cards, (cards) => cards.purgeExpiredEmbedSessions)
+      )
+    ],
+    { concurrency: "unbounded", discard: true }
+  )
+
+const defaultLog = (line: string) => void process.stdout.write(`issuing: ${line}\n`)
 
 /** The platform cannot open the card data it holds with the vault keys it was given. */
 export class VaultKeysUnusable extends Error {
@@ -202,6 +246,16 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
           return webHandler(new Request(url, request))
         }
 
+  const telemetry = options.telemetry !== undefined
+  const background = options.background ?? true
+  const worker = background ? runtime.runFork(backgroundWork({ telemetry }) as Effect.Effect<void, unknown, any>) : undefined
+  const log = options.log === undefined ? defaultLog : options.log
+  log?.(
+    background
+      ? "background work (webhook delivery, purges) runs in this process"
+      : "background work (webhook delivery, purges) is left to a separate `issuing worker`"
+  )
+  let disposing: Promise<void> | undefined
   return {
     handler,
     listener,
@@ -209,8 +263,13 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
     connectListener: connectListener(() => settings.baseUrl),
     runtime: runtime as IssuingInstance["runtime"],
     settings,
-    telemetry: options.telemetry !== undefined,
-    dispose: () => runtime.dispose()
+    telemetry,
+    dispose: () =>
+      (disposing ??= (async () => {
+        // Deliveries in flight finish and are recorded before the database closes.
+        if (worker !== undefined) await runtime.runPromise(Fiber.interrupt(worker))
+        await runtime.dispose()
+      })())
   }
 }
 

@@ -1,16 +1,16 @@
-import { runDeliveryWorker } from "@issuing/core"
-import { Effect, Exit, Fiber } from "effect"
-import { createIssuing } from "./App.js"
+import { type Effect, Exit, Fiber } from "effect"
+import { backgroundWork, createIssuing } from "./App.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
 import { describeDatabase, storeFor } from "./Store.js"
-import { deliveryQueueMetrics, telemetryFromEnv, withDeliveryTelemetry } from "./Telemetry.js"
+import { telemetryFromEnv } from "./Telemetry.js"
 
 const out = (line: string) => process.stdout.write(`${line}\n`)
 const err = (line: string) => process.stderr.write(`${line}\n`)
 
 /**
- * `issuing worker`: the webhook delivery worker alone, to scale delivery out beside `issuing
- * serve` (several workers share one PostgreSQL database safely: claims use SKIP LOCKED and leases).
+ * `issuing worker`: the platform's background work alone (webhook delivery and the hourly purges),
+ * beside `issuing serve` or host apps that leave it out (`createIssuing({ background: false })`);
+ * several workers share one database safely (claims use SKIP LOCKED and leases).
  * SIGTERM/SIGINT stop it gracefully: deliveries in flight finish and are recorded first.
  */
 export const workerCommand = async (config: ServerConfig, _args: ReadonlyArray<string>): Promise<number> => {
@@ -18,16 +18,16 @@ export const workerCommand = async (config: ServerConfig, _args: ReadonlyArray<s
     store: storeFor(config.database),
     vaultKeys: resolveVaultKeys(config),
     settings: config.settings,
-    telemetry: telemetryFromEnv(process.env)
+    telemetry: telemetryFromEnv(process.env),
+    // This command is the background work: run here, watched, not forked by createIssuing.
+    background: false,
+    log: null
   })
-  const worker = instance.telemetry
-    ? Effect.zipLeft(withDeliveryTelemetry(runDeliveryWorker()), deliveryQueueMetrics, { concurrent: true })
-    : runDeliveryWorker()
-  const fiber = instance.runtime.runFork(worker)
+  const fiber = instance.runtime.runFork(backgroundWork(instance) as Effect.Effect<void, unknown, any>)
   out(
     `issuing: webhook worker running (store ${describeDatabase(config.database)}, concurrency ${config.settings.webhookConcurrency}, timeout ${config.settings.webhookTimeoutMs} ms${instance.telemetry ? ", telemetry on" : ""})`
   )
-  const stopped = await new Promise<string | Exit.Exit<never, unknown>>((resolve) => {
+  const stopped = await new Promise<string | Exit.Exit<void, unknown>>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"))
     process.once("SIGINT", () => resolve("SIGINT"))
     instance.runtime.runPromise(Fiber.await(fiber)).then(resolve, (error) => resolve(Exit.die(error)))

@@ -106,7 +106,10 @@ const createOrganization = async (config: ServerConfig, args: ReadonlyArray<stri
   const instance = await createIssuing({
     store: storeFor(config.database),
     vaultKeys: resolveVaultKeys(config),
-    settings: config.settings
+    settings: config.settings,
+    // A one-shot command: no background work, and stdout is its result.
+    background: false,
+    log: null
   })
   try {
     const created = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization(name.trim())))

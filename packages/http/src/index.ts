@@ -1,6 +1,16 @@
 /** @issuing/http: the /v1 HTTP API, mountable in a host app or served standalone, and the issuing CLI. */
-export { createIssuing, issuingLayer, VaultKeysUnusable, type IssuingInstance, type IssuingOptions, runOn, type StoreLayer } from "./App.js"
+export {
+  backgroundWork,
+  createIssuing,
+  issuingLayer,
+  VaultKeysUnusable,
+  type IssuingInstance,
+  type IssuingOptions,
+  runOn,
+  type StoreLayer
+} from "./App.js"
 export { IssuingApi } from "./Api.js"
+export { configFromEnv } from "./HostConfig.js"
 export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
 export { ApiFailure, ERROR_CODES, type ErrorCode, type ErrorCodeDoc, toApiFailure } from "./errors.js"
 export { bootstrapOrganization, startServer, type RunningServer } from "./server.js"

@@ -1,12 +1,12 @@
-import { Access, Cards, Idempotency, type NewOrganization, runDeliveryWorker } from "@issuing/core"
-import { Effect, Fiber, Option, Schedule } from "effect"
+import { Access, type NewOrganization } from "@issuing/core"
+import { Effect, Option } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { createIssuing, type IssuingInstance } from "./App.js"
 import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
 import { storeFor } from "./Store.js"
-import { deliveryQueueMetrics, type TelemetryLayer, withDeliveryTelemetry } from "./Telemetry.js"
+import type { TelemetryLayer } from "./Telemetry.js"
 
 /** A running standalone server. */
 export interface RunningServer {
@@ -20,38 +20,14 @@ export interface RunningServer {
 export const SHUTDOWN_GRACE_MS = 10_000
 
 /**
- * The effects `issuing serve` runs beside the HTTP server for its lifetime, a fixed list (a host app
- * that mounts the API runs its own; `issuing worker` runs the delivery worker alone).
- */
-const BACKGROUND_TASKS: ReadonlyArray<(instance: IssuingInstance) => Effect.Effect<void, unknown, any>> = [
-  // Idempotency keys are kept 24 h; sweep the expired ones hourly.
-  () =>
-    Effect.flatMap(Idempotency, (idempotency) =>
-      idempotency.purgeExpired.pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("Idempotency purge failed", cause)),
-        Effect.repeat(Schedule.spaced("1 hour"))
-      )
-    ).pipe(Effect.asVoid),
-  // Expired embed sessions only answer 401; drop them a day after expiry, hourly.
-  () =>
-    Effect.flatMap(Cards, (cards) =>
-      cards.purgeExpiredEmbedSessions.pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("Embed session purge failed", cause)),
-        Effect.repeat(Schedule.spaced("1 hour"))
-      )
-    ).pipe(Effect.asVoid),
-  // The webhook delivery worker (`issuing worker` runs it alone), with a span per attempt when traced.
-  (instance) => (instance.telemetry ? withDeliveryTelemetry(runDeliveryWorker()) : runDeliveryWorker()),
-  // The delivery queue's depth and lag as gauges, when metrics are on.
-  (instance) => (instance.telemetry ? deliveryQueueMetrics : Effect.void)
-]
-
-/**
  * On a database without any API key, creates the first organization, program and admin key (PAN
- * reveal enabled), whose secret is `secret` when given; none when keys already exist.
+ * reveal and inbound funding enabled), whose secret is `secret` when given, and returns them — the
+ * only time the random secret is shown: print or store it. `null` when keys already exist (a lost
+ * key is not recovered: `issuing orgs create --name NAME` makes another organization with its own
+ * admin key, README.md#the-command-line).
  */
-export const bootstrapOrganization = (instance: IssuingInstance, secret?: string | undefined): Promise<Option.Option<NewOrganization>> =>
-  instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.bootstrap(secret)))
+export const bootstrapOrganization = async (instance: IssuingInstance, secret?: string | undefined): Promise<NewOrganization | null> =>
+  Option.getOrNull(await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.bootstrap(secret))))
 
 /** A server listening before the platform exists: requests wait for `open`, or get a 503 after `refuse`. */
 interface EarlyServer {
@@ -115,21 +91,21 @@ const listenEarly = async (config: ServerConfig): Promise<EarlyServer> => {
 /** Creates the first organization on an empty database and reports it through `print` once. */
 const bootstrapAndReport = async (instance: IssuingInstance, config: ServerConfig, print: (line: string) => void) => {
   const created = await bootstrapOrganization(instance, config.bootstrapApiKey)
-  if (Option.isNone(created)) return
-  print(`Created organization ${created.value.organization_id} with program ${created.value.program_id}`)
+  if (created === null) return
+  print(`Created organization ${created.organization_id} with program ${created.program_id}`)
   if (config.bootstrapApiKey === undefined) {
-    print(`Admin API key (shown once, PAN reveal enabled): ${created.value.api_key}`)
+    print(`Admin API key (shown once, PAN reveal enabled): ${created.api_key}`)
   } else {
     print("Admin API key: the value of ISSUING_BOOTSTRAP_API_KEY")
   }
-  print(`X-Program-ID: ${created.value.program_id}`)
+  print(`X-Program-ID: ${created.program_id}`)
 }
 
 /**
  * The graceful shutdown of a started server, run once however often it is called: stop accepting,
- * let in-flight requests finish (at most SHUTDOWN_GRACE_MS), interrupt the background tasks, close the store.
+ * let in-flight requests finish (at most SHUTDOWN_GRACE_MS), then stop the background work and close the store.
  */
-const gracefulClose = (server: http.Server, instance: IssuingInstance, fibers: ReadonlyArray<Fiber.RuntimeFiber<void, unknown>>) => {
+const gracefulClose = (server: http.Server, instance: IssuingInstance) => {
   let closing: Promise<void> | undefined
   return () => {
     closing ??= (async () => {
@@ -141,7 +117,6 @@ const gracefulClose = (server: http.Server, instance: IssuingInstance, fibers: R
       await drained
       clearInterval(sweeper)
       clearTimeout(timer)
-      await Promise.all(fibers.map((fiber) => instance.runtime.runPromise(Fiber.interrupt(fiber))))
       await instance.dispose()
     })()
     return closing
@@ -165,7 +140,8 @@ export const startServer = async (
       store: storeFor(config.database),
       vaultKeys: resolveVaultKeys(config),
       settings: config.baseUrlFromListenAddress === true ? { ...config.settings, baseUrl: early.url } : config.settings,
-      telemetry: options.telemetry
+      telemetry: options.telemetry,
+      log: print
     })
   } catch (error) {
     await early.refuse()
@@ -179,6 +155,5 @@ export const startServer = async (
     throw error
   }
   early.open(instance)
-  const fibers = BACKGROUND_TASKS.map((task) => instance.runtime.runFork(task(instance) as Effect.Effect<void, unknown, never>))
-  return { url: early.url, instance, close: gracefulClose(early.server, instance, fibers) }
+  return { url: early.url, instance, close: gracefulClose(early.server, instance) }
 }

@@ -63,7 +63,10 @@ export const resealAll = async (config: ServerConfig): Promise<number> => {
   const instance = await createIssuing({
     store: countingStore(storeFor(config.database), reporting),
     vaultKeys: resolveVaultKeys(config),
-    settings: config.settings
+    settings: config.settings,
+    // A one-shot command: no background work, and stdout is its result.
+    background: false,
+    log: null
   })
   // A live line on stderr on a terminal; otherwise the result line of each step carries its figures
   // and stderr stays empty (scripts may treat any stderr output as a problem).
