@@ -25,7 +25,7 @@ type Sql = SqlClient.SqlClient
  */
 const QUEUED = "current_setting('issuing.deliveries_queued', true) = 'yes'"
 
-/** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080). */
+/** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080; its body since 0220). */
 const postTransfer = (
   sql: Sql,
   { bookTransfer, activeCardId, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
@@ -162,7 +162,7 @@ const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings
 
 /**
  * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the `issuing_post_transfer` function
- * (migrations 0040 and 0080), so a transfer costs one round trip. Column arrays carry the entries, deltas
+ * (migrations 0040 and 0080, its body made leaner by 0220), so a transfer costs one round trip. Column arrays carry the entries, deltas
  * and events. An outcome's `wake` says the write queued webhook deliveries: the ledger then wakes
  * the workers, of this process and (NOTIFY) of the others, once the write has committed.
  */

@@ -42,6 +42,9 @@ const BOB = "fa_bob"
 const VAULT = "fa_vault"
 /** Where the vault's postings go: an account nothing else touches. */
 const SINK = "fa_sink"
+/** Accounts without balance rows until migration 0220's check posts to them. */
+const CAROL = "fa_carol"
+const DAVE = "fa_dave"
 const MAX_SAFE = 9_007_199_254_740_991
 /** The NOTIFY channel of the checks' postings (before 0110, a NULL channel could not queue deliveries). */
 const CHANNEL = "issuing_migration_check"
@@ -604,7 +607,87 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       })
   },
   "0130_grant_consenting_key": "schema only",
-  "0140_interactions_by_client": "schema only"
+  "0140_interactions_by_client": "schema only",
+  "0220_lean_post_transfer": {
+    // The same function in fewer statements: every result of 0080's, the rows, events and
+    // deliveries it wrote, the wake marking with a NULL channel, and nothing written on a refusal.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* postTransferSignatures).toEqual([expect.stringContaining("p_active_card text")])
+        for (const account of [CAROL, DAVE]) {
+          yield* sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+                     VALUES (${account}, ${PROGRAM}, ${`wallet_${account}`}, 'wallet', 'USD', ${NOW})`
+        }
+        const current = (card: string | null, write: "insert" | "update" = "insert"): ReadonlyArray<Argument> => [
+          ["p_transaction_write", write, "text"],
+          ["p_transaction_created_at", NOW, "timestamptz"],
+          ["p_active_card", card, "text"]
+        ]
+        const withoutChannel = (args: ReadonlyArray<Argument>) =>
+          args.map((arg): Argument => (arg[0] === "p_channel" ? ["p_channel", null, "text"] : arg))
+        // Funding without the funds check, two events, a NULL channel: balance rows made, events
+        // and their deliveries written, the transaction marked for the wake after commit.
+        const funding = transfer(SETTLEMENT, CAROL, 1_000, { checkFunds: false, events: 2 })
+        const [funded, queued] = yield* sql.withTransaction(
+          Effect.all([
+            postTransfer(withoutChannel(postingArguments(funding, current(null)))),
+            sql<{ queued: string | null }>`SELECT current_setting('issuing.deliveries_queued', true) AS queued`
+          ])
+        )
+        expect(funded).toEqual({ posted: true, available: null, refusal: null })
+        expect(queued).toEqual([{ queued: "yes" }])
+        expect(yield* sql`SELECT id, type, data FROM issuing_events WHERE id IN ${sql.in(funding.eventIds)} ORDER BY id`).toEqual(
+          funding.eventIds.map((id) => ({ id, type: "transfer.created", data: "{}" }))
+        )
+        expect(
+          yield* sql`SELECT event_id FROM issuing_webhook_deliveries WHERE event_id IN ${sql.in(funding.eventIds)} ORDER BY event_id`
+        ).toEqual(funding.eventIds.map((id) => ({ event_id: id })))
+        expect(
+          yield* sql`SELECT position, financial_account_id, book, entry_type, amount_minor::integer AS amount FROM issuing_book_entries
+                     WHERE book_transfer_id = ${funding.bookTransferId} ORDER BY position`
+        ).toEqual(
+          entriesOf(funding).map((e, position) => ({
+            position,
+            financial_account_id: e.account,
+            book: e.book,
+            entry_type: e.type,
+            amount: 1_000
+          }))
+        )
+        expect([yield* principal(CAROL), yield* principal(DAVE)]).toEqual([1_000, 0])
+        // With the funds check: the available principal read under the locks.
+        const first = transfer(CAROL, DAVE, 400)
+        expect(yield* postTransfer(postingArguments(first, current(null)))).toEqual({ posted: true, available: "1000", refusal: null })
+        // A transfer attached to that transaction updates its status instead of inserting it.
+        const attached = { ...transfer(DAVE, CAROL, 100), transactionId: first.transactionId }
+        expect((yield* postTransfer(postingArguments(attached, current(null, "update")))).posted).toBe(true)
+        expect(
+          yield* sql`SELECT (SELECT count(*)::integer FROM issuing_transactions WHERE id = ${first.transactionId}) AS transactions,
+                            (SELECT count(*)::integer FROM issuing_transfers WHERE transaction_id = ${first.transactionId}) AS transfers`
+        ).toEqual([{ transactions: 1, transfers: 2 }])
+        // Refusals write nothing: short of funds, past 2^53 - 1 (the vault's debits are there), a frozen card.
+        const rows = yield* ledgerRowCounts
+        const events = yield* count("SELECT count(*) AS n FROM issuing_events")
+        expect(yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 701, { events: 1 }), current(null)))).toEqual({
+          posted: false,
+          available: "700",
+          refusal: "insufficient_funds"
+        })
+        expect(yield* postTransfer(postingArguments(transfer(VAULT, CAROL, 1, { checkFunds: false, events: 1 }), current(null)))).toEqual({
+          posted: false,
+          available: null,
+          refusal: "balance_limit_exceeded"
+        })
+        expect(yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 1, { events: 1 }), current("card_FROZEN")))).toEqual({
+          posted: false,
+          available: null,
+          refusal: "card_frozen"
+        })
+        expect([yield* ledgerRowCounts, yield* count("SELECT count(*) AS n FROM issuing_events")]).toEqual([rows, events])
+        expect([yield* principal(CAROL), yield* principal(DAVE)]).toEqual([700, 300])
+      })
+  }
 }
 
 /** The database migrated through `id` (and every migration before it). */

@@ -16,6 +16,7 @@ import wakeAfterCommit from "./0110_wake_after_commit.js"
 import inboundFunding from "./0120_inbound_funding.js"
 import grantConsentingKey from "./0130_grant_consenting_key.js"
 import interactionsByClient from "./0140_interactions_by_client.js"
+import leanPostTransfer from "./0220_lean_post_transfer.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -40,5 +41,6 @@ export const migrations = {
   "0110_wake_after_commit": wakeAfterCommit,
   "0120_inbound_funding": inboundFunding,
   "0130_grant_consenting_key": grantConsentingKey,
-  "0140_interactions_by_client": interactionsByClient
+  "0140_interactions_by_client": interactionsByClient,
+  "0220_lean_post_transfer": leanPostTransfer
 }
