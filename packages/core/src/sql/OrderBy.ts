@@ -52,7 +52,8 @@ export const keysetClause = <F extends string>(
 }
 
 /**
- * The rows of one page of a list, shared by every store's list: by page number (LIMIT/OFFSET), or
+ * The rows of one page of a list, shared by every store's list: by page number (LIMIT/OFFSET, the
+ * skipped rows counted through the ids alone), or
  * after a row (`window.after`, keyset paging): that row is looked up by id within the same list —
  * the same FROM and filter, so the same program — for its order value, and the page is the rows
  * that follow it (`keysetClause`), whatever its depth. An id that is not in this list (another
@@ -67,8 +68,16 @@ export const pageRows = <F extends string>(
   const orderBy = orderByClause(sql, window, order)
   const after = window.after
   if (after === undefined || after === null) {
-    return sql`SELECT ${query.select} FROM ${query.from} WHERE ${query.where}
-               ORDER BY ${orderBy} LIMIT ${window.limit} OFFSET ${window.offset}`
+    if (window.offset === 0) {
+      return sql`SELECT ${query.select} FROM ${query.from} WHERE ${query.where} ORDER BY ${orderBy} LIMIT ${window.limit}`
+    }
+    // A deep page by number: the rows skipped are counted off the list's index alone (the ids,
+    // which the index holds beside its filters and order column), and only the page's rows are read.
+    const id = sql.unsafe(order.idColumn)
+    return sql`SELECT ${query.select} FROM ${query.from}
+               WHERE ${id} IN (SELECT ${id} FROM ${query.from} WHERE ${query.where}
+                               ORDER BY ${orderBy} LIMIT ${window.limit} OFFSET ${window.offset})
+               ORDER BY ${orderBy}`
   }
   const column = sql.unsafe(`${order.columns[window.orderBy]} AS cursor_value`)
   return Effect.flatMap(

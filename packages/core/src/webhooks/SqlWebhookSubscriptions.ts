@@ -53,7 +53,7 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
   countSubscriptions: (programId) =>
     sql
       .onDialectOrElse({
-        pg: () => sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`,
+        pg: () => Effect.asVoid(sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`),
         orElse: () => Effect.void
       })
       .pipe(
