@@ -150,7 +150,7 @@ describe.each(STORE_KINDS)("starting_after on %s", (kind) => {
     }
     // Most walks crossed several pages (webhook attempts may have none yet).
     expect(walkedLists).toBeGreaterThan(40)
-  })
+  }, 240_000)
 
   it("breaks ties on id: order_by=name and order_by=amount walk the tied rows in id order", async () => {
     for (const [path, field, program] of [
