@@ -52,12 +52,12 @@ export const keysetClause = <F extends string>(
 }
 
 /**
- * The rows of one page of a list, shared by every store's list: by page number (LIMIT/OFFSET, the
- * skipped rows counted through the ids alone), or
- * after a row (`window.after`, keyset paging): that row is looked up by id within the same list —
- * the same FROM and filter, so the same program — for its order value, and the page is the rows
- * that follow it (`keysetClause`), whatever its depth. An id that is not in this list (another
- * list's, another program's, unknown, or filtered out) is a 400 naming starting_after.
+ * The rows of one page of a list, shared by every store's list (docs/operations.md#volume): by
+ * page number (LIMIT/OFFSET, the skipped rows counted through the ids alone), or after a row
+ * (`window.after`, keyset paging): that row is looked up by id within the same list — the same
+ * FROM and filter, so the same program — for its order value, and the page is the rows that follow
+ * it (`keysetClause`), whatever its depth. An id that is not in this list (another list's, another
+ * program's, unknown, or filtered out) is a 400 naming starting_after.
  */
 export const pageRows = <F extends string>(
   sql: SqlClient.SqlClient,
