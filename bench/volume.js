@@ -9,6 +9,7 @@
 //     page 1 and its main filters and order fields: the median of `--samples` sequential GETs
 //     (after one unrecorded GET), with its total_count;
 //   - a deep page of each: page=1000&page_size=100 where the list is that long, else its last page;
+//   - the page after that deep page by `starting_after=<its last id>` (keyset paging), the same median;
 //   - single `POST /v1/transfers` per second at 16 clients for `--seconds`, p50/p99;
 //   - batch throughput: transfers/s of 2 × `--in-flight` batches of 1,000 at `--in-flight`, and the
 //     rate of the growth to this checkpoint;
@@ -386,11 +387,12 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
         const deepPage = Math.min(DEEP_PAGE, pages)
         const pageSized = list.url.replace(/page_size=\d+/, `page_size=${PAGE_SIZE}`)
         const deep = deepPage > 1 ? await time(list, `${pageSized}&page=${deepPage}`) : undefined
-        // starting_after: cursor paging is not in the API yet. When the lists take
-        // `starting_after=<id>`, time here the page that follows the deep page's last item
-        // (`${pageSized}&starting_after=<its id>`) beside the offset deep page, keep it in `at.lists`
-        // and add its column to both tables. Until then nothing is timed for it.
-        at.lists.push({ label: list.label, first, deep, deepPage })
+        // starting_after: the page that follows the deep page's last item (page 1's where the list
+        // has one page of 100 or fewer), by keyset, beside the offset deep page.
+        const lastPage = await call("GET", deepPage > 1 ? `${pageSized}&page=${deepPage}` : pageSized, undefined, list.organization)
+        const lastItem = lastPage.status === 200 ? JSON.parse(lastPage.text).data.at(-1) : undefined
+        const after = lastItem === undefined ? undefined : await time(list, `${pageSized}&starting_after=${lastItem.id}`)
+        at.lists.push({ label: list.label, first, deep, deepPage, after })
       }
       // The size at the lists' count of transfers, before the writes measured here add theirs.
       at.size = await databaseSize(database.target)
@@ -403,12 +405,13 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
       at.batches = batches
       console.log(
         labelled([
-          ["list", "page 1 ms", "deep page ms", "deep page", "total_count"],
-          ...at.lists.map(({ label, first, deep, deepPage }) => [
+          ["list", "page 1 ms", "deep page ms", "deep page", "starting_after ms", "total_count"],
+          ...at.lists.map(({ label, first, deep, deepPage, after }) => [
             label,
             first.status === 200 ? shownMs(first.ms) : `HTTP ${first.status}`,
             deep === undefined ? "-" : deep.status === 200 ? shownMs(deep.ms) : `HTTP ${deep.status}`,
             deep === undefined ? "-" : String(deepPage),
+            after === undefined ? "-" : after.status === 200 ? shownMs(after.ms) : `HTTP ${after.status}`,
             first.total === undefined ? "-" : count(first.total)
           ])
         ])
@@ -476,17 +479,18 @@ export async function run(args) {
     console.log(`\n${kind}, ${sizes} transfers`)
     console.log(
       labelled([
-        ["", "page 1 ms", "deep page ms"],
+        ["", "page 1 ms", "deep page ms", "starting_after ms"],
         ...figures[0].lists.map((list, index) => [
           `GET ${list.label}`,
           across((at) => shownMs(at.lists[index].first.ms)),
-          across((at) => (at.lists[index].deep === undefined ? "-" : shownMs(at.lists[index].deep.ms)))
+          across((at) => (at.lists[index].deep === undefined ? "-" : shownMs(at.lists[index].deep.ms))),
+          across((at) => (at.lists[index].after === undefined ? "-" : shownMs(at.lists[index].after.ms)))
         ]),
-        [`single POST /v1/transfers/s (${SINGLE_CLIENTS} clients)`, across((at) => count(Math.round(at.single.perSecond))), ""],
-        [`batch transfers/s (${BATCH} × ${settings.inFlight} in flight)`, across((at) => count(Math.round(at.batches.perSecond))), ""],
-        ["growth transfers/s", across((at) => (at.growth === undefined ? "-" : count(Math.round(at.growth.perSecond)))), ""],
-        ["database size", across((at) => bytes(at.size.bytes)), ""],
-        ["load average (1 min) at the lists", across((at) => at.load.split(" ")[0]), ""]
+        [`single POST /v1/transfers/s (${SINGLE_CLIENTS} clients)`, across((at) => count(Math.round(at.single.perSecond))), "", ""],
+        [`batch transfers/s (${BATCH} × ${settings.inFlight} in flight)`, across((at) => count(Math.round(at.batches.perSecond))), "", ""],
+        ["growth transfers/s", across((at) => (at.growth === undefined ? "-" : count(Math.round(at.growth.perSecond)))), "", ""],
+        ["database size", across((at) => bytes(at.size.bytes)), "", ""],
+        ["load average (1 min) at the lists", across((at) => at.load.split(" ")[0]), "", ""]
       ])
     )
   }

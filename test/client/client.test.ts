@@ -80,6 +80,17 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     expect(firstPage.data[0]!.id).toBe(created.at(-1))
     expect(await client.cards.list({ wallet_id: wallet.id, page: 3, page_size: 5 }).then((page) => page.data.length)).toBe(2)
     expect((await client.cards.list({ wallet_id: wallet.id }).toArray()).length).toBe(12)
+    // Each next page follows the last item seen (starting_after): cards created while iterating
+    // newest first sort before the walk and neither repeat an item nor push one out of it.
+    const walked: Array<string> = []
+    for await (const card of client.cards.list({ wallet_id: wallet.id, page_size: 5 })) {
+      walked.push(card.id)
+      if (walked.length % 5 === 1) await client.cards.create({ wallet_id: wallet.id, type: "VIRTUAL" })
+    }
+    expect(walked).toEqual([...created].reverse())
+    // starting_after is a list parameter of its own: the page after a given item.
+    const after = await client.cards.list({ wallet_id: wallet.id, order_by: "created_at", page_size: 3, starting_after: created[4] })
+    expect(after.data.map((card) => card.id)).toEqual(created.slice(5, 8))
   })
 
   it("throws typed errors carrying the envelope: type, code, param, request_id", async () => {

@@ -337,6 +337,7 @@ const QUERY_KEYS = [
   "order_by",
   "order-by",
   "ascending",
+  "starting_after",
   "wallet_id",
   "card_id",
   "transfer_id",

@@ -13,14 +13,21 @@ export interface PageParams {
   /** One of the list's order fields; without it lists are newest first. */
   readonly order_by?: string | undefined
   readonly ascending?: boolean | undefined
+  /**
+   * The id of the last item of the previous page, in the same order: the page that follows it,
+   * whatever its depth (not with `page`).
+   */
+  readonly starting_after?: string | undefined
 }
 
 /** The largest page the platform serves. */
 const MAX_PAGE_SIZE = 100
 
 /**
- * A list call: `await` it for one page, or iterate it with `for await` for every item across pages
- * (pages of 100 from `page`, stopping at the last one).
+ * A list call: `await` it for one page, or iterate it with `for await` for every item across pages:
+ * pages of 100 from the first one asked for (by `page` or `starting_after`), each next one by
+ * `starting_after` the last item seen, so every page costs the same at any depth and items inserted
+ * meanwhile never make one repeat or be skipped (docs/client.md); it stops at a short page.
  */
 export class PageList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   constructor(
@@ -43,10 +50,14 @@ export class PageList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     const size = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.trunc(this.params.page_size ?? MAX_PAGE_SIZE)))
-    for (let page = Math.max(1, Math.trunc(this.params.page ?? 1)); ; page++) {
-      const result = await this.fetchPage({ ...this.params, page, page_size: size })
+    let params: PageParams = { ...this.params, page_size: size }
+    for (;;) {
+      const result = await this.fetchPage(params)
       yield* result.data
-      if (result.data.length < size || page * size >= result.total_count) return
+      const last = result.data.at(-1) as { readonly id?: unknown } | undefined
+      if (result.data.length < size || typeof last?.id !== "string") return
+      const { page: _page, ...rest } = params
+      params = { ...rest, starting_after: last.id }
     }
   }
 

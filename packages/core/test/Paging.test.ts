@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Either, Option } from "effect"
 import * as fc from "fast-check"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE, orderFields, type PagingQuery, parsePaging, toWindow } from "../src/platform/Paging.js"
 
@@ -62,14 +62,30 @@ describe("paging rules", () => {
   })
 
   it("the window: default order is newest first whatever ascending says; order_by follows ascending", () => {
-    expect(toWindow(parse({}), FIELDS)).toEqual({ orderBy: "created_at", descending: true, limit: 10, offset: 0 })
+    expect(toWindow(parse({}), FIELDS)).toEqual({ orderBy: "created_at", descending: true, limit: 10, offset: 0, after: null })
     expect(toWindow(parse({ ascending: "true" }), FIELDS).descending).toBe(true)
     expect(toWindow(parse({ ascending: "false" }), FIELDS).descending).toBe(true)
-    expect(toWindow(parse({ order_by: "name" }), FIELDS)).toEqual({ orderBy: "name", descending: false, limit: 10, offset: 0 })
+    expect(toWindow(parse({ order_by: "name" }), FIELDS)).toEqual({ orderBy: "name", descending: false, limit: 10, offset: 0, after: null })
     expect(toWindow(parse({ order_by: "name", ascending: "false" }), FIELDS).descending).toBe(true)
     expect(toWindow(parse({ page: "3", page_size: "25" }), FIELDS)).toMatchObject({ limit: 25, offset: 50 })
     const attempts = orderFields({ created_at: "created_at", attempted_at: "attempted_at" }, { newest: "attempted_at" })
     expect(toWindow(Either.getOrThrow(parsePaging({}, attempts)), attempts).orderBy).toBe("attempted_at")
+  })
+
+  it("starting_after: an id (any case, kept lower case) with offset 0; with page, or not an id, 400 param starting_after", () => {
+    const id = "0193A0B1-1C2D-7E3F-8A4B-5C6D7E8F9A0B"
+    const request = parse({ starting_after: id, page_size: "5", order_by: "name" })
+    expect(request.startingAfter).toBe(id.toLowerCase())
+    expect(toWindow(request, FIELDS)).toEqual({ orderBy: "name", descending: false, limit: 5, offset: 0, after: id.toLowerCase() })
+    for (const query of [
+      { starting_after: id, page: "1" },
+      { starting_after: id, page: "" },
+      { starting_after: "x" },
+      { starting_after: "" }
+    ]) {
+      const error = Either.getLeft(parsePaging(query, FIELDS))
+      expect(Option.map(error, (e) => e.param)).toEqual(Option.some("starting_after"))
+    }
   })
 
   it("never fails on page or page_size and always yields a window within bounds", () => {

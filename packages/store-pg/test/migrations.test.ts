@@ -608,6 +608,7 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   },
   "0130_grant_consenting_key": "schema only",
   "0140_interactions_by_client": "schema only",
+  "0200_list_indexes": "schema only",
   "0220_lean_post_transfer": {
     // The same function in fewer statements: every result of 0080's, the rows, events and
     // deliveries it wrote, the wake marking with a NULL channel, and nothing written on a refusal.

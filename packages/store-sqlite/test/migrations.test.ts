@@ -122,7 +122,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
     })
   },
   "0130_grant_consenting_key": "schema only",
-  "0140_interactions_by_client": "schema only"
+  "0140_interactions_by_client": "schema only",
+  "0200_list_indexes": "schema only"
 }
 
 /** The database migrated through `id` (and every migration before it). */

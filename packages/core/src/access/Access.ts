@@ -245,7 +245,10 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
         }),
 
       /** GET /v1/programs: the organization's programs the key may use. */
-      listPrograms: (caller: Caller, page: PageRequest<ProgramOrderField>): Effect.Effect<Page<Program>, SqlError.SqlError> =>
+      listPrograms: (
+        caller: Caller,
+        page: PageRequest<ProgramOrderField>
+      ): Effect.Effect<Page<Program>, InvalidRequest | SqlError.SqlError> =>
         store
           .listPrograms(caller.organizationId, caller.programIds, toWindow(page, PROGRAM_ORDER_FIELDS))
           .pipe(Effect.map(({ rows, total }) => ({ data: rows, total_count: total }))),
@@ -262,7 +265,7 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
       listApiKeys: (
         caller: Caller,
         page: PageRequest<ApiKeyOrderField>
-      ): Effect.Effect<Page<ApiKey>, PermissionDenied | SqlError.SqlError> =>
+      ): Effect.Effect<Page<ApiKey>, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
         Effect.gen(function* () {
           yield* requireAdmin(caller)
           const { rows, total } = yield* store.listApiKeys(caller.organizationId, toWindow(page, API_KEY_ORDER_FIELDS), keyScope(caller))

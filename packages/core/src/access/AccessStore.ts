@@ -1,3 +1,4 @@
+import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
@@ -14,7 +15,7 @@ export interface AccessStoreService {
     organizationId: string,
     programIds: ReadonlyArray<string> | null,
     window: PageWindow<ProgramOrderField>
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredProgram>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredProgram>; readonly total: number }, SqlError.SqlError | InvalidRequest>
   readonly countPrograms: (organizationId: string, programIds: ReadonlyArray<string>) => Effect.Effect<number, SqlError.SqlError>
   readonly insertApiKey: (key: StoredApiKey, secretHash: string) => Effect.Effect<void, SqlError.SqlError>
   /** The unrevoked key with this secret hash. */
@@ -26,7 +27,7 @@ export interface AccessStoreService {
     organizationId: string,
     window: PageWindow<ApiKeyOrderField>,
     scope: KeyScope
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredApiKey>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredApiKey>; readonly total: number }, SqlError.SqlError | InvalidRequest>
   /** Marks an unrevoked key revoked; none when there was no such key. */
   readonly revokeApiKey: (
     organizationId: string,

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
-import { orderByClause } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import { API_KEY_ORDER_FIELDS, PROGRAM_ORDER_FIELDS } from "./OrderFields.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import type { KeyScope, Role, StoredApiKey, StoredProgram } from "./Records.js"
@@ -58,10 +58,11 @@ const programQueries = (
       ),
     listPrograms: (organizationId, programIds, window) =>
       Effect.all({
-        rows: sql`SELECT * FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}
-                  ORDER BY ${orderByClause(sql, window, PROGRAM_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-          Effect.map((rows) => rows.map(toProgram))
-        ),
+        rows: pageRows(sql, window, PROGRAM_ORDER_FIELDS, {
+          select: sql.literal("*"),
+          from: sql.literal("issuing_programs"),
+          where: programFilter(organizationId, programIds)
+        }).pipe(Effect.map((rows) => rows.map(toProgram))),
         total: sql`SELECT COUNT(*) AS n FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}`.pipe(
           Effect.map((rows) => toInt(rows[0]!.n))
         )
@@ -108,11 +109,11 @@ const keyQueries = (
         WHERE id = ${keyId} AND organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(Effect.map(firstKey)),
   listApiKeys: (organizationId, window, scope) =>
     Effect.all({
-      rows: sql`SELECT * FROM issuing_api_keys
-                WHERE organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}
-                ORDER BY ${orderByClause(sql, window, API_KEY_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-        Effect.map((rows) => rows.map(toApiKey))
-      ),
+      rows: pageRows(sql, window, API_KEY_ORDER_FIELDS, {
+        select: sql.literal("*"),
+        from: sql.literal("issuing_api_keys"),
+        where: sql`organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`
+      }).pipe(Effect.map((rows) => rows.map(toApiKey))),
       total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys
                  WHERE organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))

@@ -1,3 +1,4 @@
+import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
@@ -40,7 +41,7 @@ export interface CardStoreService {
     programId: string,
     filter: CardFilter,
     window: PageWindow<CardOrderField>
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardRecord>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardRecord>; readonly total: number }, SqlError.SqlError | InvalidRequest>
   /** The program's card whose stored fingerprint is any of `fingerprints` (one per configured vault key). */
   readonly findByFingerprints: (
     programId: string,
@@ -123,7 +124,7 @@ export interface CardStoreService {
     programId: string,
     filter: CardAuditFilter,
     window: PageWindow<CardAuditOrderField>
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardAuditRecord>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<CardAuditRecord>; readonly total: number }, SqlError.SqlError | InvalidRequest>
 }
 
 /** The card storage port. */

@@ -1,4 +1,5 @@
 import type { SqlError } from "@effect/sql"
+import type { InvalidRequest } from "../platform/Errors.js"
 import { Effect } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
@@ -72,7 +73,7 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         caller: ProgramCaller,
         filter: CardListQuery,
         page: PageRequest<CardOrderField>
-      ): Effect.Effect<Page<Card>, SqlError.SqlError> =>
+      ): Effect.Effect<Page<Card>, InvalidRequest | SqlError.SqlError> =>
         Effect.map(
           store.listCards(caller.program.id, { walletId: filter.wallet_id, state: filter.state }, toWindow(page, CARD_ORDER_FIELDS)),
           ({ rows, total }) => ({ data: rows.map((row) => row.card), total_count: total })
@@ -101,7 +102,7 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         caller: ProgramCaller,
         filter: CardAuditQuery,
         page: PageRequest<CardAuditOrderField>
-      ): Effect.Effect<Page<CardAuditRecord>, SqlError.SqlError> =>
+      ): Effect.Effect<Page<CardAuditRecord>, InvalidRequest | SqlError.SqlError> =>
         Effect.map(
           store.listAudit(caller.program.id, { cardId: filter.card_id, action: filter.action }, toWindow(page, CARD_AUDIT_ORDER_FIELDS)),
           ({ rows, total }) => ({ data: rows, total_count: total })

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
 import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
-import { orderByClause } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS } from "./OrderFields.js"
 import { type CardAuditFilter, type CardFilter, CardStore, type CardStoreService } from "./CardStore.js"
 import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, CardType, SpendingInterval, StoredEmbedSession } from "./Records.js"
@@ -103,10 +103,11 @@ const cardQueries = (
       .pipe(Effect.map(first)),
   listCards: (programId, filter, window) =>
     Effect.all({
-      rows: sql`SELECT * FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}
-                ORDER BY ${orderByClause(sql, window, CARD_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-        Effect.map((rows) => rows.map(toCardRecord))
-      ),
+      rows: pageRows(sql, window, CARD_ORDER_FIELDS, {
+        select: sql.literal("*"),
+        from: sql.literal("issuing_cards"),
+        where: cardWhere(sql, programId, filter)
+      }).pipe(Effect.map((rows) => rows.map(toCardRecord))),
       total: sql`SELECT COUNT(*) AS n FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))
       )
@@ -238,9 +239,11 @@ const accessQueries = (
   },
   listAudit: (programId, filter, window) =>
     Effect.all({
-      rows: sql`SELECT * FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}
-                ORDER BY ${orderByClause(sql, window, CARD_AUDIT_ORDER_FIELDS)}
-                LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toAudit))),
+      rows: pageRows(sql, window, CARD_AUDIT_ORDER_FIELDS, {
+        select: sql.literal("*"),
+        from: sql.literal("issuing_card_audit_records"),
+        where: auditWhere(sql, programId, filter)
+      }).pipe(Effect.map((rows) => rows.map(toAudit))),
       total: sql`SELECT COUNT(*) AS n FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))
       )

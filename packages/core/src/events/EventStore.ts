@@ -1,3 +1,4 @@
+import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
@@ -15,7 +16,7 @@ export interface EventStoreService {
     programId: string,
     filter: EventFilter,
     window: PageWindow<EventOrderField>
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<IssuingEvent>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<IssuingEvent>; readonly total: number }, SqlError.SqlError | InvalidRequest>
 }
 
 /** The event storage port. */

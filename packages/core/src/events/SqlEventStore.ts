@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso } from "../platform/Rows.js"
-import { orderByClause } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import { EVENT_ORDER_FIELDS } from "./OrderFields.js"
 import { EventStore } from "./EventStore.js"
 import { type EventType, eventRow, type IssuingEvent } from "./Records.js"
@@ -33,9 +33,11 @@ export const SqlEventStoreLive = Layer.effect(
         ),
       list: (programId, filter, window) =>
         Effect.all({
-          rows: sql`SELECT * FROM issuing_events WHERE ${where(programId, filter.type)}
-                    ORDER BY ${orderByClause(sql, window, EVENT_ORDER_FIELDS)}
-                    LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toEvent))),
+          rows: pageRows(sql, window, EVENT_ORDER_FIELDS, {
+            select: sql.literal("*"),
+            from: sql.literal("issuing_events"),
+            where: where(programId, filter.type)
+          }).pipe(Effect.map((rows) => rows.map(toEvent))),
           total: sql`SELECT COUNT(*) AS n FROM issuing_events WHERE ${where(programId, filter.type)}`.pipe(
             Effect.map((rows) => toInt(rows[0]!.n))
           )

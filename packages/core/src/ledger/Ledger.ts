@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Effect, type Either, Option } from "effect"
 import { Events } from "../events/Events.js"
-import { Conflict, type NotFound } from "../platform/Errors.js"
+import { Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
@@ -72,7 +72,7 @@ const ACCOUNT = { resource: "financial account", param: "financial_account_id" }
 const TRANSFER = { resource: "transfer", param: "transfer_id" }
 const TRANSACTION = { resource: "transaction", param: "transaction_id" }
 
-const page = <A>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readonly total: number }, SqlError.SqlError>) =>
+const page = <A, E>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readonly total: number }, E>) =>
   Effect.map(effect, ({ rows, total }): Page<A> => ({ data: rows, total_count: total }))
 
 /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
@@ -280,7 +280,7 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         transactionId: string,
         filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">,
         request: PageRequest<BookTransferOrderField>
-      ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
+      ): Effect.Effect<Page<BookTransfer>, InvalidRequest | NotFound | SqlError.SqlError> =>
         Effect.flatMap(
           findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
           (found) =>
@@ -292,7 +292,7 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         accountId: string,
         filter: Omit<BookTransferFilter, "financial_account_id">,
         request: PageRequest<BookTransferOrderField>
-      ): Effect.Effect<Page<BookTransfer>, NotFound | SqlError.SqlError> =>
+      ): Effect.Effect<Page<BookTransfer>, InvalidRequest | NotFound | SqlError.SqlError> =>
         Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
           page(
             store.listBookTransfers(

@@ -1,3 +1,4 @@
+import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { IssuingEvent } from "../events/Records.js"
@@ -184,12 +185,15 @@ export interface LedgerStoreService {
     programId: string,
     filter: AccountFilter,
     window: PageWindow<FinancialAccountOrderField>
-  ) => Effect.Effect<Rows<FinancialAccount>, SqlError.SqlError>
+  ) => Effect.Effect<Rows<FinancialAccount>, SqlError.SqlError | InvalidRequest>
   readonly balancesOf: (accountId: string) => Effect.Effect<ReadonlyArray<BookBalance>, SqlError.SqlError>
 
   readonly insertWallet: (wallet: Wallet) => Effect.Effect<void, SqlError.SqlError>
   readonly findWallet: (programId: string, walletId: string) => Effect.Effect<Option.Option<Wallet>, SqlError.SqlError>
-  readonly listWallets: (programId: string, window: PageWindow<WalletOrderField>) => Effect.Effect<Rows<Wallet>, SqlError.SqlError>
+  readonly listWallets: (
+    programId: string,
+    window: PageWindow<WalletOrderField>
+  ) => Effect.Effect<Rows<Wallet>, SqlError.SqlError | InvalidRequest>
 
   readonly insertTransaction: (transaction: Transaction) => Effect.Effect<void, SqlError.SqlError>
   /** A transaction of the program; `lock` takes a row lock on PostgreSQL. */
@@ -203,7 +207,7 @@ export interface LedgerStoreService {
     programId: string,
     filter: TransactionFilter,
     window: PageWindow<TransactionOrderField>
-  ) => Effect.Effect<Rows<Transaction>, SqlError.SqlError>
+  ) => Effect.Effect<Rows<Transaction>, SqlError.SqlError | InvalidRequest>
   /** Number of PENDING transfers of a transaction. */
   readonly countPendingTransfers: (transactionId: string) => Effect.Effect<number, SqlError.SqlError>
 
@@ -213,7 +217,7 @@ export interface LedgerStoreService {
     programId: string,
     filter: TransferFilter,
     window: PageWindow<TransferOrderField>
-  ) => Effect.Effect<Rows<Transfer>, SqlError.SqlError>
+  ) => Effect.Effect<Rows<Transfer>, SqlError.SqlError | InvalidRequest>
 
   /** Posts a transfer: the store's one posting (see `LedgerPostingService`). */
   readonly postTransfer: LedgerPostingService["postTransfer"]
@@ -229,7 +233,7 @@ export interface LedgerStoreService {
     programId: string,
     filter: BookTransferFilter,
     window: PageWindow<BookTransferOrderField>
-  ) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError>
+  ) => Effect.Effect<Rows<BookTransfer>, SqlError.SqlError | InvalidRequest>
 }
 
 /** The ledger storage port. */

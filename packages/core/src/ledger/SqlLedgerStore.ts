@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { toInt, toIso } from "../platform/Rows.js"
-import { orderByClause } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
@@ -179,10 +179,11 @@ const accountQueries = (q: Queries) => {
         filter.currency !== undefined && sql`a.currency = ${filter.currency}`
       ])
       return Effect.all({
-        rows: sql`SELECT ${sql.literal(ACCOUNT_COLUMNS)} FROM ${sql.literal(ACCOUNT_FROM)} WHERE ${condition}
-                  ORDER BY ${orderByClause(sql, window, FINANCIAL_ACCOUNT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-          Effect.map((rows) => rows.map(toAccount))
-        ),
+        rows: pageRows(sql, window, FINANCIAL_ACCOUNT_ORDER_FIELDS, {
+          select: sql.literal(ACCOUNT_COLUMNS),
+          from: sql.literal(ACCOUNT_FROM),
+          where: condition
+        }).pipe(Effect.map((rows) => rows.map(toAccount))),
         total: sql`SELECT COUNT(*) AS n FROM issuing_financial_accounts a WHERE ${condition}`.pipe(Effect.map(count))
       })
     },
@@ -210,10 +211,11 @@ const walletQueries = (q: Queries) => {
 
     listWallets: (programId, window) =>
       Effect.all({
-        rows: sql`SELECT * FROM issuing_wallets WHERE program_id = ${programId}
-                  ORDER BY ${orderByClause(sql, window, WALLET_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-          Effect.map((rows) => rows.map(toWallet))
-        ),
+        rows: pageRows(sql, window, WALLET_ORDER_FIELDS, {
+          select: sql.literal("*"),
+          from: sql.literal("issuing_wallets"),
+          where: sql`program_id = ${programId}`
+        }).pipe(Effect.map((rows) => rows.map(toWallet))),
         total: sql`SELECT COUNT(*) AS n FROM issuing_wallets WHERE program_id = ${programId}`.pipe(Effect.map(count))
       })
   } satisfies Partial<LedgerStoreService>
@@ -244,10 +246,11 @@ const transactionQueries = (q: Queries) => {
         filter.card_id !== undefined && sql`card_id = ${filter.card_id}`
       ])
       return Effect.all({
-        rows: sql`SELECT * FROM issuing_transactions WHERE ${condition}
-                  ORDER BY ${orderByClause(sql, window, TRANSACTION_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-          Effect.map((rows) => rows.map(toTransaction))
-        ),
+        rows: pageRows(sql, window, TRANSACTION_ORDER_FIELDS, {
+          select: sql.literal("*"),
+          from: sql.literal("issuing_transactions"),
+          where: condition
+        }).pipe(Effect.map((rows) => rows.map(toTransaction))),
         total: sql`SELECT COUNT(*) AS n FROM issuing_transactions WHERE ${condition}`.pipe(Effect.map(count))
       })
     },
@@ -275,10 +278,11 @@ const transactionQueries = (q: Queries) => {
           sql`(from_financial_account_id = ${filter.financial_account_id} OR to_financial_account_id = ${filter.financial_account_id})`
       ])
       return Effect.all({
-        rows: sql`SELECT * FROM issuing_transfers WHERE ${condition}
-                  ORDER BY ${orderByClause(sql, window, TRANSFER_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-          Effect.map((rows) => rows.map(toTransfer))
-        ),
+        rows: pageRows(sql, window, TRANSFER_ORDER_FIELDS, {
+          select: sql.literal("*"),
+          from: sql.literal("issuing_transfers"),
+          where: condition
+        }).pipe(Effect.map((rows) => rows.map(toTransfer))),
         total: sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE ${condition}`.pipe(Effect.map(count))
       })
     }
@@ -313,9 +317,11 @@ const bookTransferQueries = (q: Queries) => {
         entryCondition
       ])
       return Effect.gen(function* () {
-        const heads = yield* sql`SELECT bt.* FROM issuing_book_transfers bt WHERE ${condition}
-                                 ORDER BY ${orderByClause(sql, window, BOOK_TRANSFER_ORDER_FIELDS)}
-                                 LIMIT ${window.limit} OFFSET ${window.offset}`
+        const heads = yield* pageRows(sql, window, BOOK_TRANSFER_ORDER_FIELDS, {
+          select: sql.literal("bt.*"),
+          from: sql.literal("issuing_book_transfers bt"),
+          where: condition
+        })
         const total = yield* sql`SELECT COUNT(*) AS n FROM issuing_book_transfers bt WHERE ${condition}`.pipe(Effect.map(count))
         if (heads.length === 0) return { rows: [], total }
         const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}

@@ -2,7 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { Caller } from "../access/Records.js"
 import { hashSecret } from "../access/Secrets.js"
-import { Conflict, type NotFound, PermissionDenied } from "../platform/Errors.js"
+import { Conflict, type InvalidRequest, type NotFound, PermissionDenied } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
@@ -53,7 +53,7 @@ export const listClients = (
   deps: OAuthDeps,
   caller: Caller,
   page: PageRequest<OAuthClientOrderField>
-): Effect.Effect<Page<OAuthClient>, PermissionDenied | SqlError.SqlError> =>
+): Effect.Effect<Page<OAuthClient>, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
   Effect.gen(function* () {
     yield* requireOrganizationAdmin(caller)
     const { rows, total } = yield* deps.store.listClients(caller.organizationId, toWindow(page, OAUTH_CLIENT_ORDER_FIELDS))

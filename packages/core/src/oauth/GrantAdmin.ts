@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { Caller } from "../access/Records.js"
-import type { NotFound, PermissionDenied } from "../platform/Errors.js"
+import type { InvalidRequest, NotFound, PermissionDenied } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
@@ -18,7 +18,7 @@ export const listGrants = (
   deps: OAuthDeps,
   caller: Caller,
   page: PageRequest<OAuthGrantOrderField>
-): Effect.Effect<Page<OAuthGrant>, PermissionDenied | SqlError.SqlError> =>
+): Effect.Effect<Page<OAuthGrant>, PermissionDenied | InvalidRequest | SqlError.SqlError> =>
   Effect.gen(function* () {
     yield* requireOrganizationAdmin(caller)
     const { rows, total } = yield* deps.store.listGrants(caller.organizationId, toWindow(page, OAUTH_GRANT_ORDER_FIELDS))

@@ -1,4 +1,5 @@
 import type { SqlError } from "@effect/sql"
+import type { InvalidRequest } from "../platform/Errors.js"
 import { Context, type Effect, type Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import type { OAuthClientOrderField, OAuthGrantOrderField } from "./OrderFields.js"
@@ -34,7 +35,7 @@ export interface OAuthStoreService {
   readonly listClients: (
     organizationId: string,
     window: PageWindow<OAuthClientOrderField>
-  ) => Sql<{ readonly rows: ReadonlyArray<StoredOAuthClient>; readonly total: number }>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredOAuthClient>; readonly total: number }, SqlError.SqlError | InvalidRequest>
   /** Marks a client deleted; none when there was no such live client. */
   readonly deleteClient: (organizationId: string, id: string, at: string) => Sql<Option.Option<StoredOAuthClient>>
   /** Replaces a live confidential client's secret hash; none when there is no such client. */
@@ -54,7 +55,7 @@ export interface OAuthStoreService {
   readonly listGrants: (
     organizationId: string,
     window: PageWindow<OAuthGrantOrderField>
-  ) => Sql<{ readonly rows: ReadonlyArray<StoredGrant>; readonly total: number }>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredGrant>; readonly total: number }, SqlError.SqlError | InvalidRequest>
   /**
    * Revokes the unrevoked grants named (one grant, every grant of a client, or every grant the API
    * key consented to) and every token of them; returns the grants this call revoked (none when

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
-import { orderByClause } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import { OAUTH_CLIENT_ORDER_FIELDS, OAUTH_GRANT_ORDER_FIELDS } from "./OrderFields.js"
 import { OAuthStore, type OAuthStoreService } from "./OAuthStore.js"
 import type {
@@ -105,10 +105,11 @@ const clientQueries = (
     ),
   listClients: (organizationId, window) =>
     Effect.all({
-      rows: sql`SELECT * FROM issuing_oauth_clients WHERE organization_id = ${organizationId} AND deleted_at IS NULL
-                ORDER BY ${orderByClause(sql, window, OAUTH_CLIENT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-        Effect.map((rows) => rows.map(toClient))
-      ),
+      rows: pageRows(sql, window, OAUTH_CLIENT_ORDER_FIELDS, {
+        select: sql.literal("*"),
+        from: sql.literal("issuing_oauth_clients"),
+        where: sql`organization_id = ${organizationId} AND deleted_at IS NULL`
+      }).pipe(Effect.map((rows) => rows.map(toClient))),
       total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_clients WHERE organization_id = ${organizationId} AND deleted_at IS NULL`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))
       )
@@ -172,10 +173,11 @@ const grantQueries = (
         WHERE g.id = ${id}`.pipe(Effect.map(first(toGrant))),
   listGrants: (organizationId, window) =>
     Effect.all({
-      rows: sql`SELECT * FROM issuing_oauth_grants WHERE organization_id = ${organizationId} AND revoked_at IS NULL
-                ORDER BY ${orderByClause(sql, window, OAUTH_GRANT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-        Effect.map((rows) => rows.map(toGrant))
-      ),
+      rows: pageRows(sql, window, OAUTH_GRANT_ORDER_FIELDS, {
+        select: sql.literal("*"),
+        from: sql.literal("issuing_oauth_grants"),
+        where: sql`organization_id = ${organizationId} AND revoked_at IS NULL`
+      }).pipe(Effect.map((rows) => rows.map(toGrant))),
       total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_grants WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))
       )

@@ -1,5 +1,6 @@
 import { Either } from "effect"
 import { InvalidRequest } from "./Errors.js"
+import { isUuid } from "./Ids.js"
 
 /** Paging limits (docs/api.md#paging): page is 1-based, page_size defaults to 10 and is capped at 100. */
 export const DEFAULT_PAGE_SIZE = 10
@@ -38,20 +39,29 @@ export const orderFieldNames = <F extends string>(order: OrderFields<F>): Readon
 /** Whether `text` is one of the list's order fields (own keys only: `toString` is not an order field). */
 export const isOrderField = <F extends string>(order: OrderFields<F>, text: string): text is F => Object.hasOwn(order.columns, text)
 
-/** A decoded paging request. `orderBy` null means the endpoint's default order (newest first). */
+/**
+ * A decoded paging request. `orderBy` null means the endpoint's default order (newest first);
+ * `startingAfter` is the id of the last object of the previous page (keyset paging), absent when
+ * the page is chosen by number.
+ */
 export interface PageRequest<F extends string> {
   readonly page: number
   readonly pageSize: number
   readonly orderBy: F | null
   readonly ascending: boolean
+  readonly startingAfter?: string | undefined
 }
 
-/** The resolved ordering and window to apply in a query. */
+/**
+ * The resolved ordering and window to apply in a query. With `after` (an id of the list) the page
+ * is the `limit` rows that follow that row in the window's order, and `offset` is 0.
+ */
 export interface PageWindow<F extends string> {
   readonly orderBy: F
   readonly descending: boolean
   readonly limit: number
   readonly offset: number
+  readonly after?: string | null | undefined
 }
 
 /** A list response: the list envelope of docs/api.md#paging. */
@@ -68,6 +78,7 @@ export interface PagingQuery {
   readonly order_by?: string | undefined
   readonly "order-by"?: string | undefined
   readonly ascending?: string | undefined
+  readonly starting_after?: string | undefined
 }
 
 const INTEGER = /^[+-]?\d+$/
@@ -99,7 +110,10 @@ const aliased = (
  * - page: default 1, values below 1 (or not an integer) become 1;
  * - page_size / page-size: default 10, below 1 (or not an integer) falls back to 10, above 100 is capped;
  * - order_by / order-by: must be one of the list's order fields, else 400 invalid_request (param order_by) listing them;
- * - ascending: "true"/"false" (any case, also 1/0); anything else is ignored and the default (true) applies.
+ * - ascending: "true"/"false" (any case, also 1/0); anything else is ignored and the default (true) applies;
+ * - starting_after: the id of the last object of the previous page, else 400 (param starting_after);
+ *   with page as well, 400 (param starting_after). Whether the id is one of this list's is the
+ *   store's check (`pageRows`, sql/OrderBy.ts).
  */
 export const parsePaging = <F extends string>(query: PagingQuery, order: OrderFields<F>): Either.Either<PageRequest<F>, InvalidRequest> =>
   Either.gen(function* () {
@@ -128,7 +142,17 @@ export const parsePaging = <F extends string>(query: PagingQuery, order: OrderFi
     const ascendingText = query.ascending?.trim().toLowerCase()
     const ascending = !(ascendingText === "false" || ascendingText === "0")
 
-    return { page, pageSize, orderBy, ascending }
+    if (query.starting_after === undefined) return { page, pageSize, orderBy, ascending }
+    if (query.page !== undefined) {
+      return yield* Either.left(new InvalidRequest({ message: "Give either page or starting_after, not both.", param: "starting_after" }))
+    }
+    const startingAfter = query.starting_after.trim()
+    if (!isUuid(startingAfter)) {
+      return yield* Either.left(
+        new InvalidRequest({ message: "starting_after must be the id of the last object of the previous page.", param: "starting_after" })
+      )
+    }
+    return { page, pageSize, orderBy, ascending, startingAfter: startingAfter.toLowerCase() }
   })
 
 /**
@@ -141,5 +165,6 @@ export const toWindow = <F extends string>(request: PageRequest<F>, order: Order
   orderBy: request.orderBy ?? order.newest,
   descending: request.orderBy === null ? true : !request.ascending,
   limit: request.pageSize,
-  offset: (request.page - 1) * request.pageSize
+  offset: request.startingAfter === undefined ? (request.page - 1) * request.pageSize : 0,
+  after: request.startingAfter ?? null
 })

@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { toInt } from "../platform/Rows.js"
-import { orderByClause } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS } from "./OrderFields.js"
 import type { AttemptFilter } from "./Records.js"
 import { toAttempt } from "./SqlWebhookRows.js"
@@ -37,10 +37,11 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
         )} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid),
   listAttempts: (programId, filter, window) =>
     Effect.all({
-      rows: sql`SELECT * FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}
-                ORDER BY ${orderByClause(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-        Effect.map((rows) => rows.map(toAttempt))
-      ),
+      rows: pageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+        select: sql.literal("*"),
+        from: sql.literal("issuing_webhook_attempts"),
+        where: attemptWhere(sql, programId, filter)
+      }).pipe(Effect.map((rows) => rows.map(toAttempt))),
       total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}`.pipe(
         Effect.map((rows) => toInt(rows[0]!.n))
       )

@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
 import { boolParam, toInt } from "../platform/Rows.js"
-import { orderByClause } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import { WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import type { StoredSubscription } from "./Records.js"
 import { toSubscription } from "./SqlWebhookRows.js"
@@ -53,7 +53,7 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
   countSubscriptions: (programId) =>
     sql
       .onDialectOrElse({
-        pg: () => sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`,
+        pg: () => Effect.asVoid(sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`),
         orElse: () => Effect.void
       })
       .pipe(
@@ -98,10 +98,11 @@ const listSubscriptions = (
   const where =
     disabled === undefined ? sql`program_id = ${programId}` : sql`program_id = ${programId} AND disabled = ${boolParam(disabled)}`
   return Effect.all({
-    rows: sql`SELECT * FROM issuing_webhook_subscriptions WHERE ${where}
-              ORDER BY ${orderByClause(sql, window, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
-      Effect.map((rows) => rows.map(toSubscription))
-    ),
+    rows: pageRows(sql, window, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, {
+      select: sql.literal("*"),
+      from: sql.literal("issuing_webhook_subscriptions"),
+      where
+    }).pipe(Effect.map((rows) => rows.map(toSubscription))),
     total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE ${where}`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
   })
 }

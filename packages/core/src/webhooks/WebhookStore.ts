@@ -1,3 +1,4 @@
+import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { IssuingEvent } from "../events/Records.js"
@@ -45,7 +46,7 @@ export interface WebhookStoreService {
     programId: string,
     disabled: boolean | undefined,
     window: PageWindow<WebhookSubscriptionOrderField>
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredSubscription>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredSubscription>; readonly total: number }, SqlError.SqlError | InvalidRequest>
   /** The program's subscriptions; inside a transaction, no concurrent creation can count them until it ends. */
   readonly countSubscriptions: (programId: string) => Effect.Effect<number, SqlError.SqlError>
   /** Enabled and disabled subscriptions of the program whose event_types hold `type`. */
@@ -156,7 +157,7 @@ export interface WebhookStoreService {
     programId: string,
     filter: AttemptFilter,
     window: PageWindow<WebhookAttemptOrderField>
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<WebhookAttempt>; readonly total: number }, SqlError.SqlError>
+  ) => Effect.Effect<{ readonly rows: ReadonlyArray<WebhookAttempt>; readonly total: number }, SqlError.SqlError | InvalidRequest>
 
   /** Resolves when deliveries may be due (an enqueue here, a database notification) or after `maxWaitMs`. */
   readonly waitForWork: (maxWaitMs: number) => Effect.Effect<void>

@@ -10,7 +10,8 @@ export const PagingParams = {
   "page-size": Schema.optional(Schema.String),
   order_by: Schema.optional(Schema.String),
   "order-by": Schema.optional(Schema.String),
-  ascending: Schema.optional(Schema.String)
+  ascending: Schema.optional(Schema.String),
+  starting_after: Schema.optional(Schema.String)
 }
 
 /** The list envelope: one page of `item` and the total across pages (docs/api.md#paging). */

@@ -16,6 +16,7 @@ import wakeAfterCommit from "./0110_wake_after_commit.js"
 import inboundFunding from "./0120_inbound_funding.js"
 import grantConsentingKey from "./0130_grant_consenting_key.js"
 import interactionsByClient from "./0140_interactions_by_client.js"
+import listIndexes from "./0200_list_indexes.js"
 import leanPostTransfer from "./0220_lean_post_transfer.js"
 
 /**
@@ -42,5 +43,6 @@ export const migrations = {
   "0120_inbound_funding": inboundFunding,
   "0130_grant_consenting_key": grantConsentingKey,
   "0140_interactions_by_client": interactionsByClient,
+  "0200_list_indexes": listIndexes,
   "0220_lean_post_transfer": leanPostTransfer
 }

@@ -10,6 +10,7 @@ import oauth from "./0070_oauth.js"
 import inboundFunding from "./0120_inbound_funding.js"
 import grantConsentingKey from "./0130_grant_consenting_key.js"
 import interactionsByClient from "./0140_interactions_by_client.js"
+import listIndexes from "./0200_list_indexes.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -27,5 +28,6 @@ export const migrations = {
   "0070_oauth": oauth,
   "0120_inbound_funding": inboundFunding,
   "0130_grant_consenting_key": grantConsentingKey,
-  "0140_interactions_by_client": interactionsByClient
+  "0140_interactions_by_client": interactionsByClient,
+  "0200_list_indexes": listIndexes
 }
