@@ -1,3 +1,4 @@
+import { bounded, listTotal } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
@@ -61,9 +62,7 @@ const programQueries = (
                   ORDER BY ${orderByClause(sql, window, PROGRAM_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
           Effect.map((rows) => rows.map(toProgram))
         ),
-        total: sql`SELECT COUNT(*) AS n FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}`.pipe(
-          Effect.map((rows) => toInt(rows[0]!.n))
-        )
+        total: listTotal(sql, bounded("issuing_programs", programFilter(organizationId, programIds)))
       }),
     countPrograms: (organizationId, programIds) =>
       programIds.length === 0
@@ -111,9 +110,9 @@ const keyQueries = (
                 ORDER BY ${orderByClause(sql, window, API_KEY_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toApiKey))
       ),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys
-                 WHERE organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
+      total: listTotal(
+        sql,
+        bounded("issuing_api_keys", sql`organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`)
       )
     }),
   revokeApiKey: (organizationId, keyId, at) =>

@@ -1,3 +1,4 @@
+import { listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
@@ -107,9 +108,7 @@ const cardQueries = (
                 ORDER BY ${orderByClause(sql, window, CARD_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toCardRecord))
       ),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
-      )
+      total: listTotal(sql, maintained("cards", programId, { wallet_id: filter.walletId, state: filter.state }))
     }),
   findByFingerprints: (programId, fingerprints) =>
     fingerprints.length === 0
@@ -200,9 +199,7 @@ const accessQueries = (
       rows: sql`SELECT * FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}
                 ORDER BY ${orderByClause(sql, window, CARD_AUDIT_ORDER_FIELDS)}
                 LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toAudit))),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
-      )
+      total: listTotal(sql, maintained("card_audit_records", programId, { card_id: filter.cardId, action: filter.action }))
     })
 })
 

@@ -1,6 +1,7 @@
+import { listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { fromJson, toInt, toIso } from "../platform/Rows.js"
+import { fromJson, toIso } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { EVENT_ORDER_FIELDS } from "./OrderFields.js"
 import { EventStore } from "./EventStore.js"
@@ -36,9 +37,7 @@ export const SqlEventStoreLive = Layer.effect(
           rows: sql`SELECT * FROM issuing_events WHERE ${where(programId, filter.type)}
                     ORDER BY ${orderByClause(sql, window, EVENT_ORDER_FIELDS)}
                     LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(Effect.map((rows) => rows.map(toEvent))),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_events WHERE ${where(programId, filter.type)}`.pipe(
-            Effect.map((rows) => toInt(rows[0]!.n))
-          )
+          total: listTotal(sql, maintained("events", programId, { type: filter.type }))
         })
     }
   })

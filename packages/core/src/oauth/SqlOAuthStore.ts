@@ -1,6 +1,7 @@
+import { bounded, listTotal } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { fromJson, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
+import { fromJson, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { OAUTH_CLIENT_ORDER_FIELDS } from "./OrderFields.js"
 import { OAuthStore, type OAuthStoreService } from "./OAuthStore.js"
@@ -108,9 +109,7 @@ const clientQueries = (
                 ORDER BY ${orderByClause(sql, window, OAUTH_CLIENT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toClient))
       ),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_clients WHERE organization_id = ${organizationId} AND deleted_at IS NULL`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
-      )
+      total: listTotal(sql, bounded("issuing_oauth_clients", sql`organization_id = ${organizationId} AND deleted_at IS NULL`))
     }),
   deleteClient: (organizationId, id, at) =>
     sql`UPDATE issuing_oauth_clients SET deleted_at = ${at}

@@ -1,6 +1,6 @@
+import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { toInt } from "../platform/Rows.js"
 import { orderByClause } from "../sql/OrderBy.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS } from "./OrderFields.js"
 import type { AttemptFilter } from "./Records.js"
@@ -41,8 +41,12 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
                 ORDER BY ${orderByClause(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
         Effect.map((rows) => rows.map(toAttempt))
       ),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
+      // The attempts of one event are few (its deliveries' tries and resends): counted through its index.
+      total: listTotal(
+        sql,
+        filter.event_id !== undefined
+          ? bounded("issuing_webhook_attempts", attemptWhere(sql, programId, filter))
+          : maintained("webhook_attempts", programId, filter)
       )
     })
 })

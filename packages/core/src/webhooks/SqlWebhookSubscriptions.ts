@@ -1,3 +1,4 @@
+import { bounded, listTotal } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
@@ -53,7 +54,7 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
   countSubscriptions: (programId) =>
     sql
       .onDialectOrElse({
-        pg: () => sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`,
+        pg: () => Effect.asVoid(sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`),
         orElse: () => Effect.void
       })
       .pipe(
@@ -102,7 +103,8 @@ const listSubscriptions = (
               ORDER BY ${orderByClause(sql, window, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS)} LIMIT ${window.limit} OFFSET ${window.offset}`.pipe(
       Effect.map((rows) => rows.map(toSubscription))
     ),
-    total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE ${where}`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+    // At most the subscription limit of a program (docs/webhooks.md): counted through its index.
+    total: listTotal(sql, bounded("issuing_webhook_subscriptions", where))
   })
 }
 

@@ -13,6 +13,7 @@ import cardAuthorizationPosting from "./0080_card_authorization_posting.js"
 import batchPosting from "./0090_batch_posting.js"
 import decidedBatchPosting from "./0100_decided_batch_posting.js"
 import wakeAfterCommit from "./0110_wake_after_commit.js"
+import listCounts from "./0210_list_counts.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -34,5 +35,6 @@ export const migrations = {
   "0080_card_authorization_posting": cardAuthorizationPosting,
   "0090_batch_posting": batchPosting,
   "0100_decided_batch_posting": decidedBatchPosting,
-  "0110_wake_after_commit": wakeAfterCommit
+  "0110_wake_after_commit": wakeAfterCommit,
+  "0210_list_counts": listCounts
 }

@@ -7,6 +7,7 @@ import cards from "./0020_cards.js"
 import cardDisplay from "./0050_card_display.js"
 import changes from "./0060_changes.js"
 import oauth from "./0070_oauth.js"
+import listCounts from "./0210_list_counts.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -21,5 +22,6 @@ export const migrations = {
   "0030_webhooks": webhooks,
   "0050_card_display": cardDisplay,
   "0060_changes": changes,
-  "0070_oauth": oauth
+  "0070_oauth": oauth,
+  "0210_list_counts": listCounts
 }
