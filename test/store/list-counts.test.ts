@@ -2,11 +2,13 @@ import { SqlClient } from "@effect/sql"
 import { runDeliveryWorker } from "@issuing/core"
 import { expectedListCounts, maintainedListCounts } from "@issuing/core/testing"
 import { Effect, Fiber } from "effect"
+import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createWallet, fund, transfer } from "../ledger/support.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { type Receiver, startReceiver } from "../webhooks/receiver.js"
+import { newId, Transactor } from "@issuing/core"
 
 /**
  * `total_count` is exact for every list and every filter combination (docs/api.md#paging), now that
@@ -217,4 +219,153 @@ describe.each(STORE_KINDS)("total_count on %s", (kind) => {
     // And every count kept, of every program, is what the rows call for.
     expect(await sqlRows(() => maintainedListCounts)).toEqual(await sqlRows(() => expectedListCounts))
   }, 120_000)
+
+  /** One write of rows the counts follow, straight through SQL; `rollback` undoes it after it ran. */
+  type Write =
+    | {
+        readonly kind: "transfers"
+        readonly rows: ReadonlyArray<readonly [number, number, number, number, number]>
+        readonly rollback: boolean
+      }
+    | { readonly kind: "flip"; readonly offset: number; readonly rollback: boolean }
+    | { readonly kind: "events"; readonly types: ReadonlyArray<number>; readonly rollback: boolean }
+    | { readonly kind: "delete"; readonly offset: number; readonly rollback: boolean }
+    | {
+        readonly kind: "book"
+        readonly entries: ReadonlyArray<readonly [number, number]>
+        readonly split: boolean
+        readonly rollback: boolean
+      }
+    | { readonly kind: "card"; readonly program: number; readonly state: number; readonly rollback: boolean }
+    | { readonly kind: "state"; readonly offset: number; readonly state: number; readonly rollback: boolean }
+
+  const STATUSES = ["PENDING", "SETTLED"]
+  const RAILS = ["book", "ach_same_day", "wire"]
+  const TYPES = ["transfer.created", "card.created", "wallet.created"]
+  const BOOKS = ["principal", "cash"]
+  const STATES = ["ACTIVE", "FROZEN", "CLOSED"]
+  const write = fc.oneof(
+    fc.record({
+      kind: fc.constant("transfers" as const),
+      rows: fc.array(fc.tuple(fc.nat(1), fc.nat(1), fc.nat(2), fc.nat(3), fc.nat(3)), { minLength: 1, maxLength: 4 }),
+      rollback: fc.boolean()
+    }),
+    fc.record({ kind: fc.constant("flip" as const), offset: fc.nat(20), rollback: fc.boolean() }),
+    fc.record({ kind: fc.constant("events" as const), types: fc.array(fc.nat(2), { minLength: 1, maxLength: 3 }), rollback: fc.boolean() }),
+    fc.record({ kind: fc.constant("delete" as const), offset: fc.nat(10), rollback: fc.boolean() }),
+    fc.record({
+      kind: fc.constant("book" as const),
+      entries: fc.array(fc.tuple(fc.nat(3), fc.nat(1)), { minLength: 1, maxLength: 4 }),
+      split: fc.boolean(),
+      rollback: fc.boolean()
+    }),
+    fc.record({ kind: fc.constant("card" as const), program: fc.nat(1), state: fc.nat(2), rollback: fc.boolean() }),
+    fc.record({ kind: fc.constant("state" as const), offset: fc.nat(10), state: fc.nat(2), rollback: fc.boolean() })
+  )
+
+  it("property: after any concurrent writes, committed or rolled back, each count is what the rows call for", async () => {
+    const other = await platform.createOrganization("Other")
+    const programs = [platform.org.program_id, other.program_id]
+    const keys = [platform.org.api_key, other.api_key]
+    const wallets = await Promise.all(
+      [0, 0, 1, 1].map(async (program) => {
+        const response = await platform.request("POST", "/v1/wallets", {
+          key: keys[program],
+          program: programs[program],
+          body: { holder: { name: "W", email: "w@example.com" } }
+        })
+        expect(response.status, response.text).toBe(200)
+        return response.body as { id: string; financial_account_id: string }
+      })
+    )
+    const now = new Date().toISOString()
+    const statements = (sql: SqlClient.SqlClient, w: Write): Effect.Effect<void, unknown> => {
+      switch (w.kind) {
+        case "transfers":
+          return Effect.forEach(w.rows, ([program, status, rail, from, to]) => {
+            // Accounts of the transfer's own program (two per program).
+            const a = wallets[program * 2 + (from % 2)]!.financial_account_id
+            const b = wallets[program * 2 + (to % 2)]!.financial_account_id
+            const transaction = newId()
+            return Effect.zipRight(
+              sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, created_at, updated_at)
+                  VALUES (${transaction}, ${programs[program]!}, ${STATUSES[status]!}, 1, 'USD', ${now}, ${now})`,
+              sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+                    from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+                  VALUES (${newId()}, ${programs[program]!}, ${transaction}, ${RAILS[rail]!}, 1, 'USD', ${a}, ${b}, ${STATUSES[status]!}, ${now}, ${now})`
+            )
+          }).pipe(Effect.asVoid)
+        case "flip":
+          return sql`UPDATE issuing_transfers SET status = CASE status WHEN 'PENDING' THEN 'SETTLED' ELSE 'PENDING' END
+                     WHERE id IN (SELECT id FROM issuing_transfers ORDER BY id LIMIT 3 OFFSET ${w.offset})`.pipe(Effect.asVoid)
+        case "events":
+          return sql`INSERT INTO issuing_events ${sql.insert(
+            w.types.map((type, i) => ({ id: newId(), program_id: programs[i % 2]!, type: TYPES[type]!, created_at: now, data: "{}" }))
+          )}`.pipe(Effect.asVoid)
+        case "delete":
+          return sql`DELETE FROM issuing_events WHERE id IN (SELECT id FROM issuing_events
+                     WHERE id NOT IN (SELECT event_id FROM issuing_webhook_deliveries) ORDER BY id LIMIT 2 OFFSET ${w.offset})`.pipe(
+            Effect.asVoid
+          )
+        case "book":
+          return Effect.gen(function* () {
+            const [transaction, transferId, bookTransfer] = [newId(), newId(), newId()]
+            const account = (i: number) => wallets[i]!.financial_account_id
+            yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, created_at, updated_at)
+                       VALUES (${transaction}, ${programs[0]!}, 'SETTLED', 1, 'USD', ${now}, ${now})`
+            yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+                         from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+                       VALUES (${transferId}, ${programs[0]!}, ${transaction}, 'book', 1, 'USD', ${account(0)}, ${account(1)}, 'SETTLED', ${now}, ${now})`
+            yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                       VALUES (${bookTransfer}, ${programs[0]!}, ${transferId}, ${transaction}, 1, 'USD', ${now})`
+            const rows = w.entries.map(([acct, book], position) => ({
+              book_transfer_id: bookTransfer,
+              position,
+              financial_account_id: account(acct % 2),
+              book: BOOKS[book]!,
+              entry_type: position % 2 === 0 ? "DEBIT" : "CREDIT",
+              amount_minor: 1,
+              currency: "USD"
+            }))
+            // Entries of one book transfer in one statement, or over two (the later ones first).
+            const groups = w.split && rows.length > 1 ? [rows.slice(rows.length >> 1), rows.slice(0, rows.length >> 1)] : [rows]
+            for (const group of groups) yield* sql`INSERT INTO issuing_book_entries ${sql.insert(group)}`
+          })
+        case "card":
+          return sql`INSERT INTO issuing_cards (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
+                       pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes, created_at, updated_at)
+                     VALUES (${newId()}, ${programs[w.program]!}, ${wallets[w.program * 2]!.id}, ${wallets[w.program * 2]!.financial_account_id},
+                       'VIRTUAL', ${STATES[w.state]!}, '4242', 1, 2030, 's', 's', ${newId()}, 'k', '[]', '[]', ${now}, ${now})`.pipe(
+            Effect.asVoid
+          )
+        case "state":
+          return sql`UPDATE issuing_cards SET state = ${STATES[w.state]!}
+                     WHERE id IN (SELECT id FROM issuing_cards ORDER BY id LIMIT 2 OFFSET ${w.offset})`.pipe(Effect.asVoid)
+      }
+    }
+    await fc.assert(
+      fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 12 }), async (writes) => {
+        // Through the Transactor, as the platform writes: a deadlock between writers is retried.
+        await sqlRows((sql) =>
+          Effect.flatMap(Transactor, (transactor) =>
+            Effect.forEach(
+              writes,
+              (w) =>
+                w.rollback
+                  ? transactor.withTransaction(Effect.zipRight(statements(sql, w), Effect.fail("rolled back" as const))).pipe(
+                      Effect.catchIf(
+                        (error) => error === "rolled back",
+                        () => Effect.void
+                      )
+                    )
+                  : transactor.withTransaction(statements(sql, w)),
+              { concurrency: 4, discard: true }
+            )
+          )
+        )
+        expect(await sqlRows(() => maintainedListCounts)).toEqual(await sqlRows(() => expectedListCounts))
+      }),
+      { numRuns: 15 }
+    )
+  }, 180_000)
 })
