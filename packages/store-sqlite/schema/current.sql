@@ -49,7 +49,7 @@ CREATE TRIGGER issuing_book_entries_no_update BEFORE UPDATE ON issuing_book_entr
 
 CREATE TRIGGER issuing_count_book_entries_insert AFTER INSERT ON issuing_book_entries
     BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'book_transfers', program_id, k, 0, SUM(d) FROM (SELECT bt.program_id, x.k, 1 AS d
+   SELECT 'book_transfers', program_id, k, 0, 1 FROM (SELECT bt.program_id AS program_id, x.k AS k
        FROM (SELECT r.book_transfer_id, CASE d.o WHEN 1 THEN '=' || r.financial_account_id || '|' WHEN 2 THEN '|=' || r.book
    ELSE '=' || r.financial_account_id || '|=' || r.book END AS k
              FROM (SELECT NEW.book_transfer_id AS book_transfer_id, NEW.position AS position,
@@ -58,8 +58,7 @@ CREATE TRIGGER issuing_count_book_entries_insert AFTER INSERT ON issuing_book_en
                SELECT 1 FROM issuing_book_entries e
                WHERE e.book_transfer_id = r.book_transfer_id AND e.position <> r.position AND CASE d.o WHEN 1 THEN e.financial_account_id = r.financial_account_id WHEN 2 THEN e.book = r.book
    ELSE e.financial_account_id = r.financial_account_id AND e.book = r.book END)) x
-       JOIN issuing_book_transfers bt ON bt.id = x.book_transfer_id) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+       JOIN issuing_book_transfers bt ON bt.id = x.book_transfer_id) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TABLE issuing_book_transfers (
@@ -84,8 +83,7 @@ CREATE TRIGGER issuing_book_transfers_no_update BEFORE UPDATE ON issuing_book_tr
 
 CREATE TRIGGER issuing_count_book_transfers_insert AFTER INSERT ON issuing_book_transfers
     BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'book_transfers', program_id, k, 0, SUM(d) FROM (SELECT NEW.program_id AS program_id, '|' AS k, 1 AS d) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'book_transfers', program_id, k, 0, 1 FROM (SELECT NEW.program_id AS program_id, '|' AS k) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TABLE issuing_card_audit_records (
@@ -107,16 +105,14 @@ CREATE INDEX issuing_card_audit_records_by_program ON issuing_card_audit_records
 
 CREATE TRIGGER issuing_count_card_audit_records_delete AFTER DELETE ON issuing_card_audit_records
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'card_audit_records', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM (SELECT OLD.program_id AS program_id, OLD.card_id AS card_id, OLD.action AS action) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'card_audit_records', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM (SELECT OLD.program_id AS program_id, OLD.card_id AS card_id, OLD.action AS action) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_card_audit_records_insert AFTER INSERT ON issuing_card_audit_records
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'card_audit_records', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM (SELECT NEW.program_id AS program_id, NEW.card_id AS card_id, NEW.action AS action) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'card_audit_records', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM (SELECT NEW.program_id AS program_id, NEW.card_id AS card_id, NEW.action AS action) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_card_audit_records_update AFTER UPDATE OF program_id, card_id, action ON issuing_card_audit_records
@@ -172,16 +168,14 @@ CREATE INDEX issuing_cards_by_wallet ON issuing_cards (program_id, wallet_id, cr
 
 CREATE TRIGGER issuing_count_cards_delete AFTER DELETE ON issuing_cards
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'cards', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM (SELECT OLD.program_id AS program_id, OLD.wallet_id AS wallet_id, OLD.state AS state) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'cards', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM (SELECT OLD.program_id AS program_id, OLD.wallet_id AS wallet_id, OLD.state AS state) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_cards_insert AFTER INSERT ON issuing_cards
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'cards', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM (SELECT NEW.program_id AS program_id, NEW.wallet_id AS wallet_id, NEW.state AS state) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'cards', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM (SELECT NEW.program_id AS program_id, NEW.wallet_id AS wallet_id, NEW.state AS state) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_cards_update AFTER UPDATE OF program_id, wallet_id, state ON issuing_cards
@@ -212,16 +206,14 @@ CREATE INDEX issuing_events_by_program_type ON issuing_events (program_id, type,
 
 CREATE TRIGGER issuing_count_events_delete AFTER DELETE ON issuing_events
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'events', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM (SELECT OLD.program_id AS program_id, OLD.type AS type) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
-          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'events', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM (SELECT OLD.program_id AS program_id, OLD.type AS type) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_events_insert AFTER INSERT ON issuing_events
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'events', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM (SELECT NEW.program_id AS program_id, NEW.type AS type) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
-          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'events', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM (SELECT NEW.program_id AS program_id, NEW.type AS type) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_events_update AFTER UPDATE OF program_id, type ON issuing_events
@@ -249,16 +241,14 @@ CREATE UNIQUE INDEX issuing_financial_accounts_settlement
 
 CREATE TRIGGER issuing_count_financial_accounts_delete AFTER DELETE ON issuing_financial_accounts
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'financial_accounts', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM (SELECT OLD.program_id AS program_id, OLD.kind AS kind, OLD.wallet_id AS wallet_id, OLD.currency AS currency) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
-          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'financial_accounts', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM (SELECT OLD.program_id AS program_id, OLD.kind AS kind, OLD.wallet_id AS wallet_id, OLD.currency AS currency) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
+          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_financial_accounts_insert AFTER INSERT ON issuing_financial_accounts
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'financial_accounts', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM (SELECT NEW.program_id AS program_id, NEW.kind AS kind, NEW.wallet_id AS wallet_id, NEW.currency AS currency) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
-          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'financial_accounts', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM (SELECT NEW.program_id AS program_id, NEW.kind AS kind, NEW.wallet_id AS wallet_id, NEW.currency AS currency) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
+          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_financial_accounts_update AFTER UPDATE OF program_id, kind, wallet_id, currency ON issuing_financial_accounts
@@ -399,16 +389,14 @@ CREATE INDEX issuing_transactions_by_program ON issuing_transactions (program_id
 
 CREATE TRIGGER issuing_count_transactions_delete AFTER DELETE ON issuing_transactions
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM (SELECT OLD.program_id AS program_id, OLD.status AS status, OLD.card_id AS card_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'transactions', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM (SELECT OLD.program_id AS program_id, OLD.status AS status, OLD.card_id AS card_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_transactions_insert AFTER INSERT ON issuing_transactions
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM (SELECT NEW.program_id AS program_id, NEW.status AS status, NEW.card_id AS card_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'transactions', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM (SELECT NEW.program_id AS program_id, NEW.status AS status, NEW.card_id AS card_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_transactions_update AFTER UPDATE OF program_id, status, card_id ON issuing_transactions
@@ -441,16 +429,14 @@ CREATE INDEX issuing_transfers_by_transaction ON issuing_transfers (transaction_
 
 CREATE TRIGGER issuing_count_transfers_delete AFTER DELETE ON issuing_transfers
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transfers', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM (SELECT OLD.program_id AS program_id, OLD.status AS status, OLD.payment_rail AS payment_rail, OLD.from_financial_account_id AS from_financial_account_id, OLD.to_financial_account_id AS to_financial_account_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'transfers', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM (SELECT OLD.program_id AS program_id, OLD.status AS status, OLD.payment_rail AS payment_rail, OLD.from_financial_account_id AS from_financial_account_id, OLD.to_financial_account_id AS to_financial_account_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_transfers_insert AFTER INSERT ON issuing_transfers
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transfers', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM (SELECT NEW.program_id AS program_id, NEW.status AS status, NEW.payment_rail AS payment_rail, NEW.from_financial_account_id AS from_financial_account_id, NEW.to_financial_account_id AS to_financial_account_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'transfers', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM (SELECT NEW.program_id AS program_id, NEW.status AS status, NEW.payment_rail AS payment_rail, NEW.from_financial_account_id AS from_financial_account_id, NEW.to_financial_account_id AS to_financial_account_id) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_transfers_update AFTER UPDATE OF program_id, status, payment_rail, from_financial_account_id, to_financial_account_id ON issuing_transfers
@@ -476,14 +462,12 @@ CREATE INDEX issuing_wallets_by_program ON issuing_wallets (program_id, created_
 
 CREATE TRIGGER issuing_count_wallets_delete AFTER DELETE ON issuing_wallets
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'wallets', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, '' AS k FROM (SELECT OLD.program_id AS program_id) r) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'wallets', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, '' AS k FROM (SELECT OLD.program_id AS program_id) r) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_wallets_insert AFTER INSERT ON issuing_wallets
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'wallets', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, '' AS k FROM (SELECT NEW.program_id AS program_id) r) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'wallets', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, '' AS k FROM (SELECT NEW.program_id AS program_id) r) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_wallets_update AFTER UPDATE OF program_id ON issuing_wallets
@@ -514,16 +498,14 @@ CREATE INDEX issuing_webhook_attempts_by_subscription ON issuing_webhook_attempt
 
 CREATE TRIGGER issuing_count_webhook_attempts_delete AFTER DELETE ON issuing_webhook_attempts
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'webhook_attempts', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM (SELECT OLD.program_id AS program_id, OLD.subscription_id AS subscription_id, OLD.status AS status) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'webhook_attempts', program_id, k, 0, -1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM (SELECT OLD.program_id AS program_id, OLD.subscription_id AS subscription_id, OLD.status AS status) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_webhook_attempts_insert AFTER INSERT ON issuing_webhook_attempts
       BEGIN INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'webhook_attempts', program_id, k, 0, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM (SELECT NEW.program_id AS program_id, NEW.subscription_id AS subscription_id, NEW.status AS status) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   SELECT 'webhook_attempts', program_id, k, 0, 1 FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM (SELECT NEW.program_id AS program_id, NEW.subscription_id AS subscription_id, NEW.status AS status) r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) x WHERE true
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n; END;
 
 CREATE TRIGGER issuing_count_webhook_attempts_update AFTER UPDATE OF program_id, subscription_id, status ON issuing_webhook_attempts

@@ -64,6 +64,12 @@ const upsert = (list: string, select: string) =>
    GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
    ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n`
 
+/** One row's keys are distinct, so a row trigger's insert or delete needs no grouping. */
+const rowUpsert = (list: string, delta: number, keys: string) =>
+  `INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT '${list}', program_id, k, 0, ${delta} FROM (${keys}) x WHERE true
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n`
+
 const withDelta = (keys: string, delta: number) => `SELECT program_id, k, ${delta} AS d FROM (${keys}) y`
 
 /** The row a trigger sees (NEW or OLD) as a one-row table of the columns its keys read. */
@@ -101,9 +107,9 @@ export default Effect.gen(function* () {
     const added = withDelta(keysOf(counted, rowOf(counted, "NEW")), 1)
     const removed = withDelta(keysOf(counted, rowOf(counted, "OLD")), -1)
     yield* sql.unsafe(`CREATE TRIGGER issuing_count_${list}_insert AFTER INSERT ON ${table}
-      BEGIN ${upsert(list, added)}; END`)
+      BEGIN ${rowUpsert(list, 1, keysOf(counted, rowOf(counted, "NEW")))}; END`)
     yield* sql.unsafe(`CREATE TRIGGER issuing_count_${list}_delete AFTER DELETE ON ${table}
-      BEGIN ${upsert(list, removed)}; END`)
+      BEGIN ${rowUpsert(list, -1, keysOf(counted, rowOf(counted, "OLD")))}; END`)
     const columns = ["program_id", ...counted.dims.flat()]
     yield* sql.unsafe(`CREATE TRIGGER issuing_count_${list}_update AFTER UPDATE OF ${columns.join(", ")} ON ${table}
       WHEN ${columns.map((c) => `OLD.${c} IS NOT NEW.${c}`).join(" OR ")}
@@ -121,11 +127,12 @@ export default Effect.gen(function* () {
     )
   )
   yield* sql.unsafe(`CREATE TRIGGER issuing_count_book_transfers_insert AFTER INSERT ON issuing_book_transfers
-    BEGIN ${upsert("book_transfers", `SELECT NEW.program_id AS program_id, '|' AS k, 1 AS d`)}; END`)
+    BEGIN ${rowUpsert("book_transfers", 1, `SELECT NEW.program_id AS program_id, '|' AS k`)}; END`)
   yield* sql.unsafe(`CREATE TRIGGER issuing_count_book_entries_insert AFTER INSERT ON issuing_book_entries
-    BEGIN ${upsert(
+    BEGIN ${rowUpsert(
       "book_transfers",
-      `SELECT bt.program_id, x.k, 1 AS d
+      1,
+      `SELECT bt.program_id AS program_id, x.k AS k
        FROM (SELECT r.book_transfer_id, ${entryKey("r")} AS k
              FROM (SELECT NEW.book_transfer_id AS book_transfer_id, NEW.position AS position,
                           NEW.financial_account_id AS financial_account_id, NEW.book AS book) r CROSS JOIN ${ENTRY_KEYS}
