@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Migrator from "@effect/sql/Migrator"
 import * as PgStore from "@issuing/store-pg"
+import { expectedListCounts, maintainedListCounts } from "@issuing/core/testing"
 import { Effect } from "effect"
 import pg from "pg"
 import { createTestDatabase } from "../../../test/support/databases.js"
@@ -609,6 +610,49 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   "0130_grant_consenting_key": "schema only",
   "0140_interactions_by_client": "schema only",
   "0200_list_indexes": "schema only",
+  "0210_list_counts": {
+    // Rows no earlier step wrote (an attempt, an audit record, a pending transfer), beside all the
+    // transfers, events, cards and book transfers the earlier steps' postings left.
+    before: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
+                     attempted_at, created_at, updated_at)
+                   VALUES ('att_1', ${PROGRAM}, 'evt_marked', 'whs_on', 'failed', 500, '', ${NOW}, ${NOW}, ${NOW})`
+        yield* sql`INSERT INTO issuing_card_audit_records (id, program_id, api_key_id, card_id, action, request_id, created_at)
+                   VALUES ('audit_counted', ${PROGRAM}, NULL, 'card_ACTIVE', 'reveal', 'req_1', ${NOW})`
+        const pending = transfer(ALICE, BOB, 10)
+        expect((yield* postTransfer(postingArguments(pending, [...newTransaction, ["p_active_card", null, "text"]]))).posted).toBe(true)
+        yield* sql`UPDATE issuing_transfers SET status = 'PENDING' WHERE id = ${pending.transferId}`
+      }),
+    // The backfill equals a count of the rows; then the triggers keep it through the posting
+    // functions (a refused posting counts nothing), a settle, a card's state and a delete.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const counts = yield* maintainedListCounts
+        expect(counts).toEqual(yield* expectedListCounts)
+        const all = (list: string) => counts.find((c) => c.list === list && c.key.replaceAll("|", "") === "")?.n
+        expect(all("transfers")).toBe(yield* count("SELECT count(*) AS n FROM issuing_transfers"))
+        expect(all("transfers")).toBeGreaterThan(10)
+        expect(all("webhook_attempts")).toBe(1)
+        const withCard: ReadonlyArray<Argument> = [...newTransaction, ["p_active_card", null, "text"]]
+        expect((yield* postTransfer(postingArguments(transfer(BOB, ALICE, 5, { events: 1 }), withCard))).posted).toBe(true)
+        const batch = [
+          postingJson(postingArguments(transfer(BOB, ALICE, 5, { events: 1 }), withCard)),
+          postingJson(postingArguments(transfer(ALICE, BOB, 10 ** 12), withCard))
+        ]
+        expect(yield* sql`SELECT ord, posted FROM issuing_post_transfers(${JSON.stringify(batch)}::jsonb, ${CHANNEL})`).toEqual([
+          { ord: 1, posted: true },
+          { ord: 2, posted: false }
+        ])
+        yield* sql`UPDATE issuing_transfers SET status = 'SETTLED' WHERE status = 'PENDING'`
+        yield* sql`UPDATE issuing_cards SET state = 'FROZEN' WHERE id = 'card_ACTIVE'`
+        yield* sql`DELETE FROM issuing_webhook_attempts WHERE id = 'att_1'`
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        expect(yield* count("SELECT count(*) AS n FROM issuing_list_counts WHERE shard > 0")).toBeGreaterThan(0)
+      })
+  },
   "0220_lean_post_transfer": {
     // The same function in fewer statements: every result of 0080's, the rows, events and
     // deliveries it wrote, the wake marking with a NULL channel, and nothing written on a refusal.

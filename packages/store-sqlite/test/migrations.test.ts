@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqliteStore from "@issuing/store-sqlite"
+import { expectedListCounts, maintainedListCounts } from "@issuing/core/testing"
 import { Effect } from "effect"
 import { migrations } from "../src/migrations/index.js"
 
@@ -123,7 +124,62 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   },
   "0130_grant_consenting_key": "schema only",
   "0140_interactions_by_client": "schema only",
-  "0200_list_indexes": "schema only"
+  "0200_list_indexes": "schema only",
+  "0210_list_counts": {
+    // Rows of every counted list written before the counts existed: the backfill counts them.
+    before: Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.all([
+        sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+            VALUES ('fa_2', 'program_1', 'wallet_1', 'wallet', 'USD', ${NOW})`,
+        sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
+            VALUES ('wallet_1', 'program_1', 'Ada', NULL, 'fa_2', ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_cards (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
+              pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes, created_at, updated_at)
+            VALUES ('card_1', 'program_1', 'wallet_1', 'fa_2', 'VIRTUAL', 'ACTIVE', '4242', 1, 2030, 'p', 'c', 'fp_1', 'k', '[]', '[]', ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, created_at, updated_at)
+            VALUES ('txn_2', 'program_1', 'PENDING', 50, 'USD', 'card_1', ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+              from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+            VALUES ('tr_2', 'program_1', 'txn_2', 'ach_same_day', 50, 'USD', 'fa_1', 'fa_2', 'PENDING', ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_events (id, program_id, type, created_at, data)
+            VALUES ('evt_1', 'program_1', 'transfer.created', ${NOW}, '{}'), ('evt_2', 'program_1', 'card.created', ${NOW}, '{}')`,
+        sql`INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
+              attempted_at, created_at, updated_at)
+            VALUES ('att_1', 'program_1', 'evt_1', 'whs_1', 'failed', 500, '', ${NOW}, ${NOW}, ${NOW})`
+      ])
+    ),
+    // The backfill equals a count of the rows; then the triggers keep it through inserts,
+    // status and state changes, a book transfer's entries and a delete.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const counts = yield* maintainedListCounts
+      expect(counts).toEqual(yield* expectedListCounts)
+      expect(counts.filter((c) => c.key.replaceAll("|", "") === "").map((c) => [c.list, c.n])).toEqual([
+        ["book_transfers", 1],
+        ["card_audit_records", 1],
+        ["cards", 1],
+        ["events", 2],
+        ["financial_accounts", 2],
+        ["transactions", 2],
+        ["transfers", 2],
+        ["wallets", 1],
+        ["webhook_attempts", 1]
+      ])
+      yield* sql`UPDATE issuing_transfers SET status = 'SETTLED', updated_at = ${NOW} WHERE id = 'tr_2'`
+      yield* sql`UPDATE issuing_transactions SET status = 'SETTLED' WHERE id = 'txn_2'`
+      yield* sql`UPDATE issuing_cards SET state = 'FROZEN' WHERE id = 'card_1'`
+      yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                 VALUES ('bt_2', 'program_1', 'tr_2', 'txn_2', 50, 'USD', ${NOW})`
+      yield* sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+                 VALUES ('bt_2', 0, 'fa_1', 'principal', 'DEBIT', 50, 'USD'), ('bt_2', 1, 'fa_1', 'cash', 'CREDIT', 50, 'USD'),
+                        ('bt_2', 2, 'fa_2', 'cash', 'DEBIT', 50, 'USD'), ('bt_2', 3, 'fa_2', 'principal', 'CREDIT', 50, 'USD')`
+      yield* sql`DELETE FROM issuing_events WHERE id = 'evt_2'`
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      expect(
+        yield* sql`SELECT SUM(n) AS n FROM issuing_list_counts WHERE list = 'transfers' AND key = '=SETTLED|=ach_same_day|=fa_2'`
+      ).toEqual([{ n: 1 }])
+    })
+  }
 }
 
 /** The database migrated through `id` (and every migration before it). */

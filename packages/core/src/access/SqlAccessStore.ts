@@ -1,3 +1,4 @@
+import { bounded, listTotal } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
@@ -63,9 +64,7 @@ const programQueries = (
           from: sql.literal("issuing_programs"),
           where: programFilter(organizationId, programIds)
         }).pipe(Effect.map((rows) => rows.map(toProgram))),
-        total: sql`SELECT COUNT(*) AS n FROM issuing_programs WHERE ${programFilter(organizationId, programIds)}`.pipe(
-          Effect.map((rows) => toInt(rows[0]!.n))
-        )
+        total: listTotal(sql, bounded("issuing_programs", programFilter(organizationId, programIds)))
       }),
     countPrograms: (organizationId, programIds) =>
       programIds.length === 0
@@ -114,9 +113,9 @@ const keyQueries = (
         from: sql.literal("issuing_api_keys"),
         where: sql`organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`
       }).pipe(Effect.map((rows) => rows.map(toApiKey))),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_api_keys
-                 WHERE organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
+      total: listTotal(
+        sql,
+        bounded("issuing_api_keys", sql`organization_id = ${organizationId} AND revoked_at IS NULL AND ${keyScopeFilter(sql, scope)}`)
       )
     }),
   revokeApiKey: (organizationId, keyId, at) =>

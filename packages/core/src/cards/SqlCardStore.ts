@@ -1,3 +1,4 @@
+import { listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
@@ -108,9 +109,7 @@ const cardQueries = (
         from: sql.literal("issuing_cards"),
         where: cardWhere(sql, programId, filter)
       }).pipe(Effect.map((rows) => rows.map(toCardRecord))),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_cards WHERE ${cardWhere(sql, programId, filter)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
-      )
+      total: listTotal(sql, maintained("cards", programId, { wallet_id: filter.walletId, state: filter.state }))
     }),
   findByFingerprints: (programId, fingerprints) =>
     fingerprints.length === 0
@@ -244,9 +243,7 @@ const accessQueries = (
         from: sql.literal("issuing_card_audit_records"),
         where: auditWhere(sql, programId, filter)
       }).pipe(Effect.map((rows) => rows.map(toAudit))),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_card_audit_records WHERE ${auditWhere(sql, programId, filter)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
-      )
+      total: listTotal(sql, maintained("card_audit_records", programId, { card_id: filter.cardId, action: filter.action }))
     })
 })
 

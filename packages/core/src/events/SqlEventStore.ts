@@ -1,6 +1,7 @@
+import { listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { fromJson, toInt, toIso } from "../platform/Rows.js"
+import { fromJson, toIso } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { EVENT_ORDER_FIELDS } from "./OrderFields.js"
 import { EventStore } from "./EventStore.js"
@@ -38,9 +39,7 @@ export const SqlEventStoreLive = Layer.effect(
             from: sql.literal("issuing_events"),
             where: where(programId, filter.type)
           }).pipe(Effect.map((rows) => rows.map(toEvent))),
-          total: sql`SELECT COUNT(*) AS n FROM issuing_events WHERE ${where(programId, filter.type)}`.pipe(
-            Effect.map((rows) => toInt(rows[0]!.n))
-          )
+          total: listTotal(sql, maintained("events", programId, { type: filter.type }))
         })
     }
   })

@@ -1,3 +1,4 @@
+import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { toInt, toIso } from "../platform/Rows.js"
@@ -140,7 +141,7 @@ type Queries = ReturnType<typeof queries>
 
 /** Accounts, their balance rows and the one read of a posting. */
 const accountQueries = (q: Queries) => {
-  const { count, findAccounts, insertAccountRow, insertBalances, sql, where } = q
+  const { findAccounts, insertAccountRow, insertBalances, sql, where } = q
   return {
     insertAccount: (account) =>
       Effect.zipRight(insertAccountRow(account), insertBalances(account.id, account.currency, account.created_at)).pipe(Effect.asVoid),
@@ -184,7 +185,7 @@ const accountQueries = (q: Queries) => {
           from: sql.literal(ACCOUNT_FROM),
           where: condition
         }).pipe(Effect.map((rows) => rows.map(toAccount))),
-        total: sql`SELECT COUNT(*) AS n FROM issuing_financial_accounts a WHERE ${condition}`.pipe(Effect.map(count))
+        total: listTotal(sql, maintained("financial_accounts", programId, filter))
       })
     },
 
@@ -197,7 +198,7 @@ const accountQueries = (q: Queries) => {
 
 /** Wallets. */
 const walletQueries = (q: Queries) => {
-  const { count, sql } = q
+  const { sql } = q
   return {
     insertWallet: (wallet) =>
       sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
@@ -216,7 +217,7 @@ const walletQueries = (q: Queries) => {
           from: sql.literal("issuing_wallets"),
           where: sql`program_id = ${programId}`
         }).pipe(Effect.map((rows) => rows.map(toWallet))),
-        total: sql`SELECT COUNT(*) AS n FROM issuing_wallets WHERE program_id = ${programId}`.pipe(Effect.map(count))
+        total: listTotal(sql, maintained("wallets", programId))
       })
   } satisfies Partial<LedgerStoreService>
 }
@@ -251,7 +252,7 @@ const transactionQueries = (q: Queries) => {
           from: sql.literal("issuing_transactions"),
           where: condition
         }).pipe(Effect.map((rows) => rows.map(toTransaction))),
-        total: sql`SELECT COUNT(*) AS n FROM issuing_transactions WHERE ${condition}`.pipe(Effect.map(count))
+        total: listTotal(sql, maintained("transactions", programId, filter))
       })
     },
 
@@ -283,7 +284,10 @@ const transactionQueries = (q: Queries) => {
           from: sql.literal("issuing_transfers"),
           where: condition
         }).pipe(Effect.map((rows) => rows.map(toTransfer))),
-        total: sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE ${condition}`.pipe(Effect.map(count))
+        total: listTotal(
+          sql,
+          filter.transaction_id !== undefined ? bounded("issuing_transfers", condition) : maintained("transfers", programId, filter)
+        )
       })
     }
   } satisfies Partial<LedgerStoreService>
@@ -291,7 +295,7 @@ const transactionQueries = (q: Queries) => {
 
 /** Book transfers with their entries (append-only). */
 const bookTransferQueries = (q: Queries) => {
-  const { count, sql, where } = q
+  const { sql, where } = q
   return {
     listBookTransfers: (programId, filter, window) => {
       // An account's book transfers: its entries are read once through the by-account index
@@ -322,7 +326,13 @@ const bookTransferQueries = (q: Queries) => {
           from: sql.literal("issuing_book_transfers bt"),
           where: condition
         })
-        const total = yield* sql`SELECT COUNT(*) AS n FROM issuing_book_transfers bt WHERE ${condition}`.pipe(Effect.map(count))
+        // One book transfer per transfer, a few per transaction: those filters count through their index.
+        const total = yield* listTotal(
+          sql,
+          filter.transaction_id !== undefined || filter.transfer_id !== undefined
+            ? bounded("issuing_book_transfers bt", condition)
+            : maintained("book_transfers", programId, filter)
+        )
         if (heads.length === 0) return { rows: [], total }
         const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}
                                      ORDER BY book_transfer_id, position`

@@ -1,3 +1,4 @@
+import { bounded, listTotal } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
@@ -110,9 +111,7 @@ const clientQueries = (
         from: sql.literal("issuing_oauth_clients"),
         where: sql`organization_id = ${organizationId} AND deleted_at IS NULL`
       }).pipe(Effect.map((rows) => rows.map(toClient))),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_clients WHERE organization_id = ${organizationId} AND deleted_at IS NULL`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
-      )
+      total: listTotal(sql, bounded("issuing_oauth_clients", sql`organization_id = ${organizationId} AND deleted_at IS NULL`))
     }),
   deleteClient: (organizationId, id, at) =>
     sql`UPDATE issuing_oauth_clients SET deleted_at = ${at}

@@ -1,6 +1,6 @@
+import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { toInt } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS } from "./OrderFields.js"
 import type { AttemptFilter } from "./Records.js"
@@ -42,8 +42,11 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
         from: sql.literal("issuing_webhook_attempts"),
         where: attemptWhere(sql, programId, filter)
       }).pipe(Effect.map((rows) => rows.map(toAttempt))),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_attempts WHERE ${attemptWhere(sql, programId, filter)}`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
+      total: listTotal(
+        sql,
+        filter.event_id !== undefined
+          ? bounded("issuing_webhook_attempts", attemptWhere(sql, programId, filter))
+          : maintained("webhook_attempts", programId, filter)
       )
     })
 })

@@ -1,3 +1,4 @@
+import { bounded, listTotal } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
@@ -103,7 +104,7 @@ const listSubscriptions = (
       from: sql.literal("issuing_webhook_subscriptions"),
       where
     }).pipe(Effect.map((rows) => rows.map(toSubscription))),
-    total: sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE ${where}`.pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+    total: listTotal(sql, bounded("issuing_webhook_subscriptions", where))
   })
 }
 

@@ -17,6 +17,7 @@ import inboundFunding from "./0120_inbound_funding.js"
 import grantConsentingKey from "./0130_grant_consenting_key.js"
 import interactionsByClient from "./0140_interactions_by_client.js"
 import listIndexes from "./0200_list_indexes.js"
+import listCounts from "./0210_list_counts.js"
 import leanPostTransfer from "./0220_lean_post_transfer.js"
 
 /**
@@ -44,5 +45,6 @@ export const migrations = {
   "0130_grant_consenting_key": grantConsentingKey,
   "0140_interactions_by_client": interactionsByClient,
   "0200_list_indexes": listIndexes,
+  "0210_list_counts": listCounts,
   "0220_lean_post_transfer": leanPostTransfer
 }

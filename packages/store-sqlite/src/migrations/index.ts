@@ -11,6 +11,7 @@ import inboundFunding from "./0120_inbound_funding.js"
 import grantConsentingKey from "./0130_grant_consenting_key.js"
 import interactionsByClient from "./0140_interactions_by_client.js"
 import listIndexes from "./0200_list_indexes.js"
+import listCounts from "./0210_list_counts.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -29,5 +30,6 @@ export const migrations = {
   "0120_inbound_funding": inboundFunding,
   "0130_grant_consenting_key": grantConsentingKey,
   "0140_interactions_by_client": interactionsByClient,
-  "0200_list_indexes": listIndexes
+  "0200_list_indexes": listIndexes,
+  "0210_list_counts": listCounts
 }

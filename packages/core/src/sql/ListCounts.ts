@@ -1,0 +1,61 @@
+import type { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { toInt } from "../platform/Rows.js"
+
+/**
+ * The filters of each list whose count is maintained (migration 0210 of both stores), in the order
+ * they are spelled in its keys. The migration's triggers write the same keys; a list or filter
+ * added here needs a migration that counts it.
+ */
+export const COUNTED_LISTS = {
+  events: ["type"],
+  transfers: ["status", "payment_rail", "financial_account_id"],
+  transactions: ["status", "card_id"],
+  wallets: [],
+  financial_accounts: ["kind", "wallet_id", "currency"],
+  cards: ["wallet_id", "state"],
+  card_audit_records: ["card_id", "action"],
+  webhook_attempts: ["webhook_subscription_id", "status"],
+  book_transfers: ["financial_account_id", "book"]
+} as const satisfies Record<string, ReadonlyArray<string>>
+
+export type CountedList = keyof typeof COUNTED_LISTS
+
+/**
+ * How a list's `total_count` is found (docs/operations.md#volume):
+ * - `maintained`: read from the counts the store's triggers keep per program and filter
+ *   combination, in the transaction that writes the rows — a sum over at most 16 shard rows,
+ *   whatever the size of the table;
+ * - `bounded`: `COUNT(*)` of a set whose size a documented limit bounds (the subscriptions of a
+ *   program, an organization's keys, the transfers of one transaction …), read through an index.
+ */
+export type ListTotal =
+  | {
+      readonly _tag: "maintained"
+      readonly list: CountedList
+      readonly programId: string
+      readonly filter: Readonly<Record<string, string | undefined>>
+    }
+  | { readonly _tag: "bounded"; readonly table: string; readonly where: Fragment }
+
+export const maintained = <L extends CountedList>(
+  list: L,
+  programId: string,
+  filter: { readonly [K in (typeof COUNTED_LISTS)[L][number]]?: string | undefined } = {}
+): ListTotal => ({ _tag: "maintained", list, programId, filter })
+
+export const bounded = (table: string, where: Fragment): ListTotal => ({ _tag: "bounded", table, where })
+
+/** A combination's key: each filter `=value`, or empty for any value, joined with `|`. */
+export const countKey = (list: CountedList, filter: Readonly<Record<string, string | undefined>>): string =>
+  COUNTED_LISTS[list].map((name: string) => (filter[name] === undefined ? "" : `=${filter[name]}`)).join("|")
+
+/** The exact size of a list's filtered set: the one count every list's `total_count` comes from. */
+export const listTotal = (sql: SqlClient.SqlClient, total: ListTotal): Effect.Effect<number, SqlError> =>
+  (total._tag === "maintained"
+    ? sql`SELECT COALESCE(SUM(n), 0) AS n FROM issuing_list_counts
+          WHERE list = ${total.list} AND program_id = ${total.programId} AND key = ${countKey(total.list, total.filter)}`
+    : sql`SELECT COUNT(*) AS n FROM ${sql.literal(total.table)} WHERE ${total.where}`
+  ).pipe(Effect.map((rows) => toInt(rows[0]!.n)))
