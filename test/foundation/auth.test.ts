@@ -261,6 +261,7 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       "card_display",
       "created_at",
       "id",
+      "inbound_funding",
       "name",
       "object",
       "pan_reveal",

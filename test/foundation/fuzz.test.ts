@@ -542,9 +542,11 @@ const build = (fixture: Fixture, platform: TestPlatform, fuzz: Case) => {
     }
   }
   // OAuth protocol endpoints take forms (docs/oauth.md): a mutated form body, mostly with the form type.
-  if (isOAuthProtocol(fuzz.operation.template) && spec.kind === "mutated" && rawBody !== undefined) {
+  // A body nested too deep for this process's JSON.parse (the "deep" token) is sent as it is.
+  const parsed = rawBody === undefined ? undefined : parsedOrUndefined(rawBody)
+  if (isOAuthProtocol(fuzz.operation.template) && spec.kind === "mutated" && parsed !== undefined) {
     const form = new URLSearchParams()
-    for (const [name, value] of Object.entries(JSON.parse(rawBody) as Record<string, unknown>)) {
+    for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
       form.append(name, wellFormed(typeof value === "string" ? value : (JSON.stringify(value) ?? "")))
     }
     rawBody = form.toString()
@@ -552,6 +554,16 @@ const build = (fixture: Fixture, platform: TestPlatform, fuzz: Case) => {
   }
   if (type !== undefined) headers["content-type"] = type
   return { method: fuzz.method, url, options: { key, program, rawBody, headers } }
+}
+
+/** The JSON value of `text`, or undefined when it does not parse (or nests past the stack). */
+const parsedOrUndefined = (text: string): unknown => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null ? value : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** A response body safe to print: never a reveal's card data, and bounded. */

@@ -190,17 +190,21 @@ const MccCodeList = Schema.transform(
 const MccCodesBody = Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
 const SpendingPeriodBody = Schema.optional(Schema.NullOr(Schema.Struct({ interval: Schema.String, amount: Schema.Number })))
 
-/** POST /v1/cards as sent: camelCase spend-control names of the release history, snake_case aliases accepted. */
-const IssueCardBody = Schema.Struct({
-  wallet_id: Uuid,
-  type: CardType,
+/**
+ * The spend controls as sent (issuance and PATCH alike): camelCase names of the release history,
+ * snake_case aliases accepted.
+ */
+const SpendControlsBody = {
   allowedMccCodes: MccCodesBody,
   allowed_mcc_codes: MccCodesBody,
   blockedMccCodes: MccCodesBody,
   blocked_mcc_codes: MccCodesBody,
   spendingPeriod: SpendingPeriodBody,
   spending_period: SpendingPeriodBody
-})
+}
+
+/** POST /v1/cards as sent. */
+const IssueCardBody = Schema.Struct({ wallet_id: Uuid, type: CardType, ...SpendControlsBody })
 
 /** A failure of one field of the body, at `param`. */
 const fieldIssue = (param: string, actual: unknown, issue: ParseResult.ParseIssue) => new ParseResult.Pointer(param, actual, issue)
@@ -266,14 +270,7 @@ export const IssueCard = Schema.transformOrFail(
 export type IssueCard = typeof IssueCard.Type
 
 /** PATCH /v1/cards/{card_id} as sent: any spend control, under either name (as at issuance). */
-const UpdateCardBody = Schema.Struct({
-  allowedMccCodes: MccCodesBody,
-  allowed_mcc_codes: MccCodesBody,
-  blockedMccCodes: MccCodesBody,
-  blocked_mcc_codes: MccCodesBody,
-  spendingPeriod: SpendingPeriodBody,
-  spending_period: SpendingPeriodBody
-})
+const UpdateCardBody = Schema.Struct(SpendControlsBody)
 
 /** Whether a control was sent under either of its names (null counts: it clears the control). */
 const sent = (body: Record<string, unknown>, [camel, snake]: readonly [string, string]) =>
