@@ -92,7 +92,7 @@ const { issuing, GET }: typeof import("./sqlite/server.js") = await import(\`./\
 const headers = { authorization: \`Bearer \${process.env.ISSUING_BOOTSTRAP_API_KEY}\` }
 const viaHandler = await GET(new Request("https://app.example.com/issuing/v1/programs", { headers }))
 const viaListener = await fetch(\`http://127.0.0.1:\${process.env.PORT}/issuing/v1/programs\`, { headers })
-const answer = async (response: Response) => ({ status: response.status, body: await response.json() })
+const answer = async (response: Response): Promise<{ status: number; body: any }> => ({ status: response.status, body: await response.json() })
 const handler = await answer(viaHandler)
 const listener = await answer(viaListener)
 
