@@ -192,8 +192,8 @@ describe("issuing cards reseal (alias of issuing vault reseal)", () => {
       expect(result.stdout).toContain("re-sealed 0 webhook subscription secrets under the current vault key")
       expect(await storedKeyIds(database)).toEqual([keyId(NEW_KEY)])
       expect(result.code).toBe(0)
-      expect((await runCli(["cards", "rotate"], env)).code).toBe(2)
-      expect((await runCli(["vault", "rotate"], env)).code).toBe(2)
+      expect((await runCli(["cards", "rotate"], env)).code).toBe(64)
+      expect((await runCli(["vault", "rotate"], env)).code).toBe(64)
     } finally {
       await database.drop()
     }

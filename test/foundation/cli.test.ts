@@ -57,6 +57,59 @@ describe("the issuing CLI", () => {
     }
   })
 
+  it("answers a command line it cannot run with what it did not understand, the usage, and exit 64", async () => {
+    const cases: Array<[ReadonlyArray<string>, string]> = [
+      [[], "a command is needed"],
+      [["orgs"], "orgs needs a subcommand: orgs create --name NAME"],
+      [["orgs", "delete"], "unknown orgs command 'delete'"],
+      [["orgs", "create", "--name", "Acme", "--force"], "orgs create does not take '--force'"],
+      [["orgs", "create"], "orgs create needs --name NAME"],
+      [["serve", "--port=9000"], "serve takes no option '--port=9000'"],
+      [["migrate", "now"], "migrate takes no argument 'now'"],
+      [["vault"], "vault needs a subcommand: vault reseal"],
+      [["--verbose"], "unknown option '--verbose'"],
+      [["deploy"], "unknown command 'deploy'"]
+    ]
+    // The CLI's own entry, in this process (a usage error stops before reading any configuration);
+    // two of them also as the real command, for the process's exit code.
+    const { main } = await import("../../packages/http/src/cli.js")
+    for (const [args, problem] of cases) {
+      const written: Array<string> = []
+      const write = process.stderr.write
+      process.stderr.write = ((chunk: string) => written.push(chunk) > 0) as typeof process.stderr.write
+      let code: number
+      try {
+        code = await main(args)
+      } finally {
+        process.stderr.write = write
+      }
+      const stderr = written.join("")
+      expect(code, args.join(" ")).toBe(64)
+      expect(stderr.split("\n")[0]).toBe(`issuing: ${problem}`)
+      expect(stderr).toContain("Usage: issuing <command>")
+    }
+    const spawned = await Promise.all([runCli(["orgs"], {}, tempDir()), runCli(["serve", "--port=9000"], {}, tempDir())])
+    for (const result of spawned) {
+      expect(result.code).toBe(64)
+      expect(result.stdout).toBe("")
+    }
+  }, 120_000)
+
+  it("says which forms a true/false variable takes, and names the PostgreSQL host and cause it cannot reach", async () => {
+    const [flag, unreachable] = await Promise.all([
+      runCli(["migrate"], { ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "maybe" }, tempDir()),
+      // Port 1 on loopback: nothing listens there.
+      runCli(["migrate"], { ISSUING_DATABASE_URL: "postgres://issuing:s3cret-pw@127.0.0.1:1/ledger" }, tempDir())
+    ])
+    expect(flag.code).toBe(78)
+    expect(flag.stderr).toContain("ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS must be true or false: true, 1 or yes, false, 0 or no")
+    expect(unreachable.code).toBe(1)
+    expect(unreachable.stderr.trim()).toBe(
+      "issuing: migrate failed: cannot use PostgreSQL at 127.0.0.1:1/ledger (ISSUING_DATABASE_URL): connection refused: is PostgreSQL running and listening on that address and port? [ECONNREFUSED]"
+    )
+    expect(unreachable.stderr).not.toContain("s3cret-pw")
+  }, 120_000)
+
   it("migrate, then orgs create prints one JSON object whose key works against serve, which then creates nothing", async () => {
     const dir = tempDir()
     const env = { ISSUING_DATABASE_URL: `sqlite:${path.join(dir, "orgs.db")}`, ISSUING_VAULT_KEY: VAULT_KEY, ISSUING_PORT: "0" }

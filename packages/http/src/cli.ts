@@ -7,6 +7,7 @@ import { vaultCommand } from "./commands/VaultCommand.js"
 import { loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
 import { progress, type StepProgress } from "./Progress.js"
 import { startServer } from "./server.js"
+import { describeFailure } from "./StartupFailure.js"
 import { telemetryFromEnv } from "./Telemetry.js"
 import { describeDatabase, type LoadedStore, loadStore, StorePackageMissing, storeFor } from "./Store.js"
 import { workerCommand } from "./WorkerCommand.js"
@@ -35,6 +36,19 @@ const COMMANDS: Readonly<Record<string, (config: ServerConfig, args: ReadonlyArr
 
 const out = (line: string) => process.stdout.write(`${line}\n`)
 const err = (line: string) => process.stderr.write(`${line}\n`)
+
+/** The exit code of a command line that cannot be run as written (sysexits' EX_USAGE). */
+export const EXIT_USAGE = 64
+
+/** One line naming what was not understood, then the usage; exits EX_USAGE. */
+const usageError = (problem: string) => {
+  err(`issuing: ${problem}\n\n${USAGE}`)
+  return EXIT_USAGE
+}
+
+/** The arguments each command takes after its name (and subcommand); anything else is a usage error. */
+const noArguments = (command: string, args: ReadonlyArray<string>) =>
+  args.length === 0 ? undefined : usageError(`${command} takes no ${args[0]!.startsWith("-") ? "option" : "argument"} '${args[0]}'`)
 
 /**
  * Applies pending migrations with a progress step per migration on stderr. The Migrator announces
@@ -95,14 +109,15 @@ const serve = async (config: ServerConfig) => {
 }
 
 const createOrganization = async (config: ServerConfig, args: ReadonlyArray<string>) => {
-  // `--name NAME` or `--name=NAME`.
-  const nameIndex = args.indexOf("--name")
-  const inline = args.find((arg) => arg.startsWith("--name="))
-  const name = inline !== undefined ? inline.slice("--name=".length) : nameIndex >= 0 ? args[nameIndex + 1] : undefined
-  if (name === undefined || name.trim() === "") {
-    err("issuing: orgs create needs --name NAME")
-    return 2
+  // `--name NAME` or `--name=NAME`, and nothing else.
+  let name: string | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--name" && i + 1 < args.length) name = args[++i]
+    else if (arg.startsWith("--name=")) name = arg.slice("--name=".length)
+    else if (arg !== "--name") return usageError(`orgs create does not take '${arg}'`)
   }
+  if (name === undefined || name.trim() === "") return usageError("orgs create needs --name NAME")
   const instance = await createIssuing({
     store: storeFor(config.database),
     vaultKeys: resolveVaultKeys(config),
@@ -120,13 +135,43 @@ const createOrganization = async (config: ServerConfig, args: ReadonlyArray<stri
   }
 }
 
+/**
+ * Whether the words after a known command are what it takes (checked before any configuration is
+ * read or database opened): a usage error's exit code, or undefined.
+ */
+const usageProblem = (command: string, rest: ReadonlyArray<string>): number | undefined => {
+  switch (command) {
+    case "serve":
+    case "worker":
+    case "migrate":
+      return noArguments(command, rest)
+    case "orgs":
+      if (rest[0] !== "create")
+        return usageError(rest[0] === undefined ? "orgs needs a subcommand: orgs create --name NAME" : `unknown orgs command '${rest[0]}'`)
+      return undefined // its options are read by createOrganization
+    default:
+      // vault and cards: one subcommand, reseal, and nothing after it.
+      if (rest[0] !== "reseal")
+        return usageError(
+          rest[0] === undefined ? `${command} needs a subcommand: ${command} reseal` : `unknown ${command} command '${rest[0]}'`
+        )
+      return noArguments(`${command} reseal`, rest.slice(1))
+  }
+}
+
 /** Runs the CLI; resolves to the exit code. */
 export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const [command, ...rest] = argv
-  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+  if (command === "help" || command === "--help" || command === "-h") {
     out(USAGE)
-    return command === undefined ? 2 : 0
+    return 0
   }
+  if (command === undefined) return usageError("a command is needed")
+  if (!Object.hasOwn(BUILT_IN, command) && !Object.hasOwn(COMMANDS, command)) {
+    return usageError(command.startsWith("-") ? `unknown option '${command}'` : `unknown command '${command}'`)
+  }
+  const misuse = usageProblem(command, rest)
+  if (misuse !== undefined) return misuse
   const loaded = loadConfig(process.env)
   if (Either.isLeft(loaded)) {
     err(`issuing: ${loaded.left}`)
@@ -160,18 +205,12 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
         return 0
       }
       case "orgs":
-        if (rest[0] === "create") return await createOrganization(config, rest.slice(1))
-        err(`issuing: unknown orgs command${rest[0] ? ` '${rest[0]}'` : ""}\n\n${USAGE}`)
-        return 2
-      default: {
-        const extra = COMMANDS[command]
-        if (extra !== undefined) return await extra(config, rest)
-        err(`issuing: unknown command '${command}'\n\n${USAGE}`)
-        return 2
-      }
+        return await createOrganization(config, rest.slice(1))
+      default:
+        return await COMMANDS[command]!(config, rest)
     }
   } catch (error) {
-    err(`issuing: ${command} failed: ${error instanceof Error ? error.message : String(error)}`)
+    err(`issuing: ${command} failed: ${describeFailure(error, config.database)}`)
     return 1
   }
 }

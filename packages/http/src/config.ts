@@ -71,7 +71,7 @@ const boolean = (env: Env, name: string, fallback: boolean): boolean => {
   if (value === undefined) return fallback
   if (value === "true" || value === "1" || value === "yes") return true
   if (value === "false" || value === "0" || value === "no") return false
-  return fail(name, `must be true or false (got "${value}")`)
+  return fail(name, `must be true or false: true, 1 or yes, false, 0 or no, in any case (got "${value}")`)
 }
 
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
