@@ -542,25 +542,26 @@ const build = (fixture: Fixture, platform: TestPlatform, fuzz: Case) => {
     }
   }
   // OAuth protocol endpoints take forms (docs/oauth.md): a mutated form body, mostly with the form type.
-  // A body nested too deep for this process's JSON.parse (the "deep" token) is sent as it is.
-  const parsed = rawBody === undefined ? undefined : parsedOrUndefined(rawBody)
-  if (isOAuthProtocol(fuzz.operation.template) && spec.kind === "mutated" && parsed !== undefined) {
-    const form = new URLSearchParams()
-    for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
-      form.append(name, wellFormed(typeof value === "string" ? value : (JSON.stringify(value) ?? "")))
-    }
-    rawBody = form.toString()
+  // A body nested too deep for this process's JSON (the "deep" token) is sent as it is.
+  const form = isOAuthProtocol(fuzz.operation.template) && spec.kind === "mutated" && rawBody !== undefined ? asForm(rawBody) : undefined
+  if (form !== undefined) {
+    rawBody = form
     if (type === JSON_TYPE) type = FORM_TYPE
   }
   if (type !== undefined) headers["content-type"] = type
   return { method: fuzz.method, url, options: { key, program, rawBody, headers } }
 }
 
-/** The JSON value of `text`, or undefined when it does not parse (or nests past the stack). */
-const parsedOrUndefined = (text: string): unknown => {
+/** A JSON object body as a form, or undefined when it is not one (or nests past this process's stack). */
+const asForm = (text: string): string | undefined => {
   try {
     const value: unknown = JSON.parse(text)
-    return typeof value === "object" && value !== null ? value : undefined
+    if (typeof value !== "object" || value === null) return undefined
+    const form = new URLSearchParams()
+    for (const [name, field] of Object.entries(value as Record<string, unknown>)) {
+      form.append(name, wellFormed(typeof field === "string" ? field : (JSON.stringify(field) ?? "")))
+    }
+    return form.toString()
   } catch {
     return undefined
   }
