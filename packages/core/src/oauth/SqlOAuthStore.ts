@@ -177,9 +177,8 @@ const grantQueries = (
         from: sql.literal("issuing_oauth_grants"),
         where: sql`organization_id = ${organizationId} AND revoked_at IS NULL`
       }).pipe(Effect.map((rows) => rows.map(toGrant))),
-      total: sql`SELECT COUNT(*) AS n FROM issuing_oauth_grants WHERE organization_id = ${organizationId} AND revoked_at IS NULL`.pipe(
-        Effect.map((rows) => toInt(rows[0]!.n))
-      )
+      // An organization's live grants: one per consent it kept (revoked ones leave the set).
+      total: listTotal(sql, bounded("issuing_oauth_grants", sql`organization_id = ${organizationId} AND revoked_at IS NULL`))
     }),
   revokeGrants: (target, at) =>
     Effect.gen(function* () {
