@@ -47,8 +47,8 @@ describe.each(STORE_KINDS)("OAuth revocation across two nodes on %s", (kind) => 
     return { status: response.status, body: (await response.json().catch(() => undefined)) as any }
   }
 
-  /** A client and a token pair through node A. */
-  const issue = async () => {
+  /** A client and a token pair through node A, consented by `consentKey` (the organization's admin key by default). */
+  const issue = async (consentKey = org.api_key) => {
     const client = (
       await json(a, "POST", "/v1/oauth-clients", {
         program: false,
@@ -68,6 +68,7 @@ describe.each(STORE_KINDS)("OAuth revocation across two nodes on %s", (kind) => 
     const start = await fetch(`${a.url}/oauth/authorize?${query}`, { redirect: "manual" })
     const interaction = interactionOf(start.headers.get("location"))
     const granted = await json(a, "POST", `/v1/oauth/interactions/${interaction}/grant`, {
+      key: consentKey,
       program: false,
       body: { program_ids: [org.program_id], scopes: ["read"] }
     })
@@ -104,5 +105,16 @@ describe.each(STORE_KINDS)("OAuth revocation across two nodes on %s", (kind) => 
     const { client, tokens } = await issue()
     expect((await json(a, "DELETE", `/v1/oauth-clients/${client.id}`, { program: false })).status).toBe(200)
     expect((await json(b, "GET", "/v1/cards", { key: tokens.access_token })).status).toBe(401)
+  })
+
+  it("revoking the key that consented on A is refused on B at once, access and refresh alike", async () => {
+    const consenting = await json(a, "POST", "/v1/api-keys", { program: false, body: { name: "consents", role: "admin" } })
+    expect(consenting.status).toBe(200)
+    const { auth, tokens } = await issue(consenting.body.secret)
+    expect((await json(a, "DELETE", `/v1/api-keys/${consenting.body.id}`, { program: false })).status).toBe(200)
+    expect((await json(b, "GET", "/v1/cards", { key: tokens.access_token })).status).toBe(401)
+    const refreshed = await form(b, "/oauth/token", { grant_type: "refresh_token", refresh_token: tokens.refresh_token, ...auth })
+    expect(refreshed.status).toBe(400)
+    expect(refreshed.body.error).toBe("invalid_grant")
   })
 })
