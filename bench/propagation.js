@@ -169,7 +169,7 @@ const measureStore = async (kind, args, postgres, bin = BIN, measurePropagation 
       if (polls > 1) stale += 1
       const decidedFrom = performance.now()
       const decided = await authorize(target)
-      const expected = action === "freeze" ? "DECLINED" : "APPROVED"
+      const expected = action === "freeze" ? "DECLINED" : "PENDING"
       if (decided.body.status !== expected) throw new Error(`authorization on B was ${decided.body.status} after ${action} on A`)
       toDecide.push(performance.now() - decidedFrom)
     }

@@ -424,7 +424,7 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
     const balance = async (accountId: string) =>
       (await platform.request("GET", `/v1/financial-accounts/${accountId}`)).body.balance.amount as number
 
-    it("approves within funds and controls: posts a transfer to settlement and emits transaction.updated", async () => {
+    it("approves within funds and controls: holds the amount (no book transfer yet) and emits transaction.updated", async () => {
       const own = await createWallet(platform)
       await fund(platform, own.financial_account_id, 10_000)
       const card = await issueCard(platform, own.id, { allowedMccCodes: ["5812"] })
@@ -432,20 +432,26 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       expect(response.status, response.text).toBe(200)
       expect(response.body).toMatchObject({
         object: "transaction",
-        status: "APPROVED",
+        status: "PENDING",
         amount: 2_500,
+        authorized_amount: 2_500,
+        pending_amount: 2_500,
+        settled_amount: 0,
         currency: "USD",
         card_id: card.id,
         decline_reason: null,
         mcc: "5812",
         merchant_name: "Corner Bistro"
       })
-      expect(await balance(own.financial_account_id)).toBe(7_500)
+      const account = await platform.request("GET", `/v1/financial-accounts/${own.financial_account_id}`)
+      expect([account.body.balance.amount, account.body.pending_balance.amount, account.body.available_balance.amount]).toEqual([
+        10_000, 2_500, 7_500
+      ])
       const updated = (await events("transaction.updated")).find((event) => event.data.object.id === response.body.id)
-      expect(updated?.data.object.status).toBe("APPROVED")
+      expect(updated?.data.object.status).toBe("PENDING")
       const transfers = await platform.request("GET", `/v1/transactions/${response.body.id}/book-transfers`)
-      expect(transfers.body.total_count).toBe(1)
-      expect(transfers.body.data[0].financial_account_ids).toContain(own.financial_account_id)
+      expect(transfers.body.total_count).toBe(0)
+      expect(await balance(own.financial_account_id)).toBe(10_000)
     })
 
     it("declines with each reason, records a DECLINED transaction and moves no money", async () => {
@@ -477,18 +483,18 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       const own = await createWallet(platform)
       await fund(platform, own.financial_account_id, 100_000)
       const perTransaction = await issueCard(platform, own.id, { spendingPeriod: { interval: "PER_TRANSACTION", amount: 1_000 } })
-      expect((await authorize({ card_id: perTransaction.id, amount: 1_000, mcc: "5411" })).body.status).toBe("APPROVED")
-      expect((await authorize({ card_id: perTransaction.id, amount: 1_000, mcc: "5411" })).body.status).toBe("APPROVED")
+      expect((await authorize({ card_id: perTransaction.id, amount: 1_000, mcc: "5411" })).body.status).toBe("PENDING")
+      expect((await authorize({ card_id: perTransaction.id, amount: 1_000, mcc: "5411" })).body.status).toBe("PENDING")
       expect((await authorize({ card_id: perTransaction.id, amount: 1_001, mcc: "5411" })).body.decline_reason).toBe(
         "SPENDING_LIMIT_EXCEEDED"
       )
 
       for (const interval of ["DAILY", "WEEKLY", "MONTHLY", "YEARLY", "ALL_TIME"]) {
         const card = await issueCard(platform, own.id, { spending_period: { interval, amount: 3_000 } })
-        expect((await authorize({ card_id: card.id, amount: 2_000, mcc: "5411" })).body.status).toBe("APPROVED")
+        expect((await authorize({ card_id: card.id, amount: 2_000, mcc: "5411" })).body.status).toBe("PENDING")
         // Declines do not count toward the limit.
         expect((await authorize({ card_id: card.id, amount: 1_500, mcc: "5411" })).body.decline_reason).toBe("SPENDING_LIMIT_EXCEEDED")
-        expect((await authorize({ card_id: card.id, amount: 1_000, mcc: "5411" })).body.status).toBe("APPROVED")
+        expect((await authorize({ card_id: card.id, amount: 1_000, mcc: "5411" })).body.status).toBe("PENDING")
         expect((await authorize({ card_id: card.id, amount: 1, mcc: "5411" })).body.decline_reason).toBe("SPENDING_LIMIT_EXCEEDED")
       }
     })
@@ -499,7 +505,7 @@ describe.each(STORE_KINDS)("cards on %s", (kind) => {
       const card = await issueCard(platform, own.id, { spendingPeriod: { interval: "DAILY", amount: 5_000 } })
       const results = await Promise.all(Array.from({ length: 10 }, () => authorize({ card_id: card.id, amount: 1_000, mcc: "5411" })))
       expect(results.every((response) => response.status === 200)).toBe(true)
-      expect(results.filter((response) => response.body.status === "APPROVED")).toHaveLength(5)
+      expect(results.filter((response) => response.body.status === "PENDING")).toHaveLength(5)
       expect(await balance(own.financial_account_id)).toBe(95_000)
     })
 

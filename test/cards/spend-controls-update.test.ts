@@ -57,16 +57,16 @@ describe.each(STORE_KINDS)("changing a card's spend controls on %s", (kind) => {
 
   it("decides the next authorization with the new controls", async () => {
     const card = await issueCard(platform, wallet.id)
-    expect((await authorize(card.id, 100, "5812")).body.status).toBe("APPROVED")
+    expect((await authorize(card.id, 100, "5812")).body.status).toBe("PENDING")
     await patch(card.id, { allowedMccCodes: ["5411"] })
     expect((await authorize(card.id, 100, "5812")).body).toMatchObject({ status: "DECLINED", decline_reason: "MCC_NOT_ALLOWED" })
-    expect((await authorize(card.id, 100, "5411")).body.status).toBe("APPROVED")
+    expect((await authorize(card.id, 100, "5411")).body.status).toBe("PENDING")
     // The limit counts what the window already approved (200 here): 250 more is over 400.
     await patch(card.id, { allowedMccCodes: null, spending_period: { interval: "DAILY", amount: 400 } })
     expect((await authorize(card.id, 250, "5812")).body).toMatchObject({ status: "DECLINED", decline_reason: "SPENDING_LIMIT_EXCEEDED" })
-    expect((await authorize(card.id, 200, "5812")).body.status).toBe("APPROVED")
+    expect((await authorize(card.id, 200, "5812")).body.status).toBe("PENDING")
     await patch(card.id, { spendingPeriod: null })
-    expect((await authorize(card.id, 250, "5812")).body.status).toBe("APPROVED")
+    expect((await authorize(card.id, 250, "5812")).body.status).toBe("PENDING")
   })
 
   it("validates as issuance does, and writes nothing on a refusal", async () => {

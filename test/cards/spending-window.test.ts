@@ -8,7 +8,7 @@ import { createWallet, fund, issueCard } from "./helpers.js"
 
 /**
  * The spending window's rollover (docs/ledger.md, card authorizations): a windowed spending period
- * sums the card's APPROVED authorizations since the start of the current UTC day, ISO week, month
+ * sums the card's open holds and settled amounts since the start of the current UTC day, ISO week, month
  * or year. The HTTP platform reads the real clock (there is no test clock to move), so instead of
  * waiting for midnight the approved spend is moved back across the window's start in the database
  * — the one thing that changes when a window rolls over — and the decision is asked again over HTTP.
@@ -43,7 +43,7 @@ describe.each(STORE_KINDS)("spending window rollover on %s", (kind) => {
       await fund(platform, wallet.financial_account_id, 100_000)
       const card = await issueCard(platform, wallet.id, { spending_period: { interval, amount: 3_000 } })
       const spent = await authorize(card.id, 3_000)
-      expect(spent.status).toBe("APPROVED")
+      expect(spent.status).toBe("PENDING")
       expect(await authorize(card.id, 1)).toMatchObject({ status: "DECLINED", decline_reason: "SPENDING_LIMIT_EXCEEDED" })
 
       const start = windowStart(interval, Date.now())!
@@ -52,11 +52,11 @@ describe.each(STORE_KINDS)("spending window rollover on %s", (kind) => {
       expect(await authorize(card.id, 1)).toMatchObject({ status: "DECLINED", decline_reason: "SPENDING_LIMIT_EXCEEDED" })
       // One millisecond earlier it is the previous window's: the whole limit is free again, and only it.
       await backdate(spent.id, new Date(start.getTime() - 1))
-      expect((await authorize(card.id, 3_000)).status).toBe("APPROVED")
+      expect((await authorize(card.id, 3_000)).status).toBe("PENDING")
       expect(await authorize(card.id, 1)).toMatchObject({ status: "DECLINED", decline_reason: "SPENDING_LIMIT_EXCEEDED" })
       // Money moved only for the approvals.
       const account = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
-      expect(account.body.balance.amount).toBe(94_000)
+      expect(account.body.available_balance.amount).toBe(94_000)
     }
   )
 
@@ -65,7 +65,7 @@ describe.each(STORE_KINDS)("spending window rollover on %s", (kind) => {
     await fund(platform, wallet.financial_account_id, 10_000)
     const card = await issueCard(platform, wallet.id, { spending_period: { interval: "ALL_TIME", amount: 3_000 } })
     const spent = await authorize(card.id, 3_000)
-    expect(spent.status).toBe("APPROVED")
+    expect(spent.status).toBe("PENDING")
     await backdate(spent.id, new Date(Date.UTC(2000, 0, 1)))
     expect(await authorize(card.id, 1)).toMatchObject({ status: "DECLINED", decline_reason: "SPENDING_LIMIT_EXCEEDED" })
   })

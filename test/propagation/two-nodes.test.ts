@@ -55,7 +55,7 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
     // B's caches are warm: the key, the program, the card as read by GET.
     expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("ACTIVE")
     expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("ACTIVE")
-    expect((await authorize()).body.status).toBe("APPROVED")
+    expect((await authorize()).body.status).toBe("PENDING")
 
     expect((await call(a, "POST", `/v1/cards/${card.body.id}/freeze`)).status).toBe(200)
     const declined = await authorize()
@@ -64,7 +64,7 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
     expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("FROZEN")
 
     expect((await call(a, "POST", `/v1/cards/${card.body.id}/unfreeze`)).status).toBe(200)
-    expect((await authorize()).body).toMatchObject({ status: "APPROVED", decline_reason: null })
+    expect((await authorize()).body).toMatchObject({ status: "PENDING", decline_reason: null })
     expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.state).toBe("ACTIVE")
 
     expect((await call(a, "POST", `/v1/cards/${card.body.id}/close`)).status).toBe(200)
@@ -82,14 +82,14 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
     const authorize = () => call(b, "POST", "/v1/simulate/authorizations", { body: { card_id: card.body.id, amount: 100, mcc: "5411" } })
     // B's caches are warm.
     expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.blocked_mcc_codes).toEqual([])
-    expect((await authorize()).body.status).toBe("APPROVED")
+    expect((await authorize()).body.status).toBe("PENDING")
 
     expect((await call(a, "PATCH", `/v1/cards/${card.body.id}`, { body: { blockedMccCodes: ["5411"] } })).status).toBe(200)
     expect((await authorize()).body).toMatchObject({ status: "DECLINED", decline_reason: "MCC_BLOCKED" })
     expect((await call(b, "GET", `/v1/cards/${card.body.id}`)).body.blocked_mcc_codes).toEqual(["5411"])
 
     expect((await call(a, "PATCH", `/v1/cards/${card.body.id}`, { body: { blocked_mcc_codes: null } })).status).toBe(200)
-    expect((await authorize()).body).toMatchObject({ status: "APPROVED" })
+    expect((await authorize()).body).toMatchObject({ status: "PENDING" })
   })
 
   it("a key revoked on A gets 401 on B on the very next request, reads and writes alike", async () => {

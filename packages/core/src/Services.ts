@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { Access } from "./access/Access.js"
 import { RateLimiter } from "./access/RateLimiter.js"
+import { AuthorizationDecisions } from "./cards/AuthorizationDecisions.js"
 import { CardAuthorizations } from "./cards/Authorizations.js"
 import { Cards } from "./cards/Cards.js"
 import { Events } from "./events/Events.js"
@@ -36,5 +37,7 @@ export const ServicesLive = Layer.mergeAll(
   Ledger.Default.pipe(Layer.provide(Events.Default)),
   OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, AccessLive))),
   // Layers are memoized by reference: cards share the one Ledger (and its group commit) built above.
-  Layer.mergeAll(Cards.Default, CardAuthorizations.Default).pipe(Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default))))
+  Layer.mergeAll(Cards.Default, CardAuthorizations.Default.pipe(Layer.provide(AuthorizationDecisions.Default))).pipe(
+    Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default)))
+  )
 )

@@ -1,6 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
-import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi } from "./api/CardsApi.js"
+import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi, SimulateTransactionsApi } from "./api/CardsApi.js"
 import { EventsApi } from "./api/EventsApi.js"
 import { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersApi, WalletsApi } from "./api/LedgerApi.js"
 import { MetaApi } from "./api/MetaApi.js"
@@ -20,6 +20,7 @@ export class IssuingApi extends HttpApi.make("issuing")
   .add(CardsApi)
   .add(CardEmbedApi)
   .add(SimulateAuthorizationsApi)
+  .add(SimulateTransactionsApi)
   .add(WalletsApi)
   .add(FinancialAccountsApi)
   .add(TransfersApi)

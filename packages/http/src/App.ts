@@ -19,7 +19,12 @@ import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
 import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
-import { CardEmbedHandlersLive, CardsHandlersLive, SimulateAuthorizationsHandlersLive } from "./handlers/CardsHandlers.js"
+import {
+  CardEmbedHandlersLive,
+  CardsHandlersLive,
+  SimulateAuthorizationsHandlersLive,
+  SimulateTransactionsHandlersLive
+} from "./handlers/CardsHandlers.js"
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
 import {
   FinancialAccountsHandlersLive,
@@ -97,6 +102,7 @@ const HandlersLive = Layer.mergeAll(
   CardsHandlersLive,
   CardEmbedHandlersLive,
   SimulateAuthorizationsHandlersLive,
+  SimulateTransactionsHandlersLive,
   WalletsHandlersLive,
   FinancialAccountsHandlersLive,
   TransfersHandlersLive,

@@ -252,7 +252,8 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       oauthCodeTtlSeconds: 60,
       oauthRateLimitPerSecond: 5,
       oauthRateLimitBurst: 20,
-      oauthInteractionUrl: interactionUrlText ?? null
+      oauthInteractionUrl: interactionUrlText ?? null,
+      authorizationHoldDays: integer(env, "ISSUING_AUTHORIZATION_HOLD_DAYS", 7, 1, 30)
     }
     const baseUrlFromListenAddress = text(env, "ISSUING_BASE_URL") === undefined
     return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey, baseUrlFromListenAddress })

@@ -194,6 +194,19 @@ export const ERROR_CODES = {
     type: "invalid_request_error",
     title: "Subscription limit reached",
     description: "A program may have at most 100 webhook subscriptions. Delete one before creating another."
+  },
+  amount_exceeds_pending: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Amount exceeds the pending amount",
+    description: "A reversal may release at most the card transaction's open hold (its pending_amount). Nothing was written. param: amount."
+  },
+  amount_exceeds_settled: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Amount exceeds the settled amount",
+    description:
+      "A return may refund at most what the card transaction has settled (its settled_amount: cleared minus returned). Nothing was written. param: amount."
   }
 } as const satisfies { readonly [C in ErrorCode]: C extends BusinessRuleCode ? BusinessRuleDoc : ErrorCodeDoc }
 

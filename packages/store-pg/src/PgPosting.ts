@@ -1,6 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import {
   balanceRowKey,
+  type CardMessagePosting,
   decidePostings,
   isNewTransfer,
   LedgerPosting,
@@ -11,6 +12,7 @@ import {
   postingsToWrite,
   sqlErrorCode,
   toInt,
+  transactionRow,
   type TransferPosting,
   withWake
 } from "@issuing/core"
@@ -28,7 +30,7 @@ const QUEUED = "current_setting('issuing.deliveries_queued', true) = 'yes'"
 /** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080; its body since 0220). */
 const postTransfer = (
   sql: Sql,
-  { bookTransfer, activeCardId, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
+  { balanceEvents, bookTransfer, activeCardId, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
 ): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
   sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_transfer(
           ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
@@ -41,7 +43,9 @@ const postTransfer = (
           ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
           ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
           ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
-          ${events.map((e) => JSON.stringify(e.data.object))}::text[], NULL::text, ${activeCardId})`.pipe(
+          ${events.map((e) => JSON.stringify(e.data.object))}::text[], NULL::text, ${activeCardId},
+          ${deltas.map((d) => d.pendingMinor)}::bigint[], ${balanceEvents.map((e) => e.id)}::text[],
+          ${balanceEvents.map((e) => e.financial_account_id)}::text[])`.pipe(
     Effect.map((rows) => ({
       posted: rows[0]!.posted === true,
       refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
@@ -52,6 +56,7 @@ const postTransfer = (
 /** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
 const asJson = ({
   activeCardId,
+  balanceEvents,
   bookTransfer,
   checkFunds,
   deltas,
@@ -90,18 +95,27 @@ const asJson = ({
   event_ids: events.map((e) => e.id),
   event_types: events.map((e) => e.type),
   event_data: events.map((e) => JSON.stringify(e.data.object)),
-  active_card: activeCardId
+  active_card: activeCardId,
+  delta_pending: deltas.map((d) => String(d.pendingMinor)),
+  balance_event_ids: balanceEvents.map((e) => e.id),
+  balance_event_accounts: balanceEvents.map((e) => e.financial_account_id)
 })
 /** The running totals of every book of the accounts the postings touch; `lock`: FOR UPDATE, in (account, book) order. */
 const balanceTotals = (sql: Sql, postings: ReadonlyArray<TransferPosting>, lock: boolean) =>
   Effect.map(
-    sql<{ account: string; book: string; debits: string; credits: string }>`
-      SELECT financial_account_id AS account, book, debits_minor::text AS debits, credits_minor::text AS credits
+    sql<{ account: string; book: string; debits: string; credits: string; pending: string }>`
+      SELECT financial_account_id AS account, book, debits_minor::text AS debits, credits_minor::text AS credits,
+             pending_minor::text AS pending
       FROM issuing_balances
       WHERE financial_account_id IN ${sql.in([...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort())}
       ORDER BY financial_account_id, book ${sql.literal(lock ? "FOR UPDATE" : "")}`,
     (rows) =>
-      new Map(rows.map((row) => [balanceRowKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) }]))
+      new Map(
+        rows.map((row) => [
+          balanceRowKey(row.account, row.book),
+          { debits: BigInt(row.debits), credits: BigInt(row.credits), pending: BigInt(row.pending) }
+        ])
+      )
   )
 
 /** Writes rows of postings with `issuing_write_postings` (migration 0090): any of its tables, in one statement. */
@@ -148,7 +162,13 @@ const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings
       check_funds: checkFunds,
       posted: outcomes[i]!.posted,
       refusal: outcomes[i]!.refusal,
-      deltas: deltas.map((d) => ({ account: d.financial_account_id, book: d.book, debits: d.debitsMinor, credits: d.creditsMinor }))
+      deltas: deltas.map((d) => ({
+        account: d.financial_account_id,
+        book: d.book,
+        debits: d.debitsMinor,
+        credits: d.creditsMinor,
+        pending: d.pendingMinor
+      }))
     }))
     const [row] = yield* sql<{ available: ReadonlyArray<string>; queued: boolean }>`SELECT available, ${sql.literal(QUEUED)} AS queued
       FROM (SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(decided)}::jsonb,
@@ -159,6 +179,28 @@ const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings
       row!.queued
     )
   }).pipe(Effect.catchIf(decidedOtherwise, () => client.withTransaction(postNewTransfersLocked(sql, postings, allOrNothing))))
+
+/** One message of a card transaction: `issuing_post_card_message` (migration 0230), after its transfer when it has one. */
+const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
+  Effect.gen(function* () {
+    const t = transactionRow(posting.transaction, posting.financialAccountId)
+    const [row] = yield* sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_card_message(
+        ${JSON.stringify(t)}::jsonb, ${posting.transactionWrite}, ${posting.financialAccountId}, ${posting.pendingDelta},
+        ${posting.requireAvailable}, ${posting.activeCardId}, ${t.updated_at},
+        ${posting.events.map((e) => e.id)}::text[], ${posting.events.map((e) => e.type)}::text[],
+        ${posting.events.map((e) => JSON.stringify(e.data.object))}::text[], ${posting.balanceEventId}, NULL::text)`
+    const outcome: PostingOutcome = {
+      posted: row!.posted === true,
+      refusal: (row!.refusal ?? null) as PostingRefusal | null,
+      availableMinor: row!.available === null ? 0 : toInt(row!.available),
+      wake: row!.queued === true
+    }
+    if (!outcome.posted || posting.transfer === null) return outcome
+    // The transaction row is in; its transfer joins it (no funds check: the merchant has been paid).
+    const transfer = yield* postTransfer(sql, { ...posting.transfer, balanceEvents: [] })
+    if (!transfer.posted) return transfer
+    return { ...outcome, wake: outcome.wake || transfer.wake }
+  })
 
 /**
  * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the `issuing_post_transfer` function
@@ -211,7 +253,15 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
         accountIds.length === 0
           ? Effect.void
           : Effect.asVoid(sql`SELECT 1 FROM issuing_balances WHERE financial_account_id IN ${sql.in(accountIds)}
-                              ORDER BY financial_account_id, book FOR UPDATE`)
+                              ORDER BY financial_account_id, book FOR UPDATE`),
+      postCardMessage: (posting) => postCardMessage(sql, posting),
+      // In the caller's transaction: the pending amount, then the account's balance.updated as it now stands.
+      releasePending: (accountId, amountMinor, at, event) =>
+        Effect.zipRight(
+          sql`UPDATE issuing_balances SET pending_minor = pending_minor - ${amountMinor}, updated_at = ${at}
+              WHERE financial_account_id = ${accountId} AND book = 'principal'`,
+          writeRows(sql, { balance_events: [{ id: event.id, program_id: event.program_id, account: accountId, created_at: at }] })
+        )
     }
   })
 )

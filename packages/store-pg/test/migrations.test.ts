@@ -732,6 +732,92 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect([yield* ledgerRowCounts, yield* count("SELECT count(*) AS n FROM issuing_events")]).toEqual([rows, events])
         expect([yield* principal(CAROL), yield* principal(DAVE)]).toEqual([700, 300])
       })
+  },
+  "0230_card_holds": {
+    // A card authorization of before, approved and posted at once.
+    before: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, mcc, created_at, updated_at)
+                   VALUES ('txn_card_old', ${PROGRAM}, 'APPROVED', 70, 'USD', 'card_ACTIVE', '5411', ${NOW}, ${NOW})`
+        yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+                     from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+                   VALUES ('tr_card_old', ${PROGRAM}, 'txn_card_old', 'card', 70, 'USD', ${CAROL}, ${SETTLEMENT}, 'SETTLED', ${NOW}, ${NOW})`
+        yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                   VALUES ('bt_card_old', ${PROGRAM}, 'tr_card_old', 'txn_card_old', 70, 'USD', ${NOW})`
+        yield* sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+                   VALUES ('bt_card_old', 0, ${CAROL}, 'principal', 'DEBIT', 70, 'USD'), ('bt_card_old', 1, ${CAROL}, 'cash', 'CREDIT', 70, 'USD'),
+                          ('bt_card_old', 2, ${SETTLEMENT}, 'cash', 'DEBIT', 70, 'USD'),
+                          ('bt_card_old', 3, ${SETTLEMENT}, 'principal', 'CREDIT', 70, 'USD')`
+        yield* sql`UPDATE issuing_balances SET debits_minor = debits_minor + 70 WHERE financial_account_id = ${CAROL} AND book = 'principal'`
+        yield* sql`UPDATE issuing_balances SET credits_minor = credits_minor + 70 WHERE financial_account_id = ${CAROL} AND book = 'cash'`
+        yield* sql`UPDATE issuing_balances SET debits_minor = debits_minor + 70 WHERE financial_account_id = ${SETTLEMENT} AND book = 'cash'`
+        yield* sql`UPDATE issuing_balances SET credits_minor = credits_minor + 70
+                   WHERE financial_account_id = ${SETTLEMENT} AND book = 'principal'`
+      }),
+    // The old authorization is a single-message one now; the posting function takes the pending
+    // deltas; a hold through issuing_post_card_message makes funds unavailable without entries,
+    // writes the balance.updated of the account as it then stands, and a hold beyond what is
+    // available writes nothing.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(
+          yield* sql`SELECT status, authorized_minor::integer AS authorized, settled_minor::integer AS settled, financial_account_id,
+                            card_events::jsonb->0->>'id' AS event_id, card_events::jsonb->0->>'type' AS event_type
+                     FROM issuing_transactions WHERE id = 'txn_card_old'`
+        ).toEqual([
+          {
+            status: "SETTLED",
+            authorized: 70,
+            settled: 70,
+            financial_account_id: CAROL,
+            event_id: "tr_card_old",
+            event_type: "FINANCIAL_AUTHORIZATION"
+          }
+        ])
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        expect(yield* postTransferSignatures).toEqual([expect.stringContaining("p_delta_pending bigint[]")])
+        const available = yield* principal(CAROL)
+        const hold = (id: string, amount: number, balanceEvent: string | null) =>
+          sql<{ posted: boolean; available: string | null; refusal: string | null }>`SELECT posted, available, refusal
+            FROM issuing_post_card_message(${JSON.stringify({
+              id,
+              program_id: PROGRAM,
+              status: "PENDING",
+              amount_minor: amount,
+              currency: "USD",
+              card_id: "card_ACTIVE",
+              mcc: "5411",
+              created_at: NOW,
+              updated_at: NOW,
+              authorized_minor: amount,
+              pending_minor: amount,
+              settled_minor: 0,
+              financial_account_id: CAROL,
+              card_events: "[]",
+              request_history: "[]"
+            })}::jsonb, 'insert', ${CAROL}, ${amount}, ${amount}, NULL, ${NOW},
+            ARRAY[${`evt_${id}`}]::text[], ARRAY['transaction.updated']::text[], ARRAY['{}']::text[], ${balanceEvent}, ${CHANNEL})`
+        expect(yield* hold("txn_hold", 30, "evt_balance_hold")).toEqual([{ posted: true, available: String(available), refusal: null }])
+        expect(
+          yield* sql`SELECT pending_minor::integer AS pending FROM issuing_balances WHERE financial_account_id = ${CAROL} AND book = 'principal'`
+        ).toEqual([{ pending: 30 }])
+        const data = (yield* sql<{ data: string }>`SELECT data FROM issuing_events WHERE id = 'evt_balance_hold'`)[0]!.data
+        expect(JSON.parse(data)).toMatchObject({
+          id: CAROL,
+          object: "financial_account",
+          balance: { amount: available, currency: "USD" },
+          pending_balance: { amount: 30, currency: "USD" },
+          available_balance: { amount: available - 30, currency: "USD" }
+        })
+        const rows = yield* ledgerRowCounts
+        expect(yield* hold("txn_hold_2", available - 29, null)).toEqual([
+          { posted: false, available: String(available - 30), refusal: "insufficient_funds" }
+        ])
+        expect(yield* ledgerRowCounts).toEqual(rows)
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
   }
 }
 

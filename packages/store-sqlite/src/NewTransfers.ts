@@ -9,6 +9,7 @@ import {
   type TransferPosting,
   withWake
 } from "@issuing/core"
+import { INSERT_BALANCE_EVENT } from "./BalanceEvents.js"
 import { type BatchStatement, chunkRows, fanOutText, insertRows } from "./MultiRowSql.js"
 import type { SyncConnection } from "./SyncSql.js"
 
@@ -26,8 +27,8 @@ import type { SyncConnection } from "./SyncSql.js"
  * any count), in the (account, book) lock order (`balanceRowOrder`): the writer thread compares
  * them with what the batch was decided over.
  */
-export const TOTALS_OF = `SELECT financial_account_id AS account, book, debits_minor AS debits, credits_minor AS credits
-  FROM issuing_balances WHERE financial_account_id IN (SELECT value FROM json_each(?)) ORDER BY financial_account_id, book`
+export const TOTALS_OF = `SELECT financial_account_id AS account, book, debits_minor AS debits, credits_minor AS credits,
+  pending_minor AS pending FROM issuing_balances WHERE financial_account_id IN (SELECT value FROM json_each(?)) ORDER BY financial_account_id, book`
 
 /** A row of TOTALS_OF. */
 export interface TotalsRow {
@@ -35,6 +36,7 @@ export interface TotalsRow {
   readonly book: string
   readonly debits: number
   readonly credits: number
+  readonly pending: number
 }
 
 /** The ids of the accounts whose balance rows the postings move, each once: TOTALS_OF's parameter. */
@@ -47,7 +49,11 @@ export const totalsOf = (rows: ReadonlyArray<TotalsRow>) => {
   const totals = new Map<string, BalanceTotals>()
   for (const row of rows) {
     // SQLite integers are 64-bit; every total is kept at most 2^53 − 1, so the number is exact.
-    totals.set(balanceRowKey(row.account, row.book), { debits: BigInt(row.debits), credits: BigInt(row.credits) })
+    totals.set(balanceRowKey(row.account, row.book), {
+      debits: BigInt(row.debits),
+      credits: BigInt(row.credits),
+      pending: BigInt(row.pending)
+    })
   }
   return totals
 }
@@ -64,6 +70,7 @@ export interface NewTransfersPlan {
 const BALANCE_UPSERT = `ON CONFLICT (financial_account_id, book) DO UPDATE SET
        debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
        credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
+       pending_minor = issuing_balances.pending_minor + excluded.pending_minor,
        updated_at = excluded.updated_at`
 
 /** Adds the statements that write the rows of the postings that post (`postingRows`), one multi-row insert per table and chunk. */
@@ -108,7 +115,7 @@ const addRowStatements = (table: ReturnType<typeof postingRows>, statements: Arr
   insertRows(
     statements,
     "issuing_balances",
-    ["financial_account_id", "book", "currency", "debits_minor", "credits_minor", "updated_at"],
+    ["financial_account_id", "book", "currency", "debits_minor", "credits_minor", "pending_minor", "updated_at"],
     table.balances,
     BALANCE_UPSERT
   )
@@ -149,6 +156,21 @@ export const planNewTransfers = (
   const fanOuts = addFanOuts(
     posted.flatMap((p) => p.events),
     statements
+  )
+  // One balance.updated per wallet account, as the batch leaves it (after the balances' upsert).
+  for (const event of table.balance_events) statements.push([INSERT_BALANCE_EVENT, [event.id, event.created_at, event.account]])
+  fanOuts.push(
+    ...addFanOuts(
+      table.balance_events.map((e) => ({
+        id: e.id,
+        object: "event" as const,
+        program_id: e.program_id,
+        type: "balance.updated" as const,
+        created_at: e.created_at,
+        data: { object: null }
+      })),
+      statements
+    )
   )
   return { outcomes, fanOuts, written: table.balances }
 }

@@ -1,15 +1,18 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import {
+  type CardMessagePosting,
   isNewTransfer,
   LedgerPosting,
   MAX_TOTAL_MINOR,
   notNewTransfers,
   type PostingOutcome,
   sqliteFanOutParams,
+  transactionRow,
   type TransferPosting
 } from "@issuing/core"
 import { type Context, Effect, Layer } from "effect"
 import { byRowCount, fanOutText, valuesList } from "./MultiRowSql.js"
+import { writeBalanceEvents } from "./BalanceEvents.js"
 import { postNewTransfersSync } from "./NewTransfers.js"
 import { SqliteWriter, type SqliteWriterService } from "./SqliteClient.js"
 import { type SyncConnection, SyncSql } from "./SyncSql.js"
@@ -44,7 +47,10 @@ const UPDATE_TRANSACTION = `UPDATE issuing_transactions SET status = ?, updated_
 // A card authorization's card, read under the write lock a freeze or close also needs.
 const CARD_STATE = `SELECT state FROM issuing_cards WHERE id = ?`
 
-const AVAILABLE = `SELECT credits_minor - debits_minor AS available FROM issuing_balances
+const AVAILABLE = `SELECT credits_minor - debits_minor - pending_minor AS available FROM issuing_balances
+  WHERE financial_account_id = ? AND book = 'principal'`
+
+const PENDING_CHANGE = `UPDATE issuing_balances SET pending_minor = pending_minor + ?, updated_at = ?
   WHERE financial_account_id = ? AND book = 'principal'`
 
 // The running totals a posting adds to; missing rows (a book never posted to) count as zero.
@@ -70,11 +76,12 @@ const insertEntries = byRowCount(
 // Balance rows missing for a book are created by the upsert.
 const upsertBalances = byRowCount(
   (count) =>
-    `INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
-   VALUES ${valuesList(count, "(?, ?, ?, ?, ?, ?)")}
+    `INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, pending_minor, updated_at)
+   VALUES ${valuesList(count, "(?, ?, ?, ?, ?, ?, ?)")}
    ON CONFLICT (financial_account_id, book) DO UPDATE SET
      debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
      credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
+     pending_minor = issuing_balances.pending_minor + excluded.pending_minor,
      updated_at = excluded.updated_at`
 )
 
@@ -148,7 +155,7 @@ const writeTransfer = (db: SyncConnection, posting: TransferPosting) => {
 }
 
 /** Writes the posting's entries, balances, events and webhook deliveries; true when deliveries were queued. */
-const writeEntries = (db: SyncConnection, { bookTransfer, deltas, events }: TransferPosting): boolean => {
+const writeEntries = (db: SyncConnection, { balanceEvents, bookTransfer, deltas, events, transfer }: TransferPosting): boolean => {
   db.prepare(insertEntries(bookTransfer.entries.length)).run(
     ...bookTransfer.entries.flatMap((e, position) => [
       bookTransfer.id,
@@ -161,7 +168,15 @@ const writeEntries = (db: SyncConnection, { bookTransfer, deltas, events }: Tran
     ])
   )
   db.prepare(upsertBalances(deltas.length)).run(
-    ...deltas.flatMap((d) => [d.financial_account_id, d.book, d.currency, d.debitsMinor, d.creditsMinor, bookTransfer.posted_at])
+    ...deltas.flatMap((d) => [
+      d.financial_account_id,
+      d.book,
+      d.currency,
+      d.debitsMinor,
+      d.creditsMinor,
+      d.pendingMinor,
+      bookTransfer.posted_at
+    ])
   )
   let queued = 0
   if (events.length > 0) {
@@ -170,6 +185,7 @@ const writeEntries = (db: SyncConnection, { bookTransfer, deltas, events }: Tran
     )
     queued = db.prepare(fanOutText(events.length)).run(...sqliteFanOutParams(events)).changes
   }
+  queued += writeBalanceEvents(db, transfer.program_id, bookTransfer.posted_at, balanceEvents)
   return queued > 0
 }
 
@@ -179,6 +195,93 @@ export const postTransferSync = (db: SyncConnection, posting: TransferPosting): 
   if (typeof checked !== "number") return checked
   writeTransfer(db, posting)
   return { posted: true, refusal: null, availableMinor: checked, wake: writeEntries(db, posting) }
+}
+
+const TRANSACTION_COLUMNS = [
+  "id",
+  "program_id",
+  "amount_minor",
+  "currency",
+  "card_id",
+  "decline_reason",
+  "mcc",
+  "merchant_name",
+  "created_at",
+  "updated_at",
+  "status",
+  "authorized_minor",
+  "pending_minor",
+  "settled_minor",
+  "financial_account_id",
+  "expires_at",
+  "card_events",
+  "request_history"
+] as const
+
+const INSERT_CARD_TRANSACTION = `INSERT INTO issuing_transactions (${TRANSACTION_COLUMNS.join(", ")})
+  VALUES (${TRANSACTION_COLUMNS.map(() => "?").join(", ")})`
+
+const UPDATE_CARD_TRANSACTION = `UPDATE issuing_transactions SET status = ?, amount_minor = ?, decline_reason = ?,
+  authorized_minor = ?, pending_minor = ?, settled_minor = ?, expires_at = ?, card_events = ?, request_history = ?, updated_at = ?
+  WHERE id = ?`
+
+/**
+ * One message of a card transaction (`CardMessagePosting`), in one synchronous call: the checks
+ * (card ACTIVE, available funds, the transfer's bounds), then the transaction row, the transfer,
+ * the hold's change, the events and the account's balance.updated. Refused: nothing written.
+ */
+export const postCardMessageSync = (db: SyncConnection, posting: CardMessagePosting): PostingOutcome => {
+  let available = 0
+  if (posting.activeCardId !== null) {
+    const state = db.prepare(CARD_STATE).get(posting.activeCardId)?.state
+    if (state !== "ACTIVE")
+      return { posted: false, refusal: state === "FROZEN" ? "card_frozen" : "card_closed", availableMinor: 0, wake: false }
+  }
+  const row = db.prepare(AVAILABLE).get(posting.financialAccountId)
+  available = row === undefined ? 0 : Number(row.available)
+  if (posting.requireAvailable > 0 && available < posting.requireAvailable)
+    return { posted: false, refusal: "insufficient_funds", availableMinor: available, wake: false }
+  if (posting.transfer !== null) {
+    const checked = checkPosting(db, posting.transfer)
+    if (typeof checked !== "number") return checked
+  }
+  const t = transactionRow(posting.transaction, posting.financialAccountId)
+  if (posting.transactionWrite === "insert") db.prepare(INSERT_CARD_TRANSACTION).run(...TRANSACTION_COLUMNS.map((c) => t[c]))
+  else
+    db.prepare(UPDATE_CARD_TRANSACTION).run(
+      t.status,
+      t.amount_minor,
+      t.decline_reason,
+      t.authorized_minor,
+      t.pending_minor,
+      t.settled_minor,
+      t.expires_at,
+      t.card_events,
+      t.request_history,
+      t.updated_at,
+      t.id
+    )
+  let wake = false
+  if (posting.transfer !== null) {
+    writeTransfer(db, posting.transfer)
+    // The transfer's own balance.updated is this message's: written once, after the hold moves.
+    wake = writeEntries(db, { ...posting.transfer, balanceEvents: [] })
+  }
+  if (posting.pendingDelta !== 0) db.prepare(PENDING_CHANGE).run(posting.pendingDelta, t.updated_at, posting.financialAccountId)
+  const { events } = posting
+  if (events.length > 0) {
+    db.prepare(insertEvents(events.length)).run(
+      ...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, JSON.stringify(e.data.object)])
+    )
+    if (db.prepare(fanOutText(events.length)).run(...sqliteFanOutParams(events)).changes > 0) wake = true
+  }
+  if (posting.balanceEventId !== null) {
+    const queued = writeBalanceEvents(db, t.program_id, t.updated_at, [
+      { id: posting.balanceEventId, financial_account_id: posting.financialAccountId }
+    ])
+    if (queued > 0) wake = true
+  }
+  return { posted: true, refusal: null, availableMinor: available, wake }
 }
 
 /**
@@ -215,7 +318,13 @@ export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql 
             ),
       commitsNewTransfersItself: writer.available,
       // The write transaction (BEGIN IMMEDIATE) already excludes every other writer.
-      lockAccounts: () => Effect.void
+      lockAccounts: () => Effect.void,
+      postCardMessage: (posting) => sync.run((db) => postCardMessageSync(db, posting)),
+      releasePending: (accountId, amountMinor, at, event) =>
+        sync.run((db) => {
+          db.prepare(PENDING_CHANGE).run(-amountMinor, at, accountId)
+          return writeBalanceEvents(db, event.program_id, at, [{ id: event.id, financial_account_id: accountId }]) > 0
+        })
     } satisfies Context.Tag.Service<typeof LedgerPosting>
   })
 )

@@ -49,7 +49,13 @@ const expectedRows = (rows: ReadonlyMap<string, PredictedRow>, accounts: Readonl
   return [...rows.values()]
     .filter((row) => wanted.has(row.financial_account_id))
     .sort(balanceRowOrder)
-    .map((row) => ({ account: row.financial_account_id, book: row.book, debits: Number(row.debits), credits: Number(row.credits) }))
+    .map((row) => ({
+      account: row.financial_account_id,
+      book: row.book,
+      debits: Number(row.debits),
+      credits: Number(row.credits),
+      pending: Number(row.pending)
+    }))
 }
 
 /**
@@ -64,7 +70,8 @@ export const planJob = (prediction: Prediction, batches: ReadonlyArray<LaneBatch
       financial_account_id: row.account,
       book: row.book,
       debits: BigInt(row.debits),
-      credits: BigInt(row.credits)
+      credits: BigInt(row.credits),
+      pending: BigInt(row.pending)
     })
   }
   const accounts = touchedAccountIds(batches.flatMap((batch) => batch.postings))

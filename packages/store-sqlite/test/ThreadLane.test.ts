@@ -27,6 +27,12 @@ const transfer = (from: string, to: string, amount: number, checkFunds = true): 
     decline_reason: null,
     mcc: null,
     merchant_name: null,
+    authorized_amount: null,
+    pending_amount: null,
+    settled_amount: null,
+    expires_at: null,
+    card_events: [],
+    request_history: [],
     created_at: NOW,
     updated_at: NOW
   } as const
@@ -62,7 +68,8 @@ const transfer = (from: string, to: string, amount: number, checkFunds = true): 
     deltas: balanceDeltas(entries),
     checkFunds,
     activeCardId: null,
-    events: [newEvent("prog", "transfer.created", NOW, posted)]
+    events: [newEvent("prog", "transfer.created", NOW, posted)],
+    balanceEvents: []
   }
 }
 
@@ -70,10 +77,10 @@ const batch = (postings: ReadonlyArray<TransferPosting>, allOrNothing = false): 
 
 /** The balance rows as TOTALS_OF reads them: wallet `a` holds 1,000 (funded from settlement `s`). */
 const READ: ReadonlyArray<TotalsRow> = [
-  { account: "a", book: "cash", debits: 1000, credits: 0 },
-  { account: "a", book: "principal", debits: 0, credits: 1000 },
-  { account: "s", book: "cash", debits: 0, credits: 1000 },
-  { account: "s", book: "principal", debits: 1000, credits: 0 }
+  { account: "a", book: "cash", debits: 1000, credits: 0, pending: 0 },
+  { account: "a", book: "principal", debits: 0, credits: 1000, pending: 0 },
+  { account: "s", book: "cash", debits: 0, credits: 1000, pending: 0 },
+  { account: "s", book: "principal", debits: 1000, credits: 0, pending: 0 }
 ]
 
 /** The predicted rows as [account, book, debits, credits], in lock order. */
@@ -129,10 +136,10 @@ describe("the writer-thread lane's planning", () => {
     expect(second.plans.map((plan) => plan.outcomes[0]!.refusal)).toEqual(["insufficient_funds", null])
     expect(second.plans.map((plan) => plan.outcomes[0]!.availableMinor)).toEqual([700, 700])
     expect(JSON.parse(second.job.guard.expected)).toEqual([
-      { account: "a", book: "cash", debits: 1000, credits: 300 },
-      { account: "a", book: "principal", debits: 300, credits: 1000 },
-      { account: "b", book: "cash", debits: 300, credits: 0 },
-      { account: "b", book: "principal", debits: 0, credits: 300 }
+      { account: "a", book: "cash", debits: 1000, credits: 300, pending: 0 },
+      { account: "a", book: "principal", debits: 300, credits: 1000, pending: 0 },
+      { account: "b", book: "cash", debits: 300, credits: 0, pending: 0 },
+      { account: "b", book: "principal", debits: 0, credits: 300, pending: 0 }
     ])
     expect(rowsOf(second.next).slice(0, 2)).toEqual([
       ["a", "cash", 1000, 1000],

@@ -179,6 +179,73 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         yield* sql`SELECT SUM(n) AS n FROM issuing_list_counts WHERE list = 'transfers' AND key = '=SETTLED|=ach_same_day|=fa_2'`
       ).toEqual([{ n: 1 }])
     })
+  },
+  "0230_card_holds": {
+    // Card authorizations of before: one approved and posted at once, one declined.
+    before: Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.all([
+        sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, mcc, created_at, updated_at)
+            VALUES ('txn_card', 'program_1', 'APPROVED', 70, 'USD', 'card_1', '5411', ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, created_at, updated_at)
+            VALUES ('txn_declined', 'program_1', 'DECLINED', 90, 'USD', 'card_1', 'MCC_BLOCKED', '7995', ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+              from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+            VALUES ('tr_card', 'program_1', 'txn_card', 'card', 70, 'USD', 'fa_2', 'fa_1', 'SETTLED', ${NOW}, ${NOW})`
+      ])
+    ),
+    // They become single-message authorizations with their one card event; the status column keeps
+    // its indexes and count triggers (the counts stay exact through the change and after it); the
+    // new CHECK refuses an unknown status and a negative pending amount.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql`SELECT id, status, authorized_minor, pending_minor, settled_minor, financial_account_id, card_events
+                              FROM issuing_transactions WHERE id IN ('txn_card', 'txn_declined') ORDER BY id`
+      expect(rows.map((row: any) => ({ ...row, card_events: JSON.parse(row.card_events) }))).toEqual([
+        {
+          id: "txn_card",
+          status: "SETTLED",
+          authorized_minor: 70,
+          pending_minor: 0,
+          settled_minor: 70,
+          financial_account_id: "fa_2",
+          card_events: [
+            { id: "tr_card", type: "FINANCIAL_AUTHORIZATION", amount: 70, result: "APPROVED", decline_reason: null, created_at: NOW }
+          ]
+        },
+        {
+          id: "txn_declined",
+          status: "DECLINED",
+          authorized_minor: 90,
+          pending_minor: 0,
+          settled_minor: 0,
+          financial_account_id: null,
+          card_events: [
+            { id: "txn_declined", type: "AUTHORIZATION", amount: 90, result: "DECLINED", decline_reason: "MCC_BLOCKED", created_at: NOW }
+          ]
+        }
+      ])
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      const indexes = yield* sql<{ name: string }>`SELECT name FROM sqlite_master
+        WHERE tbl_name = 'issuing_transactions' AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name`
+      expect(indexes.map((row) => row.name)).toEqual([
+        "issuing_count_transactions_delete",
+        "issuing_count_transactions_insert",
+        "issuing_count_transactions_update",
+        "issuing_transactions_by_amount",
+        "issuing_transactions_by_card",
+        "issuing_transactions_by_program",
+        "issuing_transactions_by_status",
+        "issuing_transactions_by_update",
+        "issuing_transactions_holds_by_expiry"
+      ])
+      yield* sql`UPDATE issuing_transactions SET status = 'VOIDED' WHERE id = 'txn_card'`
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      expect(yield* failureOf(sql`UPDATE issuing_transactions SET status = 'LOST' WHERE id = 'txn_card'`)).toContain("CHECK")
+      expect(
+        yield* failureOf(sql`INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, pending_minor,
+                               updated_at) VALUES ('fa_2', 'principal', 'USD', 0, 0, -1, ${NOW})`)
+      ).toContain("CHECK")
+    })
   }
 }
 

@@ -167,7 +167,8 @@ export const DeclineReason = Schema.Literal(
   "MCC_NOT_ALLOWED",
   "MCC_BLOCKED",
   "SPENDING_LIMIT_EXCEEDED",
-  "INSUFFICIENT_FUNDS"
+  "INSUFFICIENT_FUNDS",
+  "WEBHOOK_DECLINED"
 )
 export type DeclineReason = typeof DeclineReason.Type
 
@@ -368,6 +369,24 @@ export const SimulateAuthorization = Schema.Struct({
   amount: AmountMinor,
   mcc: MccCode,
   currency: Schema.optional(Schema.NullOr(Currency)),
-  merchant_name: Schema.optional(Schema.NullOr(MerchantName))
+  merchant_name: Schema.optional(Schema.NullOr(MerchantName)),
+  /** AUTHORIZATION (default) opens a hold; FINANCIAL_AUTHORIZATION (single message) clears at once. */
+  kind: Schema.optional(Schema.NullOr(Schema.Literal("AUTHORIZATION", "FINANCIAL_AUTHORIZATION"))),
+  partial_approval_capable: Schema.optional(Schema.NullOr(Schema.Boolean))
 })
 export type SimulateAuthorization = typeof SimulateAuthorization.Type
+
+/** POST /v1/simulate/transactions/{id}/increment. */
+export const SimulateIncrement = Schema.Struct({ amount: AmountMinor })
+export type SimulateIncrement = typeof SimulateIncrement.Type
+
+/** POST /v1/simulate/transactions/{id}/clearing: `amount` defaults to the open hold; `final` to true. */
+export const SimulateClearing = Schema.Struct({
+  amount: Schema.optional(Schema.NullOr(AmountMinor)),
+  final: Schema.optional(Schema.NullOr(Schema.Boolean))
+})
+export type SimulateClearing = typeof SimulateClearing.Type
+
+/** POST /v1/simulate/transactions/{id}/reversal and …/return: `amount` defaults to all that may be. */
+export const SimulateAmount = Schema.Struct({ amount: Schema.optional(Schema.NullOr(AmountMinor)) })
+export type SimulateAmount = typeof SimulateAmount.Type

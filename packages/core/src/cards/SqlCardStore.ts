@@ -174,14 +174,18 @@ const changeQueries = (
       ORDER BY issuing_cards.vault_key_id`.pipe(Effect.map((rows) => rows.map(toCardRecord)))
 })
 
-/** A card's approved spend, for its spending period. */
+/**
+ * A card's spend for its spending period (docs/card-transactions.md#spend-controls): its
+ * transactions' open holds plus what cleared, minus reversals and returns (both already taken off
+ * the pending and settled amounts); declined ones hold and settle nothing.
+ */
 const spendQueries = (sql: Sql): Pick<CardStoreService, "approvedSpendMinor"> => ({
   approvedSpendMinor: (cardId, since) =>
     (since === null
-      ? sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
-            WHERE card_id = ${cardId} AND status = 'APPROVED'`
-      : sql`SELECT COALESCE(SUM(amount_minor), 0) AS spent FROM issuing_transactions
-            WHERE card_id = ${cardId} AND status = 'APPROVED' AND created_at >= ${since}`
+      ? sql`SELECT COALESCE(SUM(pending_minor + settled_minor), 0) AS spent FROM issuing_transactions
+            WHERE card_id = ${cardId}`
+      : sql`SELECT COALESCE(SUM(pending_minor + settled_minor), 0) AS spent FROM issuing_transactions
+            WHERE card_id = ${cardId} AND created_at >= ${since}`
     ).pipe(Effect.map((rows) => toInt(rows[0]!.spent)))
 })
 

@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   "transfer.settled",
   "transfer.settled.instant",
   "transaction.updated",
+  "balance.updated",
   "oauth_grant.created",
   "oauth_grant.revoked"
 ] as const

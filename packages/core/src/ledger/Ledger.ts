@@ -23,10 +23,9 @@ import { WriteLane } from "../sql/WriteLane.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { makeAccountCache } from "./AccountCache.js"
 import { type AccountFilter, type BookTransferFilter, LedgerStore, type TransactionFilter, type TransferFilter } from "./LedgerStore.js"
-import { type CardNotActive, type LedgerDeps, noCard, post, type TransferError, write } from "./Posting.js"
-import type { PostedTransfer, TransferOrder } from "./PrepareTransfer.js"
+import { type LedgerDeps, noCard, post, type TransferError } from "./Posting.js"
+import type { PostedTransfer } from "./PrepareTransfer.js"
 import type {
-  AmountMinor,
   BookBalance,
   BookTransfer,
   CreateWallet,
@@ -38,30 +37,11 @@ import type {
   Wallet
 } from "./Records.js"
 import { DEFAULT_CURRENCY } from "./Records.js"
+import { type CardMessage, postCardMessage } from "./CardPosting.js"
+import type { PostingOutcome } from "./LedgerStore.js"
 import { postBatch, type TransferBatchAborted, type TransferItemError } from "./TransferBatch.js"
 
 export type { PostedTransfer } from "./PrepareTransfer.js"
-
-/** A card authorization to approve (see `Ledger.approveCardAuthorization`). */
-export interface CardAuthorizationInput {
-  readonly card_id: string
-  /** The card's wallet account: the account debited. */
-  readonly financial_account_id: string
-  readonly amount: AmountMinor
-  readonly currency: Currency
-  readonly mcc: string | null
-  readonly merchant_name: string | null
-}
-
-/** A declined card authorization to record (see `Ledger.declineCardAuthorization`). */
-export interface CardDeclineInput {
-  readonly card_id: string
-  readonly amount: AmountMinor
-  readonly currency: Currency
-  readonly decline_reason: string
-  readonly mcc: string | null
-  readonly merchant_name: string | null
-}
 
 export { CardNotActive, type TransferError } from "./Posting.js"
 export { TransferBatchAborted, type TransferItemError } from "./TransferBatch.js"
@@ -97,6 +77,8 @@ const createWallet = (ctx: LedgerDeps, programId: string, input: CreateWallet) =
         ...account,
         object: "financial_account",
         balance: { amount: 0, currency },
+        pending_balance: { amount: 0, currency },
+        available_balance: { amount: 0, currency },
         created_at: now,
         updated_at: now
       }
@@ -121,6 +103,15 @@ const settleTransfer = (ctx: LedgerDeps, programId: string, transferId: string) 
       yield* ctx.store.setTransferStatus(found.id, "SETTLED", now)
       const transfer: Transfer = { ...found, status: "SETTLED", updated_at: now }
       yield* ctx.events.emit(programId, "transfer.settled", transfer)
+      // An inbound credit becomes available once its rail settles it (it was pending until now).
+      const [source, target] = yield* Effect.all([
+        findAccount(ctx, programId, found.from_financial_account_id),
+        findAccount(ctx, programId, found.to_financial_account_id)
+      ])
+      if (source.kind === "settlement" && target.kind === "wallet") {
+        const wake = yield* ctx.store.releasePending(target.id, found.amount, now, { id: newId(), program_id: programId })
+        if (wake) yield* ctx.webhooks.wake
+      }
       const transaction = yield* ctx.store.findTransaction(programId, transfer.transaction_id, true)
       if (
         Option.isSome(transaction) &&
@@ -133,47 +124,6 @@ const settleTransfer = (ctx: LedgerDeps, programId: string, transferId: string) 
       return transfer
     })
   )
-
-/**
- * Records a DECLINED card authorization (no transfer, no entries); emits transaction.updated.
- * Joins the caller's transaction, else commits through the write lane.
- */
-const declineCardAuthorization = (ctx: LedgerDeps, programId: string, input: CardDeclineInput) =>
-  write(
-    ctx,
-    Effect.gen(function* () {
-      const now = yield* nowIso
-      const transaction: Transaction = {
-        id: newId(),
-        object: "transaction",
-        program_id: programId,
-        status: "DECLINED",
-        amount: input.amount,
-        currency: input.currency,
-        card_id: input.card_id,
-        decline_reason: input.decline_reason,
-        mcc: input.mcc,
-        merchant_name: input.merchant_name,
-        created_at: now,
-        updated_at: now
-      }
-      yield* ctx.store.insertTransaction(transaction)
-      yield* ctx.events.emit(programId, "transaction.updated", transaction)
-      return transaction
-    })
-  )
-
-/** Approves a card authorization: a `card` transfer from the card's wallet account to the settlement account, settled at once. */
-const cardOrder = (input: CardAuthorizationInput): TransferOrder => ({
-  rail: "card",
-  amount: input.amount,
-  currency: input.currency,
-  from_financial_account_id: input.financial_account_id,
-  to_financial_account_id: null,
-  transaction_id: null,
-  description: null,
-  card: { card_id: input.card_id, mcc: input.mcc, merchant_name: input.merchant_name }
-})
 
 const walletAccount = (ctx: LedgerDeps, programId: string, walletId: string) =>
   Effect.gen(function* () {
@@ -264,16 +214,18 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
       listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest<TransactionOrderField>) =>
         page(store.listTransactions(programId, filter, toWindow(request, TRANSACTION_ORDER_FIELDS))),
       /**
-       * An APPROVED card transaction and its transfer; insufficient_funds (nothing written) when
-       * the wallet cannot cover it, CardNotActive when the card is no longer ACTIVE at the posting.
-       * Joins the caller's transaction, else commits through the write lane as one store call.
+       * Writes one message of a card transaction (ledger/CardPosting.ts) in the caller's
+       * transaction, or as one atomic store call when it moves no money and there is none.
        */
-      approveCardAuthorization: (
-        programId: string,
-        input: CardAuthorizationInput
-      ): Effect.Effect<PostedTransfer, TransferError | CardNotActive> => post(ctx, programId, cardOrder(input)),
-      declineCardAuthorization: (programId: string, input: CardDeclineInput): Effect.Effect<Transaction, SqlError.SqlError> =>
-        declineCardAuthorization(ctx, programId, input),
+      postCardMessage: (programId: string, message: CardMessage): Effect.Effect<PostingOutcome, TransferError> =>
+        postCardMessage(ctx, programId, message),
+      /** A transaction of the program, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE). */
+      lockTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
+        findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, true)),
+      /** Card transactions whose hold expired by `now`, claimed for the caller's transaction (see LedgerStore). */
+      claimExpiredHolds: (now: string, limit: number) => store.claimExpiredHolds(now, limit),
+      /** Wakes the webhook workers after a commit that queued deliveries. */
+      wakeDeliveries: ctx.webhooks.wake,
       /** Book transfers of a transaction; 404 param transaction_id for unknown or other-program ids. */
       listTransactionBookTransfers: (
         programId: string,

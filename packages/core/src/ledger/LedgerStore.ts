@@ -80,6 +80,40 @@ export interface TransferPosting {
   readonly activeCardId: string | null
   /** The events of the change, in order; each is fanned out to its webhook subscriptions. */
   readonly events: ReadonlyArray<IssuingEvent>
+  /**
+   * A `balance.updated` event for each wallet account the posting moves (its id and the account):
+   * the store composes its data, the account as the posting leaves it, under the posting's locks.
+   */
+  readonly balanceEvents: ReadonlyArray<BalanceEvent>
+}
+
+/** A `balance.updated` event the store writes with the account as it stands after the write. */
+export interface BalanceEvent {
+  readonly id: string
+  readonly financial_account_id: string
+}
+
+/**
+ * One message of a card transaction (docs/card-transactions.md), written by the store in one call:
+ * the card still ACTIVE (when `activeCardId`), the wallet's principal row locked and its available
+ * amount (`credits − debits − pending`) at least `requireAvailable` (when > 0), then the
+ * transaction row (insert or update; on update the caller holds the row's lock), the hold's
+ * change (`pendingDelta` on the account's pending amount), the clearing's or return's transfer
+ * (`transfer`: a TransferPosting with `transactionWrite` "none", no funds check), the events and
+ * the account's `balance.updated`. Nothing is written when refused.
+ */
+export interface CardMessagePosting {
+  readonly transaction: Transaction
+  readonly transactionWrite: "insert" | "update"
+  /** The card's wallet account: the hold's. */
+  readonly financialAccountId: string
+  readonly pendingDelta: number
+  readonly requireAvailable: number
+  readonly activeCardId: string | null
+  readonly transfer: TransferPosting | null
+  readonly events: ReadonlyArray<IssuingEvent>
+  /** The account's `balance.updated` event id, when its balance or pending amount changes. */
+  readonly balanceEventId: string | null
 }
 
 /**
@@ -149,6 +183,22 @@ export interface LedgerPostingService {
    * the same order). PostgreSQL: FOR UPDATE; SQLite: nothing (BEGIN IMMEDIATE has one writer).
    */
   readonly lockAccounts: (accountIds: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Writes one message of a card transaction (see `CardMessagePosting`). With a transfer it must run in
+   * the caller's transaction (PostgreSQL writes the two in two statements); without one it is one
+   * statement (an authorization's hold: one round trip).
+   */
+  readonly postCardMessage: (posting: CardMessagePosting) => Effect.Effect<PostingOutcome, SqlError.SqlError>
+  /**
+   * Releases an inbound credit's pending amount when its transfer settles on its rail, and writes
+   * the account's `balance.updated`; in the caller's transaction.
+   */
+  readonly releasePending: (
+    financialAccountId: string,
+    amountMinor: number,
+    at: string,
+    balanceEvent: { readonly id: string; readonly program_id: string }
+  ) => Effect.Effect<boolean, SqlError.SqlError>
 }
 
 /** The store's posting strategy (provided by each store package). */
@@ -229,6 +279,16 @@ export interface LedgerStoreService {
   readonly commitsNewTransfersItself: boolean
   /** Locks accounts' balance rows in order for the rest of the transaction (see `LedgerPostingService`). */
   readonly lockAccounts: LedgerPostingService["lockAccounts"]
+  /** Writes one message of a card transaction (see `LedgerPostingService`). */
+  readonly postCardMessage: LedgerPostingService["postCardMessage"]
+  /** Releases a settled inbound credit's pending amount (see `LedgerPostingService`). */
+  readonly releasePending: LedgerPostingService["releasePending"]
+  /**
+   * Card transactions whose hold expired by `now` (PENDING, `expires_at` ≤ now), soonest first, at
+   * most `limit`; on PostgreSQL locked FOR UPDATE SKIP LOCKED, so workers in other processes take
+   * others (in the caller's transaction).
+   */
+  readonly claimExpiredHolds: (now: string, limit: number) => Effect.Effect<ReadonlyArray<Transaction>, SqlError.SqlError>
   readonly listBookTransfers: (
     programId: string,
     filter: BookTransferFilter,

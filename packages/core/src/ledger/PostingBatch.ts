@@ -19,6 +19,8 @@ const LIMIT = BigInt(MAX_TOTAL_MINOR)
 export interface BalanceTotals {
   debits: bigint
   credits: bigint
+  /** Posted but not available (holds, inbound credits PENDING on their rail). */
+  pending: bigint
 }
 
 /**
@@ -35,7 +37,7 @@ export const decidePostings = (
     const key = balanceRowKey(account, book)
     let found = totals.get(key)
     if (found === undefined) {
-      found = { debits: 0n, credits: 0n }
+      found = { debits: 0n, credits: 0n, pending: 0n }
       totals.set(key, found)
     }
     return found
@@ -44,7 +46,7 @@ export const decidePostings = (
     let available = 0
     if (checkFunds) {
       const principal = totalsOf(transfer.from_financial_account_id!, "principal")
-      available = Number(principal.credits - principal.debits)
+      available = Number(principal.credits - principal.debits - principal.pending)
       if (available < transfer.amount) return { posted: false, refusal: "insufficient_funds", availableMinor: available, wake: false }
     }
     const over = deltas.some((d) => {
@@ -56,6 +58,7 @@ export const decidePostings = (
       const row = totalsOf(d.financial_account_id, d.book)
       row.debits += BigInt(d.debitsMinor)
       row.credits += BigInt(d.creditsMinor)
+      row.pending += BigInt(d.pendingMinor)
     }
     return { posted: true, refusal: null, availableMinor: available, wake: false }
   })
@@ -65,7 +68,15 @@ export const decidePostings = (
 const summedDeltas = (postings: ReadonlyArray<TransferPosting>) => {
   const balances = new Map<
     string,
-    { financial_account_id: string; book: string; currency: string; debits_minor: number; credits_minor: number; updated_at: string }
+    {
+      financial_account_id: string
+      book: string
+      currency: string
+      debits_minor: number
+      credits_minor: number
+      pending_minor: number
+      updated_at: string
+    }
   >()
   for (const { deltas, transfer } of postings) {
     for (const d of deltas) {
@@ -78,16 +89,41 @@ const summedDeltas = (postings: ReadonlyArray<TransferPosting>) => {
           currency: d.currency,
           debits_minor: d.debitsMinor,
           credits_minor: d.creditsMinor,
+          pending_minor: d.pendingMinor,
           updated_at: transfer.created_at
         })
       } else {
         row.debits_minor += d.debitsMinor
         row.credits_minor += d.creditsMinor
+        row.pending_minor += d.pendingMinor
         row.updated_at = transfer.created_at
       }
     }
   }
   return [...balances.values()].sort(balanceRowOrder)
+}
+
+/**
+ * One `balance.updated` per wallet account the postings move, with the account as the whole batch
+ * leaves it (the store composes it after the balances are written): the first posting's event id
+ * for that account, the last one's time.
+ */
+const batchBalanceEvents = (postings: ReadonlyArray<TransferPosting>) => {
+  const byAccount = new Map<string, { id: string; program_id: string; account: string; created_at: string }>()
+  for (const { balanceEvents, transfer } of postings) {
+    for (const event of balanceEvents) {
+      const seen = byAccount.get(event.financial_account_id)
+      if (seen === undefined)
+        byAccount.set(event.financial_account_id, {
+          id: event.id,
+          program_id: transfer.program_id,
+          account: event.financial_account_id,
+          created_at: transfer.created_at
+        })
+      else seen.created_at = transfer.created_at
+    }
+  }
+  return [...byAccount.values()]
 }
 
 /** The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one array per table. */
@@ -139,7 +175,8 @@ export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
       }))
     ),
     balances: summedDeltas(postings),
-    events: postings.flatMap(({ events }) => events.map(eventRow))
+    events: postings.flatMap(({ events }) => events.map(eventRow)),
+    balance_events: batchBalanceEvents(postings)
   }
 }
 

@@ -84,11 +84,19 @@ export interface BalanceDelta {
   readonly currency: string
   readonly debitsMinor: number
   readonly creditsMinor: number
+  /**
+   * The change to the row's pending amount (principal rows): posted but not available — an
+   * inbound credit still PENDING on its rail (docs/card-transactions.md#holds-in-the-ledger).
+   */
+  readonly pendingMinor: number
 }
 
 /** Sums entries per (account, book), in a fixed order (account id, then book) so locks are taken in that order. */
 export const balanceDeltas = (entries: ReadonlyArray<BookEntry>): ReadonlyArray<BalanceDelta> => {
-  const byKey = new Map<string, { financial_account_id: string; book: Book; currency: string; debitsMinor: number; creditsMinor: number }>()
+  const byKey = new Map<
+    string,
+    { financial_account_id: string; book: Book; currency: string; debitsMinor: number; creditsMinor: number; pendingMinor: number }
+  >()
   for (const entry of entries) {
     const key = balanceRowKey(entry.financial_account_id, entry.book)
     const delta = byKey.get(key) ?? {
@@ -96,7 +104,8 @@ export const balanceDeltas = (entries: ReadonlyArray<BookEntry>): ReadonlyArray<
       book: entry.book,
       currency: entry.amount.currency,
       debitsMinor: 0,
-      creditsMinor: 0
+      creditsMinor: 0,
+      pendingMinor: 0
     }
     check(delta.currency === entry.amount.currency, "one book of one account holds one currency")
     if (entry.entry_type === "DEBIT") delta.debitsMinor += entry.amount.amount

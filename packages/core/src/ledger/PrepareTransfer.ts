@@ -134,6 +134,8 @@ export const checkAttachable = (existing: Transaction, currency: string): Either
 /** The transaction a transfer belongs to: a new one, or an existing one with its other PENDING transfers counted under its lock. */
 export type TransactionPlan =
   | { readonly _tag: "New" }
+  /** A card transaction's clearing or return: the card message writes the transaction (CardTransactions). */
+  | { readonly _tag: "Card"; readonly transaction: Transaction }
   | { readonly _tag: "Existing"; readonly transaction: Transaction; readonly pendingTransfers: number }
 
 /** What a posted transfer answers: the transfer, its transaction as it stands after, its book transfer. */
@@ -147,22 +149,29 @@ const newTransaction = (p: PreparedTransfer, status: TransactionStatus, now: str
   id: newId(),
   object: "transaction",
   program_id: p.programId,
-  status: p.order.card === null ? status : "APPROVED",
+  status,
   amount: p.order.amount,
   currency: p.order.currency,
-  card_id: p.order.card?.card_id ?? null,
+  card_id: null,
   decline_reason: null,
-  mcc: p.order.card?.mcc ?? null,
-  merchant_name: p.order.card?.merchant_name ?? null,
+  mcc: null,
+  merchant_name: null,
+  authorized_amount: null,
+  pending_amount: null,
+  settled_amount: null,
+  expires_at: null,
+  card_events: [],
+  request_history: [],
   created_at: now,
   updated_at: now
 })
 
 /**
  * The transaction after the posting and what to write of it. A transfer-driven transaction is
- * SETTLED once every one of its transfers is; a card authorization's (APPROVED) never changes.
+ * SETTLED once every one of its transfers is; a card transaction's status is its messages' (CardTransactions).
  */
 const transactionAfter = (p: PreparedTransfer, plan: TransactionPlan, transferStatus: Transfer["status"], now: string) => {
+  if (plan._tag === "Card") return { transaction: plan.transaction, write: "none" as const }
   if (plan._tag === "New") return { transaction: newTransaction(p, transferStatus, now), write: "insert" as const }
   const existing = plan.transaction
   if (existing.status !== "PENDING" && existing.status !== "SETTLED") return { transaction: existing, write: "none" as const }
@@ -204,6 +213,8 @@ export const transferPosting = (
     updated_at: now
   }
   const entries = transferEntries(source.id, target.id, amount, currency)
+  // An inbound credit PENDING on its rail is posted but not available until it settles.
+  const pendingCredit = status === "PENDING" && target.kind === "wallet" && source.kind === "settlement" ? amount : 0
   const bookTransfer: BookTransfer = {
     id: newId(),
     object: "book_transfer",
@@ -224,10 +235,15 @@ export const transferPosting = (
       transactionWrite: write,
       transfer,
       bookTransfer,
-      deltas: balanceDeltas(entries),
-      checkFunds: source.kind === "wallet",
-      activeCardId: p.order.card?.card_id ?? null,
-      events
+      deltas: balanceDeltas(entries).map((d) =>
+        pendingCredit > 0 && d.financial_account_id === target.id && d.book === "principal" ? { ...d, pendingMinor: pendingCredit } : d
+      ),
+      checkFunds: source.kind === "wallet" && plan._tag !== "Card",
+      activeCardId: plan._tag === "Card" ? null : (p.order.card?.card_id ?? null),
+      events,
+      balanceEvents: [source, target]
+        .filter((account) => account.kind === "wallet")
+        .map((account) => ({ id: newId(), financial_account_id: account.id }))
     },
     posted: { transfer, transaction, book_transfer: bookTransfer }
   }

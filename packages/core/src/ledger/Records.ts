@@ -64,8 +64,11 @@ export type EntryType = typeof EntryType.Type
 export const TRANSFER_STATUSES = ["PENDING", "SETTLED"] as const
 export const TransferStatus = Schema.Literal(...TRANSFER_STATUSES)
 export type TransferStatus = typeof TransferStatus.Type
-/** PENDING/SETTLED for transfer-driven transactions; APPROVED/DECLINED for card authorizations. */
-export const TRANSACTION_STATUSES = ["PENDING", "SETTLED", "APPROVED", "DECLINED"] as const
+/**
+ * PENDING/SETTLED for transfer-driven transactions; a card transaction is PENDING while its hold is
+ * open, then SETTLED, VOIDED or EXPIRED, or DECLINED from the start (docs/card-transactions.md).
+ */
+export const TRANSACTION_STATUSES = ["PENDING", "SETTLED", "VOIDED", "EXPIRED", "DECLINED"] as const
 export const TransactionStatus = Schema.Literal(...TRANSACTION_STATUSES)
 export type TransactionStatus = typeof TransactionStatus.Type
 
@@ -94,8 +97,12 @@ export const FinancialAccount = Schema.Struct({
   wallet_id: Schema.NullOr(Schema.String),
   kind: AccountKind,
   currency: Schema.String,
-  /** credits − debits of the principal book. */
+  /** credits − debits of the principal book: what is posted. */
   balance: Money,
+  /** Posted but not available: open card holds and inbound credits still PENDING on their rail. */
+  pending_balance: Money,
+  /** balance − pending_balance: what a transfer or an authorization may take. */
+  available_balance: Money,
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "FinancialAccount" })
@@ -131,17 +138,63 @@ export const Transfer = Schema.Struct({
 }).annotations({ identifier: "Transfer" })
 export type Transfer = typeof Transfer.Type
 
+/** The messages of a card transaction (docs/card-transactions.md). */
+export const CARD_EVENT_TYPES = [
+  "AUTHORIZATION",
+  "FINANCIAL_AUTHORIZATION",
+  "INCREMENTAL_AUTHORIZATION",
+  "AUTHORIZATION_REVERSAL",
+  "AUTHORIZATION_EXPIRY",
+  "CLEARING",
+  "RETURN"
+] as const
+export const CardEventType = Schema.Literal(...CARD_EVENT_TYPES)
+export type CardEventType = typeof CardEventType.Type
+
+/** One message of a card transaction, as it was decided. */
+export const CardEvent = Schema.Struct({
+  id: Schema.String,
+  type: CardEventType,
+  amount: Schema.Number,
+  result: Schema.Literal("APPROVED", "DECLINED"),
+  decline_reason: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+}).annotations({ identifier: "CardEvent" })
+export type CardEvent = typeof CardEvent.Type
+
+export const DECISION_REASONS = ["webhook_approved", "webhook_declined", "webhook_timeout", "webhook_error"] as const
+
+/** One real-time decision asked of the program (docs/card-transactions.md#real-time-decisions). */
+export const RequestHistoryEntry = Schema.Struct({
+  amount: Schema.Number,
+  approved: Schema.Boolean,
+  reason: Schema.Literal(...DECISION_REASONS),
+  created_at: Schema.String
+}).annotations({ identifier: "AuthorizationDecisionRecord" })
+export type RequestHistoryEntry = typeof RequestHistoryEntry.Type
+
 export const Transaction = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("transaction"),
   program_id: Schema.String,
   status: TransactionStatus,
+  /** A card transaction's `authorized_amount`; a transfer-driven one's total. */
   amount: Schema.Number,
   currency: Schema.String,
   card_id: Schema.NullOr(Schema.String),
   decline_reason: Schema.NullOr(Schema.String),
   mcc: Schema.NullOr(Schema.String),
   merchant_name: Schema.NullOr(Schema.String),
+  /** Card transactions only (null otherwise): approved by authorizations and increments. */
+  authorized_amount: Schema.NullOr(Schema.Number),
+  /** Card transactions only: the open hold. */
+  pending_amount: Schema.NullOr(Schema.Number),
+  /** Card transactions only: cleared − returned. */
+  settled_amount: Schema.NullOr(Schema.Number),
+  /** Card transactions only: when the open hold expires. */
+  expires_at: Schema.NullOr(Schema.String),
+  card_events: Schema.Array(CardEvent),
+  request_history: Schema.Array(RequestHistoryEntry),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Transaction" })

@@ -30,7 +30,7 @@ import {
 } from "./Records.js"
 
 const ACCOUNT_COLUMNS = `a.id, a.program_id, a.wallet_id, a.kind, a.currency, a.created_at,
-  b.updated_at AS balance_updated_at, b.debits_minor, b.credits_minor`
+  b.updated_at AS balance_updated_at, b.debits_minor, b.credits_minor, b.pending_minor`
 const ACCOUNT_FROM = `issuing_financial_accounts a
   JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'`
 
@@ -42,6 +42,8 @@ const toAccount = (row: any): FinancialAccount => ({
   kind: row.kind as AccountKind,
   currency: row.currency,
   balance: { amount: toInt(row.credits_minor) - toInt(row.debits_minor), currency: row.currency },
+  pending_balance: { amount: toInt(row.pending_minor), currency: row.currency },
+  available_balance: { amount: toInt(row.credits_minor) - toInt(row.debits_minor) - toInt(row.pending_minor), currency: row.currency },
   created_at: toIso(row.created_at),
   updated_at: toIso(row.balance_updated_at)
 })
@@ -67,8 +69,47 @@ const toTransaction = (row: any): Transaction => ({
   decline_reason: row.decline_reason ?? null,
   mcc: row.mcc ?? null,
   merchant_name: row.merchant_name ?? null,
+  ...cardFields(row),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
+})
+
+/** A JSON array column (text on both stores). */
+const jsonArray = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : (value ?? []))
+
+/** The card transaction's lifecycle fields; null amounts for a transfer-driven transaction. */
+const cardFields = (row: any) => {
+  const card = row.card_id !== null && row.card_id !== undefined
+  return {
+    authorized_amount: card ? toInt(row.authorized_minor ?? row.amount_minor) : null,
+    pending_amount: card ? toInt(row.pending_minor ?? 0) : null,
+    settled_amount: card ? toInt(row.settled_minor ?? 0) : null,
+    expires_at: row.expires_at === null || row.expires_at === undefined ? null : toIso(row.expires_at),
+    card_events: jsonArray(row.card_events),
+    request_history: jsonArray(row.request_history)
+  }
+}
+
+/** The columns of a transaction row (both stores), as `issuing_post_card_message` and the inserts take them. */
+export const transactionRow = (t: Transaction, financialAccountId: string | null) => ({
+  id: t.id,
+  program_id: t.program_id,
+  amount_minor: t.amount,
+  currency: t.currency,
+  card_id: t.card_id,
+  decline_reason: t.decline_reason,
+  mcc: t.mcc,
+  merchant_name: t.merchant_name,
+  created_at: t.created_at,
+  updated_at: t.updated_at,
+  status: t.status,
+  authorized_minor: t.authorized_amount,
+  pending_minor: t.pending_amount ?? 0,
+  settled_minor: t.settled_amount ?? 0,
+  financial_account_id: financialAccountId,
+  expires_at: t.expires_at,
+  card_events: JSON.stringify(t.card_events),
+  request_history: JSON.stringify(t.request_history)
 })
 
 const toTransfer = (row: any): Transfer => ({
@@ -226,11 +267,7 @@ const walletQueries = (q: Queries) => {
 const transactionQueries = (q: Queries) => {
   const { count, forUpdate, sql, where } = q
   return {
-    insertTransaction: (t) =>
-      sql`INSERT INTO issuing_transactions
-            (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
-          VALUES (${t.id}, ${t.program_id}, ${t.status}, ${t.amount}, ${t.currency}, ${t.card_id}, ${t.decline_reason},
-                  ${t.mcc}, ${t.merchant_name}, ${t.created_at}, ${t.updated_at})`.pipe(Effect.asVoid),
+    insertTransaction: (t) => sql`INSERT INTO issuing_transactions ${sql.insert(transactionRow(t, null))}`.pipe(Effect.asVoid),
 
     findTransaction: (programId, transactionId, lock) =>
       sql`SELECT * FROM issuing_transactions WHERE id = ${transactionId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
@@ -255,6 +292,14 @@ const transactionQueries = (q: Queries) => {
         total: listTotal(sql, maintained("transactions", programId, filter))
       })
     },
+
+    claimExpiredHolds: (now, limit) =>
+      sql`SELECT * FROM issuing_transactions
+          WHERE status = 'PENDING' AND expires_at IS NOT NULL AND expires_at <= ${now}
+          ORDER BY expires_at, id LIMIT ${limit}
+          ${sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE SKIP LOCKED"), orElse: () => sql.literal("") })}`.pipe(
+        Effect.map((rows) => rows.map(toTransaction))
+      ),
 
     countPendingTransfers: (transactionId) =>
       sql`SELECT COUNT(*) AS n FROM issuing_transfers WHERE transaction_id = ${transactionId} AND status = 'PENDING'`.pipe(
@@ -384,6 +429,8 @@ export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlCl
       postNewTransfers: posting.postNewTransfers,
       commitsNewTransfersItself: posting.commitsNewTransfersItself,
       lockAccounts: posting.lockAccounts,
+      postCardMessage: posting.postCardMessage,
+      releasePending: posting.releasePending,
       ...bookTransferQueries(q)
     }
   })

@@ -49,6 +49,8 @@ export type BusinessRuleCode =
   | "replay_window_too_large"
   | "event_type_not_subscribed"
   | "subscription_limit_reached"
+  | "amount_exceeds_pending"
+  | "amount_exceeds_settled"
 
 /** Valid input that breaks a business rule; `code` is the machine-readable rule (e.g. insufficient_funds). */
 export class BusinessRuleViolation extends Data.TaggedError("BusinessRuleViolation")<{

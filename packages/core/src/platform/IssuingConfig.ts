@@ -49,6 +49,8 @@ export interface IssuingSettings {
   readonly oauthRateLimitBurst: number
   /** Authorization code lifetime (60 s; settable for tests and embedding, not from the environment). */
   readonly oauthCodeTtlSeconds: number
+  /** Days an authorization's hold stays open before the worker releases it (docs/card-transactions.md#expiry). */
+  readonly authorizationHoldDays: number
   /** The host app's consent page: /oauth/authorize redirects there with `?interaction=<id>`; null: OAuth authorization is off. */
   readonly oauthInteractionUrl: string | null
 }
@@ -83,6 +85,7 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     oauthRateLimitPerSecond: 5,
     oauthRateLimitBurst: 20,
     oauthInteractionUrl: null,
+    authorizationHoldDays: 7,
     ...overrides
   }
 }

@@ -97,6 +97,12 @@ const transferRows = (
     decline_reason: null,
     mcc: null,
     merchant_name: null,
+    authorized_amount: null,
+    pending_amount: null,
+    settled_amount: null,
+    expires_at: null,
+    card_events: [],
+    request_history: [],
     created_at: at,
     updated_at: at
   }
@@ -135,7 +141,8 @@ const transferRows = (
     deltas: balanceDeltas(entries),
     checkFunds: options.checkFunds ?? false,
     activeCardId: options.activeCardId ?? null,
-    events: [event("transfer.created", transfer), event("transaction.updated", transaction), event("transfer.settled", transfer)]
+    events: [event("transfer.created", transfer), event("transaction.updated", transaction), event("transfer.settled", transfer)],
+    balanceEvents: []
   }
 }
 
@@ -172,6 +179,8 @@ export const ledgerContract: PortContract = (name, store) =>
           kind: "wallet",
           currency: "EUR",
           balance: { amount: 0, currency: "EUR" },
+          pending_balance: { amount: 0, currency: "EUR" },
+          available_balance: { amount: 0, currency: "EUR" },
           created_at: wallet.created_at,
           updated_at: wallet.created_at
         })

@@ -9,12 +9,15 @@ import {
   EmbedDocumentQuery,
   IssueCard,
   SearchByPan,
+  SimulateAmount,
   SimulateAuthorization,
+  SimulateClearing,
+  SimulateIncrement,
   Transaction,
   UpdateCard
 } from "@issuing/core"
 import { Schema } from "effect"
-import { RequiredScope, SandboxOnly } from "./Annotations.js"
+import { CallsOut, RequiredScope, SandboxOnly } from "./Annotations.js"
 import { ListOf, PagingParams, patch, post } from "./Common.js"
 import { ProgramScoped } from "./Security.js"
 import { AuthenticationFailure, BusinessRuleFailure, ConflictFailure, NotFoundFailure } from "../errors.js"
@@ -89,11 +92,46 @@ export class CardEmbedApi extends HttpApiGroup.make("cardEmbed")
   )
   .prefix("/v1") {}
 
-/** Sandbox simulation of a card authorization (404 in production): an APPROVED or DECLINED transaction. */
+/**
+ * Sandbox simulation of a card authorization (404 in production): a PENDING transaction holding the
+ * amount (AUTHORIZATION), a SETTLED one (FINANCIAL_AUTHORIZATION) or a DECLINED one
+ * (docs/card-transactions.md). It may ask the program's authorization endpoint, so its
+ * Idempotency-Key answer is stored after the handler (CallsOut).
+ */
 export class SimulateAuthorizationsApi extends HttpApiGroup.make("simulateAuthorizations")
-  .add(post("create", "/simulate/authorizations").setPayload(SimulateAuthorization).addSuccess(Transaction).addError(BusinessRuleFailure))
+  .add(
+    post("create", "/simulate/authorizations")
+      .setPayload(SimulateAuthorization)
+      .addSuccess(Transaction)
+      .addError(BusinessRuleFailure)
+      .annotate(CallsOut, true)
+  )
   .annotate(SandboxOnly, true)
   // Sandbox-only: unknown in production; and the card it names.
   .addError(NotFoundFailure)
+  .middleware(ProgramScoped)
+  .prefix("/v1") {}
+
+const TransactionPath = Schema.Struct({ transaction_id: Schema.String })
+
+/** One card network message on an existing card transaction (sandbox simulation). */
+const message = <const Name extends "increment" | "clearing" | "reversal" | "return">(name: Name) =>
+  post(name, `/simulate/transactions/:transaction_id/${name}` as const)
+    .setPath(TransactionPath)
+    .addSuccess(Transaction)
+    .addError(NotFoundFailure)
+    .addError(BusinessRuleFailure)
+
+/**
+ * Sandbox simulations of the messages that follow an authorization (404 in production; docs/card-transactions.md):
+ * an incremental authorization (decided like a new one, so it may call out), a clearing, a
+ * reversal, a return. Wrong state: 409; an amount beyond the hold or the settled amount: 422.
+ */
+export class SimulateTransactionsApi extends HttpApiGroup.make("simulateTransactions")
+  .add(message("increment").setPayload(SimulateIncrement).annotate(CallsOut, true))
+  .add(message("clearing").setPayload(SimulateClearing))
+  .add(message("reversal").setPayload(SimulateAmount))
+  .add(message("return").setPayload(SimulateAmount))
+  .annotate(SandboxOnly, true)
   .middleware(ProgramScoped)
   .prefix("/v1") {}

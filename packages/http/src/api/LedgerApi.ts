@@ -155,6 +155,14 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
       .setUrlParams(Schema.Struct(BookTransferParams))
       .addSuccess(ListOf(BookTransfer))
   )
+  .add(
+    // Releases a card transaction's open hold at once (docs/card-transactions.md#expiry); every environment.
+    post("expire", "/transactions/:transaction_id/expire")
+      .setPath(pathId("transaction_id"))
+      .addError(NotFoundFailure)
+      .addError(BusinessRuleFailure)
+      .addSuccess(Transaction)
+  )
   .middleware(ProgramScoped)
   .prefix("/v1") {}
 

@@ -92,7 +92,27 @@ export const SimulateAuthorizationsHandlersLive = HttpApiBuilder.group(IssuingAp
     const authorizations = yield* CardAuthorizations
     // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly).
     return handlers.handle("create", ({ payload }) =>
-      Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.simulate(caller, payload)))
+      Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.authorize(caller, payload)))
     )
+  })
+)
+
+export const SimulateTransactionsHandlersLive = HttpApiBuilder.group(IssuingApi, "simulateTransactions", (handlers) =>
+  Effect.gen(function* () {
+    const authorizations = yield* CardAuthorizations
+    // Sandbox only, like the authorization (SandboxOnly).
+    return handlers
+      .handle("increment", ({ path, payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.increment(caller, path.transaction_id, payload)))
+      )
+      .handle("clearing", ({ path, payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.clear(caller, path.transaction_id, payload)))
+      )
+      .handle("reversal", ({ path, payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.reverse(caller, path.transaction_id, payload)))
+      )
+      .handle("return", ({ path, payload }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.refund(caller, path.transaction_id, payload)))
+      )
   })
 )

@@ -1,5 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import {
+  CardAuthorizations,
   BOOK_TRANSFER_ORDER_FIELDS,
   CreateTransfer,
   type CreateTransferBatch,
@@ -165,6 +166,7 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
 export const TransactionsHandlersLive = HttpApiBuilder.group(IssuingApi, "transactions", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger
+    const authorizations = yield* CardAuthorizations
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -185,6 +187,9 @@ export const TransactionsHandlersLive = HttpApiBuilder.group(IssuingApi, "transa
             ledger.listTransactionBookTransfers(yield* programId, path.transaction_id, { book, transfer_id }, page)
           )
         })
+      )
+      .handle("expire", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(authorizations.expire(caller, path.transaction_id)))
       )
   })
 )

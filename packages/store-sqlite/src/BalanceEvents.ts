@@ -1,0 +1,31 @@
+import { fanOutText } from "./MultiRowSql.js"
+import type { SyncConnection } from "./SyncSql.js"
+
+/**
+ * A `balance.updated` event: the account as it stands now (the financial_account of the API,
+ * ledger/Records.ts), composed from its rows inside the write (the PostgreSQL migration 0230's
+ * ACCOUNT_JSON is the same object).
+ */
+export const INSERT_BALANCE_EVENT = `INSERT INTO issuing_events (id, program_id, type, created_at, data)
+  SELECT ?, a.program_id, 'balance.updated', ?, json_object(
+    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
+    'currency', a.currency,
+    'balance', json_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
+    'pending_balance', json_object('amount', b.pending_minor, 'currency', a.currency),
+    'available_balance', json_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
+    'created_at', a.created_at, 'updated_at', b.updated_at)
+  FROM issuing_financial_accounts a JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
+  WHERE a.id = ?`
+
+/** Writes `balance.updated` for each account, as it stands now, and its deliveries; the number queued. */
+export const writeBalanceEvents = (
+  db: SyncConnection,
+  programId: string,
+  at: string,
+  events: ReadonlyArray<{ readonly id: string; readonly financial_account_id: string }>
+): number => {
+  if (events.length === 0) return 0
+  for (const event of events) db.prepare(INSERT_BALANCE_EVENT).run(event.id, at, event.financial_account_id)
+  const rows = events.map((e) => ({ id: e.id, program_id: programId, type: "balance.updated" as const, created_at: at }))
+  return db.prepare(fanOutText(rows.length)).run(...rows.flatMap((e) => [e.id, e.program_id, e.type, e.created_at])).changes
+}
