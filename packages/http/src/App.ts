@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpApp, HttpMiddleware, HttpServer } from "@effect/pla
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import {
+  CardAuthorizations,
   Cards,
   defaultSettings,
   Idempotency,
@@ -13,7 +14,7 @@ import {
   ServicesLive,
   Vault
 } from "@issuing/core"
-import { Effect, Fiber, Layer, ManagedRuntime, Runtime, Schedule } from "effect"
+import { Clock, Effect, Fiber, Layer, ManagedRuntime, Runtime, Schedule } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
@@ -72,6 +73,12 @@ export interface IssuingOptions<E = unknown> {
   readonly background?: boolean | undefined
   /** Where the one start-up line (which background work runs where) goes; default stdout, `null` for none. */
   readonly log?: ((line: string) => void) | null | undefined
+  /**
+   * Shifts the platform's clock by this many milliseconds (default 0). For tests and simulations
+   * only: a worker started a day ahead releases the holds that expire within that day
+   * (docs/card-transactions.md#expiry). The CLI reads `ISSUING_TEST_CLOCK_OFFSET_MS`.
+   */
+  readonly clockOffsetMs?: number | undefined
 }
 
 /** A running platform: a web-standard handler, a Node request listener and the services behind them. */
@@ -142,9 +149,41 @@ const hourly = <E, R>(name: string, step: Effect.Effect<unknown, E, R>) =>
     Effect.asVoid
   )
 
+/** Holds released per transaction of the expiry sweep. */
+const EXPIRY_BATCH = 100
+
+/**
+ * Releases the card holds whose expiry has passed (docs/card-transactions.md#expiry): a sweep now
+ * and every 30 seconds, so a hold is released at most about a minute late; each sweep takes
+ * batches until none is left. Several workers on one database never release a hold twice
+ * (CardAuthorizations.expireDue). A failed sweep is logged and the next one tries again.
+ */
+const holdExpiry = Effect.flatMap(CardAuthorizations, (authorizations) =>
+  Effect.gen(function* () {
+    while ((yield* authorizations.expireDue(EXPIRY_BATCH)) === EXPIRY_BATCH) {}
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("Hold expiry failed", cause)),
+    Effect.repeat(Schedule.spaced("30 seconds")),
+    Effect.asVoid
+  )
+)
+
+/** A clock `offsetMs` ahead of the system's (tests and simulations: `IssuingOptions.clockOffsetMs`). */
+const offsetClock = (offsetMs: number): Clock.Clock => {
+  const system = Clock.make()
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => system.unsafeCurrentTimeMillis() + offsetMs,
+    currentTimeMillis: Effect.sync(() => system.unsafeCurrentTimeMillis() + offsetMs),
+    unsafeCurrentTimeNanos: () => system.unsafeCurrentTimeNanos() + BigInt(offsetMs) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => system.unsafeCurrentTimeNanos() + BigInt(offsetMs) * 1_000_000n),
+    sleep: (duration) => system.sleep(duration)
+  }
+}
+
 /**
  * The platform's background work, all of it, for as long as it runs: the webhook delivery worker
- * (a span per attempt and the queue's gauges when traced), and the hourly purges of idempotency
+ * (a span per attempt and the queue's gauges when traced), the release of expired card holds, and the hourly purges of idempotency
  * keys past their 24 h and of embed sessions a day past expiry. `createIssuing` forks it (unless
  * `background: false`) and `issuing worker` runs it alone; several copies on one database are safe
  * (claims use SKIP LOCKED and leases, purges are idempotent deletes).
@@ -154,6 +193,7 @@ export const backgroundWork = (instance: Pick<IssuingInstance, "telemetry">) =>
     [
       instance.telemetry ? withDeliveryTelemetry(runDeliveryWorker()) : runDeliveryWorker(),
       instance.telemetry ? deliveryQueueMetrics : Effect.void,
+      holdExpiry,
       hourly(
         "Idempotency purge",
         Effect.flatMap(Idempotency, (idempotency) => idempotency.purgeExpired)
@@ -216,7 +256,8 @@ const mountedRoute =
  */
 export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<IssuingInstance> => {
   const settings = defaultSettings(options.settings)
-  const layer = issuingLayer(options.store, settings, options.vaultKeys)
+  const base = issuingLayer(options.store, settings, options.vaultKeys)
+  const layer = options.clockOffsetMs ? Layer.merge(base, Layer.setClock(offsetClock(options.clockOffsetMs))) : base
   // Telemetry first, so the store's start-up (migrations) is traced too.
   const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default

@@ -18,6 +18,7 @@ export const workerCommand = async (config: ServerConfig, _args: ReadonlyArray<s
     store: storeFor(config.database),
     vaultKeys: resolveVaultKeys(config),
     settings: config.settings,
+    clockOffsetMs: config.clockOffsetMs,
     telemetry: telemetryFromEnv(process.env),
     // This command is the background work: run here, watched, not forked by createIssuing.
     background: false,

@@ -30,6 +30,8 @@ export interface ServerConfig {
   readonly bootstrapApiKey: string | undefined
   /** True when ISSUING_BASE_URL is not set: the server derives the base URL from its listen address. */
   readonly baseUrlFromListenAddress?: boolean | undefined
+  /** ISSUING_TEST_CLOCK_OFFSET_MS: the clock shifted ahead, for tests (docs/card-transactions.md#expiry). */
+  readonly clockOffsetMs?: number | undefined
 }
 
 type Env = Record<string, string | undefined>
@@ -256,7 +258,8 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       authorizationHoldDays: integer(env, "ISSUING_AUTHORIZATION_HOLD_DAYS", 7, 1, 30)
     }
     const baseUrlFromListenAddress = text(env, "ISSUING_BASE_URL") === undefined
-    return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey, baseUrlFromListenAddress })
+    const clockOffsetMs = integer(env, "ISSUING_TEST_CLOCK_OFFSET_MS", 0, 0, 3_650 * 86_400_000)
+    return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey, baseUrlFromListenAddress, clockOffsetMs })
   } catch (error) {
     if (error instanceof ConfigProblem) return Either.left(error.line)
     throw error

@@ -141,7 +141,8 @@ export const startServer = async (
       vaultKeys: resolveVaultKeys(config),
       settings: config.baseUrlFromListenAddress === true ? { ...config.settings, baseUrl: early.url } : config.settings,
       telemetry: options.telemetry,
-      log: print
+      log: print,
+      clockOffsetMs: config.clockOffsetMs
     })
   } catch (error) {
     await early.refuse()
