@@ -54,7 +54,8 @@ export interface ServedPlatform {
 export const servePlatform = async (
   database: TestDatabase,
   vaultKeys: ReadonlyArray<Buffer> = [TEST_VAULT_KEY],
-  settings: Partial<IssuingSettings> = {}
+  settings: Partial<IssuingSettings> = {},
+  options: { readonly clockOffsetMs?: number } = {}
 ): Promise<ServedPlatform> => {
   // Keep-alive longer than any client idles between requests under load (Node's default 5 s races with reuse).
   const server = http.createServer({ keepAliveTimeout: 65_000 })
@@ -69,7 +70,8 @@ export const servePlatform = async (
     settings: { baseUrl, webhookStorePrivateResponseBodies: true, ...settings },
     // Tests start the delivery worker themselves where they want one (test/webhooks/deliveries.ts).
     background: false,
-    log: null
+    log: null,
+    clockOffsetMs: options.clockOffsetMs
   })
   server.on("request", instance.listener)
   server.on("connect", instance.connectListener)

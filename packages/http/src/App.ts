@@ -257,7 +257,8 @@ const mountedRoute =
 export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<IssuingInstance> => {
   const settings = defaultSettings(options.settings)
   const base = issuingLayer(options.store, settings, options.vaultKeys)
-  const layer = options.clockOffsetMs ? Layer.merge(base, Layer.setClock(offsetClock(options.clockOffsetMs))) : base
+  // The clock is set before anything is built, so fibers forked while building (the write lane's) see it too.
+  const layer = options.clockOffsetMs ? base.pipe(Layer.provide(Layer.setClock(offsetClock(options.clockOffsetMs)))) : base
   // Telemetry first, so the store's start-up (migrations) is traced too.
   const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default

@@ -458,20 +458,23 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
     const expireDue = (
       limit: number
     ): Effect.Effect<number, SqlError.SqlError | BusinessRuleViolation | InvalidRequest | NotFound | Conflict> =>
-      commit(
-        Effect.gen(function* () {
-          const now = isoAt(yield* nowMs)
-          const due = yield* ledger.claimExpiredHolds(now, limit)
-          let wake = false
-          for (const t of due) {
-            const card = yield* store.findCard(t.program_id, t.card_id!)
-            if (Option.isNone(card)) continue
-            const [, queued] = yield* post(t.program_id, card.value.card, expirePlan(t, now), "update")
-            wake = wake || queued
-          }
-          return [due.length, wake] as const
-        }),
-        false
+      Effect.flatMap(nowMs, (nowMillis) =>
+        commit(
+          Effect.gen(function* () {
+            // Read outside the write lane, whose fiber may run on another clock than the caller's.
+            const now = isoAt(nowMillis)
+            const due = yield* ledger.claimExpiredHolds(now, limit)
+            let wake = false
+            for (const t of due) {
+              const card = yield* store.findCard(t.program_id, t.card_id!)
+              if (Option.isNone(card)) continue
+              const [, queued] = yield* post(t.program_id, card.value.card, expirePlan(t, now), "update")
+              wake = wake || queued
+            }
+            return [due.length, wake] as const
+          }),
+          false
+        )
       )
 
     return { authorize, increment, clear, reverse, refund, expire, expireDue }
