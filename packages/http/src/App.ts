@@ -2,8 +2,11 @@ import { HttpApiBuilder, HttpApp, HttpMiddleware, HttpServer } from "@effect/pla
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import {
+  type AuthorizationDecider,
   Cards,
   defaultSettings,
+  EmbeddedAuthorizationDecider,
+  type EmbeddedDeciderOptions,
   Idempotency,
   runDeliveryWorker,
   type IssuingServices,
@@ -19,6 +22,7 @@ import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
 import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
+import { AuthorizationEndpointsHandlersLive } from "./handlers/AuthorizationEndpointsHandlers.js"
 import { CardEmbedHandlersLive, CardsHandlersLive, SimulateAuthorizationsHandlersLive } from "./handlers/CardsHandlers.js"
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
 import {
@@ -67,6 +71,16 @@ export interface IssuingOptions<E = unknown> {
   readonly background?: boolean | undefined
   /** Where the one start-up line (which background work runs where) goes; default stdout, `null` for none. */
   readonly log?: ((line: string) => void) | null | undefined
+  /**
+   * Real-time authorization decisions in-process (docs/card-transactions.md#real-time-decisions):
+   * asked with the same request an authorization endpoint would receive, answering the same
+   * answer. Given, it is asked instead of any program's stored authorization endpoint.
+   */
+  readonly authorizationDecider?: AuthorizationDecider | undefined
+  /** How long the decider's answer is waited for: an integer from 100 to 5000 ms (default 2000). */
+  readonly authorizationDeciderTimeoutMs?: number | undefined
+  /** What applies when the decider does not answer in time, throws or answers ill-typed (default `"DECLINE"`). */
+  readonly authorizationDeciderTimeoutDecision?: "DECLINE" | "APPROVE" | undefined
 }
 
 /** A running platform: a web-standard handler, a Node request listener and the services behind them. */
@@ -105,6 +119,7 @@ const HandlersLive = Layer.mergeAll(
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,
   WebhookDeliveriesHandlersLive,
+  AuthorizationEndpointsHandlersLive,
   OAuthClientsHandlersLive,
   OAuthInteractionsHandlersLive,
   OAuthGrantsHandlersLive,
@@ -116,14 +131,25 @@ const HandlersLive = Layer.mergeAll(
 const ROUTES = makeRouteTable(IssuingApi)
 
 /** The platform's layers over a store: domain services, the HttpApi and the request pipeline. */
-export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings, vaultKeys: ReadonlyArray<Buffer>) => {
+export const issuingLayer = <E>(
+  store: StoreLayer<E>,
+  settings: IssuingSettings,
+  vaultKeys: ReadonlyArray<Buffer>,
+  decider?: EmbeddedDeciderOptions | undefined
+) => {
   const api = Layer.mergeAll(HttpApiBuilder.api(IssuingApi).pipe(Layer.provide(HandlersLive)), requestPipeline(ROUTES)).pipe(
     Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)),
     Layer.provideMerge(HttpServer.layerContext)
   )
   return api.pipe(
     Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(Layer.mergeAll(IssuingConfig.layer(settings), Vault.layer(vaultKeys))),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        IssuingConfig.layer(settings),
+        Vault.layer(vaultKeys),
+        decider === undefined ? Layer.empty : EmbeddedAuthorizationDecider.layer(decider)
+      )
+    ),
     Layer.provideMerge(store)
   )
 }
@@ -210,7 +236,15 @@ const mountedRoute =
  */
 export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<IssuingInstance> => {
   const settings = defaultSettings(options.settings)
-  const layer = issuingLayer(options.store, settings, options.vaultKeys)
+  const decider: EmbeddedDeciderOptions | undefined =
+    options.authorizationDecider === undefined
+      ? undefined
+      : {
+          decider: options.authorizationDecider,
+          timeoutMs: options.authorizationDeciderTimeoutMs,
+          timeoutDecision: options.authorizationDeciderTimeoutDecision
+        }
+  const layer = issuingLayer(options.store, settings, options.vaultKeys, decider)
   // Telemetry first, so the store's start-up (migrations) is traced too.
   const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default
