@@ -11,12 +11,9 @@ import {
 import { createIssuing, type IssuingInstance, storeFor } from "@issuing/http"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import * as path from "node:path"
-import * as readline from "node:readline"
-import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
+import { type DecisionReceiver as Receiver, startDecisionReceiver as startReceiver } from "../support/decisionReceiver.js"
 import { type ServedPlatform, servePlatform, startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
 import { createWallet, issueCard } from "./helpers.js"
 
@@ -26,36 +23,6 @@ import { createWallet, issueCard } from "./helpers.js"
  * every request's Standard Webhooks signature with the stock `standardwebhooks` package; against a
  * host's embedded decider; and across two platform instances on one database.
  */
-
-const RECEIVER = path.join(path.dirname(fileURLToPath(import.meta.url)), "../support/decision-receiver.mjs")
-
-interface Received {
-  readonly path: string
-  readonly verified: boolean
-  readonly signatures: number
-  readonly body: any
-}
-
-/** The receiver process: its URLs, the secrets it verifies with, and what it received. */
-const startReceiver = async () => {
-  const child: ChildProcess = spawn(process.execPath, [RECEIVER], { stdio: ["ignore", "pipe", "inherit"] })
-  const port = await new Promise<number>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).once("line", (line) => resolve(Number(line)))
-    child.once("exit", (code) => reject(new Error(`receiver exited with ${code}`)))
-  })
-  const base = `http://127.0.0.1:${port}`
-  return {
-    url: (mode: string) => `${base}${mode}`,
-    trust: async (secrets: ReadonlyArray<string>) => {
-      await fetch(`${base}/_secrets`, { method: "PUT", body: JSON.stringify(secrets) })
-    },
-    log: async (): Promise<Array<Received>> => (await fetch(`${base}/_log`)).json() as Promise<Array<Received>>,
-    close: () => {
-      child.kill("SIGTERM")
-    }
-  }
-}
-type Receiver = Awaited<ReturnType<typeof startReceiver>>
 
 const decideOn = (instance: IssuingInstance, programId: string, request: AuthorizationRequest): Promise<Decision | null> =>
   instance.runtime

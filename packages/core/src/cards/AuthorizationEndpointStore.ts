@@ -2,6 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { InvalidRequest } from "../platform/Errors.js"
 import type { PageWindow } from "../platform/Paging.js"
+import type { SealedSecrets } from "../webhooks/WebhookStore.js"
 import type { StoredAuthorizationEndpoint } from "./AuthorizationEndpointRecords.js"
 import type { AuthorizationEndpointOrderField } from "./OrderFields.js"
 
@@ -27,6 +28,16 @@ export interface AuthorizationEndpointStoreService {
   >
   /** Saves every mutable field (url, timeout_ms, timeout_decision, disabled, secrets, updated_at). */
   readonly update: (endpoint: StoredAuthorizationEndpoint) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Up to `limit` endpoints (of every program, by id) whose secret or previous secret is sealed
+   * under a vault key other than `currentKeyId` (sealed values read `v1.<keyId>.<payload>`).
+   */
+  readonly sealedWithOtherKeys: (
+    currentKeyId: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<StoredAuthorizationEndpoint>, SqlError.SqlError>
+  /** Replaces an endpoint's sealed secrets if they are still `expected` (compare-and-set); true when replaced. */
+  readonly reseal: (id: string, expected: SealedSecrets, next: SealedSecrets) => Effect.Effect<boolean, SqlError.SqlError>
   /** Deletes the endpoint; false when there was none. */
   readonly remove: (programId: string, id: string) => Effect.Effect<boolean, SqlError.SqlError>
 }

@@ -11,6 +11,7 @@ import { isUniqueViolation, Transactor, type TransactorService } from "../sql/Tr
 import { Vault, type VaultService } from "../vault/Vault.js"
 import { newWebhookSecret } from "../webhooks/Signing.js"
 import { guardWebhookUrl } from "../webhooks/Subscriptions.js"
+import type { SealedSecrets } from "../webhooks/WebhookStore.js"
 import {
   AUTHORIZATION_DECISION_LIMITS,
   type AuthorizationEndpoint,
@@ -141,6 +142,62 @@ const rotateSecret = (deps: EndpointDeps, programId: string, id: string) =>
     })
   )
 
+/** Batches in a row that re-seal nothing before the re-seal gives up (only concurrent rotations cause them). */
+const MAX_IDLE_RESEAL_BATCHES = 5
+const RESEAL_BATCH_SIZE = 200
+
+/** A sealed value under the current key: kept when it already is, else decrypted and sealed again. */
+const resealed = (vault: VaultService, endpoint: StoredAuthorizationEndpoint, sealed: string): string => {
+  if (sealed.startsWith(`v1.${vault.currentKeyId}.`)) return sealed
+  try {
+    return vault.encrypt(vault.decrypt(sealed))
+  } catch (error) {
+    throw new Error(`authorization endpoint ${endpoint.id}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+/** The secrets an endpoint keeps after a re-seal: a previous secret past its day no longer signs and is dropped. */
+const nextSecrets = (vault: VaultService, endpoint: StoredAuthorizationEndpoint, now: number): SealedSecrets => {
+  const previousLive =
+    endpoint.previous_secret_sealed !== null &&
+    endpoint.previous_secret_expires_at !== null &&
+    Date.parse(endpoint.previous_secret_expires_at) > now
+  return {
+    secret_sealed: resealed(vault, endpoint, endpoint.secret_sealed),
+    previous_secret_sealed: previousLive ? resealed(vault, endpoint, endpoint.previous_secret_sealed!) : null,
+    previous_secret_expires_at: previousLive ? endpoint.previous_secret_expires_at : null
+  }
+}
+
+/**
+ * Re-seals under the current vault key every endpoint secret sealed under another one (after
+ * rotating ISSUING_VAULT_KEY to `new,old`, `issuing vault reseal`), as webhook subscription
+ * secrets are: batches of 200, one transaction each, compare-and-set per endpoint. The secrets
+ * themselves do not change, so nothing is published. Returns how many endpoints were re-sealed.
+ */
+const resealWithCurrentKey = (deps: EndpointDeps) =>
+  Effect.gen(function* () {
+    let total = 0
+    let idleBatches = 0
+    for (;;) {
+      const batch = yield* deps.store.sealedWithOtherKeys(deps.vault.currentKeyId, RESEAL_BATCH_SIZE)
+      if (batch.length === 0) return total
+      const done = yield* deps.transactor.withTransaction(
+        Effect.flatMap(nowMs, (now) =>
+          Effect.forEach(batch, (endpoint) =>
+            Effect.suspend(() => deps.store.reseal(endpoint.id, endpoint, nextSecrets(deps.vault, endpoint, now)))
+          )
+        )
+      )
+      const count = done.filter(Boolean).length
+      total += count
+      idleBatches = count === 0 ? idleBatches + 1 : 0
+      if (idleBatches >= MAX_IDLE_RESEAL_BATCHES) {
+        return yield* Effect.dieMessage("authorization endpoints keep changing during the re-seal; run it again")
+      }
+    }
+  })
+
 /**
  * Authorization endpoints (docs/card-transactions.md#real-time-decisions): one per program, where
  * real-time decisions are asked. Inputs arrive decoded (AuthorizationEndpointRecords.ts); the URL
@@ -174,7 +231,9 @@ export class AuthorizationEndpoints extends Effect.Service<AuthorizationEndpoint
       /** Deletes the endpoint. */
       remove: (programId: string, id: string) => remove(deps, programId, id),
       /** A new signing secret; the old one keeps signing beside it for 24 hours. */
-      rotateSecret: (programId: string, id: string) => rotateSecret(deps, programId, id)
+      rotateSecret: (programId: string, id: string) => rotateSecret(deps, programId, id),
+      /** Re-seals endpoint secrets under the current vault key; returns how many. */
+      resealWithCurrentKey: resealWithCurrentKey(deps)
     }
   })
 }) {}

@@ -65,6 +65,20 @@ export const SqlAuthorizationEndpointStoreLive = Layer.effect(
                 previous_secret_sealed = ${endpoint.previous_secret_sealed},
                 previous_secret_expires_at = ${endpoint.previous_secret_expires_at}, updated_at = ${endpoint.updated_at}
             WHERE id = ${endpoint.id} AND program_id = ${endpoint.program_id}`.pipe(Effect.asVoid),
+      sealedWithOtherKeys: (currentKeyId, limit) => {
+        const prefix = `v1.${currentKeyId}.`
+        return sql`SELECT * FROM issuing_authorization_endpoints
+                   WHERE substr(secret_sealed, 1, ${prefix.length}) <> ${prefix}
+                      OR (previous_secret_sealed IS NOT NULL AND substr(previous_secret_sealed, 1, ${prefix.length}) <> ${prefix})
+                   ORDER BY id LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(toEndpoint)))
+      },
+      reseal: (id, expected, next) =>
+        sql`UPDATE issuing_authorization_endpoints
+            SET secret_sealed = ${next.secret_sealed}, previous_secret_sealed = ${next.previous_secret_sealed},
+                previous_secret_expires_at = ${next.previous_secret_expires_at}
+            WHERE id = ${id} AND secret_sealed = ${expected.secret_sealed}
+              AND COALESCE(previous_secret_sealed, '') = ${expected.previous_secret_sealed ?? ""}
+            RETURNING id`.pipe(Effect.map((rows) => rows.length === 1)),
       remove: (programId, id) =>
         sql`DELETE FROM issuing_authorization_endpoints WHERE id = ${id} AND program_id = ${programId} RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0)
