@@ -6,11 +6,12 @@ import {
   type AuthorizationRequest,
   type Card,
   ChangeFeed,
-  type Decision
+  type Decision,
+  Transactor
 } from "@issuing/core"
 import { createIssuing, type IssuingInstance, storeFor } from "@issuing/http"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
 import { type DecisionReceiver as Receiver, startDecisionReceiver as startReceiver } from "../support/decisionReceiver.js"
@@ -157,6 +158,20 @@ describe.each(STORE_KINDS)("real-time decisions through an authorization endpoin
     expect((await ask("/approve", request)).received).toMatchObject([{ verified: false }])
     endpoint = { id: endpoint.id, secret: rotated.body.secret }
     await receiver.trust([endpoint.secret])
+  })
+
+  it("refuses to wait for a receiver inside a database transaction (a defect, nothing asked)", async () => {
+    await configure({ url: receiver.url("/approve") })
+    const before = (await receiver.log()).length
+    const exit = await platform.instance.runtime.runPromiseExit(
+      Effect.flatMap(Transactor, (transactor) =>
+        transactor.withTransaction(
+          Effect.flatMap(AuthorizationDecisions, (decisions) => decisions.decide(platform.org.program_id, requestFor(card, 100)))
+        )
+      )
+    )
+    expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+    expect((await receiver.log()).length).toBe(before)
   })
 
   it("serves the endpoint from the node's cache while no change is published, and reads it again after one", async () => {

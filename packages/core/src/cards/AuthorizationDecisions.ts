@@ -1,4 +1,4 @@
-import type { SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
 import { makeVersionedCache } from "../changes/VersionedCache.js"
@@ -186,6 +186,14 @@ export class AuthorizationDecisions extends Effect.Service<AuthorizationDecision
      * the endpoint's `timeout_decision`); only the endpoint's read can fail (`SqlError`).
      */
     const decideFor = (programId: string, request: AuthorizationRequest): Effect.Effect<Option.Option<Decision>, SqlError.SqlError> =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+        Option.isSome(transaction)
+          ? // Waiting on a receiver for seconds with a transaction open would hold its locks and connection.
+            Effect.dieMessage("AuthorizationDecisions.decide runs outside any database transaction: it waits for the receiver")
+          : ask(programId, request)
+      )
+
+    const ask = (programId: string, request: AuthorizationRequest): Effect.Effect<Option.Option<Decision>, SqlError.SqlError> =>
       Option.match(embedded, {
         onSome: ({ decider, timeoutMs, timeoutDecision }) =>
           Effect.promise(() => askEmbedded(decider, request, timeoutMs)).pipe(
