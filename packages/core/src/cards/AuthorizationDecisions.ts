@@ -173,7 +173,9 @@ export class AuthorizationDecisions extends Effect.Service<AuthorizationDecision
      * the platform's own checks approved (a built-in decline never asks), outside any database
      * transaction: it holds none and takes no lock (it only reads the program's endpoint, through a
      * per-node cache the change feed retires, so usually no database round trip at all), and it
-     * waits up to the endpoint's `timeout_ms` (at most 5 s). Funds and the card's state must be
+     * waits up to the endpoint's `timeout_ms` (at most 5 s). Called inside a transaction it dies
+     * before asking — so an HTTP route that decides must be annotated `CallsOut`, which runs an
+     * Idempotency-Key request outside the key's transaction. Funds and the card's state must be
      * checked again in the posting.
      *
      * - `Option.none()`: the program has no enabled endpoint and the host gave no decider — nothing
