@@ -168,30 +168,11 @@ export class AuthorizationDecisions extends Effect.Service<AuthorizationDecision
     const decided = (request: AuthorizationRequest, result: AskResult, timeoutDecision: TimeoutDecision) =>
       Effect.map(nowMs, (now) => decide(request, result, timeoutDecision, new Date(now).toISOString()))
 
-    /**
-     * Asks whether to approve `request` for the program, and what the answer means. Call it after
-     * the platform's own checks approved (a built-in decline never asks), outside any database
-     * transaction: it holds none and takes no lock (it only reads the program's endpoint, through a
-     * per-node cache the change feed retires, so usually no database round trip at all), and it
-     * waits up to the endpoint's `timeout_ms` (at most 5 s). Called inside a transaction it dies
-     * before asking — so an HTTP route that decides must be annotated `CallsOut`, which runs an
-     * Idempotency-Key request outside the key's transaction. Funds and the card's state must be
-     * checked again in the posting.
-     *
-     * - `Option.none()`: the program has no enabled endpoint and the host gave no decider — nothing
-     *   was asked; approve as the platform's checks said, and record nothing in `request_history`.
-     * - `Option.some(decision)`: approve `decision.amount` (less than asked only for a partial
-     *   approval of a `partial_approval_capable` request) or decline (`WEBHOOK_DECLINED` on the
-     *   transaction); append `decision.record` to the transaction's `request_history`.
-     *
-     * Never fails for the receiver's sake (timeouts, connection errors, non-2xx, bad JSON all end in
-     * the endpoint's `timeout_decision`); only the endpoint's read can fail (`SqlError`).
-     */
+    // Waiting on a receiver for seconds with a transaction open would hold its locks and connection.
     const decideFor = (programId: string, request: AuthorizationRequest): Effect.Effect<Option.Option<Decision>, SqlError.SqlError> =>
       Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
         Option.isSome(transaction)
-          ? // Waiting on a receiver for seconds with a transaction open would hold its locks and connection.
-            Effect.dieMessage("AuthorizationDecisions.decide runs outside any database transaction: it waits for the receiver")
+          ? Effect.dieMessage("AuthorizationDecisions.decide runs outside any database transaction: it waits for the receiver")
           : ask(programId, request)
       )
 
@@ -213,6 +194,27 @@ export class AuthorizationDecisions extends Effect.Service<AuthorizationDecision
           )
       })
 
-    return { decide: decideFor }
+    return {
+      /**
+       * Asks whether to approve `request` for the program, and what the answer means. Call it after
+       * the platform's own checks approved (a built-in decline never asks), outside any database
+       * transaction: it holds none and takes no lock (it only reads the program's endpoint, through a
+       * per-node cache the change feed retires, so usually no database round trip at all), and it
+       * waits up to the endpoint's `timeout_ms` (at most 5 s). Called inside a transaction it dies
+       * before asking — so an HTTP route that decides must be annotated `CallsOut`, which runs an
+       * Idempotency-Key request outside the key's transaction. Funds and the card's state must be
+       * checked again in the posting.
+       *
+       * - `Option.none()`: the program has no enabled endpoint and the host gave no decider — nothing
+       *   was asked; approve as the platform's checks said, and record nothing in `request_history`.
+       * - `Option.some(decision)`: approve `decision.amount` (less than asked only for a partial
+       *   approval of a `partial_approval_capable` request) or decline (`WEBHOOK_DECLINED` on the
+       *   transaction); append `decision.record` to the transaction's `request_history`.
+       *
+       * Never fails for the receiver's sake (timeouts, connection errors, non-2xx, bad JSON all end in
+       * the endpoint's `timeout_decision`); only the endpoint's read can fail (`SqlError`).
+       */
+      decide: decideFor
+    }
   })
 }) {}
