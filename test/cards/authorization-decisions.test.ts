@@ -106,7 +106,8 @@ describe.each(STORE_KINDS)("real-time decisions through an authorization endpoin
     ["/ill-typed", 100, false, decision(false, 0, "webhook_error", 100)],
     ["/status/500", 100, false, decision(false, 0, "webhook_error", 100)],
     ["/status/302", 100, false, decision(false, 0, "webhook_error", 100)],
-    ["/drop", 100, false, decision(false, 0, "webhook_error", 100)]
+    ["/drop", 100, false, decision(false, 0, "webhook_error", 100)],
+    ["/big", 100, false, decision(false, 0, "webhook_error", 100)]
   ])("%s for %i (partial capable: %s) → the decision, from one verified signed request", async (mode, amount, capable, expected) => {
     const request = requestFor(card, amount, capable)
     const { decided, received } = await ask(mode, request)
@@ -130,6 +131,15 @@ describe.each(STORE_KINDS)("real-time decisions through an authorization endpoin
     expect((await ask("/drop", request, { timeout_decision: "APPROVE" })).decided).toEqual(decision(true, 250, "webhook_error", 250))
     // A decline is the receiver's, whatever timeout_decision says.
     expect((await ask("/decline", request, { timeout_decision: "APPROVE" })).decided).toEqual(decision(false, 0, "webhook_declined", 250))
+  })
+
+  it("keeps the connection to the receiver alive between decisions", async () => {
+    const request = requestFor(card, 100)
+    const first = await ask("/approve", request)
+    const second = await decideOn(platform.instance, platform.org.program_id, request)
+    expect(second).toEqual(decision(true, 100, "webhook_approved", 100))
+    const log = await receiver.log()
+    expect(log.at(-1)!.port).toBe(first.received[0]!.port)
   })
 
   it("asks nothing when the endpoint is disabled or deleted, or the program has none", async () => {

@@ -11,6 +11,7 @@
 //   /ill-typed          {"approved": "yes"}
 //   /status/<code>      that status with {"approved": true}
 //   /drop               the connection destroyed without an answer
+//   /big                an approval padded past the 64 KiB an answer may have
 import * as http from "node:http"
 import { Webhook } from "standardwebhooks"
 
@@ -57,7 +58,14 @@ const server = http.createServer({ keepAliveTimeout: 65_000 }, async (request, r
   try {
     parsed = JSON.parse(body)
   } catch {}
-  log.push({ path, verified: verified(body, headers), signatures: String(headers["webhook-signature"]).split(" ").length, body: parsed })
+  log.push({
+    path,
+    verified: verified(body, headers),
+    signatures: String(headers["webhook-signature"]).split(" ").length,
+    body: parsed,
+    // Which connection it came on: the same port twice is one kept-alive connection.
+    port: request.socket.remotePort
+  })
   const [, mode, argument] = path.split("/")
   switch (mode) {
     case "approve":
@@ -79,6 +87,8 @@ const server = http.createServer({ keepAliveTimeout: 65_000 }, async (request, r
       return json(response, Number(argument), { approved: true })
     case "drop":
       return request.socket.destroy()
+    case "big":
+      return json(response, 200, { approved: true, metadata: { padding: "x".repeat(70 * 1024) } })
     default:
       return json(response, 404, { error: "unknown mode" })
   }

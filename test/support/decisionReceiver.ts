@@ -12,6 +12,8 @@ export interface Received {
   readonly verified: boolean
   readonly signatures: number
   readonly body: any
+  /** The client port of the connection it came on. */
+  readonly port: number
 }
 
 /**
