@@ -6,6 +6,9 @@ import { isForbiddenAddress, makeGuardedLookup } from "../webhooks/UrlGuard.js"
 import { AUTHORIZATION_DECISION_LIMITS } from "./AuthorizationEndpointRecords.js"
 import { type AskResult, answerOfResponse } from "./DecisionRules.js"
 
+/** How long a kept-alive connection to a receiver may idle before this side closes it. */
+const IDLE_SOCKET_TIMEOUT_MS = 4000
+
 /** One signed decision request to POST. */
 export interface DecisionPost {
   readonly url: string
@@ -30,6 +33,10 @@ export const makeDecisionClient = (options: { readonly allowPrivate: boolean }) 
     maxSockets: 256,
     maxFreeSockets: 64,
     scheduling: "lifo" as const,
+    // Idle sockets are closed after 4 s, before a receiver's own keep-alive timeout (Node's default
+    // is 5 s) closes them: a request written on a socket the receiver is closing at that moment
+    // fails (ECONNRESET), and here that failure would decide an authorization.
+    timeout: IDLE_SOCKET_TIMEOUT_MS,
     lookup: makeGuardedLookup(options.allowPrivate)
   }
   const httpAgent = new http.Agent(agentOptions)
