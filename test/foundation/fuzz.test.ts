@@ -654,6 +654,7 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
   const moreSubscriptions = await Promise.all(
     [1, 2].map(() => post("/v1/webhook-subscriptions", { url: hookUrl, event_types: ["card.created"] }))
   )
+  const authorizationEndpoint = await post("/v1/authorization-endpoints", { url: hookUrl, timeout_ms: 100 })
   const clientBody = { name: "Fuzz app", type: "confidential", scopes: ["read", "write"], redirect_uris: [OAUTH_REDIRECT_URI] }
   const oauthClients = await Promise.all([1, 2, 3].map(() => post("/v1/oauth-clients", clientBody, null)))
   const interactions = await Promise.all(
@@ -683,6 +684,7 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
     card_id: [card.id, closed.id, ...moreCards.map((c) => c.id as string)],
     event_id: events.map((event) => event.id),
     webhook_subscription_id: [subscription.id, ...moreSubscriptions.map((s) => s.id as string)],
+    authorization_endpoint_id: [authorizationEndpoint.id],
     code: ["not_found", "invalid_request", "insufficient_funds", "__proto__", "constructor"],
     oauth_client_id: oauthClients.map((client) => client.id as string),
     interaction_id: interactions
@@ -729,6 +731,13 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
     "PATCH /v1/webhook-subscriptions/{webhook_subscription_id}": subscriptionBody,
     "POST /v1/webhook-subscriptions/{webhook_subscription_id}/replay": { begin, end },
     "POST /v1/events/{event_id}/resend": { subscription_id: subscription.id },
+    "POST /v1/authorization-endpoints": { url: hookUrl, timeout_ms: 100, timeout_decision: "APPROVE" },
+    "PATCH /v1/authorization-endpoints/{authorization_endpoint_id}": {
+      url: hookUrl,
+      timeout_ms: 5000,
+      timeout_decision: "DECLINE",
+      disabled: false
+    },
     "POST /v1/oauth-clients": clientBody,
     "POST /v1/oauth/interactions/{interaction_id}/grant": { program_ids: [platform.org.program_id], scopes: ["read"] },
     "POST /oauth/token": {
@@ -789,6 +798,7 @@ describe.each(STORE_KINDS)("fuzzing the HTTP API on %s", (kind) => {
       "POST /v1/cards/{card_id}/reveal",
       "PATCH /v1/webhook-subscriptions/{webhook_subscription_id}",
       "POST /v1/events/{event_id}/resend",
+      "PATCH /v1/authorization-endpoints/{authorization_endpoint_id}",
       "POST /v1/simulate/transfers/{transfer_id}/settle",
       "POST /v1/transfers/batch",
       "POST /v1/oauth-clients",

@@ -2,6 +2,9 @@ import type {
   ApiKey as ApiKeySchema,
   ApiKeyWithSecret as ApiKeyWithSecretSchema,
   AttemptFilter,
+  AuthorizationAnswer as AuthorizationAnswerType,
+  AuthorizationEndpoint as AuthorizationEndpointSchema,
+  AuthorizationEndpointWithSecret as AuthorizationEndpointWithSecretSchema,
   BookBalance as BookBalanceSchema,
   BookTransfer as BookTransferSchema,
   Card as CardSchema,
@@ -11,6 +14,7 @@ import type {
   CardListQuery,
   CardReveal as CardRevealSchema,
   CreateApiKey,
+  CreateAuthorizationEndpoint,
   CreateProgram,
   CreateTransfer,
   CreateTransferBatch,
@@ -32,6 +36,7 @@ import type {
   Transfer as TransferSchema,
   TransferRail,
   TransferStatus,
+  UpdateAuthorizationEndpoint,
   UpdateWebhookSubscription,
   Wallet as WalletSchema,
   WebhookAttempt as WebhookAttemptSchema,
@@ -62,6 +67,10 @@ export type Transaction = typeof TransactionSchema.Encoded
 export type Event = typeof IssuingEvent.Encoded
 export type WebhookSubscription = typeof WebhookSubscriptionSchema.Encoded
 export type WebhookSubscriptionWithSecret = typeof WebhookSubscriptionWithSecretSchema.Encoded
+export type AuthorizationEndpoint = typeof AuthorizationEndpointSchema.Encoded
+export type AuthorizationEndpointWithSecret = typeof AuthorizationEndpointWithSecretSchema.Encoded
+/** What an authorization endpoint answers (docs/card-transactions.md#real-time-decisions). */
+export type AuthorizationAnswer = AuthorizationAnswerType
 export type WebhookAttempt = typeof WebhookAttemptSchema.Encoded
 export type WebhookReplay = typeof WebhookReplaySchema.Encoded
 
@@ -74,6 +83,8 @@ export type CreateTransferParams = typeof CreateTransfer.Encoded
 export type CreateTransferBatchParams = typeof CreateTransferBatch.Encoded
 export type CreateWebhookSubscriptionParams = typeof CreateWebhookSubscription.Encoded
 export type UpdateWebhookSubscriptionParams = typeof UpdateWebhookSubscription.Encoded
+export type CreateAuthorizationEndpointParams = typeof CreateAuthorizationEndpoint.Encoded
+export type UpdateAuthorizationEndpointParams = typeof UpdateAuthorizationEndpoint.Encoded
 export type SimulateAuthorizationParams = typeof SimulateAuthorization.Encoded
 export type ReplayParams = typeof ReplayRequest.Encoded
 export type ResendParams = typeof ResendRequest.Encoded
@@ -251,6 +262,29 @@ export class IssuingClient {
       this.list<WebhookAttempt, WebhookAttemptListParams>("/v1/webhook-attempts", params, options),
     /** Verifies a delivery (Standard Webhooks) against the raw body and returns its event; throws WebhookVerificationError. */
     verify: (body: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookEvent => verifyWebhook(body, headers, secret)
+  }
+
+  /**
+   * The program's authorization endpoint (one at most), asked in real time whether to approve an
+   * authorization (docs/card-transactions.md#real-time-decisions). Its requests are signed as
+   * webhooks are: verify them with `webhooks.verify`'s Standard Webhooks check.
+   */
+  readonly authorizationEndpoints = {
+    create: (params: CreateAuthorizationEndpointParams, options?: RequestOptions) =>
+      this.post<AuthorizationEndpointWithSecret>("/v1/authorization-endpoints", params, options),
+    list: (params?: PageParams, options?: RequestOptions) =>
+      this.list<AuthorizationEndpoint, PageParams>("/v1/authorization-endpoints", params, options),
+    retrieve: (id: string, options?: RequestOptions) =>
+      this.get<AuthorizationEndpoint>(`/v1/authorization-endpoints/${segment(id)}`, undefined, options),
+    update: (id: string, params: UpdateAuthorizationEndpointParams, options?: RequestOptions) =>
+      this.transport.request<AuthorizationEndpoint>(
+        { method: "PATCH", path: `/v1/authorization-endpoints/${segment(id)}`, body: params },
+        options
+      ),
+    delete: (id: string, options?: RequestOptions) =>
+      this.transport.request<AuthorizationEndpoint>({ method: "DELETE", path: `/v1/authorization-endpoints/${segment(id)}` }, options),
+    rotateSecret: (id: string, options?: RequestOptions) =>
+      this.post<AuthorizationEndpointWithSecret>(`/v1/authorization-endpoints/${segment(id)}/rotate-secret`, undefined, options)
   }
 
   /** Sandbox simulations (404 in production). */

@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { Access } from "./access/Access.js"
 import { RateLimiter } from "./access/RateLimiter.js"
 import { AuthorizationDecisions } from "./cards/AuthorizationDecisions.js"
+import { AuthorizationEndpoints } from "./cards/AuthorizationEndpoints.js"
 import { CardAuthorizations } from "./cards/Authorizations.js"
 import { Cards } from "./cards/Cards.js"
 import { Events } from "./events/Events.js"
@@ -16,6 +17,8 @@ export type IssuingServices =
   | Access
   | Cards
   | CardAuthorizations
+  | AuthorizationEndpoints
+  | AuthorizationDecisions
   | RateLimiter
   | Idempotency
   | Events
@@ -33,6 +36,9 @@ export const ServicesLive = Layer.mergeAll(
   RateLimiter.Default,
   Idempotency.Default,
   Events.Default,
+  AuthorizationEndpoints.Default,
+  // Asks the host's EmbeddedAuthorizationDecider instead of stored endpoints when the context holds one.
+  AuthorizationDecisions.Default,
   Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
   Ledger.Default.pipe(Layer.provide(Events.Default)),
   OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, AccessLive))),

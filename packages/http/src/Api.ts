@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
+import { AuthorizationEndpointsApi } from "./api/AuthorizationEndpointsApi.js"
 import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi, SimulateTransactionsApi } from "./api/CardsApi.js"
 import { EventsApi } from "./api/EventsApi.js"
 import { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersApi, WalletsApi } from "./api/LedgerApi.js"
@@ -29,6 +30,7 @@ export class IssuingApi extends HttpApi.make("issuing")
   .add(EventsApi)
   .add(WebhookSubscriptionsApi)
   .add(WebhookDeliveriesApi)
+  .add(AuthorizationEndpointsApi)
   .add(OAuthClientsApi)
   .add(OAuthInteractionsApi)
   .add(OAuthGrantsApi)

@@ -3,8 +3,11 @@ import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import {
   CardAuthorizations,
+  type AuthorizationDecider,
   Cards,
   defaultSettings,
+  EmbeddedAuthorizationDecider,
+  type EmbeddedDeciderOptions,
   Idempotency,
   runDeliveryWorker,
   type IssuingServices,
@@ -20,6 +23,7 @@ import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
 import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
+import { AuthorizationEndpointsHandlersLive } from "./handlers/AuthorizationEndpointsHandlers.js"
 import {
   CardEmbedHandlersLive,
   CardsHandlersLive,
@@ -79,6 +83,16 @@ export interface IssuingOptions<E = unknown> {
    * (docs/card-transactions.md#expiry). The CLI reads `ISSUING_TEST_CLOCK_OFFSET_MS`.
    */
   readonly clockOffsetMs?: number | undefined
+  /**
+   * Real-time authorization decisions in-process (docs/card-transactions.md#real-time-decisions):
+   * asked with the same request an authorization endpoint would receive, answering the same
+   * answer. Given, it is asked instead of any program's stored authorization endpoint.
+   */
+  readonly authorizationDecider?: AuthorizationDecider | undefined
+  /** How long the decider's answer is waited for: an integer from 100 to 5000 ms (default 2000). */
+  readonly authorizationDeciderTimeoutMs?: number | undefined
+  /** What applies when the decider does not answer in time, throws or answers ill-typed (default `"DECLINE"`). */
+  readonly authorizationDeciderTimeoutDecision?: "DECLINE" | "APPROVE" | undefined
 }
 
 /** A running platform: a web-standard handler, a Node request listener and the services behind them. */
@@ -118,6 +132,7 @@ const HandlersLive = Layer.mergeAll(
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,
   WebhookDeliveriesHandlersLive,
+  AuthorizationEndpointsHandlersLive,
   OAuthClientsHandlersLive,
   OAuthInteractionsHandlersLive,
   OAuthGrantsHandlersLive,
@@ -129,14 +144,25 @@ const HandlersLive = Layer.mergeAll(
 const ROUTES = makeRouteTable(IssuingApi)
 
 /** The platform's layers over a store: domain services, the HttpApi and the request pipeline. */
-export const issuingLayer = <E>(store: StoreLayer<E>, settings: IssuingSettings, vaultKeys: ReadonlyArray<Buffer>) => {
+export const issuingLayer = <E>(
+  store: StoreLayer<E>,
+  settings: IssuingSettings,
+  vaultKeys: ReadonlyArray<Buffer>,
+  decider?: EmbeddedDeciderOptions | undefined
+) => {
   const api = Layer.mergeAll(HttpApiBuilder.api(IssuingApi).pipe(Layer.provide(HandlersLive)), requestPipeline(ROUTES)).pipe(
     Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)),
     Layer.provideMerge(HttpServer.layerContext)
   )
   return api.pipe(
     Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(Layer.mergeAll(IssuingConfig.layer(settings), Vault.layer(vaultKeys))),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        IssuingConfig.layer(settings),
+        Vault.layer(vaultKeys),
+        decider === undefined ? Layer.empty : EmbeddedAuthorizationDecider.layer(decider)
+      )
+    ),
     Layer.provideMerge(store)
   )
 }
@@ -256,7 +282,15 @@ const mountedRoute =
  */
 export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<IssuingInstance> => {
   const settings = defaultSettings(options.settings)
-  const base = issuingLayer(options.store, settings, options.vaultKeys)
+  const decider: EmbeddedDeciderOptions | undefined =
+    options.authorizationDecider === undefined
+      ? undefined
+      : {
+          decider: options.authorizationDecider,
+          timeoutMs: options.authorizationDeciderTimeoutMs,
+          timeoutDecision: options.authorizationDeciderTimeoutDecision
+        }
+  const base = issuingLayer(options.store, settings, options.vaultKeys, decider)
   // The clock is set before anything is built, so fibers forked while building (the write lane's) see it too.
   const layer = options.clockOffsetMs ? base.pipe(Layer.provide(Layer.setClock(offsetClock(options.clockOffsetMs)))) : base
   // Telemetry first, so the store's start-up (migrations) is traced too.

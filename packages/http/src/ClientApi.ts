@@ -1,6 +1,7 @@
 /** The API definition alone, for clients (`@issuing/http/api`): no server, no store. */
 export { IssuingApi } from "./Api.js"
 export { ApiKeysApi } from "./api/ApiKeysApi.js"
+export { AuthorizationEndpointsApi } from "./api/AuthorizationEndpointsApi.js"
 export { CardEmbedApi, CardsApi, SimulateAuthorizationsApi } from "./api/CardsApi.js"
 export { EventsApi } from "./api/EventsApi.js"
 export { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersApi, WalletsApi } from "./api/LedgerApi.js"

@@ -133,7 +133,17 @@ export const pgChangeFeedLayer = (listener: PgListener) =>
         ),
         Effect.catchTag("UnknownException", () => withClient(readVersion))
       )
-      const committedVersion = coalesced(readCommitted)
+      // A committed read is news too: every version up to it is committed, so `version` may serve
+      // it at once (a request's authentication reads it first; what the request then reads through
+      // caches is no older than the request, without waiting for the notification).
+      const committedVersion = coalesced(
+        Effect.tap(readCommitted, (version) =>
+          Effect.sync(() => {
+            const read = BigInt(Option.getOrElse(version, () => "0"))
+            if (read > state.seen) state.seen = read
+          })
+        )
+      )
 
       return {
         version: Effect.zipRight(

@@ -1,8 +1,8 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { MAX_TRANSACTION_ATTEMPTS, Transactor } from "@issuing/core"
+import { ChangeFeed, MAX_TRANSACTION_ATTEMPTS, Transactor } from "@issuing/core"
 import * as PgStore from "@issuing/store-pg"
-import { Deferred, Effect, Layer } from "effect"
+import { Deferred, Effect, Layer, Option } from "effect"
 import { createTestDatabase } from "../../../test/support/databases.js"
 
 const store = Layer.unwrapScoped(
@@ -18,6 +18,26 @@ const store = Layer.unwrapScoped(
 // What the PostgreSQL store promises beyond the port contracts: a pool, and retries of real deadlocks.
 describe("the PostgreSQL store", () => {
   layer(store, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.effect("a read of the committed version advances the version the node's caches follow, notified or not", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const feed = yield* ChangeFeed
+        // The feed comes up on first use (its LISTEN connection, then a read of the row).
+        let known = yield* feed.version
+        for (let tries = 0; Option.isNone(known) && tries < 200; tries++) {
+          yield* Effect.sleep("25 millis")
+          known = yield* feed.version
+        }
+        expect(Option.isSome(known)).toBe(true)
+        // A commit this node is never notified of (no pg_notify): only a committed read can tell.
+        yield* sql`UPDATE issuing_changes SET version = version + 1 WHERE id = 1`
+        expect(yield* feed.version).toEqual(known)
+        const committed = yield* feed.committed
+        expect(committed).toEqual(Option.some(String(BigInt(Option.getOrThrow(known)) + 1n)))
+        expect(yield* feed.version).toEqual(committed)
+      })
+    )
+
     it.effect("serves concurrent statements from a pool of connections", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient

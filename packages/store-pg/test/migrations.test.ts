@@ -818,7 +818,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(yield* ledgerRowCounts).toEqual(rows)
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
-  }
+  },
+  "0240_authorization_endpoints": "schema only"
 }
 
 /** The database migrated through `id` (and every migration before it). */

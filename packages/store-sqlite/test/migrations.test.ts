@@ -246,7 +246,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
                                updated_at) VALUES ('fa_2', 'principal', 'USD', 0, 0, -1, ${NOW})`)
       ).toContain("CHECK")
     })
-  }
+  },
+  "0240_authorization_endpoints": "schema only"
 }
 
 /** The database migrated through `id` (and every migration before it). */

@@ -2,7 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 
 /** What a change is about; a payload names it for logs, caches drop everything on any change. */
-export type ChangeTopic = "card" | "api_key" | "webhook_subscription" | "oauth"
+export type ChangeTopic = "card" | "api_key" | "webhook_subscription" | "oauth" | "authorization_endpoint"
 
 /** The PostgreSQL channel a change is notified on, at commit. */
 export const CHANGE_NOTIFY_CHANNEL = "issuing_changes"

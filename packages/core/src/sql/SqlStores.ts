@@ -1,7 +1,9 @@
 import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
 import type { AccessStore } from "../access/AccessStore.js"
+import type { AuthorizationEndpointStore } from "../cards/AuthorizationEndpointStore.js"
 import type { CardStore } from "../cards/CardStore.js"
+import { SqlAuthorizationEndpointStoreLive } from "../cards/SqlAuthorizationEndpointStore.js"
 import type { ChangeFeed } from "../changes/ChangeFeed.js"
 import { SqlCardStoreLive } from "../cards/SqlCardStore.js"
 import { SqlAccessStoreLive } from "../access/SqlAccessStore.js"
@@ -21,6 +23,7 @@ import type { WriteLane } from "./WriteLane.js"
 /** Every storage port the domain needs. A store package provides all of them (the change feed its own way). */
 export type IssuingStores =
   | AccessStore
+  | AuthorizationEndpointStore
   | ChangeFeed
   | CardStore
   | IdempotencyStore
@@ -35,6 +38,7 @@ export type IssuingStores =
 const SqlPortsLive = Layer.mergeAll(
   SqlAccessStoreLive,
   SqlCardStoreLive,
+  SqlAuthorizationEndpointStoreLive,
   SqlIdempotencyStoreLive,
   SqlEventStoreLive,
   SqlLedgerStoreLive,

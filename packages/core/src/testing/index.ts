@@ -7,6 +7,7 @@
  */
 import { describe } from "@effect/vitest"
 import { accessContract } from "./accessContract.js"
+import { authorizationEndpointContract } from "./authorizationEndpointContract.js"
 import { cardContract } from "./cardContract.js"
 import { changeFeedContract } from "./changeFeedContract.js"
 import type { ContractStoreLayer, PortContract } from "./Contract.js"
@@ -31,7 +32,8 @@ export const PORT_CONTRACTS: Record<string, PortContract> = {
   webhooks: webhookContract,
   transactor: transactorContract,
   changes: changeFeedContract,
-  oauth: oauthContract
+  oauth: oauthContract,
+  authorizationEndpoints: authorizationEndpointContract
 }
 
 /**

@@ -64,9 +64,12 @@ export const loadSubscription = (
  * The SSRF guard on a decoded URL: with private targets refused, every address its host resolves
  * to must be public (docs/webhooks.md, SSRF guard). A 400 naming `url` otherwise.
  */
-const guardUrl = (deps: WebhookDeps, url: string): Effect.Effect<string, InvalidRequest> =>
+const guardUrl = (deps: WebhookDeps, url: string): Effect.Effect<string, InvalidRequest> => guardWebhookUrl(deps.config, url)
+
+/** The SSRF guard of the settings in force on a decoded URL (also authorization endpoints'): the URL, or a 400 naming `url`. */
+export const guardWebhookUrl = (config: IssuingSettings, url: string): Effect.Effect<string, InvalidRequest> =>
   Effect.flatMap(
-    Effect.promise(() => checkWebhookUrl(new URL(url), urlPolicy(deps.config))),
+    Effect.promise(() => checkWebhookUrl(new URL(url), urlPolicy(config))),
     (refusal) =>
       refusal === undefined
         ? Effect.succeed(url)

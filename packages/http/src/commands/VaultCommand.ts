@@ -1,4 +1,4 @@
-import { Cards, CardStore, Vault, Webhooks, WebhookStore } from "@issuing/core"
+import { AuthorizationEndpoints, Cards, CardStore, Vault, Webhooks, WebhookStore } from "@issuing/core"
 import { Context, Effect, Layer } from "effect"
 import { createIssuing, type StoreLayer } from "../App.js"
 import { resolveVaultKeys, type ServerConfig } from "../config.js"
@@ -55,7 +55,7 @@ const plural = (count: number, one: string, many: string) => `${count} ${count =
 
 /**
  * Re-seals everything the vault protects long-term under the current key: card numbers and codes
- * (with their fingerprints) and webhook signing secrets. Each count is what committed batches
+ * (with their fingerprints), webhook signing secrets and authorization endpoint secrets. Each count is what committed batches
  * re-sealed. Idempotent; safe to run while the server serves traffic.
  */
 export const resealAll = async (config: ServerConfig): Promise<number> => {
@@ -82,6 +82,10 @@ export const resealAll = async (config: ServerConfig): Promise<number> => {
     const subscriptionFigures = reporting.subscriptions.finish(subscriptions)
     process.stdout.write(
       `issuing: re-sealed ${plural(subscriptions, "webhook subscription secret", "webhook subscription secrets")} under the current vault key (${subscriptionFigures})\n`
+    )
+    const endpoints = await instance.runtime.runPromise(Effect.flatMap(AuthorizationEndpoints, (service) => service.resealWithCurrentKey))
+    process.stdout.write(
+      `issuing: re-sealed ${plural(endpoints, "authorization endpoint", "authorization endpoints")} under the current vault key\n`
     )
     return 0
   } finally {

@@ -20,6 +20,7 @@ import listIndexes from "./0200_list_indexes.js"
 import listCounts from "./0210_list_counts.js"
 import leanPostTransfer from "./0220_lean_post_transfer.js"
 import cardHolds from "./0230_card_holds.js"
+import authorizationEndpoints from "./0240_authorization_endpoints.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -48,5 +49,6 @@ export const migrations = {
   "0200_list_indexes": listIndexes,
   "0210_list_counts": listCounts,
   "0220_lean_post_transfer": leanPostTransfer,
-  "0230_card_holds": cardHolds
+  "0230_card_holds": cardHolds,
+  "0240_authorization_endpoints": authorizationEndpoints
 }

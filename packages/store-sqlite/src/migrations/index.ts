@@ -13,6 +13,7 @@ import interactionsByClient from "./0140_interactions_by_client.js"
 import listIndexes from "./0200_list_indexes.js"
 import listCounts from "./0210_list_counts.js"
 import cardHolds from "./0230_card_holds.js"
+import authorizationEndpoints from "./0240_authorization_endpoints.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -33,5 +34,6 @@ export const migrations = {
   "0140_interactions_by_client": interactionsByClient,
   "0200_list_indexes": listIndexes,
   "0210_list_counts": listCounts,
-  "0230_card_holds": cardHolds
+  "0230_card_holds": cardHolds,
+  "0240_authorization_endpoints": authorizationEndpoints
 }
