@@ -12,6 +12,20 @@ import { fileURLToPath } from "node:url"
 /** Where the platform is mounted in this app. */
 export const MOUNT_PATH = "/issuing"
 
+/** The host's own limit on one card authorization, in minor units: above it, the host declines. */
+export const HOST_AUTHORIZATION_LIMIT = 100_000
+
+/**
+ * Real-time authorization decisions in-process (docs/card-transactions.md#real-time-decisions):
+ * asked after the platform's own checks approve, with the transaction as it would be, the card
+ * and the amount; answers like an authorization endpoint would, within 2 s (else DECLINE).
+ * @param {{ amount: number, card: { id: string }, transaction: { mcc?: string | null } }} request
+ */
+export async function decideAuthorization(request) {
+  if (request.amount > HOST_AUTHORIZATION_LIMIT) return { approved: false, decline_reason: "over_host_limit" }
+  return { approved: true }
+}
+
 /**
  * Starts the host app. The platform shares the process (and could share the database: its tables
  * are all named issuing_…). Resolves with the URL, the first organization when one was created,
@@ -51,6 +65,7 @@ export async function startHostApp(options = {}) {
     store: SqliteStore.layer({ filename: databaseFile }),
     vaultKeys: options.vaultKeys ?? vaultKeysFromEnvironment(),
     basePath: MOUNT_PATH,
+    authorizationDecider: decideAuthorization,
     // The public base includes the mount path, so doc_url and embed_url point into this app.
     settings: { baseUrl: `${url}${MOUNT_PATH}` }
   })

@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MOUNT_PATH, startHostApp } from "../server.js"
+import { HOST_AUTHORIZATION_LIMIT, MOUNT_PATH, startHostApp } from "../server.js"
 
 // The embedding story end to end: a plain node:http app with its own routes mounts the platform.
 describe("examples/host-app", () => {
@@ -56,5 +56,27 @@ describe("examples/host-app", () => {
     expect((await unknown.json()).error.code).toBe("not_found")
     const openapi = await fetch(`${app.url}/issuing/openapi.json`)
     expect((await openapi.json()).openapi).toMatch(/^3\.1/)
+  })
+
+  it("decides card authorizations in-process with its authorizationDecider", async () => {
+    const headers = {
+      authorization: `Bearer ${app.organization.api_key}`,
+      "x-program-id": app.organization.program_id,
+      "content-type": "application/json"
+    }
+    const post = async (route: string, body: unknown) =>
+      (await fetch(`${app.url}${MOUNT_PATH}${route}`, { method: "POST", headers, body: JSON.stringify(body) })).json()
+    const wallet = await post("/v1/wallets", { holder: { name: "Host customer" } })
+    await post("/v1/transfers", {
+      paymentRail: "fednow_instant",
+      amount: 1_000_000,
+      currency: "USD",
+      to_financial_account_id: wallet.financial_account_id
+    })
+    const card = await post("/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })
+    const within = await post("/v1/simulate/authorizations", { card_id: card.id, amount: HOST_AUTHORIZATION_LIMIT, mcc: "5411" })
+    expect(within).toMatchObject({ status: "PENDING", request_history: [{ approved: true, reason: "webhook_approved" }] })
+    const over = await post("/v1/simulate/authorizations", { card_id: card.id, amount: HOST_AUTHORIZATION_LIMIT + 1, mcc: "5411" })
+    expect(over).toMatchObject({ status: "DECLINED", decline_reason: "WEBHOOK_DECLINED" })
   })
 })
