@@ -732,7 +732,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect([yield* ledgerRowCounts, yield* count("SELECT count(*) AS n FROM issuing_events")]).toEqual([rows, events])
         expect([yield* principal(CAROL), yield* principal(DAVE)]).toEqual([700, 300])
       })
-  }
+  },
+  "0250_rate_buckets": "schema only"
 }
 
 /** The database migrated through `id` (and every migration before it). */

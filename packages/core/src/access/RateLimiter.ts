@@ -1,7 +1,10 @@
-import { Effect } from "effect"
+import type { SqlError } from "@effect/sql"
+import { Deferred, Effect } from "effect"
 import { RateLimited } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
+import { Transactor } from "../sql/Transactor.js"
+import { AccessStore, type RateBucket } from "./AccessStore.js"
 
 interface Bucket {
   tokens: number
@@ -14,8 +17,9 @@ const IDLE_BUCKET_MS = 60_000
 const MAX_TRACKED_KEYS = 100_000
 
 /**
- * A token bucket per API key, in process memory: `ratePerSecond` tokens flow in, up to `burst`.
+ * A token bucket per key, in process memory: `ratePerSecond` tokens flow in, up to `burst`.
  * One request takes one token; an empty bucket answers with the whole seconds until the next token.
+ * (The OAuth endpoints' per-client limit; the API keys' limit is the shared `RateLimiter` below.)
  */
 export const makeTokenBuckets = (ratePerSecond: number, burst: number) => {
   const buckets = new Map<string, Bucket>()
@@ -46,17 +50,157 @@ export const makeTokenBuckets = (ratePerSecond: number, burst: number) => {
   }
 }
 
-/** The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits). */
+/**
+ * The share of a bucket's tokens one lease takes. It bounds what a lease can let through beyond
+ * the limit (a node's leased tokens live only as long as the bucket takes to make them up again),
+ * so 10% keeps a key within 10% of its limit however many nodes serve it.
+ */
+export const LEASE_SHARE = 0.1
+/** Bound on one lease. */
+export const MAX_LEASE_TOKENS = 100
+/** Bound on a lease's life, for very low rates. */
+export const MAX_LEASE_TTL_MS = 60_000
+
+/** What one lease from a key's shared bucket decided. */
+export interface Lease {
+  /** Tokens the node may spend, 0 when the bucket is empty. */
+  readonly granted: number
+  /** How long the node may spend them: the time the bucket takes to refill as many. */
+  readonly ttlMs: number
+  /** The bucket as the lease leaves it. */
+  readonly bucket: RateBucket
+  /** When nothing is granted: the whole seconds until a token (≥ 1). */
+  readonly retryAfterSeconds: number | null
+  /** When nothing is granted: the time until a token flows in, during which no lease can succeed. */
+  readonly emptyForMs: number
+}
+
+/** Tokens a node gives back: leased at `leasedAtMs`, unspent when their lease ran out. */
+export interface Returned {
+  readonly tokens: number
+  readonly leasedAtMs: number
+}
+
+/**
+ * A lease from a key's shared bucket, pure: the bucket refilled to `nowMs` (a clock behind the
+ * bucket's refills nothing), the tokens a node gives back put back unless the bucket has been full
+ * since they were leased (a full bucket would have overflowed them: putting them back then would
+ * add to the burst), then a share of what is there taken — never more than there is.
+ */
+export const planLease = (stored: RateBucket, nowMs: number, returned: Returned, ratePerSecond: number, burst: number): Lease => {
+  const elapsedMs = Math.max(0, nowMs - stored.refilledAtMs)
+  const refilledAtMs = Math.max(nowMs, stored.refilledAtMs)
+  const refilled = stored.tokens + (elapsedMs * ratePerSecond) / 1000
+  const fullAtMs = refilled >= burst ? refilledAtMs : stored.fullAtMs
+  const putBack = returned.tokens > 0 && returned.leasedAtMs > fullAtMs ? returned.tokens : 0
+  const available = Math.min(burst, refilled + putBack)
+  if (available < 1) {
+    const emptyForMs = ((1 - available) * 1000) / ratePerSecond
+    const retryAfterSeconds = Math.max(1, Math.ceil(emptyForMs / 1000))
+    return { granted: 0, ttlMs: 0, bucket: { tokens: available, refilledAtMs, fullAtMs }, retryAfterSeconds, emptyForMs }
+  }
+  const granted = Math.max(1, Math.min(MAX_LEASE_TOKENS, Math.floor(available * LEASE_SHARE)))
+  const ttlMs = Math.min(MAX_LEASE_TTL_MS, (granted * 1000) / ratePerSecond)
+  return { granted, ttlMs, bucket: { tokens: available - granted, refilledAtMs, fullAtMs }, retryAfterSeconds: null, emptyForMs: 0 }
+}
+
+/** What a node holds of a key's bucket. */
+interface Held {
+  /** Leased tokens not yet spent (whole). */
+  tokens: number
+  leasedAtMs: number
+  expiresAtMs: number
+  /**
+   * Until when the bucket was found empty: the key's requests are refused here without asking the
+   * database again (only tokens given back by another node could have come in meanwhile).
+   */
+  emptyUntilMs: number
+  /** The lease in flight; the key's other requests wait for it. Its value: null, or the seconds to wait. */
+  lease: Deferred.Deferred<number | null, SqlError.SqlError> | null
+}
+
+/**
+ * The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits), held
+ * across every node on the database: each key has one token bucket in the store, and a node leases
+ * a few tokens at a time from it (a share of what is there, so a small bucket is leased token by
+ * token), spends them without a database round trip, and gives back what it did not spend when
+ * the lease runs out. Why leases rather than buckets kept in step by the change feed:
+ * docs/operations.md#rate-limits-across-nodes.
+ */
 export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/RateLimiter", {
   effect: Effect.gen(function* () {
     const config = yield* IssuingConfig
-    const buckets = makeTokenBuckets(config.rateLimitPerSecond, config.rateLimitBurst)
+    const store = yield* AccessStore
+    const transactor = yield* Transactor
+    const rate = config.rateLimitPerSecond
+    const burst = config.rateLimitBurst
+    const held = new Map<string, Held>()
+
+    const heldOf = (apiKeyId: string, now: number): Held => {
+      let entry = held.get(apiKeyId)
+      if (entry === undefined) {
+        if (held.size >= MAX_TRACKED_KEYS) {
+          for (const [key, other] of held)
+            if (other.lease === null && other.expiresAtMs <= now && other.emptyUntilMs <= now) held.delete(key)
+        }
+        entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, lease: null }
+        held.set(apiKeyId, entry)
+      }
+      return entry
+    }
+
+    /** Leases tokens for the key (giving back what it held); the seconds to wait when the bucket is empty. */
+    const lease = (apiKeyId: string, entry: Held, now: number) =>
+      Effect.flatMap(Deferred.make<number | null, SqlError.SqlError>(), (done) => {
+        const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
+        entry.tokens = 0
+        entry.lease = done
+        return transactor
+          .withTransaction(
+            Effect.gen(function* () {
+              const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
+              const planned = planLease(stored, now, returned, rate, burst)
+              yield* store.saveRateBucket(apiKeyId, planned.bucket)
+              return planned
+            })
+          )
+          .pipe(
+            Effect.map((planned) => {
+              entry.tokens = planned.granted
+              entry.leasedAtMs = now
+              entry.expiresAtMs = now + planned.ttlMs
+              entry.emptyUntilMs = now + planned.emptyForMs
+              return planned.retryAfterSeconds
+            }),
+            Effect.onExit((exit) =>
+              Effect.suspend(() => {
+                entry.lease = null
+                return Deferred.done(done, exit)
+              })
+            ),
+            Effect.uninterruptible
+          )
+      })
+
     return {
       /** Spends one request of the key's budget, or fails with the seconds to wait. */
-      consume: (apiKeyId: string): Effect.Effect<void, RateLimited> =>
-        Effect.flatMap(nowMs, (now) => {
-          const retryAfterSeconds = buckets.take(apiKeyId, now)
-          return retryAfterSeconds === null ? Effect.void : Effect.fail(new RateLimited({ retryAfterSeconds }))
+      consume: (apiKeyId: string): Effect.Effect<void, RateLimited | SqlError.SqlError> =>
+        Effect.gen(function* () {
+          // Each turn either spends a token, waits for a lease in flight, or leases: a turn that
+          // finds the tokens it waited for spent by the key's other requests leases again.
+          while (true) {
+            const now = yield* nowMs
+            const entry = heldOf(apiKeyId, now)
+            if (entry.tokens >= 1 && now < entry.expiresAtMs) {
+              entry.tokens -= 1
+              return
+            }
+            if (now < entry.emptyUntilMs) {
+              return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
+            }
+            const retryAfterSeconds = entry.lease !== null ? yield* Deferred.await(entry.lease) : yield* lease(apiKeyId, entry, now)
+            if (retryAfterSeconds !== null) return yield* new RateLimited({ retryAfterSeconds })
+          }
         })
     }
   })

@@ -19,6 +19,7 @@ import interactionsByClient from "./0140_interactions_by_client.js"
 import listIndexes from "./0200_list_indexes.js"
 import listCounts from "./0210_list_counts.js"
 import leanPostTransfer from "./0220_lean_post_transfer.js"
+import rateBuckets from "./0250_rate_buckets.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -46,5 +47,6 @@ export const migrations = {
   "0140_interactions_by_client": interactionsByClient,
   "0200_list_indexes": listIndexes,
   "0210_list_counts": listCounts,
-  "0220_lean_post_transfer": leanPostTransfer
+  "0220_lean_post_transfer": leanPostTransfer,
+  "0250_rate_buckets": rateBuckets
 }

@@ -12,6 +12,7 @@ import grantConsentingKey from "./0130_grant_consenting_key.js"
 import interactionsByClient from "./0140_interactions_by_client.js"
 import listIndexes from "./0200_list_indexes.js"
 import listCounts from "./0210_list_counts.js"
+import rateBuckets from "./0250_rate_buckets.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -31,5 +32,6 @@ export const migrations = {
   "0130_grant_consenting_key": grantConsentingKey,
   "0140_interactions_by_client": interactionsByClient,
   "0200_list_indexes": listIndexes,
-  "0210_list_counts": listCounts
+  "0210_list_counts": listCounts,
+  "0250_rate_buckets": rateBuckets
 }
