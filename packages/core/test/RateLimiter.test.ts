@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { RateBucket } from "../src/access/AccessStore.js"
-import { LEASE_SHARE, planLease } from "../src/access/RateLimiter.js"
+import { LEASE_SHARE, MIN_LEASE_TTL_MS, planLease } from "../src/access/RateLimiter.js"
 
 /**
  * A key's requests spread over nodes that lease from one shared bucket, as `RateLimiter` does:
@@ -49,9 +49,10 @@ const requests = fc
 describe("leases from a key's shared bucket", () => {
   it("never let through more than the limit and one lease, in any window, however many nodes", () => {
     fc.assert(
-      fc.property(requests, fc.integer({ min: 1, max: 300 }), fc.constantFrom(0.5, 1, 10, 100), (requests, burst, rate) => {
+      fc.property(requests, fc.integer({ min: 1, max: 300 }), fc.constantFrom(0.5, 1, 10, 100, 1_000), (requests, burst, rate) => {
         const granted = simulate(requests, rate, burst)
-        const oneLease = Math.max(1, Math.floor(burst * LEASE_SHARE))
+        // One lease, or what flows in during a lease's shortest life.
+        const oneLease = Math.max(1, Math.floor(burst * LEASE_SHARE), Math.ceil((rate * MIN_LEASE_TTL_MS) / 1000))
         for (let i = 0; i < granted.length; i++) {
           for (let j = i; j < granted.length; j++) {
             const windowMs = granted[j]! - granted[i]!
@@ -96,6 +97,12 @@ describe("leases from a key's shared bucket", () => {
       emptyForMs: 0
     })
     expect(planLease({ tokens: 5, refilledAtMs: 0, fullAtMs: 0 }, 0, none, 1, 20).granted).toBe(1)
+    // A lease lives as long as the bucket takes to refill it, 100 ms at least, a minute at most.
+    expect(planLease({ tokens: 1_000_000, refilledAtMs: 0, fullAtMs: 0 }, 0, none, 1_000_000, 1_000_000)).toMatchObject({
+      granted: 100,
+      ttlMs: 100
+    })
+    expect(planLease({ tokens: 100, refilledAtMs: 0, fullAtMs: 0 }, 0, none, 0.1, 100)).toMatchObject({ granted: 10, ttlMs: 60_000 })
     // Refilled by the time elapsed; unspent tokens put back while the bucket has not been full since.
     expect(planLease({ tokens: 0, refilledAtMs: 0, fullAtMs: 0 }, 500, { tokens: 3, leasedAtMs: 100 }, 10, 20).bucket).toEqual({
       tokens: 7,

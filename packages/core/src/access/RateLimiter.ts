@@ -60,6 +60,12 @@ export const LEASE_SHARE = 0.1
 export const MAX_LEASE_TOKENS = 100
 /** Bound on a lease's life, for very low rates. */
 export const MAX_LEASE_TTL_MS = 60_000
+/**
+ * A lease's shortest life, for high rates (at 1,000,000/s, 100 tokens refill in 0.1 ms: a node
+ * would lease for nearly every request). It lets through at most 100 ms of the rate beyond the
+ * limit, a tenth of what flows in a second.
+ */
+export const MIN_LEASE_TTL_MS = 100
 
 /** What one lease from a key's shared bucket decided. */
 export interface Lease {
@@ -100,7 +106,7 @@ export const planLease = (stored: RateBucket, nowMs: number, returned: Returned,
     return { granted: 0, ttlMs: 0, bucket: { tokens: available, refilledAtMs, fullAtMs }, retryAfterSeconds, emptyForMs }
   }
   const granted = Math.max(1, Math.min(MAX_LEASE_TOKENS, Math.floor(available * LEASE_SHARE)))
-  const ttlMs = Math.min(MAX_LEASE_TTL_MS, (granted * 1000) / ratePerSecond)
+  const ttlMs = Math.min(MAX_LEASE_TTL_MS, Math.max(MIN_LEASE_TTL_MS, (granted * 1000) / ratePerSecond))
   return { granted, ttlMs, bucket: { tokens: available - granted, refilledAtMs, fullAtMs }, retryAfterSeconds: null, emptyForMs: 0 }
 }
 
@@ -149,7 +155,11 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
       return entry
     }
 
-    /** Leases tokens for the key (giving back what it held); the seconds to wait when the bucket is empty. */
+    /**
+     * Leases tokens for the key (giving back what it held) and spends one of them; the seconds to
+     * wait when the bucket is empty. The token is spent as the lease lands: a lease whose life ran
+     * out before its requester looked again would otherwise be leased again, and again.
+     */
     const lease = (apiKeyId: string, entry: Held, now: number) =>
       Effect.flatMap(Deferred.make<number | null, SqlError.SqlError>(), (done) => {
         const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
@@ -166,7 +176,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
           )
           .pipe(
             Effect.map((planned) => {
-              entry.tokens = planned.granted
+              entry.tokens = Math.max(0, planned.granted - 1)
               entry.leasedAtMs = now
               entry.expiresAtMs = now + planned.ttlMs
               entry.emptyUntilMs = now + planned.emptyForMs
@@ -186,8 +196,9 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
       /** Spends one request of the key's budget, or fails with the seconds to wait. */
       consume: (apiKeyId: string): Effect.Effect<void, RateLimited | SqlError.SqlError> =>
         Effect.gen(function* () {
-          // Each turn either spends a token, waits for a lease in flight, or leases: a turn that
-          // finds the tokens it waited for spent by the key's other requests leases again.
+          // Each turn spends a held token, or leases (spending one of the lease), or waits for the
+          // lease in flight: a turn that finds the tokens it waited for spent by the key's other
+          // requests leases next.
           while (true) {
             const now = yield* nowMs
             const entry = heldOf(apiKeyId, now)
@@ -198,7 +209,11 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
             if (now < entry.emptyUntilMs) {
               return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
             }
-            const retryAfterSeconds = entry.lease !== null ? yield* Deferred.await(entry.lease) : yield* lease(apiKeyId, entry, now)
+            if (entry.lease === null) {
+              const retryAfterSeconds = yield* lease(apiKeyId, entry, now)
+              return retryAfterSeconds === null ? undefined : yield* new RateLimited({ retryAfterSeconds })
+            }
+            const retryAfterSeconds = yield* Deferred.await(entry.lease)
             if (retryAfterSeconds !== null) return yield* new RateLimited({ retryAfterSeconds })
           }
         })
