@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
 import { type Cluster, NODE_ADMIN_SECRET, type Node, startCluster } from "../support/nodes.js"
@@ -94,4 +95,43 @@ describe.each(STORE_KINDS)("rate limit across two nodes on one %s database", (ki
     // Tokens a node leased but did not spend are lost only to the concurrency of this burst, never more than a lease per node.
     expect(total).toBeGreaterThanOrEqual(BURST - 2 * Math.max(1, BURST / 10))
   })
+
+  // docs/operations.md#rate-limits-across-nodes: a lease the database cannot give does not turn
+  // the request away; the node limits the key by its own bucket meanwhile.
+  it.runIf(kind === "sqlite")(
+    "a key whose lease cannot be taken (another process holds the write lock) is limited by the node alone",
+    async () => {
+      const { a } = cluster!
+      const key = await newKey()
+      const holder = spawn(
+        process.execPath,
+        [
+          "-e",
+          `const db = new (require("better-sqlite3"))(process.argv[1]);
+         db.exec("BEGIN IMMEDIATE"); console.log("locked");
+         process.stdin.once("data", () => { db.exec("COMMIT"); db.close(); process.exit(0) })`,
+          database.filename!
+        ],
+        { stdio: ["pipe", "pipe", "inherit"] }
+      )
+      try {
+        await new Promise<void>((resolve, reject) => {
+          holder.stdout!.once("data", () => resolve())
+          holder.once("exit", (code) => reject(new Error(`lock holder exited with ${code}`)))
+        })
+        // The lease waits out the busy timeout, then the node's own bucket answers.
+        const first = await call(a, key)
+        expect(first.status, await first.text()).toBe(200)
+        const second = await call(a, key)
+        expect(second.status, await second.text()).toBe(200)
+      } finally {
+        holder.stdin!.write("commit\n")
+        await new Promise((resolve) => (holder.exitCode !== null ? resolve(null) : holder.once("exit", resolve)))
+      }
+      // Back on the shared bucket once the lock is free.
+      const after = await call(a, key)
+      expect(after.status, await after.text()).toBe(200)
+    },
+    60_000
+  )
 })

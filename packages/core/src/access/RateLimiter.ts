@@ -121,9 +121,14 @@ interface Held {
    * database again (only tokens given back by another node could have come in meanwhile).
    */
   emptyUntilMs: number
-  /** The lease in flight; the key's other requests wait for it. Its value: null, or the seconds to wait. */
-  lease: Deferred.Deferred<number | null, SqlError.SqlError> | null
+  /** Until when the key is limited by this node's own bucket, the database having failed a lease. */
+  ownBucketUntilMs: number
+  /** The lease in flight; the key's other requests wait for it, then look again. */
+  lease: Deferred.Deferred<void> | null
 }
+
+/** How long a node limits a key by its own bucket after a lease failed, before trying the database again. */
+export const OWN_BUCKET_AFTER_FAILURE_MS = 1_000
 
 /**
  * The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits), held
@@ -141,15 +146,18 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
     const rate = config.rateLimitPerSecond
     const burst = config.rateLimitBurst
     const held = new Map<string, Held>()
+    // While the database cannot be asked, each node limits a key by itself, as before leases.
+    const ownBuckets = makeTokenBuckets(rate, burst)
+    const ownBucket = (apiKeyId: string, now: number) => ownBuckets.take(apiKeyId, now)
 
     const heldOf = (apiKeyId: string, now: number): Held => {
       let entry = held.get(apiKeyId)
       if (entry === undefined) {
         if (held.size >= MAX_TRACKED_KEYS) {
           for (const [key, other] of held)
-            if (other.lease === null && other.expiresAtMs <= now && other.emptyUntilMs <= now) held.delete(key)
+            if (other.lease === null && Math.max(other.expiresAtMs, other.emptyUntilMs, other.ownBucketUntilMs) <= now) held.delete(key)
         }
-        entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, lease: null }
+        entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, ownBucketUntilMs: 0, lease: null }
         held.set(apiKeyId, entry)
       }
       return entry
@@ -158,10 +166,12 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
     /**
      * Leases tokens for the key (giving back what it held) and spends one of them; the seconds to
      * wait when the bucket is empty. The token is spent as the lease lands: a lease whose life ran
-     * out before its requester looked again would otherwise be leased again, and again.
+     * out before its requester looked again would otherwise be leased again, and again. When the
+     * database fails the lease, the key is limited by the node's own bucket for a while: a rate
+     * limit is no reason to refuse a request the node may still serve (a cached read).
      */
     const lease = (apiKeyId: string, entry: Held, now: number) =>
-      Effect.flatMap(Deferred.make<number | null, SqlError.SqlError>(), (done) => {
+      Effect.flatMap(Deferred.make<void>(), (done) => {
         const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
         entry.tokens = 0
         entry.lease = done
@@ -182,10 +192,19 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
               entry.emptyUntilMs = now + planned.emptyForMs
               return planned.retryAfterSeconds
             }),
-            Effect.onExit((exit) =>
+            Effect.catchAll((error: SqlError.SqlError) =>
+              Effect.zipRight(
+                Effect.logWarning("rate limit: the shared bucket could not be leased; limiting by this node's bucket", error),
+                Effect.sync(() => {
+                  entry.ownBucketUntilMs = now + OWN_BUCKET_AFTER_FAILURE_MS
+                  return ownBucket(apiKeyId, now)
+                })
+              )
+            ),
+            Effect.ensuring(
               Effect.suspend(() => {
                 entry.lease = null
-                return Deferred.done(done, exit)
+                return Deferred.succeed(done, undefined)
               })
             ),
             Effect.uninterruptible
@@ -194,7 +213,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
 
     return {
       /** Spends one request of the key's budget, or fails with the seconds to wait. */
-      consume: (apiKeyId: string): Effect.Effect<void, RateLimited | SqlError.SqlError> =>
+      consume: (apiKeyId: string): Effect.Effect<void, RateLimited> =>
         Effect.gen(function* () {
           // Each turn spends a held token, or leases (spending one of the lease), or waits for the
           // lease in flight: a turn that finds the tokens it waited for spent by the key's other
@@ -206,6 +225,8 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
               entry.tokens -= 1
               return
             }
+            const own = now < entry.ownBucketUntilMs ? ownBucket(apiKeyId, now) : undefined
+            if (own !== undefined) return own === null ? undefined : yield* new RateLimited({ retryAfterSeconds: own })
             if (now < entry.emptyUntilMs) {
               return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
             }
@@ -213,8 +234,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
               const retryAfterSeconds = yield* lease(apiKeyId, entry, now)
               return retryAfterSeconds === null ? undefined : yield* new RateLimited({ retryAfterSeconds })
             }
-            const retryAfterSeconds = yield* Deferred.await(entry.lease)
-            if (retryAfterSeconds !== null) return yield* new RateLimited({ retryAfterSeconds })
+            yield* Deferred.await(entry.lease)
           }
         })
     }
