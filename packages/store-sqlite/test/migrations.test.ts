@@ -247,7 +247,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       ).toContain("CHECK")
     })
   },
-  "0240_authorization_endpoints": "schema only"
+  "0240_authorization_endpoints": "schema only",
+  "0250_rate_buckets": "schema only"
 }
 
 /** The database migrated through `id` (and every migration before it). */

@@ -40,6 +40,22 @@ export interface AccessStoreService {
    * so two processes bootstrapping an empty database cannot both see zero keys.
    */
   readonly countApiKeys: Effect.Effect<number, SqlError.SqlError>
+  /**
+   * The key's shared token bucket, created as `initial` when it has none, locked until the
+   * transaction ends (PostgreSQL: the row; SQLite: the write transaction already is the lock).
+   */
+  readonly lockRateBucket: (apiKeyId: string, initial: RateBucket) => Effect.Effect<RateBucket, SqlError.SqlError>
+  /** Writes the key's bucket as a lease left it. */
+  readonly saveRateBucket: (apiKeyId: string, bucket: RateBucket) => Effect.Effect<void, SqlError.SqlError>
+}
+
+/** A key's shared token bucket as stored (times in ms since the epoch). */
+export interface RateBucket {
+  /** The tokens in it when it was last refilled. */
+  readonly tokens: number
+  readonly refilledAtMs: number
+  /** The last time it was seen full: tokens leased before then and given back are not put back. */
+  readonly fullAtMs: number
 }
 
 /** The access storage port. */

@@ -1,7 +1,10 @@
-import { Effect } from "effect"
+import type { SqlError } from "@effect/sql"
+import { Deferred, Effect } from "effect"
 import { RateLimited } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
+import { Transactor } from "../sql/Transactor.js"
+import { AccessStore, type RateBucket } from "./AccessStore.js"
 
 interface Bucket {
   tokens: number
@@ -14,8 +17,9 @@ const IDLE_BUCKET_MS = 60_000
 const MAX_TRACKED_KEYS = 100_000
 
 /**
- * A token bucket per API key, in process memory: `ratePerSecond` tokens flow in, up to `burst`.
+ * A token bucket per key, in process memory: `ratePerSecond` tokens flow in, up to `burst`.
  * One request takes one token; an empty bucket answers with the whole seconds until the next token.
+ * (The OAuth endpoints' per-client limit; the API keys' limit is the shared `RateLimiter` below.)
  */
 export const makeTokenBuckets = (ratePerSecond: number, burst: number) => {
   const buckets = new Map<string, Bucket>()
@@ -46,17 +50,192 @@ export const makeTokenBuckets = (ratePerSecond: number, burst: number) => {
   }
 }
 
-/** The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits). */
+/**
+ * The share of a bucket's tokens one lease takes. It bounds what a lease can let through beyond
+ * the limit (a node's leased tokens live only as long as the bucket takes to make them up again),
+ * so 10% keeps a key within 10% of its limit however many nodes serve it.
+ */
+export const LEASE_SHARE = 0.1
+/** Bound on one lease. */
+export const MAX_LEASE_TOKENS = 100
+/** Bound on a lease's life, for very low rates. */
+export const MAX_LEASE_TTL_MS = 60_000
+/**
+ * A lease's shortest life, for high rates (at 1,000,000/s, 100 tokens refill in 0.1 ms: a node
+ * would lease for nearly every request). It lets through at most 100 ms of the rate beyond the
+ * limit, a tenth of what flows in a second.
+ */
+export const MIN_LEASE_TTL_MS = 100
+
+/** What one lease from a key's shared bucket decided. */
+export interface Lease {
+  /** Tokens the node may spend, 0 when the bucket is empty. */
+  readonly granted: number
+  /** How long the node may spend them: the time the bucket takes to refill as many. */
+  readonly ttlMs: number
+  /** The bucket as the lease leaves it. */
+  readonly bucket: RateBucket
+  /** When nothing is granted: the whole seconds until a token (≥ 1). */
+  readonly retryAfterSeconds: number | null
+  /** When nothing is granted: the time until a token flows in, during which no lease can succeed. */
+  readonly emptyForMs: number
+}
+
+/** Tokens a node gives back: leased at `leasedAtMs`, unspent when their lease ran out. */
+export interface Returned {
+  readonly tokens: number
+  readonly leasedAtMs: number
+}
+
+/**
+ * A lease from a key's shared bucket, pure: the bucket refilled to `nowMs` (a clock behind the
+ * bucket's refills nothing), the tokens a node gives back put back unless the bucket has been full
+ * since they were leased (a full bucket would have overflowed them: putting them back then would
+ * add to the burst), then a share of what is there taken — never more than there is.
+ */
+export const planLease = (stored: RateBucket, nowMs: number, returned: Returned, ratePerSecond: number, burst: number): Lease => {
+  const elapsedMs = Math.max(0, nowMs - stored.refilledAtMs)
+  const refilledAtMs = Math.max(nowMs, stored.refilledAtMs)
+  const refilled = stored.tokens + (elapsedMs * ratePerSecond) / 1000
+  const fullAtMs = refilled >= burst ? refilledAtMs : stored.fullAtMs
+  const putBack = returned.tokens > 0 && returned.leasedAtMs > fullAtMs ? returned.tokens : 0
+  const available = Math.min(burst, refilled + putBack)
+  if (available < 1) {
+    const emptyForMs = ((1 - available) * 1000) / ratePerSecond
+    const retryAfterSeconds = Math.max(1, Math.ceil(emptyForMs / 1000))
+    return { granted: 0, ttlMs: 0, bucket: { tokens: available, refilledAtMs, fullAtMs }, retryAfterSeconds, emptyForMs }
+  }
+  const granted = Math.max(1, Math.min(MAX_LEASE_TOKENS, Math.floor(available * LEASE_SHARE)))
+  const ttlMs = Math.min(MAX_LEASE_TTL_MS, Math.max(MIN_LEASE_TTL_MS, (granted * 1000) / ratePerSecond))
+  return { granted, ttlMs, bucket: { tokens: available - granted, refilledAtMs, fullAtMs }, retryAfterSeconds: null, emptyForMs: 0 }
+}
+
+/** What a node holds of a key's bucket. */
+interface Held {
+  /** Leased tokens not yet spent (whole). */
+  tokens: number
+  leasedAtMs: number
+  expiresAtMs: number
+  /**
+   * Until when the bucket was found empty: the key's requests are refused here without asking the
+   * database again (only tokens given back by another node could have come in meanwhile).
+   */
+  emptyUntilMs: number
+  /** Until when the key is limited by this node's own bucket, the database having failed a lease. */
+  ownBucketUntilMs: number
+  /** The lease in flight; the key's other requests wait for it, then look again. */
+  lease: Deferred.Deferred<void> | null
+}
+
+/** How long a node limits a key by its own bucket after a lease failed, before trying the database again. */
+export const OWN_BUCKET_AFTER_FAILURE_MS = 1_000
+
+/**
+ * The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits), held
+ * across every node on the database: each key has one token bucket in the store, and a node leases
+ * a few tokens at a time from it (a share of what is there, so a small bucket is leased token by
+ * token), spends them without a database round trip, and gives back what it did not spend when
+ * the lease runs out. Why leases rather than buckets kept in step by the change feed:
+ * docs/operations.md#rate-limits-across-nodes.
+ */
 export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/RateLimiter", {
   effect: Effect.gen(function* () {
     const config = yield* IssuingConfig
-    const buckets = makeTokenBuckets(config.rateLimitPerSecond, config.rateLimitBurst)
+    const store = yield* AccessStore
+    const transactor = yield* Transactor
+    const rate = config.rateLimitPerSecond
+    const burst = config.rateLimitBurst
+    const held = new Map<string, Held>()
+    // While the database cannot be asked, each node limits a key by itself, as before leases.
+    const ownBuckets = makeTokenBuckets(rate, burst)
+    const ownBucket = (apiKeyId: string, now: number) => ownBuckets.take(apiKeyId, now)
+
+    const heldOf = (apiKeyId: string, now: number): Held => {
+      let entry = held.get(apiKeyId)
+      if (entry === undefined) {
+        if (held.size >= MAX_TRACKED_KEYS) {
+          for (const [key, other] of held)
+            if (other.lease === null && Math.max(other.expiresAtMs, other.emptyUntilMs, other.ownBucketUntilMs) <= now) held.delete(key)
+        }
+        entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, ownBucketUntilMs: 0, lease: null }
+        held.set(apiKeyId, entry)
+      }
+      return entry
+    }
+
+    /**
+     * Leases tokens for the key (giving back what it held) and spends one of them; the seconds to
+     * wait when the bucket is empty. The token is spent as the lease lands: a lease whose life ran
+     * out before its requester looked again would otherwise be leased again, and again. When the
+     * database fails the lease, the key is limited by the node's own bucket for a while: a rate
+     * limit is no reason to refuse a request the node may still serve (a cached read).
+     */
+    const lease = (apiKeyId: string, entry: Held, now: number) =>
+      Effect.flatMap(Deferred.make<void>(), (done) => {
+        const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
+        entry.tokens = 0
+        entry.lease = done
+        return transactor
+          .withTransaction(
+            Effect.gen(function* () {
+              const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
+              const planned = planLease(stored, now, returned, rate, burst)
+              yield* store.saveRateBucket(apiKeyId, planned.bucket)
+              return planned
+            })
+          )
+          .pipe(
+            Effect.map((planned) => {
+              entry.tokens = Math.max(0, planned.granted - 1)
+              entry.leasedAtMs = now
+              entry.expiresAtMs = now + planned.ttlMs
+              entry.emptyUntilMs = now + planned.emptyForMs
+              return planned.retryAfterSeconds
+            }),
+            Effect.catchAll((error: SqlError.SqlError) =>
+              Effect.zipRight(
+                Effect.logWarning("rate limit: the shared bucket could not be leased; limiting by this node's bucket", error),
+                Effect.sync(() => {
+                  entry.ownBucketUntilMs = now + OWN_BUCKET_AFTER_FAILURE_MS
+                  return ownBucket(apiKeyId, now)
+                })
+              )
+            ),
+            Effect.ensuring(
+              Effect.suspend(() => {
+                entry.lease = null
+                return Deferred.succeed(done, undefined)
+              })
+            ),
+            Effect.uninterruptible
+          )
+      })
+
     return {
       /** Spends one request of the key's budget, or fails with the seconds to wait. */
       consume: (apiKeyId: string): Effect.Effect<void, RateLimited> =>
-        Effect.flatMap(nowMs, (now) => {
-          const retryAfterSeconds = buckets.take(apiKeyId, now)
-          return retryAfterSeconds === null ? Effect.void : Effect.fail(new RateLimited({ retryAfterSeconds }))
+        Effect.gen(function* () {
+          // Each turn spends a held token, or leases (spending one of the lease), or waits for the
+          // lease in flight: a turn that finds the tokens it waited for spent by the key's other
+          // requests leases next.
+          while (true) {
+            const now = yield* nowMs
+            const entry = heldOf(apiKeyId, now)
+            if (entry.tokens >= 1 && now < entry.expiresAtMs) {
+              entry.tokens -= 1
+              return
+            }
+            const own = now < entry.ownBucketUntilMs ? ownBucket(apiKeyId, now) : undefined
+            if (own !== undefined) return own === null ? undefined : yield* new RateLimited({ retryAfterSeconds: own })
+            if (now < entry.emptyUntilMs) {
+              return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
+            }
+            if (entry.lease === null) {
+              const retryAfterSeconds = yield* lease(apiKeyId, entry, now)
+              return retryAfterSeconds === null ? undefined : yield* new RateLimited({ retryAfterSeconds })
+            }
+            yield* Deferred.await(entry.lease)
+          }
         })
     }
   })

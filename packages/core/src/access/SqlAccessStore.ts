@@ -136,11 +136,32 @@ const keyQueries = (
   )
 })
 
+/** The per-key token buckets the rate limiter leases from (docs/operations.md#rate-limits-across-nodes). */
+const rateBucketQueries = (sql: Sql): Pick<AccessStoreService, "lockRateBucket" | "saveRateBucket"> => ({
+  // One statement creates the row or takes its lock and reads it: the no-op update of a conflict
+  // locks the row on PostgreSQL and returns it as it was.
+  lockRateBucket: (apiKeyId, initial) =>
+    sql`INSERT INTO issuing_rate_buckets (api_key_id, tokens, refilled_at_ms, full_at_ms)
+        VALUES (${apiKeyId}, ${initial.tokens}, ${initial.refilledAtMs}, ${initial.fullAtMs})
+        ON CONFLICT (api_key_id) DO UPDATE SET api_key_id = excluded.api_key_id
+        RETURNING tokens, refilled_at_ms, full_at_ms`.pipe(
+      Effect.map((rows) => ({
+        tokens: Number(rows[0]!.tokens),
+        refilledAtMs: toInt(rows[0]!.refilled_at_ms),
+        fullAtMs: toInt(rows[0]!.full_at_ms)
+      }))
+    ),
+  saveRateBucket: (apiKeyId, bucket) =>
+    sql`UPDATE issuing_rate_buckets
+        SET tokens = ${bucket.tokens}, refilled_at_ms = ${bucket.refilledAtMs}, full_at_ms = ${bucket.fullAtMs}
+        WHERE api_key_id = ${apiKeyId}`.pipe(Effect.asVoid)
+})
+
 /** The access port over SqlClient, one SQL text for both dialects. */
 export const SqlAccessStoreLive = Layer.effect(
   AccessStore,
   Effect.map(SqlClient.SqlClient, (client) => {
     const sql = client.withoutTransforms()
-    return { ...programQueries(sql), ...keyQueries(sql) }
+    return { ...programQueries(sql), ...keyQueries(sql), ...rateBucketQueries(sql) }
   })
 )

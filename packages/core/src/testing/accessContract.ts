@@ -7,7 +7,7 @@ import type { KeyScope } from "../access/Records.js"
 import { hashSecret } from "../access/Secrets.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
-import { isUniqueViolation } from "../sql/Transactor.js"
+import { isUniqueViolation, Transactor } from "../sql/Transactor.js"
 import type { ContractStores, PortContract } from "./Contract.js"
 import { freshOrganization, sampleApiKey, sampleProgram } from "./Fixtures.js"
 
@@ -206,7 +206,25 @@ const rejectsDuplicateSecretHash = (it: It) =>
     })
   )
 
-/** Contract of the AccessStore port: organizations, programs, API keys. */
+const keepsRateBuckets = (it: It) =>
+  it.effect("creates a key's rate bucket once, then reads it as last written, per key", () =>
+    Effect.gen(function* () {
+      const access = yield* AccessStore
+      const transactor = yield* Transactor
+      const key = newId()
+      const other = newId()
+      const initial = { tokens: 20, refilledAtMs: 1_000, fullAtMs: 1_000 }
+      expect(yield* transactor.withTransaction(access.lockRateBucket(key, initial))).toEqual(initial)
+      // A second lock does not overwrite the row with its initial value.
+      expect(yield* access.lockRateBucket(key, { tokens: 5, refilledAtMs: 9, fullAtMs: 9 })).toEqual(initial)
+      const spent = { tokens: 17.25, refilledAtMs: 1_736_000_000_123, fullAtMs: 1_000 }
+      yield* transactor.withTransaction(Effect.flatMap(access.lockRateBucket(key, initial), () => access.saveRateBucket(key, spent)))
+      expect(yield* access.lockRateBucket(key, initial)).toEqual(spent)
+      expect(yield* access.lockRateBucket(other, initial)).toEqual(initial)
+    })
+  )
+
+/** Contract of the AccessStore port: organizations, programs, API keys, rate buckets. */
 export const accessContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     findsProgramsWithinOrganization(it)
@@ -216,4 +234,5 @@ export const accessContract: PortContract = (name, store) =>
     revokesKeysOnce(it)
     listsKeysWithinScope(it)
     rejectsDuplicateSecretHash(it)
+    keepsRateBuckets(it)
   })

@@ -14,6 +14,7 @@ import listIndexes from "./0200_list_indexes.js"
 import listCounts from "./0210_list_counts.js"
 import cardHolds from "./0230_card_holds.js"
 import authorizationEndpoints from "./0240_authorization_endpoints.js"
+import rateBuckets from "./0250_rate_buckets.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -35,5 +36,6 @@ export const migrations = {
   "0200_list_indexes": listIndexes,
   "0210_list_counts": listCounts,
   "0230_card_holds": cardHolds,
-  "0240_authorization_endpoints": authorizationEndpoints
+  "0240_authorization_endpoints": authorizationEndpoints,
+  "0250_rate_buckets": rateBuckets
 }
