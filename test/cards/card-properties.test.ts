@@ -54,7 +54,7 @@ const LIMIT = 800
 const SEEDED = [2_000, 500] as const
 
 const pick = fc.nat({ max: 1_000 })
-const share = fc.option(fc.constantFrom(0.5, 1, 1.5), { nil: null })
+const share = fc.option(fc.constantFrom(0.5, 1, 1.5, 4), { nil: null })
 const step: fc.Arbitrary<Op> = fc.oneof(
   {
     arbitrary: fc.record({
@@ -92,6 +92,44 @@ const step: fc.Arbitrary<Op> = fc.oneof(
   },
   { arbitrary: fc.record({ op: fc.constant("settle" as const), pick }), weight: 2 }
 )
+
+const authorize = (card: number, amount: number, blockedMcc = false): Op => ({
+  op: "authorize",
+  card,
+  amount,
+  financial: false,
+  blockedMcc
+})
+/**
+ * One sequence written out, run before the random ones, that walks the rarer paths on purpose (a
+ * pick ≡ 2 mod 3 names transaction `pick % count`): a partial clearing keeping its hold, a clearing
+ * four times the rest of the hold that takes the wallet below zero, a decline for funds, a pending
+ * inbound credit and its settle, a declined increment past the spending period, a void then a late
+ * presentment, a return, an expiry and a second one (409), a reversal over the hold (422), an
+ * increment, a second settle (409), a partial clearing releasing the rest, a blocked merchant category.
+ */
+const WALKTHROUGH: ReadonlyArray<Op> = [
+  authorize(0, 1_000),
+  { op: "clearing", pick: 2, share: 0.5, final: false },
+  { op: "clearing", pick: 2, share: 4, final: null },
+  authorize(0, 100),
+  { op: "in", wallet: 0, pending: true, amount: 3_000 },
+  { op: "settle", pick: 0 },
+  authorize(1, 600),
+  { op: "increment", pick: 2, amount: 300 },
+  { op: "reversal", pick: 2, share: null },
+  { op: "clearing", pick: 2, share: null, final: null },
+  { op: "return", pick: 2, share: 0.5 },
+  authorize(2, 200),
+  { op: "expire", pick: 11 },
+  { op: "expire", pick: 11 },
+  authorize(0, 400),
+  { op: "reversal", pick: 14, share: 4 },
+  { op: "increment", pick: 14, amount: 50 },
+  { op: "settle", pick: 0 },
+  { op: "clearing", pick: 14, share: 0.5, final: null },
+  authorize(0, 10, true)
+]
 
 /** Fixed seed, so every path asserted reached below is reached; CARD_PROPERTY_SEED explores others. */
 const SEED = process.env.CARD_PROPERTY_SEED === undefined ? 20_261_125 : Number(process.env.CARD_PROPERTY_SEED)
@@ -509,7 +547,8 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
               { status: t.status, authorized: t.authorized_amount, pending: t.pending_amount, settled: t.settled_amount },
               label
             ).toEqual(predicted.transaction)
-            expect(t.decline_reason, label).toBe(operation.op === "authorize" ? predicted.decline : t.decline_reason)
+            // A message after the authorization never declines the transaction itself (a declined increment is only its card event).
+            expect(t.decline_reason, label).toBe(operation.op === "authorize" ? predicted.decline : null)
             const last = t.card_events.at(-1)
             expect([last.result, last.decline_reason], label).toEqual(
               predicted.decline === null ? ["APPROVED", null] : ["DECLINED", predicted.decline]
@@ -519,6 +558,7 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
           prediction.apply(response.body)
           const availableAfter = await checkState(label)
           // Only a clearing (the merchant has been paid) may take a wallet's available balance down below zero.
+          if ([...availableAfter.values()].some((amount) => amount < 0)) reached.set("available below zero", 1)
           if (operation.op !== "clearing") {
             for (const [id, after] of availableAfter) {
               const before = availableBefore.get(id)!
@@ -528,7 +568,8 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
           availableBefore = availableAfter
         }
       }),
-      { numRuns: RUNS, seed: SEED }
+      // The walkthrough is one of the runs.
+      { numRuns: RUNS + 1, seed: SEED, examples: [[[...WALKTHROUGH]]] }
     )
   }, 240_000)
 
@@ -557,7 +598,8 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
       "out 422 insufficient_funds",
       "in 200",
       "settle 200",
-      "settle 409"
+      "settle 409",
+      "available below zero"
     ]) {
       expect(reached.get(outcome) ?? 0, `${outcome} (reached: ${JSON.stringify([...reached])})`).toBeGreaterThan(0)
     }
