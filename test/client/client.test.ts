@@ -1,7 +1,9 @@
 import { FetchHttpClient } from "@effect/platform"
 import {
   AuthenticationError,
+  type BalanceUpdatedEvent,
   BusinessRuleError,
+  type CardEvent,
   ConflictError,
   ConnectionError,
   InternalServerError,
@@ -176,6 +178,69 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     expect((await client.authorizationEndpoints.rotateSecret(created.id)).secret).not.toBe(created.secret)
     expect((await client.authorizationEndpoints.delete(created.id)).id).toBe(created.id)
     expect((await client.authorizationEndpoints.list()).total_count).toBe(0)
+  it("card transactions: a hold, an increment, a partial clearing, a reversal, expire and a return, typed, with their errors", async () => {
+    const wallet = await fundedWallet(10_000)
+    const card = await client.cards.create({ wallet_id: wallet.id, type: "VIRTUAL" })
+    const held = await client.simulate.authorization({ card_id: card.id, amount: 3_000, mcc: "5411", merchant_name: "Grocer" })
+    expect(held).toMatchObject({ status: "PENDING", authorized_amount: 3_000, pending_amount: 3_000, settled_amount: 0 })
+    const account = await client.financialAccounts.retrieve(wallet.financial_account_id)
+    expect([account.balance.amount, account.pending_balance.amount, account.available_balance.amount]).toEqual([10_000, 3_000, 7_000])
+
+    expect((await client.simulate.increment(held.id, { amount: 500 })).pending_amount).toBe(3_500)
+    expect(await client.simulate.clearing(held.id, { amount: 1_000, final: false })).toMatchObject({
+      status: "PENDING",
+      pending_amount: 2_500,
+      settled_amount: 1_000
+    })
+    const tooMuch = await client.simulate.reversal(held.id, { amount: 2_501 }).catch((error: unknown) => error)
+    expect(tooMuch).toBeInstanceOf(BusinessRuleError)
+    expect(tooMuch).toMatchObject({ status: 422, code: "amount_exceeds_pending", param: "amount" })
+    expect((await client.simulate.reversal(held.id, { amount: 500 })).pending_amount).toBe(2_000)
+    expect(await client.transactions.expire(held.id)).toMatchObject({ status: "SETTLED", pending_amount: 0, settled_amount: 1_000 })
+    const expiredTwice = await client.transactions.expire(held.id).catch((error: unknown) => error)
+    expect(expiredTwice).toBeInstanceOf(ConflictError)
+    expect(expiredTwice).toMatchObject({ status: 409 })
+    const overRefund = await client.simulate.return(held.id, { amount: 1_001 }).catch((error: unknown) => error)
+    expect(overRefund).toMatchObject({ status: 422, code: "amount_exceeds_settled", param: "amount" })
+    const refunded = await client.simulate.return(held.id, { amount: 400 })
+    expect(refunded.settled_amount).toBe(600)
+    const messages: Array<CardEvent["type"]> = refunded.card_events.map((event) => event.type)
+    expect(messages).toEqual([
+      "AUTHORIZATION",
+      "INCREMENTAL_AUTHORIZATION",
+      "CLEARING",
+      "AUTHORIZATION_REVERSAL",
+      "AUTHORIZATION_EXPIRY",
+      "RETURN"
+    ])
+    expect(await client.transactions.retrieve(held.id)).toEqual(refunded)
+
+    // Bodies are optional where every field is: a clearing of the whole hold.
+    const second = await client.simulate.authorization({ card_id: card.id, amount: 200, mcc: "5411" })
+    expect(await client.simulate.clearing(second.id)).toMatchObject({ status: "SETTLED", pending_amount: 0, settled_amount: 200 })
+    // balance.updated carries the account as it stands after the change.
+    const [newest] = (await client.events.list({ type: "balance.updated", page_size: 1 })).data as Array<BalanceUpdatedEvent>
+    const after = await client.financialAccounts.retrieve(wallet.financial_account_id)
+    expect(after.balance.amount).toBe(10_000 - 1_000 + 400 - 200)
+    expect(newest!.data.object).toEqual(after)
+  })
+
+  it("the Effect client has the card messages: clearing, and a 409 from expire on a settled transaction", async () => {
+    const wallet = await fundedWallet(1_000)
+    const card = await client.cards.create({ wallet_id: wallet.id, type: "VIRTUAL" })
+    const program = Effect.gen(function* () {
+      const api = yield* makeEffectClient({ baseUrl: platform.baseUrl, apiKey: platform.org.api_key, programId: platform.org.program_id })
+      const held = yield* api.simulateAuthorizations.create({ payload: { card_id: card.id, amount: 300, mcc: "5411" } })
+      const cleared = yield* api.simulateTransactions.clearing({ path: { transaction_id: held.id }, payload: { amount: 350 } })
+      const expired = yield* Effect.flip(api.transactions.expire({ path: { transaction_id: held.id } }))
+      return { held, cleared, expired }
+    })
+    const { cleared, expired, held } = await Effect.runPromise(program.pipe(Effect.provide(FetchHttpClient.layer)))
+    expect(held.status).toBe("PENDING")
+    // Over the hold (a tip): the excess posts too.
+    expect(cleared).toMatchObject({ status: "SETTLED", pending_amount: 0, settled_amount: 350 })
+    expect(expired).toMatchObject({ _tag: "ApiFailure", status: 409 })
+    expect((await client.financialAccounts.retrieve(wallet.financial_account_id)).available_balance.amount).toBe(650)
   })
 
   it("the Effect client, derived from the server's HttpApi, creates, reads and fails with ApiFailure", async () => {

@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Access, MAX_AMOUNT_MINOR, MAX_TOTAL_MINOR, toInt } from "@issuing/core"
+import { Access, MAX_AMOUNT_MINOR, MAX_TOTAL_MINOR } from "@issuing/core"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { startPlatform, type TestPlatform, type TestResponse, uuid } from "../support/platform.js"
+import { expectBooksBalance } from "./support.js"
 
 /**
  * Property tests over random sequences of transfers on every rail and settlements, over HTTP, with a
@@ -177,34 +178,7 @@ describe.each(STORE_KINDS)("ledger properties on %s", (kind) => {
 
   const run = <A, E>(effect: Effect.Effect<A, E, any>) => platform.instance.runtime.runPromise(effect as Effect.Effect<A, E, never>)
 
-  const checkInvariants = () =>
-    run(
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const unbalanced = yield* sql`SELECT book_transfer_id, currency,
-          SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE -amount_minor END) AS net
-        FROM issuing_book_entries GROUP BY book_transfer_id, currency
-        HAVING SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE -amount_minor END) <> 0`
-        expect(unbalanced).toEqual([])
-        const orphans = yield* sql`SELECT t.id FROM issuing_transfers t
-        LEFT JOIN issuing_book_transfers bt ON bt.transfer_id = t.id WHERE bt.id IS NULL`
-        expect(orphans).toEqual([])
-        const entrySums = yield* sql`SELECT financial_account_id, book,
-          SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE 0 END) AS debits,
-          SUM(CASE WHEN entry_type = 'CREDIT' THEN amount_minor ELSE 0 END) AS credits
-        FROM issuing_book_entries GROUP BY financial_account_id, book`
-        const sums = new Map(entrySums.map((row: any) => [`${row.financial_account_id}/${row.book}`, row]))
-        const balances = yield* sql`SELECT b.*, a.kind FROM issuing_balances b
-        JOIN issuing_financial_accounts a ON a.id = b.financial_account_id`
-        for (const row of balances as ReadonlyArray<any>) {
-          // Read as text-exact bigints: a rounded number could hide a total past the limit.
-          expect(BigInt(row.debits_minor) <= BigInt(MAX_TOTAL_MINOR) && BigInt(row.credits_minor) <= BigInt(MAX_TOTAL_MINOR)).toBe(true)
-          const sum: any = sums.get(`${row.financial_account_id}/${row.book}`)
-          expect(toInt(row.debits_minor)).toBe(sum === undefined ? 0 : toInt(sum.debits))
-          expect(toInt(row.credits_minor)).toBe(sum === undefined ? 0 : toInt(sum.credits))
-        }
-      })
-    )
+  const checkInvariants = () => expectBooksBalance(platform)
 
   /** Answers by kind over the three modes (the tests of one file run in order). */
   const reached = new Map<string, number>()

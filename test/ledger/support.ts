@@ -1,3 +1,6 @@
+import { SqlClient } from "@effect/sql"
+import { MAX_TOTAL_MINOR, toInt } from "@issuing/core"
+import { Effect } from "effect"
 import { expect } from "vitest"
 import type { TestPlatform } from "../support/platform.js"
 
@@ -28,3 +31,36 @@ export const balanceOf = async (platform: TestPlatform, accountId: string): Prom
   expect(response.status, response.text).toBe(200)
   return response.body.balance.amount
 }
+
+/**
+ * The ledger's invariants over everything the platform's database holds (docs/ledger.md): every
+ * book transfer balances per currency, every transfer has its book transfer, and every balance row
+ * is the sum of its entries, with no running total past 2^53 − 1 (read as exact bigints).
+ */
+export const expectBooksBalance = (platform: TestPlatform) =>
+  platform.instance.runtime.runPromise(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const unbalanced = yield* sql`SELECT book_transfer_id, currency,
+          SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE -amount_minor END) AS net
+        FROM issuing_book_entries GROUP BY book_transfer_id, currency
+        HAVING SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE -amount_minor END) <> 0`
+      expect(unbalanced).toEqual([])
+      const orphans = yield* sql`SELECT t.id FROM issuing_transfers t
+        LEFT JOIN issuing_book_transfers bt ON bt.transfer_id = t.id WHERE bt.id IS NULL`
+      expect(orphans).toEqual([])
+      const entrySums = yield* sql`SELECT financial_account_id, book,
+          SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE 0 END) AS debits,
+          SUM(CASE WHEN entry_type = 'CREDIT' THEN amount_minor ELSE 0 END) AS credits
+        FROM issuing_book_entries GROUP BY financial_account_id, book`
+      const sums = new Map(entrySums.map((row: any) => [`${row.financial_account_id}/${row.book}`, row]))
+      const balances = yield* sql`SELECT b.*, a.kind FROM issuing_balances b
+        JOIN issuing_financial_accounts a ON a.id = b.financial_account_id`
+      for (const row of balances as ReadonlyArray<any>) {
+        expect(BigInt(row.debits_minor) <= BigInt(MAX_TOTAL_MINOR) && BigInt(row.credits_minor) <= BigInt(MAX_TOTAL_MINOR)).toBe(true)
+        const sum: any = sums.get(`${row.financial_account_id}/${row.book}`)
+        expect(toInt(row.debits_minor)).toBe(sum === undefined ? 0 : toInt(sum.debits))
+        expect(toInt(row.credits_minor)).toBe(sum === undefined ? 0 : toInt(sum.credits))
+      }
+    }) as Effect.Effect<void, unknown, never>
+  )

@@ -8,6 +8,7 @@ import type {
   BookBalance as BookBalanceSchema,
   BookTransfer as BookTransferSchema,
   Card as CardSchema,
+  CardEvent as CardEventSchema,
   CardAuditQuery,
   CardAuditRecord as CardAuditRecordSchema,
   CardEmbedSession as CardEmbedSessionSchema,
@@ -21,15 +22,20 @@ import type {
   CreateWallet,
   CreateWebhookSubscription,
   EventFilter,
+  EventType as EventTypeName,
   FinancialAccount as FinancialAccountSchema,
   IssueCard,
   UpdateCard,
   IssuingEvent,
   Program as ProgramSchema,
   ReplayRequest,
+  RequestHistoryEntry as RequestHistoryEntrySchema,
   ResendRequest,
   SearchByPan,
+  SimulateAmount,
   SimulateAuthorization,
+  SimulateClearing,
+  SimulateIncrement,
   SubscriptionFilter,
   Transaction as TransactionSchema,
   TransactionStatus,
@@ -64,7 +70,19 @@ export type BookBalance = typeof BookBalanceSchema.Encoded
 export type BookTransfer = typeof BookTransferSchema.Encoded
 export type Transfer = typeof TransferSchema.Encoded
 export type Transaction = typeof TransactionSchema.Encoded
+/** One message of a card transaction (`transaction.card_events`), as it was decided. */
+export type CardEvent = typeof CardEventSchema.Encoded
+/** One real-time decision asked of the program (`transaction.request_history`). */
+export type RequestHistoryEntry = typeof RequestHistoryEntrySchema.Encoded
 export type Event = typeof IssuingEvent.Encoded
+/** The event types of the catalogue (docs/webhooks.md). */
+export type EventType = EventTypeName
+/** An event whose `data.object` is the record it describes, by type. */
+export type TypedEvent<T extends EventType, O> = Omit<Event, "type" | "data"> & { readonly type: T; readonly data: { readonly object: O } }
+/** A wallet account's balance or pending balance changed: the account as it stands after. */
+export type BalanceUpdatedEvent = TypedEvent<"balance.updated", FinancialAccount>
+/** A transaction was created or changed by a transfer or a card message: the transaction as it stands after. */
+export type TransactionUpdatedEvent = TypedEvent<"transaction.updated", Transaction>
 export type WebhookSubscription = typeof WebhookSubscriptionSchema.Encoded
 export type WebhookSubscriptionWithSecret = typeof WebhookSubscriptionWithSecretSchema.Encoded
 export type AuthorizationEndpoint = typeof AuthorizationEndpointSchema.Encoded
@@ -86,6 +104,10 @@ export type UpdateWebhookSubscriptionParams = typeof UpdateWebhookSubscription.E
 export type CreateAuthorizationEndpointParams = typeof CreateAuthorizationEndpoint.Encoded
 export type UpdateAuthorizationEndpointParams = typeof UpdateAuthorizationEndpoint.Encoded
 export type SimulateAuthorizationParams = typeof SimulateAuthorization.Encoded
+export type SimulateIncrementParams = typeof SimulateIncrement.Encoded
+export type SimulateClearingParams = typeof SimulateClearing.Encoded
+/** A reversal's or a return's body: `amount` defaults to all that may be released or refunded. */
+export type SimulateAmountParams = typeof SimulateAmount.Encoded
 export type ReplayParams = typeof ReplayRequest.Encoded
 export type ResendParams = typeof ResendRequest.Encoded
 
@@ -227,6 +249,8 @@ export class IssuingClient {
     list: (params?: TransactionListParams, options?: RequestOptions) =>
       this.list<Transaction, TransactionListParams>("/v1/transactions", params, options),
     retrieve: (id: string, options?: RequestOptions) => this.get<Transaction>(`/v1/transactions/${segment(id)}`, undefined, options),
+    /** Releases a card transaction's open hold at once: EXPIRED (SETTLED if some of it cleared); 409 unless PENDING. */
+    expire: (id: string, options?: RequestOptions) => this.post<Transaction>(`/v1/transactions/${segment(id)}/expire`, undefined, options),
     bookTransfers: (id: string, params?: BookTransferListParams, options?: RequestOptions) =>
       this.list<BookTransfer, BookTransferListParams>(`/v1/transactions/${segment(id)}/book-transfers`, params, options)
   }
@@ -287,10 +311,28 @@ export class IssuingClient {
       this.post<AuthorizationEndpointWithSecret>(`/v1/authorization-endpoints/${segment(id)}/rotate-secret`, undefined, options)
   }
 
-  /** Sandbox simulations (404 in production). */
+  /**
+   * Sandbox simulations (404 in production): card network messages (docs/card-transactions.md) and
+   * the settlement of a PENDING transfer. A message from a state it cannot apply to throws
+   * ConflictError (409); an amount beyond the hold or the settled amount, BusinessRuleError
+   * (`amount_exceeds_pending` / `amount_exceeds_settled`).
+   */
   readonly simulate = {
+    /** An authorization: PENDING holding the amount (AUTHORIZATION, the default), SETTLED (FINANCIAL_AUTHORIZATION) or DECLINED. */
     authorization: (params: SimulateAuthorizationParams, options?: RequestOptions) =>
       this.post<Transaction>("/v1/simulate/authorizations", params, options),
+    /** An incremental authorization on a PENDING transaction: approved, the hold grows; declined, it is recorded and the hold kept. */
+    increment: (transactionId: string, params: SimulateIncrementParams, options?: RequestOptions) =>
+      this.post<Transaction>(`/v1/simulate/transactions/${segment(transactionId)}/increment`, params, options),
+    /** A clearing: `amount` defaults to the hold; less releases the rest unless `final: false`; more posts the excess too. */
+    clearing: (transactionId: string, params: SimulateClearingParams = {}, options?: RequestOptions) =>
+      this.post<Transaction>(`/v1/simulate/transactions/${segment(transactionId)}/clearing`, params, options),
+    /** A reversal of all (the default) or part of the open hold. */
+    reversal: (transactionId: string, params: SimulateAmountParams = {}, options?: RequestOptions) =>
+      this.post<Transaction>(`/v1/simulate/transactions/${segment(transactionId)}/reversal`, params, options),
+    /** A return (refund) of all (the default) or part of what settled: settlement → wallet. */
+    return: (transactionId: string, params: SimulateAmountParams = {}, options?: RequestOptions) =>
+      this.post<Transaction>(`/v1/simulate/transactions/${segment(transactionId)}/return`, params, options),
     settleTransfer: (id: string, options?: RequestOptions) =>
       this.post<Transfer>(`/v1/simulate/transfers/${segment(id)}/settle`, undefined, options)
   }

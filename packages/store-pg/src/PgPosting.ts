@@ -184,11 +184,14 @@ const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings
 const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
   Effect.gen(function* () {
     const t = transactionRow(posting.transaction, posting.financialAccountId)
+    // A message that moves money writes the wallet's balance.updated with its transfer, after the
+    // transfer's deltas: written by the function, it would describe the balance before the transfer.
+    const balanceEventId = posting.transfer === null ? posting.balanceEventId : null
     const [row] = yield* sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_card_message(
         ${JSON.stringify(t)}::jsonb, ${posting.transactionWrite}, ${posting.financialAccountId}, ${posting.pendingDelta},
         ${posting.requireAvailable}, ${posting.activeCardId}, ${t.updated_at},
         ${posting.events.map((e) => e.id)}::text[], ${posting.events.map((e) => e.type)}::text[],
-        ${posting.events.map((e) => JSON.stringify(e.data.object))}::text[], ${posting.balanceEventId}, NULL::text)`
+        ${posting.events.map((e) => JSON.stringify(e.data.object))}::text[], ${balanceEventId}, NULL::text)`
     const outcome: PostingOutcome = {
       posted: row!.posted === true,
       refusal: (row!.refusal ?? null) as PostingRefusal | null,
@@ -197,7 +200,9 @@ const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<P
     }
     if (!outcome.posted || posting.transfer === null) return outcome
     // The transaction row is in; its transfer joins it (no funds check: the merchant has been paid).
-    const transfer = yield* postTransfer(sql, { ...posting.transfer, balanceEvents: [] })
+    const balanceEvents =
+      posting.balanceEventId === null ? [] : [{ id: posting.balanceEventId, financial_account_id: posting.financialAccountId }]
+    const transfer = yield* postTransfer(sql, { ...posting.transfer, balanceEvents })
     if (!transfer.posted) return transfer
     return { ...outcome, wake: outcome.wake || transfer.wake }
   })
