@@ -166,18 +166,6 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     }
   })
 
-  it("manages the program's authorization endpoint: create with its secret, 409 for a second, list, update, rotate, delete", async () => {
-    const created = await client.authorizationEndpoints.create({ url: "http://127.0.0.1:9/decide", timeout_ms: 500 })
-    expect(created).toMatchObject({ object: "authorization_endpoint", timeout_ms: 500, timeout_decision: "DECLINE", disabled: false })
-    expect(created.secret).toMatch(/^whsec_/)
-    await expect(client.authorizationEndpoints.create({ url: "http://127.0.0.1:9/other" })).rejects.toBeInstanceOf(ConflictError)
-    expect((await client.authorizationEndpoints.list()).data.map((endpoint) => endpoint.id)).toEqual([created.id])
-    const updated = await client.authorizationEndpoints.update(created.id, { timeout_decision: "APPROVE" })
-    expect(updated.timeout_decision).toBe("APPROVE")
-    expect((await client.authorizationEndpoints.retrieve(created.id)).timeout_decision).toBe("APPROVE")
-    expect((await client.authorizationEndpoints.rotateSecret(created.id)).secret).not.toBe(created.secret)
-    expect((await client.authorizationEndpoints.delete(created.id)).id).toBe(created.id)
-    expect((await client.authorizationEndpoints.list()).total_count).toBe(0)
   it("card transactions: a hold, an increment, a partial clearing, a reversal, expire and a return, typed, with their errors", async () => {
     const wallet = await fundedWallet(10_000)
     const card = await client.cards.create({ wallet_id: wallet.id, type: "VIRTUAL" })
@@ -241,6 +229,20 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     expect(cleared).toMatchObject({ status: "SETTLED", pending_amount: 0, settled_amount: 350 })
     expect(expired).toMatchObject({ _tag: "ApiFailure", status: 409 })
     expect((await client.financialAccounts.retrieve(wallet.financial_account_id)).available_balance.amount).toBe(650)
+  })
+
+  it("manages the program's authorization endpoint: create with its secret, 409 for a second, list, update, rotate, delete", async () => {
+    const created = await client.authorizationEndpoints.create({ url: "http://127.0.0.1:9/decide", timeout_ms: 500 })
+    expect(created).toMatchObject({ object: "authorization_endpoint", timeout_ms: 500, timeout_decision: "DECLINE", disabled: false })
+    expect(created.secret).toMatch(/^whsec_/)
+    await expect(client.authorizationEndpoints.create({ url: "http://127.0.0.1:9/other" })).rejects.toBeInstanceOf(ConflictError)
+    expect((await client.authorizationEndpoints.list()).data.map((endpoint) => endpoint.id)).toEqual([created.id])
+    const updated = await client.authorizationEndpoints.update(created.id, { timeout_decision: "APPROVE" })
+    expect(updated.timeout_decision).toBe("APPROVE")
+    expect((await client.authorizationEndpoints.retrieve(created.id)).timeout_decision).toBe("APPROVE")
+    expect((await client.authorizationEndpoints.rotateSecret(created.id)).secret).not.toBe(created.secret)
+    expect((await client.authorizationEndpoints.delete(created.id)).id).toBe(created.id)
+    expect((await client.authorizationEndpoints.list()).total_count).toBe(0)
   })
 
   it("the Effect client, derived from the server's HttpApi, creates, reads and fails with ApiFailure", async () => {
