@@ -1,4 +1,11 @@
-import { createIssuing, ERROR_CODES, storeFor } from "@issuing/http"
+import { HttpApi } from "@effect/platform"
+import { ATTEMPT_STATUSES, DeclineReason, EVENT_TYPES, SpendingInterval } from "@issuing/core"
+import { createIssuing, ERROR_CODES, IssuingApi, storeFor } from "@issuing/http"
+import { Schema } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { OPERATION_DOCS } from "../../packages/http/src/docs/OperationDocs.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase } from "../support/databases.js"
 import { expectEnvelope, startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
@@ -139,5 +146,141 @@ describe("API documents", () => {
       await Promise.all(instances.map((instance) => instance.dispose()))
       await Promise.all([first.drop(), second.drop()])
     }
+  })
+
+  // docs/api.md: a reference a person reads, and an OpenAPI document that says what it accepts.
+  describe("a reference to read", () => {
+    let document: any
+    beforeAll(async () => {
+      document = (await platform.request("GET", "/openapi.json", { key: undefined, program: null })).body
+    })
+    const operations = () =>
+      Object.entries<Record<string, any>>(document.paths).flatMap(([path, item]) =>
+        Object.entries(item).map(([method, operation]) => ({ path, method, operation }))
+      )
+
+    it("gives every operation a summary and a description, and info.version is the package's", () => {
+      expect(operations().length).toBeGreaterThanOrEqual(60)
+      for (const { method, operation, path } of operations()) {
+        expect(operation.summary, `${method} ${path}`).toMatch(/\w{3}/)
+        expect(operation.description, `${method} ${path}`).toMatch(/\w{3}.{20}/)
+      }
+      const version = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, "../../packages/http/package.json"), "utf8")).version
+      expect(document.info.version).toBe(version)
+    })
+
+    it("lists the values of every closed set as an enum", () => {
+      const components = document.components.schemas
+      const body = (path: string, method: string) => document.paths[path][method].requestBody.content["application/json"].schema
+      const query = (path: string, name: string) => document.paths[path].get.parameters.find((p: any) => p.name === name).schema
+      const strings = (schema: any): Array<any> =>
+        schema?.type === "string" ? [schema] : [...(schema?.anyOf ?? []).flatMap(strings), ...(schema?.items ? strings(schema.items) : [])]
+      const enumOf = (schema: any) => strings(schema).map((member) => member.enum)
+      expect(enumOf(body("/v1/webhook-subscriptions", "post").properties.event_types)).toEqual([[...EVENT_TYPES]])
+      expect(enumOf(query("/v1/events", "type"))).toEqual([[...EVENT_TYPES]])
+      expect(enumOf(components.Event.properties.type)).toEqual([[...EVENT_TYPES]])
+      expect(enumOf(components.Transaction.properties.decline_reason)).toEqual([[...DeclineReason.literals]])
+      expect(enumOf(query("/v1/webhook-attempts", "status"))).toEqual([[...ATTEMPT_STATUSES]])
+      const issue = body("/v1/cards", "post")
+      for (const name of ["spending_period", "spendingPeriod"]) {
+        const period = issue.properties[name].anyOf.find((member: any) => member.type === "object")
+        expect(enumOf(period.properties.interval), name).toEqual([[...SpendingInterval.literals]])
+      }
+      // No string field named for a closed set is left open, anywhere in the document.
+      const CLOSED = new Set([
+        "interval",
+        "decline_reason",
+        "event_types",
+        "status",
+        "state",
+        "kind",
+        "role",
+        "payment_rail",
+        "paymentRail",
+        "action",
+        "result"
+      ])
+      const open: Array<string> = []
+      const walk = (node: any, at: string) => {
+        if (node === null || typeof node !== "object") return
+        for (const [name, field] of Object.entries<any>(node.properties ?? {})) {
+          if (CLOSED.has(name) && strings(field).some((member) => member.enum === undefined)) open.push(`${at}.${name}`)
+        }
+        for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`)
+      }
+      walk(document, "")
+      // (The OAuth endpoints' `state` is the client's opaque value, not a set.)
+      for (const { method, operation, path } of operations().filter(({ path }) => path.startsWith("/v1/"))) {
+        for (const parameter of operation.parameters ?? []) {
+          if (CLOSED.has(parameter.name) && strings(parameter.schema).some((member) => member.enum === undefined)) {
+            open.push(`${method} ${path} ?${parameter.name}`)
+          }
+        }
+      }
+      expect(open).toEqual([])
+    })
+
+    it("shows examples on the main operations, each one a body the operation accepts", () => {
+      let checked = 0
+      HttpApi.reflect(IssuingApi, {
+        onGroup() {},
+        onEndpoint({ endpoint, group }) {
+          const example = OPERATION_DOCS[`${group.identifier}.${endpoint.name}`]?.example
+          if (example === undefined) return
+          const decoded = Schema.decodeUnknownEither(endpoint.payloadSchema.pipe((schema: any) => schema.value) as Schema.Schema.Any, {
+            onExcessProperty: "error"
+          })(example)
+          expect(decoded._tag, `${group.identifier}.${endpoint.name}: ${JSON.stringify(decoded)}`).toBe("Right")
+          checked += 1
+        }
+      })
+      expect(checked).toBeGreaterThanOrEqual(12)
+      for (const path of ["/v1/cards", "/v1/transfers", "/v1/wallets", "/v1/webhook-subscriptions"]) {
+        expect(document.paths[path].post.requestBody.content["application/json"].example, path).toBeDefined()
+      }
+    })
+
+    it("renders /docs grouped by resource, each operation with its parameters, body, errors and a curl example, self-contained", async () => {
+      const response = await platform.request("GET", "/docs", { key: undefined, program: null })
+      expect(response.status).toBe(200)
+      const html = response.text
+      for (const group of ["Cards", "Transfers", "Webhook Subscriptions", "Oauth Clients"]) expect(html).toContain(`>${group}</h2>`)
+      const sections = html.split('<section class="op"').slice(1)
+      expect(sections.length).toBe(operations().length)
+      for (const section of sections) {
+        expect(section).toContain("<h4>Response</h4>")
+        expect(section).toContain("curl -X ")
+      }
+      const create = sections.find((section) => section.startsWith(' id="cards.create"'))!
+      expect(create).toContain("Issue a card")
+      expect(create).toContain("<code>spending_period.interval</code>")
+      expect(create).toContain("X-Program-ID: $PROGRAM_ID")
+      expect(create).toContain("Idempotency-Key")
+      expect(create).toContain("&quot;MONTHLY&quot;")
+      expect(create).toContain("<h4>Errors</h4>")
+      const list = sections.find((section) => section.startsWith(' id="cards.list"'))!
+      expect(list).toContain("<code>starting_after</code>")
+      // No script, nothing fetched from elsewhere; the one stylesheet is allowed by its hash.
+      expect(html).not.toMatch(/<script|<link|\ssrc=|@import|[^4]url\(/i)
+      const csp = response.headers.get("content-security-policy")!
+      expect(csp).toContain("default-src 'none'")
+      expect(csp).not.toContain("unsafe-inline")
+      const style = /<style>([\s\S]*?)<\/style>/.exec(html)![1]!
+      expect(csp).toContain(`'sha256-${crypto.createHash("sha256").update(style).digest("base64")}'`)
+    })
+
+    it("serves the event catalogue: every event type with its payload's schema", async () => {
+      const response = await platform.request("GET", "/docs/events", { key: undefined, program: null })
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-security-policy")).toContain("default-src 'none'")
+      const sections = response.text.split('<section class="op"').slice(1)
+      const byType = new Map(sections.map((section) => [/id="([^"]+)"/.exec(section)![1]!, section]))
+      for (const type of [...EVENT_TYPES, "balance.updated"]) expect(byType.has(type), type).toBe(true)
+      expect(byType.get("card.created")).toContain("<code>last_four</code>")
+      expect(byType.get("card.created")).toContain("<code>spending_period.interval</code>")
+      expect(byType.get("balance.updated")).toContain("<code>balance.amount</code>")
+      expect(byType.get("transfer.created")).toContain("<code>payment_rail</code>")
+      expect(byType.get("oauth_grant.revoked")).toContain("<code>scopes</code>")
+    })
   })
 })

@@ -172,6 +172,41 @@ const missing = await client.programs.retrieve("00000000-0000-0000-0000-00000000
 console.log(JSON.stringify({ programs: programs.length, missing: missing instanceof NotFoundError ? missing.name : String(missing) }))
 `
 
+// The main entry with nothing but @issuing/client installed: a list and a typed error against a
+// canned server, a delivery verified (signed here as Standard Webhooks signs), and the optional
+// Effect entry failing to load for want of effect.
+const CLIENT_ONLY_SCRIPT = `import * as crypto from "node:crypto"
+import * as http from "node:http"
+import { IssuingClient, NotFoundError, verifyWebhook } from "@issuing/client"
+const server = http.createServer((request, response) => {
+  const found = request.url.startsWith("/v1/programs?")
+  response.writeHead(found ? 200 : 404, { "content-type": "application/json" })
+  response.end(JSON.stringify(found ? { data: [{ id: "p1", object: "program" }], total_count: 1 } : { error: { type: "not_found_error", code: "not_found", message: "No such program.", param: "program_id", request_id: "r", doc_url: "d" } }))
+})
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+const client = new IssuingClient({ apiKey: "sk_sandbox_x", baseUrl: \`http://127.0.0.1:\${server.address().port}\` })
+const programs = []
+for await (const program of client.programs.list()) programs.push(program.id)
+const missing = await client.programs.retrieve("p2").catch((error) => error)
+const secret = crypto.randomBytes(24)
+const body = JSON.stringify({ id: "evt_1", object: "event", type: "card.created", program_id: "p1", created_at: "2026-01-01T00:00:00.000Z", data: { object: { id: "c1" } } })
+const timestamp = String(Math.floor(Date.now() / 1000))
+const signature = crypto.createHmac("sha256", secret).update(\`evt_1.\${timestamp}.\${body}\`).digest("base64")
+const event = verifyWebhook(body, { "webhook-id": "evt_1", "webhook-timestamp": timestamp, "webhook-signature": \`v1,\${signature}\` }, \`whsec_\${secret.toString("base64")}\`)
+const effectEntry = await import("@issuing/client/effect").then(() => "loaded", (error) => error.code)
+server.close()
+console.log(JSON.stringify({ programs, missing: missing instanceof NotFoundError ? missing.name : String(missing), event: event.type, effectEntry }))
+`
+
+// Type-checked against the client-only install: the main entry's declarations stand without effect.
+const CLIENT_ONLY_TYPES = `import { type Card, IssuingClient, type WebhookEvent } from "@issuing/client"
+export const client = new IssuingClient({ apiKey: "sk_sandbox_x", baseUrl: "https://issuing.example.com" })
+export const lastFour = (event: WebhookEvent): string | null => (event.type === "card.created" ? event.data.object.last_four : null)
+export const cards = (): AsyncIterable<Card> => client.cards.list({ state: "ACTIVE" })
+// @ts-expect-error amount is a number of minor units
+client.transfers.create({ paymentRail: "book", amount: "10", currency: "USD" })
+`
+
 const tsconfig = (compilerOptions: Record<string, unknown>, include: ReadonlyArray<string>) =>
   JSON.stringify(
     {
@@ -204,6 +239,7 @@ const packed = new Map<string, Packed>()
 const tarball = (name: string) => path.join(packDir, packed.get(name)!.filename)
 let fullApp: string
 let pgApp: string
+let clientApp: string
 const databases: Array<TestDatabase> = []
 const running: Array<Started> = []
 
@@ -212,6 +248,7 @@ beforeAll(async () => {
   packDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-pack-"))
   fullApp = newProject("app")
   pgApp = newProject("pg-app")
+  clientApp = newProject("client-app")
   expect(path.relative(ROOT, fullApp).startsWith("..")).toBe(true)
   // The full project's registry packages install while the packages build: better-sqlite3 (the
   // version @issuing/store-sqlite asks for) may compile its native binary for a minute, and the
@@ -238,14 +275,15 @@ beforeAll(async () => {
   expect(sqliteInstall.sort()).toEqual(["@issuing/http", "@issuing/store-sqlite"])
   await Promise.all([
     registryPackages.then(() => runOk("npm", [...NPM_INSTALL, ...[...packed.keys()].map(tarball)], { cwd: fullApp, timeoutMs: 240_000 })),
-    runOk("npm", [...NPM_INSTALL, ...pgOnly.map(tarball)], { cwd: pgApp, timeoutMs: 240_000 })
+    runOk("npm", [...NPM_INSTALL, ...pgOnly.map(tarball)], { cwd: pgApp, timeoutMs: 240_000 }),
+    runOk("npm", [...NPM_INSTALL, tarball("@issuing/client")], { cwd: clientApp, timeoutMs: 240_000 })
   ])
 }, 600_000)
 
 afterAll(async () => {
   for (const started of running) started.kill()
   for (const database of databases) await database.drop()
-  for (const dir of [packDir, fullApp, pgApp]) if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true })
+  for (const dir of [packDir, fullApp, pgApp, clientApp]) if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true })
 })
 
 describe("the packed packages", () => {
@@ -430,4 +468,25 @@ describe("installed with only @issuing/http and @issuing/store-pg", () => {
     expect(lines[0]).toContain("ISSUING_DATABASE_URL")
     expect(lines[0]).toContain("npm install @issuing/store-sqlite")
   }, 90_000)
+})
+
+describe("installed with only @issuing/client", () => {
+  it("has no effect, @effect/* or @issuing/core, and its main entry runs and type-checks without them", async () => {
+    for (const absent of ["effect", "@effect", "@issuing/core", "@issuing/http"]) {
+      expect(fs.existsSync(path.join(clientApp, "node_modules", absent)), absent).toBe(false)
+    }
+    const result = await runOk(process.execPath, ["--input-type=module", "-e", CLIENT_ONLY_SCRIPT], { cwd: clientApp })
+    expect(JSON.parse(result.stdout.trim())).toEqual({
+      programs: ["p1"],
+      missing: "NotFoundError",
+      event: "card.created",
+      effectEntry: "ERR_MODULE_NOT_FOUND"
+    })
+    writeFiles(clientApp, {
+      "types-check.ts": CLIENT_ONLY_TYPES,
+      "tsconfig.json": tsconfig({ module: "node16", moduleResolution: "node16", lib: ["ES2022", "DOM"], types: [], noEmit: true }, ["*.ts"])
+    })
+    // The full project's TypeScript, over this project's node_modules only.
+    await runOk(process.execPath, [path.join(fullApp, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], { cwd: clientApp })
+  }, 120_000)
 })

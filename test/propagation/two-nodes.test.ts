@@ -121,7 +121,7 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
       const walletOnB = async () => {
         const wallet = await call(b, "POST", "/v1/wallets", { body: { holder: { name: "Fan Out" } } })
         expect(wallet.status, wallet.text).toBe(200)
-        const event = await call(b, "GET", "/v1/events?type=wallet.created&limit=1")
+        const event = await call(b, "GET", "/v1/events?type=wallet.created&page_size=1")
         const eventId = event.body.data[0].id as string
         const toEvent = (received: ReadonlyArray<{ readonly id: string }>) => received.filter((request) => request.id === eventId)
         // The witness subscription stays enabled: once it has the event, the fan-out is done; once

@@ -36,7 +36,11 @@ describe("examples/host-app", () => {
     const body = await listed.json()
     expect(body.data.map((program: { id: string }) => program.id)).toEqual([app.organization.program_id])
 
-    const created = await fetch(`${app.url}/issuing/v1/programs?x=1`, {
+    // The query string reaches the platform through the mount: an unknown parameter is its 400.
+    const unknown = await fetch(`${app.url}/issuing/v1/programs?x=1`, { headers: auth })
+    expect(unknown.status).toBe(400)
+    expect((await unknown.json()).error.param).toBe("x")
+    const created = await fetch(`${app.url}/issuing/v1/programs`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json", "idempotency-key": crypto.randomUUID() },
       body: JSON.stringify({ name: "Mounted", bin: "411111" })

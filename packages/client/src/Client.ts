@@ -1,142 +1,97 @@
+import type { ErrorEnvelope } from "./errors.js"
+import type { WebhookEvent } from "./events.js"
+import { type Page, PageList, type PageParams } from "./pagination.js"
 import type {
-  ApiKey as ApiKeySchema,
-  ApiKeyWithSecret as ApiKeyWithSecretSchema,
+  ApiKey,
+  ApiKeyWithSecret,
   AttemptFilter,
-  AuthorizationAnswer as AuthorizationAnswerType,
-  AuthorizationEndpoint as AuthorizationEndpointSchema,
-  AuthorizationEndpointWithSecret as AuthorizationEndpointWithSecretSchema,
-  BookBalance as BookBalanceSchema,
-  BookTransfer as BookTransferSchema,
-  Card as CardSchema,
-  CardEvent as CardEventSchema,
+  BookBalance,
+  BookTransfer,
+  Card,
   CardAuditQuery,
-  CardAuditRecord as CardAuditRecordSchema,
-  CardEmbedSession as CardEmbedSessionSchema,
+  CardAuditRecord,
+  CardEmbedSession,
   CardListQuery,
-  CardReveal as CardRevealSchema,
-  CreateApiKey,
-  CreateAuthorizationEndpoint,
-  CreateProgram,
-  CreateTransfer,
-  CreateTransferBatch,
-  CreateWallet,
-  CreateWebhookSubscription,
+  CardReveal,
+  CreateApiKeyParams,
+  CreateCardParams,
+  CreateOAuthClientParams,
+  CreateProgramParams,
+  CreateTransferParams,
+  CreateWalletParams,
+  CreateWebhookSubscriptionParams,
   EventFilter,
-  EventType as EventTypeName,
-  FinancialAccount as FinancialAccountSchema,
-  IssueCard,
-  UpdateCard,
-  IssuingEvent,
-  Program as ProgramSchema,
-  ReplayRequest,
-  RequestHistoryEntry as RequestHistoryEntrySchema,
-  ResendRequest,
-  SearchByPan,
-  SimulateAmount,
-  SimulateAuthorization,
-  SimulateClearing,
-  SimulateIncrement,
+  FinancialAccount,
+  FinancialAccountKind,
+  GrantInteractionParams,
+  OAuthClient,
+  OAuthClientWithSecret,
+  OAuthGrant,
+  OAuthInteraction,
+  OAuthRedirect,
+  Program,
+  ReplayParams,
+  ResendParams,
+  SearchByPanParams,
+  SimulateAuthorizationParams,
   SubscriptionFilter,
-  Transaction as TransactionSchema,
+  Transaction,
   TransactionStatus,
-  Transfer as TransferSchema,
+  Transfer,
   TransferRail,
   TransferStatus,
-  UpdateAuthorizationEndpoint,
-  UpdateWebhookSubscription,
-  Wallet as WalletSchema,
-  WebhookAttempt as WebhookAttemptSchema,
-  WebhookReplay as WebhookReplaySchema,
-  WebhookSubscription as WebhookSubscriptionSchema,
-  WebhookSubscriptionWithSecret as WebhookSubscriptionWithSecretSchema
-} from "@issuing/core"
-import type { ErrorEnvelope } from "./errors.js"
-import { type Page, PageList, type PageParams } from "./pagination.js"
+  UpdateCardParams,
+  UpdateWebhookSubscriptionParams,
+  Wallet,
+  WebhookAttempt,
+  WebhookReplay,
+  WebhookSubscription,
+  WebhookSubscriptionWithSecret,
+  AuthorizationEndpoint,
+  AuthorizationEndpointWithSecret,
+  CreateAuthorizationEndpointParams,
+  SimulateAmountParams,
+  SimulateClearingParams,
+  SimulateIncrementParams,
+  UpdateAuthorizationEndpointParams
+} from "./records.js"
 import { type ClientOptions, type Query, type RequestOptions, Transport } from "./transport.js"
-import { verifyWebhook, type WebhookEvent, type WebhookHeaders } from "./webhooks.js"
+import { verifyWebhook, type WebhookHeaders } from "./webhooks.js"
 
-// Every record and input is the wire form (`Encoded`) of core's one schema for it: the types the
-// server decodes and encodes with, never a second hand-written copy.
-export type Program = typeof ProgramSchema.Encoded
-export type ApiKey = typeof ApiKeySchema.Encoded
-export type ApiKeyWithSecret = typeof ApiKeyWithSecretSchema.Encoded
-export type Card = typeof CardSchema.Encoded
-export type CardReveal = typeof CardRevealSchema.Encoded
-export type CardEmbedSession = typeof CardEmbedSessionSchema.Encoded
-export type CardAuditRecord = typeof CardAuditRecordSchema.Encoded
-export type Wallet = typeof WalletSchema.Encoded
-export type FinancialAccount = typeof FinancialAccountSchema.Encoded
-export type BookBalance = typeof BookBalanceSchema.Encoded
-export type BookTransfer = typeof BookTransferSchema.Encoded
-export type Transfer = typeof TransferSchema.Encoded
-export type Transaction = typeof TransactionSchema.Encoded
-/** One message of a card transaction (`transaction.card_events`), as it was decided. */
-export type CardEvent = typeof CardEventSchema.Encoded
-/** One real-time decision asked of the program (`transaction.request_history`). */
-export type RequestHistoryEntry = typeof RequestHistoryEntrySchema.Encoded
-export type Event = typeof IssuingEvent.Encoded
-/** The event types of the catalogue (docs/webhooks.md). */
-export type EventType = EventTypeName
-/** An event whose `data.object` is the record it describes, by type. */
-export type TypedEvent<T extends EventType, O> = Omit<Event, "type" | "data"> & { readonly type: T; readonly data: { readonly object: O } }
-/** A wallet account's balance or pending balance changed: the account as it stands after. */
-export type BalanceUpdatedEvent = TypedEvent<"balance.updated", FinancialAccount>
-/** A transaction was created or changed by a transfer or a card message: the transaction as it stands after. */
-export type TransactionUpdatedEvent = TypedEvent<"transaction.updated", Transaction>
-export type WebhookSubscription = typeof WebhookSubscriptionSchema.Encoded
-export type WebhookSubscriptionWithSecret = typeof WebhookSubscriptionWithSecretSchema.Encoded
-export type AuthorizationEndpoint = typeof AuthorizationEndpointSchema.Encoded
-export type AuthorizationEndpointWithSecret = typeof AuthorizationEndpointWithSecretSchema.Encoded
-/** What an authorization endpoint answers (docs/card-transactions.md#real-time-decisions). */
-export type AuthorizationAnswer = AuthorizationAnswerType
-export type WebhookAttempt = typeof WebhookAttemptSchema.Encoded
-export type WebhookReplay = typeof WebhookReplaySchema.Encoded
-
-export type CreateProgramParams = typeof CreateProgram.Encoded
-export type CreateApiKeyParams = typeof CreateApiKey.Encoded
-export type CreateCardParams = typeof IssueCard.Encoded
-export type UpdateCardParams = typeof UpdateCard.Encoded
-export type CreateWalletParams = typeof CreateWallet.Encoded
-export type CreateTransferParams = typeof CreateTransfer.Encoded
-export type CreateTransferBatchParams = typeof CreateTransferBatch.Encoded
-export type CreateWebhookSubscriptionParams = typeof CreateWebhookSubscription.Encoded
-export type UpdateWebhookSubscriptionParams = typeof UpdateWebhookSubscription.Encoded
-export type CreateAuthorizationEndpointParams = typeof CreateAuthorizationEndpoint.Encoded
-export type UpdateAuthorizationEndpointParams = typeof UpdateAuthorizationEndpoint.Encoded
-export type SimulateAuthorizationParams = typeof SimulateAuthorization.Encoded
-export type SimulateIncrementParams = typeof SimulateIncrement.Encoded
-export type SimulateClearingParams = typeof SimulateClearing.Encoded
-/** A reversal's or a return's body: `amount` defaults to all that may be released or refunded. */
-export type SimulateAmountParams = typeof SimulateAmount.Encoded
-export type ReplayParams = typeof ReplayRequest.Encoded
-export type ResendParams = typeof ResendRequest.Encoded
+// The records and inputs are core's schemas' wire forms, generated as plain types (records.ts).
+export type * from "./records.js"
 
 /** One result of a transfer batch: the transfer, or the error a single POST would have answered. */
 export type TransferBatchItem = Transfer | { readonly error: ErrorEnvelope }
+/** The body of `transfers.batch`: up to 1,000 transfers, each a `transfers.create` body; `atomic`: all or nothing. */
+export interface CreateTransferBatchParams {
+  readonly transfers: ReadonlyArray<CreateTransferParams>
+  readonly atomic?: boolean | undefined
+}
 /** The answer of `transfers.batch`. */
 export interface TransferBatch {
   readonly object: "transfer_batch"
   readonly data: ReadonlyArray<TransferBatchItem>
 }
 
-export type CardListParams = PageParams & Partial<typeof CardListQuery.Encoded>
-export type CardAuditListParams = PageParams & Partial<typeof CardAuditQuery.Encoded>
-export type EventListParams = PageParams & Partial<typeof EventFilter.Encoded>
-export type WebhookSubscriptionListParams = PageParams & Partial<typeof SubscriptionFilter.Encoded>
-export type WebhookAttemptListParams = PageParams & Partial<typeof AttemptFilter.Encoded>
+export type CardListParams = PageParams & Partial<CardListQuery>
+export type CardAuditListParams = PageParams & Partial<CardAuditQuery>
+export type EventListParams = PageParams & Partial<EventFilter>
+export type WebhookSubscriptionListParams = PageParams & Partial<SubscriptionFilter>
+export type WebhookAttemptListParams = PageParams & Partial<AttemptFilter>
 export type FinancialAccountListParams = PageParams & {
-  readonly kind?: (typeof FinancialAccountSchema.Encoded)["kind"] | undefined
+  readonly kind?: FinancialAccountKind | undefined
   readonly wallet_id?: string | undefined
   readonly currency?: string | undefined
 }
 export type TransferListParams = PageParams & {
-  readonly status?: typeof TransferStatus.Encoded | undefined
-  readonly payment_rail?: typeof TransferRail.Encoded | undefined
+  readonly status?: TransferStatus | undefined
+  readonly payment_rail?: TransferRail | undefined
   readonly transaction_id?: string | undefined
   readonly financial_account_id?: string | undefined
 }
 export type TransactionListParams = PageParams & {
-  readonly status?: typeof TransactionStatus.Encoded | undefined
+  readonly status?: TransactionStatus | undefined
   readonly card_id?: string | undefined
 }
 export type BookTransferListParams = PageParams & {
@@ -207,8 +162,7 @@ export class IssuingClient {
     close: (id: string, options?: RequestOptions) => this.post<Card>(`/v1/cards/${segment(id)}/close`, undefined, options),
     reissue: (id: string, options?: RequestOptions) => this.post<Card>(`/v1/cards/${segment(id)}/reissue`, undefined, options),
     reveal: (id: string, options?: RequestOptions) => this.post<CardReveal>(`/v1/cards/${segment(id)}/reveal`, undefined, options),
-    searchByPan: (params: typeof SearchByPan.Encoded, options?: RequestOptions) =>
-      this.post<Card>("/v1/cards/search-by-pan", params, options),
+    searchByPan: (params: SearchByPanParams, options?: RequestOptions) => this.post<Card>("/v1/cards/search-by-pan", params, options),
     createEmbedSession: (id: string, options?: RequestOptions) =>
       this.post<CardEmbedSession>(`/v1/cards/${segment(id)}/embed-sessions`, undefined, options),
     listAuditRecords: (params?: CardAuditListParams, options?: RequestOptions) =>
@@ -257,8 +211,9 @@ export class IssuingClient {
 
   /** Events of the program, newest first; `resend` delivers one again. */
   readonly events = {
-    list: (params?: EventListParams, options?: RequestOptions) => this.list<Event, EventListParams>("/v1/events", params, options),
-    retrieve: (id: string, options?: RequestOptions) => this.get<Event>(`/v1/events/${segment(id)}`, undefined, options),
+    /** Events typed by `type`: narrowing on it types `data.object` (`WebhookEvent`). */
+    list: (params?: EventListParams, options?: RequestOptions) => this.list<WebhookEvent, EventListParams>("/v1/events", params, options),
+    retrieve: (id: string, options?: RequestOptions) => this.get<WebhookEvent>(`/v1/events/${segment(id)}`, undefined, options),
     resend: (id: string, params: ResendParams = {}, options?: RequestOptions) =>
       this.post<Page<WebhookAttempt>>(`/v1/events/${segment(id)}/resend`, params, options)
   }
@@ -286,6 +241,41 @@ export class IssuingClient {
       this.list<WebhookAttempt, WebhookAttemptListParams>("/v1/webhook-attempts", params, options),
     /** Verifies a delivery (Standard Webhooks) against the raw body and returns its event; throws WebhookVerificationError. */
     verify: (body: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookEvent => verifyWebhook(body, headers, secret)
+  }
+
+  /** Connected applications (OAuth clients) of the organization: admin keys, no X-Program-ID (docs/oauth.md#clients). */
+  readonly oauthClients = {
+    create: (params: CreateOAuthClientParams, options?: RequestOptions) =>
+      this.post<OAuthClientWithSecret>("/v1/oauth-clients", params, options),
+    list: (params?: PageParams, options?: RequestOptions) => this.list<OAuthClient, PageParams>("/v1/oauth-clients", params, options),
+    retrieve: (id: string, options?: RequestOptions) => this.get<OAuthClient>(`/v1/oauth-clients/${segment(id)}`, undefined, options),
+    /** Deletes the client and revokes every grant and token of it. */
+    delete: (id: string, options?: RequestOptions) =>
+      this.transport.request<OAuthClient>({ method: "DELETE", path: `/v1/oauth-clients/${segment(id)}` }, options),
+    rotateSecret: (id: string, options?: RequestOptions) =>
+      this.post<OAuthClientWithSecret>(`/v1/oauth-clients/${segment(id)}/rotate-secret`, undefined, options)
+  }
+
+  /**
+   * The host app's side of OAuth (admin keys, docs/oauth.md#the-consent-screen): read the pending
+   * request its consent page was sent with, then grant or deny it and redirect the browser to
+   * `redirect_to`; the grants users gave, and their revocation.
+   */
+  readonly oauth = {
+    interactions: {
+      retrieve: (id: string, options?: RequestOptions) =>
+        this.get<OAuthInteraction>(`/v1/oauth/interactions/${segment(id)}`, undefined, options),
+      grant: (id: string, params: GrantInteractionParams, options?: RequestOptions) =>
+        this.post<OAuthRedirect>(`/v1/oauth/interactions/${segment(id)}/grant`, params, options),
+      deny: (id: string, options?: RequestOptions) =>
+        this.post<OAuthRedirect>(`/v1/oauth/interactions/${segment(id)}/deny`, undefined, options)
+    },
+    grants: {
+      list: (params?: PageParams, options?: RequestOptions) => this.list<OAuthGrant, PageParams>("/v1/oauth/grants", params, options),
+      /** Revokes the grant and every token of it. */
+      revoke: (id: string, options?: RequestOptions) =>
+        this.transport.request<OAuthGrant>({ method: "DELETE", path: `/v1/oauth/grants/${segment(id)}` }, options)
+    }
   }
 
   /**

@@ -17,5 +17,6 @@ export {
 } from "./errors.js"
 export { type Page, PageList, type PageParams } from "./pagination.js"
 export { type ClientOptions, type RequestOptions, retryAfterMs } from "./transport.js"
-export { verifyWebhook, type WebhookEvent, type WebhookHeaders, WebhookVerificationError } from "./webhooks.js"
+export { EVENT_TYPES, type EventObjects, type EventOf, type EventType, type WebhookEvent } from "./events.js"
+export { verifyWebhook, type WebhookHeaders, WebhookVerificationError } from "./webhooks.js"
 export { withCardDisplayFrameSrc } from "./csp.js"

@@ -1,8 +1,5 @@
-import type { IssuingEvent } from "@issuing/core"
 import { Webhook, WebhookVerificationError as StandardVerificationError } from "standardwebhooks"
-
-/** An event as webhooks deliver it (the same record as GET /v1/events/{id}). */
-export type WebhookEvent = typeof IssuingEvent.Encoded
+import type { WebhookEvent } from "./events.js"
 
 /** Headers as any server hands them: a Fetch `Headers`, Node's `req.headers`, or a plain record. */
 export type WebhookHeaders = Headers | Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
@@ -29,7 +26,8 @@ const plainHeaders = (headers: WebhookHeaders): Record<string, string> => {
 /**
  * Verifies a delivery per Standard Webhooks (`webhook-id`, `webhook-timestamp` within 5 minutes,
  * `webhook-signature`) against the raw body and the subscription's `whsec_…` secret, and returns the
- * parsed event. Pass the body exactly as received, before any JSON parsing.
+ * parsed event, typed by its `type` (`WebhookEvent`). Pass the body exactly as received, before any
+ * JSON parsing.
  */
 export const verifyWebhook = (body: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookEvent => {
   const payload = typeof body === "string" ? body : new TextDecoder().decode(body)

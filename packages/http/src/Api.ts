@@ -7,36 +7,40 @@ import { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersA
 import { MetaApi } from "./api/MetaApi.js"
 import { OAuthClientsApi, OAuthGrantsApi, OAuthInteractionsApi, OAuthProtocolApi } from "./api/OAuthApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
+import { refuseUnknownParameters } from "./api/UnknownParameters.js"
 import { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
 import { InternalFailure, InvalidRequestFailure } from "./errors.js"
 
 /**
  * The whole HTTP API: every group, each under /v1 except the public meta routes. Every operation
  * may answer 400 (a request that does not decode) and 500; groups and endpoints declare the rest
- * (api/Security.ts, api/Common.ts and each endpoint's own).
+ * (api/Security.ts, api/Common.ts and each endpoint's own). Every /v1 operation refuses unknown
+ * body fields and query parameters (api/UnknownParameters.ts).
  */
-export class IssuingApi extends HttpApi.make("issuing")
-  .add(ProgramsApi)
-  .add(ApiKeysApi)
-  .add(CardsApi)
-  .add(CardEmbedApi)
-  .add(SimulateAuthorizationsApi)
-  .add(SimulateTransactionsApi)
-  .add(WalletsApi)
-  .add(FinancialAccountsApi)
-  .add(TransfersApi)
-  .add(TransactionsApi)
-  .add(SimulateTransfersApi)
-  .add(EventsApi)
-  .add(WebhookSubscriptionsApi)
-  .add(WebhookDeliveriesApi)
-  .add(AuthorizationEndpointsApi)
-  .add(OAuthClientsApi)
-  .add(OAuthInteractionsApi)
-  .add(OAuthGrantsApi)
-  .add(OAuthProtocolApi)
-  .add(MetaApi)
-  .addError(InvalidRequestFailure)
-  .addError(InternalFailure)
-  .annotate(OpenApi.Title, "Issuing API")
-  .annotate(OpenApi.Version, "1.2.0") {}
+export class IssuingApi extends refuseUnknownParameters(
+  HttpApi.make("issuing")
+    .add(ProgramsApi)
+    .add(ApiKeysApi)
+    .add(CardsApi)
+    .add(CardEmbedApi)
+    .add(SimulateAuthorizationsApi)
+    .add(SimulateTransactionsApi)
+    .add(WalletsApi)
+    .add(FinancialAccountsApi)
+    .add(TransfersApi)
+    .add(TransactionsApi)
+    .add(SimulateTransfersApi)
+    .add(EventsApi)
+    .add(WebhookSubscriptionsApi)
+    .add(WebhookDeliveriesApi)
+    .add(AuthorizationEndpointsApi)
+    .add(OAuthClientsApi)
+    .add(OAuthInteractionsApi)
+    .add(OAuthGrantsApi)
+    .add(OAuthProtocolApi)
+    .add(MetaApi)
+    .addError(InvalidRequestFailure)
+    .addError(InternalFailure)
+    .annotate(OpenApi.Title, "Issuing API")
+    .annotate(OpenApi.Version, "1.2.0")
+) {}

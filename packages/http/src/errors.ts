@@ -345,8 +345,22 @@ export const mapToApiFailure = <A, E extends DomainError | SqlError.SqlError, R>
 
 /** One decode issue: where (the field's path) and what. */
 export interface DecodeIssue {
+  /** `Unexpected` for a property the schema does not declare (an unknown parameter). */
+  readonly _tag?: string
   readonly path: ReadonlyArray<PropertyKey>
   readonly message: string
+}
+
+/** The longest parameter name an error repeats; a longer one is cut (it is the caller's text, of any length). */
+const MAX_ECHOED_NAME_LENGTH = 100
+
+/**
+ * The 400 of a parameter the operation does not know (a body field at any depth, `spending_period.intervall`,
+ * or a query parameter), in Stripe's words (docs/api.md#requests-and-responses).
+ */
+export const unknownParameterFailure = (name: string): ApiFailureAt<400> => {
+  const param = name.length > MAX_ECHOED_NAME_LENGTH ? `${name.slice(0, MAX_ECHOED_NAME_LENGTH)}…` : name
+  return apiFailure("invalid_request", `Received unknown parameter: ${param}`, param)
 }
 
 /**
@@ -356,6 +370,7 @@ export interface DecodeIssue {
  */
 export const decodeIssuesFailure = (issues: ReadonlyArray<DecodeIssue>): ApiFailureAt<400> => {
   const issue = issues[0]
+  if (issue?._tag === "Unexpected" && issue.path.length > 0) return unknownParameterFailure(issue.path.map(String).join("."))
   const param = issue === undefined || issue.path.length === 0 ? null : issue.path.map(String).join(".")
   const detail = (issue?.message ?? "Invalid request").replace(/,\s*actual\b[\s\S]*$/, "")
   return apiFailure("invalid_request", param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`, param)

@@ -65,6 +65,8 @@ export class FinancialAccountsApi extends HttpApiGroup.make("financialAccounts")
   .add(
     HttpApiEndpoint.get("balances", "/financial-accounts/:financial_account_id/balances")
       .setPath(pathId("financial_account_id"))
+      // A fixed two-row list: the paging parameters every list takes are accepted and ignored.
+      .setUrlParams(Schema.Struct(PagingParams))
       .addError(NotFoundFailure)
       .addSuccess(ListOf(BookBalance))
   )

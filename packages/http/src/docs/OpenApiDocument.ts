@@ -1,6 +1,59 @@
 import { OpenApi } from "@effect/platform"
+import { ATTEMPT_STATUSES, DeclineReason, EVENT_TYPES, SpendingInterval } from "@issuing/core"
+import * as fs from "node:fs"
 import { IssuingApi } from "../Api.js"
 import { OAUTH_PATHS } from "./OAuthOpenApi.js"
+import { OPERATION_DOCS } from "./OperationDocs.js"
+
+/**
+ * The closed sets some fields are decoded from by a refinement or by hand (so Effect's JSON Schema
+ * says only "string"), by the property or query parameter that takes them: the document lists
+ * their values as an `enum`, as Schema.Literal fields already are.
+ */
+const CLOSED_SETS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  interval: SpendingInterval.literals,
+  decline_reason: DeclineReason.literals,
+  event_types: EVENT_TYPES,
+  disabled: ["true", "false", "1", "0"],
+  response_type: ["code"],
+  code_challenge_method: ["S256"]
+}
+/** Query parameters whose closed set depends on the list: `type` of events, `status` of attempts. */
+const QUERY_SETS: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>> = {
+  "/v1/events": { type: EVENT_TYPES },
+  "/v1/webhook-attempts": { status: ATTEMPT_STATUSES }
+}
+
+/** Gives a string schema (or the string member of a nullable one, or an array's items) its values. */
+const close = (schema: any, values: ReadonlyArray<string>): void => {
+  if (schema === null || typeof schema !== "object") return
+  if (schema.type === "string" && schema.enum === undefined) schema.enum = [...values]
+  if (schema.type === "array") close(schema.items, values)
+  for (const member of schema.anyOf ?? []) close(member, values)
+}
+
+/** Every property of every schema in `node` named in CLOSED_SETS gets its enum. */
+const closeProperties = (node: unknown): void => {
+  if (node === null || typeof node !== "object") return
+  const properties = (node as { properties?: Record<string, unknown> }).properties
+  if (properties !== undefined && typeof properties === "object") {
+    for (const [name, schema] of Object.entries(properties)) if (name in CLOSED_SETS) close(schema, CLOSED_SETS[name]!)
+  }
+  for (const value of Object.values(node)) closeProperties(value)
+}
+
+/** The version of @issuing/http, read from its package.json beside the built or source folder; null in a bundle without it. */
+const packageVersion = (): string | null => {
+  for (const relative of ["../../package.json", "../package.json"]) {
+    try {
+      const manifest = JSON.parse(fs.readFileSync(new URL(relative, import.meta.url), "utf8"))
+      if (manifest.name === "@issuing/http" && typeof manifest.version === "string") return manifest.version
+    } catch {
+      // not there: the next candidate
+    }
+  }
+  return null
+}
 
 /** One document per base URL: an instance serves its own `servers` (several may share a process). */
 const documents = new Map<string, OpenApi.OpenAPISpec>()
@@ -9,7 +62,8 @@ const documents = new Map<string, OpenApi.OpenAPISpec>()
  * The OpenAPI 3.1 document of the API, generated from the HttpApi definition: each operation's
  * error statuses are those the API declares for it (api-wide, by its group's scope, by the endpoint),
  * each documented as the error envelope (docs/api.md#errors). Added here: the server, the bearer
- * scheme and the OAuth protocol endpoints, described by hand.
+ * scheme, the OAuth protocol endpoints (described by hand), each operation's summary, description
+ * and example (OperationDocs.ts), the values of closed sets, and `info.version` = the package's.
  */
 export const openApiDocument = (baseUrl: string): OpenApi.OpenAPISpec => {
   const cached = documents.get(baseUrl)
@@ -36,7 +90,30 @@ export const openApiDocument = (baseUrl: string): OpenApi.OpenAPISpec => {
     }
   }
   // The OAuth protocol endpoints answer in OAuth's format, not the envelope (docs/oauth.md).
-  Object.assign(spec.paths, OAUTH_PATHS)
+  Object.assign(spec.paths, structuredClone(OAUTH_PATHS))
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const operation of Object.values(item) as Array<any>) {
+      if (operation === undefined) continue
+      const doc = OPERATION_DOCS[operation.operationId]
+      if (doc !== undefined) {
+        operation.summary = doc.summary
+        operation.description = doc.description
+        const body = operation.requestBody?.content?.["application/json"]
+        if (doc.example !== undefined && body !== undefined) body.example = doc.example
+      }
+      for (const parameter of operation.parameters ?? []) {
+        const values = QUERY_SETS[path]?.[parameter.name] ?? CLOSED_SETS[parameter.name]
+        if (values !== undefined) close(parameter.schema, values)
+      }
+    }
+  }
+  closeProperties(spec.paths)
+  closeProperties(spec.components.schemas)
+  const event = spec.components.schemas.Event as any
+  if (event?.properties?.type !== undefined) close(event.properties.type, EVENT_TYPES)
+  spec.info.version = packageVersion() ?? spec.info.version
+  spec.info.description =
+    "The issuing platform's /v1 API and its OAuth 2.1 endpoints. Rules every operation follows (paging, errors, idempotency): docs/api.md; a reference to read at /docs, the event catalogue at /docs/events."
   documents.set(baseUrl, spec)
   return spec
 }

@@ -26,7 +26,8 @@ const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 
 // Inputs arrive decoded by the API's schemas (core's ledger/Records.ts); handlers only call the service.
 
-const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first" })
+// An item refuses unknown fields as a POST /v1/transfers body does (api/UnknownParameters.ts).
+const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first", onExcessProperty: "error" })
 
 /** Why a batch item is refused before posting: malformed (400), or an inbound transfer the caller may not record (403). */
 type ItemRefusal = ApiFailureAt<400> | ApiFailureAt<403>

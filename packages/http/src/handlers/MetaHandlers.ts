@@ -3,10 +3,15 @@ import { IssuingConfig } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { openApiDocument } from "../docs/OpenApiDocument.js"
-import { errorPage, referencePage } from "../docs/ReferencePage.js"
+import { DOCS_CSP, errorPage, eventsPage, referencePage } from "../docs/ReferencePage.js"
 import { apiFailure, errorCodeDoc } from "../errors.js"
 
-const html = (body: string) => HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8" })
+/** A documentation page: self-contained, its stylesheet allowed by hash, no script (ReferencePage.ts). */
+const html = (body: string) =>
+  HttpServerResponse.text(body, {
+    contentType: "text/html; charset=utf-8",
+    headers: { "content-security-policy": DOCS_CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" }
+  })
 
 export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handlers) =>
   Effect.gen(function* () {
@@ -14,6 +19,7 @@ export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handle
     return handlers
       .handle("openapi", () => Effect.succeed(HttpServerResponse.unsafeJson(openApiDocument(config.baseUrl))))
       .handle("docs", () => Effect.succeed(html(referencePage(openApiDocument(config.baseUrl)))))
+      .handle("events", () => Effect.succeed(html(eventsPage(openApiDocument(config.baseUrl)))))
       .handle("errorDoc", ({ path }) => {
         const doc = errorCodeDoc(path.code)
         return doc === undefined

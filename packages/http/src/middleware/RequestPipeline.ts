@@ -2,7 +2,7 @@ import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServ
 import { Access, type Caller, Idempotency, IssuingConfig, type ProgramCaller, RateLimiter } from "@issuing/core"
 import { Cause, type Context, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
-import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, mapToApiFailure } from "../errors.js"
+import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, mapToApiFailure, unknownParameterFailure } from "../errors.js"
 import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody, withReadFormBody } from "./RequestBody.js"
 import type { RouteMatch, RouteTable } from "./RouteTable.js"
 
@@ -149,6 +149,17 @@ const readCheckedBody = (
     return bodyText
   })
 
+/**
+ * On an operation that declares no query, any parameter is unknown: 400 naming it, where the
+ * handler would have decoded a query (operations that declare one refuse unknown parameters when
+ * they decode it, api/UnknownParameters.ts).
+ */
+const refuseUndeclaredQuery = (url: URL, route: MatchedRoute): Effect.Effect<void, ApiFailure> => {
+  const first = url.searchParams.keys().next()
+  if (!route.refusesQuery || first.done === true) return Effect.void
+  return Effect.fail(first.value.includes("\u0000") ? unstorableTextFailure(null) : unknownParameterFailure(first.value))
+}
+
 /** A stored idempotent answer, replayed as it was (with the replay header). */
 const replayed = (stored: { status: number; body: string }, requestId: string) =>
   HttpServerResponse.text(stored.body, {
@@ -216,13 +227,15 @@ const handleRequest = (
     const toResponse = catchToResponse(respondWith, requestId)
 
     // The body stream is consumed: handlers read the text already read.
-    const routed = BODY_METHODS.has(method)
+    const bodyRead = BODY_METHODS.has(method)
       ? Effect.provideService(
           app,
           HttpServerRequest.HttpServerRequest,
           route.oauthProtocol ? withReadFormBody(request, bodyText) : withReadBody(request, bodyText)
         )
       : app
+    // Where the router would decode a query: after the caller's checks, inside any idempotent transaction.
+    const routed = Effect.zipRight(refuseUndeclaredQuery(url, route), bodyRead)
     if (route.scope === "public") return yield* toResponse(routed)
 
     const { caller, scoped } = yield* authorizeCaller(services, request, route, method)

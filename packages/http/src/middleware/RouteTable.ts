@@ -2,6 +2,7 @@ import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { Context, Option } from "effect"
 import { CallsOut, OAuthProtocol, RequiredScope, SandboxOnly } from "../api/Annotations.js"
 import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
+import { refusesEveryQueryParameter } from "../api/UnknownParameters.js"
 
 /** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
 export type RouteScope = "public" | "organization" | "program"
@@ -17,6 +18,8 @@ interface Route {
   readonly sandboxOnly: boolean
   readonly oauthProtocol: boolean
   readonly requiredScope: RequiredScopeName | null
+  /** A /v1 operation that declares no query: any query parameter is unknown (400). */
+  readonly refusesQuery: boolean
 }
 
 /** The scope an OAuth access token needs on a route beyond its method's own (docs/oauth.md#access-tokens-on-v1). */
@@ -32,6 +35,7 @@ export type RouteMatch =
       readonly sandboxOnly: boolean
       readonly oauthProtocol: boolean
       readonly requiredScope: RequiredScopeName | null
+      readonly refusesQuery: boolean
     }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "NotFound" }
@@ -77,7 +81,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         callsOut,
         sandboxOnly,
         oauthProtocol,
-        requiredScope
+        requiredScope,
+        refusesQuery: refusesEveryQueryParameter(endpoint)
       })
     }
   })
@@ -100,7 +105,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
           callsOut: best.callsOut,
           sandboxOnly: best.sandboxOnly,
           oauthProtocol: best.oauthProtocol,
-          requiredScope: best.requiredScope
+          requiredScope: best.requiredScope,
+          refusesQuery: best.refusesQuery
         }
       }
       if (allow.size > 0) return { _tag: "MethodNotAllowed", allow: [...allow].sort() }

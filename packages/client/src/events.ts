@@ -1,0 +1,54 @@
+import type { Card, FinancialAccount, OAuthGrant, Transaction, Transfer, Wallet } from "./records.js"
+
+/**
+ * Each event type and the resource its `data.object` holds (docs/webhooks.md#event-types). The
+ * generation of records.ts checks that every type the platform emits is here.
+ */
+export interface EventObjects {
+  "wallet.created": Wallet
+  "financial_account.created": FinancialAccount
+  "card.created": Card
+  "card.updated": Card
+  "transfer.created": Transfer
+  "transfer.settled": Transfer
+  "transfer.settled.instant": Transfer
+  "transaction.updated": Transaction
+  /** A wallet account's `balance` or `pending_balance` changed. */
+  "balance.updated": FinancialAccount
+  "oauth_grant.created": OAuthGrant
+  "oauth_grant.revoked": OAuthGrant
+}
+
+/** An event type the platform emits. */
+export type EventType = keyof EventObjects
+
+/** Every event type, in the order of the reference (a subscription's `event_types` takes any of them). */
+export const EVENT_TYPES: ReadonlyArray<EventType> = [
+  "wallet.created",
+  "financial_account.created",
+  "card.created",
+  "card.updated",
+  "transfer.created",
+  "transfer.settled",
+  "transfer.settled.instant",
+  "transaction.updated",
+  "balance.updated",
+  "oauth_grant.created",
+  "oauth_grant.revoked"
+] satisfies ReadonlyArray<EventType>
+
+/** The event of one type: `data.object` is that type's resource. */
+export interface EventOf<T extends EventType> {
+  readonly id: string
+  readonly object: "event"
+  readonly type: T
+  readonly program_id: string
+  readonly created_at: string
+  readonly data: { readonly object: EventObjects[T] }
+}
+
+/**
+ * An event as a webhook delivers it (and as `GET /v1/events/{id}` answers), discriminated by
+ * `type`: after `if (event.type === "card.created")`, `event.data.object` is a `Card`.
+ */
+export type WebhookEvent = { [T in EventType]: EventOf<T> }[EventType]

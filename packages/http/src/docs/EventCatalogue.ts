@@ -1,0 +1,41 @@
+import type { EventType } from "@issuing/core"
+
+/** One event type in the catalogue: the resource its `data.object` holds (an OpenAPI schema name) and when it is sent. */
+export interface EventDoc {
+  readonly object: string
+  readonly when: string
+}
+
+/**
+ * Every event type with its payload, for the /docs/events page (docs/webhooks.md#event-types). Keyed by
+ * core's `EventType`, so a type core emits without its entry here does not compile; `balance.updated`
+ * is listed ahead of core emitting it (the client's `WebhookEvent` knows it too).
+ */
+export const EVENT_CATALOGUE: { readonly [T in EventType | "balance.updated"]: EventDoc } = {
+  "wallet.created": { object: "Wallet", when: "A wallet was created (POST /v1/wallets)." },
+  "financial_account.created": {
+    object: "FinancialAccount",
+    when: "A financial account was created: a wallet's, or the program's settlement account of a currency on its first use."
+  },
+  "card.created": { object: "Card", when: "A card was issued (POST /v1/cards)." },
+  "card.updated": {
+    object: "Card",
+    when: "A card changed: frozen, unfrozen, closed, reissued, or its spend controls (PATCH /v1/cards/{card_id})."
+  },
+  "transfer.created": { object: "Transfer", when: "A transfer was created, on any rail, in a batch too." },
+  "transfer.settled": { object: "Transfer", when: "A transfer settled: a book transfer at once, ach_same_day and wire when they settle." },
+  "transfer.settled.instant": { object: "Transfer", when: "A fednow_instant transfer settled (at once)." },
+  "transaction.updated": {
+    object: "Transaction",
+    when: "A transaction was created or changed status (a transfer's, or a card authorization's)."
+  },
+  "balance.updated": {
+    object: "FinancialAccount",
+    when: "A wallet account's balance or pending balance changed (postings, card holds and their release)."
+  },
+  "oauth_grant.created": { object: "OAuthGrant", when: "A user granted a connected application access (an OAuth consent)." },
+  "oauth_grant.revoked": {
+    object: "OAuthGrant",
+    when: "A grant was revoked: by DELETE /v1/oauth/grants/{grant_id}, its client's deletion, its key's revocation, or a refresh token replayed."
+  }
+}
