@@ -18,6 +18,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
+import { requester } from "./support/common.js"
 import { createDatabase, startPostgres } from "./support/postgres.js"
 
 const option = (args, name, fallback) => {
@@ -53,29 +54,7 @@ const measure = async (target, seconds, concurrency, withDecider) => {
   })
   server.on("request", instance.listener)
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
-  const callAs = (org) => (method, route, body) =>
-    new Promise((resolve, reject) => {
-      const text = body === undefined ? undefined : JSON.stringify(body)
-      const request = http.request(
-        new URL(route, baseUrl),
-        {
-          method,
-          agent,
-          headers: {
-            authorization: `Bearer ${org.api_key}`,
-            "x-program-id": org.program_id,
-            ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
-          }
-        },
-        (response) => {
-          let data = ""
-          response.on("data", (chunk) => (data += chunk))
-          response.on("end", () => resolve({ status: response.statusCode, text: data }))
-        }
-      )
-      request.on("error", reject)
-      request.end(text)
-    })
+  const callAs = (org) => requester(baseUrl, agent, { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id })
   /** A program with a funded wallet and 32 cards (with `card` fields). */
   const program = async (name, card) => {
     const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization(name)))

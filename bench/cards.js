@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
+import { requester } from "./support/common.js"
 
 const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
@@ -38,28 +39,9 @@ export async function run(args) {
   server.on("request", instance.listener)
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("bench")))
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
-  const call = (method, route, body, auth = true) =>
-    new Promise((resolve, reject) => {
-      const text = body === undefined ? undefined : JSON.stringify(body)
-      const request = http.request(
-        new URL(route, baseUrl),
-        {
-          method,
-          agent,
-          headers: {
-            ...(auth ? { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id } : {}),
-            ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
-          }
-        },
-        (response) => {
-          let data = ""
-          response.on("data", (chunk) => (data += chunk))
-          response.on("end", () => resolve({ status: response.statusCode, text: data }))
-        }
-      )
-      request.on("error", reject)
-      request.end(text)
-    })
+  const authorized = { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id }
+  const send = requester(baseUrl, agent)
+  const call = (method, route, body, auth = true) => send(method, route, body, auth ? authorized : {})
   const json = async (method, route, body) => JSON.parse((await call(method, route, body)).text)
 
   const wallet = await json("POST", "/v1/wallets", { holder: { name: "Bench" } })

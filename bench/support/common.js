@@ -1,6 +1,7 @@
 // What several benches share: their options, a fresh database per store, and the HTTP load
 // generator run in its own process (support/httpLoad.js).
 import { spawn } from "node:child_process"
+import * as http from "node:http"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -101,3 +102,32 @@ export const runTestsForFigures = async (files, env, reportVariable, quiet) => {
   fs.rmSync(dir, { recursive: true, force: true })
   return { code, figures }
 }
+
+/**
+ * A JSON request function over one keep-alive agent: `call(method, route, body?, headers?)`
+ * resolves `{ status, text }` (never rejects on a status; rejects on a connection error).
+ */
+export const requester =
+  (baseUrl, agent, defaultHeaders = {}) =>
+  (method, route, body, headers = defaultHeaders) =>
+    new Promise((resolve, reject) => {
+      const text = body === undefined ? undefined : JSON.stringify(body)
+      const request = http.request(
+        new URL(route, baseUrl),
+        {
+          method,
+          agent,
+          headers: {
+            ...headers,
+            ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+          }
+        },
+        (response) => {
+          let data = ""
+          response.on("data", (chunk) => (data += chunk))
+          response.on("end", () => resolve({ status: response.statusCode, text: data }))
+        }
+      )
+      request.on("error", reject)
+      request.end(text)
+    })

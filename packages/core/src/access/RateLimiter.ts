@@ -1,5 +1,5 @@
-import type { SqlError } from "@effect/sql"
-import { Deferred, Effect } from "effect"
+import { SqlError } from "@effect/sql"
+import { Deferred, Duration, Effect } from "effect"
 import { RateLimited } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
@@ -131,6 +131,14 @@ interface Held {
 export const OWN_BUCKET_AFTER_FAILURE_MS = 1_000
 
 /**
+ * The longest a request waits for a lease. Past it the lease is abandoned (rolled back) and the
+ * key is limited by this node's own bucket for a while: a write lock another process holds on
+ * SQLite (up to its 5 s busy timeout) or a slow database must not stall every request, reads
+ * included, behind the rate limiter (docs/operations.md#rate-limits-across-nodes).
+ */
+export const LEASE_TIMEOUT_MS = 250
+
+/**
  * The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits), held
  * across every node on the database: each key has one token bucket in the store, and a node leases
  * a few tokens at a time from it (a share of what is there, so a small bucket is leased token by
@@ -175,8 +183,8 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
         const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
         entry.tokens = 0
         entry.lease = done
-        return transactor
-          .withTransaction(
+        return Effect.interruptible(
+          transactor.withTransaction(
             Effect.gen(function* () {
               const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
               const planned = planLease(stored, now, returned, rate, burst)
@@ -184,7 +192,13 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
               return planned
             })
           )
+        )
           .pipe(
+            Effect.timeoutFail({
+              duration: Duration.millis(LEASE_TIMEOUT_MS),
+              onTimeout: () =>
+                new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${LEASE_TIMEOUT_MS} ms` })
+            }),
             Effect.map((planned) => {
               entry.tokens = Math.max(0, planned.granted - 1)
               entry.leasedAtMs = now
