@@ -192,37 +192,35 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
               return planned
             })
           )
-        )
-          .pipe(
-            Effect.timeoutFail({
-              duration: Duration.millis(LEASE_TIMEOUT_MS),
-              onTimeout: () =>
-                new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${LEASE_TIMEOUT_MS} ms` })
-            }),
-            Effect.map((planned) => {
-              entry.tokens = Math.max(0, planned.granted - 1)
-              entry.leasedAtMs = now
-              entry.expiresAtMs = now + planned.ttlMs
-              entry.emptyUntilMs = now + planned.emptyForMs
-              return planned.retryAfterSeconds
-            }),
-            Effect.catchAll((error: SqlError.SqlError) =>
-              Effect.zipRight(
-                Effect.logWarning("rate limit: the shared bucket could not be leased; limiting by this node's bucket", error),
-                Effect.sync(() => {
-                  entry.ownBucketUntilMs = now + OWN_BUCKET_AFTER_FAILURE_MS
-                  return ownBucket(apiKeyId, now)
-                })
-              )
-            ),
-            Effect.ensuring(
-              Effect.suspend(() => {
-                entry.lease = null
-                return Deferred.succeed(done, undefined)
+        ).pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(LEASE_TIMEOUT_MS),
+            onTimeout: () => new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${LEASE_TIMEOUT_MS} ms` })
+          }),
+          Effect.map((planned) => {
+            entry.tokens = Math.max(0, planned.granted - 1)
+            entry.leasedAtMs = now
+            entry.expiresAtMs = now + planned.ttlMs
+            entry.emptyUntilMs = now + planned.emptyForMs
+            return planned.retryAfterSeconds
+          }),
+          Effect.catchAll((error: SqlError.SqlError) =>
+            Effect.zipRight(
+              Effect.logWarning("rate limit: the shared bucket could not be leased; limiting by this node's bucket", error),
+              Effect.sync(() => {
+                entry.ownBucketUntilMs = now + OWN_BUCKET_AFTER_FAILURE_MS
+                return ownBucket(apiKeyId, now)
               })
-            ),
-            Effect.uninterruptible
-          )
+            )
+          ),
+          Effect.ensuring(
+            Effect.suspend(() => {
+              entry.lease = null
+              return Deferred.succeed(done, undefined)
+            })
+          ),
+          Effect.uninterruptible
+        )
       })
 
     return {
