@@ -381,7 +381,7 @@ describe("installed from the tarballs, with both stores", () => {
     // Delivered by the host's own process, signed as Standard Webhooks.
     expect(answers.delivery).toMatchObject({ subscription: 200, type: "wallet.created", verified: "wallet.created" })
     expect(answers.delivery.object).toBe(answers.delivery.wallet)
-    expect(result.stdout).toContain("background work (webhook delivery, purges) runs in this process")
+    expect(result.stdout).toContain("background work (webhook delivery, hold expiry, purges) runs in this process")
     expect(result.stdout).toContain("admin API key")
   }, 90_000)
 

@@ -334,8 +334,8 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const log = options.log === undefined ? defaultLog : options.log
   log?.(
     background
-      ? "background work (webhook delivery, purges) runs in this process"
-      : "background work (webhook delivery, purges) is left to a separate `issuing worker`"
+      ? "background work (webhook delivery, hold expiry, purges) runs in this process"
+      : "background work (webhook delivery, hold expiry, purges) is left to a separate `issuing worker`"
   )
   let disposing: Promise<void> | undefined
   return {
