@@ -10,7 +10,7 @@ import { type Claim, IdempotencyStore } from "./IdempotencyStore.js"
 /** How long a key is remembered: 24 h (docs/api.md#idempotency). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000
 /** A running request holding a key longer than this is presumed dead; a retry may take the key over. */
-export const CLAIM_LEASE_MS = 60 * 1000
+const KEY_LEASE_MS = 60 * 1000
 
 /** A response as the idempotency layer sees it: status and JSON body text. */
 export interface PlainResponse {
@@ -70,7 +70,7 @@ const releaseClaim = (deps: IdempotencyDeps, organizationId: string, key: string
       Effect.forkIn(
         release.pipe(
           Effect.retry(Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("250 millis")))),
-          Effect.timeout(Math.max(0, claimedAtMs + CLAIM_LEASE_MS - Date.now())),
+          Effect.timeout(Math.max(0, claimedAtMs + KEY_LEASE_MS - Date.now())),
           Effect.ignore
         ),
         deps.scope
@@ -189,7 +189,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
             fingerprint: fingerprint!,
             olderFingerprints,
             now: new Date(now).toISOString(),
-            staleBefore: new Date(now - CLAIM_LEASE_MS).toISOString(),
+            staleBefore: new Date(now - KEY_LEASE_MS).toISOString(),
             expiredBefore: new Date(now - RETENTION_MS).toISOString()
           })
           if (claim._tag !== "Claimed") return yield* answerClaim<A>(deps, claim)

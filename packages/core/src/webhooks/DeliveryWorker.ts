@@ -1,6 +1,7 @@
 import { Effect, Option, Schedule } from "effect"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
+import { CLAIM_LEASE_MS, CLAIM_RENEW_MS } from "../platform/Leases.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
@@ -16,8 +17,8 @@ export interface DeliveryWorkerOptions {
   readonly pollIntervalMs?: number | undefined
   /**
    * How long a graceful stop waits for deliveries in flight (default the delivery timeout + 1 s, at
-   * most 15 s). A try still running after it keeps its lease: its delivery becomes due again only
-   * when the lease ends, never while the try may still be sending.
+   * most 15 s). A try still running after it keeps its claim, renewed one last time to outlast the
+   * try's timeout: its delivery becomes due again only then, never while the try may still be sending.
    */
   readonly shutdownGraceMs?: number | undefined
   /** Called with each claimed batch size (tests and benchmarks observe the worker with it). */
@@ -25,19 +26,22 @@ export interface DeliveryWorkerOptions {
 }
 
 /**
- * The delivery worker: claims due deliveries under a lease, sends them (bounded concurrency,
- * keep-alive), and records every try as an attempt, in batches. Runs until interrupted; on
- * interruption it stops claiming, lets deliveries in flight finish (bounded), records them and
- * hands back what it holds but is not sending; a try still running keeps its lease. A worker that
- * dies instead leaves its claims to expire: they become due again after the lease (2 × delivery
- * timeout + 5 s), so nothing is lost — and because a try cannot outlive its lease, no two workers
- * ever send the same delivery at once.
+ * The delivery worker: claims due deliveries under a short lease that a heartbeat renews while it
+ * lives, sends them (bounded concurrency, keep-alive), and records every try as an attempt, in
+ * batches. Runs until interrupted; on interruption it stops claiming, lets deliveries in flight
+ * finish (bounded), records them and hands back what it holds. A worker that dies instead leaves
+ * its claims to expire: another takes them over within the lease (CLAIM_LEASE_MS, 4 s), so nothing
+ * is lost — and because a try is abandoned before its lease can end unrenewed, no two workers ever
+ * send the same delivery at once (docs/operations.md#claims-and-leases).
  */
 export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
   Effect.scoped(
     Effect.gen(function* () {
       const worker = yield* makeWorker(options)
       yield* Effect.forkScoped(recorderLoop(worker))
+      // Forked before the graceful stop's finalizer is added, so they run until it is done.
+      yield* Effect.forkScoped(heartbeat(worker))
+      yield* Effect.forkScoped(watchdog(worker))
       yield* Effect.addFinalizer(() => stopGracefully(worker))
       return yield* Effect.forever(claimRound(worker))
     })
@@ -77,14 +81,47 @@ const makeWorker = (options: DeliveryWorkerOptions) =>
       options,
       dispatch,
       token: newId(),
-      // A claimed delivery starts within one timeout of its claim (or is handed back unsent) and its
-      // try ends within another, so the lease outlives any send: no two workers send it at once.
-      leaseMs: 2 * config.webhookTimeoutMs + WEBHOOK_LIMITS.leaseMarginMs,
+      leaseMs: CLAIM_LEASE_MS,
       pollIntervalMs: options.pollIntervalMs ?? (hasNotifications ? 1000 : 250),
       recording: false
     }
     return worker
   })
+
+/**
+ * Renews the lease of every held delivery each CLAIM_RENEW_MS, in one statement by id and token,
+ * and reports what it confirmed to the dispatch. A failed renewal is logged and tried again at the
+ * next beat; the watchdog abandons the tries whose lease it could not renew.
+ */
+const heartbeat = (worker: Worker) =>
+  Effect.gen(function* () {
+    const { dispatch, store, token } = worker
+    const ids = dispatch.heldIds
+    if (ids.length === 0) return
+    const startedMs = yield* nowMs
+    yield* store.renewClaims(token, ids, new Date(startedMs + worker.leaseMs).toISOString())
+    dispatch.renewed(ids, startedMs)
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("Renewing webhook delivery claims failed; retrying", cause)),
+    Effect.repeat(Schedule.spaced(CLAIM_RENEW_MS)),
+    Effect.asVoid
+  )
+
+/** How often the watchdog looks for tries whose lease could not be renewed. */
+const WATCHDOG_MS = 250
+
+/**
+ * Abandons the tries whose claim was not confirmed lately (docs/operations.md#claims-and-leases). A
+ * loop of its own, in memory: a renewal stuck on an unreachable database must not hold it up.
+ */
+const watchdog = (worker: Worker) =>
+  Effect.sync(() => worker.dispatch.abandonUnconfirmed(Date.now())).pipe(
+    Effect.tap((abandoned) =>
+      abandoned > 0 ? Effect.logWarning("Webhook tries abandoned: their claims could not be renewed", { abandoned }) : Effect.void
+    ),
+    Effect.repeat(Schedule.spaced(WATCHDOG_MS)),
+    Effect.asVoid
+  )
 
 /**
  * Records a batch's outcome plan in one transaction, and claims the next batch in it (one commit,
@@ -171,9 +208,10 @@ const recorderLoop = (worker: Worker) =>
 /**
  * A graceful stop: no new claims, deliveries in flight finish, results are recorded, and what is
  * still held but not being sent is made due again for the next worker. A try still running when
- * the wait ends (the timeout may exceed the wait) keeps its lease: making it due now would let
- * another worker send the same delivery while this one's request is still open. Its delivery
- * becomes due when the lease ends (at least once: nothing is lost).
+ * the wait ends (the timeout may exceed the wait) keeps its claim, renewed a last time to outlast
+ * the try's own timeout (nothing renews it once this worker is gone): making it due sooner would
+ * let another worker send the same delivery while this one's request may still be open. It becomes
+ * due when that lease ends (at least once: nothing is lost).
  */
 const stopGracefully = (worker: Worker) =>
   Effect.gen(function* () {
@@ -184,8 +222,11 @@ const stopGracefully = (worker: Worker) =>
     while ((dispatch.busy || worker.recording) && Date.now() < deadline) {
       yield* Effect.sleep("10 millis")
     }
-    const now = new Date(yield* nowMs).toISOString()
-    yield* Effect.ignoreLogged(worker.store.releaseClaims(worker.token, now, dispatch.runningIds))
+    const nowMsValue = yield* nowMs
+    const running = dispatch.runningIds
+    const lastLeaseUntil = new Date(nowMsValue + config.webhookTimeoutMs + CLAIM_LEASE_MS).toISOString()
+    yield* Effect.ignoreLogged(worker.store.renewClaims(worker.token, running, lastLeaseUntil))
+    yield* Effect.ignoreLogged(worker.store.releaseClaims(worker.token, new Date(nowMsValue).toISOString(), running))
   })
 
 /**

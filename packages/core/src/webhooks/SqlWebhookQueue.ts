@@ -21,6 +21,7 @@ export type QueueStatements = Pick<
   | "enqueue"
   | "claimDue"
   | "claimDueWithNext"
+  | "renewClaims"
   | "completeDeliveries"
   | "rescheduleDelivery"
   | "rescheduleDeliveries"
@@ -275,7 +276,17 @@ const replayStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStat
 const claimStatements = (
   sql: Sql,
   queued: Effect.Effect<void>
-): Pick<QueueStatements, "completeDeliveries" | "rescheduleDelivery" | "rescheduleDeliveries" | "releaseClaims" | "nextDueAt"> => ({
+): Pick<
+  QueueStatements,
+  "renewClaims" | "completeDeliveries" | "rescheduleDelivery" | "rescheduleDeliveries" | "releaseClaims" | "nextDueAt"
+> => ({
+  // By id (the primary key) and token: no index on claim_token is needed, and a row another worker
+  // took over (its lease ended first) keeps the new holder's lease.
+  renewClaims: (token, ids, leaseUntilIso) =>
+    ids.length === 0
+      ? Effect.void
+      : sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}
+            WHERE ${sql.in("id", ids)} AND claim_token = ${token}`.pipe(Effect.asVoid),
   completeDeliveries: (token, ids) =>
     ids.length === 0
       ? Effect.void
