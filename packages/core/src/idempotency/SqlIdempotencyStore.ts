@@ -67,18 +67,28 @@ export const SqlIdempotencyStoreLive = Layer.effect(
             WHERE organization_id = ${organizationId} AND idempotency_key = ${key}
               AND claim_token = ${token} AND status_code IS NULL
             RETURNING idempotency_key`.pipe(Effect.map((rows) => rows.length === 1)),
-      // Each claim by its primary key (and token): both dialects use the key's index for the ORs.
+      // Each claim by its primary key (and token): both dialects use the key's index for the ORs. On
+      // PostgreSQL a row locked now is skipped rather than waited for: its request is storing its
+      // response (or a retry is taking it over), and a renewal never waits on a commit.
       renew: (claims, now) =>
         Effect.forEach(
           chunks(claims, RENEW_BATCH),
-          (batch) =>
-            sql`UPDATE issuing_idempotency_keys SET locked_at = ${now}
-                WHERE status_code IS NULL AND (${sql.or(
-                  batch.map(
-                    (claim) =>
-                      sql`(organization_id = ${claim.organizationId} AND idempotency_key = ${claim.key} AND claim_token = ${claim.token})`
-                  )
-                )})`,
+          (batch) => {
+            const held = sql.or(
+              batch.map(
+                (claim) =>
+                  sql`(organization_id = ${claim.organizationId} AND idempotency_key = ${claim.key} AND claim_token = ${claim.token})`
+              )
+            )
+            return sql.onDialectOrElse({
+              pg: () =>
+                sql`UPDATE issuing_idempotency_keys SET locked_at = ${now}
+                    WHERE (organization_id, idempotency_key) IN (
+                      SELECT organization_id, idempotency_key FROM issuing_idempotency_keys
+                      WHERE status_code IS NULL AND (${held}) FOR UPDATE SKIP LOCKED)`,
+              orElse: () => sql`UPDATE issuing_idempotency_keys SET locked_at = ${now} WHERE status_code IS NULL AND (${held})`
+            })
+          },
           { discard: true }
         ),
       release: (organizationId, key, token) =>

@@ -381,7 +381,7 @@ export const webhookContract: PortContract = (name, store) =>
         yield* webhooks.releaseClaims(other, iso(t0 + 4_000), [lost!])
         yield* webhooks.claimDue(token, iso(t0 + 4_000), iso(t0 + 8_000), 10)
         // Renewed to t0 + 20 s: `renewed` is held until then; `lost` keeps its new holder's lease.
-        yield* webhooks.renewClaims(token, [renewed!, lost!], iso(t0 + 20_000))
+        expect(yield* webhooks.renewClaims(token, [renewed!, lost!], iso(t0 + 20_000))).toEqual([renewed])
         expect(yield* webhooks.claimDue(newId(), iso(t0 + 19_999), iso(t0 + 30_000), 10)).toMatchObject([{ id: lost }])
         expect((yield* webhooks.claimDue(newId(), iso(t0 + 20_000), iso(t0 + 30_000), 10)).map((d) => d.id)).toEqual([renewed])
         yield* drainQueue(webhooks)

@@ -1,4 +1,4 @@
-import { Effect, Option, Schedule } from "effect"
+import { Effect, Fiber, Option, Schedule } from "effect"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
 import { CLAIM_LEASE_MS, CLAIM_RENEW_MS } from "../platform/Leases.js"
@@ -39,9 +39,8 @@ export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
     Effect.gen(function* () {
       const worker = yield* makeWorker(options)
       yield* Effect.forkScoped(recorderLoop(worker))
-      // Forked before the graceful stop's finalizer is added, so they run until it is done.
-      yield* Effect.forkScoped(heartbeat(worker))
-      yield* Effect.forkScoped(watchdog(worker))
+      // Forked before the graceful stop's finalizer is added, so it runs until that is done.
+      yield* Effect.forkScoped(keepClaims(worker))
       yield* Effect.addFinalizer(() => stopGracefully(worker))
       return yield* Effect.forever(claimRound(worker))
     })
@@ -88,40 +87,47 @@ const makeWorker = (options: DeliveryWorkerOptions) =>
     return worker
   })
 
-/**
- * Renews the lease of every held delivery each CLAIM_RENEW_MS, in one statement by id and token,
- * and reports what it confirmed to the dispatch. A failed renewal is logged and tried again at the
- * next beat; the watchdog abandons the tries whose lease it could not renew.
- */
-const heartbeat = (worker: Worker) =>
+/** One renewal of every held delivery's lease, in one statement by id and token; the dispatch learns which it confirmed. */
+const renewOnce = (worker: Worker) =>
   Effect.gen(function* () {
     const { dispatch, store, token } = worker
     const ids = dispatch.heldIds
     if (ids.length === 0) return
     const startedMs = yield* nowMs
-    yield* store.renewClaims(token, ids, new Date(startedMs + worker.leaseMs).toISOString())
-    dispatch.renewed(ids, startedMs)
-  }).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("Renewing webhook delivery claims failed; retrying", cause)),
-    Effect.repeat(Schedule.spaced(CLAIM_RENEW_MS)),
-    Effect.asVoid
-  )
+    dispatch.renewed(yield* store.renewClaims(token, ids, new Date(startedMs + worker.leaseMs).toISOString()), startedMs)
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Renewing webhook delivery claims failed; retrying", cause)))
 
-/** How often the watchdog looks for tries whose lease could not be renewed. */
-const WATCHDOG_MS = 250
+/** How often the claim keeper looks at the leases. */
+const KEEPER_TICK_MS = 250
+/** How long a tick waits for its renewal before it judges the tries (3 s + 0.25 s + 0.5 s < the 4 s lease). */
+const RENEWAL_WAIT_MS = 500
 
 /**
- * Abandons the tries whose claim was not confirmed lately (docs/operations.md#claims-and-leases). A
- * loop of its own, in memory: a renewal stuck on an unreachable database must not hold it up.
+ * Keeps the worker's claims (docs/operations.md#claims-and-leases): every CLAIM_RENEW_MS a renewal,
+ * and every tick the tries whose claim went unconfirmed too long are abandoned. The renewal runs
+ * first and is waited for (briefly): after the process stalled (a long GC pause, a host that froze
+ * it) the leases are renewed before they are judged, not abandoned because a timer fired first; a
+ * renewal stuck on an unreachable database runs on in the background and does not hold the
+ * judgement up.
  */
-const watchdog = (worker: Worker) =>
-  Effect.sync(() => worker.dispatch.abandonUnconfirmed(Date.now())).pipe(
-    Effect.tap((abandoned) =>
-      abandoned > 0 ? Effect.logWarning("Webhook tries abandoned: their claims could not be renewed", { abandoned }) : Effect.void
-    ),
-    Effect.repeat(Schedule.spaced(WATCHDOG_MS)),
-    Effect.asVoid
-  )
+const keepClaims = (worker: Worker) =>
+  Effect.gen(function* () {
+    let lastRenewalMs = 0
+    let renewal: Fiber.RuntimeFiber<void> | undefined
+    const tick = Effect.gen(function* () {
+      if (renewal === undefined && Date.now() - lastRenewalMs >= CLAIM_RENEW_MS) {
+        lastRenewalMs = Date.now()
+        renewal = yield* Effect.fork(renewOnce(worker))
+      }
+      if (renewal !== undefined) {
+        yield* Effect.ignore(Effect.timeout(Fiber.await(renewal), RENEWAL_WAIT_MS))
+        if (Option.isSome(yield* Fiber.poll(renewal))) renewal = undefined
+      }
+      const abandoned = worker.dispatch.abandonUnconfirmed(Date.now())
+      if (abandoned > 0) yield* Effect.logWarning("Webhook tries abandoned: their claims could not be renewed", { abandoned })
+    })
+    return yield* tick.pipe(Effect.repeat(Schedule.spaced(KEEPER_TICK_MS)))
+  }).pipe(Effect.asVoid)
 
 /**
  * Records a batch's outcome plan in one transaction, and claims the next batch in it (one commit,
@@ -222,11 +228,11 @@ const stopGracefully = (worker: Worker) =>
     while ((dispatch.busy || worker.recording) && Date.now() < deadline) {
       yield* Effect.sleep("10 millis")
     }
-    const nowMsValue = yield* nowMs
+    const stoppedMs = yield* nowMs
     const running = dispatch.runningIds
-    const lastLeaseUntil = new Date(nowMsValue + config.webhookTimeoutMs + CLAIM_LEASE_MS).toISOString()
+    const lastLeaseUntil = new Date(stoppedMs + config.webhookTimeoutMs + CLAIM_LEASE_MS).toISOString()
     yield* Effect.ignoreLogged(worker.store.renewClaims(worker.token, running, lastLeaseUntil))
-    yield* Effect.ignoreLogged(worker.store.releaseClaims(worker.token, new Date(nowMsValue).toISOString(), running))
+    yield* Effect.ignoreLogged(worker.store.releaseClaims(worker.token, new Date(stoppedMs).toISOString(), running))
   })
 
 /**
