@@ -91,6 +91,14 @@ describe.each(STORE_KINDS)("card transactions on %s", (kind) => {
     expect((await bookTransfers(held.id)).total_count).toBe(0)
   })
 
+  it("authorizations racing for the last funds cannot both hold them", async () => {
+    const { accountId, card } = await setup(500)
+    const results = await Promise.all(Array.from({ length: 10 }, () => authorize({ card_id: card.id, amount: 100 })))
+    expect(results.filter((t) => t.status === "PENDING")).toHaveLength(5)
+    expect(results.filter((t) => t.decline_reason === "INSUFFICIENT_FUNDS")).toHaveLength(5)
+    expect(await account(accountId)).toEqual({ balance: 500, pending: 500, available: 0 })
+  })
+
   it("a clearing posts the four-entry book transfer and closes the hold; an over-clearing posts the excess too", async () => {
     const { accountId, card } = await setup(1_000)
     const held = await authorize({ card_id: card.id, amount: 300 })
