@@ -28,6 +28,7 @@ describe("configuration from the environment", () => {
     expect(config.settings.webhookTimeoutMs).toBe(15_000)
     expect(config.settings.webhookAllowPrivateUrls).toBe(true)
     expect(config.settings.maxBodyBytes).toBe(1024 * 1024)
+    expect(config.settings.authorizationHoldDays).toBe(7)
   })
 
   it("reads every variable", () => {
@@ -48,7 +49,8 @@ describe("configuration from the environment", () => {
         ISSUING_PAN_SEARCH_MAX_MISSES: "3",
         ISSUING_WEBHOOK_RETRY_SCHEDULE: "1s,250ms,1m",
         ISSUING_WEBHOOK_TIMEOUT_MS: "2000",
-        ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "true"
+        ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "true",
+        ISSUING_AUTHORIZATION_HOLD_DAYS: "30"
       })
     )
     expect(config.database).toEqual({ kind: "postgres", url: "postgres://issuing:pw@db.internal:5432/issuing" })
@@ -62,6 +64,7 @@ describe("configuration from the environment", () => {
     expect(config.settings.rateLimitBurst).toBe(10)
     expect(config.settings.embedSessionTtlSeconds).toBe(60)
     expect(config.settings.panSearchPerMinute).toBe(5)
+    expect(config.settings.authorizationHoldDays).toBe(30)
     expect(config.settings.panSearchMaxMisses).toBe(3)
     expect(config.settings.webhookRetryScheduleMs).toEqual([1000, 250, 60_000])
     expect(config.settings.webhookTimeoutMs).toBe(2000)
@@ -95,6 +98,9 @@ describe("configuration from the environment", () => {
     ["ISSUING_RATE_LIMIT_BURST", { ISSUING_RATE_LIMIT_BURST: "0" }],
     ["ISSUING_RATE_LIMIT_BURST", { ISSUING_RATE_LIMIT_BURST: "1.5" }],
     ["ISSUING_EMBED_SESSION_TTL_SECONDS", { ISSUING_EMBED_SESSION_TTL_SECONDS: "-5" }],
+    ["ISSUING_AUTHORIZATION_HOLD_DAYS", { ISSUING_AUTHORIZATION_HOLD_DAYS: "0" }],
+    ["ISSUING_AUTHORIZATION_HOLD_DAYS", { ISSUING_AUTHORIZATION_HOLD_DAYS: "31" }],
+    ["ISSUING_TEST_CLOCK_OFFSET_MS", { ISSUING_TEST_CLOCK_OFFSET_MS: "-1" }],
     ["ISSUING_PAN_SEARCH_PER_MINUTE", { ISSUING_PAN_SEARCH_PER_MINUTE: "0" }],
     ["ISSUING_PAN_SEARCH_PER_MINUTE", { ISSUING_PAN_SEARCH_PER_MINUTE: "lots" }],
     ["ISSUING_PAN_SEARCH_MAX_MISSES", { ISSUING_PAN_SEARCH_MAX_MISSES: "0" }],
