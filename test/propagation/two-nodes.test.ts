@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
 import { type Cluster, NODE_ADMIN_SECRET as ADMIN_SECRET, type Node, startCluster } from "../support/nodes.js"
+import { startDecisionReceiver } from "../support/decisionReceiver.js"
 import { queueDrained } from "../support/queue.js"
 import { startReceiver } from "../webhooks/receiver.js"
 
@@ -90,6 +91,63 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
 
     expect((await call(a, "PATCH", `/v1/cards/${card.body.id}`, { body: { blocked_mcc_codes: null } })).status).toBe(200)
     expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+  })
+
+  it("an authorization endpoint created, changed, disabled or deleted on A decides B's next authorization", async () => {
+    const receiver = await startDecisionReceiver()
+    try {
+      const wallet = await call(a, "POST", "/v1/wallets", { body: { holder: { name: "Katherine Johnson" } } })
+      const funded = await call(a, "POST", "/v1/transfers", {
+        body: { paymentRail: "fednow_instant", amount: 100_000, currency: "USD", to_financial_account_id: wallet.body.financial_account_id }
+      })
+      expect(funded.status, funded.text).toBe(200)
+      const card = await call(a, "POST", "/v1/cards", { body: { wallet_id: wallet.body.id, type: "VIRTUAL" } })
+      expect(card.status, card.text).toBe(200)
+      const authorize = () => call(b, "POST", "/v1/simulate/authorizations", { body: { card_id: card.body.id, amount: 100, mcc: "5411" } })
+      /** How many decision requests the receiver has had for this card. */
+      const asked = async () => (await receiver.log()).filter((request) => request.body?.data?.card?.id === card.body.id).length
+
+      // B has decided without an endpoint (and cached that there is none).
+      expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+      expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+
+      const created = await call(a, "POST", "/v1/authorization-endpoints", { body: { url: receiver.url("/decline") } })
+      expect(created.status, created.text).toBe(200)
+      await receiver.trust([created.body.secret])
+      const endpoint = created.body.id as string
+      expect((await authorize()).body).toMatchObject({ status: "DECLINED", decline_reason: "WEBHOOK_DECLINED" })
+      expect(await asked()).toBe(1)
+
+      expect((await call(a, "PATCH", `/v1/authorization-endpoints/${endpoint}`, { body: { url: receiver.url("/approve") } })).status).toBe(
+        200
+      )
+      expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+      expect(await asked()).toBe(2)
+
+      const rotated = await call(a, "POST", `/v1/authorization-endpoints/${endpoint}/rotate-secret`)
+      expect(rotated.status, rotated.text).toBe(200)
+      await receiver.trust([rotated.body.secret])
+      expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+      // B signed with the new secret: the receiver verified the request against it alone.
+      expect((await receiver.log()).filter((request) => request.body?.data?.card?.id === card.body.id).at(-1)?.verified).toBe(true)
+
+      const disabled = await call(a, "PATCH", `/v1/authorization-endpoints/${endpoint}`, {
+        body: { url: receiver.url("/decline"), disabled: true }
+      })
+      expect(disabled.status, disabled.text).toBe(200)
+      expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+      expect(await asked()).toBe(3)
+
+      expect((await call(a, "PATCH", `/v1/authorization-endpoints/${endpoint}`, { body: { disabled: false } })).status).toBe(200)
+      expect((await authorize()).body).toMatchObject({ status: "DECLINED", decline_reason: "WEBHOOK_DECLINED" })
+      expect(await asked()).toBe(4)
+
+      expect((await call(a, "DELETE", `/v1/authorization-endpoints/${endpoint}`)).status).toBe(200)
+      expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+      expect(await asked()).toBe(4)
+    } finally {
+      receiver.close()
+    }
   })
 
   it("a key revoked on A gets 401 on B on the very next request, reads and writes alike", async () => {
