@@ -1,4 +1,5 @@
 import { ChangeFeed, WEBHOOK_NOTIFY_CHANNEL, WebhookWakeups } from "@issuing/core"
+import { connectionNotes } from "@issuing/http"
 import * as PgStore from "@issuing/store-pg"
 import { Effect, Fiber, ManagedRuntime, Option, Stream } from "effect"
 import pg from "pg"
@@ -162,6 +163,41 @@ describe("the PostgreSQL change feed without LISTEN/NOTIFY (notify: false)", () 
     } finally {
       await watcher.end()
     }
+  })
+})
+
+describe("the PostgreSQL change feed with a listen URL it cannot reach", () => {
+  let database: TestDatabase
+  let runtime: Feed
+  let closedUrl: string
+
+  beforeAll(async () => {
+    database = await createTestDatabase("postgres")
+    // A port nobody listens on: the listening connection is refused, again and again.
+    const unused = new URL(database.url)
+    unused.port = "1"
+    closedUrl = unused.toString()
+    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, listenUrl: closedUrl, maxConnections: 2 }))
+  }, 60_000)
+  afterAll(async () => {
+    await runtime?.dispose()
+    await database?.drop()
+  }, 60_000)
+
+  it("serves from the row, never trusting the feed, and start-up says the feed cannot connect", async () => {
+    const version = versionOf(runtime)
+    expect(Option.isSome(await version())).toBe(true)
+    for (let i = 0; i < 10; i++) {
+      expect(await isTrusted(database.url, version)).toBe(false)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(await connectionNotes({ kind: "postgres", url: database.url, listenUrl: closedUrl })).toEqual([
+      expect.stringMatching(/^the change feed cannot connect to ISSUING_DATABASE_LISTEN_URL \(postgres:\/\/127\.0\.0\.1:1\//)
+    ])
+    expect(await connectionNotes({ kind: "postgres", url: database.url })).toEqual([])
+    expect(await connectionNotes({ kind: "postgres", url: database.url, notify: false })).toEqual([
+      expect.stringContaining("ISSUING_PG_NOTIFY=off")
+    ])
   })
 })
 

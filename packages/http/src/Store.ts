@@ -96,15 +96,25 @@ export const connectionNotes = async (database: DatabaseTarget): Promise<Readonl
   }
   const PgStore = await importStore("postgres", () => import("@issuing/store-pg"))
   const pooled = await PgStore.throughPooler(database.url).catch(() => false)
-  if (!pooled) return []
-  const listen = database.listenUrl ?? database.url
-  const listenPooled = listen === database.url ? true : await PgStore.throughPooler(listen).catch(() => false)
-  return [
-    listenPooled
-      ? `ISSUING_DATABASE_URL goes through a connection pooler and the change feed listens through one too (${describeDatabase({ kind: "postgres", url: listen })}): ` +
-        "if it pools by transaction the feed hears nothing and caches are revalidated against the version row; set ISSUING_DATABASE_LISTEN_URL to a direct URL"
-      : `ISSUING_DATABASE_URL goes through a connection pooler; the change feed listens on ISSUING_DATABASE_LISTEN_URL (${describeDatabase({ kind: "postgres", url: listen })})`
-  ]
+  const deaf =
+    "if it pools by transaction the feed hears nothing and caches are revalidated against the version row; set ISSUING_DATABASE_LISTEN_URL to a direct URL"
+  if (database.listenUrl === undefined) {
+    return pooled ? [`ISSUING_DATABASE_URL goes through a connection pooler and the change feed listens through one too: ${deaf}`] : []
+  }
+  const where = describeDatabase({ kind: "postgres", url: database.listenUrl })
+  const listenPooled = await PgStore.throughPooler(database.listenUrl).then(
+    (through) => through,
+    () => undefined
+  )
+  if (listenPooled === undefined) {
+    return [
+      `the change feed cannot connect to ISSUING_DATABASE_LISTEN_URL (${where}): caches are revalidated against the version row until it can`
+    ]
+  }
+  if (listenPooled) return [`the change feed listens through a connection pooler (ISSUING_DATABASE_LISTEN_URL, ${where}): ${deaf}`]
+  return pooled
+    ? [`ISSUING_DATABASE_URL goes through a connection pooler; the change feed listens on ISSUING_DATABASE_LISTEN_URL (${where})`]
+    : []
 }
 
 /** A printable name of the target, without credentials. */

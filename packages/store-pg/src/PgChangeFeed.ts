@@ -74,6 +74,8 @@ interface FeedState {
   generation: number
   /** The probe awaited: its payload and what it resolves. */
   awaiting: { readonly payload: string; readonly received: Deferred.Deferred<void> } | undefined
+  /** A failure to listen was logged since the feed was last up. */
+  warnedDown: boolean
   /** The newest version notified or read. */
   seen: bigint
   /** This node's newest own change, and when it was made. */
@@ -110,13 +112,16 @@ const followFeed = (
         state.generation++
         state.proven = false
         state.up = true
+        state.warnedDown = false
       }).pipe(Effect.zipLeft(Queue.offer(probeNow, undefined)))
     }),
-    Effect.catchAll((error) =>
-      state.up
-        ? Effect.logWarning("Change feed lost; caches revalidated against the version row until it is back", error.message)
-        : Effect.void
-    ),
+    Effect.catchAll((error) => {
+      if (state.up) return Effect.logWarning("Change feed lost; caches revalidated against the version row until it is back", error.message)
+      // Never up since the last warning (a listen URL that cannot be reached): said once, not every second.
+      if (state.warnedDown) return Effect.void
+      state.warnedDown = true
+      return Effect.logWarning("Change feed cannot listen; caches revalidated against the version row until it can", error.message)
+    }),
     Effect.ensuring(
       Effect.sync(() => {
         state.up = false
@@ -214,6 +219,7 @@ export const pgChangeFeedLayer = (listener: FeedListener) =>
         proven: false,
         generation: 0,
         awaiting: undefined,
+        warnedDown: false,
         seen: 0n,
         ownVersion: 0n,
         ownAtMs: 0
