@@ -1,4 +1,4 @@
-// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, to a loopback receiver running in a worker thread
 // (its own event loop, so it does not share the worker's):
@@ -13,6 +13,10 @@
 //   3. baseline: a bare keep-alive node:http client posting the same bodies to the same receiver
 //      at the same concurrency, in the same run; ratio = worker deliveries/s ÷ bare requests/s;
 //   4. replay: `--replay` events in the window, queued by one replay call; time to queue.
+// `postgres-notify-off` is PostgreSQL with `notify: false` (ISSUING_PG_NOTIFY=off): no LISTEN/NOTIFY,
+// the worker polls the queue. With `--cross=1` the latency events are emitted by a second instance
+// on the same database (another node: its commits do not ring this worker's doorbell), so the
+// latency is what a worker on another node sees — the wake-up by NOTIFY, or the poll.
 import { Events, ReplayRequest, runDeliveryWorker, Transactor, Webhooks, WebhookStore } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import { SqlClient } from "@effect/sql"
@@ -189,14 +193,19 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
 
 const benchStore = async (label, target, options) => {
   const receiver = await startReceiver()
-  const instance = await createIssuing({
-    store: storeFor(target),
-    vaultKeys: [crypto.randomBytes(32)],
-    background: false,
-    log: null,
-    settings: { webhookConcurrency: CONCURRENCY, webhookAllowPrivateUrls: true, webhookRetryScheduleMs: [1000, 5000] }
-  })
+  const vaultKeys = [crypto.randomBytes(32)]
+  const makeInstance = () =>
+    createIssuing({
+      store: storeFor(target),
+      vaultKeys,
+      background: false,
+      log: null,
+      settings: { webhookConcurrency: CONCURRENCY, webhookAllowPrivateUrls: true, webhookRetryScheduleMs: [1000, 5000] }
+    })
+  const instance = await makeInstance()
+  const emitter = options.cross ? await makeInstance() : instance
   const run = (effect) => instance.runtime.runPromise(effect)
+  const emit = (effect) => emitter.runtime.runPromise(effect)
   try {
     const org = await run(Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("bench")))
     const programId = org.program_id
@@ -239,7 +248,7 @@ const benchStore = async (label, target, options) => {
 
     // 2. latency at each rate, the worker waiting for wake-ups.
     const latencies = []
-    for (const rate of options.rates) latencies.push(await latencyAt(run, receiver, programId, rate, options.seconds))
+    for (const rate of options.rates) latencies.push(await latencyAt(emit, receiver, programId, rate, options.seconds))
     await run(Fiber.interrupt(worker))
 
     // 3. the bare keep-alive client, same bodies, same receiver, same concurrency.
@@ -284,6 +293,7 @@ const benchStore = async (label, target, options) => {
     }
     console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
   } finally {
+    if (emitter !== instance) await emitter.dispose()
     await instance.dispose()
     await receiver.stop()
   }
@@ -298,11 +308,12 @@ export async function run(args) {
       .split(",")
       .map(Number),
     seconds: Number(option(args, "seconds", "5")),
-    replay: Number(option(args, "replay", "100000"))
+    replay: Number(option(args, "replay", "100000")),
+    cross: option(args, "cross", "0") === "1"
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
-    `webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s, replay of ${options.replay}, ${os.cpus().length} cores`
+    `webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s${options.cross ? " emitted by another instance" : ""}, replay of ${options.replay}, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`
   )
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-webhooks-"))
@@ -312,10 +323,14 @@ export async function run(args) {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   }
-  if (stores.includes("postgres")) {
+  const pgStores = stores.filter((store) => store === "postgres" || store === "postgres-notify-off")
+  if (pgStores.length > 0) {
     const server = await startPostgres()
     try {
-      await benchStore("postgres", { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_webhooks") }, options)
+      for (const store of pgStores) {
+        const url = await createDatabase(server.adminUrl, `issuing_bench_webhooks_${store.replaceAll("-", "_")}`)
+        await benchStore(store === "postgres" ? "postgres" : "pg-poll", { kind: "postgres", url, notify: store === "postgres" }, options)
+      }
     } finally {
       await server.stop()
     }

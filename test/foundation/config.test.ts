@@ -53,7 +53,12 @@ describe("configuration from the environment", () => {
         ISSUING_AUTHORIZATION_HOLD_DAYS: "30"
       })
     )
-    expect(config.database).toEqual({ kind: "postgres", url: "postgres://issuing:pw@db.internal:5432/issuing" })
+    expect(config.database).toEqual({
+      kind: "postgres",
+      url: "postgres://issuing:pw@db.internal:5432/issuing",
+      listenUrl: undefined,
+      notify: true
+    })
     expect(config.host).toBe("0.0.0.0")
     expect(config.port).toBe(9090)
     expect(config.settings.environment).toBe("production")
@@ -107,8 +112,27 @@ describe("configuration from the environment", () => {
     ["ISSUING_PAN_SEARCH_MAX_MISSES", { ISSUING_PAN_SEARCH_MAX_MISSES: "2.5" }],
     ["ISSUING_WEBHOOK_RETRY_SCHEDULE", { ISSUING_WEBHOOK_RETRY_SCHEDULE: "5s,soon" }],
     ["ISSUING_WEBHOOK_TIMEOUT_MS", { ISSUING_WEBHOOK_TIMEOUT_MS: "0" }],
-    ["ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", { ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "perhaps" }]
+    ["ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS", { ISSUING_WEBHOOK_ALLOW_PRIVATE_URLS: "perhaps" }],
+    ["ISSUING_PG_NOTIFY", { ISSUING_DATABASE_URL: "postgres://db.internal/issuing", ISSUING_PG_NOTIFY: "maybe" }],
+    [
+      "ISSUING_DATABASE_LISTEN_URL",
+      { ISSUING_DATABASE_URL: "postgres://db.internal/issuing", ISSUING_DATABASE_LISTEN_URL: "db.internal:5432" }
+    ],
+    ["ISSUING_DATABASE_LISTEN_URL", { ISSUING_DATABASE_LISTEN_URL: "postgres://hunter2@db.internal/issuing" }]
   ]
+
+  it("takes the listening connection's URL and ISSUING_PG_NOTIFY on a PostgreSQL database", () => {
+    const database = (env: Record<string, string>) =>
+      Either.getOrThrow(loadConfig({ ISSUING_DATABASE_URL: "postgres://pool.internal:6432/issuing", ...env })).database
+    expect(database({ ISSUING_DATABASE_LISTEN_URL: "postgres://db.internal:5432/issuing" })).toEqual({
+      kind: "postgres",
+      url: "postgres://pool.internal:6432/issuing",
+      listenUrl: "postgres://db.internal:5432/issuing",
+      notify: true
+    })
+    expect(database({ ISSUING_PG_NOTIFY: "OFF" })).toMatchObject({ notify: false })
+    expect(database({ ISSUING_PG_NOTIFY: "on" })).toMatchObject({ notify: true })
+  })
   it("takes a bootstrap API key of 32 characters or more, not shorter", () => {
     expect(Either.getOrThrow(loadConfig({ ISSUING_BOOTSTRAP_API_KEY: "k".repeat(32) })).bootstrapApiKey).toBe("k".repeat(32))
     expect(problem({ ISSUING_BOOTSTRAP_API_KEY: "k".repeat(31) })).toContain("ISSUING_BOOTSTRAP_API_KEY must be 32 to 256")

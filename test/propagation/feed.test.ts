@@ -1,9 +1,11 @@
 import { ChangeFeed, WEBHOOK_NOTIFY_CHANNEL, WebhookWakeups } from "@issuing/core"
+import { connectionNotes } from "@issuing/http"
 import * as PgStore from "@issuing/store-pg"
 import { Effect, Fiber, ManagedRuntime, Option, Stream } from "effect"
 import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../support/databases.js"
+import { type Pgbouncer, pgbouncerMissing, reportPgbouncerSkipped, startPgbouncer } from "../support/pgbouncer.js"
 
 /** Polls `probe` until it holds (the feed reconnects in the background); fails after `attempts`. */
 const eventually = async (probe: () => Promise<boolean>, attempts = 100) => {
@@ -14,10 +16,40 @@ const eventually = async (probe: () => Promise<boolean>, attempts = 100) => {
   throw new Error("condition never held")
 }
 
+/**
+ * Whether a feed is trusted: after a change made without a notification, a trusted feed still
+ * gives the version it was told of; one that is not reads the row and gives the new one.
+ */
+const isTrusted = async (url: string, version: () => Promise<Option.Option<string>>) => {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    const { rows } = await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version::text AS v")
+    return Option.getOrNull(await version()) !== rows[0].v
+  } finally {
+    await admin.end()
+  }
+}
+
+type Feed = ManagedRuntime.ManagedRuntime<ChangeFeed | WebhookWakeups, unknown>
+const versionOf = (runtime: Feed) => () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.version))
+const listening = async (url: string) => {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    const { rows } = await admin.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'issuing-listen' AND datname = current_database()"
+    )
+    return rows[0].n as number
+  } finally {
+    await admin.end()
+  }
+}
+
 describe("the PostgreSQL change feed", () => {
   let database: TestDatabase
-  let runtime: ManagedRuntime.ManagedRuntime<ChangeFeed | WebhookWakeups, unknown>
-  const version = () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.version))
+  let runtime: Feed
+  const version = () => versionOf(runtime)()
 
   beforeAll(async () => {
     database = await createTestDatabase("postgres")
@@ -28,9 +60,12 @@ describe("the PostgreSQL change feed", () => {
     await database?.drop()
   }, 60_000)
 
-  it("has no version until it listens, then follows another connection's publishes", async () => {
-    expect(Option.isNone(await version())).toBe(true)
-    await eventually(async () => Option.isSome(await version()))
+  const trusted = () => isTrusted(database.url, version)
+
+  it("reads the row until a probe proves it listens, then follows another connection's publishes", async () => {
+    // Never without a version: before the feed is proven it is the committed row's.
+    expect(Option.isSome(await version())).toBe(true)
+    await eventually(trusted)
     const before = Option.getOrThrow(await version())
     // Another node's change: the row bumped and notified in one transaction.
     const other = new pg.Client({ connectionString: database.url })
@@ -41,14 +76,14 @@ describe("the PostgreSQL change feed", () => {
       await other.query("SELECT pg_notify('issuing_changes', $1)", [`${rows[0].version} card test`])
       expect(await version()).toEqual(Option.some(before))
       await other.query("COMMIT")
+      await eventually(async () => Option.getOrNull(await version()) === String(rows[0].version))
     } finally {
       await other.end()
     }
-    await eventually(async () => Option.getOrNull(await version()) === String(BigInt(before) + 1n))
   })
 
-  it("bypasses caches (no version) while its listening connection is lost, and catches up when back", async () => {
-    await eventually(async () => Option.isSome(await version()))
+  it("reads the row while its listening connection is lost, and trusts notifications again once back", async () => {
+    await eventually(trusted)
     const admin = new pg.Client({ connectionString: database.url })
     await admin.connect()
     try {
@@ -56,17 +91,17 @@ describe("the PostgreSQL change feed", () => {
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
         ["issuing-listen"]
       )
-      await eventually(async () => Option.isNone(await version()))
-      // A change made while nobody listened is read from the row on reconnect.
-      const { rows } = await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version")
-      await eventually(async () => Option.getOrNull(await version()) === String(rows[0].version))
+      // Lost: every change is seen at once, from the row.
+      await eventually(async () => !(await trusted()))
+      const { rows } = await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version::text AS v")
+      expect(Option.getOrNull(await version())).toBe(rows[0].v)
+      await eventually(trusted)
     } finally {
       await admin.end()
     }
   })
 
   it("shares one listening connection between the change feed and webhook wake-ups", async () => {
-    await eventually(async () => Option.isSome(await version()))
     let wakeups = 0
     const listening = runtime.runFork(
       Effect.flatMap(WebhookWakeups, (wakeup) => Stream.runForEach(wakeup.notifications, () => Effect.sync(() => wakeups++)))
@@ -75,6 +110,7 @@ describe("the PostgreSQL change feed", () => {
     await admin.connect()
     try {
       // The first wake-up is the (re)connect; the second a notification on the webhook channel.
+      await eventually(trusted)
       await eventually(async () => wakeups >= 1)
       await admin.query("SELECT pg_notify($1, '')", [WEBHOOK_NOTIFY_CHANNEL])
       await eventually(async () => wakeups >= 2)
@@ -92,3 +128,126 @@ describe("the PostgreSQL change feed", () => {
     }
   })
 })
+
+describe("the PostgreSQL change feed without LISTEN/NOTIFY (notify: false)", () => {
+  let database: TestDatabase
+  let runtime: Feed
+
+  beforeAll(async () => {
+    database = await createTestDatabase("postgres")
+    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, maxConnections: 2, notify: false }))
+  }, 60_000)
+  afterAll(async () => {
+    await runtime?.dispose()
+    await database?.drop()
+  }, 60_000)
+
+  it("gives the committed row's version on every read, listens nowhere, notifies nothing and offers no wake-ups", async () => {
+    const version = versionOf(runtime)
+    // Built (and migrated) by the first read.
+    expect(Option.isSome(await version())).toBe(true)
+    const watcher = new pg.Client({ connectionString: database.url })
+    await watcher.connect()
+    const notified: Array<string> = []
+    watcher.on("notification", (message) => notified.push(message.payload ?? ""))
+    await watcher.query("LISTEN issuing_changes")
+    try {
+      for (let i = 0; i < 5; i++) expect(await isTrusted(database.url, version)).toBe(false)
+      const before = BigInt(Option.getOrThrow(await version()))
+      await runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.publish("card", "no-notify")))
+      expect(Option.getOrThrow(await version())).toBe(String(before + 1n))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(notified).toEqual([])
+      expect(await listening(database.url)).toBe(0)
+      expect(Option.isNone(await runtime.runPromise(Effect.serviceOption(WebhookWakeups)))).toBe(true)
+    } finally {
+      await watcher.end()
+    }
+  })
+})
+
+describe("the PostgreSQL change feed with a listen URL it cannot reach", () => {
+  let database: TestDatabase
+  let runtime: Feed
+  let closedUrl: string
+
+  beforeAll(async () => {
+    database = await createTestDatabase("postgres")
+    // A port nobody listens on: the listening connection is refused, again and again.
+    const unused = new URL(database.url)
+    unused.port = "1"
+    closedUrl = unused.toString()
+    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, listenUrl: closedUrl, maxConnections: 2 }))
+  }, 60_000)
+  afterAll(async () => {
+    await runtime?.dispose()
+    await database?.drop()
+  }, 60_000)
+
+  it("serves from the row, never trusting the feed, and start-up says the feed cannot connect", async () => {
+    const version = versionOf(runtime)
+    expect(Option.isSome(await version())).toBe(true)
+    for (let i = 0; i < 10; i++) {
+      expect(await isTrusted(database.url, version)).toBe(false)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(await connectionNotes({ kind: "postgres", url: database.url, listenUrl: closedUrl })).toEqual([
+      expect.stringMatching(/^the change feed cannot connect to ISSUING_DATABASE_LISTEN_URL \(postgres:\/\/127\.0\.0\.1:1\//)
+    ])
+    expect(await connectionNotes({ kind: "postgres", url: database.url })).toEqual([])
+    expect(await connectionNotes({ kind: "postgres", url: database.url, notify: false })).toEqual([
+      expect.stringContaining("ISSUING_PG_NOTIFY=off")
+    ])
+  })
+})
+
+describe.skipIf(pgbouncerMissing !== undefined)("the PostgreSQL change feed through PgBouncer (pool_mode = transaction)", () => {
+  let database: TestDatabase
+  let bouncer: Pgbouncer
+
+  beforeAll(async () => {
+    database = await createTestDatabase("postgres")
+    bouncer = await startPgbouncer(inject("pgAdminUrl"))
+  }, 60_000)
+  afterAll(async () => {
+    await bouncer?.stop()
+    await database?.drop()
+  }, 60_000)
+
+  it("never trusts a feed that listens through the pooler, even while its connection serves reads", async () => {
+    const runtime: Feed = ManagedRuntime.make(PgStore.layer({ url: bouncer.through(database.url), maxConnections: 2 }))
+    try {
+      const version = versionOf(runtime)
+      const committed = () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.committed))
+      // Built (and migrated) by the first read; its LISTEN runs on a server connection lent for that statement.
+      expect(Option.isSome(await version())).toBe(true)
+      const deadline = Date.now() + 3 * 2_000
+      while (Date.now() < deadline) {
+        // Reads on the listening connection meanwhile may bring it others' notifications: no proof.
+        await Promise.all(Array.from({ length: 8 }, committed))
+        expect(await isTrusted(database.url, version)).toBe(false)
+      }
+    } finally {
+      await runtime.dispose()
+    }
+  }, 60_000)
+
+  it("trusts the feed when the pool goes through the pooler and LISTEN on a direct URL", async () => {
+    const runtime: Feed = ManagedRuntime.make(
+      PgStore.layer({ url: bouncer.through(database.url), listenUrl: database.url, maxConnections: 2 })
+    )
+    try {
+      const version = versionOf(runtime)
+      await eventually(() => isTrusted(database.url, version))
+      expect(await listening(database.url)).toBe(1)
+    } finally {
+      await runtime.dispose()
+    }
+  }, 60_000)
+
+  it("says at start-up which URLs go through a pooler", async () => {
+    expect(await PgStore.throughPooler(database.url)).toBe(false)
+    expect(await PgStore.throughPooler(bouncer.through(database.url))).toBe(true)
+  })
+})
+reportPgbouncerSkipped("the PostgreSQL change feed through PgBouncer")

@@ -10,7 +10,13 @@ import { startReceiver } from "../webhooks/receiver.js"
  * change made through node A holds on node B from the very next request — B's caches of keys and
  * cards were warm and are retired by the change feed.
  */
-describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
+/** Both stores, and PostgreSQL once more without LISTEN/NOTIFY (ISSUING_PG_NOTIFY=off: caches and the queue polled). */
+const MODES = [
+  ...STORE_KINDS.map((kind) => ({ kind, name: kind, env: {} })),
+  { kind: "postgres" as const, name: "postgres (ISSUING_PG_NOTIFY=off)", env: { ISSUING_PG_NOTIFY: "off" } }
+]
+
+describe.each(MODES)("two nodes on one $name database", ({ kind, env }) => {
   let database: TestDatabase
   let cluster: Cluster | undefined
   let a: Node | undefined
@@ -33,7 +39,7 @@ describe.each(STORE_KINDS)("two nodes on one %s database", (kind) => {
 
   beforeAll(async () => {
     database = await createTestDatabase(kind)
-    cluster = await startCluster(database)
+    cluster = await startCluster(database, env)
     ;({ a, b, programId } = cluster)
   }, 120_000)
 

@@ -13,6 +13,8 @@ export const NODE_ADMIN_SECRET = `sk_test_${"a1b2c3d4".repeat(5)}`
 export interface Node {
   readonly url: string
   readonly process: ChildProcess
+  /** What it printed up to its "listening on" line. */
+  readonly output: string
 }
 
 /** Two `issuing serve` processes on one database (migrated first), and the default program. */
@@ -27,7 +29,7 @@ const startNode = async (env: Record<string, string>, cwd: string): Promise<Node
   const child = spawnCli(["serve"], env, cwd)
   try {
     const output = await waitForOutput(child, /listening on (http:\/\/\S+)/, 60_000)
-    return { url: /listening on (http:\/\/\S+)/.exec(output)![1]!, process: child }
+    return { url: /listening on (http:\/\/\S+)/.exec(output)![1]!, process: child, output }
   } catch (error) {
     child.kill("SIGKILL")
     throw error

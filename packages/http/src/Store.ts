@@ -63,7 +63,7 @@ export const loadStore = async (database: DatabaseTarget): Promise<LoadedStore> 
   if (database.kind === "postgres") {
     const PgStore = await importStore("postgres", () => import("@issuing/store-pg"))
     return {
-      layer: PgStore.layer({ url: database.url }),
+      layer: PgStore.layer({ url: database.url, listenUrl: database.listenUrl, notify: database.notify }),
       migrate: Effect.provide(PgStore.migrate, PgStore.clientLayer({ url: database.url, maxConnections: 1 }))
     }
   }
@@ -83,6 +83,39 @@ export const storeFor = (database: DatabaseTarget): StoreLayer =>
   Layer.unwrapEffect(
     Effect.tryPromise({ try: () => loadStore(database), catch: (error) => error }).pipe(Effect.map((store) => store.layer))
   )
+
+/**
+ * What start-up says about how a PostgreSQL target is reached: through a pooler, where the change
+ * feed listens, or that LISTEN/NOTIFY is off (docs/operations.md#pgbouncer). Nothing on SQLite,
+ * nor when the check cannot connect (start-up then fails with its own message).
+ */
+export const connectionNotes = async (database: DatabaseTarget): Promise<ReadonlyArray<string>> => {
+  if (database.kind !== "postgres") return []
+  if (database.notify === false) {
+    return ["ISSUING_PG_NOTIFY=off: no LISTEN/NOTIFY; caches revalidated against the change version row, webhook queue polled every 250 ms"]
+  }
+  const PgStore = await importStore("postgres", () => import("@issuing/store-pg"))
+  const pooled = await PgStore.throughPooler(database.url).catch(() => false)
+  const deaf =
+    "if it pools by transaction the feed hears nothing and caches are revalidated against the version row; set ISSUING_DATABASE_LISTEN_URL to a direct URL"
+  if (database.listenUrl === undefined) {
+    return pooled ? [`ISSUING_DATABASE_URL goes through a connection pooler and the change feed listens through one too: ${deaf}`] : []
+  }
+  const where = describeDatabase({ kind: "postgres", url: database.listenUrl })
+  const listenPooled = await PgStore.throughPooler(database.listenUrl).then(
+    (through) => through,
+    () => undefined
+  )
+  if (listenPooled === undefined) {
+    return [
+      `the change feed cannot connect to ISSUING_DATABASE_LISTEN_URL (${where}): caches are revalidated against the version row until it can`
+    ]
+  }
+  if (listenPooled) return [`the change feed listens through a connection pooler (ISSUING_DATABASE_LISTEN_URL, ${where}): ${deaf}`]
+  return pooled
+    ? [`ISSUING_DATABASE_URL goes through a connection pooler; the change feed listens on ISSUING_DATABASE_LISTEN_URL (${where})`]
+    : []
+}
 
 /** A printable name of the target, without credentials. */
 export const describeDatabase = (database: DatabaseTarget): string => {

@@ -1,7 +1,7 @@
 import { type Effect, Exit, Fiber } from "effect"
 import { backgroundWork, createIssuing } from "./App.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
-import { describeDatabase, storeFor } from "./Store.js"
+import { connectionNotes, describeDatabase, storeFor } from "./Store.js"
 import { telemetryFromEnv } from "./Telemetry.js"
 
 const out = (line: string) => process.stdout.write(`${line}\n`)
@@ -24,6 +24,7 @@ export const workerCommand = async (config: ServerConfig, _args: ReadonlyArray<s
     background: false,
     log: null
   })
+  for (const note of await connectionNotes(config.database)) out(`issuing: ${note}`)
   const fiber = instance.runtime.runFork(backgroundWork(instance) as Effect.Effect<void, unknown, any>)
   out(
     `issuing: webhook worker running (store ${describeDatabase(config.database)}, concurrency ${config.settings.webhookConcurrency}, timeout ${config.settings.webhookTimeoutMs} ms${instance.telemetry ? ", telemetry on" : ""})`

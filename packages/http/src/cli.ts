@@ -9,7 +9,7 @@ import { progress, type StepProgress } from "./Progress.js"
 import { startServer } from "./server.js"
 import { describeFailure } from "./StartupFailure.js"
 import { telemetryFromEnv } from "./Telemetry.js"
-import { describeDatabase, type LoadedStore, loadStore, StorePackageMissing, storeFor } from "./Store.js"
+import { connectionNotes, describeDatabase, type LoadedStore, loadStore, StorePackageMissing, storeFor } from "./Store.js"
 import { workerCommand } from "./WorkerCommand.js"
 
 const USAGE = `Usage: issuing <command>
@@ -79,6 +79,7 @@ const migrate = async (store: LoadedStore) => {
 
 const serve = async (config: ServerConfig) => {
   out(`issuing: ${config.settings.environment}, store ${describeDatabase(config.database)}`)
+  for (const note of await connectionNotes(config.database)) out(`issuing: ${note}`)
   if (config.vaultKey.source === "file") {
     const generated = !fs.existsSync(config.vaultKey.path)
     out(

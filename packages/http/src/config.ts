@@ -11,8 +11,14 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-/** Where the server keeps its data, as ISSUING_DATABASE_URL names it. */
-export type DatabaseTarget = { readonly kind: "sqlite"; readonly filename: string } | { readonly kind: "postgres"; readonly url: string }
+/**
+ * Where the server keeps its data, as ISSUING_DATABASE_URL names it; on PostgreSQL also the
+ * listening connection's URL (ISSUING_DATABASE_LISTEN_URL, default the database URL) and whether
+ * LISTEN/NOTIFY is used (ISSUING_PG_NOTIFY, default on).
+ */
+export type DatabaseTarget =
+  | { readonly kind: "sqlite"; readonly filename: string }
+  | { readonly kind: "postgres"; readonly url: string; readonly listenUrl?: string | undefined; readonly notify?: boolean | undefined }
 
 /** The server's configuration, read from the environment (README.md#configuration). */
 export interface ServerConfig {
@@ -124,6 +130,27 @@ const parseDatabase = (value: string): DatabaseTarget => {
   return fail("ISSUING_DATABASE_URL", `must be sqlite:PATH, sqlite::memory: or postgres://… (got "${value.split(":")[0]}:…")`)
 }
 
+/** ISSUING_DATABASE_LISTEN_URL and ISSUING_PG_NOTIFY, on a PostgreSQL target (docs/operations.md#pgbouncer). */
+const readListening = (env: Env, database: DatabaseTarget): DatabaseTarget => {
+  const listenUrl = text(env, "ISSUING_DATABASE_LISTEN_URL")
+  const notifyText = text(env, "ISSUING_PG_NOTIFY")?.toLowerCase()
+  if (notifyText !== undefined && notifyText !== "on" && notifyText !== "off") {
+    fail("ISSUING_PG_NOTIFY", `must be on or off (got "${notifyText}")`)
+  }
+  if (listenUrl !== undefined) {
+    let valid = listenUrl.startsWith("postgres://") || listenUrl.startsWith("postgresql://")
+    try {
+      new URL(listenUrl)
+    } catch {
+      valid = false
+    }
+    if (!valid) fail("ISSUING_DATABASE_LISTEN_URL", "is not a valid postgres:// URL")
+    if (database.kind !== "postgres") fail("ISSUING_DATABASE_LISTEN_URL", "applies only when ISSUING_DATABASE_URL is postgres://…")
+  }
+  if (database.kind !== "postgres") return database
+  return { ...database, listenUrl, notify: notifyText !== "off" }
+}
+
 /** ISSUING_ENVIRONMENT: sandbox (the default) or production. */
 const readEnvironment = (env: Env): Environment => {
   const value = text(env, "ISSUING_ENVIRONMENT") ?? "sandbox"
@@ -219,7 +246,7 @@ export const isLoopbackHost = (host: string): boolean => {
  */
 export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either<ServerConfig, string> => {
   try {
-    const database = parseDatabase(text(env, "ISSUING_DATABASE_URL") ?? "sqlite:./.data/issuing.db")
+    const database = readListening(env, parseDatabase(text(env, "ISSUING_DATABASE_URL") ?? "sqlite:./.data/issuing.db"))
     const host = text(env, "ISSUING_HOST") ?? "127.0.0.1"
     const port = integer(env, "ISSUING_PORT", 8080, 0, 65535)
     const environment = readEnvironment(env)

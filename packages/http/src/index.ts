@@ -14,7 +14,7 @@ export { configFromEnv } from "./HostConfig.js"
 export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
 export { ApiFailure, ERROR_CODES, type ErrorCode, type ErrorCodeDoc, toApiFailure } from "./errors.js"
 export { bootstrapOrganization, startServer, type RunningServer } from "./server.js"
-export { loadStore, type LoadedStore, StorePackageMissing, storeFor } from "./Store.js"
+export { connectionNotes, loadStore, type LoadedStore, StorePackageMissing, storeFor } from "./Store.js"
 export {
   deliveryQueueMetrics,
   sampleDeliveryQueue,

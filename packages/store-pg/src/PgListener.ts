@@ -5,8 +5,11 @@ import pg from "pg"
 /** The `application_name` of a node's listening connection (operators see it in pg_stat_activity). */
 export const LISTEN_APPLICATION_NAME = "issuing-listen"
 
-/** What a listening connection reports: each (re)connect, then each notification's payload. */
-export type ListenEvent = { readonly _tag: "Connected" } | { readonly _tag: "Notified"; readonly payload: string }
+/**
+ * What a listening connection reports: each (re)connect, then each notification's payload, and
+ * whether it came while the connection had none of its own statements in flight (`idle`).
+ */
+export type ListenEvent = { readonly _tag: "Connected" } | { readonly _tag: "Notified"; readonly payload: string; readonly idle: boolean }
 
 const CONNECTED: ListenEvent = { _tag: "Connected" }
 
@@ -22,6 +25,19 @@ interface Connection {
   readonly listening: Map<string, Promise<unknown>>
   /** Resolves when the connection is up (rejects when it could not be opened). */
   readonly ready: Promise<unknown>
+  /** This connection's own statements (LISTENs and reads) not yet answered. */
+  readonly inFlight: Set<Promise<unknown>>
+}
+
+/**
+ * Counts a statement of the connection's own as in flight until it is answered. The count drops
+ * a microtask after the answer, so a notification that came in the same read from the socket is
+ * counted as not idle (the safe side).
+ */
+const track = <A>(connection: Connection, statement: Promise<A>): Promise<A> => {
+  const settled = statement.finally(() => connection.inFlight.delete(settled))
+  connection.inFlight.add(settled)
+  return settled
 }
 
 /**
@@ -40,6 +56,8 @@ export class PgListener {
   private readonly subscribers = new Set<Subscriber>()
   /** Subscribers still waiting for the connection or their LISTEN (the connection stays for them). */
   private attaching = 0
+  /** Callers of `quiet` not yet done: reads go to the pool meanwhile. */
+  private quieted = 0
 
   constructor(
     private readonly url: string,
@@ -75,14 +93,33 @@ export class PgListener {
    */
   async read(text: string): Promise<ReadonlyArray<Record<string, unknown>> | undefined> {
     const connection = this.connection
-    if (connection === undefined) return undefined
+    if (connection === undefined || this.quieted > 0) return undefined
     try {
       await connection.ready
     } catch {
       return undefined
     }
-    if (this.connection !== connection) return undefined
-    return (await connection.client.query(text)).rows
+    if (this.connection !== connection || this.quieted > 0) return undefined
+    return (await track(connection, connection.client.query(text))).rows
+  }
+
+  /**
+   * Keeps the connection free of statements of its own — reads go to the pool (`read` gives
+   * undefined) and those in flight are waited for — until the returned release is called. A
+   * notification that arrives meanwhile was pushed by the server to this connection's session on
+   * its own: through a transaction pooler, which lends a server connection only for a statement's
+   * time, none can (docs/operations.md#pgbouncer).
+   */
+  async quiet(): Promise<() => void> {
+    this.quieted++
+    let released = false
+    const release = () => {
+      if (!released) this.quieted--
+      released = true
+    }
+    const connection = this.connection
+    if (connection !== undefined) await Promise.allSettled([...connection.inFlight])
+    return release
   }
 
   private async attach(subscriber: Subscriber): Promise<void> {
@@ -92,7 +129,7 @@ export class PgListener {
       await connection.ready
       let listened = connection.listening.get(subscriber.channel)
       if (listened === undefined) {
-        listened = connection.client.query(`LISTEN ${connection.client.escapeIdentifier(subscriber.channel)}`)
+        listened = track(connection, connection.client.query(`LISTEN ${connection.client.escapeIdentifier(subscriber.channel)}`))
         connection.listening.set(subscriber.channel, listened)
       }
       await listened
@@ -118,13 +155,16 @@ export class PgListener {
     }
     client.on("error", lost)
     client.on("end", () => lost(new Error("connection ended")))
+    const inFlight = new Set<Promise<unknown>>()
     client.on("notification", (message) => {
+      const idle = inFlight.size === 0
       for (const subscriber of this.subscribers)
-        if (subscriber.channel === message.channel) subscriber.single({ _tag: "Notified", payload: message.payload ?? "" })
+        if (subscriber.channel === message.channel) subscriber.single({ _tag: "Notified", payload: message.payload ?? "", idle })
     })
     const connection: Connection = {
       client,
       listening: new Map(),
+      inFlight,
       ready: client.connect().catch((cause) => {
         lost(cause)
         throw cause

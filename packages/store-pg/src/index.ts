@@ -4,6 +4,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { sqlStores, TransactionPerWriteLane } from "@issuing/core"
 import { Effect, Layer, Redacted } from "effect"
+import pg from "pg"
 import { migrations } from "./migrations/index.js"
 import { pgChangeFeedLayer } from "./PgChangeFeed.js"
 import { PgListener } from "./PgListener.js"
@@ -15,6 +16,16 @@ export interface PgOptions {
   readonly url: string
   /** Pool size (default 10). */
   readonly maxConnections?: number | undefined
+  /**
+   * The URL of the listening connection (default `url`): a session of its own, so a direct URL
+   * when `url` goes through a transaction pooler (docs/operations.md#pgbouncer).
+   */
+  readonly listenUrl?: string | undefined
+  /**
+   * LISTEN/NOTIFY (default true). False for engines without them: no listening connection, no
+   * NOTIFY; caches are revalidated against the version row and the webhook worker polls the queue.
+   */
+  readonly notify?: boolean | undefined
 }
 
 /** An arbitrary constant naming the advisory lock that serializes migrations across processes. */
@@ -52,13 +63,30 @@ export const clientLayer = (options: PgOptions) =>
     applicationName: "issuing"
   })
 
+/**
+ * Whether `url` reaches PostgreSQL through a proxy or pooler (PgBouncer, pgcat, a cloud proxy): the
+ * backend process id the connection was given at start-up is not the one that runs its
+ * statements (a pooler answers the start-up itself with a key of its own, for cancel requests).
+ */
+export const throughPooler = async (url: string): Promise<boolean> => {
+  const client = new pg.Client({ connectionString: url, application_name: "issuing-probe" })
+  await client.connect()
+  try {
+    const { rows } = await client.query("SELECT pg_backend_pid() AS pid")
+    return Number(rows[0]?.pid) !== (client as unknown as { processID: number | null }).processID
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
 /** A PostgreSQL database migrated and serving every storage port, plus its SqlClient. */
 export const layer = (options: PgOptions) => {
   // One listening connection per store: the change feed and webhook wake-ups share it.
-  const listener = new PgListener(options.url)
+  const listener = options.notify === false ? undefined : new PgListener(options.listenUrl ?? options.url)
   // PostgreSQL shares WAL flushes between concurrent commits: each write is its own transaction.
   return sqlStores(Layer.merge(PgLedgerPostingLive, TransactionPerWriteLane)).pipe(
-    Layer.provideMerge(webhookWakeupsLayer(listener)),
+    // Without a listener there are no wake-ups: the webhook worker polls the queue.
+    Layer.provideMerge(listener === undefined ? Layer.empty : webhookWakeupsLayer(listener)),
     Layer.provideMerge(pgChangeFeedLayer(listener)),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(clientLayer(options))
