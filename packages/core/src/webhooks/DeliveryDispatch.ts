@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { CLAIM_ABANDON_MS, CLAIM_START_WITHIN_MS } from "../platform/Leases.js"
 import type { VaultService } from "../vault/Vault.js"
 import { eventPayload, oversizedPayload, signingKeys, type TryResult } from "./DeliveryRules.js"
 import { type ClaimedDelivery, WEBHOOK_LIMITS } from "./Records.js"
@@ -45,7 +46,7 @@ export class SigningKeyCache {
 export interface DispatchSettings {
   /** Deliveries in flight at most. */
   readonly concurrency: number
-  /** A claimed delivery not started within this is handed back unsent (its lease must outlive the try). */
+  /** The delivery timeout (a try ends within it). */
   readonly timeoutMs: number
   readonly maxPayloadBytes: number
 }
@@ -75,13 +76,22 @@ const internalFailure = (error: unknown): DeliveryOutcome => ({
  *   (its lease ended while its result waited) is ignored. Its late result, recorded under this
  *   worker's token, would otherwise reschedule the row under the new claim, and the delivery would
  *   be claimed and sent again while the new claim's try was still running.
+ *
+ * And the lease (docs/operations.md#claims-and-leases): the worker's heartbeat renews the claims
+ * of the held deliveries and reports it here (`renewed`). A delivery whose claim was last confirmed
+ * too long ago is not started (handed back unsent), and its try in flight is abandoned
+ * (`abandonUnconfirmed`) a second before the lease ends, so it never runs while another worker
+ * may have taken the delivery over.
  */
 export class DeliveryDispatch {
   private inFlight = 0
-  /** Ids of the deliveries whose try is running (a graceful stop must not hand these back). */
-  private readonly running = new Set<string>()
-  /** Ids claimed and not yet recorded: buffered, running, or finished and waiting for the recorder. */
-  private readonly held = new Set<string>()
+  /** The deliveries whose try is running, with what aborts it (a graceful stop must not hand these back). */
+  private readonly running = new Map<string, AbortController>()
+  /**
+   * Ids claimed and not yet recorded (buffered, running, or finished and waiting for the recorder),
+   * with when their claim was last confirmed: claimed or renewed (epoch ms).
+   */
+  private readonly held = new Map<string, number>()
   private buffer: Array<{ readonly delivery: ClaimedDelivery; readonly claimedAtMs: number }> = []
   private results: Array<Finished> = []
   private resultWaiter: (() => void) | undefined
@@ -111,7 +121,35 @@ export class DeliveryDispatch {
 
   /** Ids of the tries running now. */
   get runningIds(): ReadonlyArray<string> {
-    return [...this.running]
+    return [...this.running.keys()]
+  }
+
+  /** Ids of the deliveries held now: the claims the heartbeat renews. */
+  get heldIds(): ReadonlyArray<string> {
+    return [...this.held.keys()]
+  }
+
+  /** The heartbeat renewed the claims of `ids` by a statement that began at `atMs`. */
+  renewed(ids: ReadonlyArray<string>, atMs: number): void {
+    for (const id of ids) {
+      const confirmedMs = this.held.get(id)
+      if (confirmedMs !== undefined && confirmedMs < atMs) this.held.set(id, atMs)
+    }
+  }
+
+  /**
+   * Aborts every try whose claim was last confirmed more than CLAIM_ABANDON_MS before `nowMs`
+   * (its lease ends within a second; another worker may then send it); returns how many.
+   */
+  abandonUnconfirmed(nowMs: number): number {
+    let abandoned = 0
+    for (const [id, controller] of this.running) {
+      if (nowMs - (this.held.get(id) ?? 0) > CLAIM_ABANDON_MS) {
+        controller.abort("the claim on the delivery could not be renewed")
+        abandoned++
+      }
+    }
+    return abandoned
   }
 
   /** True while a record batch's worth of results waits for the recorder: claim and start nothing. */
@@ -126,7 +164,7 @@ export class DeliveryDispatch {
   add(claimed: ReadonlyArray<ClaimedDelivery>, claimedAtMs: number = Date.now()): void {
     for (const delivery of claimed) {
       if (this.held.has(delivery.id)) continue
-      this.held.add(delivery.id)
+      this.held.set(delivery.id, claimedAtMs)
       this.buffer.push({ delivery, claimedAtMs })
     }
     this.startFromBuffer()
@@ -182,11 +220,13 @@ export class DeliveryDispatch {
     while (this.inFlight < this.settings.concurrency && this.buffer.length > 0 && !this.stopped && !this.backlogged) {
       const { claimedAtMs, delivery } = this.buffer.shift()!
       this.inFlight++
-      if (Date.now() - claimedAtMs > this.settings.timeoutMs) {
+      // Started only with most of its lease ahead (the heartbeat keeps it from there); else handed back.
+      if (Date.now() - (this.held.get(delivery.id) ?? claimedAtMs) > CLAIM_START_WITHIN_MS) {
         this.finish({ delivery, outcome: undefined, permanent: false, released: true })
       } else {
-        this.running.add(delivery.id)
-        this.deliver(delivery)
+        const controller = new AbortController()
+        this.running.set(delivery.id, controller)
+        this.deliver(delivery, controller.signal)
       }
     }
   }
@@ -204,7 +244,7 @@ export class DeliveryDispatch {
     wakeClaimer?.()
   }
 
-  private deliver(delivery: ClaimedDelivery): void {
+  private deliver(delivery: ClaimedDelivery, signal: AbortSignal): void {
     if (delivery.disabled) {
       this.finish({ delivery, outcome: undefined, permanent: false })
       return
@@ -223,7 +263,7 @@ export class DeliveryDispatch {
         this.finish({ delivery, outcome: oversizedPayload(size, this.settings.maxPayloadBytes, now), permanent: true })
         return
       }
-      this.sender.sendAsync({ url: delivery.url, messageId: delivery.event_id, body, keys: this.keys.keysFor(delivery, now) }).then(
+      this.sender.sendAsync({ url: delivery.url, messageId: delivery.event_id, body, keys: this.keys.keysFor(delivery, now), signal }).then(
         (outcome) => this.finish({ delivery, outcome, permanent: false }),
         (error) => this.finish({ delivery, outcome: internalFailure(error), permanent: false })
       )
