@@ -86,6 +86,28 @@ describe("DeliveryDispatch", () => {
     expect(sent).toEqual(["event-a", "event-a"])
   })
 
+  it("keeps the claim a recording transaction took again when the recorded batch is let go twice", async () => {
+    const { answer, sender, sent } = controlledSender()
+    const dispatch = dispatchOf(sender, 4)
+    dispatch.add([delivery("a")])
+    await answer()
+    const batch = dispatch.takeResults()
+    // The transaction that records the try claims the delivery again (a retry already due).
+    dispatch.recorded(batch)
+    const reclaimedMs = Date.now()
+    dispatch.add([delivery("a")], reclaimedMs)
+    expect(sent).toEqual(["event-a", "event-a"])
+    // The recorder's final release of the same batch leaves the new claim held, renewed and unjudged.
+    dispatch.recorded(batch)
+    expect(dispatch.heldIds).toEqual(["a"])
+    expect(dispatch.abandonUnconfirmed(reclaimedMs + CLAIM_ABANDON_MS)).toBe(0)
+    // A claim of the held delivery under this worker's token confirms its lease; it starts nothing.
+    dispatch.add([delivery("a")], reclaimedMs + 1000)
+    expect(sent).toEqual(["event-a", "event-a"])
+    expect(dispatch.abandonUnconfirmed(reclaimedMs + 1000 + CLAIM_ABANDON_MS)).toBe(0)
+    expect(dispatch.abandonUnconfirmed(reclaimedMs + 1000 + CLAIM_ABANDON_MS + 1)).toBe(1)
+  })
+
   it("claims and starts nothing while a record batch's worth of results waits for the recorder", async () => {
     const size = WEBHOOK_LIMITS.recordBatchSize
     const { answer, sender, sent } = controlledSender()

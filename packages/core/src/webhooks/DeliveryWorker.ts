@@ -185,7 +185,8 @@ const recorderLoop = (worker: Worker) =>
       Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(RECORD_RETRY_MS))),
       Effect.tap(({ claimed, claimedAtMs }) =>
         Effect.sync(() => {
-          // First let go of what was recorded: the same transaction may have claimed it again (a released try).
+          // First let go of what was recorded: the same transaction may have claimed it again (a
+          // released try, or a retry already due), and that claim is taken next.
           dispatch.recorded(batch)
           if (claimed.length === 0) return
           options.onClaim?.(claimed.length)
@@ -199,6 +200,8 @@ const recorderLoop = (worker: Worker) =>
         Effect.logError("Recording webhook attempts failed; the deliveries will be retried after their lease", cause)
       ),
       // Recorded or given up: either way the deliveries may be claimed again (after their lease).
+      // After a recording, this lets go of nothing more: a delivery claimed again by the recording
+      // transaction is held under its new claim, which `recorded` leaves alone.
       Effect.ensuring(
         Effect.sync(() => {
           dispatch.recorded(batch)
