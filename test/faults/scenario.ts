@@ -61,8 +61,8 @@ export const fundedWallets = async (call: Call, log: TransferLog, count: number,
 
 /**
  * The Idempotency-Keys whose claim is unfinished (no stored response): read only. A claim a killed
- * process left stays for its 60 s lease (docs/api.md#idempotency), and a retry with its key gets
- * 409 until then; the scenarios leave those claims as they are and log such a request as held.
+ * process left stays until its lease runs out, within 4 s (docs/api.md#idempotency), and a retry
+ * with its key gets 409 until then; the scenarios leave those claims as they are (nothing ages them).
  */
 export const unfinishedClaimKeys = async (store: StoreLocation): Promise<Set<string>> => {
   const db = await openStoreReader(store)

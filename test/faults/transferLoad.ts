@@ -9,9 +9,9 @@ import type { LoggedTransferRequest, TransferLog } from "./invariants.js"
  * by its client with the same key and the very same body bytes once the server is back; a request
  * without a key cannot be retried safely and is logged as unanswered (or failed), for the
  * invariant check to find it written once or not at all. A resend answered 409 on its key (the
- * claim of the try whose answer was lost, which a killed process leaves for its 60 s lease,
- * docs/api.md#idempotency) is set aside while the load runs and sent once more when it settles;
- * still 409 then, it is logged as held: unknown, and never written twice. Some acknowledged keyed requests are sent
+ * claim of the try whose answer was lost, which a killed process leaves until its lease ends,
+ * docs/api.md#idempotency) is set aside while the load runs and sent again when it settles, until
+ * a given time; still 409 then, it is logged as held: unknown, and never written twice. Some acknowledged keyed requests are sent
  * again later, to check the stored answer is replayed: same body, `Idempotent-Replayed: true`.
  * Every request carries a unique description (its tag), by which the check finds its transfer.
  */
@@ -144,14 +144,19 @@ export class TransferLoad {
 
   /**
    * Resends, server up, every keyed request still owed an answer until each has one (bounded),
-   * then the replay checks; the load must be paused. A request set aside on a 409 is sent once
-   * more; answered 409 again (its key's claim is still in its lease), it is logged as held.
+   * then the replay checks; the load must be paused. A request set aside on a 409 is sent again
+   * every 250 ms until `heldUntilMs` (epoch ms; by default once); answered 409 still (its key's
+   * claim is still in its lease), it is logged as held.
    */
-  async settle(rounds = 20): Promise<void> {
-    for (const { client, prepared } of this.#parked.splice(0)) this.#owed[client]!.push(prepared)
+  async settle(rounds = 20, heldUntilMs = 0): Promise<void> {
+    const unpark = () => {
+      for (const { client, prepared } of this.#parked.splice(0)) this.#owed[client]!.push(prepared)
+    }
+    unpark()
     for (let round = 0; round < rounds && this.#owed.some((queue) => queue.length > 0); round++) {
       await this.options.target.ready()
       await Promise.all(this.#owed.map((queue, client) => this.#drain(client, queue)))
+      if (this.#parked.length > 0 && Date.now() < heldUntilMs) unpark()
       if (this.#owed.some((queue) => queue.length > 0)) await new Promise((resolve) => setTimeout(resolve, 250))
     }
     for (const { prepared } of this.#parked.splice(0)) {

@@ -155,7 +155,9 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
           organizationId: platform.org.organization_id,
           key,
           fingerprint,
+          olderFingerprints: [],
           now: new Date().toISOString(),
+          token: "a-request-elsewhere",
           staleBefore: new Date(Date.now() - 60_000).toISOString(),
           expiredBefore: new Date(Date.now() - 86_400_000).toISOString()
         })

@@ -322,4 +322,32 @@ describe("SSRF guard in production settings", () => {
       open.close()
     }
   })
+
+  it("ends a try at once when its signal aborts (a worker whose claim could not be renewed)", async () => {
+    const sender = makeSender({ timeoutMs: 10_000, allowPrivate: true, maxResponseBodyBytes: 100 })
+    receiver.reply = () => ({ status: 200, body: "late", delayMs: 5000 })
+    try {
+      const controller = new AbortController()
+      const before = receiver.received.length
+      const outcome = sender.sendAsync({
+        url: receiver.url,
+        messageId: "m",
+        body: "{}",
+        keys: [Buffer.alloc(32)],
+        signal: controller.signal
+      })
+      await receiver.waitFor((all) => all.length > before)
+      controller.abort("lease lost")
+      expect(await outcome).toMatchObject({ status: "FAILED", responseCode: 0, responseBody: "abandoned: lease lost" })
+      // Aborted before it starts: no request at all.
+      const count = receiver.received.length
+      expect(
+        await sender.sendAsync({ url: receiver.url, messageId: "m", body: "{}", keys: [Buffer.alloc(32)], signal: controller.signal })
+      ).toMatchObject({ status: "FAILED", responseCode: 0, responseBody: "abandoned: lease lost" })
+      expect(receiver.received.length).toBe(count)
+    } finally {
+      receiver.reply = () => ({ status: 200, body: "ok" })
+      sender.close()
+    }
+  })
 })

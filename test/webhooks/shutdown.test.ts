@@ -11,8 +11,9 @@ describe.each(STORE_KINDS)("graceful worker stop on %s", (kind) => {
   let platform: TestPlatform
   let receiver: Receiver
   const workers: Array<Fiber.RuntimeFiber<never, unknown>> = []
-  // Lease = 2 × timeout + 5 s = 7 s. The worker is stopped while its first try runs: it must be
-  // asked to stop within the time-out of that try's send (1 s), however loaded the machine.
+  // A stopped worker renews a running try's claim a last time, to timeout + 4 s = 5 s after the
+  // stop. The worker is stopped while its first try runs: it must be asked to stop within the
+  // time-out of that try's send (1 s), however loaded the machine.
   const timeoutMs = 1000
 
   beforeAll(async () => {

@@ -487,3 +487,36 @@ describe.each(STORE_KINDS)("disabling a failing subscription on %s", (kind) => {
     expect(receiver.received.some((r) => r.id === later.id)).toBe(false)
   })
 })
+
+describe.each(STORE_KINDS)("a retry claimed by the transaction that records its failure, on %s", (kind) => {
+  let platform: TestPlatform
+  let receiver: Receiver
+  let stop: (() => Promise<void>) | undefined
+  beforeAll(async () => {
+    // A retry due at once: the recorder's transaction that reschedules the failed try claims it
+    // again (in the same commit) and the worker sends it straight away.
+    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: [0] }))
+  })
+  afterAll(() => stop?.())
+
+  it("keeps the claim on the retry while it runs: the second try is sent once and recorded as its answer", async () => {
+    const created = await platform.request("POST", "/v1/webhook-subscriptions", {
+      body: { url: receiver.url, event_types: ["card.created"] }
+    })
+    expect(created.status, created.text).toBe(200)
+    let calls = 0
+    // The second try outlasts several of the worker's claim checks (every 250 ms) and a renewal (every second).
+    receiver.reply = () => (++calls === 1 ? { status: 500, body: "first" } : { status: 200, body: "second", delayMs: 1500 })
+    const event = await platform.instance.runtime.runPromise(
+      Effect.flatMap(Events, (events) => events.emit(platform.org.program_id, "card.created", { id: uuid() }))
+    )
+    await queueDrained(platform.database, { subscriptionId: created.body.id })
+    const attempts = await platform.request("GET", `/v1/webhook-attempts?event_id=${event.id}&order_by=attempted_at&ascending=true`)
+    expect(attempts.status, attempts.text).toBe(200)
+    expect(attempts.body.data.map((a: any) => [a.status, a.response_code, a.response_body])).toEqual([
+      ["FAILED", 500, "first"],
+      ["SUCCESS", 200, "second"]
+    ])
+    expect(receiver.received.filter((r) => r.id === event.id)).toHaveLength(2)
+  })
+})

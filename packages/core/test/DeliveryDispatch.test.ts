@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { CLAIM_ABANDON_MS, CLAIM_START_WITHIN_MS } from "../src/platform/Leases.js"
 import { DeliveryDispatch, SigningKeyCache } from "../src/webhooks/DeliveryDispatch.js"
 import { type ClaimedDelivery, WEBHOOK_LIMITS } from "../src/webhooks/Records.js"
 import type { VaultService } from "../src/vault/Vault.js"
@@ -26,7 +27,10 @@ const delivery = (id: string): ClaimedDelivery => ({
 
 const ok: DeliveryOutcome = { status: "SUCCESS", responseCode: 200, responseBody: "ok", retryAfterMs: undefined, attemptedAtMs: 0 }
 
-/** A sender whose tries end when the test says: `sent` lists every try started, `answer` ends the oldest open ones. */
+/**
+ * A sender whose tries end when the test says: `sent` lists every try started, `answer` ends the
+ * oldest open ones; an aborted try ends at once, failed, as the real sender's does.
+ */
 const controlledSender = () => {
   const sent: Array<string> = []
   const open: Array<() => void> = []
@@ -36,6 +40,9 @@ const controlledSender = () => {
       new Promise((resolve) => {
         sent.push(outgoing.messageId)
         open.push(() => resolve(ok))
+        outgoing.signal?.addEventListener("abort", () =>
+          resolve({ ...ok, status: "FAILED", responseCode: 0, responseBody: `abandoned: ${String(outgoing.signal?.reason)}` })
+        )
       })
   }
   return {
@@ -79,6 +86,28 @@ describe("DeliveryDispatch", () => {
     expect(sent).toEqual(["event-a", "event-a"])
   })
 
+  it("keeps the claim a recording transaction took again when the recorded batch is let go twice", async () => {
+    const { answer, sender, sent } = controlledSender()
+    const dispatch = dispatchOf(sender, 4)
+    dispatch.add([delivery("a")])
+    await answer()
+    const batch = dispatch.takeResults()
+    // The transaction that records the try claims the delivery again (a retry already due).
+    dispatch.recorded(batch)
+    const reclaimedMs = Date.now()
+    dispatch.add([delivery("a")], reclaimedMs)
+    expect(sent).toEqual(["event-a", "event-a"])
+    // The recorder's final release of the same batch leaves the new claim held, renewed and unjudged.
+    dispatch.recorded(batch)
+    expect(dispatch.heldIds).toEqual(["a"])
+    expect(dispatch.abandonUnconfirmed(reclaimedMs + CLAIM_ABANDON_MS)).toBe(0)
+    // A claim of the held delivery under this worker's token confirms its lease; it starts nothing.
+    dispatch.add([delivery("a")], reclaimedMs + 1000)
+    expect(sent).toEqual(["event-a", "event-a"])
+    expect(dispatch.abandonUnconfirmed(reclaimedMs + 1000 + CLAIM_ABANDON_MS)).toBe(0)
+    expect(dispatch.abandonUnconfirmed(reclaimedMs + 1000 + CLAIM_ABANDON_MS + 1)).toBe(1)
+  })
+
   it("claims and starts nothing while a record batch's worth of results waits for the recorder", async () => {
     const size = WEBHOOK_LIMITS.recordBatchSize
     const { answer, sender, sent } = controlledSender()
@@ -97,13 +126,51 @@ describe("DeliveryDispatch", () => {
     expect(dispatch.wanted).toBeGreaterThan(0)
   })
 
-  it("releases unsent a delivery whose lease began more than a time-out ago", async () => {
+  it("releases unsent a delivery whose claim was confirmed too long ago to start it", async () => {
     const { sender, sent } = controlledSender()
     const dispatch = dispatchOf(sender, 4)
     // The claim (the start of its lease) was made long before the claimed rows came back.
-    dispatch.add([delivery("stale")], Date.now() - TIMEOUT_MS - 1)
+    dispatch.add([delivery("stale")], Date.now() - CLAIM_START_WITHIN_MS - 1)
     expect(sent).toEqual([])
     const [released] = dispatch.takeResults()
     expect(released).toMatchObject({ delivery: { id: "stale" }, outcome: undefined, released: true })
+  })
+
+  it("starts a buffered delivery whose claim the heartbeat renewed, and releases one it did not", async () => {
+    for (const renew of [true, false]) {
+      const { answer, sender, sent } = controlledSender()
+      const dispatch = dispatchOf(sender, 1)
+      dispatch.add([delivery("a"), delivery("b")], Date.now() - CLAIM_START_WITHIN_MS + 100)
+      expect(sent).toEqual(["event-a"])
+      expect(dispatch.heldIds).toEqual(["a", "b"])
+      if (renew) dispatch.renewed(dispatch.heldIds, Date.now())
+      // "a" ends once "b"'s claim, unrenewed, is too old to start under.
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      await answer()
+      if (renew) {
+        expect(sent).toEqual(["event-a", "event-b"])
+      } else {
+        expect(sent).toEqual(["event-a"])
+        expect(dispatch.takeResults()).toMatchObject([{ delivery: { id: "a" } }, { delivery: { id: "b" }, released: true }])
+      }
+    }
+  })
+
+  it("abandons a running try whose claim was not renewed, and only that one", async () => {
+    const { answer, sender, sent } = controlledSender()
+    const dispatch = dispatchOf(sender, 4)
+    const claimedMs = Date.now()
+    dispatch.add([delivery("kept"), delivery("lost")], claimedMs)
+    expect(sent).toEqual(["event-kept", "event-lost"])
+    dispatch.renewed(["kept"], claimedMs + CLAIM_ABANDON_MS)
+    expect(dispatch.abandonUnconfirmed(claimedMs + CLAIM_ABANDON_MS)).toBe(0)
+    expect(dispatch.abandonUnconfirmed(claimedMs + CLAIM_ABANDON_MS + 1)).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    const [lost] = dispatch.takeResults()
+    expect(lost).toMatchObject({ delivery: { id: "lost" }, outcome: { status: "FAILED", responseCode: 0 } })
+    expect(lost?.outcome?.responseBody).toMatch(/^abandoned: the claim on the delivery could not be renewed/)
+    expect(dispatch.runningIds).toEqual(["kept"])
+    await answer()
+    expect(dispatch.takeResults()).toMatchObject([{ delivery: { id: "kept" }, outcome: { status: "SUCCESS" } }])
   })
 })

@@ -1,6 +1,6 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { type Context, Effect, Layer } from "effect"
 import { Idempotency } from "../src/idempotency/Idempotency.js"
 import { type Claim, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
 import { Transactor } from "../src/sql/Transactor.js"
@@ -22,7 +22,12 @@ const flakyStore = () => {
         }
         return held.status === null ? { _tag: "InProgress" } : { _tag: "Replay", response: { status: held.status, sealedBody: "" } }
       }),
-    complete: (_organization, key, response) => guard(() => void claims.set(key, { status: response.status })),
+    complete: (_organization, key, _token, response) =>
+      guard(() => {
+        claims.set(key, { status: response.status })
+        return true
+      }),
+    renew: () => guard(() => undefined),
     release: (_organization, key) =>
       guard(() => {
         state.releases += 1
@@ -69,5 +74,69 @@ describe("Idempotency", () => {
       )
       expect(retried).toEqual({ response: "ran", replayed: false })
     }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("Idempotency claims (docs/api.md#idempotency)", () => {
+  /** A store whose claims always succeed and whose `complete` reports the claim as taken over. */
+  const takenOverStore = () => {
+    const state = { completes: 0, renewals: [] as Array<ReadonlyArray<string>> }
+    const store = IdempotencyStore.of({
+      claim: () => Effect.succeed<Claim>({ _tag: "Claimed" }),
+      complete: () =>
+        Effect.sync(() => {
+          state.completes += 1
+          return false
+        }),
+      renew: (claims) => Effect.sync(() => void state.renewals.push(claims.map((claim) => claim.key))),
+      release: () => Effect.void,
+      purge: () => Effect.succeed(0)
+    })
+    return { store, state }
+  }
+  const layerOf = (store: Context.Tag.Service<typeof IdempotencyStore>, rolledBack: Array<unknown>) =>
+    Idempotency.Default.pipe(
+      Layer.provide(
+        Layer.mergeAll(
+          Layer.succeed(IdempotencyStore, store),
+          // The write's transaction: records what it was rolled back with.
+          Layer.succeed(Transactor, {
+            withTransaction: (effect) => Effect.tapError(effect, (error) => Effect.sync(() => rolledBack.push(error)))
+          }),
+          Vault.layer([Buffer.alloc(32, 3)])
+        )
+      )
+    )
+
+  it.live("a request whose claim was taken over while it ran rolls its writes back and answers 409", () => {
+    const { store } = takenOverStore()
+    const rolledBack: Array<unknown> = []
+    return Effect.gen(function* () {
+      const idempotency = yield* Idempotency
+      const error = yield* Effect.flip(
+        idempotency.run("org", "key", ["POST", "/v1/transfers", "body"], Effect.succeed("wrote"), () =>
+          Effect.succeed({ status: 200, body: "{}" })
+        )
+      )
+      expect(error).toMatchObject({ _tag: "Conflict", param: "Idempotency-Key" })
+      expect(rolledBack).toHaveLength(1)
+    }).pipe(Effect.provide(layerOf(store, rolledBack)))
+  })
+
+  it.live("renews the claim of a request while it runs, and stops once it ends", () => {
+    const { store, state } = takenOverStore()
+    return Effect.gen(function* () {
+      const idempotency = yield* Idempotency
+      yield* Effect.flip(
+        idempotency.run("org", "slow-key", ["POST", "/v1/transfers", "body"], Effect.as(Effect.sleep("2500 millis"), "wrote"), () =>
+          Effect.succeed({ status: 200, body: "{}" })
+        )
+      )
+      const renewedWhileRunning = state.renewals.length
+      expect(renewedWhileRunning).toBeGreaterThanOrEqual(1)
+      expect(state.renewals.every((keys) => keys.length === 1 && keys[0] === "slow-key")).toBe(true)
+      yield* Effect.sleep("1500 millis")
+      expect(state.renewals.length).toBe(renewedWhileRunning)
+    }).pipe(Effect.provide(layerOf(store, [])))
   })
 })

@@ -1,16 +1,15 @@
 import type { SqlError } from "@effect/sql"
 import { type Context, Data, Effect, Schedule, type Scope } from "effect"
 import { Conflict, InvalidRequest } from "../platform/Errors.js"
-import { isUuid } from "../platform/Ids.js"
+import { isUuid, newId } from "../platform/Ids.js"
+import { CLAIM_LEASE_MS, CLAIM_RENEW_MS } from "../platform/Leases.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { Vault, type VaultService } from "../vault/Vault.js"
-import { type Claim, IdempotencyStore } from "./IdempotencyStore.js"
+import { type Claim, type HeldClaim, IdempotencyStore } from "./IdempotencyStore.js"
 
 /** How long a key is remembered: 24 h (docs/api.md#idempotency). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000
-/** A running request holding a key longer than this is presumed dead; a retry may take the key over. */
-export const CLAIM_LEASE_MS = 60 * 1000
 
 /** A response as the idempotency layer sees it: status and JSON body text. */
 export interface PlainResponse {
@@ -26,6 +25,16 @@ export interface IdempotentResult<A> {
 }
 
 class NotStorable<A> extends Data.TaggedError("NotStorable")<{ readonly response: A }> {}
+
+/** The request's claim ran out (it stalled past its lease) and another request took the key over. */
+class ClaimLost extends Data.TaggedError("ClaimLost") {}
+
+const claimLostConflict = () =>
+  new Conflict({
+    message:
+      "Another request with this Idempotency-Key took over while this one was stalled; nothing of this one was kept. Retry to get that request's response.",
+    param: "Idempotency-Key"
+  })
 
 /**
  * The canonical text of a request (method, path with query, program, body), length-prefixed so
@@ -52,7 +61,25 @@ type IdempotencyDeps = {
   readonly vault: VaultService
   /** The service's lifetime: background releases run in it and end with it. */
   readonly scope: Scope.Scope
+  /** The claims of the requests running in this process, by token: the heartbeat renews them. */
+  readonly held: Map<string, HeldClaim>
 }
+
+/**
+ * Renews every CLAIM_RENEW_MS the lease of each claim a request of this process still runs under,
+ * in one statement (docs/operations.md#claims-and-leases); a request shorter than that is never
+ * renewed. A failed renewal is tried again at the next beat.
+ */
+const heartbeat = (deps: IdempotencyDeps) =>
+  Effect.gen(function* () {
+    if (deps.held.size === 0) return
+    const now = new Date(yield* nowMs).toISOString()
+    yield* deps.store.renew([...deps.held.values()], now)
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("Renewing Idempotency-Key claims failed; retrying", cause)),
+    Effect.repeat(Schedule.spaced(CLAIM_RENEW_MS)),
+    Effect.asVoid
+  )
 
 /**
  * Lets go of a claim whose request ended without a storable response (a 5xx, a failure), so the
@@ -60,17 +87,17 @@ type IdempotencyDeps = {
  * is the database going away, and then the release fails too: it is kept trying in the background
  * (the answer does not wait for it) until shortly before the claim's lease ends. Without that the
  * retries met 409 "still being processed" for a minute after the database came back (found by the
- * fault suite, test/faults/database.test.ts). The release names its claim (its lock time), so it
- * can never free a retry's takeover; past the lease it stops, as a retry may take the key anyway.
+ * fault suite, test/faults/database.test.ts). The release names its claim (its token), so it can
+ * never free a retry's takeover; past one lease it stops, as a retry may take the key anyway.
  */
-const releaseClaim = (deps: IdempotencyDeps, organizationId: string, key: string, claimedAtMs: number) => {
-  const release = deps.store.release(organizationId, key, new Date(claimedAtMs).toISOString())
+const releaseClaim = (deps: IdempotencyDeps, organizationId: string, key: string, token: string) => {
+  const release = deps.store.release(organizationId, key, token)
   return release.pipe(
     Effect.catchAllCause(() =>
       Effect.forkIn(
         release.pipe(
           Effect.retry(Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("250 millis")))),
-          Effect.timeout(Math.max(0, claimedAtMs + CLAIM_LEASE_MS - Date.now())),
+          Effect.timeout(CLAIM_LEASE_MS),
           Effect.ignore
         ),
         deps.scope
@@ -117,30 +144,45 @@ const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly 
   }
 }
 
-/** Runs a claimed request and stores its response (with its writes, when atomic); a 5xx or a failure releases the key. */
+/**
+ * Runs a claimed request and stores its response (with its writes, when atomic); a 5xx or a failure
+ * releases the key. The response is stored only while the claim is still this request's
+ * (compare-and-set on its token): a request that stalled past its lease and lost the key to a
+ * retry rolls its writes back and answers 409 — never two executions of one key committed. (A
+ * non-atomic request has made its call by then: its answer is returned, unstored.)
+ */
 const runClaimed = <A, E, R>(
   deps: IdempotencyDeps,
-  organizationId: string,
-  key: string,
-  claimedAtMs: number,
+  claim: HeldClaim,
   execute: Effect.Effect<A, E, R>,
   toPlain: (result: A) => Effect.Effect<PlainResponse>,
   options: RunOptions
 ) => {
+  const { key, organizationId, token } = claim
   const executeAndStore = Effect.gen(function* () {
     const result = yield* execute
     const plain = yield* toPlain(result)
     if (plain.status >= 500) return yield* new NotStorable({ response: result })
-    const complete = deps.store.complete(organizationId, key, { status: plain.status, sealedBody: deps.vault.encrypt(plain.body) })
-    yield* options.atomic ? complete : deps.transactor.withTransaction(complete)
+    const complete = deps.store.complete(organizationId, key, token, { status: plain.status, sealedBody: deps.vault.encrypt(plain.body) })
+    const stored = yield* options.atomic ? complete : deps.transactor.withTransaction(complete)
+    if (!stored && options.atomic) return yield* new ClaimLost()
+    if (!stored) yield* Effect.logWarning("An Idempotency-Key's claim was taken over while its request ran; its response was not stored")
     return result
   })
-  return (options.atomic ? deps.transactor.withTransaction(executeAndStore) : executeAndStore).pipe(
+  return Effect.acquireUseRelease(
+    Effect.sync(() => deps.held.set(token, claim)),
+    () => (options.atomic ? deps.transactor.withTransaction(executeAndStore) : executeAndStore),
+    () => Effect.sync(() => deps.held.delete(token))
+  ).pipe(
     Effect.catchIf(
       (error): error is NotStorable<A> => error instanceof NotStorable,
-      (notStorable) => Effect.as(releaseClaim(deps, organizationId, key, claimedAtMs), notStorable.response)
+      (notStorable) => Effect.as(releaseClaim(deps, organizationId, key, token), notStorable.response)
     ),
-    Effect.onError(() => releaseClaim(deps, organizationId, key, claimedAtMs)),
+    Effect.onError(() => releaseClaim(deps, organizationId, key, token)),
+    Effect.catchIf(
+      (error): error is ClaimLost => error instanceof ClaimLost,
+      () => Effect.fail(claimLostConflict())
+    ),
     Effect.map((response) => ({ response, replayed: false }) as IdempotentResult<A>)
   )
 }
@@ -157,8 +199,10 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
       store: yield* IdempotencyStore,
       transactor: yield* Transactor,
       vault: yield* Vault,
-      scope: yield* Effect.scope
+      scope: yield* Effect.scope,
+      held: new Map()
     }
+    yield* Effect.forkScoped(heartbeat(deps))
     return {
       /** Validates an Idempotency-Key header value. */
       validateKey: (key: string): Effect.Effect<string, InvalidRequest> =>
@@ -183,17 +227,19 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
           // the same request.
           const [fingerprint, ...olderFingerprints] = deps.vault.fingerprints(canonicalRequest(requestParts))
           const now = yield* nowMs
+          const token = newId()
           const claim = yield* deps.store.claim({
             organizationId,
             key,
             fingerprint: fingerprint!,
             olderFingerprints,
             now: new Date(now).toISOString(),
+            token,
             staleBefore: new Date(now - CLAIM_LEASE_MS).toISOString(),
             expiredBefore: new Date(now - RETENTION_MS).toISOString()
           })
           if (claim._tag !== "Claimed") return yield* answerClaim<A>(deps, claim)
-          return yield* runClaimed(deps, organizationId, key, now, execute, toPlain, options)
+          return yield* runClaimed(deps, { organizationId, key, token }, execute, toPlain, options)
         }),
 
       /** Deletes keys past retention; run periodically by the server. */

@@ -25,23 +25,45 @@ export interface ClaimRequest {
    */
   readonly olderFingerprints: ReadonlyArray<string>
   readonly now: string
-  /** A running claim locked before this instant belongs to a dead request and can be taken over. */
+  /** Names the claim this request makes (or takes over): its renewals, response and release carry it. */
+  readonly token: string
+  /**
+   * A running claim last renewed before this instant belongs to a dead (or stalled) request and can
+   * be taken over.
+   */
   readonly staleBefore: string
   /** A record created before this instant is past retention and counts as absent. */
   readonly expiredBefore: string
 }
 
+/** A claim a running request holds: what its renewal names. */
+export interface HeldClaim {
+  readonly organizationId: string
+  readonly key: string
+  readonly token: string
+}
+
 /** Storage port for idempotency keys (docs/api.md#idempotency). */
 export interface IdempotencyStoreService {
   readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, SqlError.SqlError>
-  /** Stores the response of a claimed key; called inside the write's own transaction. */
-  readonly complete: (organizationId: string, key: string, response: SealedResponse) => Effect.Effect<void, SqlError.SqlError>
   /**
-   * Forgets a claim whose request ended without a storable response (a 5xx or a crash): the claim
-   * made (or taken over) at `claimedAt`, the `now` of its claim request, and no other — a late
-   * release never frees a later request's takeover of the key.
+   * Stores the response of the claim named `token`; called inside the write's own transaction.
+   * False when the key is no longer held under that token (its lease ran out and another request
+   * took it over): nothing is stored, and the caller must not commit its writes.
    */
-  readonly release: (organizationId: string, key: string, claimedAt: string) => Effect.Effect<void, SqlError.SqlError>
+  readonly complete: (
+    organizationId: string,
+    key: string,
+    token: string,
+    response: SealedResponse
+  ) => Effect.Effect<boolean, SqlError.SqlError>
+  /** Renews to `now` the lease of each claim still held under its token (the heartbeat of running requests). */
+  readonly renew: (claims: ReadonlyArray<HeldClaim>, now: string) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Forgets a claim whose request ended without a storable response (a 5xx or a failure): the
+   * claim named `token` and no other — a late release never frees a later request's takeover.
+   */
+  readonly release: (organizationId: string, key: string, token: string) => Effect.Effect<void, SqlError.SqlError>
   /** Deletes records created before the instant; returns how many. */
   readonly purge: (createdBefore: string) => Effect.Effect<number, SqlError.SqlError>
 }

@@ -3,29 +3,35 @@ import { Effect, Layer } from "effect"
 import { toInt, toIso } from "../platform/Rows.js"
 import { type Claim, IdempotencyStore } from "./IdempotencyStore.js"
 
+/** Claims renewed per statement. */
+const RENEW_BATCH = 200
+
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, index) => items.slice(index * size, (index + 1) * size))
+
 /** The idempotency port over SqlClient, one SQL text for both dialects. */
 export const SqlIdempotencyStoreLive = Layer.effect(
   IdempotencyStore,
   Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
 
-    const insert = (organizationId: string, key: string, fingerprint: string, now: string) =>
-      sql`INSERT INTO issuing_idempotency_keys (organization_id, idempotency_key, fingerprint, locked_at, created_at)
-          VALUES (${organizationId}, ${key}, ${fingerprint}, ${now}, ${now})
+    const insert = (organizationId: string, key: string, fingerprint: string, now: string, token: string) =>
+      sql`INSERT INTO issuing_idempotency_keys (organization_id, idempotency_key, fingerprint, locked_at, created_at, claim_token)
+          VALUES (${organizationId}, ${key}, ${fingerprint}, ${now}, ${now}, ${token})
           ON CONFLICT (organization_id, idempotency_key) DO NOTHING
           RETURNING idempotency_key`.pipe(Effect.map((rows) => rows.length === 1))
 
     return {
       claim: (request) =>
         Effect.gen(function* () {
-          const { organizationId, key, fingerprint, now } = request
-          if (yield* insert(organizationId, key, fingerprint, now)) return { _tag: "Claimed" } as Claim
+          const { organizationId, key, fingerprint, now, token } = request
+          if (yield* insert(organizationId, key, fingerprint, now, token)) return { _tag: "Claimed" } as Claim
           const rows = yield* sql`SELECT * FROM issuing_idempotency_keys
                                   WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`
           const row = rows[0]
           if (row === undefined) {
             // Deleted between our insert and read: try once more, then report it as running.
-            return (yield* insert(organizationId, key, fingerprint, now))
+            return (yield* insert(organizationId, key, fingerprint, now, token))
               ? ({ _tag: "Claimed" } as Claim)
               : ({ _tag: "InProgress" } as Claim)
           }
@@ -34,7 +40,7 @@ export const SqlIdempotencyStoreLive = Layer.effect(
             yield* sql`DELETE FROM issuing_idempotency_keys
                        WHERE organization_id = ${organizationId} AND idempotency_key = ${key}
                          AND created_at = ${row.created_at}`
-            return (yield* insert(organizationId, key, fingerprint, now))
+            return (yield* insert(organizationId, key, fingerprint, now, token))
               ? ({ _tag: "Claimed" } as Claim)
               : ({ _tag: "InProgress" } as Claim)
           }
@@ -43,7 +49,8 @@ export const SqlIdempotencyStoreLive = Layer.effect(
           }
           if (row.status_code === null) {
             if (toIso(row.locked_at) >= request.staleBefore) return { _tag: "InProgress" } as Claim
-            const taken = yield* sql`UPDATE issuing_idempotency_keys SET locked_at = ${now}
+            // Compare-and-set on the lock time read: a renewal or another takeover in between wins.
+            const taken = yield* sql`UPDATE issuing_idempotency_keys SET locked_at = ${now}, claim_token = ${token}
                                      WHERE organization_id = ${organizationId} AND idempotency_key = ${key}
                                        AND status_code IS NULL AND locked_at = ${row.locked_at}
                                      RETURNING idempotency_key`
@@ -54,14 +61,40 @@ export const SqlIdempotencyStoreLive = Layer.effect(
             response: { status: toInt(row.status_code), sealedBody: row.response_body as string }
           } as Claim
         }),
-      complete: (organizationId, key, response) =>
+      complete: (organizationId, key, token, response) =>
         sql`UPDATE issuing_idempotency_keys
             SET status_code = ${response.status}, response_body = ${response.sealedBody}
-            WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`.pipe(Effect.asVoid),
-      release: (organizationId, key, claimedAt) =>
+            WHERE organization_id = ${organizationId} AND idempotency_key = ${key}
+              AND claim_token = ${token} AND status_code IS NULL
+            RETURNING idempotency_key`.pipe(Effect.map((rows) => rows.length === 1)),
+      // Each claim by its primary key (and token): both dialects use the key's index for the ORs. On
+      // PostgreSQL a row locked now is skipped rather than waited for: its request is storing its
+      // response (or a retry is taking it over), and a renewal never waits on a commit.
+      renew: (claims, now) =>
+        Effect.forEach(
+          chunks(claims, RENEW_BATCH),
+          (batch) => {
+            const held = sql.or(
+              batch.map(
+                (claim) =>
+                  sql`(organization_id = ${claim.organizationId} AND idempotency_key = ${claim.key} AND claim_token = ${claim.token})`
+              )
+            )
+            return sql.onDialectOrElse({
+              pg: () =>
+                sql`UPDATE issuing_idempotency_keys SET locked_at = ${now}
+                    WHERE (organization_id, idempotency_key) IN (
+                      SELECT organization_id, idempotency_key FROM issuing_idempotency_keys
+                      WHERE status_code IS NULL AND (${held}) FOR UPDATE SKIP LOCKED)`,
+              orElse: () => sql`UPDATE issuing_idempotency_keys SET locked_at = ${now} WHERE status_code IS NULL AND (${held})`
+            })
+          },
+          { discard: true }
+        ),
+      release: (organizationId, key, token) =>
         sql`DELETE FROM issuing_idempotency_keys
             WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND status_code IS NULL
-              AND locked_at = ${claimedAt}`.pipe(Effect.asVoid),
+              AND claim_token = ${token}`.pipe(Effect.asVoid),
       purge: (createdBefore) =>
         sql`DELETE FROM issuing_idempotency_keys WHERE created_at < ${createdBefore} RETURNING idempotency_key`.pipe(
           Effect.map((rows) => rows.length)

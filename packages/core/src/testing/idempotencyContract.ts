@@ -10,20 +10,25 @@ const HOUR_MS = 3_600_000
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** A claim at `nowMs` with a 60 s lease and 24 h retention. */
+/** The lease the contract's claims are made with. */
+const LEASE_MS = 4_000
+
+/** A claim at `nowMs` under a token of its own, with a 4 s lease and 24 h retention. */
 const claimAt = (
   organizationId: string,
   key: string,
   fingerprint: string,
   nowMs: number,
-  olderFingerprints: ReadonlyArray<string> = []
+  olderFingerprints: ReadonlyArray<string> = [],
+  token: string = newId()
 ): ClaimRequest => ({
   organizationId,
   key,
   fingerprint,
   olderFingerprints,
   now: new Date(nowMs).toISOString(),
-  staleBefore: new Date(nowMs - 60_000).toISOString(),
+  token,
+  staleBefore: new Date(nowMs - LEASE_MS).toISOString(),
   expiredBefore: new Date(nowMs - 24 * HOUR_MS).toISOString()
 })
 
@@ -36,10 +41,11 @@ export const idempotencyContract: PortContract = (name, store) =>
         const org = newId()
         const key = newId()
         const now = Date.now()
-        expect(yield* keys.claim(claimAt(org, key, "fp-a", now))).toEqual({ _tag: "Claimed" })
+        const first = claimAt(org, key, "fp-a", now)
+        expect(yield* keys.claim(first)).toEqual({ _tag: "Claimed" })
         expect(yield* keys.claim(claimAt(org, key, "fp-a", now + 10))).toEqual({ _tag: "InProgress" })
         expect(yield* keys.claim(claimAt(org, key, "fp-b", now + 10))).toEqual({ _tag: "Mismatch" })
-        yield* keys.complete(org, key, { status: 201, sealedBody: "sealed-body" })
+        expect(yield* keys.complete(org, key, first.token, { status: 201, sealedBody: "sealed-body" })).toBe(true)
         expect(yield* keys.claim(claimAt(org, key, "fp-a", now + 20))).toEqual({
           _tag: "Replay",
           response: { status: 201, sealedBody: "sealed-body" }
@@ -54,8 +60,9 @@ export const idempotencyContract: PortContract = (name, store) =>
         const org = newId()
         const key = newId()
         const now = Date.now()
-        expect(yield* keys.claim(claimAt(org, key, "fp-old", now))).toEqual({ _tag: "Claimed" })
-        yield* keys.complete(org, key, { status: 200, sealedBody: "sealed" })
+        const old = claimAt(org, key, "fp-old", now)
+        expect(yield* keys.claim(old)).toEqual({ _tag: "Claimed" })
+        yield* keys.complete(org, key, old.token, { status: 200, sealedBody: "sealed" })
         // After a rotation the request's current fingerprint differs; its older one matches.
         expect(yield* keys.claim(claimAt(org, key, "fp-new", now + 10, ["fp-old"]))).toEqual({
           _tag: "Replay",
@@ -81,12 +88,14 @@ export const idempotencyContract: PortContract = (name, store) =>
         const org = newId()
         const key = newId()
         const now = Date.now()
-        yield* keys.claim(claimAt(org, key, "fp-a", now))
-        yield* keys.release(org, key, iso(now))
+        const first = claimAt(org, key, "fp-a", now)
+        yield* keys.claim(first)
+        yield* keys.release(org, key, first.token)
         // Released: the key is free again, even for a different request.
-        expect(yield* keys.claim(claimAt(org, key, "fp-b", now))).toEqual({ _tag: "Claimed" })
-        yield* keys.complete(org, key, { status: 200, sealedBody: "kept" })
-        yield* keys.release(org, key, iso(now))
+        const second = claimAt(org, key, "fp-b", now)
+        expect(yield* keys.claim(second)).toEqual({ _tag: "Claimed" })
+        yield* keys.complete(org, key, second.token, { status: 200, sealedBody: "kept" })
+        yield* keys.release(org, key, second.token)
         expect((yield* keys.claim(claimAt(org, key, "fp-b", now)))._tag).toBe("Replay")
       })
     )
@@ -97,19 +106,48 @@ export const idempotencyContract: PortContract = (name, store) =>
         const org = newId()
         const key = newId()
         const now = Date.now()
-        yield* keys.claim(claimAt(org, key, "fp", now))
-        const later = now + 61_000
+        const first = claimAt(org, key, "fp", now)
+        yield* keys.claim(first)
+        const later = now + LEASE_MS + 1
+        const requests = Array.from({ length: 4 }, () => claimAt(org, key, "fp", later))
         const takeovers = yield* Effect.all(
-          Array.from({ length: 4 }, () => keys.claim(claimAt(org, key, "fp", later))),
+          requests.map((request) => keys.claim(request)),
           { concurrency: "unbounded" }
         )
         expect(takeovers.filter((claim) => claim._tag === "Claimed")).toHaveLength(1)
         expect(takeovers.filter((claim) => claim._tag === "InProgress")).toHaveLength(3)
-        // The first request's late release names its own claim: the takeover keeps the key.
-        yield* keys.release(org, key, iso(now))
+        const winner = requests[takeovers.findIndex((claim) => claim._tag === "Claimed")]!
+        // The first request's late release and late response name its own claim: the takeover keeps the key.
+        yield* keys.release(org, key, first.token)
+        expect(yield* keys.complete(org, key, first.token, { status: 201, sealedBody: "late" })).toBe(false)
         expect(yield* keys.claim(claimAt(org, key, "fp", later + 1))).toEqual({ _tag: "InProgress" })
-        yield* keys.release(org, key, iso(later))
+        yield* keys.release(org, key, winner.token)
         expect(yield* keys.claim(claimAt(org, key, "fp", later + 2))).toEqual({ _tag: "Claimed" })
+      })
+    )
+
+    it.effect("keeps a renewed claim from a takeover, and renews only the claims still held under their token", () =>
+      Effect.gen(function* () {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const [renewedKey, lostKey] = [newId(), newId()]
+        const now = Date.now()
+        const renewed = claimAt(org, renewedKey, "fp", now)
+        const lost = claimAt(org, lostKey, "fp", now)
+        yield* keys.claim(renewed)
+        yield* keys.claim(lost)
+        // `lost` ran out and a retry took it over; then the first holder's heartbeat renews both.
+        const retry = claimAt(org, lostKey, "fp", now + LEASE_MS + 1)
+        expect(yield* keys.claim(retry)).toEqual({ _tag: "Claimed" })
+        yield* keys.renew(
+          [renewed, lost].map((claim) => ({ organizationId: org, key: claim.key, token: claim.token })),
+          iso(now + LEASE_MS + 2)
+        )
+        // Renewed: still running one lease after its claim. The retry's claim kept its own lock time.
+        expect(yield* keys.claim(claimAt(org, renewedKey, "fp", now + LEASE_MS + 3))).toEqual({ _tag: "InProgress" })
+        expect(yield* keys.claim(claimAt(org, lostKey, "fp", now + 2 * LEASE_MS + 2))).toEqual({ _tag: "Claimed" })
+        expect(yield* keys.complete(org, lostKey, retry.token, { status: 200, sealedBody: "x" })).toBe(false)
+        expect(yield* keys.complete(org, renewedKey, renewed.token, { status: 200, sealedBody: "kept" })).toBe(true)
       })
     )
 
@@ -133,8 +171,9 @@ export const idempotencyContract: PortContract = (name, store) =>
         const org = newId()
         const key = newId()
         const old = Date.now() - 25 * HOUR_MS
-        yield* keys.claim(claimAt(org, key, "fp-old", old))
-        yield* keys.complete(org, key, { status: 201, sealedBody: "old" })
+        const oldClaim = claimAt(org, key, "fp-old", old)
+        yield* keys.claim(oldClaim)
+        yield* keys.complete(org, key, oldClaim.token, { status: 201, sealedBody: "old" })
         expect(yield* keys.claim(claimAt(org, key, "fp-new", Date.now()))).toEqual({ _tag: "Claimed" })
 
         const stale = newId()
@@ -155,14 +194,15 @@ export const idempotencyContract: PortContract = (name, store) =>
         const org = newId()
         const key = newId()
         const now = Date.now()
-        yield* keys.claim(claimAt(org, key, "fp", now))
+        const first = claimAt(org, key, "fp", now)
+        yield* keys.claim(first)
         yield* Effect.flip(
           transactor.withTransaction(
-            Effect.zipRight(keys.complete(org, key, { status: 201, sealedBody: "lost" }), Effect.fail("boom" as const))
+            Effect.zipRight(keys.complete(org, key, first.token, { status: 201, sealedBody: "lost" }), Effect.fail("boom" as const))
           )
         )
         expect(yield* keys.claim(claimAt(org, key, "fp", now + 1))).toEqual({ _tag: "InProgress" })
-        yield* transactor.withTransaction(keys.complete(org, key, { status: 201, sealedBody: "kept" }))
+        expect(yield* transactor.withTransaction(keys.complete(org, key, first.token, { status: 201, sealedBody: "kept" }))).toBe(true)
         expect(yield* keys.claim(claimAt(org, key, "fp", now + 2))).toEqual({
           _tag: "Replay",
           response: { status: 201, sealedBody: "kept" }

@@ -361,6 +361,33 @@ export const webhookContract: PortContract = (name, store) =>
       })
     )
 
+    it.effect("renews the leases a token still holds, never one another worker took over", () =>
+      Effect.gen(function* () {
+        const webhooks = yield* WebhookStore
+        const { program } = yield* freshOrganization
+        yield* drainQueue(webhooks)
+        yield* webhooks.insertSubscription(subscription(program.id, ["card.created"]))
+        const t0 = Date.now()
+        yield* webhooks.enqueueEvents(
+          yield* Effect.forEach(Array.from({ length: 2 }), () => storedEvent(program.id, "card.created", iso(t0)))
+        )
+        const token = newId()
+        const [renewed, lost] = (yield* webhooks.claimDue(token, iso(t0), iso(t0 + 4_000), 10)).map((delivery) => delivery.id)
+        // The lease of `lost` ends unrenewed and another worker takes it over until t0 + 9 s.
+        const other = newId()
+        expect((yield* webhooks.claimDue(other, iso(t0 + 4_000), iso(t0 + 9_000), 10)).map((d) => d.id).sort()).toEqual(
+          [renewed, lost].sort()
+        )
+        yield* webhooks.releaseClaims(other, iso(t0 + 4_000), [lost!])
+        yield* webhooks.claimDue(token, iso(t0 + 4_000), iso(t0 + 8_000), 10)
+        // Renewed to t0 + 20 s: `renewed` is held until then; `lost` keeps its new holder's lease.
+        expect(yield* webhooks.renewClaims(token, [renewed!, lost!], iso(t0 + 20_000))).toEqual([renewed])
+        expect(yield* webhooks.claimDue(newId(), iso(t0 + 19_999), iso(t0 + 30_000), 10)).toMatchObject([{ id: lost }])
+        expect((yield* webhooks.claimDue(newId(), iso(t0 + 20_000), iso(t0 + 30_000), 10)).map((d) => d.id)).toEqual([renewed])
+        yield* drainQueue(webhooks)
+      })
+    )
+
     it.effect("reschedules a held delivery with its try count, and releases claims except those kept", () =>
       Effect.gen(function* () {
         const webhooks = yield* WebhookStore

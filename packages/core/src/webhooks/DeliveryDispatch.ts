@@ -1,11 +1,20 @@
 import { Effect } from "effect"
+import { CLAIM_ABANDON_MS, CLAIM_START_WITHIN_MS } from "../platform/Leases.js"
 import type { VaultService } from "../vault/Vault.js"
 import { eventPayload, oversizedPayload, signingKeys, type TryResult } from "./DeliveryRules.js"
 import { type ClaimedDelivery, WEBHOOK_LIMITS } from "./Records.js"
 import type { DeliveryOutcome, WebhookSenderService } from "./WebhookSender.js"
 
-/** The end of one claimed delivery's try, waiting to be recorded. */
-export type Finished = TryResult<ClaimedDelivery>
+/**
+ * One claim of a delivery, held from the claim until its try's result is recorded: when the claim
+ * was last confirmed (claimed or renewed under this worker's token, epoch ms).
+ */
+interface HeldClaim {
+  confirmedMs: number
+}
+
+/** The end of one claimed delivery's try, waiting to be recorded, with the claim it ran under. */
+export type Finished = TryResult<ClaimedDelivery> & { readonly claim: HeldClaim }
 
 /** Subscriptions whose decrypted keys are kept; the cache is emptied when it reaches this bound. */
 const MAX_CACHED_SUBSCRIPTIONS = 10_000
@@ -45,7 +54,7 @@ export class SigningKeyCache {
 export interface DispatchSettings {
   /** Deliveries in flight at most. */
   readonly concurrency: number
-  /** A claimed delivery not started within this is handed back unsent (its lease must outlive the try). */
+  /** The delivery timeout (a try ends within it). */
   readonly timeoutMs: number
   readonly maxPayloadBytes: number
 }
@@ -72,17 +81,24 @@ const internalFailure = (error: unknown): DeliveryOutcome => ({
  *   (tens of seconds were seen), results are recorded after their claim's lease has ended, and the
  *   deliveries are sent again meanwhile.
  * - A delivery is held from its claim until its result is recorded; a claim of a held delivery
- *   (its lease ended while its result waited) is ignored. Its late result, recorded under this
+ *   (its lease ended while its result waited) starts nothing. Its late result, recorded under this
  *   worker's token, would otherwise reschedule the row under the new claim, and the delivery would
- *   be claimed and sent again while the new claim's try was still running.
+ *   be claimed and sent again while the new claim's try was still running. (That claim was made
+ *   under this worker's token, so it does confirm the held claim's lease.)
+ *
+ * And the lease (docs/operations.md#claims-and-leases): the worker's heartbeat renews the claims
+ * of the held deliveries and reports it here (`renewed`). A delivery whose claim was last confirmed
+ * too long ago is not started (handed back unsent), and its try in flight is abandoned
+ * (`abandonUnconfirmed`) a second before the lease ends, so it never runs while another worker
+ * may have taken the delivery over.
  */
 export class DeliveryDispatch {
   private inFlight = 0
-  /** Ids of the deliveries whose try is running (a graceful stop must not hand these back). */
-  private readonly running = new Set<string>()
-  /** Ids claimed and not yet recorded: buffered, running, or finished and waiting for the recorder. */
-  private readonly held = new Set<string>()
-  private buffer: Array<{ readonly delivery: ClaimedDelivery; readonly claimedAtMs: number }> = []
+  /** The deliveries whose try is running, with what aborts it (a graceful stop must not hand these back). */
+  private readonly running = new Map<string, AbortController>()
+  /** The claims taken and not yet recorded (buffered, running, or finished and waiting for the recorder), by delivery id. */
+  private readonly held = new Map<string, HeldClaim>()
+  private buffer: Array<{ readonly delivery: ClaimedDelivery; readonly claim: HeldClaim }> = []
   private results: Array<Finished> = []
   private resultWaiter: (() => void) | undefined
   private roomWaiter: (() => void) | undefined
@@ -111,7 +127,36 @@ export class DeliveryDispatch {
 
   /** Ids of the tries running now. */
   get runningIds(): ReadonlyArray<string> {
-    return [...this.running]
+    return [...this.running.keys()]
+  }
+
+  /** Ids of the deliveries held now: the claims the heartbeat renews. */
+  get heldIds(): ReadonlyArray<string> {
+    return [...this.held.keys()]
+  }
+
+  /** The heartbeat renewed the claims of `ids` by a statement that began at `atMs`. */
+  renewed(ids: ReadonlyArray<string>, atMs: number): void {
+    for (const id of ids) this.confirm(this.held.get(id), atMs)
+  }
+
+  private confirm(claim: HeldClaim | undefined, atMs: number): void {
+    if (claim !== undefined && claim.confirmedMs < atMs) claim.confirmedMs = atMs
+  }
+
+  /**
+   * Aborts every try whose claim was last confirmed more than CLAIM_ABANDON_MS before `nowMs`
+   * (its lease ends within a second; another worker may then send it); returns how many.
+   */
+  abandonUnconfirmed(nowMs: number): number {
+    let abandoned = 0
+    for (const [id, controller] of this.running) {
+      if (nowMs - (this.held.get(id)?.confirmedMs ?? 0) > CLAIM_ABANDON_MS) {
+        controller.abort("the claim on the delivery could not be renewed")
+        abandoned++
+      }
+    }
+    return abandoned
   }
 
   /** True while a record batch's worth of results waits for the recorder: claim and start nothing. */
@@ -121,20 +166,35 @@ export class DeliveryDispatch {
 
   /**
    * Takes deliveries claimed at `claimedAtMs` (the start of their lease) and starts as many as
-   * there are free slots; a delivery still held from an earlier claim is ignored.
+   * there are free slots. A delivery still held from an earlier claim is not taken again; its held
+   * claim counts as confirmed at `claimedAtMs` (this claim renewed its lease under the same token).
    */
   add(claimed: ReadonlyArray<ClaimedDelivery>, claimedAtMs: number = Date.now()): void {
     for (const delivery of claimed) {
-      if (this.held.has(delivery.id)) continue
-      this.held.add(delivery.id)
-      this.buffer.push({ delivery, claimedAtMs })
+      const held = this.held.get(delivery.id)
+      if (held !== undefined) {
+        this.confirm(held, claimedAtMs)
+        continue
+      }
+      const claim: HeldClaim = { confirmedMs: claimedAtMs }
+      this.held.set(delivery.id, claim)
+      this.buffer.push({ delivery, claim })
     }
     this.startFromBuffer()
   }
 
-  /** The recorder is done with `batch` (recorded, or given up): its deliveries may be claimed again. */
+  /**
+   * The recorder is done with `batch` (recorded, or given up): its deliveries may be claimed again.
+   * Only the claims the batch's tries ran under are let go: the transaction that recorded a try may
+   * have claimed its delivery again, and that newer claim, already taken (`add`), stays held — a
+   * second call for the same batch is harmless. (Letting go by id dropped that newer claim while its
+   * try ran: unrenewed, the try was abandoned at once; seen in the receiver-chaos test on
+   * PostgreSQL under load, where retries fell due before the transaction recording them began.)
+   */
   recorded(batch: ReadonlyArray<Finished>): void {
-    for (const finished of batch) this.held.delete(finished.delivery.id)
+    for (const finished of batch) {
+      if (this.held.get(finished.delivery.id) === finished.claim) this.held.delete(finished.delivery.id)
+    }
   }
 
   /** Stops starting tries and forgets the buffered ones (the store hands them back). */
@@ -180,13 +240,15 @@ export class DeliveryDispatch {
 
   private startFromBuffer(): void {
     while (this.inFlight < this.settings.concurrency && this.buffer.length > 0 && !this.stopped && !this.backlogged) {
-      const { claimedAtMs, delivery } = this.buffer.shift()!
+      const { claim, delivery } = this.buffer.shift()!
       this.inFlight++
-      if (Date.now() - claimedAtMs > this.settings.timeoutMs) {
-        this.finish({ delivery, outcome: undefined, permanent: false, released: true })
+      // Started only with most of its lease ahead (the heartbeat keeps it from there); else handed back.
+      if (Date.now() - claim.confirmedMs > CLAIM_START_WITHIN_MS) {
+        this.finish({ delivery, claim, outcome: undefined, permanent: false, released: true })
       } else {
-        this.running.add(delivery.id)
-        this.deliver(delivery)
+        const controller = new AbortController()
+        this.running.set(delivery.id, controller)
+        this.deliver(delivery, claim, controller.signal)
       }
     }
   }
@@ -204,9 +266,9 @@ export class DeliveryDispatch {
     wakeClaimer?.()
   }
 
-  private deliver(delivery: ClaimedDelivery): void {
+  private deliver(delivery: ClaimedDelivery, claim: HeldClaim, signal: AbortSignal): void {
     if (delivery.disabled) {
-      this.finish({ delivery, outcome: undefined, permanent: false })
+      this.finish({ delivery, claim, outcome: undefined, permanent: false })
       return
     }
     const now = Date.now()
@@ -220,15 +282,15 @@ export class DeliveryDispatch {
       })
       const size = Buffer.byteLength(body)
       if (size > this.settings.maxPayloadBytes) {
-        this.finish({ delivery, outcome: oversizedPayload(size, this.settings.maxPayloadBytes, now), permanent: true })
+        this.finish({ delivery, claim, outcome: oversizedPayload(size, this.settings.maxPayloadBytes, now), permanent: true })
         return
       }
-      this.sender.sendAsync({ url: delivery.url, messageId: delivery.event_id, body, keys: this.keys.keysFor(delivery, now) }).then(
-        (outcome) => this.finish({ delivery, outcome, permanent: false }),
-        (error) => this.finish({ delivery, outcome: internalFailure(error), permanent: false })
+      this.sender.sendAsync({ url: delivery.url, messageId: delivery.event_id, body, keys: this.keys.keysFor(delivery, now), signal }).then(
+        (outcome) => this.finish({ delivery, claim, outcome, permanent: false }),
+        (error) => this.finish({ delivery, claim, outcome: internalFailure(error), permanent: false })
       )
     } catch (error) {
-      this.finish({ delivery, outcome: internalFailure(error), permanent: false })
+      this.finish({ delivery, claim, outcome: internalFailure(error), permanent: false })
     }
   }
 }

@@ -1,6 +1,7 @@
-import { Effect, Option, Schedule } from "effect"
+import { Effect, Fiber, Option, Schedule } from "effect"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
+import { CLAIM_LEASE_MS, CLAIM_RENEW_MS } from "../platform/Leases.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
@@ -16,8 +17,8 @@ export interface DeliveryWorkerOptions {
   readonly pollIntervalMs?: number | undefined
   /**
    * How long a graceful stop waits for deliveries in flight (default the delivery timeout + 1 s, at
-   * most 15 s). A try still running after it keeps its lease: its delivery becomes due again only
-   * when the lease ends, never while the try may still be sending.
+   * most 15 s). A try still running after it keeps its claim, renewed one last time to outlast the
+   * try's timeout: its delivery becomes due again only then, never while the try may still be sending.
    */
   readonly shutdownGraceMs?: number | undefined
   /** Called with each claimed batch size (tests and benchmarks observe the worker with it). */
@@ -25,19 +26,21 @@ export interface DeliveryWorkerOptions {
 }
 
 /**
- * The delivery worker: claims due deliveries under a lease, sends them (bounded concurrency,
- * keep-alive), and records every try as an attempt, in batches. Runs until interrupted; on
- * interruption it stops claiming, lets deliveries in flight finish (bounded), records them and
- * hands back what it holds but is not sending; a try still running keeps its lease. A worker that
- * dies instead leaves its claims to expire: they become due again after the lease (2 × delivery
- * timeout + 5 s), so nothing is lost — and because a try cannot outlive its lease, no two workers
- * ever send the same delivery at once.
+ * The delivery worker: claims due deliveries under a short lease that a heartbeat renews while it
+ * lives, sends them (bounded concurrency, keep-alive), and records every try as an attempt, in
+ * batches. Runs until interrupted; on interruption it stops claiming, lets deliveries in flight
+ * finish (bounded), records them and hands back what it holds. A worker that dies instead leaves
+ * its claims to expire: another takes them over within the lease (CLAIM_LEASE_MS, 4 s), so nothing
+ * is lost — and because a try is abandoned before its lease can end unrenewed, no two workers ever
+ * send the same delivery at once (docs/operations.md#claims-and-leases).
  */
 export const runDeliveryWorker = (options: DeliveryWorkerOptions = {}) =>
   Effect.scoped(
     Effect.gen(function* () {
       const worker = yield* makeWorker(options)
       yield* Effect.forkScoped(recorderLoop(worker))
+      // Forked before the graceful stop's finalizer is added, so it runs until that is done.
+      yield* Effect.forkScoped(keepClaims(worker))
       yield* Effect.addFinalizer(() => stopGracefully(worker))
       return yield* Effect.forever(claimRound(worker))
     })
@@ -77,14 +80,54 @@ const makeWorker = (options: DeliveryWorkerOptions) =>
       options,
       dispatch,
       token: newId(),
-      // A claimed delivery starts within one timeout of its claim (or is handed back unsent) and its
-      // try ends within another, so the lease outlives any send: no two workers send it at once.
-      leaseMs: 2 * config.webhookTimeoutMs + WEBHOOK_LIMITS.leaseMarginMs,
+      leaseMs: CLAIM_LEASE_MS,
       pollIntervalMs: options.pollIntervalMs ?? (hasNotifications ? 1000 : 250),
       recording: false
     }
     return worker
   })
+
+/** One renewal of every held delivery's lease, in one statement by id and token; the dispatch learns which it confirmed. */
+const renewOnce = (worker: Worker) =>
+  Effect.gen(function* () {
+    const { dispatch, store, token } = worker
+    const ids = dispatch.heldIds
+    if (ids.length === 0) return
+    const startedMs = yield* nowMs
+    dispatch.renewed(yield* store.renewClaims(token, ids, new Date(startedMs + worker.leaseMs).toISOString()), startedMs)
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Renewing webhook delivery claims failed; retrying", cause)))
+
+/** How often the claim keeper looks at the leases. */
+const KEEPER_TICK_MS = 250
+/** How long a tick waits for its renewal before it judges the tries (3 s + 0.25 s + 0.5 s < the 4 s lease). */
+const RENEWAL_WAIT_MS = 500
+
+/**
+ * Keeps the worker's claims (docs/operations.md#claims-and-leases): every CLAIM_RENEW_MS a renewal,
+ * and every tick the tries whose claim went unconfirmed too long are abandoned. The renewal runs
+ * first and is waited for (briefly): after the process stalled (a long GC pause, a host that froze
+ * it) the leases are renewed before they are judged, not abandoned because a timer fired first; a
+ * renewal stuck on an unreachable database runs on in the background and does not hold the
+ * judgement up.
+ */
+const keepClaims = (worker: Worker) =>
+  Effect.gen(function* () {
+    let lastRenewalMs = 0
+    let renewal: Fiber.RuntimeFiber<void> | undefined
+    const tick = Effect.gen(function* () {
+      if (renewal === undefined && Date.now() - lastRenewalMs >= CLAIM_RENEW_MS) {
+        lastRenewalMs = Date.now()
+        renewal = yield* Effect.fork(renewOnce(worker))
+      }
+      if (renewal !== undefined) {
+        yield* Effect.ignore(Effect.timeout(Fiber.await(renewal), RENEWAL_WAIT_MS))
+        if (Option.isSome(yield* Fiber.poll(renewal))) renewal = undefined
+      }
+      const abandoned = worker.dispatch.abandonUnconfirmed(Date.now())
+      if (abandoned > 0) yield* Effect.logWarning("Webhook tries abandoned: their claims could not be renewed", { abandoned })
+    })
+    return yield* tick.pipe(Effect.repeat(Schedule.spaced(KEEPER_TICK_MS)))
+  }).pipe(Effect.asVoid)
 
 /**
  * Records a batch's outcome plan in one transaction, and claims the next batch in it (one commit,
@@ -142,7 +185,8 @@ const recorderLoop = (worker: Worker) =>
       Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(RECORD_RETRY_MS))),
       Effect.tap(({ claimed, claimedAtMs }) =>
         Effect.sync(() => {
-          // First let go of what was recorded: the same transaction may have claimed it again (a released try).
+          // First let go of what was recorded: the same transaction may have claimed it again (a
+          // released try, or a retry already due), and that claim is taken next.
           dispatch.recorded(batch)
           if (claimed.length === 0) return
           options.onClaim?.(claimed.length)
@@ -156,6 +200,8 @@ const recorderLoop = (worker: Worker) =>
         Effect.logError("Recording webhook attempts failed; the deliveries will be retried after their lease", cause)
       ),
       // Recorded or given up: either way the deliveries may be claimed again (after their lease).
+      // After a recording, this lets go of nothing more: a delivery claimed again by the recording
+      // transaction is held under its new claim, which `recorded` leaves alone.
       Effect.ensuring(
         Effect.sync(() => {
           dispatch.recorded(batch)
@@ -171,9 +217,10 @@ const recorderLoop = (worker: Worker) =>
 /**
  * A graceful stop: no new claims, deliveries in flight finish, results are recorded, and what is
  * still held but not being sent is made due again for the next worker. A try still running when
- * the wait ends (the timeout may exceed the wait) keeps its lease: making it due now would let
- * another worker send the same delivery while this one's request is still open. Its delivery
- * becomes due when the lease ends (at least once: nothing is lost).
+ * the wait ends (the timeout may exceed the wait) keeps its claim, renewed a last time to outlast
+ * the try's own timeout (nothing renews it once this worker is gone): making it due sooner would
+ * let another worker send the same delivery while this one's request may still be open. It becomes
+ * due when that lease ends (at least once: nothing is lost).
  */
 const stopGracefully = (worker: Worker) =>
   Effect.gen(function* () {
@@ -184,8 +231,11 @@ const stopGracefully = (worker: Worker) =>
     while ((dispatch.busy || worker.recording) && Date.now() < deadline) {
       yield* Effect.sleep("10 millis")
     }
-    const now = new Date(yield* nowMs).toISOString()
-    yield* Effect.ignoreLogged(worker.store.releaseClaims(worker.token, now, dispatch.runningIds))
+    const stoppedMs = yield* nowMs
+    const running = dispatch.runningIds
+    const lastLeaseUntil = new Date(stoppedMs + config.webhookTimeoutMs + CLAIM_LEASE_MS).toISOString()
+    yield* Effect.ignoreLogged(worker.store.renewClaims(worker.token, running, lastLeaseUntil))
+    yield* Effect.ignoreLogged(worker.store.releaseClaims(worker.token, new Date(stoppedMs).toISOString(), running))
   })
 
 /**

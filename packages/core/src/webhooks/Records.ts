@@ -269,8 +269,6 @@ export const WEBHOOK_LIMITS = {
   recordBatchSize: 500,
   /** How long the recorder waits for more results before committing, while deliveries are in flight. */
   recordLingerMs: 5,
-  /** Beyond the delivery timeout, how long a claim is held before another worker may take it. */
-  leaseMarginMs: 5000,
   /** Subscriptions re-sealed per transaction after a vault key rotation. */
   resealBatchSize: 200
 } as const

@@ -21,6 +21,7 @@ export type QueueStatements = Pick<
   | "enqueue"
   | "claimDue"
   | "claimDueWithNext"
+  | "renewClaims"
   | "completeDeliveries"
   | "rescheduleDelivery"
   | "rescheduleDeliveries"
@@ -275,7 +276,31 @@ const replayStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStat
 const claimStatements = (
   sql: Sql,
   queued: Effect.Effect<void>
-): Pick<QueueStatements, "completeDeliveries" | "rescheduleDelivery" | "rescheduleDeliveries" | "releaseClaims" | "nextDueAt"> => ({
+): Pick<
+  QueueStatements,
+  "renewClaims" | "completeDeliveries" | "rescheduleDelivery" | "rescheduleDeliveries" | "releaseClaims" | "nextDueAt"
+> => ({
+  // By id (the primary key) and token: no index on claim_token is needed, and a row another worker
+  // took over (its lease ended first) keeps the new holder's lease. On PostgreSQL a row locked now
+  // is skipped: it is being recorded (completed, rescheduled or claimed afresh) by a transaction
+  // that locks its rows in another order — waiting for it deadlocked (seen in the receiver-chaos
+  // test, test/faults/chaos.test.ts).
+  renewClaims: (token, ids, leaseUntilIso) =>
+    ids.length === 0
+      ? Effect.succeed([])
+      : sql
+          .onDialectOrElse({
+            pg: () =>
+              sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}
+                  WHERE id IN (SELECT id FROM issuing_webhook_deliveries
+                               WHERE ${sql.in("id", ids)} AND claim_token = ${token} FOR UPDATE SKIP LOCKED)
+                  RETURNING id`,
+            orElse: () =>
+              sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}
+                  WHERE ${sql.in("id", ids)} AND claim_token = ${token}
+                  RETURNING id`
+          })
+          .pipe(Effect.map((rows) => rows.map((row) => String(row.id)))),
   completeDeliveries: (token, ids) =>
     ids.length === 0
       ? Effect.void

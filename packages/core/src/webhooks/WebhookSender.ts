@@ -15,6 +15,11 @@ export interface OutgoingDelivery {
   readonly body: string
   /** HMAC keys that sign it, current first. */
   readonly keys: ReadonlyArray<Buffer>
+  /**
+   * Aborted when the try must end at once (the worker's claim on the delivery could not be
+   * renewed): the request is destroyed and the try fails with its reason.
+   */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** How one try ended. */
@@ -179,15 +184,19 @@ const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<Deliv
     const startedMs = Date.now()
     let settled = false
     let timer: ReturnType<typeof setTimeout> | undefined
+    let onAbort: (() => void) | undefined
     const settle: Settle = (outcome) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
+      if (onAbort !== undefined) delivery.signal?.removeEventListener("abort", onAbort)
       resolve({ ...outcome, attemptedAtMs: startedMs })
     }
     const failed = (reason: string) =>
       settle({ status: "FAILED", responseCode: 0, responseBody: reason.slice(0, options.maxResponseBodyBytes), retryAfterMs: undefined })
 
+    const abandoned = () => `abandoned: ${String(delivery.signal?.reason ?? "aborted")}`
+    if (delivery.signal?.aborted === true) return failed(abandoned())
     const target = context.targetOf(delivery.url)
     if (target === undefined) return failed("invalid url")
     // node:net skips `lookup` for IP literals, so those are checked here.
@@ -217,6 +226,13 @@ const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<Deliv
       request.destroy()
       failed(`timeout after ${options.timeoutMs} ms`)
     }, options.timeoutMs)
+    if (delivery.signal !== undefined) {
+      onAbort = () => {
+        request.destroy()
+        failed(abandoned())
+      }
+      delivery.signal.addEventListener("abort", onAbort, { once: true })
+    }
     request.on("error", (error: NodeJS.ErrnoException) =>
       failed(error.code === "ESSRFBLOCKED" ? `refused: ${error.message}` : `${error.code ?? "error"}: ${error.message}`)
     )

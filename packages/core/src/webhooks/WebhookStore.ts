@@ -119,6 +119,16 @@ export interface WebhookStoreService {
     leaseUntilIso: string,
     limit: number
   ) => Effect.Effect<{ readonly claimed: ReadonlyArray<ClaimedDelivery>; readonly nextDueAt: Option.Option<string> }, SqlError.SqlError>
+  /**
+   * Extends to `leaseUntilIso` the lease of those of `ids` this token still holds (the worker's
+   * heartbeat; docs/operations.md#claims-and-leases), and returns the ids renewed. A delivery
+   * another worker took over is left alone.
+   */
+  readonly renewClaims: (
+    token: string,
+    ids: ReadonlyArray<string>,
+    leaseUntilIso: string
+  ) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
   /** Removes deliveries this token still holds (delivered, given up, or skipped). */
   readonly completeDeliveries: (token: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
   /** Puts a delivery this token holds back on the queue for a later try. */
