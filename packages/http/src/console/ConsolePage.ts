@@ -67,7 +67,7 @@ const escapeAttribute = (text: string) =>
 
 /**
  * The console's HTML: an empty shell the script fills. The mount path is read from the base URL
- * (a host app includes it there, README.md#embedding), so the assets and the API are found under
+ * (a host app includes it there, docs/console.md#under-a-mount-path), so the assets and the API are found under
  * it; the script reads it from `data-base-path`.
  */
 export const consoleDocument = (baseUrl: string): string => {
