@@ -25,5 +25,6 @@ export const buildConsole = () => {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { outfile, bytes } = buildConsole()
-  console.log(`console bundle: ${outfile} (${bytes} bytes)`)
+  // On stderr: `npm pack --json` (scripts/pack.js) reads its stdout, prepack output included, as JSON.
+  console.error(`console bundle: ${outfile} (${bytes} bytes)`)
 }
