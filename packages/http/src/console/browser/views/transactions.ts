@@ -1,0 +1,121 @@
+/** Transactions: the list, and one transaction with its card-event timeline and its book transfers. */
+import type { Page } from "../api.js"
+import { h, replace } from "../dom.js"
+import { money, time, shortId } from "../format.js"
+import type { BookTransfer, CardEvent, Transaction } from "../records.js"
+import { badge, fields, link, table } from "../ui.js"
+import { transactionsList } from "./cards.js"
+import type { ViewContext } from "./context.js"
+import { bookTransfersList } from "./wallets.js"
+
+const STATUSES = ["", "PENDING", "SETTLED", "VOIDED", "EXPIRED", "DECLINED"] as const
+
+/** What each card message means (docs/card-transactions.md). */
+const EVENT_NAMES: Record<string, string> = {
+  AUTHORIZATION: "Authorization",
+  FINANCIAL_AUTHORIZATION: "Financial authorization",
+  INCREMENTAL_AUTHORIZATION: "Increment",
+  AUTHORIZATION_REVERSAL: "Reversal",
+  AUTHORIZATION_EXPIRY: "Expiry",
+  CLEARING: "Clearing",
+  RETURN: "Return"
+}
+
+/** The program's transactions, filtered by status. */
+export const transactionsView = (context: ViewContext): HTMLElement => {
+  const list = h("div", {})
+  const status = h(
+    "select",
+    { id: "transaction-status" },
+    ...STATUSES.map((value) => h("option", { value }, value === "" ? "Any status" : value))
+  )
+  const show = () => replace(list, transactionsList(context, "Transactions", status.value === "" ? {} : { status: status.value }))
+  status.addEventListener("change", show)
+  show()
+  return h(
+    "section",
+    { "aria-labelledby": "view-title" },
+    h("h2", { id: "view-title", tabindex: "-1" }, "Transactions"),
+    h("div", { class: "filters" }, h("label", { for: "transaction-status" }, "Status"), status),
+    list
+  )
+}
+
+/** The card messages in the order they happened, each with what it did. */
+const timeline = (transaction: Transaction): HTMLElement =>
+  transaction.card_events.length === 0
+    ? h("p", { class: "muted" }, "Not a card transaction: no card messages.")
+    : h(
+        "ol",
+        { class: "timeline", "aria-label": "Card events" },
+        ...[...transaction.card_events]
+          .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+          .map((event: CardEvent) =>
+            h(
+              "li",
+              { "data-event-type": event.type, class: event.result === "DECLINED" ? "declined" : "" },
+              h("strong", {}, EVENT_NAMES[event.type] ?? event.type),
+              ` ${money(event.amount, transaction.currency)} · `,
+              badge(event.result),
+              event.decline_reason === null ? null : ` ${event.decline_reason}`,
+              h("span", { class: "muted" }, ` · ${time(event.created_at)}`)
+            )
+          )
+      )
+
+/** One transaction. */
+export const transactionView = async (context: ViewContext, transactionId: string): Promise<HTMLElement> => {
+  const transaction = await context.api.get<Transaction>(`/transactions/${encodeURIComponent(transactionId)}`)
+  const amount = (value: number | null) => (value === null ? "—" : money(value, transaction.currency))
+  return h(
+    "section",
+    { "aria-labelledby": "view-title" },
+    h(
+      "h2",
+      { id: "view-title", tabindex: "-1" },
+      `Transaction ${transaction.merchant_name ?? shortId(transaction.id)} `,
+      badge(transaction.status)
+    ),
+    fields([
+      ["Transaction", h("code", {}, transaction.id)],
+      ["Status", h("span", { "data-field": "status" }, transaction.status)],
+      ["Amount", money(transaction.amount, transaction.currency)],
+      [
+        "Card",
+        transaction.card_id === null
+          ? "—"
+          : link(`/cards/${transaction.card_id}`, shortId(transaction.card_id), `Card ${transaction.card_id}`)
+      ],
+      [
+        "Merchant",
+        transaction.merchant_name === null
+          ? "—"
+          : `${transaction.merchant_name}${transaction.mcc === null ? "" : ` (MCC ${transaction.mcc})`}`
+      ],
+      ["Authorized", amount(transaction.authorized_amount)],
+      ["Pending (hold)", amount(transaction.pending_amount)],
+      ["Settled", amount(transaction.settled_amount)],
+      ["Hold expires", time(transaction.expires_at)],
+      ["Decline reason", transaction.decline_reason ?? "—"],
+      ["Created", time(transaction.created_at)]
+    ]),
+    h("h3", {}, "Timeline"),
+    timeline(transaction),
+    transaction.request_history.length === 0
+      ? null
+      : table(
+          "Real-time decisions asked",
+          ["Asked", "Amount", "Approved", "Reason"],
+          transaction.request_history.map((entry) => [
+            time(entry.created_at),
+            money(entry.amount, transaction.currency),
+            entry.approved ? "yes" : "no",
+            entry.reason
+          ])
+        ),
+    h("h3", {}, "Book transfers"),
+    bookTransfersList("Book transfers of this transaction", (query) =>
+      context.api.get<Page<BookTransfer>>(`/transactions/${transaction.id}/book-transfers`, query)
+    )
+  )
+}

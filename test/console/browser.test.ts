@@ -1,0 +1,342 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { MOUNT_PATH, startHostApp } from "../../examples/host-app/server.js"
+import { createWallet, fund, issueCard, reveal } from "../cards/helpers.js"
+import { ROOT } from "../support/cli.js"
+import { STORE_KINDS } from "../support/databases.js"
+import { type DeliveryFixture, startDeliveries } from "../webhooks/deliveries.js"
+
+const CHROMIUM = "/usr/bin/chromium"
+const IN_CI = process.env.CI === "true"
+const available = fs.existsSync(CHROMIUM)
+if (!available && !IN_CI) {
+  console.warn(`Skipping the console browser test: ${CHROMIUM} is not installed (apt-get install -y chromium).`)
+}
+if (!available && IN_CI) {
+  describe("console in Chromium", () => {
+    it("needs Chromium", () => {
+      throw new Error(`CI=true but ${CHROMIUM} is missing; .ci/run must install Debian's chromium package.`)
+    })
+  })
+}
+
+/** Where the screenshots go, for a person to look at (gitignored: each run makes them anew). */
+const SCREENSHOTS = path.join(ROOT, "test", "screenshots")
+
+const ok = <T = any>(response: { status: number; text: string; body: T }): T => {
+  expect(response.status, response.text).toBe(200)
+  return response.body
+}
+
+describe.runIf(available)("the console in real headless Chromium", () => {
+  let context: BrowserContext
+  let profile: string
+
+  beforeAll(async () => {
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-console-chromium-"))
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run"
+      ],
+      viewport: { width: 1180, height: 900 }
+    })
+    fs.mkdirSync(SCREENSHOTS, { recursive: true })
+  })
+
+  afterAll(async () => {
+    await context?.close()
+    if (profile) fs.rmSync(profile, { recursive: true, force: true })
+  })
+
+  it("works under a host app's mount path: its assets and the API are found under it", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-console-host-"))
+    const host = await startHostApp({ port: 0, databaseFile: path.join(dir, "host.db"), vaultKeys: [Buffer.alloc(32, 5)] })
+    const page = await context.newPage()
+    try {
+      const requested: Array<string> = []
+      page.on("request", (request) => requested.push(new URL(request.url()).pathname))
+      await page.goto(`${host.url}${MOUNT_PATH}/console`)
+      await page.getByLabel("API key or access token").fill(host.organization.api_key)
+      await page.getByLabel("API key or access token").press("Enter")
+      await page.getByRole("heading", { name: "Wallets" }).waitFor()
+      expect(await page.locator("#program").inputValue()).toBe(host.organization.program_id)
+      await expect.poll(() => page.locator(".pager [role=status]").textContent()).toBe("This program has no wallets yet.")
+      // Everything the page asked for went through the mount path, nothing to the host's own routes.
+      expect(requested.length).toBeGreaterThan(3)
+      expect(requested.filter((pathname) => !pathname.startsWith(`${MOUNT_PATH}/`))).toEqual([])
+      expect(requested).toContain(`${MOUNT_PATH}/console/console.js`)
+      expect(requested).toContain(`${MOUNT_PATH}/v1/wallets`)
+    } finally {
+      await page.close()
+      await host.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  describe.each(STORE_KINDS)("on %s", (kind) => {
+    let fixture: DeliveryFixture
+    let page: Page
+    let card: { id: string; last_four: string }
+    let transaction: { id: string }
+    let subscription: { id: string }
+    /** What the browser reported against the page's Content-Security-Policy. */
+    const violations: Array<string> = []
+    const shot = (name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `console-${kind}-${name}.png`), fullPage: true })
+
+    beforeAll(async () => {
+      fixture = await startDeliveries(kind)
+      const { platform, receiver } = fixture
+      subscription = ok(
+        await platform.request("POST", "/v1/webhook-subscriptions", {
+          body: { url: receiver.url, event_types: ["card.updated", "transaction.updated"], description: "Console test" }
+        })
+      )
+      const wallet = await createWallet(platform)
+      await fund(platform, wallet.financial_account_id, 10_000)
+      await fund(platform, wallet.financial_account_id, 4_000)
+      card = await issueCard(platform, wallet.id)
+      transaction = ok(
+        await platform.request("POST", "/v1/simulate/authorizations", {
+          body: { card_id: card.id, amount: 2_500, mcc: "5411", merchant_name: "Corner Grocery" }
+        })
+      )
+      ok(await platform.request("POST", `/v1/simulate/transactions/${transaction.id}/clearing`, { body: { amount: 2_700 } }))
+      page = await context.newPage()
+      page.on("console", (message) => {
+        if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+      })
+    })
+
+    afterAll(async () => {
+      await page?.close()
+      await fixture?.stop()
+    })
+
+    it("is served under a strict policy and signs in through a password field with Enter, onto the key's first program", async () => {
+      const { platform } = fixture
+      const served = (await page.goto(`${platform.baseUrl}/console`))!
+      expect(served.status()).toBe(200)
+      const policy = served.headers()["content-security-policy"]!
+      expect(policy).toContain("default-src 'none'")
+      expect(policy).toContain("script-src 'self'")
+      expect(policy).not.toMatch(/unsafe-inline|unsafe-eval|https?:\/\/(?!127\.0\.0\.1)/)
+      const field = page.getByLabel("API key or access token")
+      expect(await field.getAttribute("type")).toBe("password")
+      await shot("sign-in")
+
+      // A refused key is shown as the API's error, and nothing is kept.
+      await field.fill("sk_sandbox_not_a_key")
+      await field.press("Enter")
+      await expect.poll(() => page.locator("[role=alert]").textContent()).toContain("401 authentication_error")
+
+      await field.fill(platform.org.api_key)
+      await field.press("Enter")
+      await page.getByRole("heading", { name: "Wallets" }).waitFor()
+      expect(await page.locator("#program").inputValue()).toBe(platform.org.program_id)
+      // Kept for this tab only: not in a cookie, not in the URL.
+      expect(await context.cookies()).toEqual([])
+      expect(page.url()).not.toContain(platform.org.api_key)
+      expect(await page.evaluate(() => sessionStorage.getItem("issuing.console.credential"))).toBe(platform.org.api_key)
+      // The wallet list shows the three balances: 14,000 credited, 2,700 cleared.
+      await expect.poll(() => page.locator("table tbody tr").first().textContent()).toContain("113.00 USD")
+    })
+
+    it("shows a wallet's balances and its balance over time", async () => {
+      await page.getByRole("link", { name: "Wallet of Ada Lovelace" }).click()
+      await page.locator("svg.chart path.chart-line").waitFor()
+      expect(await page.locator("[data-balance=posted]").textContent()).toBe("113.00 USD")
+      expect(await page.locator("[data-balance=available]").textContent()).toBe("113.00 USD")
+      // One point per posting of the wallet's account: two credits, the authorization and the clearing's excess.
+      const points = await page.locator("svg.chart circle.chart-point").count()
+      const postings = ok(
+        await fixture.platform.request("GET", `/v1/financial-accounts/${(await walletAccount()).id}/book-transfers?page_size=100`)
+      )
+      expect(points).toBe(postings.data.length)
+      expect(await page.locator("svg.chart desc").textContent()).toContain("to 113.00 USD")
+      await shot("wallet")
+    })
+
+    const walletAccount = async () =>
+      ok(await fixture.platform.request("GET", "/v1/financial-accounts?kind=wallet")).data[0] as { id: string }
+
+    it("opens the secure card display in a sandboxed frame, then freezes the card and shows it frozen", async () => {
+      const { platform } = fixture
+      await page.getByRole("link", { name: "Cards" }).click()
+      await page.getByRole("link", { name: `Card ending ${card.last_four}` }).click()
+      await page.getByRole("button", { name: "Show card details" }).click()
+      const iframe = page.locator(".card-display iframe")
+      await iframe.waitFor()
+      expect(await iframe.getAttribute("sandbox")).toBe("allow-scripts")
+      expect(await iframe.getAttribute("referrerpolicy")).toBe("no-referrer")
+      expect(await iframe.getAttribute("src")).toMatch(new RegExp(`^${platform.baseUrl}/v1/cards/embed\\?session_token=[A-Za-z0-9_-]{43}$`))
+      const secrets = await reveal(platform, card.id)
+      const grouped = secrets.pan.replace(/(\d{4})(?=\d)/g, "$1 ")
+      await expect.poll(() => page.frameLocator(".card-display iframe").locator("#pan").textContent()).toBe(grouped)
+      // The console's own document never holds the number, and cannot read the frame's.
+      const parent = await page.evaluate(() => {
+        const frame = document.querySelector(".card-display iframe") as HTMLIFrameElement
+        return { html: document.documentElement.outerHTML, frameDocument: frame.contentDocument === null }
+      })
+      expect(parent.frameDocument).toBe(true)
+      expect(parent.html).not.toContain(secrets.pan)
+      expect(parent.html).not.toContain(grouped)
+      await shot("card-display")
+
+      await page.getByRole("button", { name: "Freeze" }).click()
+      await expect.poll(() => page.locator("[data-field=state]").textContent()).toBe("FROZEN")
+      expect(ok(await platform.request("GET", `/v1/cards/${card.id}`)).state).toBe("FROZEN")
+      expect(await page.getByRole("button", { name: "Unfreeze" }).isVisible()).toBe(true)
+      await shot("card-frozen")
+
+      // A spend-control edit goes through PATCH, and a refused one shows the API's error and param.
+      await page.getByLabel("Blocked MCCs").fill("5411, 12")
+      await page.getByRole("button", { name: "Save controls" }).click()
+      await expect.poll(() => page.locator("[role=alert]").first().textContent()).toContain("400 invalid_request")
+      await page.getByLabel("Blocked MCCs").fill("5411, 7995")
+      await page.getByRole("button", { name: "Save controls" }).click()
+      await expect.poll(async () => ok(await platform.request("GET", `/v1/cards/${card.id}`)).blocked_mcc_codes).toEqual(["5411", "7995"])
+      await expect.poll(() => page.locator(".fields").textContent()).toContain("5411, 7995")
+    })
+
+    it("follows a card transaction's timeline, with its book transfers and entries", async () => {
+      await page.getByRole("link", { name: `Transaction ${transaction.id}` }).click()
+      await page.locator("ol.timeline").waitFor()
+      const types = await page.locator("ol.timeline li").evaluateAll((items) => items.map((item) => item.getAttribute("data-event-type")))
+      expect(types).toEqual(["AUTHORIZATION", "CLEARING"])
+      expect(await page.locator("[data-field=status]").textContent()).toBe("SETTLED")
+      const bookTransfers = ok(await fixture.platform.request("GET", `/v1/transactions/${transaction.id}/book-transfers`))
+      await expect
+        .poll(() => page.locator("table").filter({ hasText: "Book transfers of this transaction" }).locator("tbody tr").count())
+        .toBe(bookTransfers.data.length)
+      expect(await page.locator(".entries li").first().textContent()).toMatch(/^(DEBIT|CREDIT) /)
+      await shot("transaction")
+    })
+
+    it("replays a window for a subscription and shows the new attempts", async () => {
+      const { platform, receiver } = fixture
+      // The deliveries of the seeded events come first.
+      const attemptsNow = async () =>
+        ok(await platform.request("GET", `/v1/webhook-attempts?webhook_subscription_id=${subscription.id}`)).total_count as number
+      await expect.poll(attemptsNow, { timeout: 20_000 }).toBeGreaterThan(0)
+      await receiver.waitFor((received) => received.length > 0)
+      const before = await attemptsNow()
+
+      await page.getByRole("link", { name: "Webhooks" }).click()
+      await page.getByRole("link", { name: `Subscription ${receiver.url}` }).click()
+      await page.getByRole("button", { name: "Replay window" }).click()
+      const replayed = page.locator("[data-replayed]")
+      await replayed.waitFor()
+      const queued = Number(await replayed.getAttribute("data-replayed"))
+      expect(queued).toBeGreaterThan(0)
+      await expect.poll(attemptsNow, { timeout: 20_000 }).toBe(before + queued)
+      // Refreshed, the page counts them too.
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole("button", { name: "Refresh attempts" }).click()
+            return page.locator(".pager [role=status]").last().textContent()
+          },
+          { timeout: 10_000 }
+        )
+        .toContain(`of ${before + queued}`)
+      expect(await page.locator("td .badge-success").count()).toBeGreaterThan(0)
+      await shot("webhook-replay")
+
+      // Resend of one event from its attempt row: one more attempt, answered synchronously.
+      await page.locator("button[aria-label^='Resend event']").first().click()
+      await expect.poll(attemptsNow, { timeout: 10_000 }).toBe(before + queued + 1)
+    })
+
+    it("is usable from the keyboard: a skip link, visible focus, and focus on each new view's heading", async () => {
+      await page.goto(`${fixture.platform.baseUrl}/console#/wallets`)
+      await page.getByRole("heading", { name: "Wallets" }).waitFor()
+      // The skip link is the first thing the keyboard reaches.
+      expect(await page.evaluate(() => document.querySelector("a[href], button, input, select, textarea")?.textContent)).toBe(
+        "Skip to content"
+      )
+      await page.getByRole("link", { name: "Skip to content" }).focus()
+      let tabs = 0
+      while ((await page.evaluate(() => document.activeElement?.textContent)) !== "Transactions" && tabs++ < 12)
+        await page.keyboard.press("Tab")
+      const focused = await page.evaluate(() => {
+        const element = document.activeElement as HTMLElement
+        return { text: element.textContent, outline: getComputedStyle(element).outlineStyle }
+      })
+      expect(focused).toEqual({ text: "Transactions", outline: "solid" })
+      await page.keyboard.press("Enter")
+      await page.getByRole("heading", { name: "Transactions" }).waitFor()
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe("view-title")
+      // The skip link moves the focus past the header and the navigation, without changing the view.
+      await page.getByRole("link", { name: "Skip to content" }).focus()
+      await page.keyboard.press("Enter")
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe("main")
+      expect(new URL(page.url()).hash).toBe("#/transactions")
+    })
+
+    it("shows a viewer key what it may see, and the API's refusal of what it may not do", async () => {
+      const { platform } = fixture
+      const viewer = ok(await platform.request("POST", "/v1/api-keys", { program: null, body: { name: "viewer", role: "viewer" } }))
+      // A new tab: sessionStorage is the tab's own, so it starts signed out.
+      const tab = await context.newPage()
+      try {
+        await tab.goto(`${platform.baseUrl}/console#/cards/${card.id}`)
+        await tab.getByLabel("API key or access token").fill(viewer.secret)
+        await tab.getByLabel("API key or access token").press("Enter")
+        await tab.getByRole("heading", { name: `Card •••• ${card.last_four}` }).waitFor()
+        const state = await tab.locator("[data-field=state]").textContent()
+        await tab.locator(".actions button").first().click()
+        await expect.poll(() => tab.locator("[role=alert]").textContent()).toContain("403 permission_denied")
+        expect(await tab.locator("[role=alert]").textContent()).toContain("This key or token may not do this.")
+        expect(ok(await platform.request("GET", `/v1/cards/${card.id}`)).state).toBe(state)
+        await tab.getByRole("button", { name: "Show card details" }).click()
+        await expect.poll(() => tab.locator(".panel [role=alert]").textContent()).toContain("403 permission_denied")
+        expect(await tab.locator(".card-display iframe").count()).toBe(0)
+        await tab.screenshot({ path: path.join(SCREENSHOTS, `console-${kind}-viewer-refused.png`), fullPage: true })
+      } finally {
+        await tab.close()
+      }
+    })
+
+    // Needs POST /v1/webhook-subscriptions/{id}/test, built on branch h-portal: un-skip when it is merged.
+    it.skip("sends a test event to the subscription and shows its attempt", async () => {
+      await page.getByRole("button", { name: "Send test event" }).click()
+      await expect.poll(() => page.locator("[role=status] .success").textContent()).toContain("Test event: SUCCESS")
+      await expect.poll(() => fixture.receiver.received.some((received) => received.body.includes('"webhook.test"'))).toBe(true)
+    })
+
+    it("searches events by type and time", async () => {
+      await page.getByRole("link", { name: "Events" }).click()
+      await page.getByLabel("Type").fill("card.updated")
+      await page.getByLabel("From").fill("2000-01-01T00:00:00")
+      await page.getByRole("button", { name: "Search" }).click()
+      const expected = ok(await fixture.platform.request("GET", "/v1/events?type=card.updated&page_size=100")).data.length
+      await expect.poll(() => page.locator("table").filter({ hasText: "Events in the window" }).locator("tbody tr").count()).toBe(expected)
+      const shown = await page.locator("table tbody tr td:first-child").allTextContents()
+      expect(new Set(shown)).toEqual(new Set(["card.updated"]))
+      await shot("events")
+      // A window in the past holds none of them.
+      await page.getByLabel("To").fill("2000-01-02T00:00:00")
+      await page.getByRole("button", { name: "Search" }).click()
+      await expect.poll(() => page.locator("main").textContent()).toContain("No events in this window")
+      // An unknown type is the API's 400, shown with its param.
+      await page.getByLabel("From").fill("")
+      await page.getByLabel("To").fill("")
+      await page.getByLabel("Type").fill("no.such.type")
+      await page.getByRole("button", { name: "Search" }).click()
+      await expect.poll(() => page.locator("[role=alert]").textContent()).toContain("(type)")
+      // Nothing the console did broke its own policy.
+      expect(violations).toEqual([])
+    })
+  })
+})
