@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { ChangeFeedService } from "../changes/ChangeFeed.js"
 import type { EventStoreService } from "../events/EventStore.js"
 import { BusinessRuleViolation, InvalidRequest } from "../platform/Errors.js"
@@ -47,18 +47,29 @@ export const publicSubscription = (subscription: StoredSubscription): WebhookSub
   description: subscription.description,
   event_types: subscription.event_types,
   disabled: subscription.disabled,
+  tag: subscription.tag,
   created_at: subscription.created_at,
   updated_at: subscription.updated_at
 })
 
-/** A subscription of the program; `forUpdate` locks it for a read-modify-write inside a transaction. */
+/**
+ * A subscription of the program; `forUpdate` locks it for a read-modify-write inside a transaction.
+ * With `tag` (an endpoint portal session's), a subscription of another tag is not found: the portal
+ * reports it exactly like an unknown one.
+ */
 export const loadSubscription = (
   deps: WebhookDeps,
   programId: string,
   id: string,
   lookup: OwnedLookup = SUBSCRIPTION_PATH,
-  forUpdate = false
-) => findOwned(id, lookup, (lowered) => deps.store.findSubscription(programId, lowered, forUpdate))
+  forUpdate = false,
+  tag?: string
+) =>
+  findOwned(id, lookup, (lowered) =>
+    deps.store
+      .findSubscription(programId, lowered, forUpdate)
+      .pipe(Effect.map(Option.filter((subscription) => tag === undefined || subscription.tag === tag)))
+  )
 
 /**
  * The SSRF guard on a decoded URL: with private targets refused, every address its host resolves
@@ -100,6 +111,7 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
           description: input.description ?? "",
           event_types: [...new Set(input.event_types)],
           disabled: input.disabled ?? false,
+          tag: input.tag ?? null,
           secret_sealed: deps.vault.encrypt(secret),
           previous_secret_sealed: null,
           previous_secret_expires_at: null,
@@ -113,7 +125,7 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
     )
   })
 
-/** The program's subscriptions, newest first by default, optionally only (dis)abled ones. */
+/** The program's subscriptions, newest first by default, optionally only (dis)abled ones or one tag's. */
 export const listSubscriptions = (
   deps: WebhookDeps,
   programId: string,
@@ -121,18 +133,19 @@ export const listSubscriptions = (
   page: PageRequest<WebhookSubscriptionOrderField>
 ) =>
   deps.store
-    .listSubscriptions(programId, filter.disabled, toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS))
+    .listSubscriptions(programId, filter, toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS))
     .pipe(Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total })))
 
-/** Changes url, description, event_types or disabled; disabling drops queued deliveries. */
-export const updateSubscription = (deps: WebhookDeps, programId: string, id: string, input: UpdateWebhookSubscription) =>
+/** Changes url, description, event_types, disabled or tag; disabling drops queued deliveries. `tag`: as loadSubscription's. */
+export const updateSubscription = (deps: WebhookDeps, programId: string, id: string, input: UpdateWebhookSubscription, tag?: string) =>
   Effect.gen(function* () {
     const url = input.url === undefined ? undefined : yield* guardUrl(deps, input.url)
     return yield* deps.transactor.withTransaction(
       Effect.gen(function* () {
-        const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+        const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true, tag)
         const updated: StoredSubscription = {
           ...current,
+          tag: input.tag === undefined ? current.tag : input.tag,
           url: url ?? current.url,
           description: input.description ?? current.description,
           event_types: input.event_types === undefined ? current.event_types : [...new Set(input.event_types)],
@@ -148,10 +161,10 @@ export const updateSubscription = (deps: WebhookDeps, programId: string, id: str
   })
 
 /** Deletes a subscription and its queued deliveries; its attempts stay listed. */
-export const removeSubscription = (deps: WebhookDeps, programId: string, id: string) =>
+export const removeSubscription = (deps: WebhookDeps, programId: string, id: string, tag?: string) =>
   deps.transactor.withTransaction(
     Effect.gen(function* () {
-      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true, tag)
       yield* deps.store.deleteSubscription(programId, current.id)
       yield* deps.feed.publish("webhook_subscription", current.id)
       return publicSubscription(current)
@@ -159,10 +172,10 @@ export const removeSubscription = (deps: WebhookDeps, programId: string, id: str
   )
 
 /** A new signing secret; the old one keeps signing beside it for 24 hours. */
-export const rotateSecret = (deps: WebhookDeps, programId: string, id: string) =>
+export const rotateSecret = (deps: WebhookDeps, programId: string, id: string, tag?: string) =>
   deps.transactor.withTransaction(
     Effect.gen(function* () {
-      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true, tag)
       const now = yield* nowMs
       const secret = newWebhookSecret()
       const updated: StoredSubscription = {
