@@ -270,6 +270,33 @@ describe.each(STORE_KINDS)("webhook tags, test events and the endpoint portal on
     expect((await listTotal("&tag=customer-d")).total_count).toBe(0)
   })
 
+  it("a portal customer creates at most 20 subscriptions, so it cannot take all of the program's places", async () => {
+    const session = await portalSession({ scope_tag: "customer-h" })
+    for (let index = 0; index < 20; index++) {
+      const created = await portal(session.token, "POST", "/subscriptions", {
+        url: `${receiver.url}/h${index}`,
+        event_types: ["card.created"]
+      })
+      expect(created.status, created.text).toBe(200)
+    }
+    expectEnvelope(
+      await portal(session.token, "POST", "/subscriptions", { url: `${receiver.url}/h20`, event_types: ["card.created"] }),
+      422,
+      { code: "subscription_limit_reached" }
+    )
+    expect((await listTotal("&tag=customer-h")).total_count).toBe(20)
+    // Another customer still can; the API is bound only by the program's limit.
+    const other = await portalSession({ scope_tag: "customer-i" })
+    expect((await portal(other.token, "POST", "/subscriptions", { url: `${receiver.url}/i`, event_types: ["card.created"] })).status).toBe(
+      200
+    )
+    expect((await subscribe({ tag: "customer-h" })).tag).toBe("customer-h")
+    // Leave room under the program's limit of 100 for the other tests.
+    for (const subscription of (await listTotal("&tag=customer-h")).data) {
+      await platform.request("DELETE", `/v1/webhook-subscriptions/${subscription.id}`)
+    }
+  })
+
   it("refuses unknown, malformed, expired and revoked portal tokens with 401", async () => {
     const session = await portalSession({ scope_tag: "customer-f" })
     expect((await portal(session.token, "GET", "/subscriptions")).status).toBe(200)

@@ -128,6 +128,8 @@ export const webhookContract: PortContract = (name, store) =>
         expect((yield* webhooks.listSubscriptions(program.id, { tag: "customer-b" }, newestFirst())).rows).toEqual([])
         expect((yield* webhooks.listSubscriptions(other.program.id, { tag: "customer-a" }, newestFirst())).total).toBe(0)
         expect(yield* webhooks.countSubscriptions(program.id)).toBe(4)
+        expect(yield* webhooks.countSubscriptions(program.id, "customer-a")).toBe(2)
+        expect(yield* webhooks.countSubscriptions(program.id, "customer-b")).toBe(0)
         expect(yield* webhooks.countSubscriptions(other.program.id)).toBe(0)
         expect((yield* webhooks.listSubscriptions(other.program.id, {}, newestFirst())).total).toBe(0)
 

@@ -145,7 +145,10 @@ export const portalOperations = (deps: WebhookDeps, session: StoredPortalSession
     list: (filter: { readonly disabled?: boolean | undefined }, page: PageRequest<WebhookSubscriptionOrderField>) =>
       listSubscriptions(deps, programId, { ...filter, tag }, page),
     create: (input: CreatePortalSubscription) =>
-      Effect.zipRight(checkAllowed(session, input.event_types), createSubscription(deps, programId, { ...input, tag })),
+      Effect.zipRight(
+        checkAllowed(session, input.event_types),
+        createSubscription(deps, programId, { ...input, tag }, WEBHOOK_LIMITS.maxSubscriptionsPerPortalTag)
+      ),
     update: (id: string, input: UpdatePortalSubscription) =>
       Effect.zipRight(checkAllowed(session, input.event_types), updateSubscription(deps, programId, id, input, tag)),
     remove: (id: string) => removeSubscription(deps, programId, id, tag),

@@ -341,6 +341,8 @@ export const WEBHOOK_LIMITS = {
   /** Length of a subscription URL. */
   maxUrlLength: 2048,
   maxDescriptionLength: 500,
+  /** Subscriptions of one tag the endpoint portal creates (the API may tag more). */
+  maxSubscriptionsPerPortalTag: 20,
   /** Length of a subscription's tag. */
   maxTagLength: 64,
   /** How long a portal session's URL works (docs/webhooks.md#the-endpoint-portal). */

@@ -51,14 +51,18 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
   // Counted under the program row's lock on PostgreSQL, so concurrent creations in READ COMMITTED
   // cannot all count the same places free (SQLite writes are BEGIN IMMEDIATE: one writer). NO KEY
   // UPDATE leaves the KEY SHARE locks of foreign-key checks (transfers, events …) unblocked.
-  countSubscriptions: (programId) =>
+  countSubscriptions: (programId, tag) =>
     sql
       .onDialectOrElse({
         pg: () => Effect.asVoid(sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`),
         orElse: () => Effect.void
       })
       .pipe(
-        Effect.zipRight(sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId}`),
+        Effect.zipRight(
+          tag === undefined
+            ? sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId}`
+            : sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId} AND tag = ${tag}`
+        ),
         Effect.map((rows) => toInt(rows[0]!.n))
       ),
   subscriptionsForType: (programId, type) =>

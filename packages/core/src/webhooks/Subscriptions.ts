@@ -87,8 +87,12 @@ export const guardWebhookUrl = (config: IssuingSettings, url: string): Effect.Ef
         : Effect.fail(new InvalidRequest({ message: `${refusal[0]!.toUpperCase()}${refusal.slice(1)}.`, param: "url" }))
   )
 
-/** Creates a subscription; the response is the only place its secret is shown (with rotate-secret). */
-export const createSubscription = (deps: WebhookDeps, programId: string, input: CreateWebhookSubscription) =>
+/**
+ * Creates a subscription; the response is the only place its secret is shown (with rotate-secret).
+ * `tagLimit` (the endpoint portal's) bounds the subscriptions of the input's tag, so one customer
+ * cannot take all of the program's places.
+ */
+export const createSubscription = (deps: WebhookDeps, programId: string, input: CreateWebhookSubscription, tagLimit?: number) =>
   Effect.gen(function* () {
     const url = yield* guardUrl(deps, input.url)
     return yield* deps.transactor.withTransaction(
@@ -98,6 +102,13 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
           return yield* new BusinessRuleViolation({
             code: "subscription_limit_reached",
             message: `A program may have at most ${WEBHOOK_LIMITS.maxSubscriptionsPerProgram} webhook subscriptions.`,
+            param: null
+          })
+        }
+        if (tagLimit !== undefined && input.tag != null && (yield* deps.store.countSubscriptions(programId, input.tag)) >= tagLimit) {
+          return yield* new BusinessRuleViolation({
+            code: "subscription_limit_reached",
+            message: `A portal customer may have at most ${tagLimit} webhook subscriptions.`,
             param: null
           })
         }

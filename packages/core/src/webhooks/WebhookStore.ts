@@ -48,8 +48,11 @@ export interface WebhookStoreService {
     filter: { readonly disabled?: boolean | undefined; readonly tag?: string | undefined },
     window: PageWindow<WebhookSubscriptionOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredSubscription>; readonly total: number }, SqlError.SqlError | InvalidRequest>
-  /** The program's subscriptions; inside a transaction, no concurrent creation can count them until it ends. */
-  readonly countSubscriptions: (programId: string) => Effect.Effect<number, SqlError.SqlError>
+  /**
+   * The program's subscriptions (only one tag's with `tag`); inside a transaction, no concurrent
+   * creation can count them until it ends.
+   */
+  readonly countSubscriptions: (programId: string, tag?: string) => Effect.Effect<number, SqlError.SqlError>
   /** Enabled and disabled subscriptions of the program whose event_types hold `type`. */
   readonly subscriptionsForType: (programId: string, type: string) => Effect.Effect<ReadonlyArray<StoredSubscription>, SqlError.SqlError>
   /** Saves every mutable field (url, description, event types, disabled, secrets, updated_at). */
