@@ -166,6 +166,31 @@ describe.each(STORE_KINDS)("@issuing/client on %s", (kind) => {
     }
   })
 
+  it("sends a test event (typed webhook.test) and creates an endpoint portal session", async () => {
+    const receiver = await startReceiver()
+    try {
+      const subscription = await client.webhooks.create({ url: receiver.url, event_types: ["card.created"], tag: "client-customer" })
+      expect(subscription.tag).toBe("client-customer")
+      const attempt = await client.webhooks.sendTest(subscription.id)
+      expect(attempt).toMatchObject({ object: "webhook_attempt", webhook_subscription_id: subscription.id, status: "SUCCESS" })
+      const delivery = receiver.received.find((request) => request.id === attempt.event_id)!
+      const event = client.webhooks.verify(delivery.body, delivery.headers, subscription.secret)
+      expect(event.type === "webhook.test" && event.data.object.id).toBe(subscription.id)
+      expect((await client.webhooks.list({ tag: "client-customer" })).data.map((s) => s.id)).toEqual([subscription.id])
+
+      const session = await client.webhooks.createPortalSession({ scope_tag: "client-customer", allowed_event_types: ["card.created"] })
+      expect(session).toMatchObject({
+        object: "webhook_portal_session",
+        scope_tag: "client-customer",
+        allowed_event_types: ["card.created"]
+      })
+      expect(new URL(session.url).searchParams.get("session_token")).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      expect((await client.webhooks.createPortalSession()).scope_tag).toMatch(/^portal_/)
+    } finally {
+      await receiver.close()
+    }
+  })
+
   it("card transactions: a hold, an increment, a partial clearing, a reversal, expire and a return, typed, with their errors", async () => {
     const wallet = await fundedWallet(10_000)
     const card = await client.cards.create({ wallet_id: wallet.id, type: "VIRTUAL" })

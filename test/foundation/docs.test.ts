@@ -1,5 +1,5 @@
 import { HttpApi } from "@effect/platform"
-import { ATTEMPT_STATUSES, DeclineReason, EVENT_TYPES, SpendingInterval } from "@issuing/core"
+import { ATTEMPT_STATUSES, DeclineReason, EVENT_TYPES, SpendingInterval, SUBSCRIBABLE_EVENT_TYPES } from "@issuing/core"
 import { createIssuing, ERROR_CODES, IssuingApi, storeFor } from "@issuing/http"
 import { Schema } from "effect"
 import * as crypto from "node:crypto"
@@ -176,7 +176,10 @@ describe("API documents", () => {
       const strings = (schema: any): Array<any> =>
         schema?.type === "string" ? [schema] : [...(schema?.anyOf ?? []).flatMap(strings), ...(schema?.items ? strings(schema.items) : [])]
       const enumOf = (schema: any) => strings(schema).map((member) => member.enum)
-      expect(enumOf(body("/v1/webhook-subscriptions", "post").properties.event_types)).toEqual([[...EVENT_TYPES]])
+      // A subscription may hold every type but webhook.test (sent only by the test endpoint).
+      expect(enumOf(body("/v1/webhook-subscriptions", "post").properties.event_types)).toEqual([[...SUBSCRIBABLE_EVENT_TYPES]])
+      expect(enumOf(body("/v1/webhook-portal-sessions", "post").properties.allowed_event_types)).toEqual([[...SUBSCRIBABLE_EVENT_TYPES]])
+      expect(EVENT_TYPES).toContain("webhook.test")
       expect(enumOf(query("/v1/events", "type"))).toEqual([[...EVENT_TYPES]])
       expect(enumOf(components.Event.properties.type)).toEqual([[...EVENT_TYPES]])
       expect(enumOf(components.Transaction.properties.decline_reason)).toEqual([[...DeclineReason.literals]])

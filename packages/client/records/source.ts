@@ -52,6 +52,8 @@ export type WebhookSubscriptionWithSecret = typeof Core.WebhookSubscriptionWithS
 export type WebhookAttempt = typeof Core.WebhookAttempt.Encoded
 /** What a replay queued. */
 export type WebhookReplay = typeof Core.WebhookReplay.Encoded
+/** A short-lived URL of the endpoint portal for one customer (a tag). */
+export type WebhookPortalSession = typeof Core.WebhookPortalSession.Encoded
 /** A connected application (OAuth client), never its secret. */
 export type OAuthClient = typeof Core.OAuthClient.Encoded
 /** A new or rotated OAuth client: a confidential client's secret is in this answer only. */
@@ -93,6 +95,8 @@ export type SimulateAmountParams = typeof Core.SimulateAmount.Encoded
 export type CreateAuthorizationEndpointParams = typeof Core.CreateAuthorizationEndpoint.Encoded
 /** The body of `authorizationEndpoints.update`. */
 export type UpdateAuthorizationEndpointParams = typeof Core.UpdateAuthorizationEndpoint.Encoded
+/** The body of `webhooks.createPortalSession`. */
+export type CreateWebhookPortalSessionParams = typeof Core.CreateWebhookPortalSession.Encoded
 /** The body of `webhooks.replay`. */
 export type ReplayParams = typeof Core.ReplayRequest.Encoded
 /** The body of `events.resend`. */

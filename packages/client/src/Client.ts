@@ -19,6 +19,7 @@ import type {
   CreateProgramParams,
   CreateTransferParams,
   CreateWalletParams,
+  CreateWebhookPortalSessionParams,
   CreateWebhookSubscriptionParams,
   EventFilter,
   FinancialAccount,
@@ -44,6 +45,7 @@ import type {
   UpdateWebhookSubscriptionParams,
   Wallet,
   WebhookAttempt,
+  WebhookPortalSession,
   WebhookReplay,
   WebhookSubscription,
   WebhookSubscriptionWithSecret,
@@ -237,6 +239,12 @@ export class IssuingClient {
       this.post<WebhookSubscriptionWithSecret>(`/v1/webhook-subscriptions/${segment(id)}/rotate-secret`, undefined, options),
     replay: (id: string, params: ReplayParams, options?: RequestOptions) =>
       this.post<WebhookReplay>(`/v1/webhook-subscriptions/${segment(id)}/replay`, params, options),
+    /** Sends a signed `webhook.test` event to this subscription only; answers with its attempt. */
+    sendTest: (id: string, options?: RequestOptions) =>
+      this.post<WebhookAttempt>(`/v1/webhook-subscriptions/${segment(id)}/test`, undefined, options),
+    /** A short-lived URL of the endpoint portal for one customer (`scope_tag`), to embed in an iframe. */
+    createPortalSession: (params?: CreateWebhookPortalSessionParams, options?: RequestOptions) =>
+      this.post<WebhookPortalSession>("/v1/webhook-portal-sessions", params ?? {}, options),
     listAttempts: (params?: WebhookAttemptListParams, options?: RequestOptions) =>
       this.list<WebhookAttempt, WebhookAttemptListParams>("/v1/webhook-attempts", params, options),
     /** Verifies a delivery (Standard Webhooks) against the raw body and returns its event; throws WebhookVerificationError. */

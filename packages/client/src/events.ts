@@ -1,4 +1,4 @@
-import type { Card, FinancialAccount, OAuthGrant, Transaction, Transfer, Wallet } from "./records.js"
+import type { Card, FinancialAccount, OAuthGrant, Transaction, Transfer, Wallet, WebhookSubscription } from "./records.js"
 
 /**
  * Each event type and the resource its `data.object` holds (docs/webhooks.md#event-types). The
@@ -17,12 +17,14 @@ export interface EventObjects {
   "balance.updated": FinancialAccount
   "oauth_grant.created": OAuthGrant
   "oauth_grant.revoked": OAuthGrant
+  /** Sent by `webhooks.sendTest` to that one subscription only; its `data.object` is the subscription. */
+  "webhook.test": WebhookSubscription
 }
 
 /** An event type the platform emits. */
 export type EventType = keyof EventObjects
 
-/** Every event type, in the order of the reference (a subscription's `event_types` takes any of them). */
+/** Every event type, in the order of the reference (a subscription's `event_types` takes any of them but `webhook.test`). */
 export const EVENT_TYPES: ReadonlyArray<EventType> = [
   "wallet.created",
   "financial_account.created",
@@ -34,7 +36,8 @@ export const EVENT_TYPES: ReadonlyArray<EventType> = [
   "transaction.updated",
   "balance.updated",
   "oauth_grant.created",
-  "oauth_grant.revoked"
+  "oauth_grant.revoked",
+  "webhook.test"
 ] satisfies ReadonlyArray<EventType>
 
 /** The event of one type: `data.object` is that type's resource. */

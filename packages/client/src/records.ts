@@ -286,6 +286,7 @@ export type WebhookSubscription = {
   readonly url: string
   readonly disabled: boolean
   readonly event_types: readonly string[]
+  readonly tag: string | null
 }
 
 /** A webhook subscription with its secret (creation, rotation). */
@@ -299,6 +300,7 @@ export type WebhookSubscriptionWithSecret = {
   readonly url: string
   readonly disabled: boolean
   readonly event_types: readonly string[]
+  readonly tag: string | null
 }
 
 /** One delivery attempt of an event to a subscription. */
@@ -322,6 +324,15 @@ export type WebhookReplay = {
   readonly begin: string
   readonly end: string
   readonly events_queued: number
+}
+
+/** A short-lived URL of the endpoint portal for one customer (a tag). */
+export type WebhookPortalSession = {
+  readonly object: "webhook_portal_session"
+  readonly expires_at: string
+  readonly url: string
+  readonly scope_tag: string
+  readonly allowed_event_types: readonly string[]
 }
 
 /** A connected application (OAuth client), never its secret. */
@@ -439,6 +450,7 @@ export type CreateWebhookSubscriptionParams = {
   readonly event_types: readonly string[]
   readonly description?: string | undefined
   readonly disabled?: boolean | undefined
+  readonly tag?: string | null | undefined
 }
 
 /** The body of `webhooks.update`. */
@@ -447,6 +459,7 @@ export type UpdateWebhookSubscriptionParams = {
   readonly url?: string | undefined
   readonly disabled?: boolean | undefined
   readonly event_types?: readonly string[] | undefined
+  readonly tag?: string | null | undefined
 }
 
 /** The body of `simulate.authorization`. */
@@ -484,6 +497,12 @@ export type UpdateAuthorizationEndpointParams = {
   readonly disabled?: boolean | undefined
 }
 
+/** The body of `webhooks.createPortalSession`. */
+export type CreateWebhookPortalSessionParams = {
+  readonly scope_tag?: string | undefined
+  readonly allowed_event_types?: readonly string[] | undefined
+}
+
 /** The body of `webhooks.replay`. */
 export type ReplayParams = { readonly begin: string; readonly end: string }
 
@@ -517,7 +536,7 @@ export type CardAuditQuery = {
 export type EventFilter = { readonly type?: string | undefined }
 
 /** The filters of `webhooks.list`. */
-export type SubscriptionFilter = { readonly disabled?: string | undefined }
+export type SubscriptionFilter = { readonly disabled?: string | undefined; readonly tag?: string | undefined }
 
 /** The filters of `webhooks.listAttempts`. */
 export type AttemptFilter = {

@@ -8,6 +8,7 @@ import { MetaApi } from "./api/MetaApi.js"
 import { OAuthClientsApi, OAuthGrantsApi, OAuthInteractionsApi, OAuthProtocolApi } from "./api/OAuthApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
 import { refuseUnknownParameters } from "./api/UnknownParameters.js"
+import { WebhookPortalApi, WebhookPortalSessionsApi } from "./api/WebhookPortalApi.js"
 import { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
 import { InternalFailure, InvalidRequestFailure } from "./errors.js"
 
@@ -33,6 +34,8 @@ export class IssuingApi extends refuseUnknownParameters(
     .add(EventsApi)
     .add(WebhookSubscriptionsApi)
     .add(WebhookDeliveriesApi)
+    .add(WebhookPortalSessionsApi)
+    .add(WebhookPortalApi)
     .add(AuthorizationEndpointsApi)
     .add(OAuthClientsApi)
     .add(OAuthInteractionsApi)

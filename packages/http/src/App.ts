@@ -15,7 +15,8 @@ import {
   type IssuingStores,
   IssuingConfig,
   ServicesLive,
-  Vault
+  Vault,
+  Webhooks
 } from "@issuing/core"
 import { Clock, Effect, Fiber, Layer, ManagedRuntime, Runtime, Schedule } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -42,6 +43,7 @@ import { MetaHandlersLive } from "./handlers/MetaHandlers.js"
 import { OAuthClientsHandlersLive, OAuthGrantsHandlersLive, OAuthInteractionsHandlersLive } from "./handlers/OAuthClientsHandlers.js"
 import { OAuthProtocolHandlersLive } from "./handlers/OAuthProtocolHandlers.js"
 import { ProgramsHandlersLive } from "./handlers/ProgramsHandlers.js"
+import { WebhookPortalHandlersLive, WebhookPortalSessionsHandlersLive } from "./handlers/WebhookPortalHandlers.js"
 import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from "./handlers/WebhooksHandlers.js"
 import { OrganizationScopedLive, ProgramScopedLive } from "./middleware/Scopes.js"
 import { requestPipeline } from "./middleware/RequestPipeline.js"
@@ -132,6 +134,8 @@ const HandlersLive = Layer.mergeAll(
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,
   WebhookDeliveriesHandlersLive,
+  WebhookPortalSessionsHandlersLive,
+  WebhookPortalHandlersLive,
   AuthorizationEndpointsHandlersLive,
   OAuthClientsHandlersLive,
   OAuthInteractionsHandlersLive,
@@ -210,7 +214,7 @@ const offsetClock = (offsetMs: number): Clock.Clock => {
 /**
  * The platform's background work, all of it, for as long as it runs: the webhook delivery worker
  * (a span per attempt and the queue's gauges when traced), the release of expired card holds, and the hourly purges of idempotency
- * keys past their 24 h and of embed sessions a day past expiry. `createIssuing` forks it (unless
+ * keys past their 24 h and of embed and webhook portal sessions a day past expiry. `createIssuing` forks it (unless
  * `background: false`) and `issuing worker` runs it alone; several copies on one database are safe
  * (claims use SKIP LOCKED and leases, purges are idempotent deletes).
  */
@@ -227,6 +231,10 @@ export const backgroundWork = (instance: Pick<IssuingInstance, "telemetry">) =>
       hourly(
         "Embed session purge",
         Effect.flatMap(Cards, (cards) => cards.purgeExpiredEmbedSessions)
+      ),
+      hourly(
+        "Webhook portal session purge",
+        Effect.flatMap(Webhooks, (webhooks) => webhooks.purgeExpiredPortalSessions)
       )
     ],
     { concurrency: "unbounded", discard: true }

@@ -8,6 +8,7 @@ export { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersA
 export { MetaApi } from "./api/MetaApi.js"
 export { ProgramsApi } from "./api/ProgramsApi.js"
 export { OrganizationScoped, ProgramScoped } from "./api/Security.js"
+export { WebhookPortalApi, WebhookPortalSessionsApi } from "./api/WebhookPortalApi.js"
 export { WebhookDeliveriesApi, WebhookSubscriptionsApi } from "./api/WebhooksApi.js"
 export {
   ApiFailure,

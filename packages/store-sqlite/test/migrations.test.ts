@@ -249,7 +249,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   },
   "0240_authorization_endpoints": "schema only",
   "0250_rate_buckets": "schema only",
-  "0260_idempotency_claim_token": "schema only"
+  "0260_idempotency_claim_token": "schema only",
+  "0280_webhook_portal": "schema only"
 }
 
 /** The database migrated through `id` (and every migration before it). */

@@ -13,10 +13,24 @@ export const EVENT_TYPES = [
   "transaction.updated",
   "balance.updated",
   "oauth_grant.created",
-  "oauth_grant.revoked"
+  "oauth_grant.revoked",
+  "webhook.test"
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
+
+/** The event types a subscription may hold: every type but the test event's. */
+export const SUBSCRIBABLE_EVENT_TYPES = EVENT_TYPES.filter((type) => type !== "webhook.test")
+
+/** True when `text` names an event type a subscription may hold. */
+export const isSubscribableEventType = (text: string): text is EventType =>
+  text !== "webhook.test" && (EVENT_TYPES as ReadonlyArray<string>).includes(text)
+
+/**
+ * Sent only by `POST /v1/webhook-subscriptions/{id}/test`, to that one subscription: never fanned out,
+ * so no subscription can subscribe to it (docs/webhooks.md#test-events).
+ */
+export const TEST_EVENT_TYPE = "webhook.test" satisfies EventType
 
 /** True when `text` names an event type the platform emits. */
 export const isEventType = (text: string): text is EventType => (EVENT_TYPES as ReadonlyArray<string>).includes(text)

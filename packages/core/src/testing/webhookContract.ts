@@ -5,10 +5,12 @@ import { type IssuingEvent, newEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
-import type { StoredSubscription, WebhookAttempt } from "../webhooks/Records.js"
+import { AccessStore } from "../access/AccessStore.js"
+import { hashSecret } from "../access/Secrets.js"
+import type { StoredPortalSession, StoredSubscription, WebhookAttempt } from "../webhooks/Records.js"
 import { WebhookStore, type WebhookStoreService } from "../webhooks/WebhookStore.js"
 import type { PortContract } from "./Contract.js"
-import { awaitSuspended, freshOrganization } from "./Fixtures.js"
+import { awaitSuspended, freshOrganization, sampleApiKey } from "./Fixtures.js"
 
 const newestFirst = (limit = 100, offset = 0): PageWindow<"created_at"> => ({ orderBy: "created_at", descending: true, limit, offset })
 
@@ -37,6 +39,7 @@ const subscription = (
     description: "contract",
     event_types: eventTypes,
     disabled: false,
+    tag: null,
     secret_sealed: "v1.contract.sealed-secret",
     previous_secret_sealed: null,
     previous_secret_expires_at: null,
@@ -94,6 +97,7 @@ export const webhookContract: PortContract = (name, store) =>
           subscription(program.id, ["card.created", "card.updated"], {
             id,
             disabled: index === 0,
+            tag: index >= 2 ? "customer-a" : null,
             previous_secret_sealed: index === 1 ? "v1.contract.previous" : null,
             previous_secret_expires_at: index === 1 ? at : null,
             created_at: at,
@@ -108,22 +112,68 @@ export const webhookContract: PortContract = (name, store) =>
         expect(Option.isNone(yield* webhooks.findSubscription(other.program.id, ids[0]!))).toBe(true)
         expect(Option.isNone(yield* webhooks.findSubscription(program.id, newId()))).toBe(true)
 
-        const all = yield* webhooks.listSubscriptions(program.id, undefined, newestFirst())
+        const all = yield* webhooks.listSubscriptions(program.id, {}, newestFirst())
         expect(all.total).toBe(4)
         expect(all.rows.map((row) => row.id)).toEqual(sorted(ids).reverse())
-        expect((yield* webhooks.listSubscriptions(program.id, undefined, newestFirst(3, 3))).rows.map((row) => row.id)).toEqual([
-          sorted(ids)[0]
+        expect((yield* webhooks.listSubscriptions(program.id, {}, newestFirst(3, 3))).rows.map((row) => row.id)).toEqual([sorted(ids)[0]])
+        expect((yield* webhooks.listSubscriptions(program.id, { disabled: true }, newestFirst())).rows.map((row) => row.id)).toEqual([
+          stored[0]!.id
         ])
-        expect((yield* webhooks.listSubscriptions(program.id, true, newestFirst())).rows.map((row) => row.id)).toEqual([stored[0]!.id])
-        expect((yield* webhooks.listSubscriptions(program.id, false, newestFirst())).total).toBe(3)
+        expect((yield* webhooks.listSubscriptions(program.id, { disabled: false }, newestFirst())).total).toBe(3)
+        // A tag's subscriptions (stored[2] and stored[3]), newest first, alone or with disabled.
+        const tagged = yield* webhooks.listSubscriptions(program.id, { tag: "customer-a" }, newestFirst())
+        expect(tagged.rows.map((row) => row.id)).toEqual(sorted([stored[2]!.id, stored[3]!.id]).reverse())
+        expect(tagged.total).toBe(2)
+        expect((yield* webhooks.listSubscriptions(program.id, { tag: "customer-a", disabled: true }, newestFirst())).total).toBe(0)
+        expect((yield* webhooks.listSubscriptions(program.id, { tag: "customer-b" }, newestFirst())).rows).toEqual([])
+        expect((yield* webhooks.listSubscriptions(other.program.id, { tag: "customer-a" }, newestFirst())).total).toBe(0)
         expect(yield* webhooks.countSubscriptions(program.id)).toBe(4)
+        expect(yield* webhooks.countSubscriptions(program.id, "customer-a")).toBe(2)
+        expect(yield* webhooks.countSubscriptions(program.id, "customer-b")).toBe(0)
         expect(yield* webhooks.countSubscriptions(other.program.id)).toBe(0)
-        expect((yield* webhooks.listSubscriptions(other.program.id, undefined, newestFirst())).total).toBe(0)
+        expect((yield* webhooks.listSubscriptions(other.program.id, {}, newestFirst())).total).toBe(0)
 
         // Enabled and disabled ones holding the type, by creation then id; none of another program.
         expect((yield* webhooks.subscriptionsForType(program.id, "card.created")).map((row) => row.id)).toEqual(sorted(ids))
         expect(yield* webhooks.subscriptionsForType(program.id, "wallet.created")).toEqual([])
         expect(yield* webhooks.subscriptionsForType(other.program.id, "card.created")).toEqual([])
+      })
+    )
+
+    it.effect("stores portal sessions by token hash, found while their key is unrevoked, purged once expired", () =>
+      Effect.gen(function* () {
+        const webhooks = yield* WebhookStore
+        const access = yield* AccessStore
+        const { organization, program } = yield* freshOrganization
+        const key = sampleApiKey(organization.id, { role: "developer" })
+        yield* access.insertApiKey(key, hashSecret(`portal-${key.id}`))
+        const now = Date.now()
+        const session = (expiresAtMs: number): StoredPortalSession => ({
+          id: newId(),
+          program_id: program.id,
+          token_hash: hashSecret(newId()),
+          api_key_id: key.id,
+          scope_tag: "customer-a",
+          allowed_event_types: ["card.created", "transfer.created"],
+          created_at: iso(now),
+          expires_at: iso(expiresAtMs)
+        })
+        const live = session(now + 60_000)
+        const expired = session(now - 60_000)
+        yield* webhooks.insertPortalSession(live)
+        yield* webhooks.insertPortalSession(expired)
+        expect(Option.getOrThrow(yield* webhooks.findPortalSession(live.token_hash))).toEqual(live)
+        // Expiry is the service's check: the store still finds an expired session until it is purged.
+        expect(Option.getOrThrow(yield* webhooks.findPortalSession(expired.token_hash)).id).toBe(expired.id)
+        expect(Option.isNone(yield* webhooks.findPortalSession(hashSecret("unknown")))).toBe(true)
+
+        expect(yield* webhooks.purgePortalSessions(iso(now))).toBeGreaterThanOrEqual(1)
+        expect(Option.isNone(yield* webhooks.findPortalSession(expired.token_hash))).toBe(true)
+        expect(Option.isSome(yield* webhooks.findPortalSession(live.token_hash))).toBe(true)
+
+        // A session dies with the key that created it.
+        yield* access.revokeApiKey(organization.id, key.id, iso(Date.now()))
+        expect(Option.isNone(yield* webhooks.findPortalSession(live.token_hash))).toBe(true)
       })
     )
 

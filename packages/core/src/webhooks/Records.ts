@@ -1,5 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
-import { EVENT_TYPES, type EventType, isEventType } from "../events/Records.js"
+import { type EventType, isSubscribableEventType, SUBSCRIBABLE_EVENT_TYPES } from "../events/Records.js"
 import { Uuid } from "../platform/Ids.js"
 
 /**
@@ -16,6 +16,8 @@ const subscriptionFields = {
   description: Schema.String,
   event_types: Schema.Array(Schema.String),
   disabled: Schema.Boolean,
+  /** The customer the subscription belongs to (the endpoint portal's scope), or null. */
+  tag: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String
 }
@@ -102,16 +104,19 @@ export const WebhookUrl = Schema.transform(Schema.String, Schema.String, {
   encode: (text) => text
 }).pipe(Schema.filter((text) => urlProblem(text) ?? true))
 
-/** The event types of a subscription: at least one, each known (duplicates are collapsed by the service). */
+/**
+ * The event types of a subscription: at least one, each known and subscribable (not `webhook.test`,
+ * which only the test endpoint sends); duplicates are collapsed by the service.
+ */
 export const SubscribedEventTypes = Schema.Array(Schema.String).pipe(
-  Schema.filter((types): types is ReadonlyArray<EventType> => types.length > 0 && types.every(isEventType), {
+  Schema.filter((types): types is ReadonlyArray<EventType> => types.length > 0 && types.every(isSubscribableEventType), {
     // Also the message of what is not an array of strings at all: `actual` may be anything.
     message: (issue) => {
       const types = issue.actual
       if (!Array.isArray(types)) return "must be an array of event types"
       if (types.length === 0) return "must hold at least one event type"
-      const index = types.findIndex((type) => typeof type !== "string" || !isEventType(type))
-      return `item ${index} is not a known event type; known: ${EVENT_TYPES.join(", ")}`
+      const index = types.findIndex((type) => typeof type !== "string" || !isSubscribableEventType(type))
+      return `item ${index} is not an event type a subscription may hold; those are: ${SUBSCRIBABLE_EVENT_TYPES.join(", ")}`
     }
   })
 )
@@ -123,12 +128,23 @@ export const WebhookDescription = Schema.String.pipe(
   )
 )
 
+/**
+ * A subscription's tag: the customer it belongs to, 1 to 64 characters, compared exactly. The
+ * endpoint portal shows a customer only the subscriptions of its session's tag.
+ */
+export const WebhookTag = Schema.String.pipe(
+  Schema.filter(
+    (text) => (text.length > 0 && text.length <= WEBHOOK_LIMITS.maxTagLength) || `must be 1 to ${WEBHOOK_LIMITS.maxTagLength} characters`
+  )
+)
+
 /** The body of POST /v1/webhook-subscriptions. */
 export const CreateWebhookSubscription = Schema.Struct({
   url: WebhookUrl,
   description: Schema.optional(WebhookDescription),
   event_types: SubscribedEventTypes,
-  disabled: Schema.optional(Schema.Boolean)
+  disabled: Schema.optional(Schema.Boolean),
+  tag: Schema.optional(Schema.NullOr(WebhookTag))
 })
 export type CreateWebhookSubscription = typeof CreateWebhookSubscription.Type
 
@@ -137,12 +153,18 @@ export const UpdateWebhookSubscription = Schema.Struct({
   url: Schema.optional(WebhookUrl),
   description: Schema.optional(WebhookDescription),
   event_types: Schema.optional(SubscribedEventTypes),
-  disabled: Schema.optional(Schema.Boolean)
+  disabled: Schema.optional(Schema.Boolean),
+  /** null clears the tag. */
+  tag: Schema.optional(Schema.NullOr(WebhookTag))
 })
 export type UpdateWebhookSubscription = typeof UpdateWebhookSubscription.Type
 
-/** The filters of GET /v1/webhook-subscriptions (paging aside): `disabled` is true/1, false/0, or omitted for both. */
+/**
+ * The filters of GET /v1/webhook-subscriptions (paging aside): `disabled` is true/1, false/0, or
+ * omitted for both; `tag` keeps the subscriptions of that tag.
+ */
 export const SubscriptionFilter = Schema.Struct({
+  tag: Schema.optional(WebhookTag),
   disabled: Schema.optional(
     Schema.transformOrFail(Schema.String, Schema.Boolean, {
       strict: true,
@@ -228,6 +250,70 @@ export const AttemptFilter = Schema.Struct({
 })
 export type AttemptFilter = typeof AttemptFilter.Type
 
+// ---------------------------------------------------------------------------------------------
+// The endpoint portal (docs/webhooks.md#the-endpoint-portal).
+
+/** The body of POST /v1/webhook-portal-sessions. */
+export const CreateWebhookPortalSession = Schema.Struct({
+  /** What the customer may subscribe to; absent: every type a subscription may hold. */
+  allowed_event_types: Schema.optional(SubscribedEventTypes),
+  /** The customer: the tag of the subscriptions the portal shows and creates; absent: a new tag. */
+  scope_tag: Schema.optional(WebhookTag)
+})
+export type CreateWebhookPortalSession = typeof CreateWebhookPortalSession.Type
+
+/** A portal session as created: `url` carries its token, the only credential the portal page has. */
+export const WebhookPortalSession = Schema.Struct({
+  object: Schema.Literal("webhook_portal_session"),
+  url: Schema.String,
+  expires_at: Schema.String,
+  scope_tag: Schema.String,
+  allowed_event_types: Schema.Array(Schema.String)
+}).annotations({ identifier: "WebhookPortalSession" })
+export type WebhookPortalSession = typeof WebhookPortalSession.Type
+
+/** A stored portal session: only its token's SHA-256. */
+export interface StoredPortalSession {
+  readonly id: string
+  readonly program_id: string
+  readonly token_hash: string
+  /** The key that created it, or the OAuth grant of the access token that did. */
+  readonly api_key_id: string
+  readonly scope_tag: string
+  readonly allowed_event_types: ReadonlyArray<EventType>
+  readonly created_at: string
+  readonly expires_at: string
+}
+
+/** The body of the portal's POST .../subscriptions: the API's, without a tag (the session's is set). */
+export const CreatePortalSubscription = Schema.Struct({
+  url: WebhookUrl,
+  description: Schema.optional(WebhookDescription),
+  event_types: SubscribedEventTypes,
+  disabled: Schema.optional(Schema.Boolean)
+})
+export type CreatePortalSubscription = typeof CreatePortalSubscription.Type
+
+/** The body of the portal's PATCH .../subscriptions/{id}: the tag stays the session's. */
+export const UpdatePortalSubscription = Schema.Struct({
+  url: Schema.optional(WebhookUrl),
+  description: Schema.optional(WebhookDescription),
+  event_types: Schema.optional(SubscribedEventTypes),
+  disabled: Schema.optional(Schema.Boolean)
+})
+export type UpdatePortalSubscription = typeof UpdatePortalSubscription.Type
+
+/** The portal's attempt filter: always one subscription's attempts. */
+export const PortalAttemptFilter = Schema.Struct({
+  webhook_subscription_id: Uuid,
+  status: AttemptFilter.fields.status
+})
+export type PortalAttemptFilter = typeof PortalAttemptFilter.Type
+
+/** The body of the portal's resend: always to one subscription of the session's tag. */
+export const PortalResendRequest = Schema.Struct({ subscription_id: Uuid })
+export type PortalResendRequest = typeof PortalResendRequest.Type
+
 /** A queued delivery claimed by a worker, joined with what sending it needs. */
 export interface ClaimedDelivery {
   readonly id: string
@@ -255,6 +341,12 @@ export const WEBHOOK_LIMITS = {
   /** Length of a subscription URL. */
   maxUrlLength: 2048,
   maxDescriptionLength: 500,
+  /** Subscriptions of one tag the endpoint portal creates (the API may tag more). */
+  maxSubscriptionsPerPortalTag: 20,
+  /** Length of a subscription's tag. */
+  maxTagLength: 64,
+  /** How long a portal session's URL works (docs/webhooks.md#the-endpoint-portal). */
+  portalSessionTtlMs: 60 * 60 * 1000,
   /** Widest span of history one replay re-sends: 31 days from the window's first event to its last. */
   maxReplaySpanMs: 31 * 24 * 60 * 60 * 1000,
   /** How long a rotated-out secret keeps signing. */

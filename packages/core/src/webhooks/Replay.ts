@@ -23,10 +23,11 @@ const replayOf = (subscriptionId: string, input: ReplayRequest, queued: number):
 /**
  * Queues every event of [begin, end] (both inclusive) whose type the subscription holds, delivered
  * ones included, with one INSERT … SELECT; returns how many were queued (docs/webhooks.md, Replay).
+ * With `tag` (a portal session's), a subscription of another tag is not found.
  */
-export const replay = (deps: WebhookDeps, programId: string, id: string, input: ReplayRequest) =>
+export const replay = (deps: WebhookDeps, programId: string, id: string, input: ReplayRequest, tag?: string) =>
   Effect.gen(function* () {
-    const subscription = yield* loadSubscription(deps, programId, id)
+    const subscription = yield* loadSubscription(deps, programId, id, undefined, false, tag)
     const { begin, end } = input
     if (begin.ms > end.ms) {
       return yield* new BusinessRuleViolation({ code: "invalid_time_window", message: "begin must not be after end.", param: "begin" })

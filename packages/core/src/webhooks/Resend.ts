@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import type { IssuingEvent } from "../events/Records.js"
+import { type IssuingEvent, TEST_EVENT_TYPE } from "../events/Records.js"
 import { BusinessRuleViolation, Conflict } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import type { Page } from "../platform/Paging.js"
@@ -17,13 +17,24 @@ const RESEND_CONCURRENCY = 16
  * an attempt, queues retries of failed ones, and returns the attempts (docs/webhooks.md, Resend).
  * The sends run with no transaction open; the recording is one transaction afterwards.
  */
-export const resend = (deps: WebhookDeps, programId: string, eventId: string, input: ResendRequest) =>
+export const resend = (deps: WebhookDeps, programId: string, eventId: string, input: ResendRequest, tag?: string) =>
   Effect.gen(function* () {
     const event = yield* findOwned(eventId, { resource: "event", param: "event_id" }, (id) => deps.events.find(programId, id))
     const targets =
       input.subscription_id === undefined
         ? yield* matchingTargets(deps, programId, event)
-        : [yield* namedTarget(deps, programId, event, input.subscription_id)]
+        : [yield* namedTarget(deps, programId, event, input.subscription_id, tag)]
+    const attempts = yield* deliverNow(deps, event, targets)
+    return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>
+  })
+
+/**
+ * One signed try of the event to each target now, with no transaction open; then every try is
+ * recorded as an attempt (retries of failed ones queued) in one transaction. Resend and the test
+ * event both deliver this way.
+ */
+export const deliverNow = (deps: WebhookDeps, event: IssuingEvent, targets: ReadonlyArray<StoredSubscription>) =>
+  Effect.gen(function* () {
     const results = yield* sendAll(deps, event, targets)
     const now = yield* nowMs
     const plan = planOutcome(results, {
@@ -45,17 +56,25 @@ export const resend = (deps: WebhookDeps, programId: string, eventId: string, in
       })
     )
     const attempts = plan.attempts.map(({ program_id: _, ...attempt }): WebhookAttempt => attempt)
-    return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>
+    return attempts
   })
 
-/** The subscription named in the body: enabled, and subscribed to the event's type. */
-const namedTarget = (deps: WebhookDeps, programId: string, event: IssuingEvent, subscriptionId: string) =>
+/** The subscription named in the body: enabled, and subscribed to the event's type (a test event goes to any). */
+const namedTarget = (deps: WebhookDeps, programId: string, event: IssuingEvent, subscriptionId: string, tag?: string) =>
   Effect.gen(function* () {
-    const target = yield* loadSubscription(deps, programId, subscriptionId, { resource: "webhook subscription", param: "subscription_id" })
+    const target = yield* loadSubscription(
+      deps,
+      programId,
+      subscriptionId,
+      { resource: "webhook subscription", param: "subscription_id" },
+      false,
+      tag
+    )
     if (target.disabled) {
       return yield* new Conflict({ message: "The webhook subscription is disabled.", param: "subscription_id" })
     }
-    if (!target.event_types.includes(event.type)) {
+    // A test event is sent to one subscription, which never holds its type: it may be sent again to any.
+    if (event.type !== TEST_EVENT_TYPE && !target.event_types.includes(event.type)) {
       return yield* new BusinessRuleViolation({
         code: "event_type_not_subscribed",
         message: `The subscription does not subscribe to ${event.type} events.`,

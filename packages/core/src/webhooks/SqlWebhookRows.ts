@@ -12,6 +12,7 @@ export const toSubscription = (row: any): StoredSubscription => ({
   description: row.description,
   event_types: fromJson<Array<string>>(row.event_types),
   disabled: toBool(row.disabled),
+  tag: row.tag ?? null,
   secret_sealed: row.secret_sealed,
   previous_secret_sealed: row.previous_secret_sealed ?? null,
   previous_secret_expires_at: toIsoOrNull(row.previous_secret_expires_at),

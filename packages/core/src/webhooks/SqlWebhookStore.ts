@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { attemptStatements } from "./SqlWebhookAttempts.js"
+import { portalSessionStatements } from "./SqlWebhookPortalSessions.js"
 import { queueStatements } from "./SqlWebhookQueue.js"
 import { subscriptionStatements } from "./SqlWebhookSubscriptions.js"
 import { WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
@@ -33,6 +34,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
       ...subscriptionStatements(sql),
       ...queueStatements(sql, wake),
       ...attemptStatements(sql),
+      ...portalSessionStatements(sql),
       wake,
       waitForWork: signal.wait
     }

@@ -33,10 +33,10 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
   insertSubscription: (subscription) =>
     Effect.zipRight(
       sql`INSERT INTO issuing_webhook_subscriptions
-            (id, program_id, url, description, event_types, disabled, secret_sealed, previous_secret_sealed,
+            (id, program_id, url, description, event_types, disabled, tag, secret_sealed, previous_secret_sealed,
              previous_secret_expires_at, failing_since, created_at, updated_at)
           VALUES (${subscription.id}, ${subscription.program_id}, ${subscription.url}, ${subscription.description},
-                  ${JSON.stringify(subscription.event_types)}, ${boolParam(subscription.disabled)},
+                  ${JSON.stringify(subscription.event_types)}, ${boolParam(subscription.disabled)}, ${subscription.tag},
                   ${subscription.secret_sealed}, ${subscription.previous_secret_sealed},
                   ${subscription.previous_secret_expires_at}, NULL, ${subscription.created_at},
                   ${subscription.updated_at})`,
@@ -47,18 +47,22 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
       // SQLite writes are BEGIN IMMEDIATE (one writer), so only PostgreSQL needs the row lock.
       forUpdate ? sql.onDialectOrElse({ pg: () => sql.literal(" FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
     }`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSubscription))),
-  listSubscriptions: (programId, disabled, window) => listSubscriptions(sql, programId, disabled, window),
+  listSubscriptions: (programId, filter, window) => listSubscriptions(sql, programId, filter, window),
   // Counted under the program row's lock on PostgreSQL, so concurrent creations in READ COMMITTED
   // cannot all count the same places free (SQLite writes are BEGIN IMMEDIATE: one writer). NO KEY
   // UPDATE leaves the KEY SHARE locks of foreign-key checks (transfers, events …) unblocked.
-  countSubscriptions: (programId) =>
+  countSubscriptions: (programId, tag) =>
     sql
       .onDialectOrElse({
         pg: () => Effect.asVoid(sql`SELECT id FROM issuing_programs WHERE id = ${programId} FOR NO KEY UPDATE`),
         orElse: () => Effect.void
       })
       .pipe(
-        Effect.zipRight(sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId}`),
+        Effect.zipRight(
+          tag === undefined
+            ? sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId}`
+            : sql`SELECT COUNT(*) AS n FROM issuing_webhook_subscriptions WHERE program_id = ${programId} AND tag = ${tag}`
+        ),
         Effect.map((rows) => toInt(rows[0]!.n))
       ),
   subscriptionsForType: (programId, type) =>
@@ -93,11 +97,16 @@ const insertEventTypes = (sql: Sql, subscription: StoredSubscription) =>
 const listSubscriptions = (
   sql: Sql,
   programId: string,
-  disabled: boolean | undefined,
+  filter: { readonly disabled?: boolean | undefined; readonly tag?: string | undefined },
   window: PageWindow<WebhookSubscriptionOrderField>
 ) => {
-  const where =
-    disabled === undefined ? sql`program_id = ${programId}` : sql`program_id = ${programId} AND disabled = ${boolParam(disabled)}`
+  // A tag's subscriptions are read through issuing_webhook_subscriptions_by_tag (migration 0280).
+  const conditions = [
+    sql`program_id = ${programId}`,
+    ...(filter.tag === undefined ? [] : [sql`tag = ${filter.tag}`]),
+    ...(filter.disabled === undefined ? [] : [sql`disabled = ${boolParam(filter.disabled)}`])
+  ]
+  const where = sql.and(conditions)
   return Effect.all({
     rows: pageRows(sql, window, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, {
       select: sql.literal("*"),
@@ -115,7 +124,7 @@ const listSubscriptions = (
 const updateSubscription = (sql: Sql, subscription: StoredSubscription) =>
   Effect.gen(function* () {
     const updated = yield* sql`UPDATE issuing_webhook_subscriptions
-        SET url = ${subscription.url}, description = ${subscription.description},
+        SET url = ${subscription.url}, description = ${subscription.description}, tag = ${subscription.tag},
             event_types = ${JSON.stringify(subscription.event_types)}, disabled = ${boolParam(subscription.disabled)},
             secret_sealed = ${subscription.secret_sealed}, previous_secret_sealed = ${subscription.previous_secret_sealed},
             previous_secret_expires_at = ${subscription.previous_secret_expires_at},

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { ChangeFeedService } from "../changes/ChangeFeed.js"
 import type { EventStoreService } from "../events/EventStore.js"
 import { BusinessRuleViolation, InvalidRequest } from "../platform/Errors.js"
@@ -47,18 +47,29 @@ export const publicSubscription = (subscription: StoredSubscription): WebhookSub
   description: subscription.description,
   event_types: subscription.event_types,
   disabled: subscription.disabled,
+  tag: subscription.tag,
   created_at: subscription.created_at,
   updated_at: subscription.updated_at
 })
 
-/** A subscription of the program; `forUpdate` locks it for a read-modify-write inside a transaction. */
+/**
+ * A subscription of the program; `forUpdate` locks it for a read-modify-write inside a transaction.
+ * With `tag` (an endpoint portal session's), a subscription of another tag is not found: the portal
+ * reports it exactly like an unknown one.
+ */
 export const loadSubscription = (
   deps: WebhookDeps,
   programId: string,
   id: string,
   lookup: OwnedLookup = SUBSCRIPTION_PATH,
-  forUpdate = false
-) => findOwned(id, lookup, (lowered) => deps.store.findSubscription(programId, lowered, forUpdate))
+  forUpdate = false,
+  tag?: string
+) =>
+  findOwned(id, lookup, (lowered) =>
+    deps.store
+      .findSubscription(programId, lowered, forUpdate)
+      .pipe(Effect.map(Option.filter((subscription) => tag === undefined || subscription.tag === tag)))
+  )
 
 /**
  * The SSRF guard on a decoded URL: with private targets refused, every address its host resolves
@@ -76,8 +87,12 @@ export const guardWebhookUrl = (config: IssuingSettings, url: string): Effect.Ef
         : Effect.fail(new InvalidRequest({ message: `${refusal[0]!.toUpperCase()}${refusal.slice(1)}.`, param: "url" }))
   )
 
-/** Creates a subscription; the response is the only place its secret is shown (with rotate-secret). */
-export const createSubscription = (deps: WebhookDeps, programId: string, input: CreateWebhookSubscription) =>
+/**
+ * Creates a subscription; the response is the only place its secret is shown (with rotate-secret).
+ * `tagLimit` (the endpoint portal's) bounds the subscriptions of the input's tag, so one customer
+ * cannot take all of the program's places.
+ */
+export const createSubscription = (deps: WebhookDeps, programId: string, input: CreateWebhookSubscription, tagLimit?: number) =>
   Effect.gen(function* () {
     const url = yield* guardUrl(deps, input.url)
     return yield* deps.transactor.withTransaction(
@@ -87,6 +102,13 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
           return yield* new BusinessRuleViolation({
             code: "subscription_limit_reached",
             message: `A program may have at most ${WEBHOOK_LIMITS.maxSubscriptionsPerProgram} webhook subscriptions.`,
+            param: null
+          })
+        }
+        if (tagLimit !== undefined && input.tag != null && (yield* deps.store.countSubscriptions(programId, input.tag)) >= tagLimit) {
+          return yield* new BusinessRuleViolation({
+            code: "subscription_limit_reached",
+            message: `A portal customer may have at most ${tagLimit} webhook subscriptions.`,
             param: null
           })
         }
@@ -100,6 +122,7 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
           description: input.description ?? "",
           event_types: [...new Set(input.event_types)],
           disabled: input.disabled ?? false,
+          tag: input.tag ?? null,
           secret_sealed: deps.vault.encrypt(secret),
           previous_secret_sealed: null,
           previous_secret_expires_at: null,
@@ -113,7 +136,7 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
     )
   })
 
-/** The program's subscriptions, newest first by default, optionally only (dis)abled ones. */
+/** The program's subscriptions, newest first by default, optionally only (dis)abled ones or one tag's. */
 export const listSubscriptions = (
   deps: WebhookDeps,
   programId: string,
@@ -121,18 +144,19 @@ export const listSubscriptions = (
   page: PageRequest<WebhookSubscriptionOrderField>
 ) =>
   deps.store
-    .listSubscriptions(programId, filter.disabled, toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS))
+    .listSubscriptions(programId, filter, toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS))
     .pipe(Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total })))
 
-/** Changes url, description, event_types or disabled; disabling drops queued deliveries. */
-export const updateSubscription = (deps: WebhookDeps, programId: string, id: string, input: UpdateWebhookSubscription) =>
+/** Changes url, description, event_types, disabled or tag; disabling drops queued deliveries. `tag`: as loadSubscription's. */
+export const updateSubscription = (deps: WebhookDeps, programId: string, id: string, input: UpdateWebhookSubscription, tag?: string) =>
   Effect.gen(function* () {
     const url = input.url === undefined ? undefined : yield* guardUrl(deps, input.url)
     return yield* deps.transactor.withTransaction(
       Effect.gen(function* () {
-        const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+        const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true, tag)
         const updated: StoredSubscription = {
           ...current,
+          tag: input.tag === undefined ? current.tag : input.tag,
           url: url ?? current.url,
           description: input.description ?? current.description,
           event_types: input.event_types === undefined ? current.event_types : [...new Set(input.event_types)],
@@ -148,10 +172,10 @@ export const updateSubscription = (deps: WebhookDeps, programId: string, id: str
   })
 
 /** Deletes a subscription and its queued deliveries; its attempts stay listed. */
-export const removeSubscription = (deps: WebhookDeps, programId: string, id: string) =>
+export const removeSubscription = (deps: WebhookDeps, programId: string, id: string, tag?: string) =>
   deps.transactor.withTransaction(
     Effect.gen(function* () {
-      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true, tag)
       yield* deps.store.deleteSubscription(programId, current.id)
       yield* deps.feed.publish("webhook_subscription", current.id)
       return publicSubscription(current)
@@ -159,10 +183,10 @@ export const removeSubscription = (deps: WebhookDeps, programId: string, id: str
   )
 
 /** A new signing secret; the old one keeps signing beside it for 24 hours. */
-export const rotateSecret = (deps: WebhookDeps, programId: string, id: string) =>
+export const rotateSecret = (deps: WebhookDeps, programId: string, id: string, tag?: string) =>
   deps.transactor.withTransaction(
     Effect.gen(function* () {
-      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+      const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true, tag)
       const now = yield* nowMs
       const secret = newWebhookSecret()
       const updated: StoredSubscription = {

@@ -5,7 +5,7 @@ import type { IssuingEvent } from "../events/Records.js"
 import type { PageWindow } from "../platform/Paging.js"
 import type { WebhookAttemptOrderField, WebhookSubscriptionOrderField } from "./OrderFields.js"
 import type { StoredAttempt } from "./DeliveryRules.js"
-import type { AttemptFilter, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
+import type { AttemptFilter, ClaimedDelivery, StoredPortalSession, StoredSubscription, WebhookAttempt } from "./Records.js"
 
 /** A delivery to put on the queue directly (a resend whose first try failed). */
 export interface QueuedDelivery {
@@ -42,13 +42,17 @@ export interface WebhookStoreService {
     id: string,
     forUpdate?: boolean
   ) => Effect.Effect<Option.Option<StoredSubscription>, SqlError.SqlError>
+  /** The program's subscriptions, only the (dis)abled ones or one tag's when the filter says so. */
   readonly listSubscriptions: (
     programId: string,
-    disabled: boolean | undefined,
+    filter: { readonly disabled?: boolean | undefined; readonly tag?: string | undefined },
     window: PageWindow<WebhookSubscriptionOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<StoredSubscription>; readonly total: number }, SqlError.SqlError | InvalidRequest>
-  /** The program's subscriptions; inside a transaction, no concurrent creation can count them until it ends. */
-  readonly countSubscriptions: (programId: string) => Effect.Effect<number, SqlError.SqlError>
+  /**
+   * The program's subscriptions (only one tag's with `tag`); inside a transaction, no concurrent
+   * creation can count them until it ends.
+   */
+  readonly countSubscriptions: (programId: string, tag?: string) => Effect.Effect<number, SqlError.SqlError>
   /** Enabled and disabled subscriptions of the program whose event_types hold `type`. */
   readonly subscriptionsForType: (programId: string, type: string) => Effect.Effect<ReadonlyArray<StoredSubscription>, SqlError.SqlError>
   /** Saves every mutable field (url, description, event types, disabled, secrets, updated_at). */
@@ -168,6 +172,13 @@ export interface WebhookStoreService {
     filter: AttemptFilter,
     window: PageWindow<WebhookAttemptOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<WebhookAttempt>; readonly total: number }, SqlError.SqlError | InvalidRequest>
+
+  /** Stores an endpoint portal session (its token's hash only). */
+  readonly insertPortalSession: (session: StoredPortalSession) => Effect.Effect<void, SqlError.SqlError>
+  /** The session of a token hash, unless the key (or OAuth grant) that created it was revoked since; expiry is the caller's check. */
+  readonly findPortalSession: (tokenHash: string) => Effect.Effect<Option.Option<StoredPortalSession>, SqlError.SqlError>
+  /** Deletes sessions that expired before `before`; returns how many. */
+  readonly purgePortalSessions: (before: string) => Effect.Effect<number, SqlError.SqlError>
 
   /** Resolves when deliveries may be due (an enqueue here, a database notification) or after `maxWaitMs`. */
   readonly waitForWork: (maxWaitMs: number) => Effect.Effect<void>

@@ -8,8 +8,10 @@ import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS, type WebhookAttemptOrderField, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
+import type { ProgramCaller } from "../access/Records.js"
 import type {
   AttemptFilter,
+  CreateWebhookPortalSession,
   CreateWebhookSubscription,
   ReplayRequest,
   ResendRequest,
@@ -17,6 +19,7 @@ import type {
   UpdateWebhookSubscription,
   WebhookAttempt
 } from "./Records.js"
+import { createPortalSession, openPortalSession, portalOperations, purgeExpiredPortalSessions, sendTestEvent } from "./Portal.js"
 import { replay } from "./Replay.js"
 import { resend } from "./Resend.js"
 import { resealWithCurrentKey } from "./Reseal.js"
@@ -58,7 +61,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
         listSubscriptions(deps, programId, filter, page),
       /** One subscription of the program (404 naming webhook_subscription_id). */
       get: (programId: string, id: string) => Effect.map(loadSubscription(deps, programId, id), publicSubscription),
-      /** Changes url, description, event_types or disabled; disabling drops queued deliveries. */
+      /** Changes url, description, event_types, disabled or tag; disabling drops queued deliveries. */
       update: (programId: string, id: string, input: UpdateWebhookSubscription) => updateSubscription(deps, programId, id, input),
       /** Deletes a subscription and its queued deliveries; its attempts stay listed. */
       remove: (programId: string, id: string) => removeSubscription(deps, programId, id),
@@ -68,6 +71,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       replay: (programId: string, id: string, input: ReplayRequest) => replay(deps, programId, id, input),
       /** Sends an event now to one or every matching subscription; returns the attempts. */
       resend: (programId: string, eventId: string, input: ResendRequest) => resend(deps, programId, eventId, input),
+      /** Sends a signed webhook.test event to that subscription only; returns its attempt. */
+      sendTest: (programId: string, id: string) => sendTestEvent(deps, programId, id),
+      /** A short-lived URL of the endpoint portal for one customer's tag (docs/webhooks.md#the-endpoint-portal). */
+      createPortalSession: (caller: ProgramCaller, input: CreateWebhookPortalSession) => createPortalSession(deps, caller, input),
+      /** What the holder of a portal token may do (401 for an unknown, expired or revoked one). */
+      openPortal: (token: string | undefined) => Effect.map(openPortalSession(deps, token), (session) => portalOperations(deps, session)),
+      /** Deletes portal sessions expired for more than a day; returns how many. */
+      purgeExpiredPortalSessions: purgeExpiredPortalSessions(deps),
       /** Re-seals subscription secrets under the current vault key; returns how many. */
       resealWithCurrentKey: resealWithCurrentKey(deps),
       /** Attempts of the program, newest first, filtered by event, subscription or status. */

@@ -20,7 +20,7 @@ import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
 // Path ids stay plain strings: a malformed one names no resource, so it is a 404 (docs/api.md).
 const SubscriptionPath = Schema.Struct({ webhook_subscription_id: Schema.String })
 
-/** Program-scoped: webhook subscriptions, secret rotation and replay (docs/webhooks.md). */
+/** Program-scoped: webhook subscriptions, secret rotation, replay and test events (docs/webhooks.md). */
 export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscriptions")
   .add(
     post("create", "/webhook-subscriptions")
@@ -65,6 +65,14 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
       .setPayload(ReplayRequest)
       .addSuccess(WebhookReplay)
       .addError(BusinessRuleFailure)
+  )
+  .add(
+    post("sendTest", "/webhook-subscriptions/:webhook_subscription_id/test")
+      .setPath(SubscriptionPath)
+      .addError(NotFoundFailure)
+      .addSuccess(WebhookAttempt)
+      // A synchronous POST to the receiver, as resend's first try: never inside a held transaction.
+      .annotate(CallsOut, true)
   )
   .middleware(ProgramScoped)
   .prefix("/v1") {}

@@ -37,5 +37,9 @@ export const EVENT_CATALOGUE: { readonly [T in EventType | "balance.updated"]: E
   "oauth_grant.revoked": {
     object: "OAuthGrant",
     when: "A grant was revoked: by DELETE /v1/oauth/grants/{grant_id}, its client's deletion, its key's revocation, or a refresh token replayed."
+  },
+  "webhook.test": {
+    object: "WebhookSubscription",
+    when: "Sent by POST /v1/webhook-subscriptions/{webhook_subscription_id}/test (or the endpoint portal's Send test event) to that one subscription only, never fanned out; no subscription can subscribe to it. `data.object` is the subscription it was sent to."
   }
 }

@@ -1,5 +1,5 @@
 import { OpenApi } from "@effect/platform"
-import { ATTEMPT_STATUSES, DeclineReason, EVENT_TYPES, SpendingInterval } from "@issuing/core"
+import { ATTEMPT_STATUSES, DeclineReason, EVENT_TYPES, SpendingInterval, SUBSCRIBABLE_EVENT_TYPES } from "@issuing/core"
 import * as fs from "node:fs"
 import { IssuingApi } from "../Api.js"
 import { OAUTH_PATHS } from "./OAuthOpenApi.js"
@@ -13,7 +13,8 @@ import { OPERATION_DOCS } from "./OperationDocs.js"
 const CLOSED_SETS: Readonly<Record<string, ReadonlyArray<string>>> = {
   interval: SpendingInterval.literals,
   decline_reason: DeclineReason.literals,
-  event_types: EVENT_TYPES,
+  event_types: SUBSCRIBABLE_EVENT_TYPES,
+  allowed_event_types: SUBSCRIBABLE_EVENT_TYPES,
   disabled: ["true", "false", "1", "0"],
   response_type: ["code"],
   code_challenge_method: ["S256"]
@@ -21,7 +22,8 @@ const CLOSED_SETS: Readonly<Record<string, ReadonlyArray<string>>> = {
 /** Query parameters whose closed set depends on the list: `type` of events, `status` of attempts. */
 const QUERY_SETS: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>> = {
   "/v1/events": { type: EVENT_TYPES },
-  "/v1/webhook-attempts": { status: ATTEMPT_STATUSES }
+  "/v1/webhook-attempts": { status: ATTEMPT_STATUSES },
+  "/v1/webhook-portal/attempts": { status: ATTEMPT_STATUSES }
 }
 
 /** Gives a string schema (or the string member of a nullable one, or an array's items) its values. */

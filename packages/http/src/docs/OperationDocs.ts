@@ -231,6 +231,60 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       "Queues again every event of the subscription's types created between `begin` and `end` (RFC 3339, at most 31 days). 409 on a disabled subscription.",
     example: { begin: "2026-05-01T00:00:00.000Z", end: "2026-05-02T00:00:00.000Z" }
   },
+  "webhookSubscriptions.sendTest": {
+    summary: "Send a test event",
+    description:
+      "Sends a signed `webhook.test` event (its `data.object` the subscription) now to this subscription only, never to others whatever they subscribe to, and answers the attempt it made. A failed try is retried like any delivery. 409 on a disabled subscription."
+  },
+  "webhookPortalSessions.create": {
+    summary: "Create an endpoint portal session",
+    description:
+      "A short-lived `url` (one hour) of the endpoint portal, for an iframe of the program's page, where one customer manages its own webhook endpoints: only the subscriptions tagged `scope_tag` (absent: a new tag, returned), subscribing only to `allowed_event_types` (absent: every type). The token in the URL is the only credential; keep it out of logs.",
+    example: { scope_tag: "customer_42", allowed_event_types: ["card.created", "transaction.updated"] }
+  },
+  "webhookPortal.document": {
+    summary: "The endpoint portal page",
+    description:
+      "The HTML endpoint portal of a session (`session_token` from its `url`), meant for an iframe; 401 when the token is unknown, expired or its key revoked. See docs/webhooks.md#the-endpoint-portal."
+  },
+  "webhookPortal.listSubscriptions": {
+    summary: "Portal: list the customer's endpoints",
+    description: list("the subscriptions of the session's tag", "Authenticated with `Authorization: Bearer <session token>`.")
+  },
+  "webhookPortal.createSubscription": {
+    summary: "Portal: add an endpoint",
+    description:
+      "A subscription with the session's tag, its event types within the session's allowed ones (400 otherwise). Its `secret` is in this answer only."
+  },
+  "webhookPortal.updateSubscription": {
+    summary: "Portal: change an endpoint",
+    description: "Its url, description, event types (within the allowed ones) or disabled. Another tag's subscription is a 404."
+  },
+  "webhookPortal.deleteSubscription": {
+    summary: "Portal: delete an endpoint",
+    description: "Deletes a subscription of the session's tag (404 otherwise)."
+  },
+  "webhookPortal.rotateSecret": {
+    summary: "Portal: rotate an endpoint's secret",
+    description: "A new secret, in this answer only, as in the API."
+  },
+  "webhookPortal.replay": {
+    summary: "Portal: replay a window",
+    description: "Queues again the window's events of the endpoint's types, as `POST /v1/webhook-subscriptions/{id}/replay` does."
+  },
+  "webhookPortal.sendTest": {
+    summary: "Portal: send a test event",
+    description: "A signed `webhook.test` event to this endpoint only; answers its attempt."
+  },
+  "webhookPortal.attempts": {
+    summary: "Portal: list an endpoint's attempts",
+    description: list("delivery attempts of one endpoint (`webhook_subscription_id`, required) of the session's tag", "Filter by `status`.")
+  },
+  "webhookPortal.resend": {
+    summary: "Portal: resend an event",
+    description:
+      "Delivers the event again, at once, to the endpoint named by `subscription_id` (of the session's tag); answers the attempt."
+  },
   "authorizationEndpoints.create": {
     summary: "Create the authorization endpoint",
     description:

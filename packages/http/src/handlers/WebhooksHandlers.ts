@@ -40,6 +40,9 @@ export const WebhookSubscriptionsHandlersLive = HttpApiBuilder.group(IssuingApi,
           mapToApiFailure(webhooks.replay(caller.program.id, path.webhook_subscription_id, payload))
         )
       )
+      .handle("sendTest", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(webhooks.sendTest(caller.program.id, path.webhook_subscription_id)))
+      )
   })
 )
 
