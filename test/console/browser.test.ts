@@ -308,8 +308,9 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       }
     })
 
-    // Needs POST /v1/webhook-subscriptions/{id}/test, built on branch h-portal: un-skip when it is merged.
-    it.skip("sends a test event to the subscription and shows its attempt", async () => {
+    it("sends a test event to the subscription and shows its attempt", async () => {
+      await page.getByRole("link", { name: "Webhooks" }).click()
+      await page.getByRole("link", { name: `Subscription ${fixture.receiver.url}` }).click()
       await page.getByRole("button", { name: "Send test event" }).click()
       await expect.poll(() => page.locator("[role=status] .success").textContent()).toContain("Test event: SUCCESS")
       await expect.poll(() => fixture.receiver.received.some((received) => received.body.includes('"webhook.test"'))).toBe(true)

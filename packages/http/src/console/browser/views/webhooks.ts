@@ -1,5 +1,5 @@
 /** Webhook subscriptions: the list, and one subscription with its attempts, replay, resend, secret rotation and test event. */
-import { ApiError, type Page } from "../api.js"
+import type { Page } from "../api.js"
 import { h, replace } from "../dom.js"
 import { fromLocalInput, time, toLocalInput, shortId } from "../format.js"
 import type { Attempt, Subscription } from "../records.js"
@@ -69,9 +69,6 @@ export const attemptsList = (
       }
     ]
   })
-
-/** A failure that means the server has no such route (an older server without the test event). */
-const isMissingRoute = (error: unknown) => error instanceof ApiError && error.status === 404 && error.param === null
 
 /** The replay form: every event of the window queued again for this subscription (docs/webhooks.md#replay). */
 const replayForm = (context: ViewContext, subscription: Subscription, status: HTMLElement, after: () => void): HTMLElement => {
@@ -149,28 +146,16 @@ export const webhookView = async (context: ViewContext, subscriptionId: string):
     "Send test event",
     status,
     async () => {
-      try {
-        const attempt = await context.api.write<Attempt>("POST", `/webhook-subscriptions/${subscription.id}/test`)
-        replace(
-          status,
-          h(
-            "p",
-            { class: attempt.status === "SUCCESS" ? "success" : "warning" },
-            `Test event: ${attempt.status}, response ${attempt.response_code || "none"}.`
-          )
+      const attempt = await context.api.write<Attempt>("POST", `/webhook-subscriptions/${subscription.id}/test`)
+      replace(
+        status,
+        h(
+          "p",
+          { class: attempt.status === "SUCCESS" ? "success" : "warning" },
+          `Test event: ${attempt.status}, response ${attempt.response_code || "none"}.`
         )
-        refresh()
-      } catch (error) {
-        if (!isMissingRoute(error)) throw error
-        replace(
-          status,
-          h(
-            "p",
-            { class: "error", role: "alert" },
-            "This server has no test event yet (POST /v1/webhook-subscriptions/{id}/test answered 404)."
-          )
-        )
-      }
+      )
+      refresh()
     },
     { "data-action": "test" }
   )
