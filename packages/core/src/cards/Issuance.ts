@@ -90,6 +90,7 @@ export const issueCard = (
         allowed_mcc_codes: input.allowed_mcc_codes,
         blocked_mcc_codes: input.blocked_mcc_codes,
         spending_period: input.spending_period,
+        metadata: input.metadata,
         created_at: now,
         updated_at: now
       }

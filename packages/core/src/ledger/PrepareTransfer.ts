@@ -209,6 +209,7 @@ export const transferPosting = (
     to_financial_account_id: target.id,
     status,
     description: p.order.description,
+    metadata: p.order.metadata,
     created_at: now,
     updated_at: now
   }

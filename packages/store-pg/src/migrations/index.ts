@@ -22,6 +22,7 @@ import leanPostTransfer from "./0220_lean_post_transfer.js"
 import cardHolds from "./0230_card_holds.js"
 import authorizationEndpoints from "./0240_authorization_endpoints.js"
 import rateBuckets from "./0250_rate_buckets.js"
+import metadata from "./0270_metadata.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -52,5 +53,6 @@ export const migrations = {
   "0220_lean_post_transfer": leanPostTransfer,
   "0230_card_holds": cardHolds,
   "0240_authorization_endpoints": authorizationEndpoints,
-  "0250_rate_buckets": rateBuckets
+  "0250_rate_buckets": rateBuckets,
+  "0270_metadata": metadata
 }

@@ -15,6 +15,7 @@ import listCounts from "./0210_list_counts.js"
 import cardHolds from "./0230_card_holds.js"
 import authorizationEndpoints from "./0240_authorization_endpoints.js"
 import rateBuckets from "./0250_rate_buckets.js"
+import metadata from "./0270_metadata.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -37,5 +38,6 @@ export const migrations = {
   "0210_list_counts": listCounts,
   "0230_card_holds": cardHolds,
   "0240_authorization_endpoints": authorizationEndpoints,
-  "0250_rate_buckets": rateBuckets
+  "0250_rate_buckets": rateBuckets,
+  "0270_metadata": metadata
 }
