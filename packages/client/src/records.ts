@@ -46,7 +46,7 @@ export type Card = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
-  readonly metadata: { readonly [x: string]: string }
+  readonly metadata: { readonly [key: string]: string }
   readonly allowed_mcc_codes: readonly string[]
   readonly blocked_mcc_codes: readonly string[]
   readonly spending_period: {
@@ -101,7 +101,7 @@ export type Wallet = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
-  readonly metadata: { readonly [x: string]: string }
+  readonly metadata: { readonly [key: string]: string }
   readonly program_id: string
   readonly financial_account_id: string
   readonly holder: { readonly name: string; readonly email: string | null }
@@ -156,7 +156,7 @@ export type Transfer = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
-  readonly metadata: { readonly [x: string]: string }
+  readonly metadata: { readonly [key: string]: string }
   readonly program_id: string
   readonly amount: number
   readonly currency: string
@@ -285,7 +285,7 @@ export type WebhookSubscription = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
-  readonly metadata: { readonly [x: string]: string }
+  readonly metadata: { readonly [key: string]: string }
   readonly description: string
   readonly url: string
   readonly disabled: boolean
@@ -299,7 +299,7 @@ export type WebhookSubscriptionWithSecret = {
   readonly created_at: string
   readonly updated_at: string
   readonly secret: string
-  readonly metadata: { readonly [x: string]: string }
+  readonly metadata: { readonly [key: string]: string }
   readonly description: string
   readonly url: string
   readonly disabled: boolean

@@ -238,7 +238,9 @@ const aliased = <A, I>(
 /** The issuance request, decoded: the wallet (lower case), the kind and the card's spend controls. */
 export const IssueCard = Schema.transformOrFail(
   IssueCardBody,
-  Schema.typeSchema(Schema.Struct({ wallet_id: Schema.String, type: CardType, ...SpendControls.fields, metadata: Metadata })),
+  Schema.typeSchema(
+    Schema.Struct({ wallet_id: Schema.String, type: CardType, ...SpendControls.fields, metadata: Schema.optional(Metadata) })
+  ),
   {
     strict: true,
     decode: (body, _, ast) =>

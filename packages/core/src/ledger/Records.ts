@@ -280,8 +280,8 @@ export interface TransferRequest {
   /** Attach to this existing transaction instead of creating one. */
   readonly transaction_id: string | null
   readonly description: string | null
-  /** The transfer's metadata ({} when none was sent). */
-  readonly metadata: Metadata
+  /** The transfer's metadata (decoded: {} when none was sent; optional for callers that build a request in code). */
+  readonly metadata?: Metadata | undefined
 }
 
 /** POST /v1/transfers: the body as sent, decoded into a `TransferRequest`. */
@@ -296,7 +296,7 @@ export const CreateTransfer: Schema.Schema<TransferRequest, typeof TransferBody.
       to_financial_account_id: Schema.NullOr(Schema.String),
       transaction_id: Schema.NullOr(Schema.String),
       description: Schema.NullOr(Schema.String),
-      metadata: Metadata
+      metadata: Schema.optional(Metadata)
     })
   ),
   {

@@ -19,10 +19,25 @@ const DESCRIPTION =
   `Your own key-value pairs: up to ${MAX_METADATA_KEYS} keys of 1 to ${MAX_METADATA_KEY_LENGTH} characters, ` +
   `each with a string value of at most ${MAX_METADATA_VALUE_LENGTH} characters. {} when unset. Never searched.`
 
-/** Metadata as every object shows it: `{}` when unset. */
-export const Metadata = Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+const INPUT_DESCRIPTION =
+  `${DESCRIPTION} At creation and in an update, each key given is set and a key given as "" is removed (an update keeps ` +
+  `the keys it does not name); "" or null for the whole field removes every key.`
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const isStringRecord = (value: unknown): value is { readonly [key: string]: string } =>
+  isPlainObject(value) && Object.values(value).every((item) => typeof item === "string")
+
+/**
+ * Metadata as every object shows it: `{}` when unset. Declared rather than `Schema.Record`: a
+ * record's decode and encode build a new object by assignment, which drops a key named
+ * `__proto__` (it sets the prototype instead); this passes the object through as it is.
+ */
+export const Metadata = Schema.declare(isStringRecord, {
   identifier: "Metadata",
-  description: DESCRIPTION
+  description: DESCRIPTION,
+  jsonSchema: { type: "object", maxProperties: MAX_METADATA_KEYS, additionalProperties: { type: "string" }, description: DESCRIPTION }
 })
 export type Metadata = typeof Metadata.Type
 
@@ -40,9 +55,6 @@ const characters = (text: string) => {
   for (const _ of text) count++
   return count
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const NOT_AN_OBJECT = `must be an object of string keys and string values (or "" or null to clear it)`
 
@@ -95,8 +107,8 @@ export const MetadataInput: Schema.Schema<MetadataChange, { readonly [key: strin
   }
 ).annotations({
   identifier: "MetadataInput",
-  description: `${DESCRIPTION} In an update, each key given is set, a key set to "" is removed and the others are kept; "" or null for the whole field removes every key.`,
   jsonSchema: {
+    description: INPUT_DESCRIPTION,
     anyOf: [
       {
         type: "object",
