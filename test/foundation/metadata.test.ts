@@ -122,6 +122,11 @@ describe.each(STORE_KINDS)("metadata on %s", (kind) => {
       // Newest first.
       [{}, { f: "6" }, {}, { a: "one", c: "3", d: "4", e: "5" }, { a: "one", c: "3", d: "4" }]
     )
+    // A closed card keeps what it had: 409, as for its controls.
+    ok(await patch(`/v1/cards/${card.id}`, { metadata: { last: "words" } }))
+    expect((await platform.request("POST", `/v1/cards/${card.id}/close`)).status).toBe(200)
+    expectEnvelope(await patch(`/v1/cards/${card.id}`, { metadata: null }), 409, { code: "conflict" })
+    expect(ok(await get(`/v1/cards/${card.id}`)).metadata).toEqual({ last: "words" })
   })
 
   it("changes a subscription's metadata the same way (subscriptions have no events)", async () => {

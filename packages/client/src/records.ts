@@ -382,6 +382,12 @@ export type OAuthGrant = {
   readonly oauth_client_id: string
 }
 
+/** Your own key-value pairs on a wallet, card, transfer or webhook subscription: `{}` when unset (docs/api.md#metadata). */
+export type Metadata = { readonly [key: string]: string }
+
+/** `metadata` as a creation or an update sends it: keys set, a key given as "" removed, "" or null for none. */
+export type MetadataParams = "" | { readonly [key: string]: string } | null
+
 /** The body of `programs.create`. */
 export type CreateProgramParams = { readonly name: string; readonly bin?: string | undefined }
 
@@ -408,7 +414,7 @@ export type CreateCardParams = {
   readonly spendingPeriod?: { readonly interval: string; readonly amount: number } | null | undefined
 }
 
-/** The body of `cards.update`: a control left out is kept, null clears it. */
+/** The body of `cards.update`: a control left out is kept, null clears it; `metadata` is merged (docs/api.md#metadata). */
 export type UpdateCardParams = {
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly allowed_mcc_codes?: readonly string[] | null | undefined

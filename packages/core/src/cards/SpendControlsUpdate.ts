@@ -43,7 +43,10 @@ export const updateSpendControls = (
       const programId = caller.program.id
       const current = yield* findOwned(cardId, CARD, (id) => store.lockCard(programId, id))
       if (current.card.state === "CLOSED") {
-        return yield* new Conflict({ message: "Cannot change the spend controls of a closed card.", param: null })
+        return yield* new Conflict({
+          message: "A closed card cannot be changed: neither its spend controls nor its metadata.",
+          param: null
+        })
       }
       const controls = mergeControls(current.card, change)
       if (controls.allowed_mcc_codes.some((code) => controls.blocked_mcc_codes.includes(code))) {
