@@ -1,6 +1,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import { type EventType, isSubscribableEventType, SUBSCRIBABLE_EVENT_TYPES } from "../events/Records.js"
 import { Uuid } from "../platform/Ids.js"
+import { Metadata, MetadataInput } from "../platform/Metadata.js"
 
 /**
  * Webhook records and request inputs (docs/webhooks.md): one schema each, used by the HTTP API to
@@ -18,6 +19,7 @@ const subscriptionFields = {
   disabled: Schema.Boolean,
   /** The customer the subscription belongs to (the endpoint portal's scope), or null. */
   tag: Schema.NullOr(Schema.String),
+  metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
 }
@@ -144,7 +146,8 @@ export const CreateWebhookSubscription = Schema.Struct({
   description: Schema.optional(WebhookDescription),
   event_types: SubscribedEventTypes,
   disabled: Schema.optional(Schema.Boolean),
-  tag: Schema.optional(Schema.NullOr(WebhookTag))
+  tag: Schema.optional(Schema.NullOr(WebhookTag)),
+  metadata: Schema.optional(MetadataInput)
 })
 export type CreateWebhookSubscription = typeof CreateWebhookSubscription.Type
 
@@ -155,7 +158,9 @@ export const UpdateWebhookSubscription = Schema.Struct({
   event_types: Schema.optional(SubscribedEventTypes),
   disabled: Schema.optional(Schema.Boolean),
   /** null clears the tag. */
-  tag: Schema.optional(Schema.NullOr(WebhookTag))
+  tag: Schema.optional(Schema.NullOr(WebhookTag)),
+  /** A change of the metadata (docs/api.md#metadata): keys given are set, "" removes one, null or "" clears all. */
+  metadata: Schema.optional(MetadataInput)
 })
 export type UpdateWebhookSubscription = typeof UpdateWebhookSubscription.Type
 
