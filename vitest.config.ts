@@ -22,6 +22,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Test files share their fork's module graph (each still starts its own platforms, databases
+    // and processes): re-importing Effect and the packages for every file cost about 9 of the
+    // suite's 20 CPU minutes on this 2-core machine (docs/architecture.md#tests).
+    isolate: false,
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     reporters: ["default"]
   }

@@ -12,6 +12,7 @@ const CARD_FIELDS = [
   "financial_account_id",
   "id",
   "last_four",
+  "metadata",
   "object",
   "program_id",
   "spending_period",

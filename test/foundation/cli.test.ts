@@ -143,7 +143,7 @@ describe("the issuing CLI", () => {
     } finally {
       server.kill("SIGTERM")
     }
-  })
+  }, 120_000)
 
   it("serve on an empty database prints the URL, the admin key and the program; SIGTERM drains an in-flight request", async () => {
     const dir = tempDir()
@@ -243,5 +243,5 @@ describe("the issuing CLI", () => {
     } finally {
       server.kill("SIGTERM")
     }
-  })
+  }, 120_000)
 })

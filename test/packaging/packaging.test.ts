@@ -264,7 +264,7 @@ beforeAll(async () => {
   registryPackages.catch(() => {}) // awaited below; a failed pack must not leave it unhandled
   // `npm run pack`, as the README tells host apps: one `npm pack` for the five, each package's
   // prepack cleaning its dist and building it (tsc -b), into one folder.
-  const pack = await runOk("node", [path.join(ROOT, "scripts/pack.js"), packDir, "--json"], { cwd: ROOT, timeoutMs: 240_000 })
+  const pack = await runOk("node", [path.join(ROOT, "scripts/pack.js"), packDir, "--json"], { cwd: ROOT, timeoutMs: 420_000 })
   for (const entry of JSON.parse(pack.stdout) as Array<Packed>) packed.set(entry.name, entry)
   expect([...packed.keys()].sort()).toEqual(PACKAGES.map((dir) => `@issuing/${dir}`).sort())
 
