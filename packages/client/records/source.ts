@@ -63,13 +63,18 @@ export type OAuthRedirect = typeof Core.OAuthRedirect.Encoded
 /** A grant a user consented to. */
 export type OAuthGrant = typeof Core.OAuthGrant.Encoded
 
+/** Your own key-value pairs on a wallet, card, transfer or webhook subscription: `{}` when unset (docs/api.md#metadata). */
+export type Metadata = typeof Core.Metadata.Type
+/** `metadata` as a creation or an update sends it: keys set, a key given as "" removed, "" or null for none. */
+export type MetadataParams = typeof Core.MetadataInput.Encoded
+
 /** The body of `programs.create`. */
 export type CreateProgramParams = typeof Core.CreateProgram.Encoded
 /** The body of `apiKeys.create`. */
 export type CreateApiKeyParams = typeof Core.CreateApiKey.Encoded
 /** The body of `cards.create`. */
 export type CreateCardParams = typeof Core.IssueCard.Encoded
-/** The body of `cards.update`: a control left out is kept, null clears it. */
+/** The body of `cards.update`: a control left out is kept, null clears it; `metadata` is merged (docs/api.md#metadata). */
 export type UpdateCardParams = typeof Core.UpdateCard.Encoded
 /** The body of `cards.searchByPan`. */
 export type SearchByPanParams = typeof Core.SearchByPan.Encoded

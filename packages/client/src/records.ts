@@ -46,6 +46,7 @@ export type Card = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
+  readonly metadata: { readonly [key: string]: string }
   readonly allowed_mcc_codes: readonly string[]
   readonly blocked_mcc_codes: readonly string[]
   readonly spending_period: {
@@ -100,6 +101,7 @@ export type Wallet = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
+  readonly metadata: { readonly [key: string]: string }
   readonly program_id: string
   readonly financial_account_id: string
   readonly holder: { readonly name: string; readonly email: string | null }
@@ -154,6 +156,7 @@ export type Transfer = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
+  readonly metadata: { readonly [key: string]: string }
   readonly program_id: string
   readonly amount: number
   readonly currency: string
@@ -282,6 +285,7 @@ export type WebhookSubscription = {
   readonly id: string
   readonly created_at: string
   readonly updated_at: string
+  readonly metadata: { readonly [key: string]: string }
   readonly description: string
   readonly url: string
   readonly disabled: boolean
@@ -295,6 +299,7 @@ export type WebhookSubscriptionWithSecret = {
   readonly created_at: string
   readonly updated_at: string
   readonly secret: string
+  readonly metadata: { readonly [key: string]: string }
   readonly description: string
   readonly url: string
   readonly disabled: boolean
@@ -377,6 +382,12 @@ export type OAuthGrant = {
   readonly oauth_client_id: string
 }
 
+/** Your own key-value pairs on a wallet, card, transfer or webhook subscription: `{}` when unset (docs/api.md#metadata). */
+export type Metadata = { readonly [key: string]: string }
+
+/** `metadata` as a creation or an update sends it: keys set, a key given as "" removed, "" or null for none. */
+export type MetadataParams = "" | { readonly [key: string]: string } | null
+
 /** The body of `programs.create`. */
 export type CreateProgramParams = { readonly name: string; readonly bin?: string | undefined }
 
@@ -394,6 +405,7 @@ export type CreateApiKeyParams = {
 export type CreateCardParams = {
   readonly wallet_id: string
   readonly type: "VIRTUAL" | "PHYSICAL"
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly allowed_mcc_codes?: readonly string[] | null | undefined
   readonly blocked_mcc_codes?: readonly string[] | null | undefined
   readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
@@ -402,8 +414,9 @@ export type CreateCardParams = {
   readonly spendingPeriod?: { readonly interval: string; readonly amount: number } | null | undefined
 }
 
-/** The body of `cards.update`: a control left out is kept, null clears it. */
+/** The body of `cards.update`: a control left out is kept, null clears it; `metadata` is merged (docs/api.md#metadata). */
 export type UpdateCardParams = {
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly allowed_mcc_codes?: readonly string[] | null | undefined
   readonly blocked_mcc_codes?: readonly string[] | null | undefined
   readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
@@ -418,6 +431,7 @@ export type SearchByPanParams = { readonly pan: string }
 /** The body of `wallets.create`. */
 export type CreateWalletParams = {
   readonly holder: { readonly name: string; readonly email?: string | null | undefined }
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly currency?: string | undefined
 }
 
@@ -425,6 +439,7 @@ export type CreateWalletParams = {
 export type CreateTransferParams = {
   readonly amount: number
   readonly currency: string
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly transaction_id?: string | null | undefined
   readonly payment_rail?: "book" | "ach_same_day" | "wire" | "fednow_instant" | undefined
   readonly from_financial_account_id?: string | null | undefined
@@ -437,12 +452,14 @@ export type CreateTransferParams = {
 export type CreateWebhookSubscriptionParams = {
   readonly url: string
   readonly event_types: readonly string[]
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly description?: string | undefined
   readonly disabled?: boolean | undefined
 }
 
 /** The body of `webhooks.update`. */
 export type UpdateWebhookSubscriptionParams = {
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly description?: string | undefined
   readonly url?: string | undefined
   readonly disabled?: boolean | undefined

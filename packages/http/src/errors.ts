@@ -364,14 +364,28 @@ export const unknownParameterFailure = (name: string): ApiFailureAt<400> => {
 }
 
 /**
+ * A decode issue's path as `param`: segments joined with dots (`holder.name`, `program_ids.1`),
+ * except a map key, which the schema gives as a bracketed segment and which follows its field
+ * without a dot (`metadata[note]`, `transfers.3.metadata[note]`; docs/api.md#metadata).
+ */
+const paramOf = (path: ReadonlyArray<PropertyKey>): string =>
+  path
+    .map(String)
+    .reduce(
+      (param, segment, i) =>
+        i === 0 ? segment : segment.startsWith("[") && segment.endsWith("]") ? param + segment : `${param}.${segment}`,
+      ""
+    )
+
+/**
  * The 400 of a body, query or batch item that does not decode: `param` is the first issue's path
- * joined with dots (`holder.name`, `program_ids.1`). The rejected value is never echoed: it may be a
- * card number or a secret sent in the wrong field.
+ * (`paramOf`). The rejected value is never echoed: it may be a card number or a secret sent in the
+ * wrong field.
  */
 export const decodeIssuesFailure = (issues: ReadonlyArray<DecodeIssue>): ApiFailureAt<400> => {
   const issue = issues[0]
   if (issue?._tag === "Unexpected" && issue.path.length > 0) return unknownParameterFailure(issue.path.map(String).join("."))
-  const param = issue === undefined || issue.path.length === 0 ? null : issue.path.map(String).join(".")
+  const param = issue === undefined || issue.path.length === 0 ? null : paramOf(issue.path)
   const detail = (issue?.message ?? "Invalid request").replace(/,\s*actual\b[\s\S]*$/, "")
   return apiFailure("invalid_request", param === null ? `Invalid request: ${detail}` : `Invalid value for '${param}': ${detail}`, param)
 }

@@ -5,6 +5,7 @@ import {
   decidePostings,
   isNewTransfer,
   LedgerPosting,
+  metadataText,
   notNewTransfers,
   type PostingOutcome,
   type PostingRefusal,
@@ -27,7 +28,7 @@ type Sql = SqlClient.SqlClient
  */
 const QUEUED = "current_setting('issuing.deliveries_queued', true) = 'yes'"
 
-/** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080; its body since 0220). */
+/** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080; its body since 0220, its arguments since 0270). */
 const postTransfer = (
   sql: Sql,
   { balanceEvents, bookTransfer, activeCardId, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
@@ -45,7 +46,7 @@ const postTransfer = (
           ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
           ${events.map((e) => JSON.stringify(e.data.object))}::text[], NULL::text, ${activeCardId},
           ${deltas.map((d) => d.pendingMinor)}::bigint[], ${balanceEvents.map((e) => e.id)}::text[],
-          ${balanceEvents.map((e) => e.financial_account_id)}::text[])`.pipe(
+          ${balanceEvents.map((e) => e.financial_account_id)}::text[], ${metadataText(transfer.metadata)})`.pipe(
     Effect.map((rows) => ({
       posted: rows[0]!.posted === true,
       refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
@@ -98,7 +99,8 @@ const asJson = ({
   active_card: activeCardId,
   delta_pending: deltas.map((d) => String(d.pendingMinor)),
   balance_event_ids: balanceEvents.map((e) => e.id),
-  balance_event_accounts: balanceEvents.map((e) => e.financial_account_id)
+  balance_event_accounts: balanceEvents.map((e) => e.financial_account_id),
+  metadata: metadataText(transfer.metadata)
 })
 /** The running totals of every book of the accounts the postings touch; `lock`: FOR UPDATE, in (account, book) order. */
 const balanceTotals = (sql: Sql, postings: ReadonlyArray<TransferPosting>, lock: boolean) =>

@@ -830,8 +830,74 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   },
   "0240_authorization_endpoints": "schema only",
   "0250_rate_buckets": "schema only",
-  "0260_idempotency_claim_token": "schema only"
+  "0260_idempotency_claim_token": "schema only",
+  "0270_metadata": {
+    // Rows of each table that gains the column, written before it existed.
+    before: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
+                   VALUES ('wallet_fa_carol', ${PROGRAM}, 'Carol', NULL, ${CAROL}, ${NOW}, ${NOW})`
+        for (const table of METADATA_TABLES) expect(yield* count(`SELECT count(*) AS n FROM ${table}`), table).toBeGreaterThan(0)
+      }),
+    // Every earlier row reads {}; each posting function writes the transfer's metadata (an
+    // absent one as {}), and a refused posting still writes nothing.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        for (const table of METADATA_TABLES) {
+          expect(yield* count(`SELECT count(*) AS n FROM ${table} WHERE metadata <> '{}'`), table).toBe(0)
+        }
+        expect(yield* postTransferSignatures).toEqual([expect.stringMatching(/p_balance_event_accounts text\[\], p_metadata text$/)])
+        const current = (metadata: string): ReadonlyArray<Argument> => [
+          ...newTransaction,
+          ["p_active_card", null, "text"],
+          ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
+          ["p_balance_event_ids", [], "text[]"],
+          ["p_balance_event_accounts", [], "text[]"],
+          ["p_metadata", metadata, "text"]
+        ]
+        const metadataOf = (t: Transfer) =>
+          Effect.map(sql<{ metadata: string }>`SELECT metadata FROM issuing_transfers WHERE id = ${t.transferId}`, (rows) =>
+            rows.map((row) => row.metadata)
+          )
+        const one = transfer(CAROL, DAVE, 1)
+        expect((yield* postTransfer(postingArguments(one, current('{"order":"o_1"}')))).posted).toBe(true)
+        expect(yield* metadataOf(one)).toEqual(['{"order":"o_1"}'])
+        const [withMetadata, without] = [transfer(CAROL, DAVE, 1), transfer(DAVE, CAROL, 1)]
+        const run = [
+          postingJson(postingArguments(withMetadata, current('{"k":"v"}'))),
+          postingJson(
+            postingArguments(
+              without,
+              current("{}").filter(([name]) => name !== "p_metadata")
+            )
+          )
+        ]
+        expect(yield* sql`SELECT ord, posted FROM issuing_post_transfers(${JSON.stringify(run)}::jsonb, ${CHANNEL})`).toEqual([
+          { ord: 1, posted: true },
+          { ord: 2, posted: true }
+        ])
+        expect([yield* metadataOf(withMetadata), yield* metadataOf(without)]).toEqual([['{"k":"v"}'], ["{}"]])
+        const [batched, plain] = [transfer(CAROL, DAVE, 1), transfer(DAVE, CAROL, 1)]
+        const rows = rowsOf([batched, plain])
+        const transfers = rows.transfers.map((row, i) => (i === 0 ? { ...row, metadata: '{"batch":"b_1"}' } : row))
+        expect(yield* sql`SELECT issuing_write_postings(${JSON.stringify({ ...rows, transfers })}::jsonb, ${CHANNEL}) AS n`).toEqual([
+          { n: 0 }
+        ])
+        expect([yield* metadataOf(batched), yield* metadataOf(plain)]).toEqual([['{"batch":"b_1"}'], ["{}"]])
+        const before = yield* ledgerRowCounts
+        expect((yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 10 ** 12), current('{"k":"v"}')))).refusal).toBe(
+          "insufficient_funds"
+        )
+        expect(yield* ledgerRowCounts).toEqual(before)
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
+  }
 }
+
+/** The tables migration 0270 gives a metadata column. */
+const METADATA_TABLES = ["issuing_wallets", "issuing_cards", "issuing_transfers", "issuing_webhook_subscriptions"]
 
 /** The database migrated through `id` (and every migration before it). */
 const migrateThrough = (id: string) =>

@@ -95,6 +95,7 @@ const addRowStatements = (table: ReturnType<typeof postingRows>, statements: Arr
       "to_financial_account_id",
       "status",
       "description",
+      "metadata",
       "created_at",
       "updated_at"
     ],

@@ -4,6 +4,7 @@ import {
   isNewTransfer,
   LedgerPosting,
   MAX_TOTAL_MINOR,
+  metadataText,
   notNewTransfers,
   type PostingOutcome,
   sqliteFanOutParams,
@@ -36,8 +37,8 @@ const INSERT_TRANSACTION = `INSERT INTO issuing_transactions
 
 const INSERT_TRANSFER = `INSERT INTO issuing_transfers
   (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
-   to_financial_account_id, status, description, created_at, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+   to_financial_account_id, status, description, metadata, created_at, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const INSERT_BOOK_TRANSFER = `INSERT INTO issuing_book_transfers
   (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
@@ -140,6 +141,7 @@ const writeTransfer = (db: SyncConnection, posting: TransferPosting) => {
     transfer.to_financial_account_id,
     transfer.status,
     transfer.description,
+    metadataText(transfer.metadata),
     transfer.created_at,
     transfer.updated_at
   )

@@ -249,7 +249,38 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   },
   "0240_authorization_endpoints": "schema only",
   "0250_rate_buckets": "schema only",
-  "0260_idempotency_claim_token": "schema only"
+  "0260_idempotency_claim_token": "schema only",
+  "0270_metadata": {
+    // A wallet, a card and a subscription of before, beside the transfers earlier steps wrote.
+    before: Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.all([
+        sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
+            VALUES ('wallet_meta', 'program_1', 'Ada', NULL, 'fa_1', ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_cards (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
+              pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes, created_at, updated_at)
+            VALUES ('card_meta', 'program_1', 'wallet_meta', 'fa_1', 'VIRTUAL', 'ACTIVE', '4242', 7, 2031, 'p', 'c', 'fp_meta', 'k1', '[]', '[]',
+                    ${NOW}, ${NOW})`,
+        sql`INSERT INTO issuing_webhook_subscriptions (id, program_id, url, description, event_types, disabled, secret_sealed,
+              created_at, updated_at)
+            VALUES ('whs_meta', 'program_1', 'https://example.com/hook', '', '["card.created"]', 0, 's', ${NOW}, ${NOW})`
+      ])
+    ),
+    // Every row of before reads {}; a row written without the column gets {}; NULL is refused.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      for (const table of ["issuing_wallets", "issuing_cards", "issuing_transfers", "issuing_webhook_subscriptions"]) {
+        const rows = yield* sql.unsafe<{ metadata: string }>(`SELECT metadata FROM ${table}`)
+        expect(rows.length, table).toBeGreaterThan(0)
+        expect(new Set(rows.map((row) => row.metadata)), table).toEqual(new Set(["{}"]))
+      }
+      yield* sql`INSERT INTO issuing_webhook_subscriptions (id, program_id, url, description, event_types, disabled, secret_sealed,
+                   created_at, updated_at)
+                 VALUES ('whs_2', 'program_1', 'https://example.com/hook', '', '["card.created"]', 0, 's', ${NOW}, ${NOW})`
+      expect(yield* sql`SELECT metadata FROM issuing_webhook_subscriptions WHERE id = 'whs_2'`).toEqual([{ metadata: "{}" }])
+      expect(yield* failureOf(sql`UPDATE issuing_wallets SET metadata = NULL WHERE id = 'wallet_meta'`)).toContain("NOT NULL")
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+    })
+  }
 }
 
 /** The database migrated through `id` (and every migration before it). */

@@ -12,6 +12,12 @@ import type {
   SpendControls,
   StoredEmbedSession
 } from "./Records.js"
+import type { Metadata } from "../platform/Metadata.js"
+
+/** What a PATCH of a card replaces: its spend controls and its metadata, as the change leaves them. */
+export interface CardChange extends SpendControls {
+  readonly metadata: Metadata
+}
 
 export interface CardFilter {
   readonly walletId?: string | undefined
@@ -57,11 +63,11 @@ export interface CardStoreService {
     to: CardState,
     at: string
   ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
-  /** Replaces the spend controls of a card that is not closed; none when it is closed (or gone). */
-  readonly updateControls: (
+  /** Replaces the spend controls and metadata of a card that is not closed; none when it is closed (or gone). */
+  readonly updateCard: (
     programId: string,
     cardId: string,
-    controls: SpendControls,
+    change: CardChange,
     at: string
   ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
   /** Replaces number, code and expiry when the card's state is one of `from`. */

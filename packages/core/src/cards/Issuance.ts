@@ -4,6 +4,7 @@ import type { ProgramCaller } from "../access/Records.js"
 import { BusinessRuleViolation, Conflict, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
+import { EMPTY_METADATA } from "../platform/Metadata.js"
 import { nowIso, nowMs } from "../platform/Time.js"
 import { expiryFrom, generateCvv, generatePan, replacementExpiry } from "./CardNumbers.js"
 import type { CardDeps } from "./CardDeps.js"
@@ -90,6 +91,7 @@ export const issueCard = (
         allowed_mcc_codes: input.allowed_mcc_codes,
         blocked_mcc_codes: input.blocked_mcc_codes,
         spending_period: input.spending_period,
+        metadata: input.metadata ?? EMPTY_METADATA,
         created_at: now,
         updated_at: now
       }

@@ -3,6 +3,7 @@ import type * as AST from "effect/SchemaAST"
 import { AmountMinor, Currency } from "../ledger/Records.js"
 import { Uuid } from "../platform/Ids.js"
 import { oneOf } from "../platform/Literals.js"
+import { initialMetadata, Metadata, MetadataInput } from "../platform/Metadata.js"
 import { normalizePan } from "./CardNumbers.js"
 
 /**
@@ -58,6 +59,7 @@ export const Card = Schema.Struct({
   exp_month: Schema.Number,
   exp_year: Schema.Number,
   ...SpendControls.fields,
+  metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Card" })
@@ -205,7 +207,7 @@ const SpendControlsBody = {
 }
 
 /** POST /v1/cards as sent. */
-const IssueCardBody = Schema.Struct({ wallet_id: Uuid, type: CardType, ...SpendControlsBody })
+const IssueCardBody = Schema.Struct({ wallet_id: Uuid, type: CardType, ...SpendControlsBody, metadata: Schema.optional(MetadataInput) })
 
 /** A failure of one field of the body, at `param`. */
 const fieldIssue = (param: string, actual: unknown, issue: ParseResult.ParseIssue) => new ParseResult.Pointer(param, actual, issue)
@@ -236,7 +238,9 @@ const aliased = <A, I>(
 /** The issuance request, decoded: the wallet (lower case), the kind and the card's spend controls. */
 export const IssueCard = Schema.transformOrFail(
   IssueCardBody,
-  Schema.typeSchema(Schema.Struct({ wallet_id: Schema.String, type: CardType, ...SpendControls.fields })),
+  Schema.typeSchema(
+    Schema.Struct({ wallet_id: Schema.String, type: CardType, ...SpendControls.fields, metadata: Schema.optional(Metadata) })
+  ),
   {
     strict: true,
     decode: (body, _, ast) =>
@@ -255,7 +259,8 @@ export const IssueCard = Schema.transformOrFail(
           type: body.type,
           allowed_mcc_codes: allowed,
           blocked_mcc_codes: blocked,
-          spending_period: spending
+          spending_period: spending,
+          metadata: initialMetadata(body.metadata)
         }
       }),
     encode: (input) =>
@@ -264,14 +269,15 @@ export const IssueCard = Schema.transformOrFail(
         type: input.type,
         allowedMccCodes: input.allowed_mcc_codes,
         blockedMccCodes: input.blocked_mcc_codes,
-        spendingPeriod: input.spending_period
+        spendingPeriod: input.spending_period,
+        metadata: input.metadata
       })
   }
 )
 export type IssueCard = typeof IssueCard.Type
 
-/** PATCH /v1/cards/{card_id} as sent: any spend control, under either name (as at issuance). */
-const UpdateCardBody = Schema.Struct(SpendControlsBody)
+/** PATCH /v1/cards/{card_id} as sent: any spend control, under either name (as at issuance), and metadata. */
+const UpdateCardBody = Schema.Struct({ ...SpendControlsBody, metadata: Schema.optional(MetadataInput) })
 
 /** Whether a control was sent under either of its names (null counts: it clears the control). */
 const sent = (body: Record<string, unknown>, [camel, snake]: readonly [string, string]) =>
@@ -280,7 +286,8 @@ const sent = (body: Record<string, unknown>, [camel, snake]: readonly [string, s
 /**
  * A change of a card's spend controls, decoded with issuance's rules: a control absent is kept, one
  * sent replaces it, `null` clears it (an empty list; no spending period). Whether the result allows
- * and blocks one code is checked against the card (`Cards.update`).
+ * and blocks one code is checked against the card (`Cards.update`). `metadata` is a change of the
+ * card's metadata (docs/api.md#metadata).
  */
 export const UpdateCard = Schema.transformOrFail(
   UpdateCardBody,
@@ -288,7 +295,8 @@ export const UpdateCard = Schema.transformOrFail(
     Schema.Struct({
       allowed_mcc_codes: Schema.optional(Schema.Array(MccCode)),
       blocked_mcc_codes: Schema.optional(Schema.Array(MccCode)),
-      spending_period: Schema.optional(Schema.NullOr(SpendingPeriod))
+      spending_period: Schema.optional(Schema.NullOr(SpendingPeriod)),
+      metadata: Schema.optional(Schema.NullOr(Metadata))
     })
   ),
   {
@@ -304,14 +312,16 @@ export const UpdateCard = Schema.transformOrFail(
         return {
           ...(sent(body, ALLOWED) ? { allowed_mcc_codes: allowed ?? [] } : {}),
           ...(sent(body, BLOCKED) ? { blocked_mcc_codes: blocked ?? [] } : {}),
-          ...(sent(body, PERIOD) ? { spending_period: period } : {})
+          ...(sent(body, PERIOD) ? { spending_period: period } : {}),
+          ...(body.metadata !== undefined ? { metadata: body.metadata } : {})
         }
       }),
     encode: (input) =>
       ParseResult.succeed({
         allowedMccCodes: input.allowed_mcc_codes,
         blockedMccCodes: input.blocked_mcc_codes,
-        spendingPeriod: input.spending_period
+        spendingPeriod: input.spending_period,
+        metadata: input.metadata
       })
   }
 ).annotations({ identifier: "UpdateCard" })

@@ -3,7 +3,9 @@ import { Effect, Option } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
 import { Conflict, InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { nowIso } from "../platform/Time.js"
+import { applyMetadataChange, sameMetadata } from "../platform/Metadata.js"
 import type { CardDeps } from "./CardDeps.js"
+import type { CardChange } from "./CardStore.js"
 import { CARD } from "./Issuance.js"
 import type { Card, SpendControls, UpdateCard } from "./Records.js"
 import { findOwned } from "../platform/FindOwned.js"
@@ -19,12 +21,15 @@ const sameControls = (a: SpendControls, b: SpendControls) =>
   JSON.stringify([a.allowed_mcc_codes, a.blocked_mcc_codes, a.spending_period]) ===
   JSON.stringify([b.allowed_mcc_codes, b.blocked_mcc_codes, b.spending_period])
 
+const sameCard = (a: CardChange, b: Card) => sameControls(a, b) && sameMetadata(a.metadata, b.metadata)
+
 /**
- * PATCH /v1/cards/{card_id}: new spend controls for a card that is not closed, validated as at
- * issuance (a code both allowed and blocked → 400, naming the list that was sent), decided under
- * the card's row lock, with `card.updated` and the change feed's bump in the same transaction, so
- * every node's next authorization sees them (docs/card-data.md#spend-controls). A change that
- * changes nothing answers the card and emits nothing.
+ * PATCH /v1/cards/{card_id}: new spend controls or metadata for a card that is not closed,
+ * validated as at issuance (a code both allowed and blocked → 400, naming the list that was sent;
+ * more than 50 metadata keys after the change → 400 `metadata`, docs/api.md#metadata), decided
+ * under the card's row lock, with `card.updated` and the change feed's bump in the same
+ * transaction, so every node's next authorization sees them (docs/card-data.md#spend-controls). A
+ * change that changes nothing answers the card and emits nothing.
  */
 export const updateSpendControls = (
   deps: CardDeps,
@@ -38,7 +43,10 @@ export const updateSpendControls = (
       const programId = caller.program.id
       const current = yield* findOwned(cardId, CARD, (id) => store.lockCard(programId, id))
       if (current.card.state === "CLOSED") {
-        return yield* new Conflict({ message: "Cannot change the spend controls of a closed card.", param: null })
+        return yield* new Conflict({
+          message: "A closed card cannot be changed: neither its spend controls nor its metadata.",
+          param: null
+        })
       }
       const controls = mergeControls(current.card, change)
       if (controls.allowed_mcc_codes.some((code) => controls.blocked_mcc_codes.includes(code))) {
@@ -47,8 +55,11 @@ export const updateSpendControls = (
           param: change.blocked_mcc_codes !== undefined ? "blockedMccCodes" : "allowedMccCodes"
         })
       }
-      if (sameControls(controls, current.card)) return current.card
-      const updated = yield* store.updateControls(programId, current.card.id, controls, yield* nowIso)
+      const metadata =
+        change.metadata === undefined ? current.card.metadata : yield* applyMetadataChange(current.card.metadata, change.metadata)
+      const next: CardChange = { ...controls, metadata }
+      if (sameCard(next, current.card)) return current.card
+      const updated = yield* store.updateCard(programId, current.card.id, next, yield* nowIso)
       // Locked above, and only closing moves a card out of reach: present and not closed.
       const card = Option.getOrThrow(updated).card
       // Every node's card cache lets go of the card at commit (docs/operations.md#running-several-nodes).

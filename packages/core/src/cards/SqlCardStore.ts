@@ -2,6 +2,7 @@ import { listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
+import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS } from "./OrderFields.js"
@@ -27,6 +28,7 @@ const toCardRecord = (row: any): CardRecord => ({
         ? null
         : // Stored as decoded at issuance: a known interval and a positive amount.
           { interval: row.spending_interval as SpendingInterval, amount: toInt(row.spending_amount_minor) as AmountMinor },
+    metadata: metadataOf(row.metadata),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at)
   },
@@ -86,13 +88,13 @@ const cardQueries = (
     sql`INSERT INTO issuing_cards
           (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
            pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes,
-           spending_interval, spending_amount_minor, created_at, updated_at)
+           spending_interval, spending_amount_minor, metadata, created_at, updated_at)
         VALUES (${card.id}, ${card.program_id}, ${card.wallet_id}, ${card.financial_account_id}, ${card.type},
                 ${card.state}, ${card.last_four}, ${card.exp_month}, ${card.exp_year},
                 ${sealed.pan_sealed}, ${sealed.cvv_sealed}, ${sealed.pan_fingerprint}, ${sealed.vault_key_id},
                 ${JSON.stringify(card.allowed_mcc_codes)}, ${JSON.stringify(card.blocked_mcc_codes)},
                 ${card.spending_period?.interval ?? null}, ${card.spending_period?.amount ?? null},
-                ${card.created_at}, ${card.updated_at})`.pipe(Effect.asVoid),
+                ${metadataText(card.metadata)}, ${card.created_at}, ${card.updated_at})`.pipe(Effect.asVoid),
   findCard: (programId, cardId) =>
     sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`.pipe(Effect.map(first)),
   lockCard: (programId, cardId) =>
@@ -127,17 +129,18 @@ const cardQueries = (
 /** Compare-and-set changes of a card: state, secrets, and re-sealing under another vault key. */
 const changeQueries = (
   sql: Sql
-): Pick<CardStoreService, "transition" | "updateControls" | "replaceSecrets" | "cardsToReseal" | "reseal" | "sealedSamples"> => ({
+): Pick<CardStoreService, "transition" | "updateCard" | "replaceSecrets" | "cardsToReseal" | "reseal" | "sealedSamples"> => ({
   transition: (programId, cardId, from, to, at) =>
     sql`UPDATE issuing_cards SET state = ${to}, updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND ${sql.in("state", from)}
         RETURNING *`.pipe(Effect.map(first)),
-  updateControls: (programId, cardId, controls, at) =>
+  updateCard: (programId, cardId, change, at) =>
     sql`UPDATE issuing_cards
-        SET allowed_mcc_codes = ${JSON.stringify(controls.allowed_mcc_codes)},
-            blocked_mcc_codes = ${JSON.stringify(controls.blocked_mcc_codes)},
-            spending_interval = ${controls.spending_period?.interval ?? null},
-            spending_amount_minor = ${controls.spending_period?.amount ?? null},
+        SET allowed_mcc_codes = ${JSON.stringify(change.allowed_mcc_codes)},
+            blocked_mcc_codes = ${JSON.stringify(change.blocked_mcc_codes)},
+            spending_interval = ${change.spending_period?.interval ?? null},
+            spending_amount_minor = ${change.spending_period?.amount ?? null},
+            metadata = ${metadataText(change.metadata)},
             updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND state <> 'CLOSED'
         RETURNING *`.pipe(Effect.map(first)),

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { newEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
+import { EMPTY_METADATA } from "../platform/Metadata.js"
 import type { CardMessagePosting, PostingOutcome, TransferPosting } from "./LedgerStore.js"
 import { accountsOf, type LedgerDeps, settlementAccount, type TransferError } from "./Posting.js"
 import { prepareTransfer, transferPosting } from "./PrepareTransfer.js"
@@ -40,6 +41,7 @@ const cardTransfer = (ctx: LedgerDeps, programId: string, message: CardMessage, 
       to_financial_account_id: clearing ? null : message.financialAccountId,
       transaction_id: null,
       description: null,
+      metadata: EMPTY_METADATA,
       card: { card_id: message.transaction.card_id!, mcc: message.transaction.mcc, merchant_name: message.transaction.merchant_name }
     }
     const accounts = yield* accountsOf(ctx, programId, order)

@@ -4,6 +4,7 @@ import { Events } from "../events/Events.js"
 import { Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
+import { initialMetadata } from "../platform/Metadata.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
@@ -67,6 +68,7 @@ const createWallet = (ctx: LedgerDeps, programId: string, input: CreateWallet) =
         program_id: programId,
         holder: { name: input.holder.name, email: input.holder.email ?? null },
         financial_account_id: newId(),
+        metadata: initialMetadata(input.metadata),
         created_at: now,
         updated_at: now
       }

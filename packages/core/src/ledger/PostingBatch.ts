@@ -1,4 +1,5 @@
 import { eventRow } from "../events/Records.js"
+import { metadataText } from "../platform/Metadata.js"
 import { balanceRowKey, balanceRowOrder } from "./PostingRules.js"
 import { MAX_TOTAL_MINOR } from "./Records.js"
 import type { PostingOutcome, TransferPosting } from "./LedgerStore.js"
@@ -152,6 +153,7 @@ export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
       to_financial_account_id: transfer.to_financial_account_id,
       status: transfer.status,
       description: transfer.description,
+      metadata: metadataText(transfer.metadata),
       created_at: transfer.created_at
     })),
     book_transfers: postings.map(({ bookTransfer, transaction: t, transfer }) => ({

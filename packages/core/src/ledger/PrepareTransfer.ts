@@ -3,6 +3,7 @@ import { type EventType, newEvent } from "../events/Records.js"
 import { BusinessRuleViolation, Conflict, InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { missing } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
+import { EMPTY_METADATA } from "../platform/Metadata.js"
 import type { TransferPosting } from "./LedgerStore.js"
 import { balanceDeltas, transferEntries } from "./PostingRules.js"
 import type { BookTransfer, FinancialAccount, Transaction, TransactionStatus, Transfer, TransferRail, TransferRequest } from "./Records.js"
@@ -209,6 +210,7 @@ export const transferPosting = (
     to_financial_account_id: target.id,
     status,
     description: p.order.description,
+    metadata: p.order.metadata ?? EMPTY_METADATA,
     created_at: now,
     updated_at: now
   }

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { Uuid } from "../platform/Ids.js"
+import { initialMetadata, Metadata, MetadataInput } from "../platform/Metadata.js"
 
 /**
  * Ledger records (docs/ledger.md, docs/api.md#money): wallets, financial accounts, transfers,
@@ -85,6 +86,7 @@ export const Wallet = Schema.Struct({
   program_id: Schema.String,
   holder: Holder,
   financial_account_id: Schema.String,
+  metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Wallet" })
@@ -133,6 +135,7 @@ export const Transfer = Schema.Struct({
   to_financial_account_id: Schema.String,
   status: TransferStatus,
   description: Schema.NullOr(Schema.String),
+  metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Transfer" })
@@ -237,7 +240,8 @@ export const CreateWallet = Schema.Struct({
       )
     )
   }),
-  currency: Schema.optional(Currency)
+  currency: Schema.optional(Currency),
+  metadata: Schema.optional(MetadataInput)
 })
 export type CreateWallet = typeof CreateWallet.Type
 
@@ -253,7 +257,8 @@ const TransferBody = Schema.Struct({
   from_financial_account_id: OptionalId,
   to_financial_account_id: OptionalId,
   transaction_id: OptionalId,
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(MAX_DESCRIPTION_LENGTH))))
+  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(MAX_DESCRIPTION_LENGTH)))),
+  metadata: Schema.optional(MetadataInput)
 }).pipe(
   Schema.filter((body) => {
     if (body.paymentRail === undefined && body.payment_rail === undefined)
@@ -275,6 +280,8 @@ export interface TransferRequest {
   /** Attach to this existing transaction instead of creating one. */
   readonly transaction_id: string | null
   readonly description: string | null
+  /** The transfer's metadata (decoded: {} when none was sent; optional for callers that build a request in code). */
+  readonly metadata?: Metadata | undefined
 }
 
 /** POST /v1/transfers: the body as sent, decoded into a `TransferRequest`. */
@@ -288,7 +295,8 @@ export const CreateTransfer: Schema.Schema<TransferRequest, typeof TransferBody.
       from_financial_account_id: Schema.NullOr(Schema.String),
       to_financial_account_id: Schema.NullOr(Schema.String),
       transaction_id: Schema.NullOr(Schema.String),
-      description: Schema.NullOr(Schema.String)
+      description: Schema.NullOr(Schema.String),
+      metadata: Schema.optional(Metadata)
     })
   ),
   {
@@ -300,7 +308,8 @@ export const CreateTransfer: Schema.Schema<TransferRequest, typeof TransferBody.
       from_financial_account_id: body.from_financial_account_id ?? null,
       to_financial_account_id: body.to_financial_account_id ?? null,
       transaction_id: body.transaction_id ?? null,
-      description: body.description ?? null
+      description: body.description ?? null,
+      metadata: initialMetadata(body.metadata)
     }),
     encode: (request) => ({ ...request, paymentRail: request.payment_rail })
   }

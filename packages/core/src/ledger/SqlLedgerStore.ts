@@ -1,6 +1,7 @@
 import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
 import {
@@ -54,6 +55,7 @@ const toWallet = (row: any): Wallet => ({
   program_id: row.program_id,
   holder: { name: row.holder_name, email: row.holder_email ?? null },
   financial_account_id: row.financial_account_id,
+  metadata: metadataOf(row.metadata),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
 })
@@ -124,6 +126,7 @@ const toTransfer = (row: any): Transfer => ({
   to_financial_account_id: row.to_financial_account_id,
   status: row.status as TransferStatus,
   description: row.description ?? null,
+  metadata: metadataOf(row.metadata),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
 })
@@ -242,9 +245,12 @@ const walletQueries = (q: Queries) => {
   const { sql } = q
   return {
     insertWallet: (wallet) =>
-      sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, created_at, updated_at)
+      sql`INSERT INTO issuing_wallets
+            (id, program_id, holder_name, holder_email, financial_account_id, metadata, created_at, updated_at)
           VALUES (${wallet.id}, ${wallet.program_id}, ${wallet.holder.name}, ${wallet.holder.email},
-                  ${wallet.financial_account_id}, ${wallet.created_at}, ${wallet.updated_at})`.pipe(Effect.asVoid),
+                  ${wallet.financial_account_id}, ${metadataText(wallet.metadata)}, ${wallet.created_at}, ${wallet.updated_at})`.pipe(
+        Effect.asVoid
+      ),
 
     findWallet: (programId, walletId) =>
       sql`SELECT * FROM issuing_wallets WHERE id = ${walletId} AND program_id = ${programId}`.pipe(

@@ -31,6 +31,7 @@ export const sampleCard = (programId: string, overrides: Partial<CardRecord["car
       allowed_mcc_codes: ["5411", "5812"],
       blocked_mcc_codes: [],
       spending_period: { interval: "DAILY", amount: AmountMinor.make(20_000) },
+      metadata: { cost_center: "42" },
       created_at: now,
       updated_at: now,
       ...overrides
@@ -78,6 +79,31 @@ const changesStateByCompareAndSet = (it: It) =>
       const otherProgram = yield* freshOrganization
       expect(Option.isNone(yield* cards.transition(otherProgram.program.id, record.card.id, ["FROZEN"], "CLOSED", at))).toBe(true)
       expect(Option.getOrThrow(yield* cards.findCard(program.id, record.card.id)).card.state).toBe("FROZEN")
+    })
+  )
+
+const updatesControlsAndMetadata = (it: It) =>
+  it.effect("replaces a card's controls and metadata unless it is closed, within its program", () =>
+    Effect.gen(function* () {
+      const cards = yield* CardStore
+      const { program } = yield* freshOrganization
+      const record = sampleCard(program.id)
+      yield* cards.insertCard(record)
+      const at = new Date(Date.parse(record.card.updated_at) + 1000).toISOString()
+      const change = {
+        allowed_mcc_codes: [],
+        blocked_mcc_codes: ["7995"],
+        spending_period: null,
+        metadata: { team: "ops", ключ: "значение" }
+      }
+      const updated = Option.getOrThrow(yield* cards.updateCard(program.id, record.card.id, change, at))
+      expect(updated.card).toEqual({ ...record.card, ...change, updated_at: at })
+      expect(Option.getOrThrow(yield* cards.findCard(program.id, record.card.id))).toEqual(updated)
+      const otherProgram = yield* freshOrganization
+      expect(Option.isNone(yield* cards.updateCard(otherProgram.program.id, record.card.id, { ...change, metadata: {} }, at))).toBe(true)
+      yield* cards.transition(program.id, record.card.id, ["ACTIVE"], "CLOSED", at)
+      expect(Option.isNone(yield* cards.updateCard(program.id, record.card.id, { ...change, metadata: {} }, at))).toBe(true)
+      expect(Option.getOrThrow(yield* cards.findCard(program.id, record.card.id)).card.metadata).toEqual(change.metadata)
     })
   )
 
@@ -231,6 +257,7 @@ export const cardContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     storesAndFindsByProgram(it)
     changesStateByCompareAndSet(it)
+    updatesControlsAndMetadata(it)
     listsByFilter(it)
     keepsEmbedSessions(it)
     resealsByCompareAndSet(it)

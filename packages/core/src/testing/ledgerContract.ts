@@ -48,6 +48,8 @@ const storeWallet = (ledger: LedgerStoreService, programId: string, at = new Dat
       program_id: programId,
       holder: { name: "Ada Lovelace", email: "ada@example.com" },
       financial_account_id: newId(),
+      // Read back equal by the checks below: the metadata column round-trips, keys and values as sent.
+      metadata: { customer: "c_42", ["__proto__"]: "kept as a key", "ünïcode 🙂": "" },
       created_at: at,
       updated_at: at
     }
@@ -118,6 +120,7 @@ const transferRows = (
     to_financial_account_id: to,
     status: "SETTLED",
     description: "contract",
+    metadata: { order: "o_1" },
     created_at: at,
     updated_at: at
   }
@@ -415,6 +418,7 @@ export const ledgerContract: PortContract = (name, store) =>
             program_id: program.id,
             holder: { name: "Holder", email: null },
             financial_account_id: newId(),
+            metadata: {},
             created_at: at,
             updated_at: at
           }

@@ -40,6 +40,7 @@ const subscription = (
     secret_sealed: "v1.contract.sealed-secret",
     previous_secret_sealed: null,
     previous_secret_expires_at: null,
+    metadata: { owner: "payments" },
     created_at: at,
     updated_at: at,
     ...overrides
@@ -143,6 +144,7 @@ export const webhookContract: PortContract = (name, store) =>
           secret_sealed: "v1.contract.rotated",
           previous_secret_sealed: original.secret_sealed,
           previous_secret_expires_at: iso(Date.now() + 86_400_000),
+          metadata: { owner: "risk", "env 2": "staging" },
           updated_at: iso(Date.now() + 1_000)
         }
         yield* webhooks.updateSubscription(updated)

@@ -1,6 +1,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import { EVENT_TYPES, type EventType, isEventType } from "../events/Records.js"
 import { Uuid } from "../platform/Ids.js"
+import { Metadata, MetadataInput } from "../platform/Metadata.js"
 
 /**
  * Webhook records and request inputs (docs/webhooks.md): one schema each, used by the HTTP API to
@@ -16,6 +17,7 @@ const subscriptionFields = {
   description: Schema.String,
   event_types: Schema.Array(Schema.String),
   disabled: Schema.Boolean,
+  metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
 }
@@ -128,7 +130,8 @@ export const CreateWebhookSubscription = Schema.Struct({
   url: WebhookUrl,
   description: Schema.optional(WebhookDescription),
   event_types: SubscribedEventTypes,
-  disabled: Schema.optional(Schema.Boolean)
+  disabled: Schema.optional(Schema.Boolean),
+  metadata: Schema.optional(MetadataInput)
 })
 export type CreateWebhookSubscription = typeof CreateWebhookSubscription.Type
 
@@ -137,7 +140,9 @@ export const UpdateWebhookSubscription = Schema.Struct({
   url: Schema.optional(WebhookUrl),
   description: Schema.optional(WebhookDescription),
   event_types: Schema.optional(SubscribedEventTypes),
-  disabled: Schema.optional(Schema.Boolean)
+  disabled: Schema.optional(Schema.Boolean),
+  /** A change of the metadata (docs/api.md#metadata): keys given are set, "" removes one, null or "" clears all. */
+  metadata: Schema.optional(MetadataInput)
 })
 export type UpdateWebhookSubscription = typeof UpdateWebhookSubscription.Type
 

@@ -1,3 +1,4 @@
+import { metadataOf } from "../platform/Metadata.js"
 import { fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import type { AttemptStatus, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
 
@@ -15,6 +16,7 @@ export const toSubscription = (row: any): StoredSubscription => ({
   secret_sealed: row.secret_sealed,
   previous_secret_sealed: row.previous_secret_sealed ?? null,
   previous_secret_expires_at: toIsoOrNull(row.previous_secret_expires_at),
+  metadata: metadataOf(row.metadata),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
 })

@@ -2,6 +2,7 @@ import { bounded, listTotal } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { PageWindow } from "../platform/Paging.js"
+import { metadataText } from "../platform/Metadata.js"
 import { boolParam, toInt } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, type WebhookSubscriptionOrderField } from "./OrderFields.js"
@@ -34,11 +35,11 @@ export const subscriptionStatements = (sql: Sql): SubscriptionStatements => ({
     Effect.zipRight(
       sql`INSERT INTO issuing_webhook_subscriptions
             (id, program_id, url, description, event_types, disabled, secret_sealed, previous_secret_sealed,
-             previous_secret_expires_at, failing_since, created_at, updated_at)
+             previous_secret_expires_at, failing_since, metadata, created_at, updated_at)
           VALUES (${subscription.id}, ${subscription.program_id}, ${subscription.url}, ${subscription.description},
                   ${JSON.stringify(subscription.event_types)}, ${boolParam(subscription.disabled)},
                   ${subscription.secret_sealed}, ${subscription.previous_secret_sealed},
-                  ${subscription.previous_secret_expires_at}, NULL, ${subscription.created_at},
+                  ${subscription.previous_secret_expires_at}, NULL, ${metadataText(subscription.metadata)}, ${subscription.created_at},
                   ${subscription.updated_at})`,
       insertEventTypes(sql, subscription)
     ),
@@ -119,6 +120,7 @@ const updateSubscription = (sql: Sql, subscription: StoredSubscription) =>
             event_types = ${JSON.stringify(subscription.event_types)}, disabled = ${boolParam(subscription.disabled)},
             secret_sealed = ${subscription.secret_sealed}, previous_secret_sealed = ${subscription.previous_secret_sealed},
             previous_secret_expires_at = ${subscription.previous_secret_expires_at},
+            metadata = ${metadataText(subscription.metadata)},
             failing_since = CASE WHEN disabled = true AND ${boolParam(subscription.disabled)} = 0 THEN NULL
                                  ELSE failing_since END,
             updated_at = ${subscription.updated_at}

@@ -5,6 +5,7 @@ import { BusinessRuleViolation, InvalidRequest } from "../platform/Errors.js"
 import { findOwned, type OwnedLookup } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import type { IssuingSettings } from "../platform/IssuingConfig.js"
+import { applyMetadataChange, initialMetadata } from "../platform/Metadata.js"
 import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import { nowMs } from "../platform/Time.js"
@@ -47,6 +48,7 @@ export const publicSubscription = (subscription: StoredSubscription): WebhookSub
   description: subscription.description,
   event_types: subscription.event_types,
   disabled: subscription.disabled,
+  metadata: subscription.metadata,
   created_at: subscription.created_at,
   updated_at: subscription.updated_at
 })
@@ -103,6 +105,7 @@ export const createSubscription = (deps: WebhookDeps, programId: string, input: 
           secret_sealed: deps.vault.encrypt(secret),
           previous_secret_sealed: null,
           previous_secret_expires_at: null,
+          metadata: initialMetadata(input.metadata),
           created_at: now,
           updated_at: now
         }
@@ -124,19 +127,24 @@ export const listSubscriptions = (
     .listSubscriptions(programId, filter.disabled, toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS))
     .pipe(Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total })))
 
-/** Changes url, description, event_types or disabled; disabling drops queued deliveries. */
+/**
+ * Changes url, description, event_types, disabled or metadata (more than 50 keys after the change:
+ * 400 `metadata`, nothing written); disabling drops queued deliveries. Subscriptions have no events.
+ */
 export const updateSubscription = (deps: WebhookDeps, programId: string, id: string, input: UpdateWebhookSubscription) =>
   Effect.gen(function* () {
     const url = input.url === undefined ? undefined : yield* guardUrl(deps, input.url)
     return yield* deps.transactor.withTransaction(
       Effect.gen(function* () {
         const current = yield* loadSubscription(deps, programId, id, SUBSCRIPTION_PATH, true)
+        const metadata = input.metadata === undefined ? current.metadata : yield* applyMetadataChange(current.metadata, input.metadata)
         const updated: StoredSubscription = {
           ...current,
           url: url ?? current.url,
           description: input.description ?? current.description,
           event_types: input.event_types === undefined ? current.event_types : [...new Set(input.event_types)],
           disabled: input.disabled ?? current.disabled,
+          metadata,
           updated_at: new Date(yield* nowMs).toISOString()
         }
         yield* deps.store.updateSubscription(updated)

@@ -23,6 +23,7 @@ import cardHolds from "./0230_card_holds.js"
 import authorizationEndpoints from "./0240_authorization_endpoints.js"
 import rateBuckets from "./0250_rate_buckets.js"
 import idempotencyClaimToken from "./0260_idempotency_claim_token.js"
+import metadata from "./0270_metadata.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -54,5 +55,6 @@ export const migrations = {
   "0230_card_holds": cardHolds,
   "0240_authorization_endpoints": authorizationEndpoints,
   "0250_rate_buckets": rateBuckets,
-  "0260_idempotency_claim_token": idempotencyClaimToken
+  "0260_idempotency_claim_token": idempotencyClaimToken,
+  "0270_metadata": metadata
 }

@@ -16,6 +16,7 @@ import cardHolds from "./0230_card_holds.js"
 import authorizationEndpoints from "./0240_authorization_endpoints.js"
 import rateBuckets from "./0250_rate_buckets.js"
 import idempotencyClaimToken from "./0260_idempotency_claim_token.js"
+import metadata from "./0270_metadata.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -39,5 +40,6 @@ export const migrations = {
   "0230_card_holds": cardHolds,
   "0240_authorization_endpoints": authorizationEndpoints,
   "0250_rate_buckets": rateBuckets,
-  "0260_idempotency_claim_token": idempotencyClaimToken
+  "0260_idempotency_claim_token": idempotencyClaimToken,
+  "0270_metadata": metadata
 }
