@@ -24,6 +24,7 @@ import authorizationEndpoints from "./0240_authorization_endpoints.js"
 import rateBuckets from "./0250_rate_buckets.js"
 import idempotencyClaimToken from "./0260_idempotency_claim_token.js"
 import metadata from "./0270_metadata.js"
+import settlementSlots from "./0300_settlement_slots.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -56,5 +57,6 @@ export const migrations = {
   "0240_authorization_endpoints": authorizationEndpoints,
   "0250_rate_buckets": rateBuckets,
   "0260_idempotency_claim_token": idempotencyClaimToken,
-  "0270_metadata": metadata
+  "0270_metadata": metadata,
+  "0300_settlement_slots": settlementSlots
 }
