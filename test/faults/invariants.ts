@@ -244,8 +244,10 @@ const checkBooks = async (db: StoreReader, findings: Array<string>) => {
   }
   // Every balance row is the sum of its entries (a half-written posting would part them).
   const rows = await db.query<{ account: string; book: string; debits: unknown; credits: unknown; kind: string }>(
-    `SELECT b.financial_account_id AS account, b.book, b.debits_minor AS debits, b.credits_minor AS credits, a.kind
-     FROM issuing_balances b JOIN issuing_financial_accounts a ON a.id = b.financial_account_id`
+    `SELECT b.financial_account_id AS account, b.book, SUM(b.debits_minor) AS debits, SUM(b.credits_minor) AS credits,
+            MIN(a.kind) AS kind
+     FROM issuing_balances b JOIN issuing_financial_accounts a ON a.id = b.financial_account_id
+     GROUP BY b.financial_account_id, b.book`
   )
   const sums = await db.query<{ account: string; book: string; debits: unknown; credits: unknown }>(
     `SELECT financial_account_id AS account, book,

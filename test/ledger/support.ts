@@ -54,8 +54,14 @@ export const expectBooksBalance = (platform: TestPlatform) =>
           SUM(CASE WHEN entry_type = 'CREDIT' THEN amount_minor ELSE 0 END) AS credits
         FROM issuing_book_entries GROUP BY financial_account_id, book`
       const sums = new Map(entrySums.map((row: any) => [`${row.financial_account_id}/${row.book}`, row]))
-      const balances = yield* sql`SELECT b.*, a.kind FROM issuing_balances b
-        JOIN issuing_financial_accounts a ON a.id = b.financial_account_id`
+      // Each (account, book) summed over its slots (docs/ledger.md#settlement-slots); only a
+      // settlement account's rows may leave slot 0.
+      const strays = yield* sql`SELECT b.financial_account_id FROM issuing_balances b
+        JOIN issuing_financial_accounts a ON a.id = b.financial_account_id WHERE b.slot <> 0 AND a.kind <> 'settlement'`
+      expect(strays).toEqual([])
+      const balances = yield* sql`SELECT b.financial_account_id, b.book, SUM(b.debits_minor) AS debits_minor,
+          SUM(b.credits_minor) AS credits_minor
+        FROM issuing_balances b GROUP BY b.financial_account_id, b.book`
       for (const row of balances as ReadonlyArray<any>) {
         expect(BigInt(row.debits_minor) <= BigInt(MAX_TOTAL_MINOR) && BigInt(row.credits_minor) <= BigInt(MAX_TOTAL_MINOR)).toBe(true)
         const sum: any = sums.get(`${row.financial_account_id}/${row.book}`)

@@ -102,15 +102,20 @@ const asJson = ({
   balance_event_accounts: balanceEvents.map((e) => e.financial_account_id),
   metadata: metadataText(transfer.metadata)
 })
-/** The running totals of every book of the accounts the postings touch; `lock`: FOR UPDATE, in (account, book) order. */
+/**
+ * The running totals of every book of the accounts the postings touch, summed over their slots
+ * (docs/ledger.md#settlement-slots); `lock`: every slot FOR UPDATE, in (account, book, slot) order.
+ */
 const balanceTotals = (sql: Sql, postings: ReadonlyArray<TransferPosting>, lock: boolean) =>
   Effect.map(
     sql<{ account: string; book: string; debits: string; credits: string; pending: string }>`
-      SELECT financial_account_id AS account, book, debits_minor::text AS debits, credits_minor::text AS credits,
-             pending_minor::text AS pending
-      FROM issuing_balances
-      WHERE financial_account_id IN ${sql.in([...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort())}
-      ORDER BY financial_account_id, book ${sql.literal(lock ? "FOR UPDATE" : "")}`,
+      SELECT account, book, sum(debits_minor)::text AS debits, sum(credits_minor)::text AS credits,
+             sum(pending_minor)::text AS pending
+      FROM (SELECT financial_account_id AS account, book, debits_minor, credits_minor, pending_minor
+            FROM issuing_balances
+            WHERE financial_account_id IN ${sql.in([...new Set(postings.flatMap(({ deltas }) => deltas.map((d) => d.financial_account_id)))].sort())}
+            ORDER BY financial_account_id, book, slot ${sql.literal(lock ? "FOR UPDATE" : "")}) l
+      GROUP BY account, book`,
     (rows) =>
       new Map(
         rows.map((row) => [
@@ -260,7 +265,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
         accountIds.length === 0
           ? Effect.void
           : Effect.asVoid(sql`SELECT 1 FROM issuing_balances WHERE financial_account_id IN ${sql.in(accountIds)}
-                              ORDER BY financial_account_id, book FOR UPDATE`),
+                              ORDER BY financial_account_id, book, slot FOR UPDATE`),
       postCardMessage: (posting) => postCardMessage(sql, posting),
       // In the caller's transaction: the pending amount, then the account's balance.updated as it now stands.
       releasePending: (accountId, amountMinor, at, event) =>

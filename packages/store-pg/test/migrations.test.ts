@@ -246,7 +246,7 @@ const postTransferSignatures = Effect.flatMap(
 
 /**
  * The ledger's invariants, whatever wrote it: every book transfer's debits equal its credits, every
- * balance row holds the sums of its (account, book)'s entries (and no entries lack a row), and every
+ * (account, book)'s balance rows (its slots, from 0300) hold the sums of its entries (and no entries lack a row), and every
  * transfer has exactly one book transfer. Each violation is one line.
  */
 const ledgerViolations = Effect.flatMap(
@@ -258,7 +258,8 @@ const ledgerViolations = Effect.flatMap(
       HAVING sum(amount_minor) FILTER (WHERE entry_type = 'DEBIT') IS DISTINCT FROM sum(amount_minor) FILTER (WHERE entry_type = 'CREDIT')
     UNION ALL
     SELECT 'balance ' || coalesce(b.financial_account_id, e.account) || '/' || coalesce(b.book, e.book) || ' is not the sum of its entries'
-      FROM issuing_balances b
+      FROM (SELECT financial_account_id, book, sum(debits_minor) AS debits_minor, sum(credits_minor) AS credits_minor
+            FROM issuing_balances GROUP BY financial_account_id, book) b
       FULL JOIN (SELECT financial_account_id AS account, book,
                         sum(amount_minor) FILTER (WHERE entry_type = 'DEBIT') AS debits,
                         sum(amount_minor) FILTER (WHERE entry_type = 'CREDIT') AS credits
@@ -894,8 +895,81 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
   },
-  "0280_webhook_portal": "schema only"
+  "0280_webhook_portal": "schema only",
+  "0300_settlement_slots": {
+    // The balances as every earlier step left them, the settlement account's among them.
+    before: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        balancesBeforeSlots = yield* sql`SELECT financial_account_id, book, currency, debits_minor, credits_minor, pending_minor,
+                                                updated_at FROM issuing_balances ORDER BY financial_account_id, book`
+        expect(balancesBeforeSlots.some((row: any) => row.financial_account_id === SETTLEMENT && row.credits_minor !== "0")).toBe(true)
+      }),
+    // Every row moved into slot 0 exactly; a posting adds into its backend's slot of the
+    // settlement account and slot 0 of a wallet's; a batch adds into slot 0; balance.updated and
+    // the decided batch read the sums.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(
+          yield* sql`SELECT financial_account_id, book, currency, debits_minor, credits_minor, pending_minor, updated_at
+                     FROM issuing_balances WHERE slot = 0 ORDER BY financial_account_id, book`
+        ).toEqual(balancesBeforeSlots)
+        expect(yield* count("SELECT count(*) AS n FROM issuing_balances WHERE slot <> 0")).toBe(0)
+        const settlementSum = sql<{ credits: string; debits: string }>`SELECT sum(credits_minor)::text AS credits,
+            sum(debits_minor)::text AS debits FROM issuing_balances WHERE financial_account_id = ${SETTLEMENT} AND book = 'principal'`
+        const [start] = yield* settlementSum
+        const current: ReadonlyArray<Argument> = [
+          ...newTransaction,
+          ["p_active_card", null, "text"],
+          ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
+          ["p_balance_event_ids", [], "text[]"],
+          ["p_balance_event_accounts", [], "text[]"],
+          ["p_metadata", "{}", "text"]
+        ]
+        // Postings on two connections at once, each in its own transaction: each backend's slot.
+        const funding = [transfer(SETTLEMENT, CAROL, 7, { checkFunds: false }), transfer(SETTLEMENT, DAVE, 11, { checkFunds: false })]
+        const [pids] = yield* Effect.all([
+          Effect.all(
+            funding.map((t) =>
+              sql.withTransaction(
+                Effect.zipLeft(
+                  Effect.map(sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`, (rows) => rows[0]!.pid),
+                  postTransfer(postingArguments(t, current))
+                )
+              )
+            ),
+            { concurrency: 2 }
+          )
+        ])
+        const slots = yield* sql<{ slot: number; debits_minor: string }>`SELECT slot, debits_minor FROM issuing_balances
+          WHERE financial_account_id = ${SETTLEMENT} AND book = 'principal' AND slot <> 0 ORDER BY slot`
+        const expected = new Map<number, number>()
+        pids.forEach((pid, i) => {
+          const slot = pid % 16
+          if (slot !== 0) expected.set(slot, (expected.get(slot) ?? 0) + [7, 11][i]!)
+        })
+        expect(slots.map((row) => [row.slot, Number(row.debits_minor)])).toEqual([...expected].sort(([a], [b]) => a - b))
+        expect(yield* count(`SELECT count(*) AS n FROM issuing_balances WHERE slot <> 0 AND financial_account_id <> '${SETTLEMENT}'`)).toBe(
+          0
+        )
+        // A batch into slot 0; its balance.updated of a wallet from the summed row.
+        const batched = transfer(SETTLEMENT, CAROL, 5, { checkFunds: false })
+        const rows = rowsOf([batched])
+        expect(yield* sql`SELECT issuing_write_postings(${JSON.stringify(rows)}::jsonb, ${CHANNEL}) AS n`).toEqual([{ n: 0 }])
+        const [end] = yield* settlementSum
+        expect(Number(end!.debits) - Number(start!.debits)).toBe(7 + 11 + 5)
+        expect(end!.credits).toBe(start!.credits)
+        // Refused over the sum: a wallet's funds (its one row) still checked.
+        const before = yield* ledgerRowCounts
+        expect((yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 10 ** 12), current))).refusal).toBe("insufficient_funds")
+        expect(yield* ledgerRowCounts).toEqual(before)
+      })
+  }
 }
+
+/** The balance rows of before migration 0300, which its check finds again in slot 0. */
+let balancesBeforeSlots: ReadonlyArray<unknown> = []
 
 /** The tables migration 0270 gives a metadata column. */
 const METADATA_TABLES = ["issuing_wallets", "issuing_cards", "issuing_transfers", "issuing_webhook_subscriptions"]

@@ -281,8 +281,32 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
     })
   },
-  "0280_webhook_portal": "schema only"
+  "0280_webhook_portal": "schema only",
+  "0300_settlement_slots": {
+    // The balances of before: a settlement account's and a wallet's.
+    before: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+                 VALUES ('fa_settlement_slots', 'program_1', NULL, 'settlement', 'EUR', ${NOW})`
+      yield* sql`INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, pending_minor, updated_at)
+                 VALUES ('fa_settlement_slots', 'principal', 'EUR', 1500, 250, 0, ${NOW}), ('fa_settlement_slots', 'cash', 'EUR', 250, 1500, 0, ${NOW}),
+                        ('fa_1', 'principal', 'USD', 0, 1250, 40, ${NOW})
+                 ON CONFLICT (financial_account_id, book) DO NOTHING`
+      balancesBeforeSlots = yield* sql`SELECT * FROM issuing_balances ORDER BY financial_account_id, book`
+      expect(balancesBeforeSlots.length).toBeGreaterThanOrEqual(2)
+    }),
+    // Every row as it was, in slot 0; one writer keeps every row there.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql`SELECT * FROM issuing_balances ORDER BY financial_account_id, book`
+      expect(rows).toEqual(balancesBeforeSlots.map((row: any) => ({ ...row, slot: 0 })))
+      expect(yield* failureOf(sql`UPDATE issuing_balances SET slot = 1`)).toContain("CHECK")
+    })
+  }
 }
+
+/** The balance rows of before migration 0300. */
+let balancesBeforeSlots: ReadonlyArray<unknown> = []
 
 /** The database migrated through `id` (and every migration before it). */
 const migrateThrough = (id: string) =>

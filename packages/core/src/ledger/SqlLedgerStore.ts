@@ -30,10 +30,17 @@ import {
   type Wallet
 } from "./Records.js"
 
+/** The principal balance summed over its slots (docs/ledger.md#settlement-slots): a wallet's one row, a settlement account's slots. */
+const principalSum = (column: string) =>
+  `(SELECT sum(s.${column}) FROM issuing_balances s WHERE s.financial_account_id = a.id AND s.book = 'principal')`
+// `b` is the principal's slot 0 (every account has one): the order field updated_at reads it.
 const ACCOUNT_COLUMNS = `a.id, a.program_id, a.wallet_id, a.kind, a.currency, a.created_at,
-  b.updated_at AS balance_updated_at, b.debits_minor, b.credits_minor, b.pending_minor`
+  (SELECT max(s.updated_at) FROM issuing_balances s WHERE s.financial_account_id = a.id AND s.book = 'principal')
+    AS balance_updated_at,
+  ${principalSum("debits_minor")} AS debits_minor, ${principalSum("credits_minor")} AS credits_minor,
+  ${principalSum("pending_minor")} AS pending_minor`
 const ACCOUNT_FROM = `issuing_financial_accounts a
-  JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'`
+  JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal' AND b.slot = 0`
 
 const toAccount = (row: any): FinancialAccount => ({
   id: row.id,
@@ -234,7 +241,9 @@ const accountQueries = (q: Queries) => {
     },
 
     balancesOf: (accountId) =>
-      sql`SELECT * FROM issuing_balances WHERE financial_account_id = ${accountId} ORDER BY book`.pipe(
+      sql`SELECT financial_account_id, book, min(currency) AS currency, sum(debits_minor) AS debits_minor,
+                 sum(credits_minor) AS credits_minor, max(updated_at) AS updated_at
+          FROM issuing_balances WHERE financial_account_id = ${accountId} GROUP BY financial_account_id, book ORDER BY book`.pipe(
         Effect.map((rows) => rows.map(toBookBalance).sort((a, b) => BOOKS.indexOf(a.book) - BOOKS.indexOf(b.book)))
       )
   } satisfies Partial<LedgerStoreService>
