@@ -17,6 +17,7 @@ import authorizationEndpoints from "./0240_authorization_endpoints.js"
 import rateBuckets from "./0250_rate_buckets.js"
 import idempotencyClaimToken from "./0260_idempotency_claim_token.js"
 import webhookPortal from "./0280_webhook_portal.js"
+import accountBookTransfers from "./0310_account_book_transfers.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -41,5 +42,6 @@ export const migrations = {
   "0240_authorization_endpoints": authorizationEndpoints,
   "0250_rate_buckets": rateBuckets,
   "0260_idempotency_claim_token": idempotencyClaimToken,
-  "0280_webhook_portal": webhookPortal
+  "0280_webhook_portal": webhookPortal,
+  "0310_account_book_transfers": accountBookTransfers
 }
