@@ -411,8 +411,9 @@ const bookTransferQueries = (q: Queries) => {
         ? sql.onDialectOrElse({ sqlite: () => sql.literal("+bt.program_id"), orElse: () => sql.literal("bt.program_id") })
         : sql.literal("bt.program_id")
       // Whether a book transfer has an entry of the account (in the book). For a transaction's or a
-      // transfer's list, the entries of its few book transfers, read once: a correlated EXISTS under
-      // the LIMIT/OFFSET subquery of a deep page (pageRows) made SQLite return the first page again.
+      // transfer's list, the entries of its few book transfers, read once: SQLite ran a correlated
+      // EXISTS under the LIMIT/OFFSET subquery of a deep page (pageRows) as a join, each book
+      // transfer once per matching entry, so `page=2` skipped too few rows and repeated page 1's.
       // For the starting_after lookup of an account's list, through the entries' primary key.
       const entryFilters = [
         filter.financial_account_id !== undefined && sql`e.financial_account_id = ${filter.financial_account_id}`,
