@@ -375,9 +375,17 @@ const accountPage = (
     return sql`SELECT book_transfer_id FROM (SELECT DISTINCT book_transfer_id, k FROM (${sql.join(" UNION ALL ", false)(ranges)}) u) d
                ORDER BY k ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
   }
-  // The account is the program's (the Ledger's 404 otherwise), so are its book transfers: found by
-  // id alone, since a program condition here would let the planner walk the program's index.
-  const rows = (after: Fragment) => sql`SELECT bt.* FROM issuing_book_transfers bt WHERE bt.id IN (${ids(after)}) ORDER BY ${orderBy}`
+  // The page's ids first, then their book transfers by primary key: as one statement, PostgreSQL
+  // hash-joined the ids with a scan of every book transfer. The account is the program's (the
+  // Ledger's 404 otherwise), so are its book transfers: found by id alone, since a program
+  // condition would let the planner walk the program's index.
+  const rows = (after: Fragment) =>
+    Effect.flatMap(ids(after), (found) =>
+      found.length === 0
+        ? Effect.succeed([])
+        : sql`SELECT bt.* FROM issuing_book_transfers bt
+              WHERE bt.id IN ${sql.in(found.map((row: any) => row.book_transfer_id))} ORDER BY ${orderBy}`
+    )
   const startingAfter = window.after
   if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
   const column = sql.literal(`${BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy]} AS cursor_value`)
