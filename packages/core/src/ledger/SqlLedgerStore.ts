@@ -356,7 +356,7 @@ const transactionQueries = (q: Queries) => {
 const accountPage = (
   q: Queries,
   window: PageWindow<BookTransferOrderField>,
-  list: { readonly accountId: string; readonly book: string | undefined; readonly condition: Fragment }
+  list: { readonly accountId: string; readonly book: string | undefined }
 ): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
   const { sql } = q
   const orderBy = orderByClause(sql, window, BOOK_TRANSFER_ORDER_FIELDS)
@@ -390,7 +390,11 @@ const accountPage = (
   if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
   const column = sql.literal(`${BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy]} AS cursor_value`)
   return Effect.flatMap(
-    sql`SELECT ${column} FROM issuing_book_transfers bt WHERE ${list.condition} AND bt.id = ${startingAfter}`,
+    // The cursor by primary key, its entry of the account by the entries' primary key (the id given
+    // as a constant, so the planner cannot look for the account's entries first: no index has them).
+    sql`SELECT ${column} FROM issuing_book_transfers bt WHERE bt.id = ${startingAfter}
+        AND EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = ${startingAfter}
+                    AND e.financial_account_id = ${list.accountId}${list.book !== undefined ? sql` AND e.book = ${list.book}` : sql.literal("")})`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
       found.length === 0
         ? Effect.fail(
@@ -411,13 +415,11 @@ const bookTransferQueries = (q: Queries) => {
   return {
     listBookTransfers: (programId, filter, window) => {
       // A transfer's or a transaction's book transfers are a few, found through their own index;
-      // an account's through issuing_account_book_transfers (accountPage). On SQLite the program
-      // column is kept out of the index choice (`+`) so that a transaction's list never walks the
+      // an account's through issuing_account_book_transfers (accountPage). The program column is
+      // kept out of the index choice (`|| ''`) so that a transaction's list never walks the
       // program's index (by_program also serves the order) and filters it row by row.
       const scoped = filter.transaction_id !== undefined || filter.transfer_id !== undefined
-      const program = scoped
-        ? sql.onDialectOrElse({ sqlite: () => sql.literal("+bt.program_id"), orElse: () => sql.literal("bt.program_id") })
-        : sql.literal("bt.program_id")
+      const program = sql.literal(scoped ? "(bt.program_id || '')" : "bt.program_id")
       // Whether a book transfer has an entry of the account (in the book). For a transaction's or a
       // transfer's list, the entries of its few book transfers, read once: SQLite ran a correlated
       // EXISTS under the LIMIT/OFFSET subquery of a deep page (pageRows) as a join, each book
@@ -447,7 +449,7 @@ const bookTransferQueries = (q: Queries) => {
       ])
       const page =
         filter.financial_account_id !== undefined && !scoped
-          ? accountPage(q, window, { accountId: filter.financial_account_id, book: filter.book, condition })
+          ? accountPage(q, window, { accountId: filter.financial_account_id, book: filter.book })
           : pageRows(sql, window, BOOK_TRANSFER_ORDER_FIELDS, {
               select: sql.literal("bt.*"),
               from: sql.literal("issuing_book_transfers bt"),
