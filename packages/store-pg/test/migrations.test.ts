@@ -965,52 +965,6 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect((yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 10 ** 12), current))).refusal).toBe("insufficient_funds")
         expect(yield* ledgerRowCounts).toEqual(before)
       })
-  },
-  "0310_account_book_transfers": {
-    // The book transfers already written are backfilled, one row per (account, book, book transfer);
-    // then the trigger adds a new book transfer's rows, once for two entries of one account and
-    // book (in a transaction rolled back, so the ledger's checks see the database as it was).
-    after: () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const derived = sql`SELECT DISTINCT e.financial_account_id, e.book, e.book_transfer_id, bt.amount_minor::text AS amount_minor
-                            FROM issuing_book_entries e JOIN issuing_book_transfers bt ON bt.id = e.book_transfer_id
-                            ORDER BY 1, 2, 3`
-        const held = sql`SELECT a.financial_account_id, a.book, a.book_transfer_id, a.amount_minor::text AS amount_minor
-                         FROM issuing_account_book_transfers a JOIN issuing_book_transfers bt
-                           ON bt.id = a.book_transfer_id AND bt.posted_at = a.posted_at
-                         ORDER BY 1, 2, 3`
-        const backfilled = yield* held
-        expect(backfilled.length).toBeGreaterThanOrEqual(4)
-        expect(backfilled).toEqual(yield* derived)
-        const added = yield* Effect.gen(function* () {
-          yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, created_at, updated_at)
-                     VALUES ('txn_310', ${PROGRAM}, 'SETTLED', 30, 'USD', ${NOW}, ${NOW})`
-          yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
-                       from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
-                     VALUES ('tr_310', ${PROGRAM}, 'txn_310', 'book', 30, 'USD', ${ALICE}, ${BOB}, 'SETTLED', ${NOW}, ${NOW})`
-          yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
-                     VALUES ('bt_310', ${PROGRAM}, 'tr_310', 'txn_310', 30, 'USD', '2026-02-01T00:00:00.000Z')`
-          yield* sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
-                     VALUES ('bt_310', 0, ${ALICE}, 'principal', 'DEBIT', 30, 'USD'), ('bt_310', 1, ${ALICE}, 'principal', 'CREDIT', 30, 'USD'),
-                            ('bt_310', 2, ${BOB}, 'cash', 'DEBIT', 30, 'USD'), ('bt_310', 3, ${BOB}, 'cash', 'CREDIT', 30, 'USD')`
-          const rows =
-            yield* sql`SELECT financial_account_id, book, posted_at = '2026-02-01T00:00:00.000Z' AS at, amount_minor::text AS amount_minor
-                                  FROM issuing_account_book_transfers WHERE book_transfer_id = 'bt_310' ORDER BY 1, 2`
-          expect(yield* held).toEqual(yield* derived)
-          // Failing rolls the transaction back.
-          return yield* Effect.fail({ rows })
-        }).pipe(
-          sql.withTransaction,
-          Effect.flip,
-          Effect.map((failure) => (failure as { rows: unknown }).rows)
-        )
-        expect(added).toEqual([
-          { financial_account_id: ALICE, book: "principal", at: true, amount_minor: "30" },
-          { financial_account_id: BOB, book: "cash", at: true, amount_minor: "30" }
-        ])
-        expect(yield* held).toEqual(backfilled)
-      })
   }
 }
 

@@ -302,41 +302,6 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(rows).toEqual(balancesBeforeSlots.map((row: any) => ({ ...row, slot: 0 })))
       expect(yield* failureOf(sql`UPDATE issuing_balances SET slot = 1`)).toContain("CHECK")
     })
-  },
-  "0310_account_book_transfers": {
-    // The book transfers already written are backfilled, one row per (account, book, book transfer);
-    // then the trigger adds a new book transfer's rows, once for two entries of one account and book.
-    after: Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const derived = sql`SELECT DISTINCT e.financial_account_id, e.book, e.book_transfer_id, bt.amount_minor
-                          FROM issuing_book_entries e JOIN issuing_book_transfers bt ON bt.id = e.book_transfer_id
-                          ORDER BY 1, 2, 3`
-      const held = sql`SELECT a.financial_account_id, a.book, a.book_transfer_id, a.amount_minor
-                       FROM issuing_account_book_transfers a JOIN issuing_book_transfers bt
-                         ON bt.id = a.book_transfer_id AND bt.posted_at = a.posted_at
-                       ORDER BY 1, 2, 3`
-      const backfilled = yield* held
-      expect(backfilled.length).toBeGreaterThanOrEqual(4)
-      expect(backfilled).toEqual(yield* derived)
-      yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, created_at, updated_at)
-                 VALUES ('txn_310', 'program_1', 'SETTLED', 30, 'USD', ${NOW}, ${NOW})`
-      yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
-                   from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
-                 VALUES ('tr_310', 'program_1', 'txn_310', 'book', 30, 'USD', 'fa_1', 'fa_2', 'SETTLED', ${NOW}, ${NOW})`
-      yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
-                 VALUES ('bt_310', 'program_1', 'tr_310', 'txn_310', 30, 'USD', '2026-02-01T00:00:00.000Z')`
-      yield* sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
-                 VALUES ('bt_310', 0, 'fa_1', 'principal', 'DEBIT', 30, 'USD'), ('bt_310', 1, 'fa_1', 'principal', 'CREDIT', 30, 'USD'),
-                        ('bt_310', 2, 'fa_2', 'cash', 'DEBIT', 30, 'USD'), ('bt_310', 3, 'fa_2', 'cash', 'CREDIT', 30, 'USD')`
-      expect(
-        yield* sql`SELECT financial_account_id, book, posted_at, amount_minor FROM issuing_account_book_transfers
-                   WHERE book_transfer_id = 'bt_310' ORDER BY 1, 2`
-      ).toEqual([
-        { financial_account_id: "fa_1", book: "principal", posted_at: "2026-02-01T00:00:00.000Z", amount_minor: 30 },
-        { financial_account_id: "fa_2", book: "cash", posted_at: "2026-02-01T00:00:00.000Z", amount_minor: 30 }
-      ])
-      expect(yield* held).toEqual(yield* derived)
-    })
   }
 }
 

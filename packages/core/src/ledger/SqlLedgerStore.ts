@@ -3,14 +3,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import type { Fragment } from "@effect/sql/Statement"
-import type { SqlError } from "@effect/sql/SqlError"
-import { InvalidRequest } from "../platform/Errors.js"
-import type { PageWindow } from "../platform/Paging.js"
-import { orderByClause, pageRows } from "../sql/OrderBy.js"
+import { pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
-  type BookTransferOrderField,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
@@ -358,124 +353,45 @@ const transactionQueries = (q: Queries) => {
   } satisfies Partial<LedgerStoreService>
 }
 
-/**
- * One page of an account's book transfers (docs/ledger.md#an-accounts-book-transfers), O(page)
- * whatever the number of its entries: issuing_account_book_transfers holds one row per (account,
- * book, book transfer) with the book transfer's posted_at and amount, indexed on (account, book,
- * key, id) for both keys. With a book the page is one range of that index. Without, it is the
- * merge of one range per book, each cut at `offset + limit` rows (a book transfer among the first
- * n of the account is among the first n of each book it has entries in), the book transfers
- * that have entries in several books taken once. `starting_after` finds its row's key through the
- * list's own filter (a 400 when it is not in the list) and starts each range after it.
- */
-const accountPage = (
-  q: Queries,
-  window: PageWindow<BookTransferOrderField>,
-  list: { readonly accountId: string; readonly book: string | undefined }
-): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
-  const { sql } = q
-  const orderBy = orderByClause(sql, window, BOOK_TRANSFER_ORDER_FIELDS)
-  const key = sql.literal(BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "bt.amount_minor" ? "amount_minor" : "posted_at")
-  const direction = sql.literal(window.descending ? "DESC" : "ASC")
-  const range = (book: string, after: Fragment, limit: number) =>
-    sql`SELECT book_transfer_id, ${key} AS k FROM issuing_account_book_transfers
-        WHERE financial_account_id = ${list.accountId} AND book = ${book}${after}
-        ORDER BY ${key} ${direction}, book_transfer_id ${direction} LIMIT ${limit}`
-  const ids = (after: Fragment) => {
-    if (list.book !== undefined) {
-      return sql`SELECT book_transfer_id FROM (${range(list.book, after, window.limit + window.offset)}) r
-                 ORDER BY k ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-    }
-    const ranges = BOOKS.map((book, i) => sql`SELECT * FROM (${range(book, after, window.limit + window.offset)}) ${sql.literal(`r${i}`)}`)
-    return sql`SELECT book_transfer_id FROM (SELECT DISTINCT book_transfer_id, k FROM (${sql.join(" UNION ALL ", false)(ranges)}) u) d
-               ORDER BY k ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-  }
-  // The page's ids first, then their book transfers by primary key: as one statement, PostgreSQL
-  // hash-joined the ids with a scan of every book transfer. The account is the program's (the
-  // Ledger's 404 otherwise), so are its book transfers: found by id alone, since a program
-  // condition would let the planner walk the program's index.
-  const rows = (after: Fragment) =>
-    Effect.flatMap(ids(after), (found) =>
-      found.length === 0
-        ? Effect.succeed([])
-        : sql`SELECT bt.* FROM issuing_book_transfers bt
-              WHERE bt.id IN ${sql.in(found.map((row: any) => row.book_transfer_id))} ORDER BY ${orderBy}`
-    )
-  const startingAfter = window.after
-  if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
-  const column = sql.literal(`${BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy]} AS cursor_value`)
-  return Effect.flatMap(
-    // The cursor by primary key, its entry of the account by the entries' primary key (the id given
-    // as a constant, so the planner cannot look for the account's entries first: no index has them).
-    sql`SELECT ${column} FROM issuing_book_transfers bt WHERE bt.id = ${startingAfter}
-        AND EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = ${startingAfter}
-                    AND e.financial_account_id = ${list.accountId}${list.book !== undefined ? sql` AND e.book = ${list.book}` : sql.literal("")})`,
-    (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
-      found.length === 0
-        ? Effect.fail(
-            new InvalidRequest({
-              message: "starting_after is not the id of an object of this list (with these filters).",
-              param: "starting_after"
-            })
-          )
-        : rows(
-            sql` AND (${key}, book_transfer_id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.cursor_value}, ${startingAfter})`
-          )
-  )
-}
-
 /** Book transfers with their entries (append-only). */
 const bookTransferQueries = (q: Queries) => {
   const { sql, where } = q
   return {
     listBookTransfers: (programId, filter, window) => {
-      // A transfer's or a transaction's book transfers are a few, found through their own index;
-      // an account's through issuing_account_book_transfers (accountPage). The program column is
-      // kept out of the index choice (`|| ''`) so that a transaction's list never walks the
-      // program's index (by_program also serves the order) and filters it row by row.
-      const scoped = filter.transaction_id !== undefined || filter.transfer_id !== undefined
-      const program = sql.literal(scoped ? "(bt.program_id || '')" : "bt.program_id")
-      // Whether a book transfer has an entry of the account (in the book). For a transaction's or a
-      // transfer's list, the entries of its few book transfers, read once: SQLite ran a correlated
-      // EXISTS under the LIMIT/OFFSET subquery of a deep page (pageRows) as a join, each book
-      // transfer once per matching entry, so `page=2` skipped too few rows and repeated page 1's.
-      // For the starting_after lookup of an account's list, through the entries' primary key.
-      const entryFilters = [
-        filter.financial_account_id !== undefined && sql`e.financial_account_id = ${filter.financial_account_id}`,
-        filter.book !== undefined && sql`e.book = ${filter.book}`
-      ].filter((clause) => clause !== false)
+      // An account's book transfers: its entries are read once through the by-account index
+      // (financial_account_id, book, book_transfer_id). A correlated EXISTS per book transfer
+      // probed that index by the account alone (book sits between), reading all the account's
+      // entries for each of the program's book transfers: quadratic on SQLite, where the soak
+      // (bench/soak.js) saw this list reach 0.4 s at p50 after 2 minutes and stall every request
+      // behind it; 11 s for 50,000 book transfers.
       const entryCondition =
-        entryFilters.length === 0
-          ? false
-          : scoped
+        filter.financial_account_id !== undefined
+          ? filter.book !== undefined
             ? sql`bt.id IN (SELECT e.book_transfer_id FROM issuing_book_entries e
-                 JOIN issuing_book_transfers s ON s.id = e.book_transfer_id
-                 WHERE ${sql.and([
-                   ...(filter.transaction_id !== undefined ? [sql`s.transaction_id = ${filter.transaction_id}`] : []),
-                   ...(filter.transfer_id !== undefined ? [sql`s.transfer_id = ${filter.transfer_id}`] : []),
-                   ...entryFilters
-                 ])})`
-            : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND ${sql.and(entryFilters)})`
+                 WHERE e.financial_account_id = ${filter.financial_account_id} AND e.book = ${filter.book})`
+            : sql`bt.id IN (SELECT e.book_transfer_id FROM issuing_book_entries e
+                 WHERE e.financial_account_id = ${filter.financial_account_id})`
+          : filter.book !== undefined
+            ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND e.book = ${filter.book})`
+            : false
       const condition = where([
-        sql`${program} = ${programId}`,
+        sql`bt.program_id = ${programId}`,
         filter.transaction_id !== undefined && sql`bt.transaction_id = ${filter.transaction_id}`,
         filter.transfer_id !== undefined && sql`bt.transfer_id = ${filter.transfer_id}`,
         entryCondition
       ])
-      const page =
-        filter.financial_account_id !== undefined && !scoped
-          ? accountPage(q, window, { accountId: filter.financial_account_id, book: filter.book })
-          : pageRows(sql, window, BOOK_TRANSFER_ORDER_FIELDS, {
-              select: sql.literal("bt.*"),
-              from: sql.literal("issuing_book_transfers bt"),
-              where: condition
-            })
       return Effect.gen(function* () {
-        const heads = yield* page
+        const heads = yield* pageRows(sql, window, BOOK_TRANSFER_ORDER_FIELDS, {
+          select: sql.literal("bt.*"),
+          from: sql.literal("issuing_book_transfers bt"),
+          where: condition
+        })
         // One book transfer per transfer, a few per transaction: those filters count through their index.
         const total = yield* listTotal(
           sql,
-          scoped ? bounded("issuing_book_transfers bt", condition) : maintained("book_transfers", programId, filter)
+          filter.transaction_id !== undefined || filter.transfer_id !== undefined
+            ? bounded("issuing_book_transfers bt", condition)
+            : maintained("book_transfers", programId, filter)
         )
         if (heads.length === 0) return { rows: [], total }
         const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}

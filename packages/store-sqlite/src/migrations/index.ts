@@ -19,7 +19,6 @@ import idempotencyClaimToken from "./0260_idempotency_claim_token.js"
 import metadata from "./0270_metadata.js"
 import webhookPortal from "./0280_webhook_portal.js"
 import settlementSlots from "./0300_settlement_slots.js"
-import accountBookTransfers from "./0310_account_book_transfers.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -46,6 +45,5 @@ export const migrations = {
   "0260_idempotency_claim_token": idempotencyClaimToken,
   "0270_metadata": metadata,
   "0280_webhook_portal": webhookPortal,
-  "0300_settlement_slots": settlementSlots,
-  "0310_account_book_transfers": accountBookTransfers
+  "0300_settlement_slots": settlementSlots
 }
