@@ -1,28 +1,15 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { type BrowserContext, chromium } from "playwright-core"
+import type { BrowserContext } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { withCardDisplayFrameSrc } from "@issuing/client"
 import { BASE_POLICY, type CardDisplayServer, startCardDisplayServer } from "../../examples/card-display/src/server.js"
+import { chromiumAvailable, launchChromium } from "../support/chromium.js"
 import { ROOT } from "../support/cli.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, issueCard, reveal } from "./helpers.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const IN_CI = process.env.CI === "true"
-const available = fs.existsSync(CHROMIUM)
-if (!available && !IN_CI) {
-  console.warn(`Skipping the card display browser test: ${CHROMIUM} is not installed (apt-get install -y chromium).`)
-}
-if (!available && IN_CI) {
-  // In CI the browser test must run: fail loudly instead of skipping.
-  describe("card display in Chromium", () => {
-    it("needs Chromium", () => {
-      throw new Error(`CI=true but ${CHROMIUM} is missing; .ci/run must install Debian's chromium package.`)
-    })
-  })
-}
+const available = chromiumAvailable("card display")
 
 /** Where screenshots go (gitignored). */
 const ARTIFACTS = path.join(ROOT, "test-artifacts")
@@ -31,7 +18,7 @@ describe.runIf(available)("card display in real headless Chromium (example host 
   let platform: TestPlatform
   let host: CardDisplayServer
   let context: BrowserContext
-  let profile: string
+  let browser: Awaited<ReturnType<typeof launchChromium>> | undefined
   let card: { id: string; last_four: string }
   let secrets: { pan: string; cvv: string; exp_month: number; exp_year: number }
 
@@ -46,28 +33,14 @@ describe.runIf(available)("card display in real headless Chromium (example host 
       programId: platform.org.program_id,
       cardId: card.id
     })
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-chromium-"))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run"
-      ],
-      viewport: { width: 640, height: 520 }
-    })
+    browser = await launchChromium({ width: 640, height: 520 })
+    context = browser.context
   })
 
   afterAll(async () => {
-    await context?.close()
+    await browser?.close()
     await host?.close()
     await platform?.close()
-    if (profile) fs.rmSync(profile, { recursive: true, force: true })
   })
 
   it("renders the card in a sandboxed iframe the parent cannot read, and its copy control works", async () => {

@@ -1,27 +1,16 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MOUNT_PATH, startHostApp } from "../../examples/host-app/server.js"
 import { createWallet, fund, issueCard, reveal } from "../cards/helpers.js"
+import { chromiumAvailable, launchChromium } from "../support/chromium.js"
 import { ROOT } from "../support/cli.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { type DeliveryFixture, startDeliveries } from "../webhooks/deliveries.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const IN_CI = process.env.CI === "true"
-const available = fs.existsSync(CHROMIUM)
-if (!available && !IN_CI) {
-  console.warn(`Skipping the console browser test: ${CHROMIUM} is not installed (apt-get install -y chromium).`)
-}
-if (!available && IN_CI) {
-  describe("console in Chromium", () => {
-    it("needs Chromium", () => {
-      throw new Error(`CI=true but ${CHROMIUM} is missing; .ci/run must install Debian's chromium package.`)
-    })
-  })
-}
+const available = chromiumAvailable("console")
 
 /** Where the screenshots go, for a person to look at (gitignored: each run makes them anew). */
 const SCREENSHOTS = path.join(ROOT, "test", "screenshots")
@@ -33,30 +22,16 @@ const ok = <T = any>(response: { status: number; text: string; body: T }): T => 
 
 describe.runIf(available)("the console in real headless Chromium", () => {
   let context: BrowserContext
-  let profile: string
+  let browser: Awaited<ReturnType<typeof launchChromium>> | undefined
 
   beforeAll(async () => {
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-console-chromium-"))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run"
-      ],
-      viewport: { width: 1180, height: 900 }
-    })
+    browser = await launchChromium({ width: 1180, height: 900 })
+    context = browser.context
     fs.mkdirSync(SCREENSHOTS, { recursive: true })
   })
 
   afterAll(async () => {
-    await context?.close()
-    if (profile) fs.rmSync(profile, { recursive: true, force: true })
+    await browser?.close()
   })
 
   it("works under a host app's mount path: its assets and the API are found under it", async () => {

@@ -4,28 +4,16 @@ import { Effect, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
-import { type BrowserContext, chromium, type FrameLocator, type Page } from "playwright-core"
+import type { BrowserContext, FrameLocator, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chromiumAvailable, launchChromium } from "../support/chromium.js"
 import { ROOT } from "../support/cli.js"
 import { createTestDatabase, type TestDatabase } from "../support/databases.js"
 import { TEST_VAULT_KEY } from "../support/platform.js"
 import { type Receiver, startReceiver } from "./receiver.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const IN_CI = process.env.CI === "true"
-const available = fs.existsSync(CHROMIUM)
-if (!available && !IN_CI) {
-  console.warn(`Skipping the webhook portal browser test: ${CHROMIUM} is not installed (apt-get install -y chromium).`)
-}
-if (!available && IN_CI) {
-  describe("webhook portal in Chromium", () => {
-    it("needs Chromium", () => {
-      throw new Error(`CI=true but ${CHROMIUM} is missing; .ci/run must install Debian's chromium package.`)
-    })
-  })
-}
+const available = chromiumAvailable("webhook portal")
 
 /** Where the screenshots a person looks at go (gitignored). */
 const SCREENSHOTS = path.join(ROOT, "test/screenshots")
@@ -49,7 +37,7 @@ describe.runIf(available)("webhook endpoint portal in real headless Chromium", (
   let hostUrl: string
   let receiver: Receiver
   let context: BrowserContext
-  let profile: string
+  let browser: Awaited<ReturnType<typeof launchChromium>> | undefined
   let worker: Fiber.RuntimeFiber<unknown, unknown>
   let api: (method: string, path: string, body?: unknown) => Promise<any>
   let portalUrl = ""
@@ -103,26 +91,13 @@ describe.runIf(available)("webhook endpoint portal in real headless Chromium", (
       )
     })
     hostUrl = await listen(hostServer)
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-chromium-"))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run"
-      ],
-      viewport: { width: 1100, height: 1000 }
-    })
+    browser = await launchChromium({ width: 1100, height: 1000 })
+    context = browser.context
     fs.mkdirSync(SCREENSHOTS, { recursive: true })
   })
 
   afterAll(async () => {
-    await context?.close()
+    await browser?.close()
     if (worker !== undefined) await issuing.runtime.runPromise(Fiber.interrupt(worker))
     await new Promise<void>((resolve) => (hostServer ? hostServer.close(() => resolve()) : resolve()))
     platformServer?.closeAllConnections()
@@ -130,7 +105,6 @@ describe.runIf(available)("webhook endpoint portal in real headless Chromium", (
     await receiver?.close()
     await issuing?.dispose()
     await database?.drop()
-    if (profile) fs.rmSync(profile, { recursive: true, force: true })
   })
 
   const rows = (frame: FrameLocator) => frame.locator("#endpoints tr[data-id]")
