@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import * as os from "node:os"
-import { benchDatabase, option, table } from "./support/common.js"
+import { benchDatabase, option, requester, table } from "./support/common.js"
 
 const WALLETS = 16
 const BATCH = 1000
@@ -85,33 +85,15 @@ const runStore = async (kind, checkpoints, { samples, inFlight }) => {
   const results = []
   try {
     const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("console")))
-    const call = (method, route, body, organization = false) =>
-      new Promise((resolve, reject) => {
-        const text = body === undefined ? undefined : JSON.stringify(body)
-        const request = http.request(
-          new URL(route, baseUrl),
-          {
-            method,
-            agent,
-            headers: {
-              authorization: `Bearer ${org.api_key}`,
-              ...(organization ? {} : { "x-program-id": org.program_id }),
-              ...(text === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
-            }
-          },
-          (response) => {
-            let data = ""
-            response.on("data", (chunk) => (data += chunk))
-            response.on("end", () =>
-              response.statusCode === 200
-                ? resolve(JSON.parse(data))
-                : reject(new Error(`${method} ${route}: ${response.statusCode} ${data}`))
-            )
-          }
-        )
-        request.on("error", reject)
-        request.end(text)
-      })
+    const request = requester(baseUrl, agent)
+    const programHeaders = { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id }
+    const organizationHeaders = { authorization: `Bearer ${org.api_key}` }
+    /** The answer's JSON; anything but 200 fails the bench. */
+    const call = async (method, route, body, organization = false) => {
+      const { status, text } = await request(method, route, body, organization ? organizationHeaders : programHeaders)
+      if (status !== 200) throw new Error(`${method} ${route}: ${status} ${text}`)
+      return JSON.parse(text)
+    }
     const get = (route, organization) => call("GET", route, undefined, organization)
     const all = (thunks) => Promise.all(thunks.map((thunk) => thunk()))
     const wallets = []
