@@ -18,9 +18,9 @@ export const RAW_SQL = {
   transfer: `INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id, to_financial_account_id, status, description, created_at, updated_at)
              VALUES (?, ?, ?, 'book', ?, 'USD', ?, ?, 'SETTLED', NULL, ?, ?)`,
   bookTransfer: `INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at) VALUES (?, ?, ?, ?, ?, 'USD', ?)`,
-  entries: `INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
-            VALUES (?, 0, ?, 'principal', 'DEBIT', ?, 'USD'), (?, 1, ?, 'cash', 'CREDIT', ?, 'USD'),
-                   (?, 2, ?, 'cash', 'DEBIT', ?, 'USD'), (?, 3, ?, 'principal', 'CREDIT', ?, 'USD')`,
+  entries: `INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency, posted_at)
+            VALUES (?, 0, ?, 'principal', 'DEBIT', ?, 'USD', ?), (?, 1, ?, 'cash', 'CREDIT', ?, 'USD', ?),
+                   (?, 2, ?, 'cash', 'DEBIT', ?, 'USD', ?), (?, 3, ?, 'principal', 'CREDIT', ?, 'USD', ?)`,
   balances: `INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at)
              VALUES (?, 'principal', 'USD', ?, 0, ?), (?, 'cash', 'USD', 0, ?, ?), (?, 'cash', 'USD', ?, 0, ?), (?, 'principal', 'USD', 0, ?, ?)
              ON CONFLICT (financial_account_id, book) DO UPDATE SET debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
@@ -46,15 +46,19 @@ export const rawParams = (r) => ({
     r.bookTransferId,
     r.from,
     r.amount,
+    r.now,
     r.bookTransferId,
     r.from,
     r.amount,
+    r.now,
     r.bookTransferId,
     r.to,
     r.amount,
+    r.now,
     r.bookTransferId,
     r.to,
-    r.amount
+    r.amount,
+    r.now
   ],
   balances: [r.from, r.amount, r.now, r.from, r.amount, r.now, r.to, r.amount, r.now, r.to, r.amount, r.now],
   accounts: [r.programId, r.from, r.to],

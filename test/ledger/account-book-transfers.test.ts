@@ -12,8 +12,11 @@ import { createWallet, fund, transfer } from "./support.js"
  * and stalled every other request behind it (11 s at 50,000 book transfers). Its account filter
  * was a correlated EXISTS that the planner ran once per book transfer of the program, each run
  * reading all of the account's entries (the by-account index has `book` between the account and
- * the book transfer). The account's entries must be read once: checked on the statements the
- * list really runs, by SQLite's query plan.
+ * the book transfer). Since migration 0310 every entry carries its book transfer's posted_at and
+ * the by-account index is (account, book, posted_at, book transfer): a page newest or oldest first
+ * reads one range of it per book, in index order, never all the account's entries
+ * (docs/ledger.md#an-accounts-book-transfers). Checked on the statements the list really runs, by
+ * SQLite's query plan, for both books and each one, page 1, a deep page and after a cursor.
  */
 describe("an account's book transfers on sqlite", () => {
   let platform: TestPlatform
@@ -36,16 +39,17 @@ describe("an account's book transfers on sqlite", () => {
   })
   afterAll(() => platform?.close())
 
-  it("reads the account's entries once, not once per book transfer of the program", async () => {
+  it("reads a page through one index range per book, never all the account's entries", async () => {
     const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
-    const list = (filter: { book?: string }) =>
+    const list = (filter: { book?: string }, page: number, ascending: boolean, startingAfter?: string) =>
       platform.instance.runtime.runPromise(
         Effect.flatMap(Ledger, (ledger) =>
           ledger.listAccountBookTransfers(platform.org.program_id, accountId, filter as any, {
-            page: 1,
-            pageSize: 20,
+            page,
+            pageSize: 2,
             orderBy: null,
-            ascending: false
+            ascending,
+            startingAfter
           })
         ).pipe(
           Statement.withTransformer((statement) =>
@@ -56,20 +60,32 @@ describe("an account's book transfers on sqlite", () => {
           )
         )
       )
-    expect((await list({})).total_count).toBe(4)
-    expect((await list({ book: "cash" })).total_count).toBe(4)
+    for (const ascending of [false, true]) {
+      for (const book of [undefined, "cash"]) {
+        const filter = book === undefined ? {} : { book }
+        const first = await list(filter, 1, ascending)
+        expect(first.total_count).toBe(4)
+        expect(first.data).toHaveLength(2)
+        expect((await list(filter, 2, ascending)).data.map((row) => row.id)).not.toContain(first.data[0]!.id)
+        const next = await list(filter, 1, ascending, first.data[1]!.id)
+        expect(next.data.map((row) => row.id)).toEqual((await list(filter, 2, ascending)).data.map((row) => row.id))
+      }
+    }
 
     const db = new Database(platform.database.filename!, { readonly: true })
     try {
-      const filtered = statements.filter(([text]) => text.includes("issuing_book_transfers") && text.includes("issuing_book_entries e"))
-      // The page, for each of the two filters (the total is a maintained count: docs/operations.md#volume).
-      expect(filtered).toHaveLength(2)
-      for (const [text, params] of filtered) {
+      const ranges = statements.filter(([text]) => text.includes("FROM issuing_book_entries") && text.includes("LIMIT"))
+      // Page 1, page 2 and the page after a cursor (twice), per book filter and direction.
+      expect(ranges).toHaveLength(16)
+      for (const [text, params] of ranges) {
         const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as Array<any>)) as Array<{ detail: string }>)
           .map((row) => row.detail)
           .join(" | ")
-        expect(plan).toMatch(/SEARCH e USING COVERING INDEX issuing_book_entries_by_account/)
-        expect(plan).not.toMatch(/CORRELATED|EXISTS/)
+        expect(plan).toMatch(
+          /SEARCH issuing_book_entries USING COVERING INDEX issuing_book_entries_by_account \(financial_account_id=\? AND book=\?/
+        )
+        // Each book's range is read in index order, cut at the page's depth; only those few rows are merged.
+        expect(plan).not.toMatch(/SCAN issuing_book|issuing_book_transfers_by_program|CORRELATED/)
       }
     } finally {
       db.close()

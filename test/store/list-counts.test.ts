@@ -325,7 +325,8 @@ describe.each(STORE_KINDS)("total_count on %s", (kind) => {
               book: BOOKS[book]!,
               entry_type: position % 2 === 0 ? "DEBIT" : "CREDIT",
               amount_minor: 1,
-              currency: "USD"
+              currency: "USD",
+              posted_at: now
             }))
             // Entries of one book transfer in one statement, or over two (the later ones first).
             const groups = w.split && rows.length > 1 ? [rows.slice(rows.length >> 1), rows.slice(0, rows.length >> 1)] : [rows]

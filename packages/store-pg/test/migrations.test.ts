@@ -204,7 +204,9 @@ const rowsOf = (transfers: ReadonlyArray<Transfer>) => {
         book: e.book,
         entry_type: e.type,
         amount_minor: t.amount,
-        currency: "USD"
+        currency: "USD",
+        // Read from 0310 on (ignored before).
+        posted_at: NOW
       }))
     ),
     balances: [...balances.values()].map((row) => ({ ...row, currency: "USD", updated_at: NOW })),
@@ -965,8 +967,53 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect((yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 10 ** 12), current))).refusal).toBe("insufficient_funds")
         expect(yield* ledgerRowCounts).toEqual(before)
       })
+  },
+  "0310_entries_posted_at": {
+    before: () =>
+      Effect.gen(function* () {
+        entriesBefore0310 = yield* count("SELECT count(*) AS n FROM issuing_book_entries")
+        expect(entriesBefore0310).toBeGreaterThan(0)
+      }),
+    // Every entry written before carries its book transfer's posted_at; the posting function and the
+    // batch write it; the by-account index is in the list's order; entries are still immutable.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const mismatched = `SELECT count(*) AS n FROM issuing_book_entries e JOIN issuing_book_transfers bt ON bt.id = e.book_transfer_id
+                            WHERE e.posted_at IS DISTINCT FROM bt.posted_at`
+        expect(yield* count("SELECT count(*) AS n FROM issuing_book_entries")).toBe(entriesBefore0310)
+        expect(yield* count(mismatched)).toBe(0)
+        const current: ReadonlyArray<Argument> = [
+          ...newTransaction,
+          ["p_active_card", null, "text"],
+          ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
+          ["p_balance_event_ids", [], "text[]"],
+          ["p_balance_event_accounts", [], "text[]"],
+          ["p_metadata", "{}", "text"]
+        ]
+        const single = transfer(SETTLEMENT, CAROL, 3, { checkFunds: false })
+        expect((yield* postTransfer(postingArguments(single, current))).posted).toBe(true)
+        const batched = transfer(SETTLEMENT, DAVE, 4, { checkFunds: false })
+        yield* sql`SELECT issuing_write_postings(${JSON.stringify(rowsOf([batched]))}::jsonb, ${CHANNEL}) AS n`
+        for (const t of [single, batched]) {
+          expect(
+            yield* count(`SELECT count(*) AS n FROM issuing_book_entries WHERE book_transfer_id = '${t.bookTransferId}'
+                            AND posted_at = '${NOW}'::timestamptz`)
+          ).toBe(4)
+        }
+        expect(yield* count("SELECT count(*) AS n FROM issuing_book_entries")).toBe(entriesBefore0310 + 8)
+        expect(yield* count(mismatched)).toBe(0)
+        const [index] = yield* sql<{
+          definition: string
+        }>`SELECT pg_get_indexdef('issuing_book_entries_by_account'::regclass) AS definition`
+        expect(index!.definition).toContain("(financial_account_id, book, posted_at, book_transfer_id)")
+        expect((yield* failureOf(sql`UPDATE issuing_book_entries SET posted_at = now()`)).message).toMatch(/immutable|append-only|refuse/i)
+      })
   }
 }
+
+/** How many entries there were before migration 0310. */
+let entriesBefore0310 = 0
 
 /** The balance rows of before migration 0300, which its check finds again in slot 0. */
 let balancesBeforeSlots: ReadonlyArray<unknown> = []

@@ -110,7 +110,7 @@ const addRowStatements = (table: ReturnType<typeof postingRows>, statements: Arr
   insertRows(
     statements,
     "issuing_book_entries",
-    ["book_transfer_id", "position", "financial_account_id", "book", "entry_type", "amount_minor", "currency"],
+    ["book_transfer_id", "position", "financial_account_id", "book", "entry_type", "amount_minor", "currency", "posted_at"],
     table.entries
   )
   insertRows(

@@ -70,8 +70,8 @@ const LIMIT = BigInt(MAX_TOTAL_MINOR)
 
 const insertEntries = byRowCount(
   (count) =>
-    `INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
-   VALUES ${valuesList(count, "(?, ?, ?, ?, ?, ?, ?)")}`
+    `INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency, posted_at)
+   VALUES ${valuesList(count, "(?, ?, ?, ?, ?, ?, ?, ?)")}`
 )
 
 // Balance rows missing for a book are created by the upsert.
@@ -166,7 +166,8 @@ const writeEntries = (db: SyncConnection, { balanceEvents, bookTransfer, deltas,
       e.book,
       e.entry_type,
       e.amount.amount,
-      e.amount.currency
+      e.amount.currency,
+      bookTransfer.posted_at
     ])
   )
   db.prepare(upsertBalances(deltas.length)).run(

@@ -302,8 +302,51 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(rows).toEqual(balancesBeforeSlots.map((row: any) => ({ ...row, slot: 0 })))
       expect(yield* failureOf(sql`UPDATE issuing_balances SET slot = 1`)).toContain("CHECK")
     })
+  },
+  "0310_entries_posted_at": {
+    before: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      entriesBefore0310 = yield* sql`SELECT * FROM issuing_book_entries ORDER BY book_transfer_id, position`
+      expect(entriesBefore0310.length).toBeGreaterThanOrEqual(6)
+    }),
+    // The table rebuilt: every entry as it was with its book transfer's posted_at, NOT NULL; the
+    // index in the list's order; the triggers kept (immutable, counted on insert).
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const entries = yield* sql`SELECT e.*, bt.posted_at AS expected FROM issuing_book_entries e
+                                 JOIN issuing_book_transfers bt ON bt.id = e.book_transfer_id ORDER BY e.book_transfer_id, e.position`
+      expect(entries.map(({ posted_at, expected, ...rest }: any) => rest)).toEqual(entriesBefore0310)
+      for (const row of entries as ReadonlyArray<any>) expect(row.posted_at).toBe(row.expected)
+      expect(
+        yield* sql`SELECT sql FROM sqlite_master WHERE name = 'issuing_book_entries_by_account'`.pipe(
+          Effect.map((rows: any) => rows[0].sql)
+        )
+      ).toContain("(financial_account_id, book, posted_at, book_transfer_id)")
+      expect(yield* failureOf(sql`UPDATE issuing_book_entries SET amount_minor = 1 WHERE book_transfer_id = 'bt_1'`)).toContain("immutable")
+      expect(yield* failureOf(sql`DELETE FROM issuing_book_entries WHERE book_transfer_id = 'bt_1'`)).toContain("immutable")
+      yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, created_at, updated_at)
+                 VALUES ('txn_310', 'program_1', 'SETTLED', 30, 'USD', ${NOW}, ${NOW})`
+      yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+                   from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+                 VALUES ('tr_310', 'program_1', 'txn_310', 'book', 30, 'USD', 'fa_1', 'fa_2', 'SETTLED', ${NOW}, ${NOW})`
+      yield* sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                 VALUES ('bt_310', 'program_1', 'tr_310', 'txn_310', 30, 'USD', ${NOW})`
+      const counted = sql`SELECT COALESCE(SUM(n), 0) AS n FROM issuing_list_counts WHERE list = 'book_transfers' AND key = '=fa_2|'`
+      const [before] = yield* counted
+      expect(
+        yield* failureOf(sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)
+                             VALUES ('bt_310', 0, 'fa_1', 'principal', 'DEBIT', 30, 'USD')`)
+      ).toContain("NOT NULL")
+      yield* sql`INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency, posted_at)
+                 VALUES ('bt_310', 0, 'fa_1', 'principal', 'DEBIT', 30, 'USD', ${NOW}), ('bt_310', 1, 'fa_2', 'principal', 'CREDIT', 30, 'USD', ${NOW})`
+      const [after] = yield* counted
+      expect(Number((after as any).n)).toBe(Number((before as any).n) + 1)
+    })
   }
 }
+
+/** The entries of before migration 0310. */
+let entriesBefore0310: ReadonlyArray<unknown> = []
 
 /** The balance rows of before migration 0300. */
 let balancesBeforeSlots: ReadonlyArray<unknown> = []

@@ -165,7 +165,7 @@ export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
       currency: transfer.currency,
       posted_at: transfer.created_at
     })),
-    entries: postings.flatMap(({ bookTransfer }) =>
+    entries: postings.flatMap(({ bookTransfer, transfer }) =>
       bookTransfer.entries.map((e, position) => ({
         book_transfer_id: bookTransfer.id,
         position,
@@ -173,7 +173,9 @@ export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
         book: e.book,
         entry_type: e.entry_type,
         amount_minor: e.amount.amount,
-        currency: e.amount.currency
+        currency: e.amount.currency,
+        // The book transfer's, which the account's list orders by (docs/ledger.md#an-accounts-book-transfers).
+        posted_at: transfer.created_at
       }))
     ),
     balances: summedDeltas(postings),

@@ -3,9 +3,14 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import { pageRows } from "../sql/OrderBy.js"
+import type { Fragment } from "@effect/sql/Statement"
+import type { SqlError } from "@effect/sql/SqlError"
+import { InvalidRequest } from "../platform/Errors.js"
+import type { PageWindow } from "../platform/Paging.js"
+import { orderByClause, pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
+  type BookTransferOrderField,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
@@ -353,45 +358,120 @@ const transactionQueries = (q: Queries) => {
   } satisfies Partial<LedgerStoreService>
 }
 
+/**
+ * One page of an account's book transfers newest or oldest first (docs/ledger.md#an-accounts-book-transfers),
+ * O(page) whatever the number of its entries: each entry carries its book transfer's posted_at, and
+ * the entries' by-account index is (account, book, posted_at, book transfer), so the page of one
+ * book is one range of it. Without a book the page is the merge of one range per book, each cut at
+ * `offset + limit` book transfers (one among the first n of the account is among the first n of each
+ * book it has entries in), a book transfer with entries in both books taken once. `starting_after`
+ * finds its book transfer's posted_at by primary key — a 400 unless it has an entry of the account
+ * (in the book) — and starts each range after it.
+ */
+const accountPage = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  window: PageWindow<BookTransferOrderField>,
+  list: { readonly accountId: string; readonly book: string | undefined }
+): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
+  const direction = sql.literal(window.descending ? "DESC" : "ASC")
+  const depth = window.offset + window.limit
+  // DISTINCT: an account with two entries in one book of a book transfer has it once in the page.
+  const range = (book: string, after: Fragment) =>
+    sql`SELECT DISTINCT posted_at, book_transfer_id FROM issuing_book_entries
+        WHERE financial_account_id = ${list.accountId} AND book = ${book}${after}
+        ORDER BY posted_at ${direction}, book_transfer_id ${direction} LIMIT ${depth}`
+  const ids = (after: Fragment) => {
+    const books: ReadonlyArray<string> = list.book !== undefined ? [list.book] : BOOKS
+    const ranges = books.map((book, i) => sql`SELECT * FROM (${range(book, after)}) ${sql.literal(`r${i}`)}`)
+    return sql`SELECT DISTINCT posted_at, book_transfer_id FROM (${sql.join(" UNION ALL ", false)(ranges)}) u
+               ORDER BY posted_at ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
+  }
+  // The page's ids first, then their book transfers by primary key (as one statement PostgreSQL
+  // hash-joined the ids with a scan of the book transfers).
+  const rows = (after: Fragment) =>
+    Effect.flatMap(ids(after), (found) =>
+      found.length === 0
+        ? Effect.succeed([])
+        : sql`SELECT bt.* FROM issuing_book_transfers bt
+              WHERE bt.id IN ${sql.in(found.map((row: any) => row.book_transfer_id))} AND bt.program_id = ${programId}
+              ORDER BY ${orderByClause(sql, window, BOOK_TRANSFER_ORDER_FIELDS)}`
+    )
+  const startingAfter = window.after
+  if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
+  return Effect.flatMap(
+    sql`SELECT bt.posted_at FROM issuing_book_transfers bt WHERE bt.id = ${startingAfter} AND bt.program_id = ${programId}
+        AND EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = ${startingAfter}
+                    AND e.financial_account_id = ${list.accountId}${list.book !== undefined ? sql` AND e.book = ${list.book}` : sql.literal("")})`,
+    (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
+      found.length === 0
+        ? Effect.fail(
+            new InvalidRequest({
+              message: "starting_after is not the id of an object of this list (with these filters).",
+              param: "starting_after"
+            })
+          )
+        : rows(
+            sql` AND (posted_at, book_transfer_id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.posted_at}, ${startingAfter})`
+          )
+  )
+}
+
 /** Book transfers with their entries (append-only). */
 const bookTransferQueries = (q: Queries) => {
   const { sql, where } = q
   return {
     listBookTransfers: (programId, filter, window) => {
-      // An account's book transfers: its entries are read once through the by-account index
-      // (financial_account_id, book, book_transfer_id). A correlated EXISTS per book transfer
-      // probed that index by the account alone (book sits between), reading all the account's
-      // entries for each of the program's book transfers: quadratic on SQLite, where the soak
-      // (bench/soak.js) saw this list reach 0.4 s at p50 after 2 minutes and stall every request
-      // behind it; 11 s for 50,000 book transfers.
+      // A transfer's or a transaction's book transfers are a few, found through their own index. The
+      // program column is kept out of the index choice there (`|| ''`): its index also serves the
+      // order, and a planner that walks it filters the program's every book transfer row by row.
+      const scoped = filter.transaction_id !== undefined || filter.transfer_id !== undefined
+      const program = sql.literal(scoped ? "(bt.program_id || '')" : "bt.program_id")
+      // Whether a book transfer has an entry of the account (in the book). For a transaction's or a
+      // transfer's list, the entries of its few book transfers, read once: SQLite ran a correlated
+      // EXISTS under the LIMIT/OFFSET subquery of a deep page (pageRows) as a join, each book
+      // transfer once per matching entry, so `page=2` skipped too few rows and repeated page 1's.
+      // An account's list by amount: every book transfer of the account's entries, sorted (no index
+      // has them in amount order; docs/ledger.md#an-accounts-book-transfers).
+      const entryFilters = [
+        filter.financial_account_id !== undefined && sql`e.financial_account_id = ${filter.financial_account_id}`,
+        filter.book !== undefined && sql`e.book = ${filter.book}`
+      ].filter((clause) => clause !== false)
       const entryCondition =
-        filter.financial_account_id !== undefined
-          ? filter.book !== undefined
+        entryFilters.length === 0
+          ? false
+          : scoped
             ? sql`bt.id IN (SELECT e.book_transfer_id FROM issuing_book_entries e
-                 WHERE e.financial_account_id = ${filter.financial_account_id} AND e.book = ${filter.book})`
-            : sql`bt.id IN (SELECT e.book_transfer_id FROM issuing_book_entries e
-                 WHERE e.financial_account_id = ${filter.financial_account_id})`
-          : filter.book !== undefined
-            ? sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND e.book = ${filter.book})`
-            : false
+                 JOIN issuing_book_transfers s ON s.id = e.book_transfer_id
+                 WHERE ${sql.and([
+                   ...(filter.transaction_id !== undefined ? [sql`s.transaction_id = ${filter.transaction_id}`] : []),
+                   ...(filter.transfer_id !== undefined ? [sql`s.transfer_id = ${filter.transfer_id}`] : []),
+                   ...entryFilters
+                 ])})`
+            : filter.financial_account_id !== undefined
+              ? sql`bt.id IN (SELECT e.book_transfer_id FROM issuing_book_entries e WHERE ${sql.and(entryFilters)})`
+              : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND ${sql.and(entryFilters)})`
       const condition = where([
-        sql`bt.program_id = ${programId}`,
+        sql`${program} = ${programId}`,
         filter.transaction_id !== undefined && sql`bt.transaction_id = ${filter.transaction_id}`,
         filter.transfer_id !== undefined && sql`bt.transfer_id = ${filter.transfer_id}`,
         entryCondition
       ])
+      const byPostedAt = BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "bt.posted_at"
+      const page =
+        filter.financial_account_id !== undefined && !scoped && byPostedAt
+          ? accountPage(sql, programId, window, { accountId: filter.financial_account_id, book: filter.book })
+          : pageRows(sql, window, BOOK_TRANSFER_ORDER_FIELDS, {
+              select: sql.literal("bt.*"),
+              from: sql.literal("issuing_book_transfers bt"),
+              where: condition
+            })
       return Effect.gen(function* () {
-        const heads = yield* pageRows(sql, window, BOOK_TRANSFER_ORDER_FIELDS, {
-          select: sql.literal("bt.*"),
-          from: sql.literal("issuing_book_transfers bt"),
-          where: condition
-        })
+        const heads = yield* page
         // One book transfer per transfer, a few per transaction: those filters count through their index.
         const total = yield* listTotal(
           sql,
-          filter.transaction_id !== undefined || filter.transfer_id !== undefined
-            ? bounded("issuing_book_transfers bt", condition)
-            : maintained("book_transfers", programId, filter)
+          scoped ? bounded("issuing_book_transfers bt", condition) : maintained("book_transfers", programId, filter)
         )
         if (heads.length === 0) return { rows: [], total }
         const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}

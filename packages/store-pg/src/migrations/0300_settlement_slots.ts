@@ -20,32 +20,8 @@ const PRINCIPAL_SUMMED = `CROSS JOIN LATERAL (SELECT sum(x.debits_minor) AS debi
       sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
     FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b`
 
-/**
- * A settlement account's balance in slots (docs/ledger.md#settlement-slots): every clearing,
- * single-message approval, return and external-rail transfer of a program moves its settlement
- * account, so one row per (account, book) serialized them all on its lock. `issuing_balances`
- * gains `slot` in its key (0 for every row written before, so every balance stands as it was);
- * a wallet account keeps slot 0 only, a settlement account's postings add into slot
- * `pg_backend_pid() % 16`, and every read sums the slots. The same column as the SQLite migration
- * of this id (where one writer keeps everything in slot 0).
- *
- * The functions of 0230 and 0270, their bodies otherwise unchanged:
- * - `issuing_post_transfer` locks the rows it writes (each wallet row, the settlement account's
- *   slot), in (account, book, slot) order, decides over the sums of the accounts' slots and adds
- *   each delta into its row;
- * - `issuing_write_postings` (a batch) adds into slot 0 and composes `balance.updated` from the sums;
- * - `issuing_post_decided` locks every slot of the batch's accounts and decides over their sums.
- * `issuing_post_transfers` calls `issuing_post_transfer` and `issuing_post_card_message` moves
- * only a wallet's principal row: neither changes.
- */
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE issuing_balances
-    ADD COLUMN slot smallint NOT NULL DEFAULT 0 CHECK (slot >= 0 AND slot < ${sql.literal(String(SETTLEMENT_SLOTS))})`
-  yield* sql`ALTER TABLE issuing_balances DROP CONSTRAINT issuing_balances_pkey`
-  yield* sql`ALTER TABLE issuing_balances ADD PRIMARY KEY (financial_account_id, book, slot)`
-
-  yield* sql.unsafe(`CREATE OR REPLACE FUNCTION issuing_post_transfer(
+/** `issuing_post_transfer` as this migration defines it (migration 0310 derives its own from it). */
+export const POST_TRANSFER_0300 = `CREATE OR REPLACE FUNCTION issuing_post_transfer(
       p_program_id text, p_source text, p_target text, p_check_funds boolean, p_amount bigint, p_currency text,
       p_now timestamptz,
       p_transaction_write text, p_transaction_id text, p_transaction_status text, p_transaction_created_at timestamptz,
@@ -155,10 +131,10 @@ export default Effect.gen(function* () {
           array_fill(p_now, ARRAY[v_events + v_balance_events]), p_channel);
       END IF;
       RETURN QUERY SELECT true, v_available, NULL::text;
-    END $$`)
+    END $$`
 
-  // 0270's rows of a batch: balances into slot 0, balance.updated from the summed slots.
-  yield* sql.unsafe(`CREATE OR REPLACE FUNCTION issuing_write_postings(p_rows jsonb, p_channel text)
+/** `issuing_write_postings` as this migration defines it (migration 0310 derives its own from it). */
+export const WRITE_POSTINGS_0300 = `CREATE OR REPLACE FUNCTION issuing_write_postings(p_rows jsonb, p_channel text)
     RETURNS integer LANGUAGE plpgsql AS $$
     DECLARE n integer;
     BEGIN
@@ -210,7 +186,37 @@ export default Effect.gen(function* () {
               SELECT r.id, r.program_id, 'balance.updated', r.created_at
                 FROM jsonb_to_recordset(p_rows->'balance_events') AS r(id text, program_id text, created_at timestamptz)) x;
       RETURN coalesce(n, 0);
-    END $$`)
+    END $$`
+
+/**
+ * A settlement account's balance in slots (docs/ledger.md#settlement-slots): every clearing,
+ * single-message approval, return and external-rail transfer of a program moves its settlement
+ * account, so one row per (account, book) serialized them all on its lock. `issuing_balances`
+ * gains `slot` in its key (0 for every row written before, so every balance stands as it was);
+ * a wallet account keeps slot 0 only, a settlement account's postings add into slot
+ * `pg_backend_pid() % 16`, and every read sums the slots. The same column as the SQLite migration
+ * of this id (where one writer keeps everything in slot 0).
+ *
+ * The functions of 0230 and 0270, their bodies otherwise unchanged:
+ * - `issuing_post_transfer` locks the rows it writes (each wallet row, the settlement account's
+ *   slot), in (account, book, slot) order, decides over the sums of the accounts' slots and adds
+ *   each delta into its row;
+ * - `issuing_write_postings` (a batch) adds into slot 0 and composes `balance.updated` from the sums;
+ * - `issuing_post_decided` locks every slot of the batch's accounts and decides over their sums.
+ * `issuing_post_transfers` calls `issuing_post_transfer` and `issuing_post_card_message` moves
+ * only a wallet's principal row: neither changes.
+ */
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE issuing_balances
+    ADD COLUMN slot smallint NOT NULL DEFAULT 0 CHECK (slot >= 0 AND slot < ${sql.literal(String(SETTLEMENT_SLOTS))})`
+  yield* sql`ALTER TABLE issuing_balances DROP CONSTRAINT issuing_balances_pkey`
+  yield* sql`ALTER TABLE issuing_balances ADD PRIMARY KEY (financial_account_id, book, slot)`
+
+  yield* sql.unsafe(POST_TRANSFER_0300)
+
+  // 0270's rows of a batch: balances into slot 0, balance.updated from the summed slots.
+  yield* sql.unsafe(WRITE_POSTINGS_0300)
 
   // 0230's re-decision under the locks: every slot of the batch's accounts locked, decided over their sums.
   yield* sql`CREATE OR REPLACE FUNCTION issuing_post_decided(p_rows jsonb, p_postings jsonb, p_balances jsonb, p_channel text)

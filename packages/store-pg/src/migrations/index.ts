@@ -26,6 +26,7 @@ import idempotencyClaimToken from "./0260_idempotency_claim_token.js"
 import metadata from "./0270_metadata.js"
 import webhookPortal from "./0280_webhook_portal.js"
 import settlementSlots from "./0300_settlement_slots.js"
+import entriesPostedAt from "./0310_entries_posted_at.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -60,5 +61,6 @@ export const migrations = {
   "0260_idempotency_claim_token": idempotencyClaimToken,
   "0270_metadata": metadata,
   "0280_webhook_portal": webhookPortal,
-  "0300_settlement_slots": settlementSlots
+  "0300_settlement_slots": settlementSlots,
+  "0310_entries_posted_at": entriesPostedAt
 }

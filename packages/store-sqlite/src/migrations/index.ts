@@ -19,6 +19,7 @@ import idempotencyClaimToken from "./0260_idempotency_claim_token.js"
 import metadata from "./0270_metadata.js"
 import webhookPortal from "./0280_webhook_portal.js"
 import settlementSlots from "./0300_settlement_slots.js"
+import entriesPostedAt from "./0310_entries_posted_at.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -45,5 +46,6 @@ export const migrations = {
   "0260_idempotency_claim_token": idempotencyClaimToken,
   "0270_metadata": metadata,
   "0280_webhook_portal": webhookPortal,
-  "0300_settlement_slots": settlementSlots
+  "0300_settlement_slots": settlementSlots,
+  "0310_entries_posted_at": entriesPostedAt
 }
