@@ -84,6 +84,12 @@ export const inline = (text, params) => {
   return text.replace(/\?/g, () => literal(params[index++]))
 }
 
+// PostgreSQL keys a balance row with its slot (docs/ledger.md#settlement-slots); a wallet's is slot 0, the default.
+const POSTGRES_BALANCES = RAW_SQL.balances.replace(
+  "ON CONFLICT (financial_account_id, book)",
+  "ON CONFLICT (financial_account_id, book, slot)"
+)
+
 /** The whole transaction of one transfer as ONE simple query (one round trip on PostgreSQL). */
 export const postgresTransferText = (p) =>
   [
@@ -94,7 +100,7 @@ export const postgresTransferText = (p) =>
     inline(RAW_SQL.transfer, p.transfer),
     inline(RAW_SQL.bookTransfer, p.bookTransfer),
     inline(RAW_SQL.entries, p.entries),
-    inline(RAW_SQL.balances, p.balances),
+    inline(POSTGRES_BALANCES, p.balances),
     ...p.events.map((event) => inline(RAW_SQL.event, event)),
     ...p.fanOuts.map((fanOut) => inline(RAW_SQL.fanOut, fanOut)),
     "COMMIT"

@@ -41,13 +41,13 @@ describe("an account's book transfers on sqlite", () => {
 
   it("reads a page through one index range per book, never all the account's entries", async () => {
     const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
-    const list = (filter: { book?: string }, page: number, ascending: boolean, startingAfter?: string) =>
+    const list = (filter: { book?: string }, orderBy: string | null, page: number, ascending: boolean, startingAfter?: string) =>
       platform.instance.runtime.runPromise(
         Effect.flatMap(Ledger, (ledger) =>
           ledger.listAccountBookTransfers(platform.org.program_id, accountId, filter as any, {
             page,
             pageSize: 2,
-            orderBy: null,
+            orderBy: orderBy as any,
             ascending,
             startingAfter
           })
@@ -60,30 +60,33 @@ describe("an account's book transfers on sqlite", () => {
           )
         )
       )
-    for (const ascending of [false, true]) {
-      for (const book of [undefined, "cash"]) {
-        const filter = book === undefined ? {} : { book }
-        const first = await list(filter, 1, ascending)
-        expect(first.total_count).toBe(4)
-        expect(first.data).toHaveLength(2)
-        expect((await list(filter, 2, ascending)).data.map((row) => row.id)).not.toContain(first.data[0]!.id)
-        const next = await list(filter, 1, ascending, first.data[1]!.id)
-        expect(next.data.map((row) => row.id)).toEqual((await list(filter, 2, ascending)).data.map((row) => row.id))
+    for (const orderBy of [null, "amount"]) {
+      for (const ascending of [false, true]) {
+        for (const book of [undefined, "cash"]) {
+          const filter = book === undefined ? {} : { book }
+          const first = await list(filter, orderBy, 1, ascending)
+          expect(first.total_count).toBe(4)
+          expect(first.data).toHaveLength(2)
+          const second = (await list(filter, orderBy, 2, ascending)).data.map((row) => row.id)
+          expect(second).toHaveLength(2)
+          expect(second).not.toContain(first.data[0]!.id)
+          expect((await list(filter, orderBy, 1, ascending, first.data[1]!.id)).data.map((row) => row.id)).toEqual(second)
+        }
       }
     }
 
     const db = new Database(platform.database.filename!, { readonly: true })
     try {
       const ranges = statements.filter(([text]) => text.includes("FROM issuing_book_entries") && text.includes("LIMIT"))
-      // Page 1, page 2 and the page after a cursor (twice), per book filter and direction.
-      expect(ranges).toHaveLength(16)
+      // One statement per page (the ranges of both books in it without a book): page 1, page 2 and
+      // the page after a cursor, per order, direction and book filter.
+      expect(ranges).toHaveLength(24)
       for (const [text, params] of ranges) {
         const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as Array<any>)) as Array<{ detail: string }>)
           .map((row) => row.detail)
           .join(" | ")
-        expect(plan).toMatch(
-          /SEARCH issuing_book_entries USING COVERING INDEX issuing_book_entries_by_account \(financial_account_id=\? AND book=\?/
-        )
+        const index = text.includes("amount_minor AS k") ? "issuing_book_entries_by_account_amount" : "issuing_book_entries_by_account"
+        expect(plan).toContain(`SEARCH issuing_book_entries USING COVERING INDEX ${index} (financial_account_id=? AND book=?`)
         // Each book's range is read in index order, cut at the page's depth; only those few rows are merged.
         expect(plan).not.toMatch(/SCAN issuing_book|issuing_book_transfers_by_program|CORRELATED/)
       }

@@ -34,8 +34,10 @@ export const balanceOf = async (platform: TestPlatform, accountId: string): Prom
 
 /**
  * The ledger's invariants over everything the platform's database holds (docs/ledger.md): every
- * book transfer balances per currency, every transfer has its book transfer, and every balance row
- * is the sum of its entries, with no running total past 2^53 − 1 (read as exact bigints).
+ * book transfer balances per currency, every transfer has its book transfer, every entry carries
+ * its book transfer's posted_at and amount (what an account's list orders by:
+ * docs/ledger.md#an-accounts-book-transfers), and every balance row is the sum of its entries, with
+ * no running total past 2^53 − 1 (read as exact bigints).
  */
 export const expectBooksBalance = (platform: TestPlatform) =>
   platform.instance.runtime.runPromise(
@@ -49,6 +51,10 @@ export const expectBooksBalance = (platform: TestPlatform) =>
       const orphans = yield* sql`SELECT t.id FROM issuing_transfers t
         LEFT JOIN issuing_book_transfers bt ON bt.transfer_id = t.id WHERE bt.id IS NULL`
       expect(orphans).toEqual([])
+      const unlike = yield* sql`SELECT e.book_transfer_id, e.position FROM issuing_book_entries e
+        JOIN issuing_book_transfers bt ON bt.id = e.book_transfer_id
+        WHERE e.posted_at <> bt.posted_at OR e.amount_minor <> bt.amount_minor`
+      expect(unlike).toEqual([])
       const entrySums = yield* sql`SELECT financial_account_id, book,
           SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE 0 END) AS debits,
           SUM(CASE WHEN entry_type = 'CREDIT' THEN amount_minor ELSE 0 END) AS credits

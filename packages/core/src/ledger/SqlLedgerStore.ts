@@ -359,14 +359,16 @@ const transactionQueries = (q: Queries) => {
 }
 
 /**
- * One page of an account's book transfers newest or oldest first (docs/ledger.md#an-accounts-book-transfers),
- * O(page) whatever the number of its entries: each entry carries its book transfer's posted_at, and
- * the entries' by-account index is (account, book, posted_at, book transfer), so the page of one
- * book is one range of it. Without a book the page is the merge of one range per book, each cut at
- * `offset + limit` book transfers (one among the first n of the account is among the first n of each
- * book it has entries in), a book transfer with entries in both books taken once. `starting_after`
- * finds its book transfer's posted_at by primary key — a 400 unless it has an entry of the account
- * (in the book) — and starts each range after it.
+ * One page of an account's book transfers (docs/ledger.md#an-accounts-book-transfers), O(page)
+ * whatever the number of its entries: each entry carries its book transfer's posted_at and amount
+ * (every entry of a book transfer moves its amount: PostingRules.transferEntries), and the entries
+ * are indexed on (account, book, posted_at, book transfer) and (account, book, amount, book
+ * transfer), so the page of one book is one range of the index of its order. Without a book the
+ * page is the merge of one range per book, each cut at `offset + limit` book transfers (one among
+ * the first n of the account is among the first n of each book it has entries in), a book transfer
+ * with entries in both books taken once. `starting_after` finds its book transfer's order value by
+ * primary key — a 400 unless it has an entry of the account (in the book) — and starts each range
+ * after it.
  */
 const accountPage = (
   sql: SqlClient.SqlClient,
@@ -374,18 +376,19 @@ const accountPage = (
   window: PageWindow<BookTransferOrderField>,
   list: { readonly accountId: string; readonly book: string | undefined }
 ): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
+  const key = sql.literal(BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "bt.amount_minor" ? "amount_minor" : "posted_at")
   const direction = sql.literal(window.descending ? "DESC" : "ASC")
   const depth = window.offset + window.limit
   // DISTINCT: an account with two entries in one book of a book transfer has it once in the page.
   const range = (book: string, after: Fragment) =>
-    sql`SELECT DISTINCT posted_at, book_transfer_id FROM issuing_book_entries
+    sql`SELECT DISTINCT ${key} AS k, book_transfer_id FROM issuing_book_entries
         WHERE financial_account_id = ${list.accountId} AND book = ${book}${after}
-        ORDER BY posted_at ${direction}, book_transfer_id ${direction} LIMIT ${depth}`
+        ORDER BY ${key} ${direction}, book_transfer_id ${direction} LIMIT ${depth}`
   const ids = (after: Fragment) => {
     const books: ReadonlyArray<string> = list.book !== undefined ? [list.book] : BOOKS
     const ranges = books.map((book, i) => sql`SELECT * FROM (${range(book, after)}) ${sql.literal(`r${i}`)}`)
-    return sql`SELECT DISTINCT posted_at, book_transfer_id FROM (${sql.join(" UNION ALL ", false)(ranges)}) u
-               ORDER BY posted_at ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
+    return sql`SELECT DISTINCT k, book_transfer_id FROM (${sql.join(" UNION ALL ", false)(ranges)}) u
+               ORDER BY k ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
   }
   // The page's ids first, then their book transfers by primary key (as one statement PostgreSQL
   // hash-joined the ids with a scan of the book transfers).
@@ -400,7 +403,7 @@ const accountPage = (
   const startingAfter = window.after
   if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
   return Effect.flatMap(
-    sql`SELECT bt.posted_at FROM issuing_book_transfers bt WHERE bt.id = ${startingAfter} AND bt.program_id = ${programId}
+    sql`SELECT bt.${key} AS k FROM issuing_book_transfers bt WHERE bt.id = ${startingAfter} AND bt.program_id = ${programId}
         AND EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = ${startingAfter}
                     AND e.financial_account_id = ${list.accountId}${list.book !== undefined ? sql` AND e.book = ${list.book}` : sql.literal("")})`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
@@ -411,9 +414,7 @@ const accountPage = (
               param: "starting_after"
             })
           )
-        : rows(
-            sql` AND (posted_at, book_transfer_id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.posted_at}, ${startingAfter})`
-          )
+        : rows(sql` AND (${key}, book_transfer_id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
   )
 }
 
@@ -431,8 +432,6 @@ const bookTransferQueries = (q: Queries) => {
       // transfer's list, the entries of its few book transfers, read once: SQLite ran a correlated
       // EXISTS under the LIMIT/OFFSET subquery of a deep page (pageRows) as a join, each book
       // transfer once per matching entry, so `page=2` skipped too few rows and repeated page 1's.
-      // An account's list by amount: every book transfer of the account's entries, sorted (no index
-      // has them in amount order; docs/ledger.md#an-accounts-book-transfers).
       const entryFilters = [
         filter.financial_account_id !== undefined && sql`e.financial_account_id = ${filter.financial_account_id}`,
         filter.book !== undefined && sql`e.book = ${filter.book}`
@@ -448,18 +447,15 @@ const bookTransferQueries = (q: Queries) => {
                    ...(filter.transfer_id !== undefined ? [sql`s.transfer_id = ${filter.transfer_id}`] : []),
                    ...entryFilters
                  ])})`
-            : filter.financial_account_id !== undefined
-              ? sql`bt.id IN (SELECT e.book_transfer_id FROM issuing_book_entries e WHERE ${sql.and(entryFilters)})`
-              : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND ${sql.and(entryFilters)})`
+            : sql`EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = bt.id AND ${sql.and(entryFilters)})`
       const condition = where([
         sql`${program} = ${programId}`,
         filter.transaction_id !== undefined && sql`bt.transaction_id = ${filter.transaction_id}`,
         filter.transfer_id !== undefined && sql`bt.transfer_id = ${filter.transfer_id}`,
         entryCondition
       ])
-      const byPostedAt = BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "bt.posted_at"
       const page =
-        filter.financial_account_id !== undefined && !scoped && byPostedAt
+        filter.financial_account_id !== undefined && !scoped
           ? accountPage(sql, programId, window, { accountId: filter.financial_account_id, book: filter.book })
           : pageRows(sql, window, BOOK_TRANSFER_ORDER_FIELDS, {
               select: sql.literal("bt.*"),
