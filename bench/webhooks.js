@@ -1,4 +1,4 @@
-// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, to a loopback receiver running in a worker thread
 // (its own event loop, so it does not share the worker's):
@@ -17,6 +17,10 @@
 // the worker polls the queue. With `--cross=1` the latency events are emitted by a second instance
 // on the same database (another node: its commits do not ring this worker's doorbell), so the
 // latency is what a worker on another node sees — the wake-up by NOTIFY, or the poll.
+// `--volume=N` first fills the tables a delivery touches as N transfers would have (docs/webhooks.md):
+// 3N events of the program a month old and N delivered attempts (another subscription's), written
+// by one INSERT … SELECT each (the maintained counts' triggers run), so the latency and throughput
+// are measured against indexes of that size; the ledger's tables do not take part in a delivery.
 import { Events, ReplayRequest, runDeliveryWorker, Transactor, Webhooks, WebhookStore } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import { SqlClient } from "@effect/sql"
@@ -191,6 +195,42 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
 
 // ---- one store --------------------------------------------------------------------------------------
 
+/** `--volume`: 3n events and n delivered attempts, written in bulk before the measurements (see the top). */
+const fillVolume = async (run, kind, programId, n) => {
+  const started = performance.now()
+  const since = Date.now() - 30 * 86_400_000
+  await run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      kind === "postgres"
+        ? Effect.zipRight(
+            sql`INSERT INTO issuing_events (id, program_id, type, created_at, data)
+                SELECT 'evt-volume-' || i, ${programId}, (ARRAY['transfer.created', 'transaction.updated', 'transfer.settled'])[i % 3 + 1],
+                       to_timestamp((${since}::bigint + i) / 1000.0), '{"status":"SETTLED"}'
+                FROM generate_series(0, ${3 * n - 1}) AS i`,
+            sql`INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
+                  attempted_at, created_at, updated_at)
+                SELECT 'wha-volume-' || i, ${programId}, 'evt-volume-' || (3 * i + 1), 'whsub-volume', 'SUCCESS', 200, '',
+                       t, t, t FROM (SELECT i, to_timestamp((${since}::bigint + 3 * i + 1) / 1000.0) AS t FROM generate_series(0, ${n - 1}) AS i) x`
+          )
+        : Effect.zipRight(
+            sql`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${3 * n - 1})
+                INSERT INTO issuing_events (id, program_id, type, created_at, data)
+                SELECT 'evt-volume-' || i, ${programId},
+                       CASE i % 3 WHEN 0 THEN 'transfer.created' WHEN 1 THEN 'transaction.updated' ELSE 'transfer.settled' END,
+                       strftime('%Y-%m-%dT%H:%M:%fZ', (${since} + i) / 1000.0, 'unixepoch'), '{"status":"SETTLED"}' FROM n`,
+            sql`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${n - 1})
+                INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
+                  attempted_at, created_at, updated_at)
+                SELECT 'wha-volume-' || i, ${programId}, 'evt-volume-' || (3 * i + 1), 'whsub-volume', 'SUCCESS', 200, '', t, t, t
+                FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%fZ', (${since} + 3 * i + 1) / 1000.0, 'unixepoch') AS t FROM n) x`
+          )
+    )
+  )
+  console.log(
+    `${kind.padEnd(9)} volume   ${(3 * n).toLocaleString("en-US")} events and ${n.toLocaleString("en-US")} attempts written in ${((performance.now() - started) / 1000).toFixed(0)} s`
+  )
+}
+
 const benchStore = async (label, target, options) => {
   const receiver = await startReceiver()
   const vaultKeys = [crypto.randomBytes(32)]
@@ -209,6 +249,7 @@ const benchStore = async (label, target, options) => {
   try {
     const org = await run(Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("bench")))
     const programId = org.program_id
+    if (options.volume > 0) await fillVolume(run, target.kind, programId, options.volume)
     const subscription = await run(
       Effect.flatMap(Webhooks, (w) => w.create(programId, { url: receiver.url, event_types: ["transaction.updated"] }))
     )
@@ -309,11 +350,12 @@ export async function run(args) {
       .map(Number),
     seconds: Number(option(args, "seconds", "5")),
     replay: Number(option(args, "replay", "100000")),
-    cross: option(args, "cross", "0") === "1"
+    cross: option(args, "cross", "0") === "1",
+    volume: Number(option(args, "volume", "0"))
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
-    `webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s${options.cross ? " emitted by another instance" : ""}, replay of ${options.replay}, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`
+    `webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s${options.cross ? " emitted by another instance" : ""}, replay of ${options.replay}${options.volume > 0 ? `, over the rows of ${options.volume} transfers` : ""}, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`
   )
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-webhooks-"))
