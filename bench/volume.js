@@ -17,7 +17,8 @@
 //     pg_database_size).
 // The rows the writes measured at a checkpoint add count toward the next checkpoint. Half the
 // transfers have one "busy" wallet on a side (its book-transfer list grows with the program); the
-// others are between 63 more wallets. 20 cards with a reveal each, and one webhook subscription to
+// others are between 63 more wallets; a 65th, quiet, wallet is funded and never used again (a
+// rare account's lists, like the one funding rail's, must not walk the program's rows). 20 cards with a reveal each, and one webhook subscription to
 // card events whose deliveries go to a loopback receiver, give the card, audit and attempt lists
 // rows (they stay small: the volume is in the ledger and the events).
 // Checkpoints: `--checkpoints`, else 1,000 and `--transfers` (default 50,000, a few minutes);
@@ -190,6 +191,8 @@ const lists = (ids) =>
     { path: "/v1/transfers?status=SETTLED" },
     { path: "/v1/transfers?payment_rail=book" },
     { path: `/v1/transfers?financial_account_id={busy}` },
+    { path: `/v1/transfers?financial_account_id={quiet}` },
+    { path: "/v1/transfers?payment_rail=fednow_instant" },
     { path: "/v1/transfers?order_by=amount&ascending=false" },
     { path: "/v1/transactions" },
     { path: "/v1/transactions?status=SETTLED" },
@@ -198,6 +201,7 @@ const lists = (ids) =>
     { path: `/v1/financial-accounts/{busy}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers?book=principal` },
     { path: `/v1/financial-accounts/{busy}/book-transfers?order_by=amount&ascending=false` },
+    { path: `/v1/financial-accounts/{quiet}/book-transfers` },
     { path: "/v1/financial-accounts" },
     { path: "/v1/financial-accounts?kind=wallet" },
     { path: "/v1/wallets" },
@@ -321,7 +325,15 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
       })
       wallets.push(wallet)
     }
-    let transfers = WALLETS
+    // A quiet wallet: funded, then in no transfer the growth writes (its lists must not walk the program's).
+    const quiet = await json("POST", "/v1/wallets", { holder: { name: "Quiet wallet" } })
+    await json("POST", "/v1/transfers", {
+      paymentRail: "fednow_instant",
+      amount: FUNDING_MINOR,
+      currency: "USD",
+      to_financial_account_id: quiet.financial_account_id
+    })
+    let transfers = WALLETS + 1
     const subscription = await json("POST", "/v1/webhook-subscriptions", {
       url: `http://127.0.0.1:${receiver.address().port}/hook`,
       event_types: ["card.created", "card.updated"]
@@ -340,6 +352,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
     const someTransaction = (await json("GET", "/v1/transactions?page_size=1")).data[0]
     const ids = {
       busy: wallets[0].financial_account_id,
+      quiet: quiet.financial_account_id,
       transaction: someTransaction.id,
       card: cards[0].id,
       subscription: subscription.id

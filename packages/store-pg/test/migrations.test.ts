@@ -1009,6 +1009,23 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(index!.definition).toContain("(financial_account_id, book, posted_at, book_transfer_id)")
         expect((yield* failureOf(sql`UPDATE issuing_book_entries SET posted_at = now()`)).message).toMatch(/immutable|append-only|refuse/i)
       })
+  },
+  "0330_transfer_list_indexes": {
+    // Built over the transfers already there, valid, on the columns the lists range over.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const indexes = yield* sql<{ name: string; definition: string; valid: boolean }>`SELECT c.relname AS name,
+            pg_get_indexdef(c.oid) AS definition, i.indisvalid AS valid
+          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+          WHERE c.relname IN ('issuing_transfers_by_from', 'issuing_transfers_by_to', 'issuing_transfers_by_rail') ORDER BY c.relname`
+        expect(indexes.map((row) => [row.name, row.valid, row.definition.replace(/^.*USING btree /, "")])).toEqual([
+          ["issuing_transfers_by_from", true, "(from_financial_account_id, created_at, id)"],
+          ["issuing_transfers_by_rail", true, "(program_id, payment_rail, created_at, id)"],
+          ["issuing_transfers_by_to", true, "(to_financial_account_id, created_at, id)"]
+        ])
+        expect(yield* count("SELECT count(*) AS n FROM issuing_transfers")).toBeGreaterThan(0)
+      })
   }
 }
 

@@ -342,6 +342,25 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       const [after] = yield* counted
       expect(Number((after as any).n)).toBe(Number((before as any).n) + 1)
     })
+  },
+  "0330_transfer_list_indexes": {
+    // Built over the transfers already there: an account's transfers found through each side's index.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const plan = (query: string) =>
+        sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`).pipe(Effect.map((rows) => rows.map((row) => row.detail).join(" | ")))
+      expect(
+        yield* plan("SELECT id FROM issuing_transfers WHERE from_financial_account_id = 'fa_1' ORDER BY created_at DESC, id DESC")
+      ).toContain("issuing_transfers_by_from")
+      expect(
+        yield* plan("SELECT id FROM issuing_transfers WHERE to_financial_account_id = 'fa_2' ORDER BY created_at DESC, id DESC")
+      ).toContain("issuing_transfers_by_to")
+      const [viaIndex] =
+        yield* sql`SELECT count(*) AS n FROM issuing_transfers INDEXED BY issuing_transfers_by_to WHERE to_financial_account_id = 'fa_2'`
+      const [viaTable] = yield* sql`SELECT count(*) AS n FROM issuing_transfers NOT INDEXED WHERE to_financial_account_id = 'fa_2'`
+      expect((viaTable as any).n).toBeGreaterThan(0)
+      expect(viaIndex).toEqual(viaTable)
+    })
   }
 }
 

@@ -11,12 +11,13 @@ import { orderByClause, pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
   type BookTransferOrderField,
+  type TransferOrderField,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
   WALLET_ORDER_FIELDS
 } from "./OrderFields.js"
-import { LedgerPosting, LedgerStore, type LedgerStoreService, type NewAccount } from "./LedgerStore.js"
+import { LedgerPosting, LedgerStore, type LedgerStoreService, type NewAccount, type TransferFilter } from "./LedgerStore.js"
 import { bookBalance } from "./PostingRules.js"
 import {
   type AccountKind,
@@ -340,6 +341,12 @@ const transactionQueries = (q: Queries) => {
       sql`UPDATE issuing_transfers SET status = ${status}, updated_at = ${at} WHERE id = ${transferId}`.pipe(Effect.asVoid),
 
     listTransfers: (programId, filter, window) => {
+      // An account's transfers newest or oldest first: the merge of its two sides' ranges
+      // (accountTransfersPage); any other order sorts the account's transfers.
+      const accountRanges =
+        filter.financial_account_id !== undefined &&
+        filter.transaction_id === undefined &&
+        TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "created_at"
       const condition = where([
         sql`program_id = ${programId}`,
         filter.status !== undefined && sql`status = ${filter.status}`,
@@ -349,11 +356,14 @@ const transactionQueries = (q: Queries) => {
           sql`(from_financial_account_id = ${filter.financial_account_id} OR to_financial_account_id = ${filter.financial_account_id})`
       ])
       return Effect.all({
-        rows: pageRows(sql, window, TRANSFER_ORDER_FIELDS, {
-          select: sql.literal("*"),
-          from: sql.literal("issuing_transfers"),
-          where: condition
-        }).pipe(Effect.map((rows) => rows.map(toTransfer))),
+        rows: (accountRanges
+          ? accountTransfersPage(sql, programId, window, { ...filter, financial_account_id: filter.financial_account_id! })
+          : pageRows(sql, window, TRANSFER_ORDER_FIELDS, {
+              select: sql.literal("*"),
+              from: sql.literal("issuing_transfers"),
+              where: condition
+            })
+        ).pipe(Effect.map((rows) => rows.map(toTransfer))),
         total: listTotal(
           sql,
           filter.transaction_id !== undefined ? bounded("issuing_transfers", condition) : maintained("transfers", programId, filter)
@@ -361,6 +371,61 @@ const transactionQueries = (q: Queries) => {
       })
     }
   } satisfies Partial<LedgerStoreService>
+}
+
+/**
+ * One page of an account's transfers by `created_at` (docs/operations.md#volume), O(page) whatever
+ * the size of the program: the transfers the account sends and the ones it receives are two ranges
+ * of `issuing_transfers_by_from` / `_by_to` (account, created_at, id), each cut at `offset + limit`,
+ * merged; `status` and `payment_rail` are applied along the ranges. They and the program are
+ * written out of the index choice (`|| ''`), so that no planner walks the program's, the status'
+ * or the rail's range instead (SQLite has no statistics to tell a rare account). `starting_after`
+ * reads its transfer by primary key within the same filter (a 400 otherwise) and starts both
+ * ranges after its (created_at, id).
+ */
+const accountTransfersPage = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  window: PageWindow<TransferOrderField>,
+  filter: TransferFilter & { readonly financial_account_id: string }
+): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
+  const direction = sql.literal(window.descending ? "DESC" : "ASC")
+  const account = filter.financial_account_id
+  const others = [
+    sql`(program_id || '') = ${programId}`,
+    ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
+    ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
+  ]
+  const range = (side: "from_financial_account_id" | "to_financial_account_id", after: Fragment) =>
+    sql`SELECT created_at AS k, id FROM issuing_transfers
+        WHERE ${sql.literal(side)} = ${account} AND ${sql.and(others)}${after}
+        ORDER BY created_at ${direction}, id ${direction} LIMIT ${window.offset + window.limit}`
+  const ids = (after: Fragment) =>
+    sql`SELECT DISTINCT k, id FROM (SELECT * FROM (${range("from_financial_account_id", after)}) r0
+                                   UNION ALL SELECT * FROM (${range("to_financial_account_id", after)}) r1) u
+        ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
+  const rows = (after: Fragment) =>
+    Effect.flatMap(ids(after), (found) =>
+      found.length === 0
+        ? Effect.succeed([])
+        : sql`SELECT * FROM issuing_transfers WHERE id IN ${sql.in(found.map((row: any) => row.id))} AND (program_id || '') = ${programId}
+              ORDER BY ${orderByClause(sql, window, TRANSFER_ORDER_FIELDS)}`
+    )
+  const startingAfter = window.after
+  if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
+  return Effect.flatMap(
+    sql`SELECT created_at AS k FROM issuing_transfers WHERE id = ${startingAfter}
+        AND (from_financial_account_id = ${account} OR to_financial_account_id = ${account}) AND ${sql.and(others)}`,
+    (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
+      found.length === 0
+        ? Effect.fail(
+            new InvalidRequest({
+              message: "starting_after is not the id of an object of this list (with these filters).",
+              param: "starting_after"
+            })
+          )
+        : rows(sql` AND (created_at, id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
+  )
 }
 
 /**

@@ -20,6 +20,7 @@ import metadata from "./0270_metadata.js"
 import webhookPortal from "./0280_webhook_portal.js"
 import settlementSlots from "./0300_settlement_slots.js"
 import entriesPostedAt from "./0310_entries_posted_at.js"
+import transferListIndexes from "./0330_transfer_list_indexes.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -47,5 +48,6 @@ export const migrations = {
   "0270_metadata": metadata,
   "0280_webhook_portal": webhookPortal,
   "0300_settlement_slots": settlementSlots,
-  "0310_entries_posted_at": entriesPostedAt
+  "0310_entries_posted_at": entriesPostedAt,
+  "0330_transfer_list_indexes": transferListIndexes
 }

@@ -1,0 +1,163 @@
+import { Statement } from "@effect/sql"
+import { Ledger } from "@issuing/core"
+import Database from "better-sqlite3"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { STORE_KINDS } from "../support/databases.js"
+import { expectEnvelope, startPlatform, type TestPlatform } from "../support/platform.js"
+import { createWallet, fund, transfer } from "./support.js"
+
+interface Listed {
+  readonly id: string
+  readonly status: string
+  readonly payment_rail: string
+  readonly from_financial_account_id: string | null
+  readonly to_financial_account_id: string | null
+}
+
+/**
+ * `GET /v1/transfers?financial_account_id=` newest or oldest first is the merge of the account's
+ * two sides' index ranges (docs/operations.md#volume): the same rows, in the same order, with the
+ * same total as the program's list filtered by hand, by page and by starting_after, with status and
+ * rail filters; a starting_after outside the list is a 400.
+ */
+describe.each(STORE_KINDS)("an account's transfers on %s", (kind) => {
+  let platform: TestPlatform
+  let a: string
+  let b: string
+  let c: string
+
+  beforeAll(async () => {
+    platform = await startPlatform(kind)
+    a = (await createWallet(platform, "A")).financial_account_id
+    b = (await createWallet(platform, "B")).financial_account_id
+    c = (await createWallet(platform, "C")).financial_account_id
+    await fund(platform, a, 100_000)
+    await fund(platform, b, 100_000)
+    for (let index = 0; index < 6; index += 1) {
+      const [from, to] = [
+        [a, b],
+        [b, a],
+        [b, c],
+        [a, c],
+        [c, a],
+        [b, c]
+      ][index]!
+      const moved = await transfer(platform, {
+        paymentRail: "book",
+        amount: 10 + index,
+        from_financial_account_id: from,
+        to_financial_account_id: to
+      })
+      expect(moved.status, moved.text).toBe(200)
+      // Outbound wires stay PENDING: a status and a rail to filter on.
+      const wired = await transfer(platform, { paymentRail: "wire", amount: 5, from_financial_account_id: index % 2 === 0 ? a : b })
+      expect(wired.status, wired.text).toBe(200)
+    }
+  })
+  afterAll(async () => {
+    await platform?.close()
+  })
+
+  const get = async (query: string) => {
+    const response = await platform.request("GET", `/v1/transfers?${query}`)
+    expect(response.status, `${query}: ${response.text}`).toBe(200)
+    return response.body as { data: Array<Listed>; total_count: number }
+  }
+
+  const filters = ["", "status=SETTLED", "status=PENDING", "payment_rail=book", "payment_rail=wire&status=PENDING"]
+
+  it("lists, pages and walks exactly the program's transfers of the account, in order", async () => {
+    for (const ascending of [false, true]) {
+      const everything = (await get(`page_size=100&ascending=${ascending}`)).data
+      expect(everything).toHaveLength(14)
+      for (const filter of filters) {
+        const wanted = new URLSearchParams(filter)
+        const expected = everything
+          .filter((row) => row.from_financial_account_id === a || row.to_financial_account_id === a)
+          .filter((row) => (wanted.get("status") ?? row.status) === row.status)
+          .filter((row) => (wanted.get("payment_rail") ?? row.payment_rail) === row.payment_rail)
+          .map((row) => row.id)
+        expect(expected.length, filter).toBeGreaterThan(0)
+        const query = `financial_account_id=${a}&ascending=${ascending}${filter === "" ? "" : `&${filter}`}`
+        const whole = await get(`${query}&page_size=100`)
+        expect(
+          whole.data.map((row) => row.id),
+          query
+        ).toEqual(expected)
+        expect(whole.total_count, query).toBe(expected.length)
+        const paged: Array<string> = []
+        for (let page = 1; page <= Math.ceil(expected.length / 3); page += 1) {
+          paged.push(...(await get(`${query}&page_size=3&page=${page}`)).data.map((row) => row.id))
+        }
+        expect(paged, query).toEqual(expected)
+        const walked: Array<string> = []
+        let after: string | undefined
+        for (let guard = 0; guard < 50; guard += 1) {
+          const page = await get(`${query}&page_size=3${after === undefined ? "" : `&starting_after=${after}`}`)
+          walked.push(...page.data.map((row) => row.id))
+          if (page.data.length < 3) break
+          after = page.data.at(-1)!.id
+        }
+        expect(walked, query).toEqual(expected)
+      }
+    }
+  })
+
+  it("refuses a starting_after that is not one of the account's transfers with these filters", async () => {
+    const all = (await get("page_size=100")).data
+    const notA = all.find((row) => row.from_financial_account_id !== a && row.to_financial_account_id !== a)!
+    const wire = all.find((row) => row.payment_rail === "wire" && row.from_financial_account_id === a)!
+    for (const query of [
+      `financial_account_id=${a}&starting_after=${notA.id}`,
+      `financial_account_id=${a}&payment_rail=book&starting_after=${wire.id}`,
+      `financial_account_id=${a}&starting_after=00000000-0000-7000-8000-000000000000`
+    ]) {
+      expectEnvelope(await platform.request("GET", `/v1/transfers?${query}`), 400, { param: "starting_after" })
+    }
+  })
+
+  it.runIf(kind === "sqlite")("reads each side's range through its own index, never the program's", async () => {
+    const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
+    const list = (filter: Record<string, string>, page: number) =>
+      platform.instance.runtime.runPromise(
+        Effect.flatMap(Ledger, (ledger) =>
+          ledger.listTransfers(platform.org.program_id, filter as any, { page, pageSize: 3, orderBy: null, ascending: false })
+        ).pipe(
+          Statement.withTransformer((statement) =>
+            Effect.sync(() => {
+              statements.push(statement.compile())
+              return statement
+            })
+          )
+        )
+      )
+    for (const filter of [{}, { status: "SETTLED" }, { payment_rail: "book" }]) {
+      await list({ ...filter, financial_account_id: a }, 1)
+      await list({ ...filter, financial_account_id: a }, 2)
+    }
+    await list({ payment_rail: "wire" }, 1)
+    const db = new Database(platform.database.filename!, { readonly: true })
+    const planOf = ([text, params]: readonly [string, ReadonlyArray<unknown>]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as Array<any>)) as Array<{ detail: string }>)
+        .map((row) => row.detail)
+        .join(" | ")
+    try {
+      const ranges = statements.filter(([text]) => text.includes("UNION ALL"))
+      expect(ranges).toHaveLength(6)
+      for (const statement of ranges) {
+        const plan = planOf(statement)
+        expect(plan).toContain("USING INDEX issuing_transfers_by_from (from_financial_account_id=?)")
+        expect(plan).toContain("USING INDEX issuing_transfers_by_to (to_financial_account_id=?)")
+      }
+      const byId = statements.filter(([text]) => /FROM issuing_transfers WHERE id IN/.test(text))
+      expect(byId).toHaveLength(6)
+      for (const statement of byId) expect(planOf(statement)).not.toMatch(/issuing_transfers_by_(program|status|rail|update|amount)/)
+      const rail = statements.filter(([text]) => text.includes("payment_rail = ") && !text.includes("UNION ALL") && text.includes("LIMIT"))
+      expect(rail.length).toBeGreaterThan(0)
+      for (const statement of rail) expect(planOf(statement)).toContain("issuing_transfers_by_rail (program_id=? AND payment_rail=?)")
+    } finally {
+      db.close()
+    }
+  })
+})
