@@ -134,6 +134,16 @@ const newTransaction: ReadonlyArray<Argument> = [
   ["p_transaction_created_at", NOW, "timestamptz"]
 ]
 
+/** The arguments after 0011's of `issuing_post_transfer` as 0270 (and every later version) takes them. */
+const ARGUMENTS_0270: ReadonlyArray<Argument> = [
+  ...newTransaction,
+  ["p_active_card", null, "text"],
+  ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
+  ["p_balance_event_ids", [], "text[]"],
+  ["p_balance_event_accounts", [], "text[]"],
+  ["p_metadata", "{}", "text"]
+]
+
 interface PostingResult {
   readonly posted: boolean
   readonly available: string | null
@@ -921,14 +931,6 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         const settlementSum = sql<{ credits: string; debits: string }>`SELECT sum(credits_minor)::text AS credits,
             sum(debits_minor)::text AS debits FROM issuing_balances WHERE financial_account_id = ${SETTLEMENT} AND book = 'principal'`
         const [start] = yield* settlementSum
-        const current: ReadonlyArray<Argument> = [
-          ...newTransaction,
-          ["p_active_card", null, "text"],
-          ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
-          ["p_balance_event_ids", [], "text[]"],
-          ["p_balance_event_accounts", [], "text[]"],
-          ["p_metadata", "{}", "text"]
-        ]
         // Postings on two connections at once, each in its own transaction: each backend's slot.
         const funding = [transfer(SETTLEMENT, CAROL, 7, { checkFunds: false }), transfer(SETTLEMENT, DAVE, 11, { checkFunds: false })]
         const [pids] = yield* Effect.all([
@@ -937,7 +939,7 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
               sql.withTransaction(
                 Effect.zipLeft(
                   Effect.map(sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`, (rows) => rows[0]!.pid),
-                  postTransfer(postingArguments(t, current))
+                  postTransfer(postingArguments(t, ARGUMENTS_0270))
                 )
               )
             ),
@@ -964,7 +966,7 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(end!.credits).toBe(start!.credits)
         // Refused over the sum: a wallet's funds (its one row) still checked.
         const before = yield* ledgerRowCounts
-        expect((yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 10 ** 12), current))).refusal).toBe("insufficient_funds")
+        expect((yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 10 ** 12), ARGUMENTS_0270))).refusal).toBe("insufficient_funds")
         expect(yield* ledgerRowCounts).toEqual(before)
       })
   },
@@ -983,16 +985,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
                             WHERE e.posted_at IS DISTINCT FROM bt.posted_at`
         expect(yield* count("SELECT count(*) AS n FROM issuing_book_entries")).toBe(entriesBefore0310)
         expect(yield* count(mismatched)).toBe(0)
-        const current: ReadonlyArray<Argument> = [
-          ...newTransaction,
-          ["p_active_card", null, "text"],
-          ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
-          ["p_balance_event_ids", [], "text[]"],
-          ["p_balance_event_accounts", [], "text[]"],
-          ["p_metadata", "{}", "text"]
-        ]
         const single = transfer(SETTLEMENT, CAROL, 3, { checkFunds: false })
-        expect((yield* postTransfer(postingArguments(single, current))).posted).toBe(true)
+        expect((yield* postTransfer(postingArguments(single, ARGUMENTS_0270))).posted).toBe(true)
         const batched = transfer(SETTLEMENT, DAVE, 4, { checkFunds: false })
         yield* sql`SELECT issuing_write_postings(${JSON.stringify(rowsOf([batched]))}::jsonb, ${CHANNEL}) AS n`
         for (const t of [single, batched]) {

@@ -5,9 +5,9 @@ import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import type { Fragment } from "@effect/sql/Statement"
 import type { SqlError } from "@effect/sql/SqlError"
-import { InvalidRequest } from "../platform/Errors.js"
+import type { InvalidRequest } from "../platform/Errors.js"
 import type { PageWindow } from "../platform/Paging.js"
-import { orderByClause, pageRows } from "../sql/OrderBy.js"
+import { notInThisList, orderByClause, pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
   type BookTransferOrderField,
@@ -418,12 +418,7 @@ const accountTransfersPage = (
         AND (from_financial_account_id = ${account} OR to_financial_account_id = ${account}) AND ${sql.and(others)}`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
       found.length === 0
-        ? Effect.fail(
-            new InvalidRequest({
-              message: "starting_after is not the id of an object of this list (with these filters).",
-              param: "starting_after"
-            })
-          )
+        ? Effect.fail(notInThisList())
         : rows(sql` AND (created_at, id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
   )
 }
@@ -480,12 +475,7 @@ const accountPage = (
                     AND e.financial_account_id = ${list.accountId}${list.book !== undefined ? sql` AND e.book = ${list.book}` : sql.literal("")})`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
       found.length === 0
-        ? Effect.fail(
-            new InvalidRequest({
-              message: "starting_after is not the id of an object of this list (with these filters).",
-              param: "starting_after"
-            })
-          )
+        ? Effect.fail(notInThisList())
         : rows(sql` AND (${key}, book_transfer_id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
   )
 }

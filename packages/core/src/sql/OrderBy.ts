@@ -51,6 +51,10 @@ export const keysetClause = <F extends string>(
   return sql`${columns} (${cursor.value}, ${cursor.id})`
 }
 
+/** The 400 of a `starting_after` that is not the id of an object of the list (with its filters). */
+export const notInThisList = () =>
+  new InvalidRequest({ message: "starting_after is not the id of an object of this list (with these filters).", param: "starting_after" })
+
 /**
  * The rows of one page of a list, shared by every store's list (docs/operations.md#volume): by
  * page number (LIMIT/OFFSET, the skipped rows counted through the ids alone), or after a row
@@ -84,12 +88,7 @@ export const pageRows = <F extends string>(
     sql`SELECT ${column} FROM ${query.from} WHERE ${query.where} AND ${sql.unsafe(order.idColumn)} = ${after}`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> =>
       found.length === 0
-        ? Effect.fail(
-            new InvalidRequest({
-              message: "starting_after is not the id of an object of this list (with these filters).",
-              param: "starting_after"
-            })
-          )
+        ? Effect.fail(notInThisList())
         : sql`SELECT ${query.select} FROM ${query.from}
               WHERE ${query.where} AND ${keysetClause(sql, window, order, { value: found[0]!.cursor_value, id: after })}
               ORDER BY ${orderBy} LIMIT ${window.limit}`
