@@ -235,8 +235,11 @@ const accountQueries = (q: Queries) => {
       ).pipe(Effect.map((rows) => rows.map(toAccount))),
 
     listAccounts: (programId, filter, window) => {
+      // A wallet's account through issuing_financial_accounts_by_wallet: the program is kept out of
+      // the index choice there (SQLite walked the program's index, which also serves the order).
+      const program = sql.literal(filter.wallet_id !== undefined ? "(a.program_id || '')" : "a.program_id")
       const condition = where([
-        sql`a.program_id = ${programId}`,
+        sql`${program} = ${programId}`,
         filter.kind !== undefined && sql`a.kind = ${filter.kind}`,
         filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
         filter.currency !== undefined && sql`a.currency = ${filter.currency}`

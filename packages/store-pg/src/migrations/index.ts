@@ -28,6 +28,7 @@ import webhookPortal from "./0280_webhook_portal.js"
 import settlementSlots from "./0300_settlement_slots.js"
 import entriesPostedAt from "./0310_entries_posted_at.js"
 import transferListIndexes from "./0330_transfer_list_indexes.js"
+import accountListIndexes from "./0340_account_list_indexes.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -64,5 +65,6 @@ export const migrations = {
   "0280_webhook_portal": webhookPortal,
   "0300_settlement_slots": settlementSlots,
   "0310_entries_posted_at": entriesPostedAt,
-  "0330_transfer_list_indexes": transferListIndexes
+  "0330_transfer_list_indexes": transferListIndexes,
+  "0340_account_list_indexes": accountListIndexes
 }
