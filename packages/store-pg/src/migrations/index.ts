@@ -27,6 +27,7 @@ import metadata from "./0270_metadata.js"
 import webhookPortal from "./0280_webhook_portal.js"
 import settlementSlots from "./0300_settlement_slots.js"
 import entriesPostedAt from "./0310_entries_posted_at.js"
+import postingCounts from "./0320_posting_counts.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -62,5 +63,6 @@ export const migrations = {
   "0270_metadata": metadata,
   "0280_webhook_portal": webhookPortal,
   "0300_settlement_slots": settlementSlots,
-  "0310_entries_posted_at": entriesPostedAt
+  "0310_entries_posted_at": entriesPostedAt,
+  "0320_posting_counts": postingCounts
 }
