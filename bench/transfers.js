@@ -1,4 +1,4 @@
-// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--batch-concurrency=8] [--writer-thread=on|off] [--only=batch] [--runs=1]`
+// `npm run bench -- transfers [--seconds=5] [--concurrency=32] [--store=sqlite,postgres] [--batch=100] [--batch-concurrency=8] [--writer-thread=on|off] [--only=batch] [--runs=1] [--statements]`
 //
 // Book transfers per second over HTTP (keep-alive client at concurrency 32, in a worker thread so
 // it does not share the server's event loop), p50/p99 latency, on SQLite and on PostgreSQL; then,
@@ -36,7 +36,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 import { prepareLean, leanWriter } from "./support/leanLedger.js"
-import { createDatabase, startPostgres } from "./support/postgres.js"
+import { createDatabase, resetStatements, startPostgres, statementsOf } from "./support/postgres.js"
 import { postgresTransferText, rawParams, rowsOf, sqliteTransfer, withFanOuts } from "./support/rawLedger.js"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 
@@ -138,7 +138,7 @@ if (!isMainThread && workerData?.role === "driver") {
 
 // ---- the platform over HTTP ----------------------------------------------------------------
 
-const httpRun = async (target, seconds, concurrency, batch = 0) => {
+const httpRun = async (target, seconds, concurrency, batch = 0, beforeLoad = async () => {}) => {
   const server = http.createServer()
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
   const baseUrl = `http://127.0.0.1:${server.address().port}`
@@ -174,6 +174,7 @@ const httpRun = async (target, seconds, concurrency, batch = 0) => {
       )
     )
   )
+  await beforeLoad()
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { role: "driver", baseUrl, apiKey: org.api_key, programId: org.program_id, accounts, seconds, concurrency, batch }
   })
@@ -412,6 +413,17 @@ const report = (store, ours, raw, batch = 0, bare = undefined, lean = undefined)
   console.log(`${"".padEnd(9)} ratio our/raw ${(ours.perSecond / raw.perSecond).toFixed(2)}   (load average ${load()})`)
 }
 
+/** Each statement's calls and execution time per transfer; `n` marks a nested one (inside a function or trigger). */
+const printStatements = (rows, transfers) => {
+  console.log(`postgres  statements of the HTTP run per transfer (${transfers} transfers; nested times are within their caller's)`)
+  for (const row of rows) {
+    const text = row.query.replace(/\s+/g, " ").slice(0, 110)
+    console.log(
+      `          ${row.toplevel ? "top" : "  n"} ${(row.calls / transfers).toFixed(2).padStart(6)} calls ${(row.ms / transfers).toFixed(3).padStart(8)} ms  ${text}`
+    )
+  }
+}
+
 /** Entry point for bench/run.js. */
 export async function run(args) {
   const seconds = Number(option(args, "seconds", "5"))
@@ -425,12 +437,14 @@ export async function run(args) {
   // --batch-concurrency: batch requests in flight (default 8, at most --concurrency).
   const batchConcurrency = Math.min(concurrency, Number(option(args, "batch-concurrency", "8")))
   const writerThread = option(args, "writer-thread", "on") !== "off"
+  // --statements: PostgreSQL's statements of our HTTP run, per transfer (pg_stat_statements on the embedded server).
+  const statements = args.includes("--statements")
   console.log(
     `transfers: book transfers over HTTP, concurrency ${concurrency}${batch > 0 ? ` (batches: ${batchConcurrency} in flight, SQLite writer thread ${writerThread ? "on" : "off"})` : ""}, ${seconds}s per run, ${os.cpus().length} cores, load average ${load()}`
   )
   for (let round = 1; round <= runs; round++) {
     if (runs > 1) console.log(`run ${round} of ${runs}`)
-    await oneRun(stores, seconds, concurrency, batch, batchConcurrency, onlyBatch, writerThread)
+    await oneRun(stores, seconds, concurrency, batch, batchConcurrency, onlyBatch, writerThread, statements)
   }
   if (runs > 1) {
     console.log(`over ${runs} runs:`)
@@ -439,7 +453,7 @@ export async function run(args) {
   }
 }
 
-const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onlyBatch, writerThread) => {
+const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onlyBatch, writerThread, statements) => {
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-"))
     try {
@@ -465,15 +479,18 @@ const oneRun = async (stores, seconds, concurrency, batch, batchConcurrency, onl
     }
   }
   if (stores.includes("postgres")) {
-    const server = await startPostgres()
+    const server = await startPostgres({ statements })
     try {
       const raw = await rawPostgres(await createDatabase(server.adminUrl, "issuing_bench_raw"), seconds, concurrency)
       if (!onlyBatch) {
         const ours = await httpRun(
           { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_http") },
           seconds,
-          concurrency
+          concurrency,
+          0,
+          statements ? () => resetStatements(server.adminUrl) : undefined
         )
+        if (statements) printStatements(await statementsOf(server.adminUrl, "issuing_bench_http"), ours.ok)
         const bare = await bareRun(
           { kind: "postgres", url: await createDatabase(server.adminUrl, "issuing_bench_bare") },
           seconds,

