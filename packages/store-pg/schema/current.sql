@@ -73,7 +73,6 @@ CREATE TABLE public.issuing_book_entries (
   CONSTRAINT issuing_book_entries_entry_type_check CHECK ((entry_type = ANY (ARRAY['DEBIT'::text, 'CREDIT'::text])))
 );
 CREATE INDEX issuing_book_entries_by_account ON public.issuing_book_entries USING btree (financial_account_id, book, posted_at, book_transfer_id);
-CREATE INDEX issuing_book_entries_by_account_amount ON public.issuing_book_entries USING btree (financial_account_id, book, amount_minor, book_transfer_id);
 CREATE TRIGGER issuing_book_entries_immutable BEFORE DELETE OR UPDATE ON public.issuing_book_entries FOR EACH ROW EXECUTE FUNCTION issuing_refuse_change();
 CREATE TRIGGER issuing_count_book_entries_insert AFTER INSERT ON public.issuing_book_entries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT WHEN ((strpos(COALESCE(current_setting('issuing.posting_counted'::text, true), ''::text), ' book_transfers '::text) = 0)) EXECUTE FUNCTION issuing_count_book_entries();
 

@@ -57,9 +57,6 @@ CREATE TABLE "issuing_book_entries" (
 CREATE INDEX issuing_book_entries_by_account
     ON issuing_book_entries (financial_account_id, book, posted_at, book_transfer_id);
 
-CREATE INDEX issuing_book_entries_by_account_amount
-    ON issuing_book_entries (financial_account_id, book, amount_minor, book_transfer_id);
-
 CREATE TRIGGER issuing_book_entries_no_delete BEFORE DELETE ON issuing_book_entries
         BEGIN SELECT RAISE(ABORT, 'book transfers and entries are immutable'); END;
 

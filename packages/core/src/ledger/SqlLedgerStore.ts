@@ -427,11 +427,11 @@ const accountTransfersPage = (
 }
 
 /**
- * One page of an account's book transfers (docs/ledger.md#an-accounts-book-transfers), O(page)
- * whatever the number of its entries: each entry carries its book transfer's posted_at and amount
- * (every entry of a book transfer moves its amount: PostingRules.transferEntries), and the entries
- * are indexed on (account, book, posted_at, book transfer) and (account, book, amount, book
- * transfer), so the page of one book is one range of the index of its order. Without a book the
+ * One page of an account's book transfers (docs/ledger.md#an-accounts-book-transfers): newest or
+ * oldest first O(page) whatever the number of its entries — each entry carries its book transfer's
+ * posted_at and the entries are indexed on (account, book, posted_at, book transfer), so the page
+ * of one book is one range of that index. By amount (every entry of a book transfer moves its
+ * amount: PostingRules.transferEntries), the same ranges sorted: O(the account's entries). Without a book the
  * page is the merge of one range per book, each cut at `offset + limit` book transfers (one among
  * the first n of the account is among the first n of each book it has entries in), a book transfer
  * with entries in both books taken once. `starting_after` finds its book transfer's order value by

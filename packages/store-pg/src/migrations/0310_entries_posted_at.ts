@@ -37,9 +37,8 @@ export const WRITE_POSTINGS_0310 = replaceOnce(
  * every entry carries its book transfer's `posted_at`, and the entries' by-account index becomes
  * (financial_account_id, book, posted_at, book_transfer_id), so a page of
  * `GET /v1/financial-accounts/{id}/book-transfers` is one range of it per book instead of a sort of
- * every entry of the account; `issuing_book_entries_by_account_amount` (account, book, amount, book
- * transfer) serves the list's amount order the same way (every entry of a book transfer moves its
- * amount). A posting writes one more column and 4 more index entries, nothing else.
+ * every entry of the account. A posting writes one more column, nothing else (an index for the
+ * list's amount order as well was measured too dear for what it serves: docs/ledger.md).
  *
  * The entries written so far are backfilled under a SHARE lock (no entry is written between the
  * backfill and the NOT NULL), their immutability trigger disabled for that one UPDATE. The two
@@ -61,8 +60,6 @@ export default Effect.gen(function* () {
   yield* sql`DROP INDEX issuing_book_entries_by_account`
   yield* sql`CREATE INDEX issuing_book_entries_by_account
     ON issuing_book_entries (financial_account_id, book, posted_at, book_transfer_id)`
-  yield* sql`CREATE INDEX issuing_book_entries_by_account_amount
-    ON issuing_book_entries (financial_account_id, book, amount_minor, book_transfer_id)`
   yield* sql.unsafe(POST_TRANSFER_0310)
   yield* sql.unsafe(WRITE_POSTINGS_0310)
 })
