@@ -5,10 +5,11 @@ import { CLI_BUNDLE } from "./cli.js"
 
 /**
  * Bundles the `issuing` CLI from the sources into CLI_BUNDLE, once per run (globalSetup), for
- * every test that spawns it (spawnCli, the two-node clusters, the fault scenarios' servers).
+ * every test that spawns it through spawnCli or runCli (the two-node clusters included; the fault
+ * scenarios make their own, test/faults/faultServer.ts).
  *
  * Why: the CLI through tsx cost about 7 s of CPU per start (tsx's loader hooks on each of the
- * thousands of modules it loads), the bundle about 1 s, and the suite starts the CLI some sixty
+ * thousands of modules it loads), the bundle about 1 s, and the suite starts the CLI dozens of
  * times on a 2-core machine (docs/testing.md). The bundle is the same code: the workspace packages
  * by their "source" export condition, the native drivers left external.
  *
