@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
+import { LongestFirstSequencer } from "./test/support/sequencer.js"
 
 const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/`, import.meta.url))
 
@@ -27,6 +28,8 @@ export default defineConfig({
     // suite's 20 CPU minutes on this 2-core machine (docs/architecture.md#tests).
     isolate: false,
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // The longest files first, so that the two forks finish together (test/support/sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ["default"]
   }
 })

@@ -224,6 +224,26 @@ const writeFiles = (dir: string, files: Record<string, string>) => {
   }
 }
 
+/**
+ * better-sqlite3's install script looks for a prebuilt binary (GitHub, then a local folder) before
+ * it compiles SQLite from source, a minute or more of CPU. When the workspace's own better-sqlite3
+ * is the version @issuing/store-sqlite asks for, its binary, built by this machine's `npm ci` for
+ * this Node, is offered as that local prebuild: the environment for the installing npm (empty when
+ * the versions differ, and the host app's install compiles as a user's would).
+ */
+const localSqlitePrebuild = async (dir: string): Promise<Record<string, string>> => {
+  const wanted = JSON.parse(fs.readFileSync(path.join(ROOT, "packages/store-sqlite/package.json"), "utf8")).dependencies["better-sqlite3"]
+  const workspace = path.join(ROOT, "node_modules/better-sqlite3")
+  const binary = "build/Release/better_sqlite3.node"
+  if (versionOf("better-sqlite3") !== wanted || !fs.existsSync(path.join(workspace, binary))) return {}
+  const prebuilds = path.join(dir, "prebuilds")
+  fs.mkdirSync(prebuilds, { recursive: true })
+  // The file name prebuild-install asks for: {name}-v{version}-{runtime}-v{abi}-{platform}-{arch}.tar.gz.
+  const file = `better-sqlite3-v${wanted}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
+  await runOk("tar", ["-czf", path.join(prebuilds, file), "-C", workspace, binary], { cwd: ROOT })
+  return { npm_config_better_sqlite3_local_prebuilds: prebuilds }
+}
+
 /** A fresh npm project outside the workspace that may build better-sqlite3's native binary. */
 const newProject = (name: string) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `issuing-${name}-`))
@@ -251,15 +271,16 @@ beforeAll(async () => {
   clientApp = newProject("client-app")
   expect(path.relative(ROOT, fullApp).startsWith("..")).toBe(true)
   // The full project's registry packages install while the packages build: better-sqlite3 (the
-  // version @issuing/store-sqlite asks for) may compile its native binary for a minute, and the
-  // tarballs' install then finds it in place.
+  // version @issuing/store-sqlite asks for; its binary from the local prebuild, or compiled), and
+  // the tarballs' install then finds it in place.
   const sqliteDriver = JSON.parse(fs.readFileSync(path.join(ROOT, "packages/store-sqlite/package.json"), "utf8")).dependencies[
     "better-sqlite3"
   ]
+  const sqlitePrebuild = cleanEnv(await localSqlitePrebuild(packDir))
   const registryPackages = runOk(
     "npm",
     [...NPM_INSTALL, `better-sqlite3@${sqliteDriver}`, `typescript@${versionOf("typescript")}`, `@types/node@${versionOf("@types/node")}`],
-    { cwd: fullApp, timeoutMs: 360_000 }
+    { cwd: fullApp, env: sqlitePrebuild, timeoutMs: 360_000 }
   )
   registryPackages.catch(() => {}) // awaited below; a failed pack must not leave it unhandled
   // `npm run pack`, as the README tells host apps: one `npm pack` for the five, each package's
@@ -274,7 +295,9 @@ beforeAll(async () => {
   expect(pgOnly.sort()).toEqual(["@issuing/core", "@issuing/http", "@issuing/store-pg"])
   expect(sqliteInstall.sort()).toEqual(["@issuing/http", "@issuing/store-sqlite"])
   await Promise.all([
-    registryPackages.then(() => runOk("npm", [...NPM_INSTALL, ...[...packed.keys()].map(tarball)], { cwd: fullApp, timeoutMs: 240_000 })),
+    registryPackages.then(() =>
+      runOk("npm", [...NPM_INSTALL, ...[...packed.keys()].map(tarball)], { cwd: fullApp, env: sqlitePrebuild, timeoutMs: 240_000 })
+    ),
     runOk("npm", [...NPM_INSTALL, ...pgOnly.map(tarball)], { cwd: pgApp, timeoutMs: 240_000 }),
     runOk("npm", [...NPM_INSTALL, tarball("@issuing/client")], { cwd: clientApp, timeoutMs: 240_000 })
   ])

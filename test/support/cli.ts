@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -6,15 +7,28 @@ import { pathToFileURL } from "node:url"
 /** The repository root. */
 export const ROOT = path.resolve(import.meta.dirname, "../..")
 
+/**
+ * The CLI bundled from the sources, written by the suite's globalSetup (test/support/cliBundle.ts)
+ * under packages/http/.tmp/ (ignored by git).
+ */
+export const CLI_BUNDLE = path.join(ROOT, "packages/http/.tmp/cli/issuing.cjs")
+
 /** tsx's loader, by absolute URL so the CLI can run from any working directory. */
 const TSX_LOADER = pathToFileURL(createRequire(path.join(ROOT, "package.json")).resolve("tsx")).href
 
 /**
- * Spawns the `issuing` CLI from source (tsx, with the workspace packages resolved to their
- * sources through the "source" export condition), so tests need no build step.
+ * The node arguments that run `issuing <args>` from the sources, so tests need no build step: the
+ * bundle globalSetup made of them, or, without it (a script outside vitest), the sources through
+ * tsx with the workspace packages resolved by their "source" export condition.
  */
+export const cliArgv = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
+  fs.existsSync(CLI_BUNDLE)
+    ? [CLI_BUNDLE, ...args]
+    : ["--conditions=source", "--import", TSX_LOADER, path.join(ROOT, "packages/http/src/main.ts"), ...args]
+
+/** Spawns the `issuing` CLI from source (cliArgv). */
 export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}, cwd = ROOT): ChildProcess =>
-  spawn(process.execPath, ["--conditions=source", "--import", TSX_LOADER, path.join(ROOT, "packages/http/src/main.ts"), ...args], {
+  spawn(process.execPath, [...cliArgv(args)], {
     cwd,
     env: { ...cleanEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"]

