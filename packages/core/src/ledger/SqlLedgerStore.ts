@@ -379,8 +379,8 @@ const transactionQueries = (q: Queries) => {
 /**
  * One page of an account's transfers by `created_at` (docs/operations.md#volume), O(page) whatever
  * the size of the program: the transfers the account sends and the ones it receives are two ranges
- * of `issuing_transfers_by_from` / `_by_to` (account, created_at, id), each cut at `offset + limit`,
- * merged; `status` and `payment_rail` are applied along the ranges. They and the program are
+ * of `issuing_transfers_by_from` / `_by_to` (account, created_at, id), merged as they are read;
+ * `status` and `payment_rail` are applied along the ranges. They and the program are
  * written out of the index choice (`|| ''`), so that no planner walks the program's, the status'
  * or the rail's range instead (SQLite has no statistics to tell a rare account). `starting_after`
  * reads its transfer by primary key within the same filter (a 400 otherwise) and starts both
@@ -399,13 +399,17 @@ const accountTransfersPage = (
     ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
     ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
   ]
-  const range = (side: "from_financial_account_id" | "to_financial_account_id", after: Fragment) =>
-    sql`SELECT created_at AS k, id FROM issuing_transfers
-        WHERE ${sql.literal(side)} = ${account} AND ${sql.and(others)}${after}
-        ORDER BY created_at ${direction}, id ${direction} LIMIT ${window.offset + window.limit}`
+  // One compound statement: each side is a range in (created_at, id) order and the compound's ORDER
+  // BY merges the two streams (SQLite's MERGE (UNION ALL), PostgreSQL's Merge Append), so the page
+  // and the rows OFFSET skips are read in order and nothing is sorted. A transfer has two different
+  // accounts; the sending side leaves out one to the account all the same, so none is listed twice.
   const ids = (after: Fragment) =>
-    sql`SELECT DISTINCT k, id FROM (SELECT * FROM (${range("from_financial_account_id", after)}) r0
-                                   UNION ALL SELECT * FROM (${range("to_financial_account_id", after)}) r1) u
+    sql`SELECT created_at AS k, id FROM issuing_transfers
+        WHERE from_financial_account_id = ${account} AND (to_financial_account_id IS NULL OR to_financial_account_id <> ${account})
+          AND ${sql.and(others)}${after}
+        UNION ALL
+        SELECT created_at AS k, id FROM issuing_transfers
+        WHERE to_financial_account_id = ${account} AND ${sql.and(others)}${after}
         ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
   const rows = (after: Fragment) =>
     Effect.flatMap(ids(after), (found) =>
@@ -453,7 +457,13 @@ const accountPage = (
         WHERE financial_account_id = ${list.accountId} AND book = ${book}${after}
         ORDER BY ${key} ${direction}, book_transfer_id ${direction} LIMIT ${depth}`
   const ids = (after: Fragment) => {
-    const books: ReadonlyArray<string> = list.book !== undefined ? [list.book] : BOOKS
+    // One book: its range itself, read in order down to the page (nothing to merge or sort).
+    if (list.book !== undefined) {
+      return sql`SELECT DISTINCT ${key} AS k, book_transfer_id FROM issuing_book_entries
+                 WHERE financial_account_id = ${list.accountId} AND book = ${list.book}${after}
+                 ORDER BY ${key} ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
+    }
+    const books: ReadonlyArray<string> = BOOKS
     const ranges = books.map((book, i) => sql`SELECT * FROM (${range(book, after)}) ${sql.literal(`r${i}`)}`)
     return sql`SELECT DISTINCT k, book_transfer_id FROM (${sql.join(" UNION ALL ", false)(ranges)}) u
                ORDER BY k ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
