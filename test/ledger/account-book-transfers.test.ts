@@ -1,8 +1,8 @@
-import { Statement } from "@effect/sql"
 import { Ledger } from "@issuing/core"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Compiled, recording, sqlitePlan } from "../support/plans.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund, transfer } from "./support.js"
 
@@ -40,7 +40,7 @@ describe("an account's book transfers on sqlite", () => {
   afterAll(() => platform?.close())
 
   it("reads a page through one index range per book, never all the account's entries", async () => {
-    const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
+    const statements: Array<Compiled> = []
     const list = (filter: { book?: string }, orderBy: string | null, page: number, ascending: boolean, startingAfter?: string) =>
       platform.instance.runtime.runPromise(
         Effect.flatMap(Ledger, (ledger) =>
@@ -51,14 +51,7 @@ describe("an account's book transfers on sqlite", () => {
             ascending,
             startingAfter
           })
-        ).pipe(
-          Statement.withTransformer((statement) =>
-            Effect.sync(() => {
-              statements.push(statement.compile())
-              return statement
-            })
-          )
-        )
+        ).pipe((effect) => recording(effect, statements))
       )
     for (const orderBy of [null, "amount"]) {
       for (const ascending of [false, true]) {
@@ -82,9 +75,7 @@ describe("an account's book transfers on sqlite", () => {
       // the page after a cursor, per order, direction and book filter.
       expect(ranges).toHaveLength(24)
       for (const [text, params] of ranges) {
-        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as Array<any>)) as Array<{ detail: string }>)
-          .map((row) => row.detail)
-          .join(" | ")
+        const plan = sqlitePlan(db, [text, params])
         // By posted_at the index alone answers; by amount its range's rows are read for their amount.
         const covering = text.includes("posted_at AS k") ? "COVERING " : ""
         expect(plan, plan).toContain(
@@ -100,9 +91,7 @@ describe("an account's book transfers on sqlite", () => {
       const byId = statements.filter(([text]) => /FROM issuing_book_transfers bt\s+WHERE bt.id IN/.test(text))
       expect(byId).toHaveLength(24)
       for (const [text, params] of byId) {
-        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as Array<any>)) as Array<{ detail: string }>)
-          .map((row) => row.detail)
-          .join(" | ")
+        const plan = sqlitePlan(db, [text, params])
         expect(plan).toMatch(/SEARCH bt USING INDEX sqlite_autoindex_issuing_book_transfers_1 \(id=\?\)/)
       }
     } finally {

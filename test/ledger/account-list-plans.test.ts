@@ -1,8 +1,8 @@
-import { Statement } from "@effect/sql"
 import { Ledger } from "@issuing/core"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Compiled, recording, sqlitePlan } from "../support/plans.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund } from "./support.js"
 
@@ -34,26 +34,17 @@ describe("the financial-account list's filters on sqlite", () => {
     try {
       for (const [given, index, rows] of cases) {
         const filter = given.wallet_id === undefined ? given : { wallet_id: wallet.id }
-        const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
+        const statements: Array<Compiled> = []
         const page = await platform.instance.runtime.runPromise(
           Effect.flatMap(Ledger, (ledger) =>
             ledger.listFinancialAccounts(platform.org.program_id, filter as any, { page: 1, pageSize: 10, orderBy: null, ascending: false })
-          ).pipe(
-            Statement.withTransformer((statement) =>
-              Effect.sync(() => {
-                statements.push(statement.compile())
-                return statement
-              })
-            )
-          )
+          ).pipe((effect) => recording(effect, statements))
         )
         expect(page.data, JSON.stringify(filter)).toHaveLength(rows)
         expect(page.total_count, JSON.stringify(filter)).toBe(rows)
         const listed = statements.filter(([text]) => text.includes("LIMIT"))
         expect(listed).toHaveLength(1)
-        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${listed[0]![0]}`).all(...(listed[0]![1] as Array<any>)) as Array<{ detail: string }>)
-          .map((row) => row.detail)
-          .join(" | ")
+        const plan = sqlitePlan(db, listed[0]!)
         expect(plan, JSON.stringify(filter)).toContain(`SEARCH a USING INDEX ${index}`)
       }
     } finally {

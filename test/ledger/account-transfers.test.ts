@@ -1,9 +1,9 @@
-import { Statement } from "@effect/sql"
 import { Ledger } from "@issuing/core"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
+import { type Compiled, recording, sqlitePlan } from "../support/plans.js"
 import { expectEnvelope, startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund, transfer } from "./support.js"
 
@@ -118,19 +118,12 @@ describe.each(STORE_KINDS)("an account's transfers on %s", (kind) => {
   })
 
   it.runIf(kind === "sqlite")("reads each side's range through its own index, never the program's", async () => {
-    const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
+    const statements: Array<Compiled> = []
     const list = (filter: Record<string, string>, page: number) =>
       platform.instance.runtime.runPromise(
         Effect.flatMap(Ledger, (ledger) =>
           ledger.listTransfers(platform.org.program_id, filter as any, { page, pageSize: 3, orderBy: null, ascending: false })
-        ).pipe(
-          Statement.withTransformer((statement) =>
-            Effect.sync(() => {
-              statements.push(statement.compile())
-              return statement
-            })
-          )
-        )
+        ).pipe((effect) => recording(effect, statements))
       )
     for (const filter of [{}, { status: "SETTLED" }, { payment_rail: "book" }]) {
       await list({ ...filter, financial_account_id: a }, 1)
@@ -138,10 +131,7 @@ describe.each(STORE_KINDS)("an account's transfers on %s", (kind) => {
     }
     await list({ payment_rail: "wire" }, 1)
     const db = new Database(platform.database.filename!, { readonly: true })
-    const planOf = ([text, params]: readonly [string, ReadonlyArray<unknown>]) =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as Array<any>)) as Array<{ detail: string }>)
-        .map((row) => row.detail)
-        .join(" | ")
+    const planOf = (statement: Compiled) => sqlitePlan(db, statement)
     try {
       const ranges = statements.filter(([text]) => text.includes("UNION ALL"))
       expect(ranges).toHaveLength(6)

@@ -1,8 +1,8 @@
-import { Statement } from "@effect/sql"
 import { LedgerStore } from "@issuing/core"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Compiled, recording, sqlitePlan } from "../support/plans.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund } from "./support.js"
 
@@ -26,16 +26,11 @@ describe("a posting's read of its accounts on sqlite", () => {
   afterAll(() => platform?.close())
 
   it("reads the accounts by primary key and the settlement account by its own index, each once", async () => {
-    const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
+    const statements: Array<Compiled> = []
     const read = (ids: ReadonlyArray<string>) =>
       platform.instance.runtime.runPromise(
-        Effect.flatMap(LedgerStore, (store) => store.findPostingAccounts(platform.org.program_id, ids, "USD")).pipe(
-          Statement.withTransformer((statement) =>
-            Effect.sync(() => {
-              statements.push(statement.compile())
-              return statement
-            })
-          )
+        Effect.flatMap(LedgerStore, (store) => store.findPostingAccounts(platform.org.program_id, ids, "USD")).pipe((effect) =>
+          recording(effect, statements)
         )
       )
     const accounts = await read([a, b])
@@ -54,9 +49,7 @@ describe("a posting's read of its accounts on sqlite", () => {
     try {
       expect(statements).toHaveLength(2)
       for (const [text, params] of statements) {
-        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as Array<any>)) as Array<{ detail: string }>)
-          .map((row) => row.detail)
-          .join(" | ")
+        const plan = sqlitePlan(db, [text, params])
         expect(plan).toContain("SEARCH a USING INDEX sqlite_autoindex_issuing_financial_accounts_1 (id=?)")
         expect(plan).toContain("SEARCH a USING INDEX issuing_financial_accounts_settlement (program_id=? AND currency=?)")
         expect(plan).not.toContain("issuing_financial_accounts_by_program")
