@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
 import { metadataOf, metadataText } from "../platform/Metadata.js"
+import { liveCreator } from "../access/SessionCreator.js"
 import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS } from "./OrderFields.js"
@@ -213,17 +214,13 @@ const accessQueries = (
   // Read through its creator on every use, in every process: a key's sessions die with the key (or
   // its card_display), an access token's (api_key_id holds its grant's id) with the grant, its
   // client or the key that consented to it.
-  findEmbedSession: (tokenHash) =>
-    sql`SELECT s.* FROM issuing_card_embed_sessions s
-        LEFT JOIN issuing_api_keys k ON k.id = s.api_key_id
-        LEFT JOIN issuing_oauth_grants g ON g.id = s.api_key_id
-        LEFT JOIN issuing_oauth_clients c ON c.id = g.oauth_client_id
-        LEFT JOIN issuing_api_keys gk ON gk.id = g.api_key_id
-        WHERE s.token_hash = ${tokenHash}
-          AND ((k.id IS NOT NULL AND k.revoked_at IS NULL AND k.card_display = ${boolParam(true)})
-            OR (g.id IS NOT NULL AND g.revoked_at IS NULL AND c.deleted_at IS NULL AND gk.revoked_at IS NULL))`.pipe(
+  findEmbedSession: (tokenHash) => {
+    const creator = liveCreator(sql, sql`k.card_display = ${boolParam(true)}`)
+    return sql`SELECT s.* FROM issuing_card_embed_sessions s ${creator.joins}
+               WHERE s.token_hash = ${tokenHash} AND ${creator.condition}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSession))
-    ),
+    )
+  },
   deleteEmbedSessions: (cardId) => sql`DELETE FROM issuing_card_embed_sessions WHERE card_id = ${cardId}`.pipe(Effect.asVoid),
   purgeEmbedSessions: (before) =>
     sql`DELETE FROM issuing_card_embed_sessions WHERE expires_at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length)),

@@ -1,4 +1,5 @@
 import type { SqlClient } from "@effect/sql"
+import { liveCreator } from "../access/SessionCreator.js"
 import { Effect, Option } from "effect"
 import type { EventType } from "../events/Records.js"
 import { fromJson, toIso } from "../platform/Rows.js"
@@ -30,17 +31,13 @@ export const portalSessionStatements = (
   // Read through its creator on every use, as embed sessions are: a key's sessions die with the key,
   // an access token's (api_key_id holds its grant's id) with the grant, its client or the key that
   // consented to it. A viewer key could not have created one (a POST), so no right is checked here.
-  findPortalSession: (tokenHash) =>
-    sql`SELECT s.* FROM issuing_webhook_portal_sessions s
-        LEFT JOIN issuing_api_keys k ON k.id = s.api_key_id
-        LEFT JOIN issuing_oauth_grants g ON g.id = s.api_key_id
-        LEFT JOIN issuing_oauth_clients c ON c.id = g.oauth_client_id
-        LEFT JOIN issuing_api_keys gk ON gk.id = g.api_key_id
-        WHERE s.token_hash = ${tokenHash}
-          AND ((k.id IS NOT NULL AND k.revoked_at IS NULL AND k.role <> ${"viewer"})
-            OR (g.id IS NOT NULL AND g.revoked_at IS NULL AND c.deleted_at IS NULL AND gk.revoked_at IS NULL))`.pipe(
+  findPortalSession: (tokenHash) => {
+    const creator = liveCreator(sql, sql`k.role <> ${"viewer"}`)
+    return sql`SELECT s.* FROM issuing_webhook_portal_sessions s ${creator.joins}
+               WHERE s.token_hash = ${tokenHash} AND ${creator.condition}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPortalSession))
-    ),
+    )
+  },
   purgePortalSessions: (before) =>
     sql`DELETE FROM issuing_webhook_portal_sessions WHERE expires_at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length))
 })

@@ -69,7 +69,8 @@ const SCRIPT = `
 })();
 `.trim()
 
-const sha256 = (text: string) => `'sha256-${crypto.createHash("sha256").update(text, "utf8").digest("base64")}'`
+/** A CSP source allowing one inline script or style by its SHA-256 (shared by the portal's page). */
+export const sha256 = (text: string) => `'sha256-${crypto.createHash("sha256").update(text, "utf8").digest("base64")}'`
 
 /**
  * The document's Content-Security-Policy: nothing may load; only this page's own inline style and

@@ -1,4 +1,4 @@
-import * as crypto from "node:crypto"
+import { sha256 } from "./EmbedDocument.js"
 
 /**
  * The endpoint portal page (docs/webhooks.md#the-endpoint-portal): one self-contained HTML document
@@ -221,8 +221,6 @@ const SCRIPT = `
   load().then(function () { say(""); }, failed);
 })();
 `.trim()
-
-const sha256 = (text: string) => `'sha256-${crypto.createHash("sha256").update(text, "utf8").digest("base64")}'`
 
 /**
  * The portal's Content-Security-Policy: nothing loads from anywhere; only the page's own inline
