@@ -103,6 +103,61 @@ describe.each(STORE_KINDS)("book-transfer lists paged on %s", (kind) => {
     }
   }, 240_000)
 
+  it("lists an account's book transfers as exactly those of its transfers, in order, whatever the book", async () => {
+    const transfers = (await get("/v1/transfers", "page_size=100")).data as unknown as Array<{
+      id: string
+      from_financial_account_id: string
+      to_financial_account_id: string
+    }>
+    const ofAccount = transfers.filter((row) => row.from_financial_account_id === account || row.to_financial_account_id === account)
+    expect(ofAccount.length).toBeGreaterThan(10)
+    const path = `/v1/financial-accounts/${account}/book-transfers`
+    for (const filter of ["", "book=principal", "book=cash"]) {
+      for (const [order, key] of [
+        ["", "posted_at"],
+        ["order_by=amount&ascending=true", "amount"],
+        ["order_by=amount&ascending=false", "amount"],
+        ["order_by=posted_at&ascending=true", "posted_at"]
+      ] as const) {
+        const query = [filter, order, "page_size=100"].filter((part) => part !== "").join("&")
+        const listed = (await get(path, query)) as unknown as {
+          data: Array<{ id: string; transfer_id: string; posted_at: string; amount: { amount: number }; entries: Array<any> }>
+          total_count: number
+        }
+        expect(listed.total_count, query).toBe(ofAccount.length)
+        expect(new Set(listed.data.map((row) => row.transfer_id)), query).toEqual(new Set(ofAccount.map((row) => row.id)))
+        for (const row of listed.data) {
+          const books = row.entries.filter((entry) => entry.financial_account_id === account).map((entry) => entry.book)
+          expect(books.sort()).toEqual(["cash", "principal"])
+        }
+        // In the order asked for, ties broken on id in the same direction.
+        const descending = order === "" || order.includes("ascending=false")
+        const value = (row: (typeof listed.data)[number]) => (key === "amount" ? row.amount.amount : Date.parse(row.posted_at))
+        const expected = [...listed.data].sort((x, y) => {
+          const by = value(x) - value(y) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)
+          return descending ? -by : by
+        })
+        expect(
+          listed.data.map((row) => row.id),
+          query
+        ).toEqual(expected.map((row) => row.id))
+      }
+    }
+    // A book no posting writes lists nothing; its cursor is not in the list.
+    const first = (await get(path, "page_size=1")).data[0]!
+    expect(await get(path, "book=fees")).toEqual({ data: [], total_count: 0 })
+    expectEnvelope(await platform.request("GET", `${path}?book=fees&starting_after=${first.id}`), 400, { param: "starting_after" })
+    // Another account's book transfer, or an unknown id, is not a cursor of this list.
+    const others = (await get(`/v1/financial-accounts/${other}/book-transfers`, "page_size=100")).data
+    const notOurs = others.find((row) => !ofAccount.some((mine) => mine.id === row.transfer_id))!
+    expect(notOurs).toBeDefined()
+    for (const cursor of [notOurs.id, "00000000-0000-7000-8000-000000000000"]) {
+      for (const query of ["", "book=principal&", "order_by=amount&"]) {
+        expectEnvelope(await platform.request("GET", `${path}?${query}starting_after=${cursor}`), 400, { param: "starting_after" })
+      }
+    }
+  })
+
   it("walks with starting_after across inserts without overlap or skip, for every order and book", async () => {
     let inserting = true
     const inserted = new Set<string>()

@@ -35,8 +35,9 @@ export const balanceOf = async (platform: TestPlatform, accountId: string): Prom
 /**
  * The ledger's invariants over everything the platform's database holds (docs/ledger.md): every
  * book transfer balances per currency, every transfer has its book transfer, every entry carries
- * its book transfer's posted_at and amount (what an account's list orders by:
- * docs/ledger.md#an-accounts-book-transfers), and every balance row is the sum of its entries, with
+ * its book transfer's posted_at and amount and every account of a book transfer has one entry in
+ * each book (what an account's list reads and orders by: docs/ledger.md#an-accounts-book-transfers),
+ * and every balance row is the sum of its entries, with
  * no running total past 2^53 − 1 (read as exact bigints).
  */
 export const expectBooksBalance = (platform: TestPlatform) =>
@@ -55,6 +56,13 @@ export const expectBooksBalance = (platform: TestPlatform) =>
         JOIN issuing_book_transfers bt ON bt.id = e.book_transfer_id
         WHERE e.posted_at <> bt.posted_at OR e.amount_minor <> bt.amount_minor`
       expect(unlike).toEqual([])
+      // Every account a book transfer moves has exactly one entry in each book: an account's book
+      // transfers are its principal entries, whatever the book asked for (docs/ledger.md#an-accounts-book-transfers).
+      const lopsided = yield* sql`SELECT book_transfer_id, financial_account_id FROM issuing_book_entries
+        GROUP BY book_transfer_id, financial_account_id
+        HAVING SUM(CASE WHEN book = 'principal' THEN 1 ELSE 0 END) <> 1 OR SUM(CASE WHEN book = 'cash' THEN 1 ELSE 0 END) <> 1
+          OR COUNT(*) <> 2`
+      expect(lopsided).toEqual([])
       const entrySums = yield* sql`SELECT financial_account_id, book,
           SUM(CASE WHEN entry_type = 'DEBIT' THEN amount_minor ELSE 0 END) AS debits,
           SUM(CASE WHEN entry_type = 'CREDIT' THEN amount_minor ELSE 0 END) AS credits

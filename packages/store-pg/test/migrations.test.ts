@@ -1090,7 +1090,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(yield* count("SELECT count(*) AS n FROM issuing_transfers")).toBeGreaterThan(0)
       })
   },
-  "0340_account_list_indexes": "schema only"
+  "0340_account_list_indexes": "schema only",
+  "0360_account_entry_indexes": "schema only"
 }
 
 /** How many entries there were before migration 0310. */

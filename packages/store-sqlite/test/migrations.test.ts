@@ -362,7 +362,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(viaIndex).toEqual(viaTable)
     })
   },
-  "0340_account_list_indexes": "schema only"
+  "0340_account_list_indexes": "schema only",
+  "0360_account_entry_indexes": "schema only"
 }
 
 /** The entries of before migration 0310. */

@@ -378,12 +378,17 @@ const transactionQueries = (q: Queries) => {
 
 /**
  * One page of an account's transfers by `created_at` (docs/operations.md#volume), O(page) whatever
- * the size of the program: the transfers the account sends and the ones it receives are two ranges
- * of `issuing_transfers_by_from` / `_by_to` (account, created_at, id), merged as they are read;
- * `status` and `payment_rail` are applied along the ranges. They and the program are
- * written out of the index choice (`|| ''`), so that no planner walks the program's, the status'
- * or the rail's range instead (SQLite has no statistics to tell a rare account). `starting_after`
- * reads its transfer by primary key within the same filter (a 400 otherwise) and starts both
+ * the size of the program, and a deep page O(its depth): the transfers the account sends and the
+ * ones it receives are two ranges of `issuing_transfers_by_from` / `_by_to` (account, created_at,
+ * id), merged in order as they are read, so the page and the rows OFFSET skips are counted off the
+ * two indexes alone (no sort, no table row) and only the page's rows are read, by primary key.
+ * The ranges need no program condition: a transfer's two accounts are of its program, so an
+ * account's transfers are all of the account's program, and the page's rows are read with the
+ * program (an account of another program lists nothing). They need no test that the other side is
+ * another account either: a transfer's two accounts differ (PostingRules.transferEntries), so the
+ * two ranges never share a transfer. `status` and `payment_rail` are applied along the ranges
+ * (reading each transfer's row), written out of the index choice (`|| ''`). `starting_after` reads
+ * its transfer by primary key within the same filter and program (a 400 otherwise) and starts both
  * ranges after its (created_at, id).
  */
 const accountTransfersPage = (
@@ -394,37 +399,29 @@ const accountTransfersPage = (
 ): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
   const direction = sql.literal(window.descending ? "DESC" : "ASC")
   const account = filter.financial_account_id
-  const others = [
-    sql`(program_id || '') = ${programId}`,
+  const along = [
     ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
     ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
   ]
-  // SQLite: one compound statement of the two sides' ranges, each in (created_at, id) order, that it
-  // merges as they are read (MERGE (UNION ALL)), so the page and the rows OFFSET skips come in order
-  // and nothing is sorted. A transfer has two different accounts; the sending side leaves out one to
-  // the account all the same, so none is listed twice. PostgreSQL sorted a busy account's whole
-  // ranges for that form (275 ms for page 1 at 300,000, 163 ms at 150,000 with each side cut at the
-  // page's depth and ordered by its alias), so there each side is a range ordered by its columns, cut
-  // at the page's depth, and the at most 2 × (offset + limit) rows are merged (7 ms for page 1 at
-  // 300,000; a deep page sorts those rows).
-  const sending = (after: Fragment) =>
+  const side = (column: "from_financial_account_id" | "to_financial_account_id", after: Fragment) =>
     sql`SELECT created_at AS k, id FROM issuing_transfers
-        WHERE from_financial_account_id = ${account} AND (to_financial_account_id IS NULL OR to_financial_account_id <> ${account})
-          AND ${sql.and(others)}${after}`
-  const receiving = (after: Fragment) =>
-    sql`SELECT created_at AS k, id FROM issuing_transfers WHERE to_financial_account_id = ${account} AND ${sql.and(others)}${after}`
-  const range = (side: "from_financial_account_id" | "to_financial_account_id", after: Fragment) =>
-    sql`SELECT created_at AS k, id FROM issuing_transfers
-        WHERE ${sql.literal(side)} = ${account} AND ${sql.and(others)}${after}
-        ORDER BY created_at ${direction}, id ${direction} LIMIT ${window.offset + window.limit}`
+        WHERE ${sql.literal(column)} = ${account}${along.length === 0 ? sql.literal("") : sql` AND ${sql.and(along)}`}${after}`
+  // SQLite: one compound statement whose ORDER BY both sides' indexes deliver, merged as they are
+  // read (MERGE (UNION ALL)). PostgreSQL plans that form as an Append of the two ranges under a
+  // sort of all their rows (no Merge Append for a flattened UNION ALL of the same table, PostgreSQL
+  // 18), so there each side is a subquery ordered by its index and cut at the page's depth, and
+  // those two ordered subqueries are merged (Merge Append): at most offset + limit + 1 rows read.
   const ids = (after: Fragment) =>
     sql.onDialectOrElse({
-      pg: () =>
-        sql`SELECT DISTINCT k, id FROM (SELECT * FROM (${range("from_financial_account_id", after)}) r0
-                                       UNION ALL SELECT * FROM (${range("to_financial_account_id", after)}) r1) u
-            ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`,
+      pg: () => {
+        const cut = (column: "from_financial_account_id" | "to_financial_account_id", alias: string) =>
+          sql`SELECT * FROM (${side(column, after)} ORDER BY created_at ${direction}, id ${direction}
+                             LIMIT ${window.offset + window.limit}) ${sql.literal(alias)}`
+        return sql`SELECT k, id FROM (${cut("from_financial_account_id", "r0")} UNION ALL ${cut("to_financial_account_id", "r1")}) u
+                   ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
+      },
       orElse: () =>
-        sql`${sending(after)} UNION ALL ${receiving(after)}
+        sql`${side("from_financial_account_id", after)} UNION ALL ${side("to_financial_account_id", after)}
             ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
     })
   const rows = (after: Fragment) =>
@@ -438,7 +435,8 @@ const accountTransfersPage = (
   if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
   return Effect.flatMap(
     sql`SELECT created_at AS k FROM issuing_transfers WHERE id = ${startingAfter}
-        AND (from_financial_account_id = ${account} OR to_financial_account_id = ${account}) AND ${sql.and(others)}`,
+        AND (from_financial_account_id = ${account} OR to_financial_account_id = ${account})
+        AND ${sql.and([sql`(program_id || '') = ${programId}`, ...along])}`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
       found.length === 0
         ? Effect.fail(notInThisList())
@@ -447,16 +445,18 @@ const accountTransfersPage = (
 }
 
 /**
- * One page of an account's book transfers (docs/ledger.md#an-accounts-book-transfers): newest or
- * oldest first O(page) whatever the number of its entries — each entry carries its book transfer's
- * posted_at and the entries are indexed on (account, book, posted_at, book transfer), so the page
- * of one book is one range of that index. By amount (every entry of a book transfer moves its
- * amount: PostingRules.transferEntries), the same ranges sorted: O(the account's entries). Without a book the
- * page is the merge of one range per book, each cut at `offset + limit` book transfers (one among
- * the first n of the account is among the first n of each book it has entries in), a book transfer
- * with entries in both books taken once. `starting_after` finds its book transfer's order value by
- * primary key — a 400 unless it has an entry of the account (in the book) — and starts each range
- * after it.
+ * One page of an account's book transfers (docs/ledger.md#an-accounts-book-transfers), newest or
+ * oldest first or by amount, O(page) whatever the number of its entries, a deep page O(its depth).
+ * Every account a book transfer moves has exactly one entry in each book (the posting rule,
+ * PostingRules.transferEntries: the source's principal debit and cash credit, the target's cash
+ * debit and principal credit), so the account's book transfers, with `book=principal`, with
+ * `book=cash` or without `book`, are one set: its principal entries. Those are indexed by
+ * (account, posted_at, book transfer) and (account, amount, book transfer), partial indexes of the
+ * principal book (migration 0360; each entry carries its book transfer's posted_at and amount), so
+ * a page is one range of one index, read in order (OFFSET counted off the index alone), and then its
+ * book transfers by primary key. A book no posting writes lists nothing. `starting_after` reads its
+ * book transfer's order value by primary key — a 400 unless it has an entry of the account (in the
+ * book) — and starts the range after it.
  */
 const accountPage = (
   sql: SqlClient.SqlClient,
@@ -466,24 +466,13 @@ const accountPage = (
 ): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
   const key = sql.literal(BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "bt.amount_minor" ? "amount_minor" : "posted_at")
   const direction = sql.literal(window.descending ? "DESC" : "ASC")
-  const depth = window.offset + window.limit
-  // DISTINCT: an account with two entries in one book of a book transfer has it once in the page.
-  const range = (book: string, after: Fragment) =>
-    sql`SELECT DISTINCT ${key} AS k, book_transfer_id FROM issuing_book_entries
-        WHERE financial_account_id = ${list.accountId} AND book = ${book}${after}
-        ORDER BY ${key} ${direction}, book_transfer_id ${direction} LIMIT ${depth}`
-  const ids = (after: Fragment) => {
-    // One book: its range itself, read in order down to the page (nothing to merge or sort).
-    if (list.book !== undefined) {
-      return sql`SELECT DISTINCT ${key} AS k, book_transfer_id FROM issuing_book_entries
-                 WHERE financial_account_id = ${list.accountId} AND book = ${list.book}${after}
-                 ORDER BY ${key} ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-    }
-    const books: ReadonlyArray<string> = BOOKS
-    const ranges = books.map((book, i) => sql`SELECT * FROM (${range(book, after)}) ${sql.literal(`r${i}`)}`)
-    return sql`SELECT DISTINCT k, book_transfer_id FROM (${sql.join(" UNION ALL ", false)(ranges)}) u
-               ORDER BY k ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-  }
+  const known = list.book === undefined || (BOOKS as ReadonlyArray<string>).includes(list.book)
+  // The principal book is written into the statement, not bound: a partial index serves only a
+  // query whose condition implies its own.
+  const ids = (after: Fragment) =>
+    sql`SELECT ${key} AS k, book_transfer_id FROM issuing_book_entries
+        WHERE financial_account_id = ${list.accountId} AND book = 'principal'${after}
+        ORDER BY ${key} ${direction}, book_transfer_id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
   // The page's ids first, then their book transfers by primary key (as one statement PostgreSQL
   // hash-joined the ids with a scan of the book transfers). The program condition is kept out of
   // the index choice (`|| ''`): with it SQLite walked the program's index, which also serves the
@@ -497,11 +486,15 @@ const accountPage = (
               ORDER BY ${orderByClause(sql, window, BOOK_TRANSFER_ORDER_FIELDS)}`
     )
   const startingAfter = window.after
-  if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
+  if (startingAfter === undefined || startingAfter === null) return known ? rows(sql.literal("")) : Effect.succeed([])
+  // The cursor's entries are read by the book transfer's primary key (at most four), the account
+  // and the book written out of the index choice: with them as plain conditions SQLite searched the
+  // account's entries for the book transfer, as many as the account has after it (69 ms at
+  // 1,000,000 transfers).
   return Effect.flatMap(
     sql`SELECT bt.${key} AS k FROM issuing_book_transfers bt WHERE bt.id = ${startingAfter} AND bt.program_id = ${programId}
         AND EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.book_transfer_id = ${startingAfter}
-                    AND e.financial_account_id = ${list.accountId}${list.book !== undefined ? sql` AND e.book = ${list.book}` : sql.literal("")})`,
+                    AND (e.financial_account_id || '') = ${list.accountId}${list.book !== undefined ? sql` AND (e.book || '') = ${list.book}` : sql.literal("")})`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
       found.length === 0
         ? Effect.fail(notInThisList())
