@@ -407,10 +407,10 @@ const accountTransfersPage = (
     sql`SELECT created_at AS k, id FROM issuing_transfers
         WHERE ${sql.literal(column)} = ${account}${along.length === 0 ? sql.literal("") : sql` AND ${sql.and(along)}`}${after}`
   // SQLite: one compound statement whose ORDER BY both sides' indexes deliver, merged as they are
-  // read (MERGE (UNION ALL)). PostgreSQL plans that form as an Append of the two ranges under a
-  // sort of all their rows (no Merge Append for a flattened UNION ALL of the same table, PostgreSQL
-  // 18), so there each side is a subquery ordered by its index and cut at the page's depth, and
-  // those two ordered subqueries are merged (Merge Append): at most offset + limit + 1 rows read.
+  // read (MERGE (UNION ALL)). PostgreSQL 18 plans that form, flattened, as an Append of both whole
+  // ranges under a sort (even with sorts disabled: it offered no ordered plan), so there each side
+  // is a subquery ordered by its index and cut at the page's depth, and the two ordered subqueries
+  // are merged (Merge Append): offset + limit rows read, and one more per side.
   const ids = (after: Fragment) =>
     sql.onDialectOrElse({
       pg: () => {
