@@ -22,6 +22,7 @@ import settlementSlots from "./0300_settlement_slots.js"
 import entriesPostedAt from "./0310_entries_posted_at.js"
 import transferListIndexes from "./0330_transfer_list_indexes.js"
 import accountListIndexes from "./0340_account_list_indexes.js"
+import cardSpend from "./0380_card_spend.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -51,5 +52,6 @@ export const migrations = {
   "0300_settlement_slots": settlementSlots,
   "0310_entries_posted_at": entriesPostedAt,
   "0330_transfer_list_indexes": transferListIndexes,
-  "0340_account_list_indexes": accountListIndexes
+  "0340_account_list_indexes": accountListIndexes,
+  "0380_card_spend": cardSpend
 }
