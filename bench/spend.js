@@ -16,7 +16,11 @@
 //   kept      the ALL_TIME card's maintained row, kept_year the YEARLY card's day rows of this
 //             year (issuing_card_spend; not printed where the table does not exist);
 //   no_card   one multi-row INSERT of 1,000 transactions without a card (a batch's statement
-//             shape): what the spend triggers' WHEN costs the rows it skips (`--samples` / 4 inserts).
+//             shape): what the spend triggers' WHEN costs the rows it skips (`--samples` / 4 inserts);
+//   no_card with / without  the same INSERT with the spend's INSERT trigger there and taken away
+//             (PostgreSQL: DISABLE TRIGGER; SQLite: dropped and made again from its own text), in
+//             alternated rounds on the same database: the triggers' cost apart from the machine's
+//             drift (not printed where the trigger does not exist).
 // The transactions are written straight into issuing_transactions (one multi-row INSERT per 1,000,
 // through the platform's own SqlClient, so any trigger on the table runs as for any writer), not
 // through the API: 100,000 authorizations over HTTP would take the bench's whole time. The script
@@ -78,6 +82,60 @@ const timeStatement = (instance, samples, statement) =>
       }
       latencies.sort((a, b) => a - b)
       return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) }
+    })
+  )
+
+/** A multi-row INSERT of 1,000 transactions without a card, with ids under `prefix`. */
+const insertNoCard = (sql, programId, prefix) => {
+  const at = new Date().toISOString()
+  const rows = Array.from({ length: 1000 }, (_, i) => ({
+    id: `${prefix}_${i}`,
+    program_id: programId,
+    status: "SETTLED",
+    amount_minor: 1,
+    currency: "USD",
+    card_id: null,
+    created_at: at,
+    updated_at: at,
+    pending_minor: 0,
+    settled_minor: 1
+  }))
+  return sql`INSERT INTO issuing_transactions ${sql.insert(rows)}`
+}
+
+/**
+ * p50 of `rounds` × 2 inserts of 1,000 card-less transactions with the spend's INSERT trigger and
+ * as many without it, alternated; null when the trigger does not exist (before migration 0380).
+ */
+const ablation = (instance, kind, programId, count, rounds) =>
+  instance.runtime.runPromise(
+    Effect.gen(function* () {
+      const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+      const trigger = "issuing_card_spend_insert"
+      const [found] =
+        kind === "postgres"
+          ? yield* sql`SELECT tgname AS sql FROM pg_trigger WHERE tgname = ${trigger}`
+          : yield* sql`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ${trigger}`
+      if (found === undefined) return null
+      const off =
+        kind === "postgres"
+          ? sql.unsafe(`ALTER TABLE issuing_transactions DISABLE TRIGGER ${trigger}`)
+          : sql.unsafe(`DROP TRIGGER ${trigger}`)
+      const on = kind === "postgres" ? sql.unsafe(`ALTER TABLE issuing_transactions ENABLE TRIGGER ${trigger}`) : sql.unsafe(found.sql)
+      const times = { with: [], without: [] }
+      let n = 0
+      for (let round = 0; round < rounds; round++)
+        for (const side of round % 2 === 0 ? ["with", "without"] : ["without", "with"]) {
+          if (side === "without") yield* off
+          for (let i = 0; i < 2; i++) {
+            const started = performance.now()
+            yield* insertNoCard(sql, programId, `txn_bench_ablation_${count}_${n++}`)
+            times[side].push(performance.now() - started)
+          }
+          if (side === "without") yield* on
+        }
+      for (const side of Object.values(times)) side.sort((a, b) => a - b)
+      return { with: percentile(times.with, 0.5), without: percentile(times.without, 0.5) }
     })
   )
 
@@ -171,23 +229,9 @@ const measure = async (target, counts, samples) => {
     for (const [name, statement] of Object.entries(reads)) row[name] = await timeStatement(instance, samples, statement)
     let inserted = 0
     row.no_card = await timeStatement(instance, Math.ceil(samples / 4), (sql) =>
-      Effect.suspend(() => {
-        const at = new Date().toISOString()
-        const rows = Array.from({ length: 1000 }, () => ({
-          id: `txn_bench_book_${count}_${inserted++}`,
-          program_id: org.program_id,
-          status: "SETTLED",
-          amount_minor: 1,
-          currency: "USD",
-          card_id: null,
-          created_at: at,
-          updated_at: at,
-          pending_minor: 0,
-          settled_minor: 1
-        }))
-        return sql`INSERT INTO issuing_transactions ${sql.insert(rows)}`
-      })
+      Effect.suspend(() => insertNoCard(sql, org.program_id, `txn_bench_book_${count}_${inserted++}`))
     )
+    row.ablation = await ablation(instance, target.kind, org.program_id, count, Math.ceil(samples / 4))
     results.push(row)
   }
   agent.destroy()
@@ -215,6 +259,10 @@ export async function run(args) {
         const head = `${kind.padEnd(8)} N=${String(row.count).padEnd(7)}`
         console.log(`${head} HTTP p50 / p99 ms: ${cells(["all_time", "yearly", "plain", "transfer"])}`)
         console.log(`${head} read p50 / p99 ms: ${cells(["sum", "sum_year", "kept", "kept_year", "no_card"])}`)
+        if (row.ablation !== null)
+          console.log(
+            `${head} no_card p50 ms with the spend trigger ${row.ablation.with.toFixed(2)}, without ${row.ablation.without.toFixed(2)}`
+          )
         console.log(`${head} seeded in ${row.seedSeconds.toFixed(1)} s, load ${os.loadavg()[0].toFixed(1)}`)
       }
     } finally {
