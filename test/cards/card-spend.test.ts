@@ -242,4 +242,37 @@ describe.each(STORE_KINDS)("a card's maintained spend on %s", (kind) => {
     for (const outcome of [...outcomes, "clearing 200", "reversal 200", "return 200", "expire 200", `later ${OFFSETS_MS.length - 1}`])
       expect(reached.get(outcome) ?? 0, `${outcome} in ${JSON.stringify([...reached])}`).toBeGreaterThan(0)
   }, 600_000)
+
+  it("stays exact under concurrent messages on one card: authorizations, clearings, returns and reversals at once", async () => {
+    const org = await run(Effect.flatMap(Access, (access) => access.createOrganization("card spend, concurrent")))
+    const request = (path: string, body: unknown) => platform.request("POST", path, { key: org.api_key, program: org.program_id, body })
+    const wallet = await request("/v1/wallets", { holder: { name: "Fleet" } })
+    await request("/v1/transfers", {
+      payment_rail: "fednow_instant",
+      amount: FUNDS,
+      currency: "USD",
+      to_financial_account_id: wallet.body.financial_account_id
+    })
+    const card = await request("/v1/cards", {
+      wallet_id: wallet.body.id,
+      type: "VIRTUAL",
+      spending_period: { interval: "ALL_TIME", amount: 1e9 }
+    })
+    const authorize = (kind: string) => request("/v1/simulate/authorizations", { card_id: card.body.id, amount: 100, mcc: "5411", kind })
+    // Settled ones to return and holds to clear or reverse, then all of it at once with new authorizations.
+    const settled = await Promise.all(Array.from({ length: 8 }, () => authorize("FINANCIAL_AUTHORIZATION")))
+    const held = await Promise.all(Array.from({ length: 8 }, () => authorize("AUTHORIZATION")))
+    const answers = await Promise.all([
+      ...settled.map((t) => request(`/v1/simulate/transactions/${t.body.id}/return`, { amount: 40 })),
+      ...held.map((t, i) => request(`/v1/simulate/transactions/${t.body.id}/${i % 2 === 0 ? "clearing" : "reversal"}`, { amount: 30 })),
+      ...Array.from({ length: 8 }, () => authorize("AUTHORIZATION"))
+    ])
+    for (const answer of [...settled, ...held, ...answers]) expect(answer.status, answer.text).toBe(200)
+    const mine = (rows: ReadonlyArray<{ card_id: string }>) => rows.filter((row) => row.card_id === card.body.id)
+    const maintained = mine(await run(maintainedCardSpend))
+    expect(maintained).toEqual(mine(await run(expectedCardSpend)))
+    // 8 × 100 settled less 8 × 40 returned; 8 holds of 100: 4 cleared for 30 (the rest released), 4
+    // with 30 reversed (70 held); 8 new holds of 100.
+    expect(maintained.find((row) => row.day === "")?.spent_minor).toBe(8 * 60 + 4 * 30 + 4 * 70 + 8 * 100)
+  }, 120_000)
 })
