@@ -71,7 +71,8 @@ const exceedsSpendingPeriod = (store: CardStoreService, card: Card, amount: numb
     if (limit === null) return false
     if (limit.interval === "PER_TRANSACTION") return amount > limit.amount
     const start = windowStart(limit.interval, yield* nowMs)
-    const spent = yield* store.approvedSpendMinor(card.id, start === null ? null : start.toISOString())
+    // Windows start at a UTC midnight: the window is its first day and every day after it.
+    const spent = yield* store.approvedSpendMinor(card.id, start === null ? null : start.toISOString().slice(0, 10))
     return spent + amount > limit.amount
   })
 

@@ -98,8 +98,12 @@ export interface CardStoreService {
   readonly sealedSamples: Effect.Effect<ReadonlyArray<CardRecord>, SqlError.SqlError>
   readonly reseal: (cardId: string, previous: SealedCardData, sealed: SealedCardData) => Effect.Effect<boolean, SqlError.SqlError>
 
-  /** Sum of the card's APPROVED authorizations created at or after `since` (all of them when null), in minor units. */
-  readonly approvedSpendMinor: (cardId: string, since: string | null) => Effect.Effect<number, SqlError.SqlError>
+  /**
+   * The card's spend (open holds plus settled amounts) of its transactions created on or after the
+   * UTC day `sinceDay` ('YYYY-MM-DD'), or of all of them when null, in minor units: read from the
+   * maintained per-day totals, at most one row per day of the window.
+   */
+  readonly approvedSpendMinor: (cardId: string, sinceDay: string | null) => Effect.Effect<number, SqlError.SqlError>
 
   readonly insertEmbedSession: (session: StoredEmbedSession) => Effect.Effect<void, SqlError.SqlError>
   /** The session with this token hash while the key that created it is unrevoked and may display cards. */

@@ -181,15 +181,16 @@ const changeQueries = (
 /**
  * A card's spend for its spending period (docs/card-transactions.md#spend-controls): its
  * transactions' open holds plus what cleared, minus reversals and returns (both already taken off
- * the pending and settled amounts); declined ones hold and settle nothing.
+ * the pending and settled amounts); declined ones hold and settle nothing. Read from
+ * `issuing_card_spend`, which triggers keep per card and UTC day of creation, with the all-time
+ * total under day '' (migration 0380 of each store): a window is at most 366 day rows of the
+ * primary key's range, ALL_TIME one row, whatever the card's history.
  */
 const spendQueries = (sql: Sql): Pick<CardStoreService, "approvedSpendMinor"> => ({
-  approvedSpendMinor: (cardId, since) =>
-    (since === null
-      ? sql`SELECT COALESCE(SUM(pending_minor + settled_minor), 0) AS spent FROM issuing_transactions
-            WHERE card_id = ${cardId}`
-      : sql`SELECT COALESCE(SUM(pending_minor + settled_minor), 0) AS spent FROM issuing_transactions
-            WHERE card_id = ${cardId} AND created_at >= ${since}`
+  approvedSpendMinor: (cardId, sinceDay) =>
+    (sinceDay === null
+      ? sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend WHERE card_id = ${cardId} AND day = ''`
+      : sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend WHERE card_id = ${cardId} AND day >= ${sinceDay}`
     ).pipe(Effect.map((rows) => toInt(rows[0]!.spent)))
 })
 

@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { expect, layer, type Vitest } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { AccessStore } from "../access/AccessStore.js"
@@ -253,6 +254,45 @@ const countsRecentSearches = (it: It) =>
   )
 
 /** Contract of the CardStore port: cards scoped by program, compare-and-set transitions, embed sessions. */
+const readsSpendByWindow = (it: It) =>
+  it.effect("reads a card's spend of a window from its first UTC day on, and of all time, as the card's transactions sum it", () =>
+    Effect.gen(function* () {
+      const cards = yield* CardStore
+      const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+      const { program } = yield* freshOrganization
+      const cardId = newId()
+      const other = newId()
+      const transaction = (card: string | null, at: string, pending: number, settled: number) =>
+        sql`INSERT INTO issuing_transactions ${sql.insert({
+          id: newId(),
+          program_id: program.id,
+          status: pending > 0 ? "PENDING" : "SETTLED",
+          amount_minor: pending + settled,
+          currency: "USD",
+          card_id: card,
+          created_at: at,
+          updated_at: at,
+          pending_minor: pending,
+          settled_minor: settled
+        })}`
+      yield* transaction(cardId, "2026-10-31T23:59:59.999Z", 100, 0)
+      yield* transaction(cardId, "2026-11-01T00:00:00.000Z", 20, 5)
+      yield* transaction(cardId, "2026-11-20T12:00:00.000Z", 0, 7)
+      yield* transaction(other, "2026-11-20T12:00:00.000Z", 1_000, 0)
+      yield* transaction(null, "2026-11-20T12:00:00.000Z", 0, 10_000)
+      expect(yield* cards.approvedSpendMinor(cardId, null)).toBe(132)
+      expect(yield* cards.approvedSpendMinor(cardId, "2026-10-31")).toBe(132)
+      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-01")).toBe(32)
+      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-02")).toBe(7)
+      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-21")).toBe(0)
+      // A hold released and a return: taken off the window they were counted in.
+      yield* sql`UPDATE issuing_transactions SET pending_minor = 0, settled_minor = 1 WHERE card_id = ${cardId} AND pending_minor = 20`
+      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-01")).toBe(8)
+      expect(yield* cards.approvedSpendMinor(cardId, null)).toBe(108)
+      expect(yield* cards.approvedSpendMinor(newId(), null)).toBe(0)
+    })
+  )
+
 export const cardContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
     storesAndFindsByProgram(it)
@@ -262,4 +302,5 @@ export const cardContract: PortContract = (name, store) =>
     keepsEmbedSessions(it)
     resealsByCompareAndSet(it)
     countsRecentSearches(it)
+    readsSpendByWindow(it)
   })

@@ -31,6 +31,7 @@ import postingCounts from "./0320_posting_counts.js"
 import transferListIndexes from "./0330_transfer_list_indexes.js"
 import accountListIndexes from "./0340_account_list_indexes.js"
 import accountEntryIndexes from "./0360_account_entry_indexes.js"
+import cardSpend from "./0380_card_spend.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -70,5 +71,6 @@ export const migrations = {
   "0320_posting_counts": postingCounts,
   "0330_transfer_list_indexes": transferListIndexes,
   "0340_account_list_indexes": accountListIndexes,
-  "0360_account_entry_indexes": accountEntryIndexes
+  "0360_account_entry_indexes": accountEntryIndexes,
+  "0380_card_spend": cardSpend
 }

@@ -23,6 +23,7 @@ import entriesPostedAt from "./0310_entries_posted_at.js"
 import transferListIndexes from "./0330_transfer_list_indexes.js"
 import accountListIndexes from "./0340_account_list_indexes.js"
 import accountEntryIndexes from "./0360_account_entry_indexes.js"
+import cardSpend from "./0380_card_spend.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -53,5 +54,6 @@ export const migrations = {
   "0310_entries_posted_at": entriesPostedAt,
   "0330_transfer_list_indexes": transferListIndexes,
   "0340_account_list_indexes": accountListIndexes,
-  "0360_account_entry_indexes": accountEntryIndexes
+  "0360_account_entry_indexes": accountEntryIndexes,
+  "0380_card_spend": cardSpend
 }
