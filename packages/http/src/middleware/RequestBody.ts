@@ -1,4 +1,4 @@
-import { Headers, HttpIncomingMessage, HttpServerError, type HttpServerRequest, UrlParams } from "@effect/platform"
+import { Headers, HttpIncomingMessage, type HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Readable } from "node:stream"
 import { ApiFailure, apiFailure } from "../errors.js"
@@ -134,32 +134,39 @@ export const inspectJson = (value: unknown): JsonBodyProblem | undefined => {
  * body accessors answer from the text already read (the underlying stream is consumed), and whose
  * Content-Type is JSON: the pipeline has refused any other type for a body, and an empty body is no
  * body whatever type it declares (the router picks its payload parser by Content-Type, and would
- * hand an empty multipart body to a multipart parser that cannot run here).
+ * hand an empty multipart body to a multipart parser that cannot run here). `parsed` is the body
+ * as the pipeline parsed it to check it (undefined for an empty body): `json` answers with it
+ * rather than parsing the text again, and the headers are made once, not at every read of them.
  */
-export const withReadBody = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
-  new Proxy(request, {
+export const withReadBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  text: string,
+  parsed: unknown
+): HttpServerRequest.HttpServerRequest => {
+  // An empty body is an empty object (docs/api.md#requests-and-responses): a POST whose body
+  // fields are all optional (resend) works without one, and a missing required field is named as
+  // the param (replay without a body → param begin), not reported as malformed.
+  const json = Effect.succeed(text.trim() === "" ? {} : parsed)
+  let headers: Headers.Headers | undefined
+  return new Proxy(request, {
     get(target, property) {
       switch (property) {
         case "text":
           return Effect.succeed(text)
         case "json":
-          // An empty body is an empty object (docs/api.md#requests-and-responses): a POST whose body
-          // fields are all optional (resend) works without one, and a missing required field is
-          // named as the param (replay without a body → param begin), not reported as malformed.
-          return Effect.try({
-            try: () => (text.trim() === "" ? {} : JSON.parse(text)),
-            catch: (cause) => new HttpServerError.RequestError({ request: target, reason: "Decode", cause })
-          })
+          return json
         case "arrayBuffer":
           return Effect.succeed(new TextEncoder().encode(text).buffer)
         case "urlParamsBody":
           return Effect.succeed(UrlParams.fromInput(new URLSearchParams(text)))
         case "headers":
-          return Headers.set(target.headers, "content-type", "application/json")
+          headers ??= Headers.set(target.headers, "content-type", "application/json")
+          return headers
       }
       return Reflect.get(target, property, target)
     }
   })
+}
 
 /**
  * The request as an OAuth protocol handler sees it once the pipeline has read its body: `text`

@@ -100,8 +100,8 @@ const matchRoute = (routes: RouteTable, method: string, pathname: string): Effec
   return Effect.succeed(route)
 }
 
-/** A JSON body's checks: the Content-Type, well-formed JSON, nesting depth, storable text. */
-const checkJsonBody = (contentType: string | undefined, bodyText: string): Effect.Effect<void, ApiFailure> => {
+/** A JSON body's checks: the Content-Type, well-formed JSON, nesting depth, storable text; the body parsed. */
+const checkJsonBody = (contentType: string | undefined, bodyText: string): Effect.Effect<unknown, ApiFailure> => {
   const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase()
   if (mediaType !== "application/json") {
     return Effect.fail(apiFailure("invalid_request", "Content-Type must be application/json for a request with a body.", "Content-Type"))
@@ -119,8 +119,16 @@ const checkJsonBody = (contentType: string | undefined, bodyText: string): Effec
     )
   }
   if (problem?._tag === "UnstorableText") return Effect.fail(unstorableTextFailure(problem.path === "" ? null : problem.path))
-  return Effect.void
+  return Effect.succeed(parsed)
 }
+
+/** A request's body as read: its text, and its JSON as parsed by the checks (undefined when empty or not JSON-checked). */
+interface ReadBody {
+  readonly text: string
+  readonly parsed: unknown
+}
+
+const NO_BODY: ReadBody = { text: "", parsed: undefined }
 
 /**
  * The body of a request that may have one, read within the size limit and checked (OAuth protocol
@@ -133,20 +141,21 @@ const readCheckedBody = (
   method: string,
   route: MatchedRoute,
   maxBodyBytes: number
-): Effect.Effect<string, ApiFailure> =>
+): Effect.Effect<ReadBody, ApiFailure> =>
   Effect.gen(function* () {
-    let bodyText = ""
+    let body = NO_BODY
     if (BODY_METHODS.has(method)) {
       if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) {
         return yield* apiFailure("request_too_large", `The request body exceeds ${maxBodyBytes} bytes.`, null)
       }
-      bodyText = yield* readBody(request, maxBodyBytes)
-      if (bodyText.trim().length > 0 && !route.oauthProtocol) yield* checkJsonBody(request.headers["content-type"], bodyText)
+      const text = yield* readBody(request, maxBodyBytes)
+      const checked = text.trim().length > 0 && !route.oauthProtocol
+      body = { text, parsed: checked ? yield* checkJsonBody(request.headers["content-type"], text) : undefined }
     }
     for (const [name, value] of url.searchParams) {
       if (value.includes("\u0000")) return yield* unstorableTextFailure(name.includes("\u0000") ? null : name)
     }
-    return bodyText
+    return body
   })
 
 /**
@@ -221,7 +230,7 @@ const handleRequest = (
     const url = new URL(request.url, "http://localhost")
     const method = request.method.toUpperCase()
     const route = yield* matchRoute(routes, method, url.pathname)
-    const bodyText = yield* readCheckedBody(request, url, method, route, services.config.maxBodyBytes)
+    const body = yield* readCheckedBody(request, url, method, route, services.config.maxBodyBytes)
     // Failures of the router and handlers become envelopes here, inside any idempotent
     // transaction, so a 4xx is stored with the key; defects become 500s and are not stored.
     const toResponse = catchToResponse(respondWith, requestId)
@@ -231,7 +240,7 @@ const handleRequest = (
       ? Effect.provideService(
           app,
           HttpServerRequest.HttpServerRequest,
-          route.oauthProtocol ? withReadFormBody(request, bodyText) : withReadBody(request, bodyText)
+          route.oauthProtocol ? withReadFormBody(request, body.text) : withReadBody(request, body.text, body.parsed)
         )
       : app
     // Where the router would decode a query: after the caller's checks, inside any idempotent transaction.
@@ -248,7 +257,7 @@ const handleRequest = (
     // The API key is part of the request: a stored response is only ever replayed to the key
     // that made it, so another key of the organization (say a developer key replaying an
     // admin's key creation or a PAN reveal) gets 409, never the stored secret.
-    const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, bodyText]
+    const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, body.text]
     const result = yield* mapToApiFailure(
       services.idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
     )

@@ -12,6 +12,7 @@ interface Route {
   /** The endpoint's path as declared (`/v1/cards/:card_id`): what telemetry names a route by. */
   readonly template: string
   readonly pattern: RegExp
+  readonly segments: number
   readonly staticSegments: number
   readonly scope: RouteScope
   readonly callsOut: boolean
@@ -47,9 +48,24 @@ const compile = (path: string) => {
     .join("")
   return {
     pattern: new RegExp(`^${source || "/"}/?$`),
+    segments: segments.length,
     staticSegments: segments.filter((segment) => !segment.startsWith(":")).length
   }
 }
+
+/**
+ * The non-empty segments of a path. A path a route's pattern matches has exactly as many as the
+ * route (each segment of the pattern matches one or more characters other than `/`), so a request
+ * is tested only against the routes of its count — a tenth of the table for `/v1/transfers`.
+ */
+const segmentCount = (pathname: string): number => {
+  let count = 0
+  for (let at = 0; at < pathname.length; at++) {
+    if (pathname.charCodeAt(at) !== SLASH && (at === 0 || pathname.charCodeAt(at - 1) === SLASH)) count++
+  }
+  return count
+}
+const SLASH = 47
 
 /**
  * The API's routes with the scope each one needs, read from the HttpApi definition (a group's
@@ -86,13 +102,15 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
       })
     }
   })
+  const bySegments = new Map<number, Array<Route>>()
+  for (const route of routes) bySegments.set(route.segments, [...(bySegments.get(route.segments) ?? []), route])
   return {
     match(requestMethod: string, pathname: string): RouteMatch {
       // HEAD is a GET without the body (the router and the Node server handle the rest).
       const method = requestMethod === "HEAD" ? "GET" : requestMethod
       let best: Route | undefined
       const allow = new Set<string>()
-      for (const route of routes) {
+      for (const route of bySegments.get(segmentCount(pathname)) ?? []) {
         if (!route.pattern.test(pathname)) continue
         allow.add(route.method)
         if (route.method === method && (best === undefined || route.staticSegments > best.staticSegments)) best = route

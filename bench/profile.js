@@ -1,0 +1,337 @@
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--warmup=3] [--runs=1] [--cpu-prof] [--top=25] [--lean=off] [--against=<dist/index.js>]`
+//
+// Where the Node server's CPU goes under the transfers bench's load (issue 24;
+// docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
+// `POST /v1/transfers` in a process of its own (support/profiledServer.js); the load — the same
+// keep-alive book transfers at concurrency 32 as `bench -- transfers` — comes from a worker thread of
+// this process. After a warm-up, the server's CPU time over the load (user + system, from
+// /proc/<pid>/stat) divided by the transfers it answered is the figure printed: CPU ms per request,
+// which holds still on a shared machine better than rates do. Then the same for the lean baseline
+// (support/bareServer.js over support/leanLedger.js, one plpgsql call per transfer), driven alike.
+//
+// --cpu-prof also records a V8 CPU profile of the server over the same window (through
+// node:inspector, started after the warm-up; the profile's own cost is in that run's CPU figure, so
+// compare CPU figures of runs without it) and prints its self time grouped by package, by phase of
+// the request (the innermost frame of each sample that a phase rule below recognises, so a schema
+// decode called by a handler counts as schema work, and the fiber loop is its own line) and the
+// `--top` functions. The .cpuprofile file is kept (path printed) for a viewer.
+import * as fs from "node:fs"
+import { spawn } from "node:child_process"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Worker } from "node:worker_threads"
+import * as crypto from "node:crypto"
+import { prepareLean } from "./support/leanLedger.js"
+import { createDatabase, startPostgres } from "./support/postgres.js"
+
+const option = (args, name, fallback) => {
+  const found = args.find((arg) => arg.startsWith(`--${name}=`))
+  return found === undefined ? fallback : found.slice(name.length + 3)
+}
+
+const load = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ")
+
+const TICKS_PER_SECOND = 100
+
+/** The process's user and system CPU time so far, ms (Linux /proc; CLK_TCK is 100). */
+const cpuMsOf = (pid) => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  // Fields 14 and 15 of stat(5), counted from the state (field 3) here.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND
+}
+
+/** The CPU time so far (ms) of an embedded PostgreSQL server: its postmaster and every process it started. */
+const postgresCpuMs = (dataDir) => {
+  const postmaster = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0])
+  let total = 0
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (Number(entry) === postmaster || Number(fields[1]) === postmaster) total += cpuMsOf(Number(entry))
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+  return total
+}
+
+/** The transfers bench's load generator (bench/transfers.js, role "driver") for `seconds`. */
+const drive = (server, seconds, concurrency) =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./transfers.js", import.meta.url), {
+      workerData: {
+        role: "driver",
+        baseUrl: `http://127.0.0.1:${server.port}`,
+        apiKey: server.apiKey,
+        programId: server.programId,
+        accounts: server.accounts,
+        seconds,
+        concurrency,
+        batch: 0
+      }
+    })
+    worker.once("message", (result) => worker.terminate().then(() => resolve(result)))
+    worker.once("error", reject)
+  })
+
+/** Starts support/profiledServer.js over `target`; resolves with its child process and what it printed. */
+const startServer = (target) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, "support", "profiledServer.js"), JSON.stringify(target)], {
+      stdio: ["ignore", "pipe", "inherit", "ipc"]
+    })
+    let out = ""
+    child.stdout.on("data", (data) => {
+      out += String(data)
+      const line = out.indexOf("\n")
+      if (line >= 0) resolve({ child, ...JSON.parse(out.slice(0, line)) })
+    })
+    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)))
+  })
+
+/**
+ * Starts the lean baseline (support/bareServer.js over support/leanLedger.js, as `bench --
+ * transfers` runs it) over `target`, with `--cpu-prof` into `profileDir` when given (written when
+ * it exits).
+ */
+const startLean = async (target, profileDir) => {
+  const programId = crypto.randomUUID()
+  const accounts = await prepareLean(target, programId, 64)
+  const flags = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+  const child = spawn(
+    process.execPath,
+    [...flags, path.join(import.meta.dirname, "support", "bareServer.js"), JSON.stringify({ ...target, programId, lean: true })],
+    { stdio: ["ignore", "pipe", "inherit"] }
+  )
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.once("data", (data) => resolve(Number(String(data).trim())))
+    child.once("exit", (code) => reject(new Error(`lean server exited with ${code}`)))
+  })
+  return { child, port, apiKey: "-", programId, accounts }
+}
+
+/** Sends the server a profiler command and waits for its answer. */
+const ask = (child, message) =>
+  new Promise((resolve) => {
+    child.once("message", resolve)
+    child.send(message)
+  })
+
+const stopServer = async (child) => {
+  const exited = new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)))
+  child.kill("SIGTERM")
+  await exited
+}
+
+// ---- reading a .cpuprofile ------------------------------------------------------------------
+
+/** The package a frame's url belongs to. */
+const packageOf = (url, functionName) => {
+  if (url === "") {
+    if (functionName === "(garbage collector)") return "GC"
+    if (functionName === "(idle)") return "(idle)"
+    if (functionName === "(program)") return "(program: V8 and native)"
+    return "native / builtins"
+  }
+  if (url.startsWith("node:")) return "node internals"
+  const dist = url.match(/packages\/([^/]+)\/(?:dist|src)\//)
+  if (dist) return `@issuing/${dist[1]}`
+  const modules = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)
+  if (modules) {
+    const name = modules.at(-1).slice("node_modules/".length, -1)
+    if (name === "pg" || name.startsWith("pg-") || name === "postgres-array" || name === "postgres-date") return "pg (driver)"
+    return name
+  }
+  return "other"
+}
+
+// Phase rules, tried on each sample's frames from the innermost outward; the first match names
+// the sample's phase. Rules look at the url (and the function name for Node's JSON and crypto).
+const PHASES = [
+  ["JSON parse/stringify", (f) => f.url === "" && /^(parse|stringify|JSONParse|JSONStringify)$/.test(f.functionName)],
+  ["crypto (ids, HMAC)", (f) => /node:internal\/crypto|\/uuid\//.test(f.url)],
+  ["schema decode/encode", (f) => /effect\/dist\/(esm|cjs)\/(Schema|ParseResult|SchemaAST|internal\/schema)/.test(f.url)],
+  ["pg driver", (f) => /node_modules\/(pg|pg-[a-z-]+|postgres-[a-z]+)\//.test(f.url)],
+  ["better-sqlite3 (SQLite's own work)", (f) => /better-sqlite3/.test(f.url)],
+  ["@effect/sql client", (f) => /@effect\/sql(-pg)?\//.test(f.url)],
+  ["store (SQL, posting)", (f) => /packages\/store-(pg|sqlite)\//.test(f.url) || /core\/dist\/sql\//.test(f.url)],
+  ["change feed", (f) => /core\/dist\/changes\//.test(f.url)],
+  ["auth", (f) => /core\/dist\/access\/(Authentication|Access|Secrets|SqlAccessStore)\.js/.test(f.url)],
+  ["rate limit", (f) => /core\/dist\/access\/RateLimiter\.js/.test(f.url)],
+  ["idempotency", (f) => /core\/dist\/idempotency\//.test(f.url)],
+  ["ledger service", (f) => /core\/dist\/(ledger|events|platform)\//.test(f.url)],
+  ["body read and checks", (f) => /http\/dist\/middleware\/RequestBody\.js/.test(f.url)],
+  ["envelope, errors", (f) => /http\/dist\/errors\.js/.test(f.url)],
+  ["handler, api", (f) => /http\/dist\/(handlers|api)\//.test(f.url)],
+  ["pipeline (route, scope)", (f) => /http\/dist\/middleware\//.test(f.url)],
+  [
+    "HttpApi, router, middleware",
+    (f) => /@effect\/platform\/dist\/(esm|cjs)\/(HttpApi|HttpRouter|HttpMiddleware|internal\/http(Router|Middleware|App))/.test(f.url)
+  ],
+  ["request, response objects", (f) => /@effect\/platform(-node)?\//.test(f.url)],
+  [
+    "logging, tracing, annotations",
+    (f) =>
+      /effect\/dist\/(esm|cjs)\/internal\/(tracer|logger|logSpan|fiberRefs|core-effect)/.test(f.url) &&
+      /[Ss]pan|[Ll]og|annotat|[Tt]race/.test(f.functionName)
+  ],
+  ["Effect runtime (fibers, scheduling)", (f) => /effect\/dist\//.test(f.url)],
+  ["node http, net, streams", (f) => f.url.startsWith("node:")],
+  ["GC", (f) => f.functionName === "(garbage collector)"]
+]
+
+/** Self time (ms) of a profile by package, by phase and by function. */
+export const aggregate = (profile) => {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parentOf = new Map()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)
+  const selfMs = new Map()
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]
+    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000)
+  }
+  const phaseOf = (id) => {
+    for (let at = id; at !== undefined; at = parentOf.get(at)) {
+      const frame = byId.get(at).callFrame
+      for (const [phase, matches] of PHASES) if (matches(frame)) return phase
+    }
+    return "other"
+  }
+  // Stopping the profiler serializes the profile inside the sampled process: not the server's work.
+  const isProfiler = (id) => {
+    for (let at = id; at !== undefined; at = parentOf.get(at)) if (byId.get(at).callFrame.url === "node:inspector") return true
+    return false
+  }
+  const byPackage = new Map()
+  const byPhase = new Map()
+  const byFunction = new Map()
+  let busyMs = 0
+  for (const [id, ms] of selfMs) {
+    const frame = byId.get(id).callFrame
+    if (frame.functionName === "(idle)" || isProfiler(id)) continue
+    busyMs += ms
+    const pkg = packageOf(frame.url, frame.functionName)
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + ms)
+    const phase = phaseOf(id)
+    byPhase.set(phase, (byPhase.get(phase) ?? 0) + ms)
+    const name = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*node_modules\//, "").replace(/^.*packages\//, "")}:${frame.lineNumber + 1}`
+    byFunction.set(name, (byFunction.get(name) ?? 0) + ms)
+  }
+  return { busyMs, byPackage, byPhase, byFunction }
+}
+
+const printTable = (title, entries, busyMs, perRequest, limit = Number.POSITIVE_INFINITY) => {
+  console.log(`  ${title}`)
+  const sorted = [...entries].sort((a, b) => b[1] - a[1]).slice(0, limit)
+  for (const [name, ms] of sorted) {
+    console.log(`    ${((100 * ms) / busyMs).toFixed(1).padStart(5)} %  ${(ms / perRequest).toFixed(3).padStart(7)} ms/req  ${name}`)
+  }
+}
+
+// ---- the run ----------------------------------------------------------------------------------
+
+const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, top, label, lean, dataDir, http }) => {
+  const profileDir = lean && cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), "issuing-lean-profile-")) : undefined
+  const server = lean ? await startLean(target, profileDir) : await startServer(http === undefined ? target : { ...target, http })
+  let file = path.join(os.tmpdir(), `issuing-${label}-${process.pid}-${Date.now()}.cpuprofile`)
+  let stopped = false
+  try {
+    await drive(server, warmup, concurrency)
+    if (cpuProf && !lean) await ask(server.child, { profile: "start" })
+    const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
+    const before = cpuMsOf(server.child.pid)
+    const result = await drive(server, seconds, concurrency)
+    const cpuMs = cpuMsOf(server.child.pid) - before
+    const databaseMs = dataDir === undefined ? undefined : postgresCpuMs(dataDir) - databaseBefore
+    if (cpuProf && !lean) await ask(server.child, { profile: "stop", file })
+    if (profileDir !== undefined) {
+      // The lean server's profile covers its whole life (warm-up included), written as it exits.
+      await stopServer(server.child)
+      stopped = true
+      file = path.join(profileDir, fs.readdirSync(profileDir)[0])
+    }
+    const requests = result.ok + result.failed
+    console.log(
+      `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
+    )
+    if (cpuProf) {
+      const { busyMs, byPackage, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(file, "utf8")))
+      console.log(`  profile ${file}: ${(busyMs / requests).toFixed(2)} ms of samples per request (idle left out)`)
+      printTable("by package", byPackage, busyMs, requests)
+      printTable("by phase (innermost recognised frame)", byPhase, busyMs, requests)
+      printTable(`top ${top} functions (self)`, byFunction, busyMs, requests, top)
+    }
+    return cpuMs / requests
+  } finally {
+    if (!stopped) await stopServer(server.child)
+  }
+}
+
+/** Entry point for bench/run.js. */
+export async function run(args) {
+  const stores = option(args, "store", "postgres,sqlite").split(",")
+  const options = {
+    seconds: Number(option(args, "seconds", "10")),
+    concurrency: Number(option(args, "concurrency", "32")),
+    warmup: Number(option(args, "warmup", "3")),
+    cpuProf: args.includes("--cpu-prof"),
+    top: Number(option(args, "top", "25")),
+    // --against=<path to another build's @issuing/http dist/index.js>: that build served the same
+    // way right after ours, run by run (say the tree before a change, copied aside).
+    against: option(args, "against", undefined)
+  }
+  const runs = Number(option(args, "runs", "1"))
+  // --lean=off: our server alone, without the lean baseline's figure after it.
+  const withLean = option(args, "lean", "on") !== "off"
+  console.log(
+    `profile: the server's CPU per POST /v1/transfers, concurrency ${options.concurrency}, ${options.seconds}s after ${options.warmup}s warm-up, ${os.cpus().length} cores, load average ${load()}`
+  )
+  const figures = new Map()
+  for (let round = 1; round <= runs; round++) {
+    for (const kind of stores) {
+      const both = async (targetOf) => {
+        const ours = await oneStore(await targetOf("issuing_bench_profile", "profile.db"), { ...options, label: kind })
+        figures.set(kind, [...(figures.get(kind) ?? []), ours])
+        if (options.against !== undefined) {
+          const other = await oneStore(await targetOf("issuing_bench_profile_against", "against.db"), {
+            ...options,
+            label: "against",
+            http: options.against
+          })
+          figures.set(`${kind} against`, [...(figures.get(`${kind} against`) ?? []), other])
+        }
+        if (!withLean) return
+        const lean = await oneStore(await targetOf("issuing_bench_profile_lean", "lean.db"), { ...options, label: "lean", lean: true })
+        figures.set(`${kind} lean`, [...(figures.get(`${kind} lean`) ?? []), lean])
+      }
+      if (kind === "postgres") {
+        const pg = await startPostgres()
+        try {
+          options.dataDir = pg.dataDir
+          await both(async (database) => ({ kind, url: await createDatabase(pg.adminUrl, database) }))
+        } finally {
+          await pg.stop()
+        }
+      } else {
+        options.dataDir = undefined
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-profile-"))
+        try {
+          await both(async (_, file) => ({ kind, filename: path.join(dir, file) }))
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true })
+        }
+      }
+    }
+  }
+  if (runs > 1) {
+    for (const [kind, values] of figures)
+      console.log(`  ${kind.padEnd(9)} server CPU ms/request: ${values.map((v) => v.toFixed(2)).join("  ")}`)
+  }
+}

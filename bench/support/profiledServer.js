@@ -1,0 +1,75 @@
+// The platform's server in a process of its own, for `npm run bench -- profile`: createIssuing
+// over the store its config names (`{ kind, url }` or `{ kind, filename }`) behind node:http, as
+// `issuing serve` runs it, with the bench's 64 funded wallets. Prints one JSON line on stdout —
+// `{ port, apiKey, programId, accounts }` — and exits on SIGTERM after closing the platform. Over
+// its IPC channel, `{ profile: "start" }` starts V8's CPU profiler and `{ profile: "stop", file }`
+// writes the profile to `file`; each is answered when done. Its CPU time is its own: the load
+// comes from another process.
+import { Access, CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
+import { Effect, Schema } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import { Session } from "node:inspector/promises"
+
+const config = JSON.parse(process.argv[2])
+// `http`: another build of @issuing/http to serve with (its dist/index.js), to compare two builds.
+const { createIssuing, storeFor } = await import(config.http ?? "@issuing/http")
+const WALLETS = 64
+const FUNDING_MINOR = 1_000_000_000_000
+const decodeTransfer = Schema.decodeUnknownSync(CreateTransfer)
+const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
+
+const server = http.createServer()
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+const baseUrl = `http://127.0.0.1:${server.address().port}`
+const instance = await createIssuing({
+  store: storeFor(config),
+  vaultKeys: [crypto.randomBytes(32)],
+  background: false,
+  log: null,
+  settings: { baseUrl, rateLimitPerSecond: 1_000_000, rateLimitBurst: 1_000_000 }
+})
+server.on("request", instance.listener)
+server.keepAliveTimeout = 60_000
+const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("profile")))
+const accounts = await instance.runtime.runPromise(
+  Effect.flatMap(Ledger, (ledger) =>
+    Effect.forEach(
+      Array.from({ length: WALLETS }, (_, i) => i),
+      (i) =>
+        Effect.gen(function* () {
+          const wallet = yield* ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } }))
+          yield* ledger.postTransfer(
+            org.program_id,
+            decodeTransfer({
+              payment_rail: "fednow_instant",
+              amount: FUNDING_MINOR,
+              currency: "USD",
+              to_financial_account_id: wallet.financial_account_id
+            })
+          )
+          return wallet.financial_account_id
+        })
+    )
+  )
+)
+process.stdout.write(`${JSON.stringify({ port: server.address().port, apiKey: org.api_key, programId: org.program_id, accounts })}\n`)
+const session = new Session()
+session.connect()
+process.on("message", async (message) => {
+  if (message.profile === "start") {
+    await session.post("Profiler.enable")
+    await session.post("Profiler.start")
+  } else {
+    const { profile } = await session.post("Profiler.stop")
+    fs.writeFileSync(message.file, JSON.stringify(profile))
+  }
+  process.send("done")
+})
+process.on("SIGTERM", async () => {
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+  await instance.dispose()
+  process.exit(0)
+})
