@@ -30,6 +30,7 @@ import entriesPostedAt from "./0310_entries_posted_at.js"
 import postingCounts from "./0320_posting_counts.js"
 import transferListIndexes from "./0330_transfer_list_indexes.js"
 import accountListIndexes from "./0340_account_list_indexes.js"
+import freeCountShards from "./0370_free_count_shards.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -68,5 +69,6 @@ export const migrations = {
   "0310_entries_posted_at": entriesPostedAt,
   "0320_posting_counts": postingCounts,
   "0330_transfer_list_indexes": transferListIndexes,
-  "0340_account_list_indexes": accountListIndexes
+  "0340_account_list_indexes": accountListIndexes,
+  "0370_free_count_shards": freeCountShards
 }
