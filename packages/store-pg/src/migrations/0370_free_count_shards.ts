@@ -8,7 +8,7 @@ import { Effect } from "effect"
  * backends whose pids agree modulo 16 share every counter row (among 10 pooled connections with
  * random pids, such a pair exists 97 times in 100); the second writer's upsert then waits on the first's row
  * until the first transaction ends — its WAL flush included. Events were the hot case: at 200 lone
- * emits a second, the server logged dozens of such waits a run (10–136 ms each), every one inside
+ * emits a second, the server logged up to 59 such waits a run (up to ~30 ms each at load 4–8), every one inside
  * an emitting commit (docs/webhooks.md#the-emitting-commit-on-postgresql).
  *
  * `issuing_count_shard(list)` instead takes a shard nobody else is counting into: it tries the
