@@ -1218,6 +1218,26 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         ).toEqual(["delete", "insert", "update"].map((name) => ({ name: `issuing_card_spend_${name}`, deferrable: true, deferred: true })))
         yield* cardSpendTriggerSteps(PROGRAM)
       })
+  },
+  "0390_book_entry_count_lookups": {
+    before: () =>
+      Effect.gen(function* () {
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      }),
+    // Only the plan changed: the subquery stays correlated (read by key, not a hash of every entry),
+    // and a batch's multi-row insert of entries still counts each account's and book's book
+    // transfers once.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [fn] = yield* sql<{ body: string }>`SELECT prosrc AS body FROM pg_proc WHERE proname = 'issuing_count_book_entries'`
+        expect(fn!.body).toContain("OFFSET 0")
+        const batch = [transfer(SETTLEMENT, CAROL, 3, { checkFunds: false }), transfer(SETTLEMENT, DAVE, 4, { checkFunds: false })]
+        yield* sql`SELECT issuing_write_postings(${JSON.stringify(rowsOf(batch))}::jsonb, ${CHANNEL}) AS n`
+        const ids = batch.map((t) => `'${t.bookTransferId}'`).join(", ")
+        expect(yield* count(`SELECT count(*) AS n FROM issuing_book_entries WHERE book_transfer_id IN (${ids})`)).toBe(8)
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
   }
 }
 

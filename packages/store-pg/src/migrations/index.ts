@@ -33,6 +33,7 @@ import accountListIndexes from "./0340_account_list_indexes.js"
 import accountEntryIndexes from "./0360_account_entry_indexes.js"
 import freeCountShards from "./0370_free_count_shards.js"
 import cardSpend from "./0380_card_spend.js"
+import bookEntryCountLookups from "./0390_book_entry_count_lookups.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -74,5 +75,6 @@ export const migrations = {
   "0340_account_list_indexes": accountListIndexes,
   "0360_account_entry_indexes": accountEntryIndexes,
   "0370_free_count_shards": freeCountShards,
-  "0380_card_spend": cardSpend
+  "0380_card_spend": cardSpend,
+  "0390_book_entry_count_lookups": bookEntryCountLookups
 }
