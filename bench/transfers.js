@@ -23,7 +23,7 @@
 // one run).
 // --runs=3 repeats every measurement three times (each run side by side with its own baselines)
 // and ends with each store's ratios run by run.
-import { Access, CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
+import { Access, CreateWallet, Ledger } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import * as SqliteStore from "@issuing/store-sqlite"
 import Database from "better-sqlite3"
@@ -37,11 +37,11 @@ import * as path from "node:path"
 import pg from "pg"
 import { prepareLean, leanWriter } from "./support/leanLedger.js"
 import { createDatabase, resetStatements, startPostgres, statementsOf } from "./support/postgres.js"
+import { fundedWallets } from "./support/wallets.js"
 import { postgresTransferText, rawParams, rowsOf, sqliteTransfer, withFanOuts } from "./support/rawLedger.js"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 
 // The services take input decoded as the API decodes a body.
-const decodeTransfer = Schema.decodeUnknownSync(CreateTransfer)
 const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
 
 const WALLETS = 64
@@ -153,27 +153,7 @@ const httpRun = async (target, seconds, concurrency, batch = 0, beforeLoad = asy
   server.on("request", instance.listener)
   server.keepAliveTimeout = 60_000
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("bench")))
-  const accounts = await instance.runtime.runPromise(
-    Effect.flatMap(Ledger, (ledger) =>
-      Effect.forEach(
-        Array.from({ length: WALLETS }, (_, i) => i),
-        (i) =>
-          Effect.gen(function* () {
-            const wallet = yield* ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } }))
-            yield* ledger.postTransfer(
-              org.program_id,
-              decodeTransfer({
-                payment_rail: "fednow_instant",
-                amount: FUNDING_MINOR,
-                currency: "USD",
-                to_financial_account_id: wallet.financial_account_id
-              })
-            )
-            return wallet.financial_account_id
-          })
-      )
-    )
-  )
+  const accounts = await fundedWallets(instance, org.program_id, WALLETS, FUNDING_MINOR)
   await beforeLoad()
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { role: "driver", baseUrl, apiKey: org.api_key, programId: org.program_id, accounts, seconds, concurrency, batch }

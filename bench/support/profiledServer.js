@@ -5,20 +5,19 @@
 // its IPC channel, `{ profile: "start" }` starts V8's CPU profiler and `{ profile: "stop", file }`
 // writes the profile to `file`; each is answered when done. Its CPU time is its own: the load
 // comes from another process.
-import { Access, CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
-import { Effect, Schema } from "effect"
+import { Access } from "@issuing/core"
+import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import { Session } from "node:inspector/promises"
+import { fundedWallets } from "./wallets.js"
 
 const config = JSON.parse(process.argv[2])
 // `http`: another build of @issuing/http to serve with (its dist/index.js), to compare two builds.
 const { createIssuing, storeFor } = await import(config.http ?? "@issuing/http")
 const WALLETS = 64
 const FUNDING_MINOR = 1_000_000_000_000
-const decodeTransfer = Schema.decodeUnknownSync(CreateTransfer)
-const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
 
 const server = http.createServer()
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -33,27 +32,7 @@ const instance = await createIssuing({
 server.on("request", instance.listener)
 server.keepAliveTimeout = 60_000
 const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("profile")))
-const accounts = await instance.runtime.runPromise(
-  Effect.flatMap(Ledger, (ledger) =>
-    Effect.forEach(
-      Array.from({ length: WALLETS }, (_, i) => i),
-      (i) =>
-        Effect.gen(function* () {
-          const wallet = yield* ledger.createWallet(org.program_id, decodeWallet({ holder: { name: `Wallet ${i}` } }))
-          yield* ledger.postTransfer(
-            org.program_id,
-            decodeTransfer({
-              payment_rail: "fednow_instant",
-              amount: FUNDING_MINOR,
-              currency: "USD",
-              to_financial_account_id: wallet.financial_account_id
-            })
-          )
-          return wallet.financial_account_id
-        })
-    )
-  )
-)
+const accounts = await fundedWallets(instance, org.program_id, WALLETS, FUNDING_MINOR)
 process.stdout.write(`${JSON.stringify({ port: server.address().port, apiKey: org.api_key, programId: org.program_id, accounts })}\n`)
 const session = new Session()
 session.connect()
