@@ -18,14 +18,13 @@
 // version's authorizations side by side (docs/card-transactions.md#performance). The machine is
 // shared: compare figures of one run, or runs alternated.
 import { Access } from "@issuing/core"
-import { createIssuing, storeFor } from "@issuing/http"
 import { Effect } from "effect"
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { requester } from "./support/common.js"
+import { benchServer } from "./support/server.js"
 import { createDatabase, startPostgres } from "./support/postgres.js"
 
 const option = (args, name, fallback) => {
@@ -49,17 +48,7 @@ const startApprover = async () => {
 }
 
 const measure = async (target, seconds, concurrency, withDecider, modes) => {
-  const server = http.createServer({ keepAliveTimeout: 65_000 })
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${server.address().port}`
-  const instance = await createIssuing({
-    store: storeFor(target),
-    vaultKeys: [crypto.randomBytes(32)],
-    background: false,
-    log: null,
-    settings: { baseUrl, rateLimitPerSecond: 1e9, rateLimitBurst: 1e9 }
-  })
-  server.on("request", instance.listener)
+  const { server, baseUrl, instance } = await benchServer(target, { keepAliveTimeout: 65_000 })
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   const callAs = (org) => requester(baseUrl, agent, { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id })
   /** A program with a funded wallet and 32 cards (with `card` fields); `walletEach`: a funded wallet per card. */

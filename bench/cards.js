@@ -5,14 +5,13 @@
 // reveal (audit record + two decryptions), embed session creation, embed document views, and
 // simulated authorizations (card lock, spend window sum, ledger posting). p50/p99 latency each.
 import { Access } from "@issuing/core"
-import { createIssuing, storeFor } from "@issuing/http"
 import { Effect } from "effect"
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { requester } from "./support/common.js"
+import { benchServer } from "./support/server.js"
 
 const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
@@ -26,17 +25,7 @@ export async function run(args) {
   const pgUrl = option(args, "pg-url", undefined)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-cards-"))
   const target = pgUrl ? { kind: "postgres", url: pgUrl } : { kind: "sqlite", filename: path.join(dir, "issuing.db") }
-  const server = http.createServer()
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${server.address().port}`
-  const instance = await createIssuing({
-    store: storeFor(target),
-    vaultKeys: [crypto.randomBytes(32)],
-    background: false,
-    log: null,
-    settings: { baseUrl, rateLimitPerSecond: 1e9, rateLimitBurst: 1e9 }
-  })
-  server.on("request", instance.listener)
+  const { server, baseUrl, instance } = await benchServer(target)
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("bench")))
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   const authorized = { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id }

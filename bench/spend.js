@@ -28,12 +28,11 @@
 // version side by side. The machine is shared: read figures of one run, with its load average.
 import { SqlClient } from "@effect/sql"
 import { Access } from "@issuing/core"
-import { createIssuing, storeFor } from "@issuing/http"
 import { Effect } from "effect"
-import * as crypto from "node:crypto"
 import * as http from "node:http"
 import * as os from "node:os"
 import { benchDatabase, option, requester } from "./support/common.js"
+import { benchServer } from "./support/server.js"
 
 const YEARS_BACK_MS = 3 * 365 * 86_400_000
 const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
@@ -140,17 +139,7 @@ const ablation = (instance, kind, programId, count, rounds) =>
   )
 
 const measure = async (target, counts, samples) => {
-  const server = http.createServer({ keepAliveTimeout: 65_000 })
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${server.address().port}`
-  const instance = await createIssuing({
-    store: storeFor(target),
-    vaultKeys: [crypto.randomBytes(32)],
-    background: false,
-    log: null,
-    settings: { baseUrl, rateLimitPerSecond: 1e9, rateLimitBurst: 1e9 }
-  })
-  server.on("request", instance.listener)
+  const { server, baseUrl, instance } = await benchServer(target, { keepAliveTimeout: 65_000 })
   // A new connection after each seeding, which may outlast the server's keep-alive.
   let agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("spend")))
