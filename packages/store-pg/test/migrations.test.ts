@@ -5,9 +5,9 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as PgStore from "@issuing/store-pg"
 import {
   cardSpendTriggerSteps,
-  expectedCardSpend,
   expectedListCounts,
-  maintainedCardSpend,
+  checkCardSpendFixture,
+  insertCardSpendFixture,
   maintainedListCounts
 } from "@issuing/core/testing"
 import { Effect } from "effect"
@@ -1176,41 +1176,13 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       }).pipe(Effect.scoped)
   },
   "0380_card_spend": {
-    // Card transactions of before, on two cards and either side of a UTC midnight: held, settled,
-    // partly returned, declined; and one without a card.
-    before: () =>
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        Effect.all(
-          (
-            [
-              ["txn_380_held", "card_380_a", "2026-02-01T23:59:59.999Z", "PENDING", 40, 0],
-              ["txn_380_settled", "card_380_a", "2026-02-02T00:00:00.000Z", "SETTLED", 0, 25],
-              ["txn_380_cleared", "card_380_a", "2026-02-02T08:00:00.000Z", "PENDING", 5, 12],
-              ["txn_380_declined", "card_380_a", "2026-02-02T09:00:00.000Z", "DECLINED", 0, 0],
-              ["txn_380_other", "card_380_b", "2026-02-01T10:00:00.000Z", "SETTLED", 0, 7],
-              ["txn_380_book", null, "2026-02-01T10:00:00.000Z", "SETTLED", 0, 0]
-            ] as const
-          ).map(
-            ([id, card, at, status, pending, settled]) =>
-              sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, created_at, updated_at,
-                    pending_minor, settled_minor)
-                  VALUES (${id}, ${PROGRAM}, ${status}, 50, 'USD', ${card}, ${at}, ${at}, ${pending}, ${settled})`
-          )
-        )
-      ),
+    // Card transactions of before (insertCardSpendFixture: two cards either side of a UTC midnight).
+    before: () => insertCardSpendFixture(PROGRAM),
     // Backfilled: per card and UTC day, and all time; then every kind of write keeps it exact (the
     // triggers run at commit: a write and the sum are each their own transaction, or one holds several).
     after: () =>
       Effect.gen(function* () {
-        const spend = yield* maintainedCardSpend
-        expect(spend.filter((row) => row.card_id.startsWith("card_380_"))).toEqual([
-          { card_id: "card_380_a", day: "", spent_minor: 82 },
-          { card_id: "card_380_a", day: "2026-02-01", spent_minor: 40 },
-          { card_id: "card_380_a", day: "2026-02-02", spent_minor: 42 },
-          { card_id: "card_380_b", day: "", spent_minor: 7 },
-          { card_id: "card_380_b", day: "2026-02-01", spent_minor: 7 }
-        ])
-        expect(spend).toEqual(yield* expectedCardSpend)
+        yield* checkCardSpendFixture
         const sql = yield* SqlClient.SqlClient
         expect(
           yield* sql`SELECT tgname AS name, tgdeferrable AS deferrable, tginitdeferred AS deferred FROM pg_trigger

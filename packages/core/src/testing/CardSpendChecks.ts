@@ -106,3 +106,41 @@ export const cardSpendTriggerSteps = (programId: string) =>
     const [allTime] = yield* sql`SELECT spent_minor FROM issuing_card_spend WHERE card_id = 'card_spend_x' AND day = ''`
     expect(toInt(allTime!.spent_minor)).toBe(1)
   })
+
+/**
+ * Card transactions written before migration 0380, for both stores' migration checks: two cards,
+ * either side of a UTC midnight, held, settled, partly returned, declined; and one without a card.
+ */
+export const insertCardSpendFixture = (programId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      (
+        [
+          ["txn_380_held", "card_380_a", "2026-02-01T23:59:59.999Z", "PENDING", 40, 0],
+          ["txn_380_settled", "card_380_a", "2026-02-02T00:00:00.000Z", "SETTLED", 0, 25],
+          ["txn_380_cleared", "card_380_a", "2026-02-02T08:00:00.000Z", "PENDING", 5, 12],
+          ["txn_380_declined", "card_380_a", "2026-02-02T09:00:00.000Z", "DECLINED", 0, 0],
+          ["txn_380_other", "card_380_b", "2026-02-01T10:00:00.000Z", "SETTLED", 0, 7],
+          ["txn_380_book", null, "2026-02-01T10:00:00.000Z", "SETTLED", 0, 0]
+        ] as const
+      ).map(
+        ([id, card, at, status, pending, settled]) =>
+          sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, created_at, updated_at,
+                pending_minor, settled_minor)
+              VALUES (${id}, ${programId}, ${status}, 50, 'USD', ${card}, ${at}, ${at}, ${pending}, ${settled})`
+      )
+    )
+  )
+
+/** The fixture's backfilled spend: per card and UTC day, and all time under day ''. */
+export const checkCardSpendFixture = Effect.gen(function* () {
+  const spend = yield* maintainedCardSpend
+  expect(spend.filter((row) => row.card_id.startsWith("card_380_"))).toEqual([
+    { card_id: "card_380_a", day: "", spent_minor: 82 },
+    { card_id: "card_380_a", day: "2026-02-01", spent_minor: 40 },
+    { card_id: "card_380_a", day: "2026-02-02", spent_minor: 42 },
+    { card_id: "card_380_b", day: "", spent_minor: 7 },
+    { card_id: "card_380_b", day: "2026-02-01", spent_minor: 7 }
+  ])
+  expect(spend).toEqual(yield* expectedCardSpend)
+})

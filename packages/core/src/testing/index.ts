@@ -20,7 +20,14 @@ import { webhookContract } from "./webhookContract.js"
 
 export type { ContractStoreLayer, ContractStores, PortContract } from "./Contract.js"
 export { freshOrganization, sampleApiKey, sampleProgram } from "./Fixtures.js"
-export { type CardSpend, cardSpendTriggerSteps, expectedCardSpend, maintainedCardSpend } from "./CardSpendChecks.js"
+export {
+  type CardSpend,
+  cardSpendTriggerSteps,
+  checkCardSpendFixture,
+  expectedCardSpend,
+  insertCardSpendFixture,
+  maintainedCardSpend
+} from "./CardSpendChecks.js"
 export { expectedListCounts, type ListCount, maintainedListCounts } from "./ListCountChecks.js"
 
 /** Every port's contract, by name. One line per port. */
