@@ -18,6 +18,7 @@ import {
   withWake
 } from "@issuing/core"
 import { Effect, Layer } from "effect"
+import { makePostingCoalescer } from "./PostingCoalescer.js"
 
 type Sql = SqlClient.SqlClient
 
@@ -220,12 +221,24 @@ const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<P
  * and events. An outcome's `wake` says the write queued webhook deliveries: the ledger then wakes
  * the workers, of this process and (NOTIFY) of the others, once the write has committed.
  */
-export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.SqlClient> = Layer.effect(
+export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.SqlClient> = Layer.scoped(
   LedgerPosting,
-  Effect.map(SqlClient.SqlClient, (client) => {
+  Effect.gen(function* () {
+    const client = yield* SqlClient.SqlClient
     const sql = client.withoutTransforms()
-    return {
-      postTransfer: (posting) => postTransfer(sql, posting),
+    const coalescer = yield* makePostingCoalescer(
+      (posting) => postTransfer(sql, posting),
+      (postings) => postNewTransfersDecided(client, sql, postings, false)
+    )
+    return LedgerPosting.of({
+      // A new transfer on its own (not in a caller's transaction) joins the postings in flight
+      // beside it (PostingCoalescer.ts); anything else is its one statement.
+      postTransfer: (posting) =>
+        isNewTransfer(posting)
+          ? Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+              outer._tag === "Some" ? postTransfer(sql, posting) : coalescer.post(posting)
+            )
+          : postTransfer(sql, posting),
       // In order, in the caller's transaction: each refusal writes nothing, and any database error
       // aborts the transaction (the batch) as a whole. New transfers without a card (every batch
       // item that posts at once) are decided here and written set-based; any other run goes
@@ -274,6 +287,6 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
               WHERE financial_account_id = ${accountId} AND book = 'principal'`,
           writeRows(sql, { balance_events: [{ id: event.id, program_id: event.program_id, account: accountId, created_at: at }] })
         )
-    }
+    })
   })
 )

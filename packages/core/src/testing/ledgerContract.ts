@@ -4,7 +4,7 @@ import { Deferred, Effect, Fiber, Option, Schedule } from "effect"
 import { CardStore } from "../cards/CardStore.js"
 import { EventStore } from "../events/EventStore.js"
 import { type IssuingEvent, newEvent } from "../events/Records.js"
-import { LedgerStore, type LedgerStoreService, type TransferPosting } from "../ledger/LedgerStore.js"
+import { LedgerStore, type LedgerStoreService, type PostingOutcome, type TransferPosting } from "../ledger/LedgerStore.js"
 import { balanceDeltas, transferEntries } from "../ledger/PostingRules.js"
 import {
   type Book,
@@ -770,6 +770,54 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(yield* principalOf(ledger, a)).toBe(10)
         expect(yield* principalOf(ledger, b)).toBe(90)
         expect((yield* ledger.listTransfers(program.id, { financial_account_id: b }, newestFirst())).total).toBe(3)
+      })
+    )
+
+    it.effect("concurrent postings each get their own outcome: one the database refuses fails alone", () =>
+      Effect.gen(function* () {
+        const ledger = yield* LedgerStore
+        const { program } = yield* freshOrganization
+        const settlement = yield* settlementOf(ledger, program.id)
+        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+        yield* ledger.postTransfer(transferRows(program.id, settlement, a, 5_000))
+
+        // 40 at once (PostgreSQL writes those that wait in batches): thirty of 10 and ten of 900
+        // over 5,000, so in any order all the 10s and exactly five 900s post; and one names an
+        // account that does not exist (a foreign-key failure).
+        const amounts = Array.from({ length: 40 }, (_, i) => (i % 4 === 3 ? 900 : 10))
+        const postings = amounts.map((amount) => transferRows(program.id, a, b, amount, { checkFunds: true }))
+        const broken = transferRows(program.id, settlement, b, 5)
+        const ghost = {
+          ...broken,
+          bookTransfer: {
+            ...broken.bookTransfer,
+            entries: broken.bookTransfer.entries.map((e) => ({ ...e, financial_account_id: newId() }))
+          }
+        }
+        // The broken one among the others, so it is not one of the first, which run alone.
+        const exits = yield* Effect.all(
+          [...postings.slice(0, 20), ghost, ...postings.slice(20)].map((posting) => Effect.exit(ledger.postTransfer(posting))),
+          { concurrency: "unbounded" }
+        )
+        expect(exits[20]!._tag).toBe("Failure")
+        const outcomes = [...exits.slice(0, 20), ...exits.slice(21)].map((exit) => {
+          expect(exit._tag).toBe("Success")
+          return exit._tag === "Success"
+            ? exit.value
+            : ({ posted: false, refusal: null, availableMinor: 0, wake: false } satisfies PostingOutcome)
+        })
+        const posted = outcomes.filter((outcome) => outcome.posted)
+        expect(amounts.filter((_, i) => outcomes[i]!.posted).reduce((sum, n) => sum + n, 0)).toBe(4_800)
+        expect(posted).toHaveLength(35)
+        expect(outcomes.filter((outcome) => !outcome.posted).every((outcome) => outcome.refusal === "insufficient_funds")).toBe(true)
+        expect(yield* principalOf(ledger, a)).toBe(200)
+        expect(yield* principalOf(ledger, b)).toBe(4_800)
+        expect((yield* ledger.listTransfers(program.id, { financial_account_id: b }, newestFirst())).total).toBe(posted.length)
+        for (const [i, posting] of postings.entries()) {
+          const found = yield* ledger.findTransfer(program.id, posting.transfer.id, false)
+          expect(Option.isSome(found)).toBe(outcomes[i]!.posted)
+        }
       })
     )
   })

@@ -1,0 +1,99 @@
+import type { SqlError } from "@effect/sql"
+import type { PostingOutcome, TransferPosting } from "@issuing/core"
+import { Deferred, Effect, Exit, FiberSet } from "effect"
+
+/** Most postings written by one coalesced batch. */
+export const MAX_COALESCED_POSTINGS = 256
+/** Batches in flight at once, each on its own pooled connection. */
+export const COALESCING_LANES = 2
+
+interface Waiter {
+  readonly posting: TransferPosting
+  readonly done: Deferred.Deferred<PostingOutcome, SqlError.SqlError>
+}
+
+export interface PostingCoalescer {
+  /** Posts one new transfer, in a batch with whatever other postings are waiting; resolves after its commit. */
+  readonly post: (posting: TransferPosting) => Effect.Effect<PostingOutcome, SqlError.SqlError>
+}
+
+/**
+ * Concurrent postings of new transfers coalesced into set-based batches (docs/ledger.md#coalesced-postings-on-postgresql).
+ *
+ * A posting that finds a lane free runs at once, alone, through `one` (one statement). While
+ * `lanes` batches are in flight, the postings that arrive wait; the first lane to finish takes
+ * every waiting posting (up to `maxBatch`) and writes them through `many`, which decides them in
+ * arrival order as one after another would have been (each refused one writes nothing, the others
+ * commit together). So one request alone pays what it always paid, and under load the per-statement
+ * costs of a posting (its round trip, its statement triggers and their list-count upserts, its
+ * commit's WAL flush) are shared by every posting of its batch.
+ *
+ * Each caller gets its own outcome, after the commit. A batch that fails as a whole (a database
+ * error) does not fail its postings: each runs again alone through `one`, so one posting's error
+ * stays its own, and a transient failure (a deadlock) reaches its caller's retry. A batch, once
+ * started, runs to its end (uninterruptible): the writes of the others in it do not depend on one
+ * caller waiting; a caller interrupted while still waiting leaves the queue.
+ */
+export const makePostingCoalescer = (
+  one: (posting: TransferPosting) => Effect.Effect<PostingOutcome, SqlError.SqlError>,
+  many: (postings: ReadonlyArray<TransferPosting>) => Effect.Effect<ReadonlyArray<PostingOutcome>, SqlError.SqlError>,
+  { lanes = COALESCING_LANES, maxBatch = MAX_COALESCED_POSTINGS }: { readonly lanes?: number; readonly maxBatch?: number } = {}
+) =>
+  Effect.gen(function* () {
+    // The lanes' fibers belong to the layer's scope, not to the request that started them.
+    const fibers = yield* FiberSet.make<void, never>()
+    const waiting: Array<Waiter> = []
+    let running = 0
+
+    const alone = (waiter: Waiter) => Effect.flatMap(Effect.exit(one(waiter.posting)), (exit) => Deferred.done(waiter.done, exit))
+
+    const runBatch = (batch: ReadonlyArray<Waiter>) =>
+      batch.length === 1
+        ? alone(batch[0]!)
+        : Effect.flatMap(Effect.exit(many(batch.map((waiter) => waiter.posting))), (exit) =>
+            Exit.isSuccess(exit)
+              ? Effect.forEach(batch, (waiter, i) => Deferred.succeed(waiter.done, exit.value[i]!), { discard: true })
+              : Effect.forEach(batch, alone, { discard: true })
+          )
+
+    // A lane: batch after batch until nobody waits.
+    const lane: Effect.Effect<void> = Effect.suspend(() => {
+      if (waiting.length === 0) {
+        running -= 1
+        return Effect.void
+      }
+      return Effect.zipRight(Effect.uninterruptible(Effect.asVoid(runBatch(waiting.splice(0, maxBatch)))), lane)
+    })
+
+    // Closing the layer interrupts a lane between batches: whoever still waits is interrupted too.
+    const closing = Effect.suspend(() => {
+      running -= 1
+      return Effect.forEach(waiting.splice(0), (waiter) => Deferred.interrupt(waiter.done), { discard: true })
+    })
+
+    const post = (posting: TransferPosting) =>
+      Effect.flatMap(Deferred.make<PostingOutcome, SqlError.SqlError>(), (done) =>
+        Effect.suspend(() => {
+          const waiter: Waiter = { posting, done }
+          waiting.push(waiter)
+          let start: Effect.Effect<unknown> = Effect.void
+          if (running < lanes) {
+            running += 1
+            start = FiberSet.run(
+              fibers,
+              Effect.onInterrupt(lane, () => closing)
+            )
+          }
+          return Effect.zipRight(start, Deferred.await(done)).pipe(
+            Effect.onInterrupt(() =>
+              Effect.sync(() => {
+                const at = waiting.indexOf(waiter)
+                if (at >= 0) waiting.splice(at, 1)
+              })
+            )
+          )
+        })
+      )
+
+    return { post } satisfies PostingCoalescer
+  })
