@@ -207,6 +207,59 @@ describe.each(MODES)("two nodes on one $name database", ({ kind, env }) => {
     }
   })
 
+  it("transfers posted at once on both nodes, both ways between two wallets, never overdraw, and the balances are what posted", async () => {
+    const wallet = async () => {
+      const created = await call(a, "POST", "/v1/wallets", { body: { holder: { name: "Both Ways" } } })
+      expect(created.status, created.text).toBe(200)
+      return created.body.financial_account_id as string
+    }
+    const [x, y] = [await wallet(), await wallet()]
+    for (const [account, amount] of [
+      [x, 1_000],
+      [y, 100]
+    ] as const) {
+      const funded = await call(a, "POST", "/v1/transfers", {
+        body: { paymentRail: "fednow_instant", amount, currency: "USD", to_financial_account_id: account }
+      })
+      expect(funded.status, funded.text).toBe(200)
+    }
+    // 60 of 25 from x to y and 40 of 5 from y to x, alternating nodes, all at once (on
+    // PostgreSQL each node writes the ones that wait in batches, locking both ways round).
+    const requests = [
+      ...Array.from({ length: 60 }, (_, i) => ({ node: i % 2 === 0 ? a : b, from: x, to: y, amount: 25 })),
+      ...Array.from({ length: 40 }, (_, i) => ({ node: i % 2 === 0 ? b : a, from: y, to: x, amount: 5 }))
+    ]
+    const answers = await Promise.all(
+      requests.map(({ node, from, to, amount }) =>
+        call(node, "POST", "/v1/transfers", {
+          body: { paymentRail: "book", amount, currency: "USD", from_financial_account_id: from, to_financial_account_id: to }
+        })
+      )
+    )
+    for (const answer of answers) {
+      if (answer.status !== 200) {
+        expect(answer.status, answer.text).toBe(422)
+        expect(answer.body.error).toMatchObject({ code: "insufficient_funds", param: "amount" })
+      }
+    }
+    const moved = (from: string) =>
+      requests.reduce((sum, request, i) => sum + (request.from === from && answers[i]!.status === 200 ? request.amount : 0), 0)
+    const balance = async (account: string) => {
+      const balances = await call(b, "GET", `/v1/financial-accounts/${account}/balances`)
+      expect(balances.status, balances.text).toBe(200)
+      return balances.body.data.find((row: { book: string }) => row.book === "principal").balance.amount as number
+    }
+    const [atX, atY] = [await balance(x), await balance(y)]
+    expect(atX).toBe(1_000 - moved(x) + moved(y))
+    expect(atY).toBe(100 - moved(y) + moved(x))
+    expect(Math.min(atX, atY)).toBeGreaterThanOrEqual(0)
+    // x's 60 × 25 = 1,500 cannot all fit: at most its 1,000 plus all of y's 200.
+    expect(moved(x)).toBeLessThanOrEqual(1_200)
+    expect(answers.some((answer) => answer.status === 422)).toBe(true)
+    const listed = await call(a, "GET", `/v1/transfers?financial_account_id=${x}&page_size=1`)
+    expect(listed.body.total_count).toBe(answers.filter((answer) => answer.status === 200).length + 1)
+  })
+
   it("every /v1 response says Cache-Control: no-store, errors included", async () => {
     for (const node of [a, b]) {
       expect((await call(node, "GET", "/v1/cards")).headers.get("cache-control")).toBe("no-store")

@@ -218,7 +218,8 @@ const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<P
 /**
  * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the `issuing_post_transfer` function
  * (migrations 0040 and 0080, its body made leaner by 0220), so a transfer costs one round trip. Column arrays carry the entries, deltas
- * and events. An outcome's `wake` says the write queued webhook deliveries: the ledger then wakes
+ * and events. New transfers posted concurrently on their own are coalesced into batches
+ * (PostingCoalescer.ts; docs/ledger.md#coalesced-postings-on-postgresql). An outcome's `wake` says the write queued webhook deliveries: the ledger then wakes
  * the workers, of this process and (NOTIFY) of the others, once the write has committed.
  */
 export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.SqlClient> = Layer.scoped(
