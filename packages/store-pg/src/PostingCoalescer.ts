@@ -42,6 +42,8 @@ export const makePostingCoalescer = (
   Effect.gen(function* () {
     // The lanes' fibers belong to the layer's scope, not to the request that started them.
     const fibers = yield* FiberSet.make<void, never>()
+    let closed = false
+    yield* Effect.addFinalizer(() => Effect.sync(() => (closed = true)))
     const waiting: Array<Waiter> = []
     let running = 0
 
@@ -74,6 +76,8 @@ export const makePostingCoalescer = (
     const post = (posting: TransferPosting) =>
       Effect.flatMap(Deferred.make<PostingOutcome, SqlError.SqlError>(), (done) =>
         Effect.suspend(() => {
+          // The layer is closing: no lane will start, so this one goes alone.
+          if (closed) return one(posting)
           const waiter: Waiter = { posting, done }
           waiting.push(waiter)
           let start: Effect.Effect<unknown> = Effect.void
