@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--warmup=3] [--runs=1] [--cpu-prof] [--top=25] [--lean=off] [--against=<dist/index.js>]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--warmup=3] [--runs=1] [--cpu-prof] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -7,7 +7,9 @@
 // this process. After a warm-up, the server's CPU time over the load (user + system, from
 // /proc/<pid>/stat) divided by the transfers it answered is the figure printed: CPU ms per request,
 // which holds still on a shared machine better than rates do. Then the same for the lean baseline
-// (support/bareServer.js over support/leanLedger.js, one plpgsql call per transfer), driven alike.
+// (support/bareServer.js over support/leanLedger.js, one plpgsql call per transfer), driven alike;
+// with --floor, then the framework alone (support/floorServer.js: an @effect/platform HttpApi with
+// one schema-decoded endpoint and no database), the least any server built on it pays a request.
 //
 // --cpu-prof also records a V8 CPU profile of the server over the same window (through
 // node:inspector, started after the warm-up; the profile's own cost is in that run's CPU figure, so
@@ -115,6 +117,18 @@ const startLean = async (target, profileDir) => {
     child.once("exit", (code) => reject(new Error(`lean server exited with ${code}`)))
   })
   return { child, port, apiKey: "-", programId, accounts }
+}
+
+/** Starts the framework's floor (support/floorServer.js: an HttpApi with one endpoint and no database). */
+const startFloor = async () => {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, "support", "floorServer.js")], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.once("data", (data) => resolve(Number(String(data).trim())))
+    child.once("exit", (code) => reject(new Error(`floor server exited with ${code}`)))
+  })
+  return { child, port, apiKey: "-", programId: "-", accounts: Array.from({ length: 64 }, () => crypto.randomUUID()) }
 }
 
 /** Sends the server a profiler command and waits for its answer. */
@@ -237,20 +251,25 @@ const printTable = (title, entries, busyMs, perRequest, limit = Number.POSITIVE_
 
 // ---- the run ----------------------------------------------------------------------------------
 
-const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, top, label, lean, dataDir, http }) => {
+const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, top, label, lean, floor, dataDir, http }) => {
   const profileDir = lean && cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), "issuing-lean-profile-")) : undefined
-  const server = lean ? await startLean(target, profileDir) : await startServer(http === undefined ? target : { ...target, http })
+  const server = floor
+    ? await startFloor()
+    : lean
+      ? await startLean(target, profileDir)
+      : await startServer(http === undefined ? target : { ...target, http })
   let file = path.join(os.tmpdir(), `issuing-${label}-${process.pid}-${Date.now()}.cpuprofile`)
   let stopped = false
   try {
     await drive(server, warmup, concurrency)
-    if (cpuProf && !lean) await ask(server.child, { profile: "start" })
+    const profiled = cpuProf && !lean && !floor
+    if (profiled) await ask(server.child, { profile: "start" })
     const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
     const before = cpuMsOf(server.child.pid)
     const result = await drive(server, seconds, concurrency)
     const cpuMs = cpuMsOf(server.child.pid) - before
     const databaseMs = dataDir === undefined ? undefined : postgresCpuMs(dataDir) - databaseBefore
-    if (cpuProf && !lean) await ask(server.child, { profile: "stop", file })
+    if (profiled) await ask(server.child, { profile: "stop", file })
     if (profileDir !== undefined) {
       // The lean server's profile covers its whole life (warm-up included), written as it exits.
       await stopServer(server.child)
@@ -261,7 +280,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, top, la
     console.log(
       `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
     )
-    if (cpuProf) {
+    if (cpuProf && !floor) {
       const { busyMs, byPackage, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(file, "utf8")))
       console.log(`  profile ${file}: ${(busyMs / requests).toFixed(2)} ms of samples per request (idle left out)`)
       printTable("by package", byPackage, busyMs, requests)
@@ -290,6 +309,8 @@ export async function run(args) {
   const runs = Number(option(args, "runs", "1"))
   // --lean=off: our server alone, without the lean baseline's figure after it.
   const withLean = option(args, "lean", "on") !== "off"
+  // --floor: then the framework alone (support/floorServer.js), the CPU no change of ours can save.
+  const withFloor = args.includes("--floor")
   console.log(
     `profile: the server's CPU per POST /v1/transfers, concurrency ${options.concurrency}, ${options.seconds}s after ${options.warmup}s warm-up, ${os.cpus().length} cores, load average ${load()}`
   )
@@ -307,9 +328,14 @@ export async function run(args) {
           })
           figures.set(`${kind} against`, [...(figures.get(`${kind} against`) ?? []), other])
         }
-        if (!withLean) return
-        const lean = await oneStore(await targetOf("issuing_bench_profile_lean", "lean.db"), { ...options, label: "lean", lean: true })
-        figures.set(`${kind} lean`, [...(figures.get(`${kind} lean`) ?? []), lean])
+        if (withLean) {
+          const lean = await oneStore(await targetOf("issuing_bench_profile_lean", "lean.db"), { ...options, label: "lean", lean: true })
+          figures.set(`${kind} lean`, [...(figures.get(`${kind} lean`) ?? []), lean])
+        }
+        if (withFloor) {
+          const floor = await oneStore({ kind }, { ...options, label: "floor", floor: true, dataDir: undefined })
+          figures.set(`${kind} floor`, [...(figures.get(`${kind} floor`) ?? []), floor])
+        }
       }
       if (kind === "postgres") {
         const pg = await startPostgres()
