@@ -48,6 +48,66 @@ describe.each(STORE_KINDS)("transfer race on %s", (kind) => {
     expect(transfers.body.total_count).toBe(101)
   })
 
+  it("gives each of many concurrent transfers its own balance.updated: the account as that transfer left it", async () => {
+    // On PostgreSQL concurrent transfers are written in coalesced batches
+    // (docs/ledger.md#coalesced-postings-on-postgresql); the events must be those of one after another.
+    const source = await createWallet(platform, "Source")
+    const target = await createWallet(platform, "Target")
+    await fund(platform, source.financial_account_id, 5_000)
+    // 30 of 10 and 10 of 900 over 5,000: in any order all the 10s and exactly five 900s post.
+    const amounts = Array.from({ length: 40 }, (_, i) => (i % 4 === 3 ? 900 : 10))
+    const responses = await Promise.all(
+      amounts.map((amount) =>
+        transfer(platform, {
+          paymentRail: "book",
+          amount,
+          from_financial_account_id: source.financial_account_id,
+          to_financial_account_id: target.financial_account_id
+        })
+      )
+    )
+    const posted = amounts.filter((_, i) => responses[i]!.status === 200)
+    expect(posted).toHaveLength(35)
+    expect(posted.reduce((sum, n) => sum + n, 0)).toBe(4_800)
+
+    const balances = new Map<string, Array<number>>()
+    let after: string | undefined
+    for (;;) {
+      const page = await platform.request(
+        "GET",
+        `/v1/events?type=balance.updated&page_size=100${after === undefined ? "" : `&starting_after=${after}`}`
+      )
+      expect(page.status, page.text).toBe(200)
+      for (const event of page.body.data) {
+        const account = event.data.object as { id: string; balance: { amount: number } }
+        balances.set(account.id, [...(balances.get(account.id) ?? []), account.balance.amount])
+      }
+      if (!page.body.has_more) break
+      after = page.body.data.at(-1).id
+    }
+    /** The steps between an account's balances in the order they were reached (each event one transfer). */
+    const steps = (shown: ReadonlyArray<number>, from: number, down: boolean) => {
+      const ordered = [...shown].sort((a, b) => (down ? b - a : a - b))
+      return ordered.map((balance, i) => Math.abs(balance - (i === 0 ? from : ordered[i - 1]!))).sort((a, b) => a - b)
+    }
+    const postedSorted = [...posted].sort((a, b) => a - b)
+    // The source: its funding's event (5,000), then one per posted transfer, each 10 or 900 below the one before.
+    const atSource = balances.get(source.financial_account_id)!
+    expect(atSource).toHaveLength(36)
+    expect(
+      steps(
+        atSource.filter((b) => b !== 5_000),
+        5_000,
+        true
+      )
+    ).toEqual(postedSorted)
+    expect(Math.min(...atSource)).toBe(200)
+    const atTarget = balances.get(target.financial_account_id)!
+    expect(atTarget).toHaveLength(35)
+    expect(steps(atTarget, 0, false)).toEqual(postedSorted)
+    expect(Math.max(...atTarget)).toBe(4_800)
+  })
+
   it("holds with each transfer in its own concurrent transaction (Idempotency-Key, no group commit)", async () => {
     // An idempotent request runs in its own transaction, so on PostgreSQL these contend on the
     // balance rows' locks across pool connections instead of sharing a group commit.

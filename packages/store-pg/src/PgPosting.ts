@@ -21,6 +21,8 @@ import { Effect, Layer } from "effect"
 import { makePostingCoalescer } from "./PostingCoalescer.js"
 
 type Sql = SqlClient.SqlClient
+/** How a batch's `balance.updated` events are written (`postingRows`). */
+type BalanceEvents = "per batch" | "per posting"
 
 /**
  * True once the transaction queued a webhook delivery: the fan-out, called with a NULL channel,
@@ -139,11 +141,11 @@ const writeRows = (sql: Sql, rows: Partial<ReturnType<typeof postingRows>>) =>
  * decided in order over them here, and the ones that post written in one more
  * (`issuing_write_postings`): two round trips for the whole batch.
  */
-const postNewTransfersLocked = (sql: Sql, postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) =>
+const postNewTransfersLocked = (sql: Sql, postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean, balanceEvents: BalanceEvents) =>
   Effect.gen(function* () {
     const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, true))
     const posted = postingsToWrite(postings, outcomes, allOrNothing)
-    return posted.length === 0 ? outcomes : withWake(outcomes, yield* writeRows(sql, postingRows(posted)))
+    return posted.length === 0 ? outcomes : withWake(outcomes, yield* writeRows(sql, postingRows(posted, balanceEvents)))
   })
 
 /** True for the failure of `issuing_post_decided` when the batch was decided otherwise under the locks. */
@@ -158,12 +160,18 @@ const decidedOtherwise = (error: SqlError.SqlError) => sqlErrorCode(error) === "
  * that writes nothing (every one refused, or all-or-nothing with one refused) was decided over a
  * consistent read and needs no statement.
  */
-const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) =>
+const postNewTransfersDecided = (
+  client: SqlClient.SqlClient,
+  sql: Sql,
+  postings: ReadonlyArray<TransferPosting>,
+  allOrNothing: boolean,
+  balanceEvents: BalanceEvents
+) =>
   Effect.gen(function* () {
     const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, false))
     const posted = postingsToWrite(postings, outcomes, allOrNothing)
     if (posted.length === 0) return outcomes
-    const { balances, ...rows } = postingRows(posted)
+    const { balances, ...rows } = postingRows(posted, balanceEvents)
     const decided = postings.map(({ checkFunds, deltas, transfer }, i) => ({
       source: transfer.from_financial_account_id,
       amount: transfer.amount,
@@ -186,7 +194,9 @@ const postNewTransfersDecided = (client: SqlClient.SqlClient, sql: Sql, postings
       outcomes.map((outcome, i) => ({ ...outcome, availableMinor: toInt(row!.available[i]!) })),
       row!.queued
     )
-  }).pipe(Effect.catchIf(decidedOtherwise, () => client.withTransaction(postNewTransfersLocked(sql, postings, allOrNothing))))
+  }).pipe(
+    Effect.catchIf(decidedOtherwise, () => client.withTransaction(postNewTransfersLocked(sql, postings, allOrNothing, balanceEvents)))
+  )
 
 /** One message of a card transaction: `issuing_post_card_message` (migration 0230), after its transfer when it has one. */
 const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
@@ -229,7 +239,8 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
     const sql = client.withoutTransforms()
     const coalescer = yield* makePostingCoalescer(
       (posting) => postTransfer(sql, posting),
-      (postings) => postNewTransfersDecided(client, sql, postings, false)
+      // Each posting's own balance.updated, as it would have written alone.
+      (postings) => postNewTransfersDecided(client, sql, postings, false, "per posting")
     )
     return LedgerPosting.of({
       // A new transfer on its own (not in a caller's transaction) joins the postings in flight
@@ -248,7 +259,7 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
         postings.length === 0
           ? Effect.succeed([])
           : postings.every(isNewTransfer)
-            ? postNewTransfersLocked(sql, postings, false)
+            ? postNewTransfersLocked(sql, postings, false, "per batch")
             : sql`SELECT ord, posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_transfers(
                   ${JSON.stringify(postings.map(asJson))}::jsonb, NULL::text) ORDER BY ord`.pipe(
                 Effect.map((rows) =>
@@ -269,8 +280,8 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
             ? Effect.succeed([])
             : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
                 outer._tag === "Some"
-                  ? postNewTransfersLocked(sql, postings, allOrNothing)
-                  : postNewTransfersDecided(client, sql, postings, allOrNothing)
+                  ? postNewTransfersLocked(sql, postings, allOrNothing, "per batch")
+                  : postNewTransfersDecided(client, sql, postings, allOrNothing, "per batch")
               ),
       // Through the write lane: a transaction per write there, with its retries of transient failures.
       commitsNewTransfersItself: false,

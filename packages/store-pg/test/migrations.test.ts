@@ -1210,6 +1210,34 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(yield* count(`SELECT count(*) AS n FROM issuing_book_entries WHERE book_transfer_id IN (${ids})`)).toBe(8)
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
+  },
+  // A balance.updated row that says what later postings add to its account shows the account
+  // before them, at its own time; one that does not (a batch's) shows it as the write leaves it.
+  "0430_coalesced_balance_events": {
+    before: () => Effect.void,
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const first = transfer(CAROL, DAVE, 2, { checkFunds: false })
+        const second = transfer(CAROL, DAVE, 5, { checkFunds: false })
+        const [early, late, batch] = [nextId("evt"), nextId("evt"), nextId("evt")]
+        const at = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString()
+        const balanceEvents = [
+          { id: early, program_id: PROGRAM, account: DAVE, created_at: at(1), later_debits: 0, later_credits: 5, later_pending: 0 },
+          { id: late, program_id: PROGRAM, account: DAVE, created_at: at(2), later_debits: 0, later_credits: 0, later_pending: 0 },
+          { id: batch, program_id: PROGRAM, account: CAROL, created_at: at(2) }
+        ]
+        yield* sql`SELECT issuing_write_postings(${JSON.stringify({ ...rowsOf([first, second]), balance_events: balanceEvents })}::jsonb, ${CHANNEL}) AS n`
+        const shown = yield* sql<{
+          id: string
+          data: string
+        }>`SELECT id, data FROM issuing_events WHERE id IN (${early}, ${late}, ${batch})`
+        const dataOf = (id: string) => JSON.parse(shown.find((row) => row.id === id)!.data)
+        const [dave, carol] = [yield* principal(DAVE), yield* principal(CAROL)]
+        expect(dataOf(early)).toMatchObject({ id: DAVE, balance: { amount: dave - 5 }, updated_at: at(1) })
+        expect(dataOf(late)).toMatchObject({ id: DAVE, balance: { amount: dave }, updated_at: at(2) })
+        expect(dataOf(batch)).toMatchObject({ id: CAROL, balance: { amount: carol } })
+      })
   }
 }
 

@@ -127,8 +127,56 @@ const batchBalanceEvents = (postings: ReadonlyArray<TransferPosting>) => {
   return [...byAccount.values()]
 }
 
-/** The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one array per table. */
-export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
+/**
+ * Each posting's own `balance.updated`, as it would have written alone (coalesced postings on
+ * PostgreSQL, docs/ledger.md#coalesced-postings-on-postgresql): with what the postings after it add
+ * to the account's principal book, which the store takes off the balances the whole write leaves
+ * (store-pg migration 0430), and its posting's time.
+ */
+const eachBalanceEvent = (postings: ReadonlyArray<TransferPosting>) => {
+  const later = new Map<string, { debits: number; credits: number; pending: number }>()
+  const rows: Array<{
+    id: string
+    program_id: string
+    account: string
+    created_at: string
+    later_debits: number
+    later_credits: number
+    later_pending: number
+  }> = []
+  for (let i = postings.length - 1; i >= 0; i--) {
+    const { balanceEvents, deltas, transfer } = postings[i]!
+    for (const event of balanceEvents) {
+      const after = later.get(event.financial_account_id) ?? { debits: 0, credits: 0, pending: 0 }
+      rows.push({
+        id: event.id,
+        program_id: transfer.program_id,
+        account: event.financial_account_id,
+        created_at: transfer.created_at,
+        later_debits: after.debits,
+        later_credits: after.credits,
+        later_pending: after.pending
+      })
+    }
+    for (const d of deltas) {
+      if (d.book !== "principal") continue
+      const after = later.get(d.financial_account_id) ?? { debits: 0, credits: 0, pending: 0 }
+      later.set(d.financial_account_id, {
+        debits: after.debits + d.debitsMinor,
+        credits: after.credits + d.creditsMinor,
+        pending: after.pending + d.pendingMinor
+      })
+    }
+  }
+  return rows.reverse()
+}
+
+/**
+ * The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one
+ * array per table. `balanceEvents`: "per batch", one per account with the account as the whole
+ * batch leaves it (a batch request's), or "per posting", each posting's own (coalesced postings).
+ */
+export const postingRows = (postings: ReadonlyArray<TransferPosting>, balanceEvents: "per batch" | "per posting" = "per batch") => {
   return {
     transactions: postings.map(({ transaction: t, transfer }) => ({
       id: t.id,
@@ -180,7 +228,7 @@ export const postingRows = (postings: ReadonlyArray<TransferPosting>) => {
     ),
     balances: summedDeltas(postings),
     events: postings.flatMap(({ events }) => events.map(eventRow)),
-    balance_events: batchBalanceEvents(postings)
+    balance_events: balanceEvents === "per batch" ? batchBalanceEvents(postings) : eachBalanceEvent(postings)
   }
 }
 

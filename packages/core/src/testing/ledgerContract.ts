@@ -814,9 +814,14 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(yield* principalOf(ledger, a)).toBe(200)
         expect(yield* principalOf(ledger, b)).toBe(4_800)
         expect((yield* ledger.listTransfers(program.id, { financial_account_id: b }, newestFirst())).total).toBe(posted.length)
+        const events = yield* EventStore
         for (const [i, posting] of postings.entries()) {
           const found = yield* ledger.findTransfer(program.id, posting.transfer.id, false)
           expect(Option.isSome(found)).toBe(outcomes[i]!.posted)
+          // Its events with it, or none of them.
+          for (const event of [...posting.events, ...posting.balanceEvents]) {
+            expect(Option.isSome(yield* events.find(program.id, event.id))).toBe(outcomes[i]!.posted)
+          }
         }
       })
     )
