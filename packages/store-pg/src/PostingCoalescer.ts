@@ -73,22 +73,26 @@ export const makePostingCoalescer = (
       return Effect.forEach(waiting.splice(0), (waiter) => Deferred.interrupt(waiter.done), { discard: true })
     })
 
+    // Joining the queue and starting a lane are one uninterruptible step: a caller interrupted
+    // between them would leave a lane counted that never runs, and the queue stalled behind it.
+    // Only the wait is interruptible; a caller that stops waiting leaves the queue.
     const post = (posting: TransferPosting) =>
-      Effect.flatMap(Deferred.make<PostingOutcome, SqlError.SqlError>(), (done) =>
-        Effect.suspend(() => {
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
           // The layer is closing: no lane will start, so this one goes alone.
-          if (closed) return one(posting)
-          const waiter: Waiter = { posting, done }
+          if (closed) return yield* restore(one(posting))
+          const waiter: Waiter = { posting, done: yield* Deferred.make<PostingOutcome, SqlError.SqlError>() }
           waiting.push(waiter)
-          let start: Effect.Effect<unknown> = Effect.void
           if (running < lanes) {
             running += 1
-            start = FiberSet.run(
+            // Forked here it would inherit this step's uninterruptibility: closing the layer
+            // interrupts it between batches.
+            yield* FiberSet.run(
               fibers,
-              Effect.onInterrupt(lane, () => closing)
+              Effect.onInterrupt(Effect.interruptible(lane), () => closing)
             )
           }
-          return Effect.zipRight(start, Deferred.await(done)).pipe(
+          return yield* restore(Deferred.await(waiter.done)).pipe(
             Effect.onInterrupt(() =>
               Effect.sync(() => {
                 const at = waiting.indexOf(waiter)
