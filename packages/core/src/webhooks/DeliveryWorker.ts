@@ -60,6 +60,8 @@ interface Worker {
   readonly token: string
   readonly leaseMs: number
   readonly pollIntervalMs: number
+  /** Other processes' commits are announced to this one (PostgreSQL LISTEN/NOTIFY). */
+  readonly hasNotifications: boolean
   /** True while the recorder writes a batch (a graceful stop waits for it). */
   recording: boolean
 }
@@ -82,6 +84,7 @@ const makeWorker = (options: DeliveryWorkerOptions) =>
       token: newId(),
       leaseMs: CLAIM_LEASE_MS,
       pollIntervalMs: options.pollIntervalMs ?? (hasNotifications ? 1000 : 250),
+      hasNotifications,
       recording: false
     }
     return worker
@@ -251,7 +254,10 @@ const claimRound = (worker: Worker) =>
     )
     options.onClaim?.(claimed.length)
     dispatch.add(claimed, now)
-    if (claimed.length >= wanted) return
+    // A full batch: more may be due than this worker takes. With notifications, a commit that found
+    // this worker waiting was announced to no other node (docs/webhooks.md#wake-ups-on-postgresql):
+    // they are told now.
+    if (claimed.length >= wanted) return worker.hasNotifications ? yield* Effect.ignoreLogged(store.wake) : undefined
     const waitMs = Option.match(nextDueAt, {
       onNone: () => worker.pollIntervalMs,
       onSome: (due) => Math.min(worker.pollIntervalMs, Math.max(Date.parse(due) - now, 5))
