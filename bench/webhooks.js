@@ -25,6 +25,8 @@
 // 3N events of the program a month old and N delivered attempts (another subscription's), written
 // by one INSERT … SELECT each (the maintained counts' triggers run), so the latency and throughput
 // are measured against indexes of that size; the ledger's tables do not take part in a delivery.
+// `--statements=1` (PostgreSQL) counts the statements each latency phase sent per event, the
+// most called first (pg_stat_statements, loaded into the embedded server).
 // `--packages=DIR` runs the platform from another build (a node_modules directory holding
 // @issuing/*, e.g. the code before a change), so two builds are measured by the same bench.
 import { fork } from "node:child_process"
@@ -34,7 +36,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { createDatabase, startPostgres, walSyncs } from "./support/postgres.js"
+import { createDatabase, resetStatements, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
 
 let CONCURRENCY = 64
 
@@ -122,7 +124,7 @@ const bare = async (url, bodies, concurrency) => {
  * record is written, before its WAL flush) → receiver, created_at → that commit, and the WAL
  * fsyncs made meanwhile. Every process's event loop delay during the phase comes with it.
  */
-const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds, adminUrl }) => {
+const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds, adminUrl, statementsIn }) => {
   await receiver.call("reset")
   const tickMs = Math.max(1000 / rate, 5)
   const perTransaction = Math.max(1, Math.round((rate * tickMs) / 1000))
@@ -133,6 +135,7 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
   const loop = monitorEventLoopDelay({ resolution: 5 })
   loop.enable()
   const walBefore = adminUrl === undefined ? undefined : await walSyncs(adminUrl)
+  if (statementsIn !== undefined) await resetStatements(adminUrl)
   const t0 = performance.now()
   const pending = []
   for (let i = 0; i < ticks; i++) {
@@ -156,6 +159,7 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
     receiver: phases.at(-1),
     bench: { loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 }
   }
+  const statements = statementsIn === undefined ? undefined : await statementsOf(adminUrl, statementsIn, 1000)
   const walAfter = adminUrl === undefined ? undefined : await walSyncs(adminUrl)
   const serverCommittedMs = new Map(adminUrl === undefined ? [] : await platform.call("commitTimes", { ids: [...committedAt.keys()] }))
   const total = []
@@ -187,6 +191,7 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
     toServerCommit: sort(toServerCommit),
     fromServerCommit: sort(fromServerCommit),
     wal,
+    statements,
     processes
   }
 }
@@ -229,7 +234,18 @@ const benchStore = async (label, target, options) => {
     const latencies = []
     const adminUrl = target.kind === "postgres" ? options.adminUrl : undefined
     for (const rate of options.rates) {
-      latencies.push(await latencyAt({ platform, emitter, receiver, programId, rate, seconds: options.seconds, adminUrl }))
+      latencies.push(
+        await latencyAt({
+          platform,
+          emitter,
+          receiver,
+          programId,
+          rate,
+          seconds: options.seconds,
+          adminUrl,
+          statementsIn: options.statementsIn
+        })
+      )
     }
     await platform.call("stopWorker")
 
@@ -263,6 +279,17 @@ const benchStore = async (label, target, options) => {
         )
       }
     }
+    for (const l of latencies.filter((l) => l.statements !== undefined)) {
+      // Top-level statements only (a function's or a trigger's run inside the one that called them).
+      const top = l.statements.filter((s) => s.toplevel)
+      const calls = top.reduce((sum, s) => sum + s.calls, 0)
+      console.log(
+        `${"".padEnd(9)} statements at ${l.rate}/s: ${(calls / l.count).toFixed(2)} per event (${calls} in all); the most called:`
+      )
+      for (const s of [...top].sort((a, b) => b.calls - a.calls).slice(0, 8)) {
+        console.log(`${"".padEnd(18)}${(s.calls / l.count).toFixed(2).padStart(6)}  ${s.query.replace(/\s+/g, " ").slice(0, 110)}`)
+      }
+    }
     console.log(`${"".padEnd(9)} replay   ${replay.queued} events queued in ${replay.ms.toFixed(0)} ms`)
   } finally {
     if (emitter !== platform) await emitter.call("dispose").catch(() => emitter.kill())
@@ -283,7 +310,8 @@ export async function run(args) {
     replay: Number(option(args, "replay", "100000")),
     cross: option(args, "cross", "0") === "1",
     volume: Number(option(args, "volume", "0")),
-    packages: option(args, "packages", undefined)
+    packages: option(args, "packages", undefined),
+    statements: option(args, "statements", "0") === "1"
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
@@ -299,14 +327,14 @@ export async function run(args) {
   }
   const pgStores = stores.filter((store) => store === "postgres" || store === "postgres-notify-off")
   if (pgStores.length > 0) {
-    const server = await startPostgres({ commitTiming: true })
+    const server = await startPostgres({ commitTiming: true, statements: options.statements })
     try {
       for (const store of pgStores) {
         const url = await createDatabase(server.adminUrl, `issuing_bench_webhooks_${store.replaceAll("-", "_")}`)
         await benchStore(
           store === "postgres" ? "postgres" : "pg-poll",
           { kind: "postgres", url, notify: store === "postgres" },
-          { ...options, adminUrl: server.adminUrl }
+          { ...options, adminUrl: server.adminUrl, statementsIn: options.statements ? url.split("/").at(-1) : undefined }
         )
       }
     } finally {
