@@ -1,4 +1,4 @@
-// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, in three kinds of process so that no measurement
 // shares an event loop with what it measures: the platform (bench/support/webhookPlatform.js:
