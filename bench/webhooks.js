@@ -1,39 +1,42 @@
-// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1]`
 //
-// Webhook delivery on SQLite and on PostgreSQL, to a loopback receiver running in a worker thread
-// (its own event loop, so it does not share the worker's):
+// Webhook delivery on SQLite and on PostgreSQL, in three kinds of process so that no measurement
+// shares an event loop with what it measures: the platform (bench/support/webhookPlatform.js:
+// createIssuing and its delivery worker, as `issuing serve` runs them), the loopback receiver
+// (bench/support/webhookReceiver.js), and this one, which schedules the emits, drives the phases
+// and reads the results. Each latency phase prints the event loop delay of every process.
 //   1. throughput: `--events` deliveries queued, then the delivery worker drains them; deliveries/s
-//      as the receiver sees them (and until every attempt is recorded);
+//      as the receiver sees them (and until every attempt is recorded), with the platform's CPU
+//      per delivery;
 //   2. latency: events emitted at each of `--rates` per second for `--seconds`, as the API writes
-//      them (a transaction per change) in ticks of at least 5 ms: at 200/s one event per
-//      transaction, at 1,000/s five (a lone emit costs the emitter ≈ 1.5 ms of this thread's CPU
-//      on PostgreSQL, so 1,000 one-event transactions a second would measure the emitter, not the
-//      worker); event created_at → receiver arrival, p50/p99, split into the emitting commit
-//      (created_at → the emitter sees its commit) and the rest (commit → receiver: wake-up, claim, send);
-//   3. baseline: a bare keep-alive node:http client posting the same bodies to the same receiver
-//      at the same concurrency, in the same run; ratio = worker deliveries/s ÷ bare requests/s;
+//      them (a transaction per change, made in the platform's process) in ticks of at least 5 ms:
+//      at 200/s one event per transaction, at 1,000/s five; event created_at → receiver arrival,
+//      p50/p99, split into the emitting commit (created_at → the platform sees its commit) and the
+//      rest (commit → receiver: wake-up, claim, send);
+//   3. baseline: a bare keep-alive node:http client (in this process) posting the same bodies to
+//      the same receiver at the same concurrency, in the same run; ratio = worker deliveries/s ÷
+//      bare requests/s;
 //   4. replay: `--replay` events in the window, queued by one replay call; time to queue.
 // `postgres-notify-off` is PostgreSQL with `notify: false` (ISSUING_PG_NOTIFY=off): no LISTEN/NOTIFY,
-// the worker polls the queue. With `--cross=1` the latency events are emitted by a second instance
-// on the same database (another node: its commits do not ring this worker's doorbell), so the
-// latency is what a worker on another node sees — the wake-up by NOTIFY, or the poll.
+// the worker polls the queue. With `--cross=1` the latency events are emitted by a second platform
+// process on the same database (another node: its commits do not ring this worker's doorbell), so
+// the latency is what a worker on another node sees — the wake-up by NOTIFY, or the poll.
 // `--volume=N` first fills the tables a delivery touches as N transfers would have (docs/webhooks.md):
 // 3N events of the program a month old and N delivered attempts (another subscription's), written
 // by one INSERT … SELECT each (the maintained counts' triggers run), so the latency and throughput
 // are measured against indexes of that size; the ledger's tables do not take part in a delivery.
-import { Events, ReplayRequest, runDeliveryWorker, Transactor, Webhooks, WebhookStore } from "@issuing/core"
-import { createIssuing, storeFor } from "@issuing/http"
-import { SqlClient } from "@effect/sql"
-import { Effect, Fiber, Schema } from "effect"
+// `--statements=1` (PostgreSQL) counts the statements each latency phase sent per event, the
+// most called first (pg_stat_statements, loaded into the embedded server).
+// `--packages=DIR` runs the platform from another build (a node_modules directory holding
+// @issuing/*, e.g. the code before a change), so two builds are measured by the same bench.
+import { fork } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
-import { v7 as uuidv7 } from "uuid"
-import { createDatabase, startPostgres, walSyncs } from "./support/postgres.js"
-import { isMainThread, parentPort, Worker } from "node:worker_threads"
+import { monitorEventLoopDelay } from "node:perf_hooks"
+import { createDatabase, resetStatements, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
 
 let CONCURRENCY = 64
 
@@ -44,66 +47,36 @@ const option = (args, name, fallback) => {
 const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// ---- receiver (worker thread) -------------------------------------------------------------------
-
-if (!isMainThread && parentPort) {
-  let count = 0
-  let latencies = []
-  let arrivals = []
-  const server = http.createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
-    const chunks = []
-    request.on("data", (chunk) => chunks.push(chunk))
-    request.on("end", () => {
-      count += 1
-      if (request.headers["x-measure-latency"] !== "0") {
-        const event = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-        latencies.push(Date.now() - Date.parse(event.created_at))
-        arrivals.push([event.id, Date.now()])
-      }
-      response.writeHead(200, { "content-type": "text/plain", "content-length": 2 })
-      response.end("ok")
-    })
+/** A child process running bench/support/`file`, driven over IPC: `call(op, args)` → its answer. */
+const child = async (file, args = []) => {
+  const subprocess = fork(new URL(`./support/${file}`, import.meta.url), args, { stdio: "inherit" })
+  const ready = await new Promise((resolve, reject) => {
+    subprocess.once("message", resolve)
+    subprocess.once("exit", (code) => reject(new Error(`${file} exited with ${code}`)))
   })
-  server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }))
-  parentPort.on("message", (message) => {
-    if (message === "reset") {
-      count = 0
-      latencies = []
-      arrivals = []
-      parentPort.postMessage({ reset: true })
-    } else if (message === "count") {
-      parentPort.postMessage({ count })
-    } else if (message === "stats") {
-      parentPort.postMessage({ count, latencies, arrivals })
-    }
+  const waiting = new Map()
+  let next = 0
+  subprocess.on("message", (message) => {
+    const answer = waiting.get(message.id)
+    if (answer === undefined) return
+    waiting.delete(message.id)
+    if (message.error !== undefined) answer.reject(new Error(message.error))
+    else answer.resolve(message.result)
   })
-}
-
-const startReceiver = async () => {
-  const worker = new Worker(new URL(import.meta.url))
-  const port = await new Promise((resolve) => worker.once("message", (m) => resolve(m.port)))
-  const ask = (message) =>
-    new Promise((resolve) => {
-      worker.once("message", resolve)
-      worker.postMessage(message)
-    })
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    reset: () => ask("reset"),
-    stats: () => ask("stats"),
-    waitForCount: async (n, timeoutMs = 120_000) => {
-      const deadline = Date.now() + timeoutMs
-      for (;;) {
-        // Polls the count alone: copying every latency across threads each time would load the run.
-        const { count } = await ask("count")
-        if (count >= n) return ask("stats")
-        if (Date.now() > deadline) throw new Error(`receiver got ${count} of ${n}`)
-        await sleep(5)
-      }
-    },
-    stop: () => worker.terminate()
+    ready,
+    call: (op, callArgs = {}) =>
+      new Promise((resolve, reject) => {
+        const id = next++
+        waiting.set(id, { resolve, reject })
+        subprocess.send({ id, op, ...callArgs })
+      }),
+    kill: () => subprocess.kill()
   }
 }
+
+const platformProcess = (target, vaultKey, packages) =>
+  child("webhookPlatform.js", [JSON.stringify({ target, vaultKey, concurrency: CONCURRENCY, packages })])
 
 // ---- the bare client baseline ---------------------------------------------------------------------
 
@@ -144,58 +117,62 @@ const bare = async (url, bodies, concurrency) => {
 
 /**
  * Emits `rate` events a second for `seconds` (a tick every max(1000 / rate, 5) ms, its events in one
- * transaction) and waits for every delivery: sorted latencies created_at → receiver, and their two
- * parts, created_at → the emitter sees its commit, and that → receiver. With `server` (PostgreSQL
- * started with `commitTiming`), also the server's side: each event's commit time as the server
- * recorded it (`pg_xact_commit_timestamp`, taken as the commit record is written, before its WAL
- * flush) → receiver, created_at → that commit, and the WAL fsyncs made meanwhile.
+ * transaction of the emitting platform process) and waits for every delivery: sorted latencies
+ * created_at → receiver, and their two parts, created_at → the platform sees its commit, and that
+ * → receiver. With `adminUrl` (PostgreSQL started with `commitTiming`), also the server's side: each
+ * event's commit time as the server recorded it (`pg_xact_commit_timestamp`, taken as the commit
+ * record is written, before its WAL flush) → receiver, created_at → that commit, and the WAL
+ * fsyncs made meanwhile. Every process's event loop delay during the phase comes with it.
  */
-const latencyAt = async (run, receiver, programId, rate, seconds, server) => {
-  await receiver.reset()
+const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds, adminUrl, statementsIn }) => {
+  await receiver.call("reset")
   const tickMs = Math.max(1000 / rate, 5)
   const perTransaction = Math.max(1, Math.round((rate * tickMs) / 1000))
   const ticks = Math.round((seconds * 1000) / tickMs)
   const committedAt = new Map()
-  const items = Array.from({ length: perTransaction }, () => ({ type: "transaction.updated", object: { status: "SETTLED" } }))
-  // This thread runs the emitter and the worker: its stalls (event loop delay, GC pauses) are in
-  // both parts of the latency, so the line shows them.
+  const others = emitter === platform ? [platform, receiver] : [platform, emitter, receiver]
+  await Promise.all(others.map((p) => p.call("phaseStart")))
   const loop = monitorEventLoopDelay({ resolution: 5 })
-  let longestGcMs = 0
-  const gc = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) longestGcMs = Math.max(longestGcMs, entry.duration)
-  })
-  gc.observe({ entryTypes: ["gc"] })
   loop.enable()
-  const walBefore = server === undefined ? undefined : await walSyncs(server.adminUrl)
+  const walBefore = adminUrl === undefined ? undefined : await walSyncs(adminUrl)
+  if (statementsIn !== undefined) await resetStatements(adminUrl)
   const t0 = performance.now()
   const pending = []
   for (let i = 0; i < ticks; i++) {
     const wait = t0 + i * tickMs - performance.now()
     if (wait > 1) await sleep(wait)
     pending.push(
-      run(Effect.flatMap(Events, (events) => events.emitAll(programId, items))).then((emitted) => {
-        const now = Date.now()
-        for (const event of emitted) committedAt.set(event.id, { createdMs: Date.parse(event.created_at), committedMs: now })
+      emitter.call("emit", { programId, n: perTransaction }).then((emitted) => {
+        for (const [id, createdMs, committedMs] of emitted) committedAt.set(id, { createdMs, committedMs })
       })
     )
   }
   await Promise.all(pending)
   const count = ticks * perTransaction
-  const stats = await receiver.waitForCount(count)
+  const stats = await receiver.call("waitFor", { n: count, timeoutMs: 120_000 })
+  if (stats.timedOut) throw new Error(`receiver got ${stats.count} of ${count}`)
   loop.disable()
-  gc.disconnect()
-  const stalls = { loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6, longestGcMs }
-  const walAfter = server === undefined ? undefined : await walSyncs(server.adminUrl)
-  const serverCommittedMs = server === undefined ? new Map() : await server.commitTimes([...committedAt.keys()])
+  const phases = await Promise.all(others.map((p) => p.call("phaseStop")))
+  const processes = {
+    platform: phases[0],
+    emitter: phases.length === 3 ? phases[1] : undefined,
+    receiver: phases.at(-1),
+    bench: { loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 }
+  }
+  const statements = statementsIn === undefined ? undefined : await statementsOf(adminUrl, statementsIn, 1000)
+  const walAfter = adminUrl === undefined ? undefined : await walSyncs(adminUrl)
+  const serverCommittedMs = new Map(adminUrl === undefined ? [] : await platform.call("commitTimes", { ids: [...committedAt.keys()] }))
+  const total = []
   const commit = []
-  const rest = []
+  const afterCommit = []
   const toServerCommit = []
   const fromServerCommit = []
   for (const [id, arrivedMs] of stats.arrivals) {
     const event = committedAt.get(id)
     if (event === undefined) continue
+    total.push(arrivedMs - event.createdMs)
     commit.push(event.committedMs - event.createdMs)
-    rest.push(arrivedMs - event.committedMs)
+    afterCommit.push(arrivedMs - event.committedMs)
     const serverMs = serverCommittedMs.get(id)
     if (serverMs === undefined) continue
     toServerCommit.push(serverMs - event.createdMs)
@@ -208,165 +185,79 @@ const latencyAt = async (run, receiver, programId, rate, seconds, server) => {
     rate,
     count,
     perTransaction,
-    total: sort(stats.latencies),
+    total: sort(total),
     commit: sort(commit),
-    rest: sort(rest),
+    rest: sort(afterCommit),
     toServerCommit: sort(toServerCommit),
     fromServerCommit: sort(fromServerCommit),
     wal,
-    stalls
+    statements,
+    processes
   }
 }
 
 // ---- one store --------------------------------------------------------------------------------------
 
-/** `--volume`: 3n events and n delivered attempts, written in bulk before the measurements (see the top). */
-const fillVolume = async (run, kind, programId, n) => {
-  const started = performance.now()
-  const since = Date.now() - 30 * 86_400_000
-  await run(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      kind === "postgres"
-        ? Effect.zipRight(
-            sql`INSERT INTO issuing_events (id, program_id, type, created_at, data)
-                SELECT 'evt-volume-' || i, ${programId}, (ARRAY['transfer.created', 'transaction.updated', 'transfer.settled'])[i % 3 + 1],
-                       to_timestamp((${since}::bigint + i) / 1000.0), '{"status":"SETTLED"}'
-                FROM generate_series(0, ${3 * n - 1}) AS i`,
-            sql`INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
-                  attempted_at, created_at, updated_at)
-                SELECT 'wha-volume-' || i, ${programId}, 'evt-volume-' || (3 * i + 1), 'whsub-volume', 'SUCCESS', 200, '',
-                       t, t, t FROM (SELECT i, to_timestamp((${since}::bigint + 3 * i + 1) / 1000.0) AS t FROM generate_series(0, ${n - 1}) AS i) x`
-          )
-        : Effect.zipRight(
-            sql`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${3 * n - 1})
-                INSERT INTO issuing_events (id, program_id, type, created_at, data)
-                SELECT 'evt-volume-' || i, ${programId},
-                       CASE i % 3 WHEN 0 THEN 'transfer.created' WHEN 1 THEN 'transaction.updated' ELSE 'transfer.settled' END,
-                       strftime('%Y-%m-%dT%H:%M:%fZ', (${since} + i) / 1000.0, 'unixepoch'), '{"status":"SETTLED"}' FROM n`,
-            sql`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${n - 1})
-                INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
-                  attempted_at, created_at, updated_at)
-                SELECT 'wha-volume-' || i, ${programId}, 'evt-volume-' || (3 * i + 1), 'whsub-volume', 'SUCCESS', 200, '', t, t, t
-                FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%fZ', (${since} + 3 * i + 1) / 1000.0, 'unixepoch') AS t FROM n) x`
-          )
-    )
-  )
-  console.log(
-    `${kind.padEnd(9)} volume   ${(3 * n).toLocaleString("en-US")} events and ${n.toLocaleString("en-US")} attempts written in ${((performance.now() - started) / 1000).toFixed(0)} s`
-  )
-}
-
-/**
- * The server-side timing of a PostgreSQL run (`latencyAt`), when the server records commit times:
- * `{ adminUrl, commitTimes(ids) → Map(id → the ms its transaction's commit record was written) }`.
- */
-const serverTiming = async (run, adminUrl) => {
-  const [setting] = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT current_setting('track_commit_timestamp') AS on`))
-  if (setting.on !== "on") return undefined
-  const commitTimes = async (ids) => {
-    const rows = await run(
-      Effect.flatMap(
-        SqlClient.SqlClient,
-        (sql) => sql`SELECT id, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::float8 AS ms
-                     FROM issuing_events WHERE id = ANY(${ids}::text[])`
-      )
-    )
-    return new Map(rows.map((row) => [row.id, Number(row.ms)]))
-  }
-  return { adminUrl, commitTimes }
-}
-
 const benchStore = async (label, target, options) => {
-  const receiver = await startReceiver()
-  const vaultKeys = [crypto.randomBytes(32)]
-  const makeInstance = () =>
-    createIssuing({
-      store: storeFor(target),
-      vaultKeys,
-      background: false,
-      log: null,
-      settings: { webhookConcurrency: CONCURRENCY, webhookAllowPrivateUrls: true, webhookRetryScheduleMs: [1000, 5000] }
-    })
-  const instance = await makeInstance()
-  const emitter = options.cross ? await makeInstance() : instance
-  const run = (effect) => instance.runtime.runPromise(effect)
-  const emit = (effect) => emitter.runtime.runPromise(effect)
+  const receiver = await child("webhookReceiver.js")
+  const receiverUrl = `http://127.0.0.1:${receiver.ready.port}/hooks`
+  const vaultKey = crypto.randomBytes(32).toString("base64")
+  const platform = await platformProcess(target, vaultKey, options.packages)
+  const emitter = options.cross ? await platformProcess(target, vaultKey, options.packages) : platform
   try {
-    const org = await run(Effect.flatMap((await import("@issuing/core")).Access, (access) => access.createOrganization("bench")))
-    const programId = org.program_id
-    if (options.volume > 0) await fillVolume(run, target.kind, programId, options.volume)
-    const subscription = await run(
-      Effect.flatMap(Webhooks, (w) => w.create(programId, { url: receiver.url, event_types: ["transaction.updated"] }))
-    )
+    const { programId, subscriptionId, volumeMs } = await platform.call("setup", { receiverUrl, volume: options.volume })
+    if (options.volume > 0) {
+      console.log(
+        `${label.padEnd(9)} volume   ${(3 * options.volume).toLocaleString("en-US")} events and ${options.volume.toLocaleString("en-US")} attempts written in ${(volumeMs / 1000).toFixed(0)} s`
+      )
+    }
 
     // 1. throughput: queue `events` deliveries, then start the worker and let it drain them.
-    const emitBatch = (n) =>
-      Effect.flatMap(Transactor, (tx) =>
-        tx.withTransaction(
-          Effect.flatMap(Events, (events) =>
-            Effect.forEach(Array.from({ length: n }), () =>
-              events.emit(programId, "transaction.updated", { id: uuidv7(), status: "SETTLED", amount: 1234 })
-            )
-          )
-        )
-      )
     const bodies = []
     for (let done = 0; done < options.events; done += 500) {
-      const batch = await run(emitBatch(Math.min(500, options.events - done)))
-      for (const event of batch) bodies.push(JSON.stringify(event))
+      bodies.push(...(await platform.call("queue", { programId, n: Math.min(500, options.events - done) })))
     }
-    await receiver.reset()
+    await receiver.call("reset")
+    await platform.call("phaseStart")
     const started = performance.now()
-    const cpuBefore = process.cpuUsage()
-    const worker = instance.runtime.runFork(runDeliveryWorker())
-    await receiver.waitForCount(options.events)
+    await platform.call("startWorker")
+    const drained = await receiver.call("waitFor", { n: options.events, timeoutMs: 300_000 })
+    if (drained.timedOut) throw new Error(`receiver got ${drained.count} of ${options.events}`)
     const receivedMs = performance.now() - started
-    const cpu = process.cpuUsage(cpuBefore)
-    const cpuPerDeliveryUs = (cpu.user + cpu.system) / options.events
+    const throughput = await platform.call("phaseStop")
     // Drained = every attempt recorded and the queue empty.
-    for (;;) {
-      const due = await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT COUNT(*) AS n FROM issuing_webhook_deliveries`))
-      if (Number(due[0].n) === 0) break
-      await sleep(5)
-    }
+    while ((await platform.call("queued")) > 0) await sleep(5)
     const drainedMs = performance.now() - started
     const deliveriesPerSecond = options.events / (receivedMs / 1000)
 
     // 2. latency at each rate, the worker waiting for wake-ups.
     const latencies = []
-    const server = target.kind === "postgres" && options.adminUrl ? await serverTiming(run, options.adminUrl) : undefined
-    for (const rate of options.rates) latencies.push(await latencyAt(emit, receiver, programId, rate, options.seconds, server))
-    await run(Fiber.interrupt(worker))
+    const adminUrl = target.kind === "postgres" ? options.adminUrl : undefined
+    for (const rate of options.rates) {
+      latencies.push(
+        await latencyAt({
+          platform,
+          emitter,
+          receiver,
+          programId,
+          rate,
+          seconds: options.seconds,
+          adminUrl,
+          statementsIn: options.statementsIn
+        })
+      )
+    }
+    await platform.call("stopWorker")
 
     // 3. the bare keep-alive client, same bodies, same receiver, same concurrency.
-    await receiver.reset()
-    const { perSecond: barePerSecond, cpuPerRequestUs } = await bare(receiver.url, bodies, CONCURRENCY)
+    await receiver.call("reset")
+    const { perSecond: barePerSecond, cpuPerRequestUs } = await bare(receiverUrl, bodies, CONCURRENCY)
 
     // 4. replay: `replay` events written straight into the event table (no fan-out), then one replay.
-    const begin = new Date(Date.now() + 60_000)
-    await run(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => {
-        const rows = Array.from({ length: options.replay }, (_, i) => ({
-          id: uuidv7(),
-          program_id: programId,
-          type: "transaction.updated",
-          created_at: new Date(begin.getTime() + Math.floor(i / 10)).toISOString(),
-          data: '{"status":"SETTLED"}'
-        }))
-        const chunks = []
-        for (let i = 0; i < rows.length; i += 1000) chunks.push(rows.slice(i, i + 1000))
-        return Effect.forEach(chunks, (chunk) => sql`INSERT INTO issuing_events ${sql.insert(chunk)}`, { discard: true })
-      })
-    )
-    const end = new Date(begin.getTime() + Math.ceil(options.replay / 10))
-    const replayStarted = performance.now()
-    const window = Schema.decodeUnknownSync(ReplayRequest)({ begin: begin.toISOString(), end: end.toISOString() })
-    const replay = await run(Effect.flatMap(Webhooks, (w) => w.replay(programId, subscription.id, window)))
-    const replayMs = performance.now() - replayStarted
-    await run(Effect.flatMap(WebhookStore, (store) => store.dropQueued([subscription.id])))
+    const replay = await platform.call("replay", { programId, subscriptionId, n: options.replay })
 
     console.log(
-      `${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; main-thread CPU ${cpuPerDeliveryUs.toFixed(0)} µs/delivery)`
+      `${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; platform CPU ${((throughput.cpuMs * 1000) / options.events).toFixed(0)} µs/delivery, event loop delay p99 / max ${throughput.loopP99Ms.toFixed(0)} / ${throughput.loopMaxMs.toFixed(0)} ms)`
     )
     console.log(
       `${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request)`
@@ -374,8 +265,13 @@ const benchStore = async (label, target, options) => {
     console.log(`${"".padEnd(9)} ratio    ${(deliveriesPerSecond / barePerSecond).toFixed(2)}`)
     for (const l of latencies) {
       const pair = (sorted) => `${percentile(sorted, 0.5).toFixed(0)} / ${percentile(sorted, 0.99).toFixed(0)} ms`
+      const delay = (p) => `${p.loopP99Ms.toFixed(0)} / ${p.loopMaxMs.toFixed(0)} ms`
+      const { bench, emitter: emitting, platform: plat, receiver: rec } = l.processes
       console.log(
-        `${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)}; this thread's event loop delay p99 / max ${l.stalls.loopP99Ms.toFixed(0)} / ${l.stalls.loopMaxMs.toFixed(0)} ms, longest GC pause ${l.stalls.longestGcMs.toFixed(0)} ms)`
+        `${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)})`
+      )
+      console.log(
+        `${"".padEnd(18)}event loop delay p99 / max: platform ${delay(plat)} (CPU ${((plat.cpuMs * 1000) / l.count).toFixed(0)} µs/event, longest GC pause ${plat.longestGcMs.toFixed(0)} ms)${emitting === undefined ? "" : `, emitting platform ${delay(emitting)}`}, receiver ${delay(rec)}, bench ${delay(bench)}`
       )
       if (l.wal !== undefined) {
         console.log(
@@ -383,11 +279,22 @@ const benchStore = async (label, target, options) => {
         )
       }
     }
-    console.log(`${"".padEnd(9)} replay   ${replay.events_queued} events queued in ${replayMs.toFixed(0)} ms`)
+    for (const l of latencies.filter((l) => l.statements !== undefined)) {
+      // Top-level statements only (a function's or a trigger's run inside the one that called them).
+      const top = l.statements.filter((s) => s.toplevel)
+      const calls = top.reduce((sum, s) => sum + s.calls, 0)
+      console.log(
+        `${"".padEnd(9)} statements at ${l.rate}/s: ${(calls / l.count).toFixed(2)} per event (${calls} in all); the most called:`
+      )
+      for (const s of [...top].sort((a, b) => b.calls - a.calls).slice(0, 8)) {
+        console.log(`${"".padEnd(18)}${(s.calls / l.count).toFixed(2).padStart(6)}  ${s.query.replace(/\s+/g, " ").slice(0, 110)}`)
+      }
+    }
+    console.log(`${"".padEnd(9)} replay   ${replay.queued} events queued in ${replay.ms.toFixed(0)} ms`)
   } finally {
-    if (emitter !== instance) await emitter.dispose()
-    await instance.dispose()
-    await receiver.stop()
+    if (emitter !== platform) await emitter.call("dispose").catch(() => emitter.kill())
+    await platform.call("dispose").catch(() => platform.kill())
+    receiver.kill()
   }
 }
 
@@ -402,11 +309,13 @@ export async function run(args) {
     seconds: Number(option(args, "seconds", "5")),
     replay: Number(option(args, "replay", "100000")),
     cross: option(args, "cross", "0") === "1",
-    volume: Number(option(args, "volume", "0"))
+    volume: Number(option(args, "volume", "0")),
+    packages: option(args, "packages", undefined),
+    statements: option(args, "statements", "0") === "1"
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
-    `webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s${options.cross ? " emitted by another instance" : ""}, replay of ${options.replay}${options.volume > 0 ? `, over the rows of ${options.volume} transfers` : ""}, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`
+    `webhooks: worker concurrency ${CONCURRENCY}, ${options.events} deliveries, latency at ${options.rates.map((rate) => `${rate}/s`).join(" and ")} for ${options.seconds}s${options.cross ? " emitted by another instance" : ""}, replay of ${options.replay}${options.volume > 0 ? `, over the rows of ${options.volume} transfers` : ""}${options.packages === undefined ? "" : `, the platform from ${options.packages}`}, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`
   )
   if (stores.includes("sqlite")) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-webhooks-"))
@@ -418,14 +327,14 @@ export async function run(args) {
   }
   const pgStores = stores.filter((store) => store === "postgres" || store === "postgres-notify-off")
   if (pgStores.length > 0) {
-    const server = await startPostgres({ commitTiming: true })
+    const server = await startPostgres({ commitTiming: true, statements: options.statements })
     try {
       for (const store of pgStores) {
         const url = await createDatabase(server.adminUrl, `issuing_bench_webhooks_${store.replaceAll("-", "_")}`)
         await benchStore(
           store === "postgres" ? "postgres" : "pg-poll",
           { kind: "postgres", url, notify: store === "postgres" },
-          { ...options, adminUrl: server.adminUrl }
+          { ...options, adminUrl: server.adminUrl, statementsIn: options.statements ? url.split("/").at(-1) : undefined }
         )
       }
     } finally {

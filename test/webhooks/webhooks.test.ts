@@ -488,13 +488,14 @@ describe.each(STORE_KINDS)("disabling a failing subscription on %s", (kind) => {
   })
 })
 
-describe.each(STORE_KINDS)("a retry claimed by the transaction that records its failure, on %s", (kind) => {
+describe.each(STORE_KINDS)("a retry due at once, on %s", (kind) => {
   let platform: TestPlatform
   let receiver: Receiver
   let stop: (() => Promise<void>) | undefined
   beforeAll(async () => {
-    // A retry due at once: the recorder's transaction that reschedules the failed try claims it
-    // again (in the same commit) and the worker sends it straight away.
+    // A retry due at once: the recording reschedules the failed try due now and wakes the claim
+    // loop, which claims it again — possibly before the recorder has let go of the try it recorded
+    // (the dispatch then takes it as soon as it has) — and sends it straight away.
     ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: [0] }))
   })
   afterAll(() => stop?.())

@@ -86,13 +86,13 @@ describe("DeliveryDispatch", () => {
     expect(sent).toEqual(["event-a", "event-a"])
   })
 
-  it("keeps the claim a recording transaction took again when the recorded batch is let go twice", async () => {
+  it("keeps a retry claimed again after its recording when the recorded batch is let go twice", async () => {
     const { answer, sender, sent } = controlledSender()
     const dispatch = dispatchOf(sender, 4)
     dispatch.add([delivery("a")])
     await answer()
     const batch = dispatch.takeResults()
-    // The transaction that records the try claims the delivery again (a retry already due).
+    // The try is recorded, then the claim loop claims the delivery again (a retry already due).
     dispatch.recorded(batch)
     const reclaimedMs = Date.now()
     dispatch.add([delivery("a")], reclaimedMs)
@@ -106,6 +106,42 @@ describe("DeliveryDispatch", () => {
     expect(sent).toEqual(["event-a", "event-a"])
     expect(dispatch.abandonUnconfirmed(reclaimedMs + 1000 + CLAIM_ABANDON_MS)).toBe(0)
     expect(dispatch.abandonUnconfirmed(reclaimedMs + 1000 + CLAIM_ABANDON_MS + 1)).toBe(1)
+  })
+
+  it("takes a retry claimed after its recording committed but before the recorder let go of the try, once let go", async () => {
+    const { answer, sender, sent } = controlledSender()
+    const dispatch = dispatchOf(sender, 4)
+    dispatch.add([delivery("a")])
+    await answer()
+    const batch = dispatch.takeResults()
+    // The recording rescheduled it due at once with its try counted; the claim loop claimed it
+    // before the recorder's continuation ran: held, so not started yet.
+    const retry = { ...delivery("a"), attempt_count: 1 }
+    const reclaimedMs = Date.now()
+    dispatch.add([retry], reclaimedMs)
+    expect(sent).toEqual(["event-a"])
+    dispatch.recorded(batch)
+    expect(sent).toEqual(["event-a", "event-a"])
+    expect(dispatch.heldIds).toEqual(["a"])
+    // Let go of twice: the new claim stays held and is not started again.
+    dispatch.recorded(batch)
+    expect(dispatch.heldIds).toEqual(["a"])
+    expect(sent).toEqual(["event-a", "event-a"])
+    expect(dispatch.abandonUnconfirmed(reclaimedMs + CLAIM_ABANDON_MS)).toBe(0)
+  })
+
+  it("never takes a claim of the same try again (its lease ended before the recording): the recording answers for it", async () => {
+    const { answer, sender, sent } = controlledSender()
+    const dispatch = dispatchOf(sender, 4)
+    dispatch.add([delivery("a")])
+    await answer()
+    const batch = dispatch.takeResults()
+    // Claimed again with the same try count: the claim saw the row before the recording, which
+    // (under the same token) completes or reschedules it.
+    dispatch.add([delivery("a")])
+    dispatch.recorded(batch)
+    expect(sent).toEqual(["event-a"])
+    expect(dispatch.heldIds).toEqual([])
   })
 
   it("claims and starts nothing while a record batch's worth of results waits for the recorder", async () => {

@@ -25,6 +25,27 @@ describe("WorkSignal", () => {
     )
   )
 
+  it.live("tells a ring whether a worker was waiting for it", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const signal = yield* makeWorkSignal(Option.none())
+        expect(yield* signal.ringWaiting).toBe(false)
+        // That ring was kept: this wait ends at once, and no one waits any more.
+        yield* within(signal.wait(60_000), "a wait after a ring")
+        const waiting = yield* Effect.fork(signal.wait(60_000))
+        yield* awaitSuspended(waiting)
+        expect(yield* signal.ringWaiting).toBe(true)
+        yield* within(Fiber.join(waiting), "a woken wait")
+        // A wait that ended by its time (or was interrupted) is not counted as waiting.
+        yield* signal.wait(10)
+        const interrupted = yield* Effect.fork(signal.wait(60_000))
+        yield* awaitSuspended(interrupted)
+        yield* Fiber.interrupt(interrupted)
+        expect(yield* signal.ringWaiting).toBe(false)
+      })
+    )
+  )
+
   it.live("keeps a ring nobody waited for, once", () =>
     Effect.scoped(
       Effect.gen(function* () {

@@ -1,6 +1,6 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { ChangeFeed, MAX_TRANSACTION_ATTEMPTS, Transactor, WEBHOOK_NOTIFY_CHANNEL, WebhookWakeups } from "@issuing/core"
+import { ChangeFeed, MAX_TRANSACTION_ATTEMPTS, Transactor, WEBHOOK_NOTIFY_CHANNEL, WebhookStore, WebhookWakeups } from "@issuing/core"
 import * as PgStore from "@issuing/store-pg"
 import { Deferred, Effect, Layer, Option, Queue, Stream } from "effect"
 import pg from "pg"
@@ -136,6 +136,36 @@ describe("webhook wake-ups on PostgreSQL", () => {
           yield* Effect.promise(() => raw.query("SELECT pg_notify($1, 'due')", [WEBHOOK_NOTIFY_CHANNEL]))
           expect(yield* Queue.take(heard)).toMatchObject({ _tag: "Notified", payload: "due" })
         }).pipe(Effect.provide(PgStore.layer({ url: database.url, maxConnections: 2 })))
+      }).pipe(Effect.scoped),
+    60_000
+  )
+})
+
+describe("webhook delivery claims on PostgreSQL", () => {
+  it.live(
+    "a claim commits without waiting for the WAL flush, and only the claim: the connection's next statement commits durably",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Effect.acquireRelease(
+          Effect.promise(() => createTestDatabase("postgres")),
+          (database) => Effect.promise(() => database.drop())
+        )
+        yield* Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const webhooks = yield* WebhookStore
+          const setting = sql<{ readonly value: string }>`SELECT current_setting('synchronous_commit') AS value`.pipe(
+            Effect.map(([row]) => row!.value)
+          )
+          const now = new Date().toISOString()
+          const later = new Date(Date.now() + 60_000).toISOString()
+          // Inside a transaction the claim's setting is seen by what follows it there…
+          const inside = yield* sql.withTransaction(Effect.zipRight(webhooks.claimDueWithNext("token", now, later, 10), setting))
+          expect(inside).toBe("off")
+          // …and ends with its transaction: on its own (autocommit), the next statement of the one
+          // connection is durable again.
+          yield* webhooks.claimDueWithNext("token", now, later, 10)
+          expect(yield* setting).toBe("on")
+        }).pipe(Effect.provide(PgStore.layer({ url: database.url, maxConnections: 1 })))
       }).pipe(Effect.scoped),
     60_000
   )

@@ -8,7 +8,7 @@ import { Transactor } from "../sql/Transactor.js"
 import { AccessStore } from "../access/AccessStore.js"
 import { hashSecret } from "../access/Secrets.js"
 import type { StoredPortalSession, StoredSubscription, WebhookAttempt } from "../webhooks/Records.js"
-import { WebhookStore, type WebhookStoreService } from "../webhooks/WebhookStore.js"
+import { type FinishedTries, WebhookStore, type WebhookStoreService } from "../webhooks/WebhookStore.js"
 import type { PortContract } from "./Contract.js"
 import { awaitSuspended, freshOrganization, sampleApiKey } from "./Fixtures.js"
 
@@ -492,6 +492,85 @@ export const webhookContract: PortContract = (name, store) =>
         expect((yield* claimAll(webhooks, iso(t0 + 20_000), other)).map((d) => [d.id, d.attempt_count])).toEqual([[later, 5]])
         yield* drainQueue(webhooks)
       })
+    )
+
+    it.effect(
+      "records a batch of finished tries — attempts once per id, the queue only where the token holds, streaks — in a transaction or at once",
+      () =>
+        Effect.gen(function* () {
+          const webhooks = yield* WebhookStore
+          const transactor = yield* Transactor
+          const ways: Array<[string, (token: string, tries: FinishedTries) => Effect.Effect<void, unknown>]> = [
+            ["in a transaction", (token, tries) => transactor.withTransaction(webhooks.recordTries(token, tries))]
+          ]
+          if (Option.isSome(webhooks.recordTriesAtOnce)) ways.push(["at once", webhooks.recordTriesAtOnce.value])
+          for (const [way, recordTries] of ways) {
+            const { program } = yield* freshOrganization
+            yield* drainQueue(webhooks)
+            const succeeding = subscription(program.id, ["card.created"])
+            const failing = subscription(program.id, ["card.updated"])
+            for (const item of [succeeding, failing]) yield* webhooks.insertSubscription(item)
+            const t0 = Date.now()
+            yield* webhooks.markFailing([succeeding.id], iso(t0))
+            const events = [
+              ...(yield* Effect.forEach(Array.from({ length: 3 }), () => storedEvent(program.id, "card.created", iso(t0)))),
+              yield* storedEvent(program.id, "card.updated", iso(t0))
+            ]
+            yield* webhooks.enqueueEvents(events)
+            const token = newId()
+            const claimed = yield* webhooks.claimDue(token, iso(t0), iso(t0 + 600_000), 10)
+            const byEvent = (event: IssuingEvent) => claimed.find((delivery) => delivery.event_id === event.id)!.id
+            const [delivered, lost, untouched] = events.map(byEvent)
+            // `lost`'s lease ended and another worker holds it now: this token's writes leave it alone.
+            const thief = newId()
+            yield* webhooks.rescheduleDelivery(token, lost!, 0, iso(t0))
+            expect((yield* webhooks.claimDue(thief, iso(t0), iso(t0 + 600_000), 10)).map((d) => d.id)).toEqual([lost])
+            const attempt = (event: IssuingEvent, subscriptionId: string, status: "SUCCESS" | "FAILED") => ({
+              id: newId(),
+              object: "webhook_attempt" as const,
+              program_id: program.id,
+              event_id: event.id,
+              webhook_subscription_id: subscriptionId,
+              status,
+              response_code: status === "SUCCESS" ? 200 : 500,
+              response_body: `${way} ${status}`,
+              attempted_at: iso(t0),
+              created_at: iso(t0),
+              updated_at: iso(t0)
+            })
+            const tries: FinishedTries = {
+              attempts: [
+                attempt(events[0]!, succeeding.id, "SUCCESS"),
+                attempt(events[1]!, succeeding.id, "SUCCESS"),
+                attempt(events[3]!, failing.id, "FAILED")
+              ],
+              retries: [{ id: byEvent(events[3]!), attemptCount: 1, nextAttemptIso: iso(t0 + 30_000) }],
+              finished: [delivered!, lost!],
+              clearFailing: [succeeding.id],
+              markFailing: [failing.id],
+              nowIso: iso(t0)
+            }
+            yield* recordTries(token, tries)
+            // Recorded again (a commit that may have gone through): nothing doubles.
+            yield* recordTries(token, tries)
+            const listed = yield* webhooks.listAttempts(program.id, {}, newestFirst())
+            expect(listed.total).toBe(3)
+            expect(sorted(listed.rows.map((row) => row.id))).toEqual(sorted(tries.attempts.map((a) => a.id)))
+            expect(listed.rows.find((row) => row.status === "FAILED")).toMatchObject({ response_code: 500, response_body: `${way} FAILED` })
+            // `delivered` is gone, `lost` still the thief's, `untouched` (the third card.created)
+            // and still held, the failed one due again at its time with its try counted.
+            expect(yield* webhooks.renewClaims(thief, [lost!], iso(t0 + 600_000))).toEqual([lost])
+            expect(sorted(yield* webhooks.renewClaims(token, [delivered!, untouched!], iso(t0 + 600_000)))).toEqual([untouched])
+            expect(yield* claimAll(webhooks, iso(t0 + 29_000))).toEqual([])
+            expect((yield* claimAll(webhooks, iso(t0 + 30_000))).map((d) => [d.event_id, d.attempt_count])).toEqual([[events[3]!.id, 1]])
+            // The streaks: the success ended `succeeding`'s, the failure started `failing`'s.
+            expect(yield* webhooks.disableSubscriptions([succeeding.id, failing.id], iso(t0), FAR_FUTURE)).toEqual([failing.id])
+            // Nothing to record is nothing written.
+            yield* recordTries(token, { attempts: [], retries: [], finished: [], clearFailing: [], markFailing: [], nowIso: iso(t0) })
+            expect((yield* webhooks.listAttempts(program.id, {}, newestFirst())).total).toBe(3)
+            yield* drainQueue(webhooks)
+          }
+        })
     )
 
     it.effect("queues a single delivery (a resend's retry) only for an enabled subscription that still exists", () =>

@@ -11,6 +11,8 @@ import type { DeliveryOutcome, WebhookSenderService } from "./WebhookSender.js"
  */
 interface HeldClaim {
   confirmedMs: number
+  /** The delivery's tries before this claim's (its attempt_count when claimed). */
+  readonly attemptCount: number
 }
 
 /** The end of one claimed delivery's try, waiting to be recorded, with the claim it ran under. */
@@ -99,6 +101,11 @@ export class DeliveryDispatch {
   /** The claims taken and not yet recorded (buffered, running, or finished and waiting for the recorder), by delivery id. */
   private readonly held = new Map<string, HeldClaim>()
   private buffer: Array<{ readonly delivery: ClaimedDelivery; readonly claim: HeldClaim }> = []
+  /**
+   * Claims of held deliveries that the recording of their last try had already rescheduled (a retry
+   * due at once): taken when the recorder lets go of that try (`recorded`).
+   */
+  private readonly retakes = new Map<string, { readonly delivery: ClaimedDelivery; readonly claimedAtMs: number }>()
   private results: Array<Finished> = []
   private resultWaiter: (() => void) | undefined
   private roomWaiter: (() => void) | undefined
@@ -168,15 +175,19 @@ export class DeliveryDispatch {
    * Takes deliveries claimed at `claimedAtMs` (the start of their lease) and starts as many as
    * there are free slots. A delivery still held from an earlier claim is not taken again; its held
    * claim counts as confirmed at `claimedAtMs` (this claim renewed its lease under the same token).
+   * Except a retry: claimed with more tries than the held claim had, it was claimed after the
+   * recording of the held try committed (only that recording, under this worker's token, counts a
+   * try), in the moment before the recorder let go of it — it is taken then (`recorded`).
    */
   add(claimed: ReadonlyArray<ClaimedDelivery>, claimedAtMs: number = Date.now()): void {
     for (const delivery of claimed) {
       const held = this.held.get(delivery.id)
       if (held !== undefined) {
-        this.confirm(held, claimedAtMs)
+        if (delivery.attempt_count > held.attemptCount && !this.stopped) this.retakes.set(delivery.id, { delivery, claimedAtMs })
+        else this.confirm(held, claimedAtMs)
         continue
       }
-      const claim: HeldClaim = { confirmedMs: claimedAtMs }
+      const claim: HeldClaim = { confirmedMs: claimedAtMs, attemptCount: delivery.attempt_count }
       this.held.set(delivery.id, claim)
       this.buffer.push({ delivery, claim })
     }
@@ -193,7 +204,14 @@ export class DeliveryDispatch {
    */
   recorded(batch: ReadonlyArray<Finished>): void {
     for (const finished of batch) {
-      if (this.held.get(finished.delivery.id) === finished.claim) this.held.delete(finished.delivery.id)
+      const id = finished.delivery.id
+      if (this.held.get(id) !== finished.claim) continue
+      this.held.delete(id)
+      const retake = this.retakes.get(id)
+      if (retake !== undefined) {
+        this.retakes.delete(id)
+        this.add([retake.delivery], retake.claimedAtMs)
+      }
     }
   }
 
@@ -202,6 +220,7 @@ export class DeliveryDispatch {
     this.stopped = true
     for (const { delivery } of this.buffer) this.held.delete(delivery.id)
     this.buffer = []
+    this.retakes.clear()
   }
 
   /** Resolves once a result waits to be recorded. One recorder waits at a time. */

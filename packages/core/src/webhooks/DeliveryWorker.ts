@@ -7,10 +7,10 @@ import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
 import { DeliveryDispatch, type Finished, SigningKeyCache } from "./DeliveryDispatch.js"
 import { planOutcome } from "./DeliveryRules.js"
-import { type ClaimedDelivery, WEBHOOK_LIMITS } from "./Records.js"
-import { recordOutcomes } from "./RecordOutcomes.js"
+import { WEBHOOK_LIMITS } from "./Records.js"
+import { disableFromPlan, mayDisable } from "./RecordOutcomes.js"
 import { WebhookSender } from "./WebhookSender.js"
-import { WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
+import { type FinishedTries, WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
 
 export interface DeliveryWorkerOptions {
   /** Fallback poll for missed wake-ups and retries coming due (default 1 s with database notifications, 250 ms without). */
@@ -60,6 +60,8 @@ interface Worker {
   readonly token: string
   readonly leaseMs: number
   readonly pollIntervalMs: number
+  /** Other processes' commits are announced to this one (PostgreSQL LISTEN/NOTIFY). */
+  readonly hasNotifications: boolean
   /** True while the recorder writes a batch (a graceful stop waits for it). */
   recording: boolean
 }
@@ -82,6 +84,7 @@ const makeWorker = (options: DeliveryWorkerOptions) =>
       token: newId(),
       leaseMs: CLAIM_LEASE_MS,
       pollIntervalMs: options.pollIntervalMs ?? (hasNotifications ? 1000 : 250),
+      hasNotifications,
       recording: false
     }
     return worker
@@ -130,42 +133,38 @@ const keepClaims = (worker: Worker) =>
   }).pipe(Effect.asVoid)
 
 /**
- * Records a batch's outcome plan in one transaction, and claims the next batch in it (one commit,
- * one flush, for both). Safe to run again after a failure whose commit may have gone through: the
- * plan (its attempt ids) is made once per batch, attempts are inserted once per id, and the queue
- * changes are compare-and-set on the claim token.
+ * Records a batch's outcome plan: on PostgreSQL ONE statement in autocommit when the batch cannot
+ * disable a subscription (no failure in it: the common case), else one transaction that also
+ * disables what the plan says. Safe to run again after a failure whose commit may have gone
+ * through: the plan (its attempt ids) is made once per batch, attempts are inserted once per id,
+ * and the queue changes are compare-and-set on the claim token. It claims nothing: claims are the
+ * claim loop's alone, so a delivery that falls due never waits for a recording's commit.
  */
-const record = (worker: Worker, plan: ReturnType<typeof planOutcome<Finished["delivery"]>>) =>
-  worker.transactor.withTransaction(
-    Effect.gen(function* () {
-      const { dispatch, store, token } = worker
-      const now = yield* nowMs
-      yield* recordOutcomes(store, plan, {
-        retry: (retries) =>
-          store.rescheduleDeliveries(
-            token,
-            retries.map((retry) => ({ id: retry.delivery.id, attemptCount: retry.attemptCount, nextAttemptIso: retry.nextAttemptAt }))
-          ),
-        finish: (deliveries) =>
-          store.completeDeliveries(
-            token,
-            deliveries.map((delivery) => delivery.id)
-          )
-      })
-      const wanted = dispatch.wanted
-      if (wanted === 0) return { claimed: [] as ReadonlyArray<ClaimedDelivery>, claimedAtMs: now }
-      const claimed = yield* store.claimDue(token, new Date(now).toISOString(), new Date(now + worker.leaseMs).toISOString(), wanted)
-      return { claimed, claimedAtMs: now }
-    })
-  )
+const record = (worker: Worker, plan: ReturnType<typeof planOutcome<Finished["delivery"]>>) => {
+  const { store, token } = worker
+  const tries: FinishedTries = {
+    attempts: plan.attempts,
+    retries: plan.retries.map((retry) => ({
+      id: retry.delivery.id,
+      attemptCount: retry.attemptCount,
+      nextAttemptIso: retry.nextAttemptAt
+    })),
+    finished: plan.finished.map((delivery) => delivery.id),
+    clearFailing: plan.clearFailing,
+    markFailing: plan.markFailing,
+    nowIso: plan.nowIso
+  }
+  if (!mayDisable(plan) && Option.isSome(store.recordTriesAtOnce)) return store.recordTriesAtOnce.value(token, tries)
+  return worker.transactor.withTransaction(Effect.zipRight(store.recordTries(token, tries), disableFromPlan(store, plan)))
+}
 
-/** The recorder: waits for results, records them in batches, and dispatches what the same transaction claimed. */
+/** The recorder: waits for results and records them in batches. */
 const recorderLoop = (worker: Worker) =>
   Effect.gen(function* () {
-    const { dispatch, options, store } = worker
+    const { dispatch, store } = worker
     yield* dispatch.awaitResult
     worker.recording = true
-    // Group commit: while deliveries are in flight, linger a moment so one transaction records
+    // Group commit: while deliveries are in flight, linger a moment so one commit records
     // many tries (a commit is a disk flush, and on SQLite it blocks the event loop).
     if (dispatch.worthLingering) yield* Effect.sleep(WEBHOOK_LIMITS.recordLingerMs)
     const batch = dispatch.takeResults()
@@ -183,25 +182,22 @@ const recorderLoop = (worker: Worker) =>
       // test/faults/database.test.ts.)
       Effect.catchAllDefect((defect) => Effect.fail(defect)),
       Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(RECORD_RETRY_MS))),
-      Effect.tap(({ claimed, claimedAtMs }) =>
-        Effect.sync(() => {
-          // First let go of what was recorded: the same transaction may have claimed it again (a
-          // released try, or a retry already due), and that claim is taken next.
-          dispatch.recorded(batch)
-          if (claimed.length === 0) return
-          options.onClaim?.(claimed.length)
-          dispatch.add(claimed, claimedAtMs)
-        })
+      // Let go of what was recorded; a retry the claim loop already took again is started now.
+      Effect.tap(() => Effect.sync(() => dispatch.recorded(batch))),
+      // Retries were rescheduled, or tries handed back due now: the claim loop claims them or
+      // recomputes when the next one is due.
+      Effect.zipRight(
+        batch.some((finished) => finished.released === true || finished.outcome?.status === "FAILED")
+          ? Effect.ignoreLogged(store.wake)
+          : Effect.void
       ),
-      // Retries were rescheduled: let the claim loop recompute when the next one is due.
-      Effect.zipRight(batch.some((finished) => finished.outcome?.status === "FAILED") ? Effect.ignoreLogged(store.wake) : Effect.void),
       Effect.catchAllCause((cause) =>
         // The claims stay ours until the lease ends; then the deliveries are tried again.
         Effect.logError("Recording webhook attempts failed; the deliveries will be retried after their lease", cause)
       ),
       // Recorded or given up: either way the deliveries may be claimed again (after their lease).
-      // After a recording, this lets go of nothing more: a delivery claimed again by the recording
-      // transaction is held under its new claim, which `recorded` leaves alone.
+      // After a recording, this lets go of nothing more: a delivery the claim loop took again is
+      // held under its new claim, which `recorded` leaves alone.
       Effect.ensuring(
         Effect.sync(() => {
           dispatch.recorded(batch)
@@ -258,7 +254,10 @@ const claimRound = (worker: Worker) =>
     )
     options.onClaim?.(claimed.length)
     dispatch.add(claimed, now)
-    if (claimed.length >= wanted) return
+    // A full batch: more may be due than this worker takes. With notifications, a commit that found
+    // this worker waiting was announced to no other node (docs/webhooks.md#wake-ups-on-postgresql):
+    // they are told now.
+    if (claimed.length >= wanted) return worker.hasNotifications ? yield* Effect.ignoreLogged(store.wake) : undefined
     const waitMs = Option.match(nextDueAt, {
       onNone: () => worker.pollIntervalMs,
       onSome: (due) => Math.min(worker.pollIntervalMs, Math.max(Date.parse(due) - now, 5))

@@ -25,6 +25,18 @@ export const recordOutcomes = <D>(
     yield* queue.finish(plan.finished)
     yield* store.clearFailing(plan.clearFailing)
     yield* store.markFailing(plan.markFailing, plan.nowIso)
+    return yield* disableFromPlan(store, plan)
+  })
+
+/** True when writing `plan` may disable a subscription (a failure: 410 Gone, or a streak grown too old). */
+export const mayDisable = (plan: OutcomePlan<unknown>): boolean => plan.disableNow.length > 0 || plan.markFailing.length > 0
+
+/** Disables what `plan` says (run it in the plan's transaction, after its streaks are written); returns the ids disabled. */
+export const disableFromPlan = (
+  store: WebhookStoreService,
+  plan: OutcomePlan<unknown>
+): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
+  Effect.gen(function* () {
     const disabled = [
       ...(yield* store.disableSubscriptions(plan.disableNow, plan.nowIso, undefined)),
       ...(yield* store.disableSubscriptions(plan.markFailing, plan.nowIso, plan.failingBefore))

@@ -4,8 +4,10 @@ import { Effect, Option } from "effect"
 import type { IssuingEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
+import { attemptStatements } from "./SqlWebhookAttempts.js"
 import { CLAIMED_COLUMNS, toClaimed } from "./SqlWebhookRows.js"
-import type { DeliveryRetry, WebhookStoreService } from "./WebhookStore.js"
+import { streakStatements } from "./SqlWebhookSubscriptions.js"
+import type { DeliveryRetry, FinishedTries, WebhookStoreService } from "./WebhookStore.js"
 
 type Sql = SqlClient.SqlClient
 
@@ -26,6 +28,8 @@ export type QueueStatements = Pick<
   | "rescheduleDelivery"
   | "rescheduleDeliveries"
   | "releaseClaims"
+  | "recordTries"
+  | "recordTriesAtOnce"
   | "nextDueAt"
 >
 
@@ -97,6 +101,12 @@ const enqueueEvents = (
         orElse: () => writeCounted(sql, queued, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
       })
 
+/** Held deliveries off the queue: delivered, given up, or skipped. */
+const completeDeliveries = (sql: Sql, token: string, ids: ReadonlyArray<string>): Effect.Effect<void, SqlError.SqlError> =>
+  ids.length === 0
+    ? Effect.void
+    : sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("id", ids)} AND claim_token = ${token}`.pipe(Effect.asVoid)
+
 /** Many held deliveries back on the queue in one UPDATE … FROM a list of (id, tries, due). */
 const rescheduleDeliveries = (sql: Sql, token: string, retries: ReadonlyArray<DeliveryRetry>): Effect.Effect<void, SqlError.SqlError> =>
   retries.length === 0
@@ -119,6 +129,42 @@ const rescheduleDeliveries = (sql: Sql, token: string, retries: ReadonlyArray<De
             )
         })
         .pipe(Effect.asVoid)
+
+/**
+ * PostgreSQL: a batch of finished tries in ONE statement (data-modifying CTEs, all-or-nothing in
+ * autocommit): the attempts, the retries and the finished deliveries (by id and claim token), and
+ * the failing streaks. The CTEs share one snapshot, so none may touch a row another touches: the
+ * retries and the finished are different deliveries, and a subscription is either cleared (a
+ * success and no failure in the batch) or marked (a failure). A batch that may disable a
+ * subscription also drops its queued deliveries, so that is done after this, in the same transaction.
+ */
+const pgRecordTries = (sql: Sql, token: string, tries: FinishedTries): Effect.Effect<void, SqlError.SqlError> => {
+  const { attempts, retries } = tries
+  return sql`WITH attempts AS (
+        INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
+                                              attempted_at, created_at, updated_at)
+        SELECT * FROM unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.program_id)}::text[],
+                             ${attempts.map((a) => a.event_id)}::text[], ${attempts.map((a) => a.webhook_subscription_id)}::text[],
+                             ${attempts.map((a) => a.status)}::text[], ${attempts.map((a) => a.response_code)}::int[],
+                             ${attempts.map((a) => a.response_body)}::text[], ${attempts.map((a) => a.attempted_at)}::timestamptz[],
+                             ${attempts.map((a) => a.created_at)}::timestamptz[], ${attempts.map((a) => a.updated_at)}::timestamptz[])
+        ON CONFLICT (id) DO NOTHING),
+      retried AS (
+        UPDATE issuing_webhook_deliveries d
+        SET attempt_count = r.attempt_count, next_attempt_at = r.next_attempt_at, claim_token = NULL
+        FROM unnest(${retries.map((r) => r.id)}::text[], ${retries.map((r) => r.attemptCount)}::int[],
+                    ${retries.map((r) => r.nextAttemptIso)}::timestamptz[]) AS r(id, attempt_count, next_attempt_at)
+        WHERE d.id = r.id AND d.claim_token = ${token}),
+      finished AS (
+        DELETE FROM issuing_webhook_deliveries WHERE id = ANY(${tries.finished}::text[]) AND claim_token = ${token}),
+      cleared AS (
+        UPDATE issuing_webhook_subscriptions SET failing_since = NULL
+        WHERE id = ANY(${tries.clearFailing}::text[]) AND failing_since IS NOT NULL),
+      marked AS (
+        UPDATE issuing_webhook_subscriptions SET failing_since = ${tries.nowIso}
+        WHERE id = ANY(${tries.markFailing}::text[]) AND failing_since IS NULL)
+      SELECT 1`.pipe(Effect.asVoid)
+}
 
 /**
  * PostgreSQL: a lone emit's events appended and fanned out in ONE statement (a data-modifying CTE
@@ -172,9 +218,15 @@ const nextDueAfter = (sql: Sql, nowIso: string) =>
  */
 const claimDueWithNext = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
   sql.onDialectOrElse({
+    // Committed without waiting for the WAL flush (`synchronous_commit` off for this statement's
+    // transaction alone): the claim is on the path from an event's commit to its delivery, and a
+    // flush there cost a second fsync after the emitting commit's. A claim is a lease: lost in a
+    // database crash, its delivery is due again after the restart and sent again — at least once
+    // (docs/operations.md#claims-and-leases).
     pg: () =>
       sql`WITH ${pgClaimCtes(sql, token, nowIso, leaseUntilIso, limit)}
           SELECT taken.*, n.next_due FROM
+            (SELECT set_config('synchronous_commit', 'off', true)) AS quick,
             (SELECT MIN(next_attempt_at) AS next_due FROM issuing_webhook_deliveries WHERE next_attempt_at > ${nowIso}) n
           LEFT JOIN taken ON true`.pipe(
         Effect.map((rows) => ({
@@ -278,7 +330,14 @@ const claimStatements = (
   queued: Effect.Effect<void>
 ): Pick<
   QueueStatements,
-  "renewClaims" | "completeDeliveries" | "rescheduleDelivery" | "rescheduleDeliveries" | "releaseClaims" | "nextDueAt"
+  | "renewClaims"
+  | "completeDeliveries"
+  | "rescheduleDelivery"
+  | "rescheduleDeliveries"
+  | "releaseClaims"
+  | "recordTries"
+  | "recordTriesAtOnce"
+  | "nextDueAt"
 > => ({
   // By id (the primary key) and token: no index on claim_token is needed, and a row another worker
   // took over (its lease ended first) keeps the new holder's lease. On PostgreSQL a row locked now
@@ -301,10 +360,7 @@ const claimStatements = (
                   RETURNING id`
           })
           .pipe(Effect.map((rows) => rows.map((row) => String(row.id)))),
-  completeDeliveries: (token, ids) =>
-    ids.length === 0
-      ? Effect.void
-      : sql`DELETE FROM issuing_webhook_deliveries WHERE ${sql.in("id", ids)} AND claim_token = ${token}`.pipe(Effect.asVoid),
+  completeDeliveries: (token, ids) => completeDeliveries(sql, token, ids),
   rescheduleDelivery: (token, id, attemptCount, nextAttemptIso) => rescheduleDeliveries(sql, token, [{ id, attemptCount, nextAttemptIso }]),
   rescheduleDeliveries: (token, retries) => rescheduleDeliveries(sql, token, retries),
   // Handed-back deliveries are due now: the other workers are woken for them (no wait for their poll).
@@ -318,6 +374,25 @@ const claimStatements = (
         : sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${nowIso}, claim_token = NULL
               WHERE claim_token = ${token} AND NOT ${sql.in("id", keep)}`
     ).pipe(Effect.asVoid),
+  recordTries: (token, tries) =>
+    sql.onDialectOrElse({
+      pg: () => pgRecordTries(sql, token, tries),
+      orElse: () =>
+        Effect.all(
+          [
+            attemptStatements(sql).insertAttempts(tries.attempts),
+            rescheduleDeliveries(sql, token, tries.retries),
+            completeDeliveries(sql, token, tries.finished),
+            streakStatements(sql).clearFailing(tries.clearFailing),
+            streakStatements(sql).markFailing(tries.markFailing, tries.nowIso)
+          ],
+          { discard: true }
+        )
+    }),
+  recordTriesAtOnce: sql.onDialectOrElse({
+    pg: () => Option.some((token: string, tries: FinishedTries) => pgRecordTries(sql, token, tries)),
+    orElse: () => Option.none()
+  }),
   nextDueAt: sql`SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries`.pipe(
     Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.t), toIso))
   )

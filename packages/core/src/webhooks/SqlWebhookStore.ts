@@ -24,11 +24,12 @@ export const SqlWebhookStoreLive = Layer.scoped(
     const wakeups = yield* Effect.serviceOption(WebhookWakeups)
     const signal = yield* makeWorkSignal(Option.map(wakeups, (service) => service.notifications))
     // SQLite: ring this process's workers at once (their claim waits for the one connection, so it
-    // runs after the commit). PostgreSQL: after the commit, ring them and announce it to the other
-    // processes — never a NOTIFY inside the transaction (docs/webhooks.md#wake-ups-on-postgresql).
+    // runs after the commit). PostgreSQL: after the commit, ring them and, unless one of them was
+    // waiting (it claims now, and announces in turn if it claims a full batch), announce it to the
+    // other processes — never a NOTIFY inside the transaction (docs/webhooks.md#wake-ups-on-postgresql).
     const wake = Option.match(wakeups, {
       onNone: () => signal.ring,
-      onSome: ({ announce }) => afterCommit(Effect.zipRight(signal.ring, announce))
+      onSome: ({ announce }) => afterCommit(Effect.flatMap(signal.ringWaiting, (taken) => (taken ? Effect.void : announce)))
     })
     const store: WebhookStoreService = {
       ...subscriptionStatements(sql),

@@ -160,7 +160,7 @@ const sealStatements = (sql: Sql): Pick<WebhookStoreService, "subscriptionsSeale
 })
 
 /** Failing streaks and disabling (410 Gone, or failing too long). */
-const streakStatements = (sql: Sql): Pick<WebhookStoreService, "markFailing" | "clearFailing" | "disableSubscriptions"> => ({
+export const streakStatements = (sql: Sql): Pick<WebhookStoreService, "markFailing" | "clearFailing" | "disableSubscriptions"> => ({
   markFailing: (subscriptionIds, nowIso) =>
     subscriptionIds.length === 0
       ? Effect.void

@@ -30,6 +30,21 @@ export interface DeliveryRetry {
   readonly nextAttemptIso: string
 }
 
+/**
+ * What a worker writes for a batch of its finished tries (docs/webhooks.md#running-the-worker): the
+ * attempts, the retries back on the queue, the finished deliveries off it (both only while this
+ * worker's token still holds them), and the subscriptions' failing streaks ended or started.
+ */
+export interface FinishedTries {
+  readonly attempts: ReadonlyArray<StoredAttempt>
+  readonly retries: ReadonlyArray<DeliveryRetry>
+  /** Ids of the deliveries taken off the queue. */
+  readonly finished: ReadonlyArray<string>
+  readonly clearFailing: ReadonlyArray<string>
+  readonly markFailing: ReadonlyArray<string>
+  readonly nowIso: string
+}
+
 /** Storage port of webhooks: subscriptions, the delivery queue (leased claims) and attempts. */
 export interface WebhookStoreService {
   readonly insertSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
@@ -115,7 +130,9 @@ export interface WebhookStoreService {
   ) => Effect.Effect<ReadonlyArray<ClaimedDelivery>, SqlError.SqlError>
   /**
    * `claimDue`, and in the same round trip when the queue's next delivery after `nowIso` falls due
-   * (a retry, a lease ending): the claim loop's one statement per round.
+   * (a retry, a lease ending): the claim loop's one statement per round. Run it outside a
+   * transaction: on PostgreSQL its commit does not wait for the WAL flush (a claim is a lease, not
+   * a fact to keep; docs/operations.md#claims-and-leases).
    */
   readonly claimDueWithNext: (
     token: string,
@@ -149,6 +166,18 @@ export interface WebhookStoreService {
    * still running: they keep their lease and become due when it ends), and wakes the workers.
    */
   readonly releaseClaims: (token: string, nowIso: string, keep: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Writes a batch of finished tries (run it inside a transaction: on SQLite it is several
+   * statements). Safe to run again after a failure whose commit may have gone through: attempts are
+   * inserted once per id, and the queue changes are compare-and-set on the claim token.
+   */
+  readonly recordTries: (token: string, tries: FinishedTries) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Where the store can: `recordTries` as ONE statement that is all-or-nothing by itself, to run
+   * outside any transaction (PostgreSQL: data-modifying CTEs in autocommit, one round trip instead of
+   * BEGIN, five statements and COMMIT). None on SQLite, whose statements cost no round trip.
+   */
+  readonly recordTriesAtOnce: Option.Option<(token: string, tries: FinishedTries) => Effect.Effect<void, SqlError.SqlError>>
   /** The earliest next_attempt_at on the queue. */
   readonly nextDueAt: Effect.Effect<Option.Option<string>, SqlError.SqlError>
 

@@ -4,6 +4,8 @@ import { Duration, Effect, Option, Schedule, Stream } from "effect"
 export interface WorkSignal {
   /** Wakes every waiting worker now, or, when none waits, the next one to wait. */
   readonly ring: Effect.Effect<void>
+  /** `ring`, telling whether a worker was waiting (it claims at once; one busy claims when its round ends). */
+  readonly ringWaiting: Effect.Effect<boolean>
   /** Resolves at the next ring (at once when one came since the last wait ended) or after `maxWaitMs`. */
   readonly wait: (maxWaitMs: number) => Effect.Effect<void>
 }
@@ -29,11 +31,22 @@ export const makeWorkSignal = (notifications: Option.Option<Stream.Stream<unknow
             Effect.forkIn(scope)
           )
         )
+    let waiting = 0
     const signal: WorkSignal = {
       ring: latch.open,
+      ringWaiting: Effect.zipRight(
+        latch.open,
+        Effect.sync(() => waiting > 0)
+      ),
       wait: (maxWaitMs) =>
         listen.pipe(
-          Effect.zipRight(latch.await.pipe(Effect.timeoutOption(Duration.millis(Math.max(0, maxWaitMs))))),
+          Effect.zipRight(
+            Effect.acquireUseRelease(
+              Effect.sync(() => waiting++),
+              () => latch.await.pipe(Effect.timeoutOption(Duration.millis(Math.max(0, maxWaitMs)))),
+              () => Effect.sync(() => waiting--)
+            )
+          ),
           Effect.zipRight(latch.close)
         )
     }
