@@ -1,0 +1,46 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * Every filter and order combination of the transfer and transaction lists as index ranges
+ * (docs/operations.md#volume), paying for it with as few index entries per posting as possible:
+ * - a transfer's status has 2 values and its rail 5, so one index per order on (program, status,
+ *   rail, order column, id) serves the order with both filters as one range, and with one filter or
+ *   none as the merge of one range per value of the others (at most 10): these three replace the
+ *   program's indexes by status, rail, amount and updated_at (4 entries per transfer become 3);
+ * - an account's transfers by amount or updated_at are the merge of its two sides' ranges, as
+ *   newest first: (account, amount, id) and (account, updated_at, id) per side, 4 entries more;
+ * - a transaction's status has 5 values: (program, status, amount, id) and (program, status,
+ *   updated_at, id) replace the program's by amount and by updated_at (no entry more), and a card's
+ *   transactions get (card, amount, id) and (card, updated_at, id), partial like its by-created_at
+ *   one (a transfer's transaction, which has no card, writes none).
+ * Built on the rows already there (writes wait meanwhile); the same indexes as the other store's
+ * migration of this id.
+ *
+ * Numbered 0400, past every id already applied: the Migrator runs only ids above the latest one.
+ */
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX issuing_transfers_by_status_rail
+    ON issuing_transfers (program_id, status, payment_rail, created_at, id)`
+  yield* sql`CREATE INDEX issuing_transfers_by_status_rail_amount
+    ON issuing_transfers (program_id, status, payment_rail, amount_minor, id)`
+  yield* sql`CREATE INDEX issuing_transfers_by_status_rail_update
+    ON issuing_transfers (program_id, status, payment_rail, updated_at, id)`
+  yield* sql`DROP INDEX issuing_transfers_by_status`
+  yield* sql`DROP INDEX issuing_transfers_by_rail`
+  yield* sql`DROP INDEX issuing_transfers_by_amount`
+  yield* sql`DROP INDEX issuing_transfers_by_update`
+  yield* sql`CREATE INDEX issuing_transfers_by_from_amount ON issuing_transfers (from_financial_account_id, amount_minor, id)`
+  yield* sql`CREATE INDEX issuing_transfers_by_to_amount ON issuing_transfers (to_financial_account_id, amount_minor, id)`
+  yield* sql`CREATE INDEX issuing_transfers_by_from_update ON issuing_transfers (from_financial_account_id, updated_at, id)`
+  yield* sql`CREATE INDEX issuing_transfers_by_to_update ON issuing_transfers (to_financial_account_id, updated_at, id)`
+  yield* sql`CREATE INDEX issuing_transactions_by_status_amount ON issuing_transactions (program_id, status, amount_minor, id)`
+  yield* sql`CREATE INDEX issuing_transactions_by_status_update ON issuing_transactions (program_id, status, updated_at, id)`
+  yield* sql`DROP INDEX issuing_transactions_by_amount`
+  yield* sql`DROP INDEX issuing_transactions_by_update`
+  yield* sql`CREATE INDEX issuing_transactions_by_card_amount
+    ON issuing_transactions (card_id, amount_minor, id) WHERE card_id IS NOT NULL`
+  yield* sql`CREATE INDEX issuing_transactions_by_card_update
+    ON issuing_transactions (card_id, updated_at, id) WHERE card_id IS NOT NULL`
+})
