@@ -159,6 +159,10 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       ["status=PENDING&payment_rail=wire", (row) => row.status === "PENDING" && row.payment_rail === "wire"],
       [`financial_account_id=${a}`, (row) => row.from_financial_account_id === a || row.to_financial_account_id === a],
       [
+        `financial_account_id=${a}&status=PENDING`,
+        (row) => (row.from_financial_account_id === a || row.to_financial_account_id === a) && row.status === "PENDING"
+      ],
+      [
         `financial_account_id=${b}&status=SETTLED`,
         (row) => (row.from_financial_account_id === b || row.to_financial_account_id === b) && row.status === "SETTLED"
       ],
@@ -241,8 +245,11 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       [{ status: "SETTLED" }, "amount", "issuing_transfers_by_status_rail_amount", 5],
       [{ payment_rail: "book" }, "updated_at", "issuing_transfers_by_status_rail_update", 2],
       [{ status: "SETTLED", payment_rail: "book" }, "amount", "issuing_transfers_by_status_rail_amount", 1],
-      [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_amount", 2],
-      [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_update", 2]
+      [{ financial_account_id: a }, "created_at", "issuing_transfers_by_(from|to)_status", 4],
+      [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_status_amount", 4],
+      [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_status_update", 4],
+      [{ financial_account_id: a, status: "PENDING" }, "created_at", "issuing_transfers_by_(from|to)_status", 2],
+      [{ financial_account_id: a, status: "SETTLED" }, "amount", "issuing_transfers_by_(from|to)_status_amount", 2]
     ]
     const transactionCases: ReadonlyArray<[Record<string, string>, Field, string, number]> = [
       [{}, "amount", "issuing_transactions_by_status_amount", 5],

@@ -423,16 +423,16 @@ CREATE TABLE public.issuing_transfers (
   CONSTRAINT issuing_transfers_amount_minor_check CHECK ((amount_minor > 0)),
   CONSTRAINT issuing_transfers_status_check CHECK ((status = ANY (ARRAY['PENDING'::text, 'SETTLED'::text])))
 );
-CREATE INDEX issuing_transfers_by_from ON public.issuing_transfers USING btree (from_financial_account_id, created_at, id);
-CREATE INDEX issuing_transfers_by_from_amount ON public.issuing_transfers USING btree (from_financial_account_id, amount_minor, id);
-CREATE INDEX issuing_transfers_by_from_update ON public.issuing_transfers USING btree (from_financial_account_id, updated_at, id);
+CREATE INDEX issuing_transfers_by_from_status ON public.issuing_transfers USING btree (from_financial_account_id, status, created_at, id);
+CREATE INDEX issuing_transfers_by_from_status_amount ON public.issuing_transfers USING btree (from_financial_account_id, status, amount_minor, id);
+CREATE INDEX issuing_transfers_by_from_status_update ON public.issuing_transfers USING btree (from_financial_account_id, status, updated_at, id);
 CREATE INDEX issuing_transfers_by_program ON public.issuing_transfers USING btree (program_id, created_at, id);
 CREATE INDEX issuing_transfers_by_status_rail ON public.issuing_transfers USING btree (program_id, status, payment_rail, created_at, id);
 CREATE INDEX issuing_transfers_by_status_rail_amount ON public.issuing_transfers USING btree (program_id, status, payment_rail, amount_minor, id);
 CREATE INDEX issuing_transfers_by_status_rail_update ON public.issuing_transfers USING btree (program_id, status, payment_rail, updated_at, id);
-CREATE INDEX issuing_transfers_by_to ON public.issuing_transfers USING btree (to_financial_account_id, created_at, id);
-CREATE INDEX issuing_transfers_by_to_amount ON public.issuing_transfers USING btree (to_financial_account_id, amount_minor, id);
-CREATE INDEX issuing_transfers_by_to_update ON public.issuing_transfers USING btree (to_financial_account_id, updated_at, id);
+CREATE INDEX issuing_transfers_by_to_status ON public.issuing_transfers USING btree (to_financial_account_id, status, created_at, id);
+CREATE INDEX issuing_transfers_by_to_status_amount ON public.issuing_transfers USING btree (to_financial_account_id, status, amount_minor, id);
+CREATE INDEX issuing_transfers_by_to_status_update ON public.issuing_transfers USING btree (to_financial_account_id, status, updated_at, id);
 CREATE INDEX issuing_transfers_by_transaction ON public.issuing_transfers USING btree (transaction_id, status);
 CREATE TRIGGER issuing_count_transfers_delete AFTER DELETE ON public.issuing_transfers REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION issuing_count_transfers();
 CREATE TRIGGER issuing_count_transfers_insert AFTER INSERT ON public.issuing_transfers REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT WHEN ((strpos(COALESCE(current_setting('issuing.posting_counted'::text, true), ''::text), ' transfers '::text) = 0)) EXECUTE FUNCTION issuing_count_transfers();

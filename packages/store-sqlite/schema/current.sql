@@ -522,11 +522,11 @@ CREATE TABLE issuing_transfers (
     updated_at TEXT NOT NULL
   , metadata TEXT NOT NULL DEFAULT '{}');
 
-CREATE INDEX issuing_transfers_by_from ON issuing_transfers (from_financial_account_id, created_at, id);
+CREATE INDEX issuing_transfers_by_from_status ON issuing_transfers (from_financial_account_id, status, created_at, id);
 
-CREATE INDEX issuing_transfers_by_from_amount ON issuing_transfers (from_financial_account_id, amount_minor, id);
+CREATE INDEX issuing_transfers_by_from_status_amount ON issuing_transfers (from_financial_account_id, status, amount_minor, id);
 
-CREATE INDEX issuing_transfers_by_from_update ON issuing_transfers (from_financial_account_id, updated_at, id);
+CREATE INDEX issuing_transfers_by_from_status_update ON issuing_transfers (from_financial_account_id, status, updated_at, id);
 
 CREATE INDEX issuing_transfers_by_program ON issuing_transfers (program_id, created_at, id);
 
@@ -539,11 +539,11 @@ CREATE INDEX issuing_transfers_by_status_rail_amount
 CREATE INDEX issuing_transfers_by_status_rail_update
     ON issuing_transfers (program_id, status, payment_rail, updated_at, id);
 
-CREATE INDEX issuing_transfers_by_to ON issuing_transfers (to_financial_account_id, created_at, id);
+CREATE INDEX issuing_transfers_by_to_status ON issuing_transfers (to_financial_account_id, status, created_at, id);
 
-CREATE INDEX issuing_transfers_by_to_amount ON issuing_transfers (to_financial_account_id, amount_minor, id);
+CREATE INDEX issuing_transfers_by_to_status_amount ON issuing_transfers (to_financial_account_id, status, amount_minor, id);
 
-CREATE INDEX issuing_transfers_by_to_update ON issuing_transfers (to_financial_account_id, updated_at, id);
+CREATE INDEX issuing_transfers_by_to_status_update ON issuing_transfers (to_financial_account_id, status, updated_at, id);
 
 CREATE INDEX issuing_transfers_by_transaction ON issuing_transfers (transaction_id, status);
 

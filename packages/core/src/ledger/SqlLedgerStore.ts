@@ -515,13 +515,14 @@ const programTransactions = (sql: SqlClient.SqlClient, programId: string, filter
 })
 
 /**
- * An account's transfers in any order: the ones it sends and the ones it receives are two ranges of
- * `issuing_transfers_by_from[_amount|_update]` / `_by_to[…]` (account, order column, id), merged
- * (`mergedPage`). The ranges need no program condition: a transfer's two accounts are of its
+ * An account's transfers in any order: the ones it sends and the ones it receives, per status, are
+ * ranges of `issuing_transfers_by_from_status[_amount|_update]` / `_by_to_status[…]` (account,
+ * status, order column, id), merged (`mergedPage`): 2 ranges with a status, 4 without (a transfer's
+ * status has 2 values). The ranges need no program condition: a transfer's two accounts are of its
  * program, so an account's transfers are all of the account's program, and the page's rows are read
  * with the program (an account of another program lists nothing). They need no test that the other
  * side is another account either: a transfer's two accounts differ (PostingRules.transferEntries),
- * so the two ranges never share a transfer. `status` and `payment_rail` are applied along the ranges.
+ * so the ranges never share a transfer. `payment_rail` is applied along the ranges.
  */
 const accountTransfers = (
   sql: SqlClient.SqlClient,
@@ -529,15 +530,18 @@ const accountTransfers = (
   filter: TransferFilter & { readonly financial_account_id: string }
 ): MergedList => {
   const account = filter.financial_account_id
+  const statuses = filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES
   return {
     table: "issuing_transfers",
     programId,
-    ranges: [sql`from_financial_account_id = ${account}`, sql`to_financial_account_id = ${account}`],
-    along: [
-      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
-      ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
-    ],
-    member: sql`(from_financial_account_id = ${account} OR to_financial_account_id = ${account})`
+    ranges: (["from_financial_account_id", "to_financial_account_id"] as const).flatMap((side) =>
+      statuses.map((status) => sql`${sql.literal(side)} = ${account} AND status = ${status}`)
+    ),
+    along: filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [],
+    member: sql.and([
+      sql`(from_financial_account_id = ${account} OR to_financial_account_id = ${account})`,
+      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [])
+    ])
   }
 }
 

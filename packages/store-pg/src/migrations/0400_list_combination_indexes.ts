@@ -8,8 +8,10 @@ import { Effect } from "effect"
  *   rail, order column, id) serves the order with both filters as one range, and with one filter or
  *   none as the merge of one range per value of the others (at most 10): these three replace the
  *   program's indexes by status, rail, amount and updated_at (4 entries per transfer become 3);
- * - an account's transfers by amount or updated_at are the merge of its two sides' ranges, as
- *   newest first: (account, amount, id) and (account, updated_at, id) per side, 4 entries more;
+ * - an account's transfers are the merge of its two sides' ranges, and per side one index per
+ *   order on (account, status, order column, id), merged per status too: with a status or without,
+ *   in every order (the account's by created_at of migration 0330 give way to these, so 4 entries
+ *   more, the by-amount and by-updated_at ones);
  * - a transaction's status has 5 values: (program, status, amount, id) and (program, status,
  *   updated_at, id) replace the program's by amount and by updated_at (no entry more), and a card's
  *   transactions get (card, amount, id) and (card, updated_at, id), partial like its by-created_at
@@ -31,10 +33,13 @@ export default Effect.gen(function* () {
   yield* sql`DROP INDEX issuing_transfers_by_rail`
   yield* sql`DROP INDEX issuing_transfers_by_amount`
   yield* sql`DROP INDEX issuing_transfers_by_update`
-  yield* sql`CREATE INDEX issuing_transfers_by_from_amount ON issuing_transfers (from_financial_account_id, amount_minor, id)`
-  yield* sql`CREATE INDEX issuing_transfers_by_to_amount ON issuing_transfers (to_financial_account_id, amount_minor, id)`
-  yield* sql`CREATE INDEX issuing_transfers_by_from_update ON issuing_transfers (from_financial_account_id, updated_at, id)`
-  yield* sql`CREATE INDEX issuing_transfers_by_to_update ON issuing_transfers (to_financial_account_id, updated_at, id)`
+  for (const side of ["from", "to"]) {
+    const account = `${side}_financial_account_id`
+    yield* sql.unsafe(`CREATE INDEX issuing_transfers_by_${side}_status ON issuing_transfers (${account}, status, created_at, id)`)
+    yield* sql.unsafe(`CREATE INDEX issuing_transfers_by_${side}_status_amount ON issuing_transfers (${account}, status, amount_minor, id)`)
+    yield* sql.unsafe(`CREATE INDEX issuing_transfers_by_${side}_status_update ON issuing_transfers (${account}, status, updated_at, id)`)
+    yield* sql.unsafe(`DROP INDEX issuing_transfers_by_${side}`)
+  }
   yield* sql`CREATE INDEX issuing_transactions_by_status_amount ON issuing_transactions (program_id, status, amount_minor, id)`
   yield* sql`CREATE INDEX issuing_transactions_by_status_update ON issuing_transactions (program_id, status, updated_at, id)`
   yield* sql`DROP INDEX issuing_transactions_by_amount`
