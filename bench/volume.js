@@ -218,6 +218,8 @@ const lists = (ids) =>
     { path: "/v1/transactions?order_by=updated_at&status=SETTLED" },
     { path: "/v1/transactions?order_by=amount&status=PENDING" },
     { path: `/v1/transactions?card_id={card}&order_by=amount` },
+    // Left: the status read along the card's range.
+    { path: `/v1/transactions?card_id={card}&status=SETTLED` },
     { path: `/v1/transactions/{transaction}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers?book=principal` },
