@@ -194,9 +194,32 @@ const lists = (ids) =>
     { path: `/v1/transfers?financial_account_id={quiet}` },
     { path: "/v1/transfers?payment_rail=fednow_instant" },
     { path: "/v1/transfers?order_by=amount&ascending=false" },
+    // Filter and order combinations (migration 0400): ranges of one index per order, merged per
+    // status and rail; an account's two sides by amount and updated_at. PENDING and the funding rail
+    // are rare here (none pending, 65 fundings): a walk would read the program's every transfer.
+    { path: "/v1/transfers?order_by=updated_at" },
+    { path: "/v1/transfers?status=PENDING" },
+    { path: "/v1/transfers?status=SETTLED&payment_rail=book" },
+    { path: "/v1/transfers?status=SETTLED&payment_rail=fednow_instant" },
+    { path: "/v1/transfers?order_by=amount&status=PENDING" },
+    { path: "/v1/transfers?order_by=amount&status=SETTLED" },
+    { path: "/v1/transfers?order_by=updated_at&payment_rail=fednow_instant" },
+    { path: `/v1/transfers?financial_account_id={busy}&order_by=amount&ascending=false` },
+    { path: `/v1/transfers?financial_account_id={busy}&order_by=updated_at` },
+    { path: `/v1/transfers?financial_account_id={quiet}&order_by=amount` },
+    { path: `/v1/transfers?financial_account_id={busy}&status=PENDING` },
+    // Left as walks along an account's ranges (the rail read from each row).
+    { path: `/v1/transfers?financial_account_id={busy}&payment_rail=book` },
+    { path: `/v1/transfers?financial_account_id={busy}&payment_rail=wire` },
     { path: "/v1/transactions" },
     { path: "/v1/transactions?status=SETTLED" },
     { path: "/v1/transactions?order_by=amount&ascending=false" },
+    { path: "/v1/transactions?order_by=updated_at" },
+    { path: "/v1/transactions?order_by=updated_at&status=SETTLED" },
+    { path: "/v1/transactions?order_by=amount&status=PENDING" },
+    { path: `/v1/transactions?card_id={card}&order_by=amount` },
+    // Left: the status read along the card's range.
+    { path: `/v1/transactions?card_id={card}&status=SETTLED` },
     { path: `/v1/transactions/{transaction}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers?book=principal` },

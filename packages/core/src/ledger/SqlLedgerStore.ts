@@ -6,18 +6,24 @@ import { toInt, toIso } from "../platform/Rows.js"
 import type { Fragment } from "@effect/sql/Statement"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { InvalidRequest } from "../platform/Errors.js"
-import type { PageWindow } from "../platform/Paging.js"
+import type { OrderFields, PageWindow } from "../platform/Paging.js"
 import { notInThisList, orderByClause, pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
   type BookTransferOrderField,
-  type TransferOrderField,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
   WALLET_ORDER_FIELDS
 } from "./OrderFields.js"
-import { LedgerPosting, LedgerStore, type LedgerStoreService, type NewAccount, type TransferFilter } from "./LedgerStore.js"
+import {
+  LedgerPosting,
+  LedgerStore,
+  type LedgerStoreService,
+  type NewAccount,
+  type TransactionFilter,
+  type TransferFilter
+} from "./LedgerStore.js"
 import { bookBalance } from "./PostingRules.js"
 import {
   type AccountKind,
@@ -33,6 +39,9 @@ import {
   type Transfer,
   type TransferRail,
   type TransferStatus,
+  TRANSACTION_STATUSES,
+  TRANSFER_RAILS,
+  TRANSFER_STATUSES,
   type Wallet
 } from "./Records.js"
 
@@ -312,12 +321,23 @@ const transactionQueries = (q: Queries) => {
         filter.status !== undefined && sql`status = ${filter.status}`,
         filter.card_id !== undefined && sql`card_id = ${filter.card_id}`
       ])
+      // Newest or oldest first without a card: a range of the program's index or its status's.
+      // Otherwise ranges merged (mergedPage): a card's one, or one per status the filter allows.
+      const merged =
+        filter.card_id !== undefined
+          ? cardTransactions(sql, programId, { ...filter, card_id: filter.card_id })
+          : TRANSACTION_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
+            ? programTransactions(sql, programId, filter)
+            : null
       return Effect.all({
-        rows: pageRows(sql, window, TRANSACTION_ORDER_FIELDS, {
-          select: sql.literal("*"),
-          from: sql.literal("issuing_transactions"),
-          where: condition
-        }).pipe(Effect.map((rows) => rows.map(toTransaction))),
+        rows: (merged !== null
+          ? mergedPage(sql, window, TRANSACTION_ORDER_FIELDS, merged)
+          : pageRows(sql, window, TRANSACTION_ORDER_FIELDS, {
+              select: sql.literal("*"),
+              from: sql.literal("issuing_transactions"),
+              where: condition
+            })
+        ).pipe(Effect.map((rows) => rows.map(toTransaction))),
         total: listTotal(sql, maintained("transactions", programId, filter))
       })
     },
@@ -344,12 +364,6 @@ const transactionQueries = (q: Queries) => {
       sql`UPDATE issuing_transfers SET status = ${status}, updated_at = ${at} WHERE id = ${transferId}`.pipe(Effect.asVoid),
 
     listTransfers: (programId, filter, window) => {
-      // An account's transfers newest or oldest first: the merge of its two sides' ranges
-      // (accountTransfersPage); any other order sorts the account's transfers.
-      const accountRanges =
-        filter.financial_account_id !== undefined &&
-        filter.transaction_id === undefined &&
-        TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "created_at"
       const condition = where([
         sql`program_id = ${programId}`,
         filter.status !== undefined && sql`status = ${filter.status}`,
@@ -358,9 +372,22 @@ const transactionQueries = (q: Queries) => {
         filter.financial_account_id !== undefined &&
           sql`(from_financial_account_id = ${filter.financial_account_id} OR to_financial_account_id = ${filter.financial_account_id})`
       ])
+      // A transaction's transfers are a few (their own index); the program's newest or oldest first
+      // a range of its index; every other list ranges merged (mergedPage): an account's two sides,
+      // or one per (status, rail) its filters allow.
+      const merged =
+        filter.transaction_id !== undefined
+          ? null
+          : filter.financial_account_id !== undefined
+            ? accountTransfers(sql, programId, { ...filter, financial_account_id: filter.financial_account_id })
+            : filter.status !== undefined ||
+                filter.payment_rail !== undefined ||
+                TRANSFER_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
+              ? programTransfers(sql, programId, filter)
+              : null
       return Effect.all({
-        rows: (accountRanges
-          ? accountTransfersPage(sql, programId, window, { ...filter, financial_account_id: filter.financial_account_id! })
+        rows: (merged !== null
+          ? mergedPage(sql, window, TRANSFER_ORDER_FIELDS, merged)
           : pageRows(sql, window, TRANSFER_ORDER_FIELDS, {
               select: sql.literal("*"),
               from: sql.literal("issuing_transfers"),
@@ -377,71 +404,169 @@ const transactionQueries = (q: Queries) => {
 }
 
 /**
- * One page of an account's transfers by `created_at` (docs/operations.md#volume), O(page) whatever
- * the size of the program, and a deep page O(its depth): the transfers the account sends and the
- * ones it receives are two ranges of `issuing_transfers_by_from` / `_by_to` (account, created_at,
- * id), merged in order as they are read, so the page and the rows OFFSET skips are counted off the
- * two indexes alone (no sort, no table row) and only the page's rows are read, by primary key.
- * The ranges need no program condition: a transfer's two accounts are of its program, so an
- * account's transfers are all of the account's program, and the page's rows are read with the
- * program (an account of another program lists nothing). They need no test that the other side is
- * another account either: a transfer's two accounts differ (PostingRules.transferEntries), so the
- * two ranges never share a transfer. `status` and `payment_rail` are applied along the ranges
- * (reading each transfer's row), written out of the index choice (`|| ''`). `starting_after` reads
- * its transfer by primary key within the same filter and program (a 400 otherwise) and starts both
- * ranges after its (created_at, id).
+ * A list whose page is the merge of one or more index ranges (docs/operations.md#volume): each
+ * range is the rows of some equalities (`ranges`), read from an index on (those columns, the order
+ * column, id) in the page's order, so the ranges are merged as they are read and a deep page counts
+ * the rows OFFSET skips off the indexes alone (no sort, no table row); only the page's rows are then
+ * read, by primary key, with the program. The ranges of one list never share a row.
  */
-const accountTransfersPage = (
+interface MergedList {
+  readonly table: "issuing_transfers" | "issuing_transactions"
+  readonly programId: string
+  /** Each range's equalities, one index range each. */
+  readonly ranges: ReadonlyArray<Fragment>
+  /** Filters applied along every range (reading each row), written out of the index choice (`|| ''`). */
+  readonly along: ReadonlyArray<Fragment>
+  /** The list's filter besides the program and `along`, for the `starting_after` row. */
+  readonly member: Fragment | null
+}
+
+/**
+ * One page of a `MergedList`, O(page) whatever the size of the program and a deep page O(its
+ * depth). `starting_after` reads its row by primary key within the same list (program and filters;
+ * a 400 otherwise) and starts every range after its (order value, id).
+ */
+const mergedPage = <F extends string>(
   sql: SqlClient.SqlClient,
-  programId: string,
-  window: PageWindow<TransferOrderField>,
-  filter: TransferFilter & { readonly financial_account_id: string }
+  window: PageWindow<NoInfer<F>>,
+  order: OrderFields<F>,
+  list: MergedList
 ): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
+  // orderByClause validates the window's field against the list's (a defect otherwise).
+  const orderBy = orderByClause(sql, window, order)
+  const key = sql.literal(order.columns[window.orderBy])
   const direction = sql.literal(window.descending ? "DESC" : "ASC")
-  const account = filter.financial_account_id
-  const along = [
-    ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
-    ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
-  ]
-  const side = (column: "from_financial_account_id" | "to_financial_account_id", after: Fragment) =>
-    sql`SELECT created_at AS k, id FROM issuing_transfers
-        WHERE ${sql.literal(column)} = ${account}${along.length === 0 ? sql.literal("") : sql` AND ${sql.and(along)}`}${after}`
-  // SQLite: one compound statement whose ORDER BY both sides' indexes deliver, merged as they are
-  // read (MERGE (UNION ALL)). PostgreSQL 18 plans that form, flattened, as an Append of both whole
-  // ranges under a sort (even with sorts disabled: it offered no ordered plan), so there each side
-  // is a subquery ordered by its index and cut at the page's depth, and the two ordered subqueries
-  // are merged (Merge Append): offset + limit rows read, and one more per side.
-  const ids = (after: Fragment) =>
-    sql.onDialectOrElse({
+  const table = sql.literal(list.table)
+  const arm = (range: Fragment, after: Fragment) =>
+    sql`SELECT ${key} AS k, id FROM ${table} WHERE ${sql.and([range, ...list.along])}${after}`
+  // SQLite: one compound statement whose ORDER BY every range's index delivers, merged as they are
+  // read (MERGE (UNION ALL)). PostgreSQL 18 plans that form, flattened, as an Append of the whole
+  // ranges under a sort (even with sorts disabled: it offered no ordered plan), so there each range
+  // is a subquery ordered by its index and cut at the page's depth, and the ordered subqueries are
+  // merged (Merge Append): offset + limit rows read, and one more per range.
+  const ids = (after: Fragment) => {
+    if (list.ranges.length === 1) {
+      return sql`${arm(list.ranges[0]!, after)} ORDER BY ${key} ${direction}, id ${direction}
+                 LIMIT ${window.limit} OFFSET ${window.offset}`
+    }
+    return sql.onDialectOrElse({
       pg: () => {
-        const cut = (column: "from_financial_account_id" | "to_financial_account_id", alias: string) =>
-          sql`SELECT * FROM (${side(column, after)} ORDER BY created_at ${direction}, id ${direction}
-                             LIMIT ${window.offset + window.limit}) ${sql.literal(alias)}`
-        return sql`SELECT k, id FROM (${cut("from_financial_account_id", "r0")} UNION ALL ${cut("to_financial_account_id", "r1")}) u
+        const cut = (range: Fragment, index: number) =>
+          sql`SELECT * FROM (${arm(range, after)} ORDER BY ${key} ${direction}, id ${direction}
+                             LIMIT ${window.offset + window.limit}) ${sql.literal(`r${index}`)}`
+        return sql`SELECT k, id FROM (${sql.join(" UNION ALL ", false)(list.ranges.map(cut))}) u
                    ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
       },
       orElse: () =>
-        sql`${side("from_financial_account_id", after)} UNION ALL ${side("to_financial_account_id", after)}
+        sql`${sql.join(" UNION ALL ", false)(list.ranges.map((range) => arm(range, after)))}
             ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
     })
+  }
   const rows = (after: Fragment) =>
     Effect.flatMap(ids(after), (found) =>
       found.length === 0
         ? Effect.succeed([])
-        : sql`SELECT * FROM issuing_transfers WHERE id IN ${sql.in(found.map((row: any) => row.id))} AND (program_id || '') = ${programId}
-              ORDER BY ${orderByClause(sql, window, TRANSFER_ORDER_FIELDS)}`
+        : sql`SELECT * FROM ${table} WHERE id IN ${sql.in(found.map((row: any) => row.id))} AND (program_id || '') = ${list.programId}
+              ORDER BY ${orderBy}`
     )
   const startingAfter = window.after
   if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
   return Effect.flatMap(
-    sql`SELECT created_at AS k FROM issuing_transfers WHERE id = ${startingAfter}
-        AND (from_financial_account_id = ${account} OR to_financial_account_id = ${account})
-        AND ${sql.and([sql`(program_id || '') = ${programId}`, ...along])}`,
+    sql`SELECT ${key} AS k FROM ${table} WHERE id = ${startingAfter}
+        AND ${sql.and([sql`(program_id || '') = ${list.programId}`, ...(list.member === null ? [] : [list.member]), ...list.along])}`,
     (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
       found.length === 0
         ? Effect.fail(notInThisList())
-        : rows(sql` AND (created_at, id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
+        : rows(sql` AND (${key}, id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
   )
+}
+
+/**
+ * A card's transactions in any order: one range of `issuing_transactions_by_card[_amount|_update]`
+ * (card, order column, id), partial indexes of the transactions that have a card (migration 0400).
+ * A card's transactions are all of its program, so the range needs no program condition; the page's
+ * rows are read with the program (another program's card lists nothing). `status` is applied along.
+ */
+const cardTransactions = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  filter: TransactionFilter & { readonly card_id: string }
+): MergedList => ({
+  table: "issuing_transactions",
+  programId,
+  ranges: [sql`card_id = ${filter.card_id}`],
+  along: filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [],
+  member: sql`(card_id || '') = ${filter.card_id}`
+})
+
+/**
+ * The program's transactions by amount or updated_at: ranges of
+ * `issuing_transactions_by_status_amount` / `_by_status_update` (program, status, order column, id),
+ * the filter's status or one per status (5; the closed union of Records.ts).
+ */
+const programTransactions = (sql: SqlClient.SqlClient, programId: string, filter: TransactionFilter): MergedList => ({
+  table: "issuing_transactions",
+  programId,
+  ranges: (filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES).map(
+    (status) => sql`program_id = ${programId} AND status = ${status}`
+  ),
+  along: [],
+  member: filter.status !== undefined ? sql`(status || '') = ${filter.status}` : null
+})
+
+/**
+ * An account's transfers in any order: the ones it sends and the ones it receives, per status, are
+ * ranges of `issuing_transfers_by_from_status[_amount|_update]` / `_by_to_status[…]` (account,
+ * status, order column, id), merged (`mergedPage`): 2 ranges with a status, 4 without (a transfer's
+ * status has 2 values). The ranges need no program condition: a transfer's two accounts are of its
+ * program, so an account's transfers are all of the account's program, and the page's rows are read
+ * with the program (an account of another program lists nothing). They need no test that the other
+ * side is another account either: a transfer's two accounts differ (PostingRules.transferEntries),
+ * so the ranges never share a transfer. `payment_rail` is applied along the ranges.
+ */
+const accountTransfers = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  filter: TransferFilter & { readonly financial_account_id: string }
+): MergedList => {
+  const account = filter.financial_account_id
+  const statuses = filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES
+  return {
+    table: "issuing_transfers",
+    programId,
+    ranges: (["from_financial_account_id", "to_financial_account_id"] as const).flatMap((side) =>
+      statuses.map((status) => sql`${sql.literal(side)} = ${account} AND status = ${status}`)
+    ),
+    along: filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [],
+    member: sql.and([
+      sql`(from_financial_account_id = ${account} OR to_financial_account_id = ${account})`,
+      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [])
+    ])
+  }
+}
+
+/**
+ * The program's transfers with `status`, `payment_rail` or both, or by amount or updated_at: ranges
+ * of `issuing_transfers_by_status_rail[_amount|_update]` (program, status, rail, order column, id),
+ * one per (status, rail) the filters allow — 1 with both, 5 with a status, 2 with a rail, 10 with
+ * neither (migration 0400; the statuses and rails are the closed unions of Records.ts, which the
+ * API decodes the filters with).
+ */
+const programTransfers = (sql: SqlClient.SqlClient, programId: string, filter: TransferFilter): MergedList => {
+  const statuses = filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES
+  const rails = filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
+  return {
+    table: "issuing_transfers",
+    programId,
+    ranges: statuses.flatMap((status) =>
+      rails.map((rail) => sql`program_id = ${programId} AND status = ${status} AND payment_rail = ${rail}`)
+    ),
+    along: [],
+    member: sql.and([
+      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
+      ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
+    ])
+  }
 }
 
 /**

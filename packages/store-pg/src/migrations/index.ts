@@ -34,6 +34,7 @@ import accountEntryIndexes from "./0360_account_entry_indexes.js"
 import freeCountShards from "./0370_free_count_shards.js"
 import cardSpend from "./0380_card_spend.js"
 import bookEntryCountLookups from "./0390_book_entry_count_lookups.js"
+import listCombinationIndexes from "./0400_list_combination_indexes.js"
 import coalescedBalanceEvents from "./0430_coalesced_balance_events.js"
 
 /**
@@ -78,5 +79,6 @@ export const migrations = {
   "0370_free_count_shards": freeCountShards,
   "0380_card_spend": cardSpend,
   "0390_book_entry_count_lookups": bookEntryCountLookups,
+  "0400_list_combination_indexes": listCombinationIndexes,
   "0430_coalesced_balance_events": coalescedBalanceEvents
 }
