@@ -28,7 +28,13 @@ describe("the financial-account list's filters on sqlite", () => {
       [{ wallet_id: "" }, "issuing_financial_accounts_by_wallet (wallet_id=?)", 1],
       [{ kind: "settlement" }, "issuing_financial_accounts_by_kind (program_id=? AND kind=?)", 1],
       [{ kind: "wallet" }, "issuing_financial_accounts_by_kind (program_id=? AND kind=?)", 3],
-      [{ currency: "EUR" }, "issuing_financial_accounts_by_currency (program_id=? AND currency=?)", 1]
+      [{ currency: "EUR" }, "issuing_financial_accounts_by_currency (program_id=? AND currency=?)", 1],
+      // `kind` with `currency`: the currency's range past at most its one settlement account, or that
+      // account through the unique settlement index.
+      [{ kind: "wallet", currency: "EUR" }, "issuing_financial_accounts_by_currency (program_id=? AND currency=?)", 1],
+      [{ kind: "wallet", currency: "USD" }, "issuing_financial_accounts_by_currency (program_id=? AND currency=?)", 2],
+      [{ kind: "settlement", currency: "USD" }, "issuing_financial_accounts_settlement (program_id=? AND currency=?)", 1],
+      [{ kind: "settlement", currency: "EUR" }, "issuing_financial_accounts_settlement (program_id=? AND currency=?)", 0]
     ]
     const db = new Database(platform.database.filename!, { readonly: true })
     try {

@@ -378,7 +378,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* checkCardSpendFixture
       yield* cardSpendTriggerSteps("program_1")
     })
-  }
+  },
+  "0410_list_combination_indexes": "schema only"
 }
 
 /** The entries of before migration 0310. */

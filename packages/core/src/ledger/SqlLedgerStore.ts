@@ -238,9 +238,21 @@ const accountQueries = (q: Queries) => {
       // A wallet's account through issuing_financial_accounts_by_wallet: the program is kept out of
       // the index choice there (SQLite walked the program's index, which also serves the order).
       const program = sql.literal(filter.wallet_id !== undefined ? "(a.program_id || '')" : "a.program_id")
+      // `kind` with `currency`: a program has at most one settlement account per currency
+      // (issuing_financial_accounts_settlement), so the settlement one is read through that unique
+      // index (the kind written into the statement: a partial index serves only a literal), and the
+      // wallet ones are the currency's range, the kind applied along it past at most that one row.
+      const kind =
+        filter.kind === undefined
+          ? false
+          : filter.currency === undefined
+            ? sql`a.kind = ${filter.kind}`
+            : filter.kind === "settlement"
+              ? sql.literal("a.kind = 'settlement'")
+              : sql`(a.kind || '') = ${filter.kind}`
       const condition = where([
         sql`${program} = ${programId}`,
-        filter.kind !== undefined && sql`a.kind = ${filter.kind}`,
+        kind,
         filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
         filter.currency !== undefined && sql`a.currency = ${filter.currency}`
       ])

@@ -34,6 +34,7 @@ import accountEntryIndexes from "./0360_account_entry_indexes.js"
 import freeCountShards from "./0370_free_count_shards.js"
 import cardSpend from "./0380_card_spend.js"
 import bookEntryCountLookups from "./0390_book_entry_count_lookups.js"
+import listCombinationIndexes from "./0410_list_combination_indexes.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -76,5 +77,6 @@ export const migrations = {
   "0360_account_entry_indexes": accountEntryIndexes,
   "0370_free_count_shards": freeCountShards,
   "0380_card_spend": cardSpend,
-  "0390_book_entry_count_lookups": bookEntryCountLookups
+  "0390_book_entry_count_lookups": bookEntryCountLookups,
+  "0410_list_combination_indexes": listCombinationIndexes
 }

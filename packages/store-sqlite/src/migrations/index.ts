@@ -24,6 +24,7 @@ import transferListIndexes from "./0330_transfer_list_indexes.js"
 import accountListIndexes from "./0340_account_list_indexes.js"
 import accountEntryIndexes from "./0360_account_entry_indexes.js"
 import cardSpend from "./0380_card_spend.js"
+import listCombinationIndexes from "./0410_list_combination_indexes.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -55,5 +56,6 @@ export const migrations = {
   "0330_transfer_list_indexes": transferListIndexes,
   "0340_account_list_indexes": accountListIndexes,
   "0360_account_entry_indexes": accountEntryIndexes,
-  "0380_card_spend": cardSpend
+  "0380_card_spend": cardSpend,
+  "0410_list_combination_indexes": listCombinationIndexes
 }
