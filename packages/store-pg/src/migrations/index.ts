@@ -35,6 +35,7 @@ import freeCountShards from "./0370_free_count_shards.js"
 import cardSpend from "./0380_card_spend.js"
 import bookEntryCountLookups from "./0390_book_entry_count_lookups.js"
 import listCombinationIndexes from "./0410_list_combination_indexes.js"
+import accountUpdateOrder from "./0411_account_update_order.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -78,5 +79,6 @@ export const migrations = {
   "0370_free_count_shards": freeCountShards,
   "0380_card_spend": cardSpend,
   "0390_book_entry_count_lookups": bookEntryCountLookups,
-  "0410_list_combination_indexes": listCombinationIndexes
+  "0410_list_combination_indexes": listCombinationIndexes,
+  "0411_account_update_order": accountUpdateOrder
 }
