@@ -180,6 +180,26 @@ describe.each(STORE_KINDS)("financial accounts by updated_at on %s", (kind) => {
           }
         }
       }
+      // The settlement accounts (one per currency) by updated_at: their kind's range, not a walk of every wallet's row.
+      const statements: Array<Compiled> = []
+      await platform.instance.runtime.runPromise(
+        Effect.flatMap(Ledger, (ledger) =>
+          ledger.listFinancialAccounts(platform.org.program_id, { kind: "settlement" } as any, {
+            page: 1,
+            pageSize: 2,
+            orderBy: "updated_at",
+            ascending: false
+          })
+        ).pipe((effect) => recording(effect, statements))
+      )
+      const settlement = statements.filter(([text]) => text.includes("LIMIT"))
+      expect(settlement).toHaveLength(1)
+      if (db !== undefined)
+        expect(sqlitePlan(db, settlement[0]!)).toMatch(/^SEARCH a USING INDEX issuing_financial_accounts_(by_kind|settlement) /)
+      else
+        expect(await pgPlan(platform.instance.runtime, settlement[0]!)).toMatch(
+          /Index Scan using issuing_financial_accounts_(by_kind|settlement) on issuing_financial_accounts a/
+        )
     } finally {
       db?.close()
     }

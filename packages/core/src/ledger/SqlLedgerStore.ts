@@ -259,11 +259,16 @@ const accountQueries = (q: Queries) => {
         filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
         filter.currency !== undefined && sql`a.currency = ${filter.currency}`
       ])
-      // By updated_at (and without wallet_id, one account): the range of the principal balance
-      // rows' index of the program, issuing_balances_principal_by_update (program_id, updated_at,
-      // financial_account_id), which the posting's own balance update keeps (migration 0411); the
-      // account's filters applied along it, out of the index choice.
-      const byUpdate = FINANCIAL_ACCOUNT_ORDER_FIELDS.columns[window.orderBy] === "b.updated_at" && filter.wallet_id === undefined
+      // By updated_at: the range of the principal balance rows' index of the program,
+      // issuing_balances_principal_by_update (program_id, updated_at, financial_account_id), which
+      // the posting's own balance update keeps (migration 0411); the account's filters applied
+      // along it, out of the index choice. Not for a wallet's one account, nor for the settlement
+      // accounts (at most one per currency: the kind's range, sorted), which the walk would seek
+      // among every wallet's.
+      const byUpdate =
+        FINANCIAL_ACCOUNT_ORDER_FIELDS.columns[window.orderBy] === "b.updated_at" &&
+        filter.wallet_id === undefined &&
+        filter.kind !== "settlement"
       const rows = byUpdate
         ? pageRows(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
             select: sql.literal(ACCOUNT_COLUMNS),

@@ -9,7 +9,7 @@ import { Effect } from "effect"
  * later leaves it null, outside the index), and a partial index of the principal slot-0 rows,
  * (program_id, updated_at, financial_account_id), is kept by the posting's own balance upsert: no
  * statement, trigger or posting function is changed. Its price is the index itself: balance
- * updates that change updated_at are no longer HOT (docs/ledger.md#endpoints-filters-and-order-fields
+ * updates that change updated_at are no longer HOT (docs/ledger.md#the-account-order-index-on-postings
  * has the measured cost on the posting). The same column and index as the other store's migration
  * of this id.
  *

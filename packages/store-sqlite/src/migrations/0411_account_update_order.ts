@@ -9,7 +9,7 @@ import { Effect } from "effect"
  * partial index of the principal rows, (program_id, updated_at, financial_account_id), is kept by
  * the posting's own balance update: no statement, trigger or posting change is added, only that
  * index's entry on each principal row a posting moves (the cost on the posting:
- * docs/ledger.md#endpoints-filters-and-order-fields). The same column and index as the other
+ * docs/ledger.md#the-account-order-index-on-postings). The same column and index as the other
  * store's migration of this id.
  *
  * Numbered 0411, past every id already applied: the Migrator runs only ids above the latest one.
