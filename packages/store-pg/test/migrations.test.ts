@@ -1259,7 +1259,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
           ...listed.filter((id) => id !== SETTLEMENT && id !== CAROL)
         ])
       })
-  }
+  },
+  "0412_live_grants_index": "schema only"
 }
 
 /** How many entries there were before migration 0310. */

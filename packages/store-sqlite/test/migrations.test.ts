@@ -416,7 +416,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
                    credits_minor = issuing_balances.credits_minor + excluded.credits_minor, updated_at = excluded.updated_at`
       expect((yield* byUpdate).map((row: any) => row.financial_account_id)).toEqual([last, ...listed.slice(0, -1)])
     })
-  }
+  },
+  "0412_live_grants_index": "schema only"
 }
 
 /** The entries of before migration 0310. */

@@ -36,6 +36,7 @@ import cardSpend from "./0380_card_spend.js"
 import bookEntryCountLookups from "./0390_book_entry_count_lookups.js"
 import listCombinationIndexes from "./0410_list_combination_indexes.js"
 import accountUpdateOrder from "./0411_account_update_order.js"
+import liveGrantsIndex from "./0412_live_grants_index.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -80,5 +81,6 @@ export const migrations = {
   "0380_card_spend": cardSpend,
   "0390_book_entry_count_lookups": bookEntryCountLookups,
   "0410_list_combination_indexes": listCombinationIndexes,
-  "0411_account_update_order": accountUpdateOrder
+  "0411_account_update_order": accountUpdateOrder,
+  "0412_live_grants_index": liveGrantsIndex
 }

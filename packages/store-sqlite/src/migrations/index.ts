@@ -26,6 +26,7 @@ import accountEntryIndexes from "./0360_account_entry_indexes.js"
 import cardSpend from "./0380_card_spend.js"
 import listCombinationIndexes from "./0410_list_combination_indexes.js"
 import accountUpdateOrder from "./0411_account_update_order.js"
+import liveGrantsIndex from "./0412_live_grants_index.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -59,5 +60,6 @@ export const migrations = {
   "0360_account_entry_indexes": accountEntryIndexes,
   "0380_card_spend": cardSpend,
   "0410_list_combination_indexes": listCombinationIndexes,
-  "0411_account_update_order": accountUpdateOrder
+  "0411_account_update_order": accountUpdateOrder,
+  "0412_live_grants_index": liveGrantsIndex
 }
