@@ -179,7 +179,7 @@ const writeInWorker = (options, onProgress = () => {}) =>
 /**
  * The lists of the API, page 1 with page_size=100 unless the path says otherwise, and their main
  * filters and order fields. `ids`: the busy wallet's financial account, a transaction, a card, the
- * subscription. Organization-scoped lists send no X-Program-ID.
+ * subscription, the busy wallet. Organization-scoped lists send no X-Program-ID.
  */
 const lists = (ids) =>
   [
@@ -227,14 +227,22 @@ const lists = (ids) =>
     { path: `/v1/financial-accounts/{quiet}/book-transfers` },
     { path: "/v1/financial-accounts" },
     { path: "/v1/financial-accounts?kind=wallet" },
+    { path: "/v1/financial-accounts?kind=wallet&currency=USD" },
+    { path: "/v1/financial-accounts?kind=settlement&currency=USD" },
+    { path: "/v1/financial-accounts?order_by=updated_at" },
     { path: "/v1/wallets" },
     { path: "/v1/cards" },
     { path: "/v1/cards?state=ACTIVE" },
+    { path: "/v1/cards?state=ACTIVE&order_by=updated_at" },
+    { path: `/v1/cards?wallet_id={wallet}&order_by=updated_at` },
     { path: "/v1/card-audit-records" },
     { path: `/v1/card-audit-records?card_id={card}` },
+    { path: "/v1/card-audit-records?action=reveal" },
     { path: "/v1/webhook-subscriptions" },
     { path: "/v1/webhook-attempts" },
     { path: `/v1/webhook-attempts?webhook_subscription_id={subscription}&status=SUCCESS` },
+    { path: "/v1/webhook-attempts?status=FAILED" },
+    { path: `/v1/webhook-attempts?webhook_subscription_id={subscription}&order_by=attempted_at` },
     { path: "/v1/programs", organization: true },
     { path: "/v1/api-keys", organization: true },
     { path: "/v1/oauth-clients", organization: true }
@@ -378,6 +386,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples }) => {
       quiet: quiet.financial_account_id,
       transaction: someTransaction.id,
       card: cards[0].id,
+      wallet: wallets[0].id,
       subscription: subscription.id
     }
     const writer = { baseUrl, apiKey: org.api_key, programId: org.program_id, accounts: wallets.map((w) => w.financial_account_id) }

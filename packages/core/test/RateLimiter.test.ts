@@ -1,7 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { RateBucket } from "../src/access/AccessStore.js"
-import { LEASE_SHARE, MIN_LEASE_TTL_MS, planLease } from "../src/access/RateLimiter.js"
+import {
+  LEASE_FAILURES_WARN_AFTER_MS,
+  LEASE_FAILURES_WARN_EVERY_MS,
+  LEASE_SHARE,
+  type LeaseFailures,
+  MIN_LEASE_TTL_MS,
+  NO_LEASE_FAILURES,
+  noteLeaseFailure,
+  noteLeaseLanded,
+  planLease
+} from "../src/access/RateLimiter.js"
 
 /**
  * A key's requests spread over nodes that lease from one shared bucket, as `RateLimiter` does:
@@ -126,5 +136,52 @@ describe("leases from a key's shared bucket", () => {
       granted: 0,
       bucket: { tokens: 0.5, refilledAtMs: 5_000, fullAtMs: 0 }
     })
+  })
+})
+
+describe("failed leases in the log", () => {
+  /** Runs failures (and landed leases) at the given times; returns the times that warned and the counts they reported. */
+  const replay = (steps: ReadonlyArray<{ readonly atMs: number; readonly landed?: boolean }>) => {
+    let failures: LeaseFailures = NO_LEASE_FAILURES
+    const warnings: Array<{ atMs: number; count: number }> = []
+    for (const step of steps) {
+      if (step.landed === true) {
+        failures = noteLeaseLanded(failures)
+        continue
+      }
+      const noted = noteLeaseFailure(failures, step.atMs)
+      failures = noted.failures
+      if (noted.warn) warnings.push({ atMs: step.atMs, count: noted.count })
+    }
+    return warnings
+  }
+
+  it("never warns of fallbacks between which leases land (a batch's write lock on SQLite), however long they go on", () => {
+    const steps = Array.from({ length: 600 }, (_, index) => ({ atMs: index * 500, landed: index % 5 === 4 }))
+    expect(replay(steps)).toEqual([])
+  })
+
+  it("warns once the failures persisted, then at most once a period, with the failures since the last warning", () => {
+    // A failure every second, none landing, for three minutes.
+    const steps = Array.from({ length: 181 }, (_, index) => ({ atMs: 1_000 + index * 1_000 }))
+    const warnings = replay(steps)
+    expect(warnings[0]).toEqual({ atMs: 1_000 + LEASE_FAILURES_WARN_AFTER_MS, count: LEASE_FAILURES_WARN_AFTER_MS / 1_000 + 1 })
+    for (let index = 1; index < warnings.length; index += 1) {
+      expect(warnings[index]!.atMs - warnings[index - 1]!.atMs).toBe(LEASE_FAILURES_WARN_EVERY_MS)
+      expect(warnings[index]!.count).toBe(LEASE_FAILURES_WARN_EVERY_MS / 1_000)
+    }
+    expect(warnings).toHaveLength(3)
+  })
+
+  it("starts the persistence anew after a lease lands", () => {
+    const warnings = replay([
+      { atMs: 0 },
+      { atMs: LEASE_FAILURES_WARN_AFTER_MS - 1 },
+      { atMs: LEASE_FAILURES_WARN_AFTER_MS - 1, landed: true },
+      { atMs: LEASE_FAILURES_WARN_AFTER_MS + 5 },
+      { atMs: 2 * LEASE_FAILURES_WARN_AFTER_MS + 4 },
+      { atMs: 2 * LEASE_FAILURES_WARN_AFTER_MS + 5 }
+    ])
+    expect(warnings).toEqual([{ atMs: 2 * LEASE_FAILURES_WARN_AFTER_MS + 5, count: 5 }])
   })
 })

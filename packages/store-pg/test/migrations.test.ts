@@ -1235,9 +1235,59 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
   },
+  "0400_list_combination_indexes": "schema only",
+  "0410_card_and_attempt_list_indexes": "schema only",
+  "0411_account_update_order": {
+    // Balance rows of before: every account's, and settlement slots other than 0.
+    before: () =>
+      Effect.gen(function* () {
+        expect(
+          yield* count("SELECT count(DISTINCT financial_account_id) AS n FROM issuing_balances WHERE slot = 0")
+        ).toBeGreaterThanOrEqual(4)
+        expect(yield* count("SELECT count(*) AS n FROM issuing_balances WHERE slot <> 0")).toBeGreaterThan(0)
+      }),
+    // Every slot-0 row has its account's program (the slots a posting adds, outside the index, none);
+    // the program's principal slot-0 rows are its accounts, each once, read through the new index
+    // in updated_at order; a posting moves its two accounts to the front of that order.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(
+          yield* count(`SELECT count(*) AS n FROM issuing_balances b JOIN issuing_financial_accounts a ON a.id = b.financial_account_id
+                        WHERE b.slot = 0 AND b.program_id IS DISTINCT FROM a.program_id`)
+        ).toBe(0)
+        expect(yield* count("SELECT count(*) AS n FROM issuing_balances WHERE slot <> 0 AND program_id IS NOT NULL")).toBe(0)
+        const byUpdate = sql<{ financial_account_id: string }>`SELECT financial_account_id FROM issuing_balances
+                             WHERE program_id = ${PROGRAM} AND book = 'principal' AND slot = 0
+                             ORDER BY updated_at DESC, financial_account_id DESC`
+        const listed = (yield* byUpdate).map((row) => row.financial_account_id)
+        const accounts = yield* sql<{ id: string }>`SELECT a.id FROM issuing_financial_accounts a
+            WHERE a.program_id = ${PROGRAM} AND EXISTS (SELECT 1 FROM issuing_balances b WHERE b.financial_account_id = a.id) ORDER BY a.id`
+        expect([...listed].sort()).toEqual(accounts.map((row) => row.id))
+        const plan = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`SET LOCAL enable_seqscan = off`
+            yield* sql`SET LOCAL enable_sort = off`
+            return yield* sql<{ "QUERY PLAN": string }>`EXPLAIN (COSTS OFF) SELECT financial_account_id FROM issuing_balances
+                WHERE program_id = ${PROGRAM} AND book = 'principal' AND slot = 0 ORDER BY updated_at DESC, financial_account_id DESC`
+          })
+        )
+        expect(plan.map((row) => row["QUERY PLAN"]).join(" | ")).toMatch(
+          /^Index (Only )?Scan Backward using issuing_balances_principal_by_update/
+        )
+        const later = rowsOf([transfer(SETTLEMENT, CAROL, 3, { checkFunds: false })])
+        const moved = { ...later, balances: later.balances.map((row) => ({ ...row, updated_at: "2026-02-01T00:00:00.000Z" })) }
+        yield* sql`SELECT issuing_write_postings(${JSON.stringify(moved)}::jsonb, ${CHANNEL}) AS n`
+        expect((yield* byUpdate).map((row) => row.financial_account_id)).toEqual([
+          SETTLEMENT,
+          CAROL,
+          ...listed.filter((id) => id !== SETTLEMENT && id !== CAROL)
+        ])
+      })
+  },
+  "0412_live_grants_index": "schema only",
   // A balance.updated row that says what later postings add to its account shows the account
   // before them, at its own time; one that does not (a batch's) shows it as the write leaves it.
-  "0400_list_combination_indexes": "schema only",
   "0430_coalesced_balance_events": {
     before: () => Effect.void,
     after: () =>

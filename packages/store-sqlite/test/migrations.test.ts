@@ -379,7 +379,46 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* cardSpendTriggerSteps("program_1")
     })
   },
-  "0400_list_combination_indexes": "schema only"
+  "0400_list_combination_indexes": "schema only",
+  "0410_card_and_attempt_list_indexes": "schema only",
+  "0411_account_update_order": {
+    // Balance rows of before, of accounts of the program.
+    before: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*) AS n FROM issuing_balances WHERE book = 'principal'`).toEqual([{ n: expect.any(Number) }])
+      const [{ n }] = (yield* sql`SELECT count(DISTINCT financial_account_id) AS n FROM issuing_balances WHERE book = 'principal'`) as any
+      expect(n).toBeGreaterThanOrEqual(2)
+    }),
+    // Every row has its account's program; the program's principal rows are its accounts, each
+    // once, read through the new index in updated_at order; a posting's balance upsert moves its
+    // account to the front of that order.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const wrong = yield* sql`SELECT b.financial_account_id FROM issuing_balances b
+                               JOIN issuing_financial_accounts a ON a.id = b.financial_account_id
+                               WHERE b.program_id IS NOT a.program_id`
+      expect(wrong).toEqual([])
+      const byUpdate = sql`SELECT financial_account_id FROM issuing_balances
+                           WHERE program_id = 'program_1' AND book = 'principal' AND slot = 0
+                           ORDER BY updated_at DESC, financial_account_id DESC`
+      const accounts = yield* sql`SELECT DISTINCT a.id FROM issuing_financial_accounts a
+                                  JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
+                                  WHERE a.program_id = 'program_1' ORDER BY a.id`
+      const listed = (yield* byUpdate).map((row: any) => row.financial_account_id)
+      expect([...listed].sort()).toEqual(accounts.map((row: any) => row.id))
+      const [plan] = yield* sql`EXPLAIN QUERY PLAN SELECT financial_account_id FROM issuing_balances
+                                WHERE program_id = 'program_1' AND book = 'principal' AND slot = 0
+                                ORDER BY updated_at DESC, financial_account_id DESC`
+      expect((plan as any).detail).toContain("issuing_balances_principal_by_update (program_id=?)")
+      const last = listed.at(-1)
+      yield* sql`INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, pending_minor, updated_at)
+                 VALUES (${last}, 'principal', 'USD', 0, 1, 0, '2026-02-01T00:00:00.000Z')
+                 ON CONFLICT (financial_account_id, book) DO UPDATE SET
+                   credits_minor = issuing_balances.credits_minor + excluded.credits_minor, updated_at = excluded.updated_at`
+      expect((yield* byUpdate).map((row: any) => row.financial_account_id)).toEqual([last, ...listed.slice(0, -1)])
+    })
+  },
+  "0412_live_grants_index": "schema only"
 }
 
 /** The entries of before migration 0310. */

@@ -1,5 +1,5 @@
 import { SqlError } from "@effect/sql"
-import { Deferred, Duration, Effect } from "effect"
+import { Deferred, Duration, Effect, Metric } from "effect"
 import { RateLimited } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
@@ -138,6 +138,54 @@ export const OWN_BUCKET_AFTER_FAILURE_MS = 1_000
  */
 export const LEASE_TIMEOUT_MS = 250
 
+/** How long leases must have kept failing, none landing meanwhile, before the fallback is worth a warning. */
+export const LEASE_FAILURES_WARN_AFTER_MS = 10_000
+
+/** At most one warning of failing leases per this long. */
+export const LEASE_FAILURES_WARN_EVERY_MS = 60_000
+
+/** A node's record of its failed leases, for the log. */
+export interface LeaseFailures {
+  /** Since when every lease has failed (none landed since); null while they land. */
+  readonly failingSinceMs: number | null
+  /** Failures since the last warning. */
+  readonly unreported: number
+  readonly warnedAtMs: number | null
+}
+
+export const NO_LEASE_FAILURES: LeaseFailures = { failingSinceMs: null, unreported: 0, warnedAtMs: null }
+
+/**
+ * Whether a failed lease is a warning or a debug line. On SQLite a lease waits behind every batch's
+ * write lock and, past 250 ms, falls back to the node's bucket: under batch load that is routine
+ * and the next lease lands, so each one is only counted (`issuing.rate_limit.lease_fallbacks`) and
+ * logged at DEBUG. A warning says the fallback has persisted — no lease has landed for
+ * `LEASE_FAILURES_WARN_AFTER_MS` (the database gone, or a lock held for seconds) — at most once per
+ * `LEASE_FAILURES_WARN_EVERY_MS`, with the failures since the last one.
+ */
+export const noteLeaseFailure = (
+  failures: LeaseFailures,
+  now: number
+): { readonly failures: LeaseFailures; readonly warn: boolean; readonly count: number } => {
+  const failingSinceMs = failures.failingSinceMs ?? now
+  const count = failures.unreported + 1
+  const warn =
+    now - failingSinceMs >= LEASE_FAILURES_WARN_AFTER_MS &&
+    (failures.warnedAtMs === null || now - failures.warnedAtMs >= LEASE_FAILURES_WARN_EVERY_MS)
+  return warn
+    ? { failures: { failingSinceMs, unreported: 0, warnedAtMs: now }, warn, count }
+    : { failures: { failingSinceMs, unreported: count, warnedAtMs: failures.warnedAtMs }, warn, count }
+}
+
+/** A lease landed: the failures, if any, did not persist. */
+export const noteLeaseLanded = (failures: LeaseFailures): LeaseFailures =>
+  failures.failingSinceMs === null ? failures : { ...failures, failingSinceMs: null }
+
+const leaseFallbacks = Metric.counter("issuing.rate_limit.lease_fallbacks", {
+  description: "Rate-limit leases that failed or took too long, the node limiting the key by its own bucket",
+  incremental: true
+})
+
 /**
  * The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits), held
  * across every node on the database: each key has one token bucket in the store, and a node leases
@@ -157,6 +205,20 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
     // While the database cannot be asked, each node limits a key by itself, as before leases.
     const ownBuckets = makeTokenBuckets(rate, burst)
     const ownBucket = (apiKeyId: string, now: number) => ownBuckets.take(apiKeyId, now)
+    let failures = NO_LEASE_FAILURES
+    const reportFailure = (error: SqlError.SqlError, now: number) => {
+      const noted = noteLeaseFailure(failures, now)
+      failures = noted.failures
+      return Effect.zipRight(
+        Metric.increment(leaseFallbacks),
+        noted.warn
+          ? Effect.logWarning(
+              `rate limit: no shared bucket could be leased for ${Math.round((now - noted.failures.failingSinceMs!) / 1000)} s (${noted.count} failures since the last warning); limiting keys by this node's buckets`,
+              error
+            )
+          : Effect.logDebug("rate limit: the shared bucket could not be leased; limiting by this node's bucket", error)
+      )
+    }
 
     const heldOf = (apiKeyId: string, now: number): Held => {
       let entry = held.get(apiKeyId)
@@ -198,6 +260,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
             onTimeout: () => new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${LEASE_TIMEOUT_MS} ms` })
           }),
           Effect.map((planned) => {
+            failures = noteLeaseLanded(failures)
             entry.tokens = Math.max(0, planned.granted - 1)
             entry.leasedAtMs = now
             entry.expiresAtMs = now + planned.ttlMs
@@ -206,7 +269,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
           }),
           Effect.catchAll((error: SqlError.SqlError) =>
             Effect.zipRight(
-              Effect.logWarning("rate limit: the shared bucket could not be leased; limiting by this node's bucket", error),
+              reportFailure(error, now),
               Effect.sync(() => {
                 entry.ownBucketUntilMs = now + OWN_BUCKET_AFTER_FAILURE_MS
                 return ownBucket(apiKeyId, now)

@@ -5,10 +5,19 @@ import type { AmountMinor } from "../ledger/Records.js"
 import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { liveCreator } from "../access/SessionCreator.js"
 import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
+import { mergedPageRows } from "../platform/MergedRanges.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS } from "./OrderFields.js"
 import { type CardAuditFilter, type CardFilter, CardStore, type CardStoreService } from "./CardStore.js"
-import type { CardAuditAction, CardAuditRecord, CardRecord, CardState, CardType, SpendingInterval, StoredEmbedSession } from "./Records.js"
+import {
+  CardAuditAction,
+  type CardAuditRecord,
+  type CardRecord,
+  type CardState,
+  type CardType,
+  type SpendingInterval,
+  type StoredEmbedSession
+} from "./Records.js"
 
 const toCardRecord = (row: any): CardRecord => ({
   card: {
@@ -243,11 +252,22 @@ const accessQueries = (
   },
   listAudit: (programId, filter, window) =>
     Effect.all({
-      rows: pageRows(sql, window, CARD_AUDIT_ORDER_FIELDS, {
-        select: sql.literal("*"),
-        from: sql.literal("issuing_card_audit_records"),
-        where: auditWhere(sql, programId, filter)
-      }).pipe(Effect.map((rows) => rows.map(toAudit))),
+      // Both indexes of audit records hold the action before created_at (migration 0410): with
+      // `action` the list is one range, without it the merge of the four actions' ranges
+      // (docs/operations.md#volume).
+      rows: (filter.action === undefined
+        ? mergedPageRows(sql, window, CARD_AUDIT_ORDER_FIELDS, {
+            table: "issuing_card_audit_records",
+            where: auditWhere(sql, programId, filter),
+            column: "action",
+            values: CardAuditAction.literals
+          })
+        : pageRows(sql, window, CARD_AUDIT_ORDER_FIELDS, {
+            select: sql.literal("*"),
+            from: sql.literal("issuing_card_audit_records"),
+            where: auditWhere(sql, programId, filter)
+          })
+      ).pipe(Effect.map((rows) => rows.map(toAudit))),
       total: listTotal(sql, maintained("card_audit_records", programId, { card_id: filter.cardId, action: filter.action }))
     })
 })

@@ -1,4 +1,4 @@
-import { type OrderField, orderFields } from "../platform/Paging.js"
+import { type OrderField, type OrderFields, orderFields } from "../platform/Paging.js"
 
 // Order fields of each ledger list (docs/ledger.md#endpoints-filters-and-order-fields). The columns
 // name the aliases of the store's queries (SqlLedgerStore.ts): `a`/`b` for accounts and their
@@ -13,6 +13,15 @@ export const FINANCIAL_ACCOUNT_ORDER_FIELDS = orderFields(
   { newest: "created_at", idColumn: "a.id" }
 )
 export type FinancialAccountOrderField = OrderField<typeof FINANCIAL_ACCOUNT_ORDER_FIELDS>
+
+/**
+ * The same fields as the store reads the list by updated_at: ties broken on the balance row's
+ * account id (the account's id), so that the order is the one of the balance rows' index.
+ */
+export const FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS = orderFields(
+  { created_at: "a.created_at", updated_at: "b.updated_at" },
+  { newest: "created_at", idColumn: "b.financial_account_id" }
+) satisfies OrderFields<FinancialAccountOrderField>
 
 export const TRANSFER_ORDER_FIELDS = orderFields(
   { created_at: "created_at", updated_at: "updated_at", amount: "amount_minor" },

@@ -12,6 +12,7 @@ import {
   BOOK_TRANSFER_ORDER_FIELDS,
   type BookTransferOrderField,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
+  FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
   WALLET_ORDER_FIELDS
@@ -179,10 +180,12 @@ const queries = (client: SqlClient.SqlClient) => {
   }
   const count = (rows: ReadonlyArray<any>) => toInt(rows[0]!.n)
 
-  const insertBalances = (accountId: string, currency: string, at: string) =>
+  // The account's program on its balance rows serves the account list by updated_at (migration 0411).
+  const insertBalances = (account: { readonly id: string; readonly program_id: string }, currency: string, at: string) =>
     sql`INSERT INTO issuing_balances ${sql.insert(
       BOOKS.map((book) => ({
-        financial_account_id: accountId,
+        financial_account_id: account.id,
+        program_id: account.program_id,
         book,
         currency,
         debits_minor: 0,
@@ -210,14 +213,14 @@ const accountQueries = (q: Queries) => {
   const { findAccounts, insertAccountRow, insertBalances, sql, where } = q
   return {
     insertAccount: (account) =>
-      Effect.zipRight(insertAccountRow(account), insertBalances(account.id, account.currency, account.created_at)).pipe(Effect.asVoid),
+      Effect.zipRight(insertAccountRow(account), insertBalances(account, account.currency, account.created_at)).pipe(Effect.asVoid),
 
     insertSettlementAccountIfMissing: (account) =>
       sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
           VALUES (${account.id}, ${account.program_id}, NULL, 'settlement', ${account.currency}, ${account.created_at})
           ON CONFLICT DO NOTHING RETURNING id`.pipe(
         Effect.flatMap((rows) =>
-          rows.length === 0 ? Effect.succeed(false) : Effect.as(insertBalances(account.id, account.currency, account.created_at), true)
+          rows.length === 0 ? Effect.succeed(false) : Effect.as(insertBalances(account, account.currency, account.created_at), true)
         )
       ),
 
@@ -247,18 +250,51 @@ const accountQueries = (q: Queries) => {
       // A wallet's account through issuing_financial_accounts_by_wallet: the program is kept out of
       // the index choice there (SQLite walked the program's index, which also serves the order).
       const program = sql.literal(filter.wallet_id !== undefined ? "(a.program_id || '')" : "a.program_id")
+      // `kind` with `currency`: a program has at most one settlement account per currency
+      // (issuing_financial_accounts_settlement), so the settlement one is read through that unique
+      // index (the kind written into the statement: a partial index serves only a literal), and the
+      // wallet ones are the currency's range, the kind applied along it past at most that one row.
+      const kind =
+        filter.kind === undefined
+          ? false
+          : filter.currency === undefined
+            ? sql`a.kind = ${filter.kind}`
+            : filter.kind === "settlement"
+              ? sql.literal("a.kind = 'settlement'")
+              : sql`(a.kind || '') = ${filter.kind}`
       const condition = where([
         sql`${program} = ${programId}`,
-        filter.kind !== undefined && sql`a.kind = ${filter.kind}`,
+        kind,
         filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
         filter.currency !== undefined && sql`a.currency = ${filter.currency}`
       ])
+      // By updated_at: the range of the principal balance rows' index of the program,
+      // issuing_balances_principal_by_update (program_id, updated_at, financial_account_id), which
+      // the posting's own balance update keeps (migration 0411); the account's filters applied
+      // along it, out of the index choice. Not for a wallet's one account, nor for the settlement
+      // accounts (at most one per currency: the kind's range, sorted), which the walk would seek
+      // among every wallet's.
+      const byUpdate =
+        FINANCIAL_ACCOUNT_ORDER_FIELDS.columns[window.orderBy] === "b.updated_at" &&
+        filter.wallet_id === undefined &&
+        filter.kind !== "settlement"
+      const rows = byUpdate
+        ? pageRows(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
+            select: sql.literal(ACCOUNT_COLUMNS),
+            from: sql.literal(ACCOUNT_FROM),
+            where: where([
+              sql`b.program_id = ${programId}`,
+              filter.kind !== undefined && sql`(a.kind || '') = ${filter.kind}`,
+              filter.currency !== undefined && sql`(a.currency || '') = ${filter.currency}`
+            ])
+          })
+        : pageRows(sql, window, FINANCIAL_ACCOUNT_ORDER_FIELDS, {
+            select: sql.literal(ACCOUNT_COLUMNS),
+            from: sql.literal(ACCOUNT_FROM),
+            where: condition
+          })
       return Effect.all({
-        rows: pageRows(sql, window, FINANCIAL_ACCOUNT_ORDER_FIELDS, {
-          select: sql.literal(ACCOUNT_COLUMNS),
-          from: sql.literal(ACCOUNT_FROM),
-          where: condition
-        }).pipe(Effect.map((rows) => rows.map(toAccount))),
+        rows: rows.pipe(Effect.map((rows) => rows.map(toAccount))),
         total: listTotal(sql, maintained("financial_accounts", programId, filter))
       })
     },

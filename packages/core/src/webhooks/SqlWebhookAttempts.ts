@@ -1,17 +1,22 @@
 import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { mergedPageRows } from "../platform/MergedRanges.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS } from "./OrderFields.js"
-import type { AttemptFilter } from "./Records.js"
+import { ATTEMPT_STATUSES, type AttemptFilter } from "./Records.js"
 import { toAttempt } from "./SqlWebhookRows.js"
 import type { WebhookStoreService } from "./WebhookStore.js"
 
 const attemptWhere = (sql: SqlClient.SqlClient, programId: string, filter: AttemptFilter) => {
   const parts = [sql`program_id = ${programId}`]
   if (filter.event_id !== undefined) parts.push(sql`event_id = ${filter.event_id}`)
-  if (filter.webhook_subscription_id !== undefined) parts.push(sql`subscription_id = ${filter.webhook_subscription_id}`)
-  if (filter.status !== undefined) parts.push(sql`status = ${filter.status}`)
+  // An event's attempts are a few (one per subscription and try): read through its index, the
+  // other filters applied along it, written out of the index choice (SQLite has no statistics to
+  // prefer the event's range to a subscription's).
+  const along = (column: string) => sql.literal(filter.event_id !== undefined ? `(${column} || '')` : column)
+  if (filter.webhook_subscription_id !== undefined) parts.push(sql`${along("subscription_id")} = ${filter.webhook_subscription_id}`)
+  if (filter.status !== undefined) parts.push(sql`${along("status")} = ${filter.status}`)
   return sql.and(parts)
 }
 
@@ -37,11 +42,22 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
         )} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid),
   listAttempts: (programId, filter, window) =>
     Effect.all({
-      rows: pageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
-        select: sql.literal("*"),
-        from: sql.literal("issuing_webhook_attempts"),
-        where: attemptWhere(sql, programId, filter)
-      }).pipe(Effect.map((rows) => rows.map(toAttempt))),
+      // Every index of attempts but the event's holds the status before the order column
+      // (migration 0410): with `status` the list is one range, without it the merge of the two
+      // statuses' ranges (docs/operations.md#volume).
+      rows: (filter.event_id === undefined && filter.status === undefined
+        ? mergedPageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+            table: "issuing_webhook_attempts",
+            where: attemptWhere(sql, programId, filter),
+            column: "status",
+            values: ATTEMPT_STATUSES
+          })
+        : pageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+            select: sql.literal("*"),
+            from: sql.literal("issuing_webhook_attempts"),
+            where: attemptWhere(sql, programId, filter)
+          })
+      ).pipe(Effect.map((rows) => rows.map(toAttempt))),
       total: listTotal(
         sql,
         filter.event_id !== undefined

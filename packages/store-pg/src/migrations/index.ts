@@ -35,6 +35,9 @@ import freeCountShards from "./0370_free_count_shards.js"
 import cardSpend from "./0380_card_spend.js"
 import bookEntryCountLookups from "./0390_book_entry_count_lookups.js"
 import listCombinationIndexes from "./0400_list_combination_indexes.js"
+import cardAndAttemptListIndexes from "./0410_card_and_attempt_list_indexes.js"
+import accountUpdateOrder from "./0411_account_update_order.js"
+import liveGrantsIndex from "./0412_live_grants_index.js"
 import coalescedBalanceEvents from "./0430_coalesced_balance_events.js"
 
 /**
@@ -80,5 +83,8 @@ export const migrations = {
   "0380_card_spend": cardSpend,
   "0390_book_entry_count_lookups": bookEntryCountLookups,
   "0400_list_combination_indexes": listCombinationIndexes,
+  "0410_card_and_attempt_list_indexes": cardAndAttemptListIndexes,
+  "0411_account_update_order": accountUpdateOrder,
+  "0412_live_grants_index": liveGrantsIndex,
   "0430_coalesced_balance_events": coalescedBalanceEvents
 }

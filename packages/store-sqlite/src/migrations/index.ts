@@ -25,6 +25,9 @@ import accountListIndexes from "./0340_account_list_indexes.js"
 import accountEntryIndexes from "./0360_account_entry_indexes.js"
 import cardSpend from "./0380_card_spend.js"
 import listCombinationIndexes from "./0400_list_combination_indexes.js"
+import cardAndAttemptListIndexes from "./0410_card_and_attempt_list_indexes.js"
+import accountUpdateOrder from "./0411_account_update_order.js"
+import liveGrantsIndex from "./0412_live_grants_index.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -57,5 +60,8 @@ export const migrations = {
   "0340_account_list_indexes": accountListIndexes,
   "0360_account_entry_indexes": accountEntryIndexes,
   "0380_card_spend": cardSpend,
-  "0400_list_combination_indexes": listCombinationIndexes
+  "0400_list_combination_indexes": listCombinationIndexes,
+  "0410_card_and_attempt_list_indexes": cardAndAttemptListIndexes,
+  "0411_account_update_order": accountUpdateOrder,
+  "0412_live_grants_index": liveGrantsIndex
 }
