@@ -6,6 +6,7 @@ import { issueCard } from "../cards/helpers.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { type Compiled, pgPlan, pgSorts, recording, sqlitePlan } from "../support/plans.js"
 import { expectEnvelope, startPlatform, type TestPlatform } from "../support/platform.js"
+import { expectListed } from "../support/lists.js"
 import { createWallet, fund, transfer } from "./support.js"
 
 interface Row {
@@ -117,28 +118,8 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
   /** The list with `filter` in `field` order both ways: whole, by page, by starting_after. */
   const expectList = async (path: string, all: ReadonlyArray<Row>, filter: string, keep: (row: Row) => boolean, field: Field) => {
     for (const ascending of [false, true]) {
-      const expected = ordered(all.filter(keep), field, ascending)
       const query = `${filter}${filter === "" ? "" : "&"}order_by=${field}&ascending=${ascending}`
-      const whole = await get(path, `${query}&page_size=100`)
-      expect(
-        whole.data.map((row) => row.id),
-        query
-      ).toEqual(expected)
-      expect(whole.total_count, query).toBe(expected.length)
-      const paged: Array<string> = []
-      for (let page = 1; page <= Math.ceil(expected.length / 3) + 1; page += 1) {
-        paged.push(...(await get(path, `${query}&page_size=3&page=${page}`)).data.map((row) => row.id))
-      }
-      expect(paged, query).toEqual(expected)
-      const walked: Array<string> = []
-      let after: string | undefined
-      for (let guard = 0; guard < 50; guard += 1) {
-        const page = await get(path, `${query}&page_size=3${after === undefined ? "" : `&starting_after=${after}`}`)
-        walked.push(...page.data.map((row) => row.id))
-        if (page.data.length < 3) break
-        after = page.data.at(-1)!.id
-      }
-      expect(walked, query).toEqual(expected)
+      await expectListed(platform, path, query, ordered(all.filter(keep), field, ascending))
     }
   }
 
