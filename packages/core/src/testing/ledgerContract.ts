@@ -158,6 +158,17 @@ const postGeneral = (posting: TransferPosting) =>
   })
 
 /** Principal balance of an account (credits − debits), read through `balancesOf`. */
+/** A fresh program's settlement account and two wallet accounts, `a` funded from the settlement account. */
+const fundedPair = (ledger: LedgerStoreService, amountMinor: number) =>
+  Effect.gen(function* () {
+    const { program } = yield* freshOrganization
+    const settlement = yield* settlementOf(ledger, program.id)
+    const a = (yield* storeWallet(ledger, program.id)).financial_account_id
+    const b = (yield* storeWallet(ledger, program.id)).financial_account_id
+    yield* ledger.postTransfer(transferRows(program.id, settlement, a, amountMinor))
+    return { program, settlement, a, b }
+  })
+
 const principalOf = (ledger: LedgerStoreService, accountId: string) =>
   Effect.map(ledger.balancesOf(accountId), (rows) => rows.find((row) => row.book === "principal")!.balance.amount)
 
@@ -647,11 +658,7 @@ export const ledgerContract: PortContract = (name, store) =>
         const events = yield* EventStore
         const transactor = yield* Transactor
         const sql = yield* SqlClient.SqlClient
-        const { program } = yield* freshOrganization
-        const settlement = yield* settlementOf(ledger, program.id)
-        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
-        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
-        yield* ledger.postTransfer(transferRows(program.id, settlement, a, 100))
+        const { program, a, b } = yield* fundedPair(ledger, 100)
         // Another writer takes 70 of a's 100 and holds its transaction open…
         // (its PostgreSQL backend's pid, to tell whose lock the batch waits for; 0 on SQLite)
         const taken = yield* Deferred.make<number>()
@@ -755,11 +762,7 @@ export const ledgerContract: PortContract = (name, store) =>
     it.effect("posting checks funds under its lock: concurrent debits never overdraw", () =>
       Effect.gen(function* () {
         const ledger = yield* LedgerStore
-        const { program } = yield* freshOrganization
-        const settlement = yield* settlementOf(ledger, program.id)
-        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
-        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
-        yield* ledger.postTransfer(transferRows(program.id, settlement, a, 100))
+        const { program, a, b } = yield* fundedPair(ledger, 100)
 
         const outcomes = yield* Effect.all(
           Array.from({ length: 6 }, () => ledger.postTransfer(transferRows(program.id, a, b, 30, { checkFunds: true }))),
@@ -776,11 +779,7 @@ export const ledgerContract: PortContract = (name, store) =>
     it.effect("concurrent postings each get their own outcome: one the database refuses fails alone", () =>
       Effect.gen(function* () {
         const ledger = yield* LedgerStore
-        const { program } = yield* freshOrganization
-        const settlement = yield* settlementOf(ledger, program.id)
-        const a = (yield* storeWallet(ledger, program.id)).financial_account_id
-        const b = (yield* storeWallet(ledger, program.id)).financial_account_id
-        yield* ledger.postTransfer(transferRows(program.id, settlement, a, 5_000))
+        const { program, settlement, a, b } = yield* fundedPair(ledger, 5_000)
 
         // 40 at once (PostgreSQL writes those that wait in batches): thirty of 10 and ten of 900
         // over 5,000, so in any order all the 10s and exactly five 900s post; and one names an
