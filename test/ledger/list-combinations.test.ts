@@ -256,7 +256,7 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
               : ledger.listTransactions(platform.org.program_id, filter as any, page(field, number))
           )
         )
-        const ids = statements.filter(([text]) => /SELECT \S+ AS k, id FROM/.test(text))
+        const ids = statements.filter(([text]) => /SELECT \S+ AS k, \S+ AS id FROM/.test(text))
         expect(ids, JSON.stringify([list, filter, field])).toHaveLength(1)
         checked.push([ids[0]!, index, ranges])
       }

@@ -7,6 +7,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { InvalidRequest } from "../platform/Errors.js"
 import type { OrderFields, PageWindow } from "../platform/Paging.js"
+import { mergedPage } from "../platform/MergedRanges.js"
 import { notInThisList, orderByClause, pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
@@ -367,7 +368,7 @@ const transactionQueries = (q: Queries) => {
             : null
       return Effect.all({
         rows: (merged !== null
-          ? mergedPage(sql, window, TRANSACTION_ORDER_FIELDS, merged)
+          ? ledgerMergedPage(sql, window, TRANSACTION_ORDER_FIELDS, merged)
           : pageRows(sql, window, TRANSACTION_ORDER_FIELDS, {
               select: sql.literal("*"),
               from: sql.literal("issuing_transactions"),
@@ -423,7 +424,7 @@ const transactionQueries = (q: Queries) => {
               : null
       return Effect.all({
         rows: (merged !== null
-          ? mergedPage(sql, window, TRANSFER_ORDER_FIELDS, merged)
+          ? ledgerMergedPage(sql, window, TRANSFER_ORDER_FIELDS, merged)
           : pageRows(sql, window, TRANSFER_ORDER_FIELDS, {
               select: sql.literal("*"),
               from: sql.literal("issuing_transfers"),
@@ -440,11 +441,9 @@ const transactionQueries = (q: Queries) => {
 }
 
 /**
- * A list whose page is the merge of one or more index ranges (docs/operations.md#volume): each
- * range is the rows of some equalities (`ranges`), read from an index on (those columns, the order
- * column, id) in the page's order, so the ranges are merged as they are read and a deep page counts
- * the rows OFFSET skips off the indexes alone (no sort, no table row); only the page's rows are then
- * read, by primary key, with the program. The ranges of one list never share a row.
+ * A ledger list merged from index ranges (`mergedPage`, platform/MergedRanges.ts). The ranges need
+ * no program condition where their first column (a card, an account) is of one program; the page's
+ * rows and the `starting_after` row are read with the program, written out of the index choice.
  */
 interface MergedList {
   readonly table: "issuing_transfers" | "issuing_transactions"
@@ -457,64 +456,21 @@ interface MergedList {
   readonly member: Fragment | null
 }
 
-/**
- * One page of a `MergedList`, O(page) whatever the size of the program and a deep page O(its
- * depth). `starting_after` reads its row by primary key within the same list (program and filters;
- * a 400 otherwise) and starts every range after its (order value, id).
- */
-const mergedPage = <F extends string>(
+/** One page of a ledger `MergedList`. */
+const ledgerMergedPage = <F extends string>(
   sql: SqlClient.SqlClient,
   window: PageWindow<NoInfer<F>>,
   order: OrderFields<F>,
   list: MergedList
-): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
-  // orderByClause validates the window's field against the list's (a defect otherwise).
-  const orderBy = orderByClause(sql, window, order)
-  const key = sql.literal(order.columns[window.orderBy])
-  const direction = sql.literal(window.descending ? "DESC" : "ASC")
-  const table = sql.literal(list.table)
-  const arm = (range: Fragment, after: Fragment) =>
-    sql`SELECT ${key} AS k, id FROM ${table} WHERE ${sql.and([range, ...list.along])}${after}`
-  // SQLite: one compound statement whose ORDER BY every range's index delivers, merged as they are
-  // read (MERGE (UNION ALL)). PostgreSQL 18 plans that form, flattened, as an Append of the whole
-  // ranges under a sort (even with sorts disabled: it offered no ordered plan), so there each range
-  // is a subquery ordered by its index and cut at the page's depth, and the ordered subqueries are
-  // merged (Merge Append): offset + limit rows read, and one more per range.
-  const ids = (after: Fragment) => {
-    if (list.ranges.length === 1) {
-      return sql`${arm(list.ranges[0]!, after)} ORDER BY ${key} ${direction}, id ${direction}
-                 LIMIT ${window.limit} OFFSET ${window.offset}`
-    }
-    return sql.onDialectOrElse({
-      pg: () => {
-        const cut = (range: Fragment, index: number) =>
-          sql`SELECT * FROM (${arm(range, after)} ORDER BY ${key} ${direction}, id ${direction}
-                             LIMIT ${window.offset + window.limit}) ${sql.literal(`r${index}`)}`
-        return sql`SELECT k, id FROM (${sql.join(" UNION ALL ", false)(list.ranges.map(cut))}) u
-                   ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-      },
-      orElse: () =>
-        sql`${sql.join(" UNION ALL ", false)(list.ranges.map((range) => arm(range, after)))}
-            ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-    })
-  }
-  const rows = (after: Fragment) =>
-    Effect.flatMap(ids(after), (found) =>
-      found.length === 0
-        ? Effect.succeed([])
-        : sql`SELECT * FROM ${table} WHERE id IN ${sql.in(found.map((row: any) => row.id))} AND (program_id || '') = ${list.programId}
-              ORDER BY ${orderBy}`
-    )
-  const startingAfter = window.after
-  if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
-  return Effect.flatMap(
-    sql`SELECT ${key} AS k FROM ${table} WHERE id = ${startingAfter}
-        AND ${sql.and([sql`(program_id || '') = ${list.programId}`, ...(list.member === null ? [] : [list.member]), ...list.along])}`,
-    (found): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> =>
-      found.length === 0
-        ? Effect.fail(notInThisList())
-        : rows(sql` AND (${key}, id) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
-  )
+) => {
+  const ofProgram = sql`(program_id || '') = ${list.programId}`
+  return mergedPage(sql, window, order, {
+    table: list.table,
+    ranges: list.ranges,
+    along: list.along,
+    pageRows: ofProgram,
+    member: sql.and([ofProgram, ...(list.member === null ? [] : [list.member]), ...list.along])
+  })
 }
 
 /**

@@ -23,62 +23,99 @@ export interface MergedRangesQuery {
 }
 
 /**
- * One page of a `MergedRangesQuery` list (docs/operations.md#volume), O(page) whatever the size of
- * the list and a deep page O(its depth): each value's range is read in the window's order from the
- * index alone (its order column and id), the ranges are merged as they are read, the page's and the
- * skipped rows are counted off them, and only the page's rows are then read, by primary key.
- * SQLite merges the arms of one compound statement (`MERGE (UNION ALL)`); PostgreSQL 18 plans that
- * form as an Append under a sort of every whole range, so there each arm is a subquery ordered by
- * its index and cut at the page's depth, and the cut arms are merged (`Merge Append`) — the same
- * shape as an account's transfers (ledger/SqlLedgerStore.ts). `starting_after` reads its row by id
- * within the list (a 400 otherwise) and starts every range after its (order value, id).
+ * A list whose page is the merge of one or more index ranges (docs/operations.md#volume): each
+ * range is the rows of some equalities (`ranges`), read from an index on (those columns, the order
+ * column, id) in the page's order, so the ranges are merged as they are read and a deep page counts
+ * the rows OFFSET skips off the indexes alone (no sort, no table row); only the page's rows are then
+ * read, by primary key. The ranges of one list never share a row.
  */
+export interface MergedList {
+  /** The table, unaliased. */
+  readonly table: string
+  /** Each range's equalities, one index range each. */
+  readonly ranges: ReadonlyArray<Statement.Fragment>
+  /** Filters applied along every range (reading each row), written out of the index choice (`|| ''`). */
+  readonly along: ReadonlyArray<Statement.Fragment>
+  /** A condition the page's rows are read with besides their ids (their program), or null. */
+  readonly pageRows: Statement.Fragment | null
+  /** What the `starting_after` row must meet to be of this list (program and filters). */
+  readonly member: Statement.Fragment
+}
+
+/**
+ * One page of a `MergedList`, O(page) whatever the size of the table and a deep page O(its depth).
+ * SQLite merges the ranges as the arms of one compound statement whose ORDER BY every range's index
+ * delivers (`MERGE (UNION ALL)`). PostgreSQL 18 plans that form, flattened, as an Append of the
+ * whole ranges under a sort (even with sorts disabled), so there each range is a subquery ordered by
+ * its index and cut at the page's depth, and the cut ranges are merged (`Merge Append`): offset +
+ * limit rows read, and one more per range. `starting_after` reads its row by id within the list (a
+ * 400 otherwise) and starts every range after its (order value, id).
+ */
+export const mergedPage = <F extends string>(
+  sql: SqlClient.SqlClient,
+  window: PageWindow<NoInfer<F>>,
+  order: OrderFields<F>,
+  list: MergedList
+): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> => {
+  if (!isOrderField(order, window.orderBy)) {
+    throw new Error(`mergedPage: the window's order field is not one of this list's (${orderFieldNames(order).join(", ")})`)
+  }
+  const orderBy = orderByClause(sql, window, order)
+  const key = sql.literal(order.columns[window.orderBy])
+  const id = sql.literal(order.idColumn)
+  const direction = sql.literal(window.descending ? "DESC" : "ASC")
+  const table = sql.literal(list.table)
+  const arm = (range: Statement.Fragment, after: Statement.Fragment) =>
+    sql`SELECT ${key} AS k, ${id} AS id FROM ${table} WHERE ${sql.and([range, ...list.along])}${after}`
+  const ids = (after: Statement.Fragment) => {
+    if (list.ranges.length === 1) {
+      return sql`${arm(list.ranges[0]!, after)} ORDER BY ${key} ${direction}, ${id} ${direction}
+                 LIMIT ${window.limit} OFFSET ${window.offset}`
+    }
+    return sql.onDialectOrElse({
+      pg: () => {
+        const cut = (range: Statement.Fragment, index: number) =>
+          sql`SELECT * FROM (${arm(range, after)} ORDER BY ${key} ${direction}, ${id} ${direction}
+                             LIMIT ${window.offset + window.limit}) ${sql.literal(`r${index}`)}`
+        return sql`SELECT k, id FROM (${sql.join(" UNION ALL ", false)(list.ranges.map(cut))}) u
+                   ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
+      },
+      orElse: () =>
+        sql`${sql.join(" UNION ALL ", false)(list.ranges.map((range) => arm(range, after)))}
+            ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
+    })
+  }
+  const rows = (after: Statement.Fragment) =>
+    Effect.flatMap(ids(after), (found) =>
+      found.length === 0
+        ? Effect.succeed([])
+        : sql`SELECT * FROM ${table} WHERE ${id} IN ${sql.in(found.map((row: any) => row.id))}${
+            list.pageRows === null ? sql.literal("") : sql` AND ${list.pageRows}`
+          }
+              ORDER BY ${orderBy}`
+    )
+  const startingAfter = window.after
+  if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
+  return Effect.flatMap(
+    sql`SELECT ${key} AS k FROM ${table} WHERE ${id} = ${startingAfter} AND ${list.member}`,
+    (found): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> =>
+      found.length === 0
+        ? Effect.fail(notInThisList())
+        : rows(sql` AND (${key}, ${id}) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`)
+  )
+}
+
+/** One page of a `MergedRangesQuery` list: one range per value of its column, merged (`mergedPage`). */
 export const mergedPageRows = <F extends string>(
   sql: SqlClient.SqlClient,
   window: PageWindow<NoInfer<F>>,
   order: OrderFields<F>,
   query: MergedRangesQuery
-): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> => {
-  if (!isOrderField(order, window.orderBy)) {
-    throw new Error(`mergedPageRows: the window's order field is not one of this list's (${orderFieldNames(order).join(", ")})`)
-  }
-  const orderColumn = order.columns[window.orderBy]
-  const idColumn = order.idColumn
-  const table = sql.literal(query.table)
-  const direction = sql.literal(window.descending ? "DESC" : "ASC")
-  const select = sql.literal(`${orderColumn} AS k, ${idColumn} AS id`)
-  const arm = (value: string, after: Statement.Fragment) =>
-    sql`SELECT ${select} FROM ${table} WHERE ${query.where} AND ${sql.literal(query.column)} = ${value}${after}`
-  const ids = (after: Statement.Fragment) =>
-    sql.onDialectOrElse({
-      pg: () => {
-        const cut = (value: string, index: number) =>
-          sql`SELECT * FROM (${arm(value, after)} ORDER BY k ${direction}, id ${direction}
-                             LIMIT ${window.offset + window.limit}) ${sql.literal(`r${index}`)}`
-        return sql`SELECT k, id FROM (${sql.join(" UNION ALL ", false)(query.values.map(cut))}) u
-                   ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-      },
-      orElse: () =>
-        sql`${sql.join(" UNION ALL ", false)(query.values.map((value) => arm(value, after)))}
-            ORDER BY k ${direction}, id ${direction} LIMIT ${window.limit} OFFSET ${window.offset}`
-    })
-  const rows = (after: Statement.Fragment) =>
-    Effect.flatMap(ids(after), (found) =>
-      found.length === 0
-        ? Effect.succeed([])
-        : sql`SELECT * FROM ${table} WHERE ${sql.literal(idColumn)} IN ${sql.in(found.map((row: any) => row.id))}
-              ORDER BY ${orderByClause(sql, window, order)}`
-    )
-  const startingAfter = window.after
-  if (startingAfter === undefined || startingAfter === null) return rows(sql.literal(""))
-  return Effect.flatMap(
-    sql`SELECT ${sql.literal(orderColumn)} AS k FROM ${table}
-        WHERE ${query.where} AND ${sql.literal(idColumn)} = ${startingAfter}`,
-    (found): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> =>
-      found.length === 0
-        ? Effect.fail(notInThisList())
-        : rows(
-            sql` AND (${sql.literal(orderColumn)}, ${sql.literal(idColumn)}) ${sql.literal(window.descending ? "<" : ">")} (${found[0]!.k}, ${startingAfter})`
-          )
-  )
-}
+): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> =>
+  mergedPage(sql, window, order, {
+    table: query.table,
+    ranges: query.values.map((value) => sql`${query.where} AND ${sql.literal(query.column)} = ${value}`),
+    along: [],
+    pageRows: null,
+    member: query.where
+  })
