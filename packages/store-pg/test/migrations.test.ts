@@ -1325,6 +1325,83 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(dataOf(late)).toMatchObject({ id: DAVE, balance: { amount: dave }, updated_at: at(2) })
         expect(dataOf(batch)).toMatchObject({ id: CAROL, balance: { amount: carol } })
       })
+  },
+  // A batch counts its own rows in one upsert: the counts it adds are exactly what the triggers
+  // add for the same rows inserted by plain statements (which still count), and entries of a book
+  // transfer written earlier are left to the triggers.
+  "0440_batch_posting_counts": {
+    before: () => Effect.void,
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const counts = sql<{ list: string; key: string; n: string }>`SELECT list, key, sum(n)::text AS n FROM issuing_list_counts
+          WHERE program_id = ${PROGRAM} AND list IN ('transactions', 'transfers', 'book_transfers', 'events') GROUP BY list, key`
+        /** What `write` adds to the program's counts, key by key. */
+        const added = <E, R>(write: Effect.Effect<unknown, E, R>) =>
+          Effect.gen(function* () {
+            const before = new Map((yield* counts).map((row) => [`${row.list} ${row.key}`, Number(row.n)]))
+            yield* write
+            return Object.fromEntries(
+              (yield* counts)
+                .map((row) => [`${row.list} ${row.key}`, Number(row.n) - (before.get(`${row.list} ${row.key}`) ?? 0)] as const)
+                .filter(([, n]) => n !== 0)
+                .sort(([a], [b]) => (a < b ? -1 : 1))
+            )
+          })
+        // Two transfers sharing an account, one with a card and one pending on another rail, events
+        // of two types and balance.updated rows: the same shapes each time, fresh ids.
+        const batchRows = () => {
+          const rows = rowsOf([
+            transfer(CAROL, DAVE, 1, { checkFunds: false, events: 2 }),
+            transfer(DAVE, SETTLEMENT, 1, { checkFunds: false, events: 1 })
+          ])
+          return {
+            ...rows,
+            transactions: rows.transactions.map((t, i) => (i === 0 ? { ...t, card_id: "card_0440" } : { ...t, status: "PENDING" })),
+            transfers: rows.transfers.map((t, i) => (i === 0 ? t : { ...t, payment_rail: "ach_same_day", status: "PENDING" })),
+            events: rows.events.map((e, i) => (i === 0 ? { ...e, type: "transaction.updated" } : e)),
+            balance_events: [CAROL, DAVE].map((account) => ({ id: nextId("evt"), program_id: PROGRAM, account, created_at: NOW }))
+          }
+        }
+        const written = yield* added(sql`SELECT issuing_write_postings(${JSON.stringify(batchRows())}::jsonb, ${CHANNEL}) AS n`)
+        const rows = batchRows()
+        const triggered = yield* added(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const json = (value: unknown) => JSON.stringify(value)
+              yield* sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, created_at, updated_at)
+                SELECT id, program_id, status, amount_minor, currency, card_id, created_at, updated_at
+                FROM jsonb_populate_recordset(NULL::issuing_transactions, ${json(rows.transactions)}::jsonb)`
+              yield* sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+                  from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+                SELECT id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
+                  to_financial_account_id, status, created_at, created_at
+                FROM jsonb_populate_recordset(NULL::issuing_transfers, ${json(rows.transfers)}::jsonb)`
+              yield* sql`INSERT INTO issuing_book_transfers SELECT * FROM jsonb_populate_recordset(NULL::issuing_book_transfers, ${json(rows.book_transfers)}::jsonb)`
+              yield* sql`INSERT INTO issuing_book_entries SELECT * FROM jsonb_populate_recordset(NULL::issuing_book_entries, ${json(rows.entries)}::jsonb)`
+              yield* sql`INSERT INTO issuing_events SELECT * FROM jsonb_populate_recordset(NULL::issuing_events, ${json(rows.events)}::jsonb)`
+              yield* sql`INSERT INTO issuing_events (id, program_id, type, created_at, data)
+                SELECT id, program_id, 'balance.updated', created_at, '{}' FROM jsonb_populate_recordset(NULL::issuing_events, ${json(rows.balance_events)}::jsonb)`
+              // The balances, which count nothing (the ledger's invariants hold after every step).
+              yield* sql`SELECT issuing_write_postings(${json({ balances: rows.balances })}::jsonb, ${CHANNEL}) AS n`
+            })
+          )
+        )
+        expect(written).toEqual(triggered)
+        expect(written).toMatchObject({ "transfers ||": 2, "transactions |=card_0440": 1, "events =balance.updated": 2 })
+        // Entries of a book transfer an earlier call wrote: the triggers count them.
+        const { balances, book_transfers, entries, transactions, transfers } = batchRows()
+        const early = yield* added(
+          sql`SELECT issuing_write_postings(${JSON.stringify({ transactions, transfers, book_transfers })}::jsonb, ${CHANNEL}) AS n`
+        )
+        const late = yield* added(sql`SELECT issuing_write_postings(${JSON.stringify({ entries, balances })}::jsonb, ${CHANNEL}) AS n`)
+        const bookTransferCounts = (counted: Record<string, number>) =>
+          Object.fromEntries(Object.entries(counted).filter(([key]) => key.startsWith("book_transfers ")))
+        expect(late).toEqual({ ...bookTransferCounts(triggered), "book_transfers |": undefined })
+        expect({ ...bookTransferCounts(early), ...late }).toEqual(bookTransferCounts(triggered))
+        // An empty call writes nothing and counts nothing.
+        expect(yield* added(sql`SELECT issuing_write_postings('{}'::jsonb, ${CHANNEL}) AS n`)).toEqual({})
+      })
   }
 }
 
