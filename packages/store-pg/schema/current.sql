@@ -69,7 +69,6 @@ CREATE TABLE public.issuing_book_entries (
   currency text NOT NULL,
   posted_at timestamp with time zone NOT NULL,
   CONSTRAINT issuing_book_entries_pkey PRIMARY KEY (book_transfer_id, "position"),
-  CONSTRAINT issuing_book_entries_book_transfer_id_fkey FOREIGN KEY (book_transfer_id) REFERENCES issuing_book_transfers(id),
   CONSTRAINT issuing_book_entries_financial_account_id_fkey FOREIGN KEY (financial_account_id) REFERENCES issuing_financial_accounts(id),
   CONSTRAINT issuing_book_entries_amount_minor_check CHECK ((amount_minor > 0)),
   CONSTRAINT issuing_book_entries_entry_type_check CHECK ((entry_type = ANY (ARRAY['DEBIT'::text, 'CREDIT'::text])))
@@ -89,9 +88,6 @@ CREATE TABLE public.issuing_book_transfers (
   posted_at timestamp with time zone NOT NULL,
   CONSTRAINT issuing_book_transfers_pkey PRIMARY KEY (id),
   CONSTRAINT issuing_book_transfers_transfer_id_key UNIQUE (transfer_id),
-  CONSTRAINT issuing_book_transfers_program_id_fkey FOREIGN KEY (program_id) REFERENCES issuing_programs(id),
-  CONSTRAINT issuing_book_transfers_transaction_id_fkey FOREIGN KEY (transaction_id) REFERENCES issuing_transactions(id),
-  CONSTRAINT issuing_book_transfers_transfer_id_fkey FOREIGN KEY (transfer_id) REFERENCES issuing_transfers(id),
   CONSTRAINT issuing_book_transfers_amount_minor_check CHECK ((amount_minor > 0))
 );
 CREATE INDEX issuing_book_transfers_by_program ON public.issuing_book_transfers USING btree (program_id, posted_at, id);
@@ -194,8 +190,7 @@ CREATE TABLE public.issuing_events (
   type text NOT NULL,
   created_at timestamp with time zone NOT NULL,
   data text NOT NULL,
-  CONSTRAINT issuing_events_pkey PRIMARY KEY (id),
-  CONSTRAINT issuing_events_program_id_fkey FOREIGN KEY (program_id) REFERENCES issuing_programs(id)
+  CONSTRAINT issuing_events_pkey PRIMARY KEY (id)
 );
 CREATE INDEX issuing_events_by_program ON public.issuing_events USING btree (program_id, created_at, id);
 CREATE INDEX issuing_events_by_program_type ON public.issuing_events USING btree (program_id, type, created_at, id);
@@ -382,7 +377,6 @@ CREATE TABLE public.issuing_transactions (
   card_events text NOT NULL DEFAULT '[]'::text,
   request_history text NOT NULL DEFAULT '[]'::text,
   CONSTRAINT issuing_transactions_pkey PRIMARY KEY (id),
-  CONSTRAINT issuing_transactions_program_id_fkey FOREIGN KEY (program_id) REFERENCES issuing_programs(id),
   CONSTRAINT issuing_transactions_amount_minor_check CHECK ((amount_minor > 0)),
   CONSTRAINT issuing_transactions_pending_minor_check CHECK ((pending_minor >= 0)),
   CONSTRAINT issuing_transactions_status_check CHECK ((status = ANY (ARRAY['PENDING'::text, 'SETTLED'::text, 'VOIDED'::text, 'EXPIRED'::text, 'APPROVED'::text, 'DECLINED'::text]))),
@@ -421,9 +415,7 @@ CREATE TABLE public.issuing_transfers (
   metadata text NOT NULL DEFAULT '{}'::text,
   CONSTRAINT issuing_transfers_pkey PRIMARY KEY (id),
   CONSTRAINT issuing_transfers_from_financial_account_id_fkey FOREIGN KEY (from_financial_account_id) REFERENCES issuing_financial_accounts(id),
-  CONSTRAINT issuing_transfers_program_id_fkey FOREIGN KEY (program_id) REFERENCES issuing_programs(id),
   CONSTRAINT issuing_transfers_to_financial_account_id_fkey FOREIGN KEY (to_financial_account_id) REFERENCES issuing_financial_accounts(id),
-  CONSTRAINT issuing_transfers_transaction_id_fkey FOREIGN KEY (transaction_id) REFERENCES issuing_transactions(id),
   CONSTRAINT issuing_transfers_amount_minor_check CHECK ((amount_minor > 0)),
   CONSTRAINT issuing_transfers_status_check CHECK ((status = ANY (ARRAY['PENDING'::text, 'SETTLED'::text])))
 );
@@ -1260,7 +1252,7 @@ AS $function$
       RETURN n;
     END $function$;
 
--- As last (re)defined by src/migrations/0440_batch_posting_counts.ts.
+-- As last (re)defined by src/migrations/0440_leaner_postings.ts.
 CREATE OR REPLACE FUNCTION public.issuing_write_postings(
     p_rows jsonb,
     p_channel text

@@ -1329,7 +1329,7 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   // A batch counts its own rows in one upsert: the counts it adds are exactly what the triggers
   // add for the same rows inserted by plain statements (which still count), and entries of a book
   // transfer written earlier are left to the triggers.
-  "0440_batch_posting_counts": {
+  "0440_leaner_postings": {
     before: () => Effect.void,
     after: () =>
       Effect.gen(function* () {

@@ -39,7 +39,7 @@ import cardAndAttemptListIndexes from "./0410_card_and_attempt_list_indexes.js"
 import accountUpdateOrder from "./0411_account_update_order.js"
 import liveGrantsIndex from "./0412_live_grants_index.js"
 import coalescedBalanceEvents from "./0430_coalesced_balance_events.js"
-import batchPostingCounts from "./0440_batch_posting_counts.js"
+import leanerPostings from "./0440_leaner_postings.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -88,5 +88,5 @@ export const migrations = {
   "0411_account_update_order": accountUpdateOrder,
   "0412_live_grants_index": liveGrantsIndex,
   "0430_coalesced_balance_events": coalescedBalanceEvents,
-  "0440_batch_posting_counts": batchPostingCounts
+  "0440_leaner_postings": leanerPostings
 }

@@ -18,6 +18,10 @@ const BALANCE_EVENT_DATA = `json_build_object(
     'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`
 
 /**
+ * Migration 0440: a posting's rows written with fewer statements and fewer checks
+ * (docs/ledger.md#what-a-posting-costs-on-postgresql): `issuing_write_postings` made anew (below)
+ * and 8 foreign keys no longer checked (`UNCHECKED_FOREIGN_KEYS`).
+ *
  * `issuing_write_postings(p_rows, p_channel)` made anew: the same rows written, the same counts,
  * the same deliveries, in fewer statements.
  *
@@ -168,7 +172,35 @@ export const WRITE_POSTINGS_0440 = `CREATE OR REPLACE FUNCTION issuing_write_pos
       RETURN n;
     END $$`
 
+/**
+ * The foreign keys a posting's rows no longer check, as (table, constraint): 8 of the 21 checks of
+ * a transfer, each a lookup (and, for the program's, a FOR KEY SHARE lock of the one program row
+ * that every concurrent posting of the program takes). What keeps each true instead is in
+ * docs/ledger.md#foreign-keys-a-posting-does-not-check:
+ *
+ * - a row and its parent written by the same call of the same posting function: a book entry's
+ *   book transfer, a book transfer's transfer and transaction, a transfer's transaction (inserted
+ *   in the same statement, or an existing one the ledger read and locked in the transaction first);
+ * - the program of the rows only the platform writes, always the caller's program resolved by the
+ *   request pipeline (an unknown one is a 403 before any write) and the program of the accounts
+ *   (or card) the rows are checked against — transactions, transfers, book transfers and events.
+ *   Programs are never deleted.
+ *
+ * The accounts' keys stay (an account id comes from the request), as do every other table's.
+ */
+const UNCHECKED_FOREIGN_KEYS = [
+  ["issuing_book_entries", "issuing_book_entries_book_transfer_id_fkey"],
+  ["issuing_book_transfers", "issuing_book_transfers_transfer_id_fkey"],
+  ["issuing_book_transfers", "issuing_book_transfers_transaction_id_fkey"],
+  ["issuing_transfers", "issuing_transfers_transaction_id_fkey"],
+  ["issuing_transactions", "issuing_transactions_program_id_fkey"],
+  ["issuing_transfers", "issuing_transfers_program_id_fkey"],
+  ["issuing_book_transfers", "issuing_book_transfers_program_id_fkey"],
+  ["issuing_events", "issuing_events_program_id_fkey"]
+] as const
+
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(WRITE_POSTINGS_0440)
+  for (const [table, constraint] of UNCHECKED_FOREIGN_KEYS) yield* sql.unsafe(`ALTER TABLE ${table} DROP CONSTRAINT ${constraint}`)
 })
