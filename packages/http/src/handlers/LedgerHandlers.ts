@@ -14,11 +14,11 @@ import {
   type TransferRequest,
   WALLET_ORDER_FIELDS
 } from "@issuing/core"
-import { Effect, Either, FiberRef, ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { ApiFailure, type ApiFailureAt, decodeIssuesFailure, envelope, mapToApiFailure, toApiFailure } from "../errors.js"
-import { CurrentRequestId } from "../middleware/RequestPipeline.js"
+import { currentRequestId } from "../middleware/RequestPipeline.js"
 import { countPostedTransfers } from "../Telemetry.js"
 import { paging } from "./Paging.js"
 
@@ -59,7 +59,7 @@ const itemFailure = <F extends ApiFailure>(index: number, failure: F): F =>
 const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
   Effect.gen(function* () {
     const program = yield* programId
-    const requestId = yield* FiberRef.get(CurrentRequestId)
+    const requestId = yield* currentRequestId
     const config = yield* IssuingConfig
     const decoded = yield* Effect.forEach(
       payload.transfers,
