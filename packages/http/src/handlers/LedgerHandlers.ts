@@ -139,16 +139,20 @@ export const FinancialAccountsHandlersLive = HttpApiBuilder.group(IssuingApi, "f
 export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger
+    const { environment } = yield* IssuingConfig
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(Effect.flatten(mayRecord(payload)), () => programId).pipe(
-          Effect.flatMap((program) =>
-            mapToApiFailure(ledger.postTransfer(program, payload)).pipe(
+        // One step per stage, no generator: every transfer runs it (docs/operations.md#volume, "The Node side, profiled").
+        Effect.flatMap(CurrentProgram, (caller) => {
+          const refusal = inboundFundingRefusal(caller, environment, payload)
+          return Effect.zipRight(
+            refusal === null ? Effect.void : Effect.fail(toApiFailure(refusal)),
+            Effect.suspend(() => mapToApiFailure(ledger.postTransfer(caller.program.id, payload))).pipe(
               Effect.tap(() => countPostedTransfers(1)),
               Effect.map((posted) => posted.transfer)
             )
           )
-        )
+        })
       )
       .handle("batch", ({ payload }) => postBatch(ledger, payload))
       .handle("list", ({ urlParams }) =>
