@@ -318,9 +318,12 @@ export const requestPipeline = (routes: RouteTable) =>
             )
           )
           // No shared or edge cache may keep a card or a balance (docs/operations.md#running-several-nodes).
-          const uncached =
-            response.headers["cache-control"] === undefined ? HttpServerResponse.setHeader(response, "cache-control", "no-store") : response
-          return uncached.headers["request-id"] === undefined ? HttpServerResponse.setHeader(uncached, "request-id", requestId) : uncached
+          const noStore = response.headers["cache-control"] === undefined
+          const withId = response.headers["request-id"] === undefined
+          // One copy of the response and its headers for both, the usual case.
+          if (noStore && withId) return HttpServerResponse.setHeaders(response, { "cache-control": "no-store", "request-id": requestId })
+          if (noStore) return HttpServerResponse.setHeader(response, "cache-control", "no-store")
+          return withId ? HttpServerResponse.setHeader(response, "request-id", requestId) : response
         })
     })
   )
