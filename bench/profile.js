@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--warmup=3] [--runs=1] [--cpu-prof] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--warmup=3] [--runs=1] [--cpu-prof] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -16,7 +16,15 @@
 // compare CPU figures of runs without it) and prints its self time grouped by package, by phase of
 // the request (the innermost frame of each sample that a phase rule below recognises, so a schema
 // decode called by a handler counts as schema work, and the fiber loop is its own line) and the
-// `--top` functions. The .cpuprofile file is kept (path printed) for a viewer.
+// `--top` functions. The .cpuprofile file is kept (path printed) for a viewer. Our server and the
+// floor are profiled over the load window; the lean server over its whole life.
+//
+// --count then drives our server (and the floor, and the build --against) for another window with
+// counters installed (support/counters.js) and prints, per request: Effect operations by kind, the
+// fibers that ran them, FiberRef writes, fiber suspensions, socket writes (HTTP, and the others:
+// the pg driver's), pg statements by their first words, and the bytes allocated with the functions
+// allocating most. The counters patch the process (it runs slower): read CPU figures from runs
+// without --count.
 import * as fs from "node:fs"
 import { spawn } from "node:child_process"
 import * as os from "node:os"
@@ -120,9 +128,9 @@ const startLean = async (target, profileDir) => {
 }
 
 /** Starts the framework's floor (support/floorServer.js: an HttpApi with one endpoint and no database). */
-const startFloor = async () => {
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, "support", "floorServer.js")], {
-    stdio: ["ignore", "pipe", "inherit"]
+const startFloor = async (count) => {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, "support", "floorServer.js"), JSON.stringify({ count })], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"]
   })
   const port = await new Promise((resolve, reject) => {
     child.stdout.once("data", (data) => resolve(Number(String(data).trim())))
@@ -251,18 +259,43 @@ const printTable = (title, entries, busyMs, perRequest, limit = Number.POSITIVE_
 
 // ---- the run ----------------------------------------------------------------------------------
 
-const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, top, label, lean, floor, dataDir, http }) => {
+/** Prints the counts of a --count window, per request. */
+const printCounts = (counts, requests, top) => {
+  const per = (n) => (n / requests).toFixed(n / requests < 10 ? 2 : 1)
+  const opsTotal = Object.values(counts.ops).reduce((a, b) => a + b, 0)
+  console.log(
+    `  per request: ${per(opsTotal)} Effect operations in ${per(counts.fibers)} fibers, ${per(counts.fiberRefSets)} FiberRef writes, ${per(counts.suspensions)} suspensions`
+  )
+  console.log(
+    `    operations: ${Object.entries(counts.ops)
+      .sort((a, b) => b[1] - a[1])
+      .map(([op, n]) => `${op} ${per(n)}`)
+      .join(", ")}`
+  )
+  console.log("    FiberRef writes by FiberRef (named by its initial value):")
+  for (const [name, n] of Object.entries(counts.fiberRefWriters).slice(0, top)) console.log(`      ${per(n).padStart(6)}  ${name}`)
+  const w = counts.writes
+  console.log(`    socket writes: HTTP ${per(w.http)} (${per(w.httpBytes)} bytes), other (pg) ${per(w.other)} (${per(w.otherBytes)} bytes)`)
+  const statements = Object.entries(counts.statements).sort((a, b) => b[1] - a[1])
+  if (statements.length > 0) console.log(`    pg statements: ${statements.map(([text, n]) => `${per(n)} × ${text}`).join("; ")}`)
+  console.log(`    allocated: ${(counts.allocatedBytes / requests / 1024).toFixed(1)} KB per request (${counts.heapProfile}); most by`)
+  for (const [name, bytes] of Object.entries(counts.allocatedBy).slice(0, top))
+    console.log(`      ${(bytes / requests).toFixed(0).padStart(7)} B  ${name}`)
+}
+
+const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, top, label, lean, floor, dataDir, http }) => {
   const profileDir = lean && cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), "issuing-lean-profile-")) : undefined
+  const counted = count && !lean
   const server = floor
-    ? await startFloor()
+    ? await startFloor(counted)
     : lean
       ? await startLean(target, profileDir)
-      : await startServer(http === undefined ? target : { ...target, http })
+      : await startServer({ ...target, ...(http === undefined ? {} : { http }), count: counted })
   let file = path.join(os.tmpdir(), `issuing-${label}-${process.pid}-${Date.now()}.cpuprofile`)
   let stopped = false
   try {
     await drive(server, warmup, concurrency)
-    const profiled = cpuProf && !lean && !floor
+    const profiled = cpuProf && !lean
     if (profiled) await ask(server.child, { profile: "start" })
     const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
     const before = cpuMsOf(server.child.pid)
@@ -280,12 +313,19 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, top, la
     console.log(
       `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
     )
-    if (cpuProf && !floor) {
+    if (cpuProf) {
       const { busyMs, byPackage, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(file, "utf8")))
       console.log(`  profile ${file}: ${(busyMs / requests).toFixed(2)} ms of samples per request (idle left out)`)
       printTable("by package", byPackage, busyMs, requests)
       printTable("by phase (innermost recognised frame)", byPhase, busyMs, requests)
       printTable(`top ${top} functions (self)`, byFunction, busyMs, requests, top)
+    }
+    if (counted) {
+      await ask(server.child, { count: "start" })
+      const countedRun = await drive(server, Math.min(seconds, 5), concurrency)
+      const counts = await ask(server.child, { count: "stop" })
+      console.log(`  counted over ${countedRun.ok + countedRun.failed} more requests (failed ${countedRun.failed}):`)
+      printCounts(counts, countedRun.ok + countedRun.failed, top)
     }
     return cpuMs / requests
   } finally {
@@ -301,6 +341,7 @@ export async function run(args) {
     concurrency: Number(option(args, "concurrency", "32")),
     warmup: Number(option(args, "warmup", "3")),
     cpuProf: args.includes("--cpu-prof"),
+    count: args.includes("--count"),
     top: Number(option(args, "top", "25")),
     // --against=<path to another build's @issuing/http dist/index.js>: that build served the same
     // way right after ours, run by run (say the tree before a change, copied aside).

@@ -3,13 +3,15 @@
 // with a Schema and answers a transfer-shaped JSON encoded with another — no database, no auth,
 // no work. Its CPU per request is what the framework alone costs a request on this machine: the
 // part of our server's CPU that no change to the platform's own code can take away
-// (docs/operations.md#volume, "The Node side, profiled"). `node floorServer.js`; prints the port
-// on stdout, stops on SIGTERM.
+// (docs/operations.md#volume, "The Node side, profiled"). `node floorServer.js [config]`; prints
+// the port on stdout, stops on SIGTERM; the profiler controls it over its IPC channel when it has
+// one (support/serverControl.js; `{ "count": true }` as config installs the counters).
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
+import { answerControl } from "./serverControl.js"
 
 const Order = Schema.Struct({
   paymentRail: Schema.String,
@@ -53,6 +55,8 @@ const Live = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(Transfers))),
   Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
 )
+const config = JSON.parse(process.argv[2] ?? "{}")
+if (process.send !== undefined) await answerControl({ entry: import.meta.filename, count: config.count })
 Effect.runFork(Layer.launch(Live))
 server.once("listening", () => process.stdout.write(`${server.address().port}\n`))
 process.once("SIGTERM", () => process.exit(0))

@@ -1,16 +1,16 @@
 // The platform's server in a process of its own, for `npm run bench -- profile`: createIssuing
 // over the store its config names (`{ kind, url }` or `{ kind, filename }`) behind node:http, as
 // `issuing serve` runs it, with the bench's 64 funded wallets. Prints one JSON line on stdout —
-// `{ port, apiKey, programId, accounts }` — and exits on SIGTERM after closing the platform. Over
-// its IPC channel, `{ profile: "start" }` starts V8's CPU profiler and `{ profile: "stop", file }`
-// writes the profile to `file`; each is answered when done. Its CPU time is its own: the load
-// comes from another process.
+// `{ port, apiKey, programId, accounts }` — and exits on SIGTERM after closing the platform. The
+// profiler controls it over its IPC channel (support/serverControl.js: a CPU profile, or with
+// `count: true` in its config the counts of support/counters.js). Its CPU time is its own: the
+// load comes from another process.
 import { Access } from "@issuing/core"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
 import * as http from "node:http"
-import { Session } from "node:inspector/promises"
+import { createRequire } from "node:module"
+import { answerControl } from "./serverControl.js"
 import { fundedWallets } from "./wallets.js"
 
 const config = JSON.parse(process.argv[2])
@@ -33,19 +33,8 @@ server.on("request", instance.listener)
 server.keepAliveTimeout = 60_000
 const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("profile")))
 const accounts = await fundedWallets(instance, org.program_id, WALLETS, FUNDING_MINOR)
+await answerControl({ entry: config.http ?? createRequire(import.meta.url).resolve("@issuing/http"), count: config.count })
 process.stdout.write(`${JSON.stringify({ port: server.address().port, apiKey: org.api_key, programId: org.program_id, accounts })}\n`)
-const session = new Session()
-session.connect()
-process.on("message", async (message) => {
-  if (message.profile === "start") {
-    await session.post("Profiler.enable")
-    await session.post("Profiler.start")
-  } else {
-    const { profile } = await session.post("Profiler.stop")
-    fs.writeFileSync(message.file, JSON.stringify(profile))
-  }
-  process.send("done")
-})
 process.on("SIGTERM", async () => {
   server.closeAllConnections()
   await new Promise((resolve) => server.close(resolve))

@@ -52,14 +52,13 @@ const coalesced = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<A, E> => {
       Effect.zipRight(drain)
     )
   })
-  return Effect.gen(function* () {
-    if (queued === undefined) queued = yield* Deferred.make<A, E>()
-    const mine = queued
-    if (!inFlight) {
-      inFlight = true
-      yield* Effect.forkDaemon(drain)
-    }
-    return yield* Deferred.await(mine)
+  // One step over the fiber rather than a generator: every request's authentication runs it.
+  return Effect.withFiberRuntime<A, E>((fiber) => {
+    if (queued === undefined) queued = Deferred.unsafeMake<A, E>(fiber.id())
+    const mine = Deferred.await(queued)
+    if (inFlight) return mine
+    inFlight = true
+    return Effect.zipRight(Effect.forkDaemon(drain), mine)
   })
 }
 

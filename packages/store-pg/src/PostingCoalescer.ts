@@ -75,30 +75,34 @@ export const makePostingCoalescer = (
 
     // Joining the queue and starting a lane are one uninterruptible step: a caller interrupted
     // between them would leave a lane counted that never runs, and the queue stalled behind it.
-    // Only the wait is interruptible; a caller that stops waiting leaves the queue.
+    // Only the wait is interruptible; a caller that stops waiting leaves the queue. Written as
+    // one step over the fiber rather than a generator: every new transfer runs it
+    // (docs/operations.md#volume, "The Node side, profiled").
     const post = (posting: TransferPosting) =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function* () {
+        Effect.withFiberRuntime<PostingOutcome, SqlError.SqlError>((fiber) => {
           // The layer is closing: no lane will start, so this one goes alone.
-          if (closed) return yield* restore(one(posting))
-          const waiter: Waiter = { posting, done: yield* Deferred.make<PostingOutcome, SqlError.SqlError>() }
+          if (closed) return restore(one(posting))
+          const waiter: Waiter = { posting, done: Deferred.unsafeMake<PostingOutcome, SqlError.SqlError>(fiber.id()) }
           waiting.push(waiter)
-          if (running < lanes) {
-            running += 1
-            // Forked here it would inherit this step's uninterruptibility: closing the layer
-            // interrupts it between batches.
-            yield* FiberSet.run(
-              fibers,
-              Effect.onInterrupt(Effect.interruptible(lane), () => closing)
-            )
-          }
-          return yield* restore(Deferred.await(waiter.done)).pipe(
+          const wait = restore(Deferred.await(waiter.done)).pipe(
             Effect.onInterrupt(() =>
               Effect.sync(() => {
                 const at = waiting.indexOf(waiter)
                 if (at >= 0) waiting.splice(at, 1)
               })
             )
+          )
+          if (running >= lanes) return wait
+          running += 1
+          // Forked here it would inherit this step's uninterruptibility: closing the layer
+          // interrupts it between batches.
+          return Effect.zipRight(
+            FiberSet.run(
+              fibers,
+              Effect.onInterrupt(Effect.interruptible(lane), () => closing)
+            ),
+            wait
           )
         })
       )

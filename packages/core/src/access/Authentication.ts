@@ -25,15 +25,14 @@ export type AccessTokenResolver = (tokenHash: string) => Effect.Effect<Option.Op
 export const canSeeProgram = (caller: Caller, programId: string): boolean =>
   caller.programIds === null || caller.programIds.includes(programId)
 
-/** The bearer secret of an Authorization header, or the reason it has none. */
-const bearerSecret = (authorization: string | undefined): Effect.Effect<string, AuthenticationFailed> => {
-  if (authorization === undefined || authorization.trim() === "") {
-    return Effect.fail(new AuthenticationFailed({ message: "No API key provided. Send it as 'Authorization: Bearer <API_KEY>'." }))
-  }
+const NO_KEY = "No API key provided. Send it as 'Authorization: Bearer <API_KEY>'."
+const MALFORMED = "Malformed Authorization header. Send 'Authorization: Bearer <API_KEY>'."
+
+/** The bearer secret of an Authorization header, or the message saying why it has none. */
+const bearerSecret = (authorization: string | undefined): { readonly secret: string } | { readonly refused: string } => {
+  if (authorization === undefined || authorization.trim() === "") return { refused: NO_KEY }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization.trim())
-  return match === null || !looksLikeSecret(match[1]!)
-    ? Effect.fail(new AuthenticationFailed({ message: "Malformed Authorization header. Send 'Authorization: Bearer <API_KEY>'." }))
-    : Effect.succeed(match[1]!)
+  return match === null || !looksLikeSecret(match[1]!) ? { refused: MALFORMED } : { secret: match[1]! }
 }
 
 /**
@@ -47,17 +46,9 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
   const keyCache = makeVersionedCache<Caller>({ maxEntries: API_KEY_CACHE_MAX_ENTRIES, maxAgeMs: API_KEY_CACHE_MAX_AGE_MS })
   const programCache = new Map<string, Program>()
 
-  /** Resolves `Authorization: Bearer <secret>` to the caller; 401 when missing, malformed, unknown or revoked. */
-  const authenticate = (authorization: string | undefined): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> =>
+  /** The caller of a secret not in the cache (or whose cached access token has expired). */
+  const lookUp = (secret: string, secretHash: string, version: Option.Option<string>, now: number) =>
     Effect.gen(function* () {
-      const secret = yield* bearerSecret(authorization)
-      const secretHash = hashSecret(secret)
-      const now = yield* nowMs
-      // Seen before the read: a change committed meanwhile retires what is read.
-      const version = yield* feed.committed
-      const cached = keyCache.get(secretHash, version, now)
-      // A cached access token still ends at its expiry (revocations retire it through the feed).
-      if (cached !== undefined && (cached.oauth === undefined || cached.oauth.expiresAtMs > now)) return cached
       if (secret.startsWith(ACCESS_TOKEN_PREFIX)) {
         const caller = yield* accessTokens(secretHash)
         if (Option.isNone(caller) || caller.value.oauth === undefined || caller.value.oauth.expiresAtMs <= now) {
@@ -81,33 +72,54 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
       return caller
     })
 
+  /**
+   * Resolves `Authorization: Bearer <secret>` to the caller; 401 when missing, malformed, unknown
+   * or revoked. A cached caller is answered without a generator of its own: this runs for every
+   * request (docs/operations.md#volume, "The Node side, profiled").
+   */
+  const authenticate = (authorization: string | undefined): Effect.Effect<Caller, AuthenticationFailed | SqlError.SqlError> => {
+    const bearer = bearerSecret(authorization)
+    if ("refused" in bearer) return Effect.fail(new AuthenticationFailed({ message: bearer.refused }))
+    const { secret } = bearer
+    const secretHash = hashSecret(secret)
+    return Effect.flatMap(nowMs, (now) =>
+      // Seen before the read: a change committed meanwhile retires what is read.
+      Effect.flatMap(feed.committed, (version) => {
+        const cached = keyCache.get(secretHash, version, now)
+        // A cached access token still ends at its expiry (revocations retire it through the feed).
+        if (cached !== undefined && (cached.oauth === undefined || cached.oauth.expiresAtMs > now)) return Effect.succeed(cached)
+        return lookUp(secret, secretHash, version, now)
+      })
+    )
+  }
+
   /** Checks X-Program-ID: 400 when missing or malformed, 403 when the key cannot use that program. */
   const resolveProgram = (
     caller: Caller,
     header: string | undefined
-  ): Effect.Effect<ProgramCaller, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
-    Effect.gen(function* () {
-      if (header === undefined || header.trim() === "") {
-        return yield* new InvalidRequest({ message: "The X-Program-ID header is required.", param: "X-Program-ID" })
-      }
-      const programId = header.trim()
-      if (!isUuid(programId)) {
-        return yield* new InvalidRequest({ message: "X-Program-ID must be a UUID.", param: "X-Program-ID" })
-      }
-      // Built only when refused: constructing an error captures a stack (≈ 35 µs per request).
-      const denied = () =>
-        new PermissionDenied({ message: `${callerNoun(caller)} cannot access the program named by X-Program-ID.`, param: "X-Program-ID" })
-      const id = programId.toLowerCase()
-      if (!canSeeProgram(caller, id)) return yield* denied()
-      const cacheKey = `${caller.organizationId}/${id}`
-      const cached = programCache.get(cacheKey)
-      if (cached !== undefined) return { ...caller, program: cached }
-      const program = yield* store.findProgram(caller.organizationId, id)
-      if (Option.isNone(program)) return yield* denied()
+  ): Effect.Effect<ProgramCaller, InvalidRequest | PermissionDenied | SqlError.SqlError> => {
+    if (header === undefined || header.trim() === "") {
+      return Effect.fail(new InvalidRequest({ message: "The X-Program-ID header is required.", param: "X-Program-ID" }))
+    }
+    const programId = header.trim()
+    if (!isUuid(programId)) {
+      return Effect.fail(new InvalidRequest({ message: "X-Program-ID must be a UUID.", param: "X-Program-ID" }))
+    }
+    // Built only when refused: constructing an error captures a stack (≈ 35 µs per request).
+    const denied = () =>
+      new PermissionDenied({ message: `${callerNoun(caller)} cannot access the program named by X-Program-ID.`, param: "X-Program-ID" })
+    const id = programId.toLowerCase()
+    if (!canSeeProgram(caller, id)) return Effect.fail(denied())
+    const cacheKey = `${caller.organizationId}/${id}`
+    const cached = programCache.get(cacheKey)
+    if (cached !== undefined) return Effect.succeed({ ...caller, program: cached })
+    return Effect.flatMap(store.findProgram(caller.organizationId, id), (program) => {
+      if (Option.isNone(program)) return Effect.fail(denied())
       if (programCache.size >= PROGRAM_CACHE_MAX_ENTRIES) programCache.delete(programCache.keys().next().value!)
       programCache.set(cacheKey, program.value)
-      return { ...caller, program: program.value }
+      return Effect.succeed({ ...caller, program: program.value })
     })
+  }
 
   return {
     authenticate,

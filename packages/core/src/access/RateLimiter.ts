@@ -286,31 +286,47 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
         )
       })
 
-    return {
-      /** Spends one request of the key's budget, or fails with the seconds to wait. */
-      consume: (apiKeyId: string): Effect.Effect<void, RateLimited> =>
-        Effect.gen(function* () {
-          // Each turn spends a held token, or leases (spending one of the lease), or waits for the
-          // lease in flight: a turn that finds the tokens it waited for spent by the key's other
-          // requests leases next.
-          while (true) {
-            const now = yield* nowMs
-            const entry = heldOf(apiKeyId, now)
-            if (entry.tokens >= 1 && now < entry.expiresAtMs) {
-              entry.tokens -= 1
-              return
-            }
-            const own = now < entry.ownBucketUntilMs ? ownBucket(apiKeyId, now) : undefined
-            if (own !== undefined) return own === null ? undefined : yield* new RateLimited({ retryAfterSeconds: own })
-            if (now < entry.emptyUntilMs) {
-              return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
-            }
-            if (entry.lease === null) {
-              const retryAfterSeconds = yield* lease(apiKeyId, entry, now)
-              return retryAfterSeconds === null ? undefined : yield* new RateLimited({ retryAfterSeconds })
-            }
-            yield* Deferred.await(entry.lease)
+    /** The turns of `consume` after the first: the key's lease, own bucket, or a lease in flight. */
+    const consumeSlowly = (apiKeyId: string): Effect.Effect<void, RateLimited> =>
+      Effect.gen(function* () {
+        // Each turn spends a held token, or leases (spending one of the lease), or waits for the
+        // lease in flight: a turn that finds the tokens it waited for spent by the key's other
+        // requests leases next.
+        while (true) {
+          const now = yield* nowMs
+          const entry = heldOf(apiKeyId, now)
+          if (entry.tokens >= 1 && now < entry.expiresAtMs) {
+            entry.tokens -= 1
+            return
           }
+          const own = now < entry.ownBucketUntilMs ? ownBucket(apiKeyId, now) : undefined
+          if (own !== undefined) return own === null ? undefined : yield* new RateLimited({ retryAfterSeconds: own })
+          if (now < entry.emptyUntilMs) {
+            return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
+          }
+          if (entry.lease === null) {
+            const retryAfterSeconds = yield* lease(apiKeyId, entry, now)
+            return retryAfterSeconds === null ? undefined : yield* new RateLimited({ retryAfterSeconds })
+          }
+          yield* Deferred.await(entry.lease)
+        }
+      })
+
+    return {
+      /**
+       * Spends one request of the key's budget, or fails with the seconds to wait. A token held
+       * from the key's lease is spent at once, without a generator: this runs for every request
+       * (docs/operations.md#volume, "The Node side, profiled").
+       */
+      consume: (apiKeyId: string): Effect.Effect<void, RateLimited> =>
+        Effect.clockWith((clock) => {
+          const now = clock.unsafeCurrentTimeMillis()
+          const entry = held.get(apiKeyId)
+          if (entry !== undefined && entry.tokens >= 1 && now < entry.expiresAtMs) {
+            entry.tokens -= 1
+            return Effect.void
+          }
+          return consumeSlowly(apiKeyId)
         })
     }
   })

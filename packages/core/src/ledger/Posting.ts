@@ -104,16 +104,20 @@ export const settlementAccount = (ctx: LedgerDeps, programId: string, currency: 
     return account
   })
 
-/** The accounts an order names, from the cache of immutable attributes or one read. */
-export const accountsOf = (ctx: LedgerDeps, programId: string, order: TransferOrder) =>
-  Effect.gen(function* () {
-    const { ids, settlementCurrency } = accountsToRead(order)
-    const cached = ctx.accountCache.lookup(programId, ids, settlementCurrency)
-    if (cached !== undefined) return cached
-    const rows = yield* ctx.store.findPostingAccounts(programId, ids.length === 0 ? [""] : ids, settlementCurrency)
+/**
+ * The accounts an order names, from the cache of immutable attributes or one read. A hit is
+ * answered without a generator of its own: every transfer asks (docs/operations.md#volume, "The
+ * Node side, profiled").
+ */
+export const accountsOf = (ctx: LedgerDeps, programId: string, order: TransferOrder) => {
+  const { ids, settlementCurrency } = accountsToRead(order)
+  const cached = ctx.accountCache.lookup(programId, ids, settlementCurrency)
+  if (cached !== undefined) return Effect.succeed(cached)
+  return Effect.map(ctx.store.findPostingAccounts(programId, ids.length === 0 ? [""] : ids, settlementCurrency), (rows) => {
     ctx.accountCache.remember(rows)
     return rows
   })
+}
 
 /** True when an order posts as one atomic store call: a new transaction between accounts all known. */
 export const postsAtOnce = (p: PreparedTransfer) =>
@@ -142,20 +146,27 @@ export interface Posted {
  * before it (a settlement account) rolls back with it.
  */
 export const postPrepared = (ctx: LedgerDeps, p: PreparedTransfer): Effect.Effect<Posted, TransferError | CardNotActive> =>
-  Effect.gen(function* () {
-    const atOnce = postsAtOnce(p)
-    const settlement =
-      p.from !== null && p.to !== null
-        ? null
-        : atOnce
-          ? p.settlement
-          : (p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency)))
-    const plan: TransactionPlan = atOnce ? { _tag: "New" } : yield* transactionPlan(ctx, p)
-    const { posted, posting } = transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso)
-    const outcome = yield* ctx.store.postTransfer(posting)
-    if (!outcome.posted) return yield* cardRefusal(outcome) ?? refused(outcome)
-    return { posted, wake: outcome.wake }
-  })
+  postsAtOnce(p)
+    ? // The whole write is the store's one call: no settlement account or transaction to look up first.
+      Effect.flatMap(nowIso, (now) => {
+        const settlement = p.from !== null && p.to !== null ? null : p.settlement
+        return postPosting(ctx, transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, { _tag: "New" }, now))
+      })
+    : Effect.gen(function* () {
+        const settlement =
+          p.from !== null && p.to !== null ? null : (p.settlement ?? (yield* settlementAccount(ctx, p.programId, p.order.currency)))
+        const plan = yield* transactionPlan(ctx, p)
+        return yield* postPosting(ctx, transferPosting(p, p.from ?? settlement!, p.to ?? settlement!, plan, yield* nowIso))
+      })
+
+/** The store's one call of a posting; a refusal fails. */
+const postPosting = (
+  ctx: LedgerDeps,
+  { posted, posting }: ReturnType<typeof transferPosting>
+): Effect.Effect<Posted, TransferError | CardNotActive> =>
+  Effect.flatMap(ctx.store.postTransfer(posting), (outcome) =>
+    outcome.posted ? Effect.succeed({ posted, wake: outcome.wake }) : Effect.fail(cardRefusal(outcome) ?? refused(outcome))
+  )
 
 /** The checks of an order over its accounts (cached immutable attributes, else one read). */
 export const prepare = (ctx: LedgerDeps, programId: string, order: TransferOrder) =>
@@ -173,9 +184,8 @@ export const post = (
   programId: string,
   order: TransferOrder
 ): Effect.Effect<PostedTransfer, TransferError | CardNotActive> =>
-  Effect.gen(function* () {
-    const p = yield* prepare(ctx, programId, order)
-    const { posted, wake } = yield* write(ctx, postPrepared(ctx, p), { atomic: postsAtOnce(p) })
-    if (wake) yield* ctx.webhooks.wake
-    return posted
-  })
+  Effect.flatMap(prepare(ctx, programId, order), (p) =>
+    Effect.flatMap(write(ctx, postPrepared(ctx, p), { atomic: postsAtOnce(p) }), ({ posted, wake }) =>
+      wake ? Effect.as(ctx.webhooks.wake, posted) : Effect.succeed(posted)
+    )
+  )

@@ -33,20 +33,32 @@ export const isUniqueViolation = (error: unknown): boolean => {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY"
 }
 
-/** The one retry policy of the platform's writes: jittered exponential back-off, MAX_TRANSACTION_ATTEMPTS tries in all. */
-const retryPolicy = Schedule.exponential("2 millis", 2).pipe(
+/**
+ * The one retry policy of the platform's writes: jittered exponential back-off from 2 ms (each wait
+ * 0.8–1.2 × its step, as `Schedule.jittered`), MAX_TRANSACTION_ATTEMPTS tries in all. Its first
+ * wait is taken by `retryTransient` itself; this schedule makes the waits after the second try.
+ */
+const FIRST_RETRY_MS = 2
+const laterRetries = Schedule.exponential(`${2 * FIRST_RETRY_MS} millis`, 2).pipe(
   Schedule.jittered,
-  Schedule.intersect(Schedule.recurs(MAX_TRANSACTION_ATTEMPTS - 1))
+  Schedule.intersect(Schedule.recurs(MAX_TRANSACTION_ATTEMPTS - 2))
 )
 
 /**
  * Runs an outermost write again on transient concurrency failures (deadlock, serialization
  * failure, SQLITE_BUSY) under the Transactor's policy. Only for a write that is its own
  * transaction (an outermost one, or one atomic statement in autocommit): a retry inside a
- * caller's transaction would re-run half of it.
+ * caller's transaction would re-run half of it. The schedule is set up only once a try has failed:
+ * `Effect.retry` builds its schedule's driver on every call, a cost every write paid for the rare
+ * one that fails (docs/operations.md#volume, "The Node side, profiled").
  */
 export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.retry(effect, { schedule: retryPolicy, while: isRetryableSqlError })
+  Effect.catchIf(effect, isRetryableSqlError, () =>
+    Effect.zipRight(
+      Effect.sleep(FIRST_RETRY_MS * (0.8 + 0.4 * Math.random())),
+      Effect.retry(effect, { schedule: laterRetries, while: isRetryableSqlError })
+    )
+  )
 
 /** What the outermost Transactor transaction of this fiber runs once it has committed (see afterCommit). */
 const afterCommitActions = FiberRef.unsafeMake<Array<Effect.Effect<void>> | undefined>(undefined)

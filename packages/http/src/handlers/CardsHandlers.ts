@@ -1,11 +1,11 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS, CardAuthorizations, type CardLifecycleAction, Cards } from "@issuing/core"
-import { Effect, FiberRef, Option } from "effect"
+import { Effect, Option } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { EMBED_HEADERS, embedDocument } from "../embed/EmbedDocument.js"
 import { mapToApiFailure } from "../errors.js"
-import { CurrentRequestId } from "../middleware/RequestPipeline.js"
+import { currentRequestId } from "../middleware/RequestPipeline.js"
 import { paging } from "./Paging.js"
 
 /**
@@ -14,7 +14,7 @@ import { paging } from "./Paging.js"
  */
 const requestContext = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const requestId = yield* FiberRef.get(CurrentRequestId)
+  const requestId = yield* currentRequestId
   // An IPv4 peer of a dual-stack socket reads as ::ffff:a.b.c.d.
   const clientIp = Option.getOrNull(Option.map(request.remoteAddress, (address) => address.replace(/^::ffff:(?=\d+\.)/, "")))
   return { requestId, clientIp }

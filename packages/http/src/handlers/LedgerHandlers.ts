@@ -14,11 +14,11 @@ import {
   type TransferRequest,
   WALLET_ORDER_FIELDS
 } from "@issuing/core"
-import { Effect, Either, FiberRef, ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { ApiFailure, type ApiFailureAt, decodeIssuesFailure, envelope, mapToApiFailure, toApiFailure } from "../errors.js"
-import { CurrentRequestId } from "../middleware/RequestPipeline.js"
+import { currentRequestId } from "../middleware/RequestPipeline.js"
 import { countPostedTransfers } from "../Telemetry.js"
 import { paging } from "./Paging.js"
 
@@ -59,7 +59,7 @@ const itemFailure = <F extends ApiFailure>(index: number, failure: F): F =>
 const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
   Effect.gen(function* () {
     const program = yield* programId
-    const requestId = yield* FiberRef.get(CurrentRequestId)
+    const requestId = yield* currentRequestId
     const config = yield* IssuingConfig
     const decoded = yield* Effect.forEach(
       payload.transfers,
@@ -139,16 +139,20 @@ export const FinancialAccountsHandlersLive = HttpApiBuilder.group(IssuingApi, "f
 export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger
+    const { environment } = yield* IssuingConfig
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(Effect.flatten(mayRecord(payload)), () => programId).pipe(
-          Effect.flatMap((program) =>
-            mapToApiFailure(ledger.postTransfer(program, payload)).pipe(
+        // One step per stage, no generator: every transfer runs it (docs/operations.md#volume, "The Node side, profiled").
+        Effect.flatMap(CurrentProgram, (caller) => {
+          const refusal = inboundFundingRefusal(caller, environment, payload)
+          return Effect.zipRight(
+            refusal === null ? Effect.void : Effect.fail(toApiFailure(refusal)),
+            Effect.suspend(() => mapToApiFailure(ledger.postTransfer(caller.program.id, payload))).pipe(
               Effect.tap(() => countPostedTransfers(1)),
               Effect.map((posted) => posted.transfer)
             )
           )
-        )
+        })
       )
       .handle("batch", ({ payload }) => postBatch(ledger, payload))
       .handle("list", ({ urlParams }) =>

@@ -130,52 +130,40 @@ export const inspectJson = (value: unknown): JsonBodyProblem | undefined => {
 }
 
 /**
- * The request as handlers see it once the pipeline has read its body: the same request, whose
- * body accessors answer from the text already read (the underlying stream is consumed), and whose
+ * Makes the request answer as handlers must see it once the pipeline has read its body: its body
+ * accessors answer from the text already read (the underlying stream is consumed), and its
  * Content-Type is JSON: the pipeline has refused any other type for a body, and an empty body is no
  * body whatever type it declares (the router picks its payload parser by Content-Type, and would
  * hand an empty multipart body to a multipart parser that cannot run here). `parsed` is the body
  * as the pipeline parsed it to check it (undefined for an empty body): `json` answers with it
  * rather than parsing the text again, and the headers are made once, not at every read of them.
+ *
+ * The request object is changed in place (own properties shadowing its class's accessors), not
+ * wrapped and provided anew: providing a service copies the fiber's whole context (every service
+ * of the platform) and FiberRefs twice, a measurable share of a request's CPU
+ * (docs/operations.md#volume, "The Node side, profiled"). The object is this request's alone.
  */
-export const withReadBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  text: string,
-  parsed: unknown
-): HttpServerRequest.HttpServerRequest => {
+export const answerFromReadBody = (request: HttpServerRequest.HttpServerRequest, text: string, parsed: unknown): void => {
   // An empty body is an empty object (docs/api.md#requests-and-responses): a POST whose body
   // fields are all optional (resend) works without one, and a missing required field is named as
   // the param (replay without a body → param begin), not reported as malformed.
   const json = Effect.succeed(text.trim() === "" ? {} : parsed)
-  let headers: Headers.Headers | undefined
-  return new Proxy(request, {
-    get(target, property) {
-      switch (property) {
-        case "text":
-          return Effect.succeed(text)
-        case "json":
-          return json
-        case "arrayBuffer":
-          return Effect.succeed(new TextEncoder().encode(text).buffer)
-        case "urlParamsBody":
-          return Effect.succeed(UrlParams.fromInput(new URLSearchParams(text)))
-        case "headers":
-          headers ??= Headers.set(target.headers, "content-type", "application/json")
-          return headers
-      }
-      return Reflect.get(target, property, target)
-    }
+  const headers = Headers.set(request.headers, "content-type", "application/json")
+  Object.defineProperties(request, {
+    text: { value: Effect.succeed(text), configurable: true },
+    json: { value: json, configurable: true },
+    arrayBuffer: { get: () => Effect.succeed(new TextEncoder().encode(text).buffer), configurable: true },
+    urlParamsBody: { get: () => Effect.succeed(UrlParams.fromInput(new URLSearchParams(text))), configurable: true },
+    headers: { value: headers, configurable: true }
   })
 }
 
 /**
- * The request as an OAuth protocol handler sees it once the pipeline has read its body: `text`
- * answers from the text already read, and the headers are the client's own (the handler checks
- * for `application/x-www-form-urlencoded` itself and answers in OAuth's format, docs/oauth.md).
+ * Makes the request answer as an OAuth protocol handler must see it once the pipeline has read its
+ * body (in place, as `answerFromReadBody`): `text` answers from the text already read, and the
+ * headers are the client's own (the handler checks for `application/x-www-form-urlencoded` itself
+ * and answers in OAuth's format, docs/oauth.md).
  */
-export const withReadFormBody = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
-  new Proxy(request, {
-    get(target, property) {
-      return property === "text" ? Effect.succeed(text) : Reflect.get(target, property, target)
-    }
-  })
+export const answerFromReadFormBody = (request: HttpServerRequest.HttpServerRequest, text: string): void => {
+  Object.defineProperty(request, "text", { value: Effect.succeed(text), configurable: true })
+}

@@ -1,18 +1,37 @@
 import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Access, type Caller, Idempotency, IssuingConfig, type ProgramCaller, RateLimiter } from "@issuing/core"
-import { Cause, type Context, Effect, FiberRef, Option } from "effect"
+import { Cause, type Context, Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, mapToApiFailure, unknownParameterFailure } from "../errors.js"
-import { inspectJson, MAX_JSON_DEPTH, readBody, withReadBody, withReadFormBody } from "./RequestBody.js"
+import { answerFromReadBody, answerFromReadFormBody, inspectJson, MAX_JSON_DEPTH, readBody } from "./RequestBody.js"
 import type { RouteMatch, RouteTable } from "./RouteTable.js"
 
 /** Unknown URLs: neither their path nor their method is repeated (it may hold anything, docs/api.md#errors). */
 const UNRECOGNIZED_URL = "Unrecognized request URL."
-/** The caller resolved by the pipeline, handed to the route's auth middleware. */
-export const CurrentAccess = FiberRef.unsafeMake<Option.Option<Caller | ProgramCaller>>(Option.none())
+/** What the pipeline learnt of a request, for the handlers: its id and the caller it resolved. */
+interface RequestState {
+  readonly requestId: string
+  access: Option.Option<Caller | ProgramCaller>
+}
 
-/** The id of the request being handled (for audit records); "" outside a request. */
-export const CurrentRequestId = FiberRef.unsafeMake<string>("")
+/**
+ * Each request's state, by its request object (the one the router hands the handlers). Not
+ * FiberRefs set with `Effect.locally`: each `locally` copies the fiber's FiberRefs twice and runs
+ * a dozen operations, per request (docs/operations.md#volume, "The Node side, profiled").
+ */
+const requestStates = new WeakMap<HttpServerRequest.HttpServerRequest, RequestState>()
+
+/** The caller resolved by the pipeline for this request, handed to the route's auth middleware; none outside the pipeline. */
+export const currentAccess: Effect.Effect<Option.Option<Caller | ProgramCaller>, never, HttpServerRequest.HttpServerRequest> = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) => requestStates.get(request)?.access ?? Option.none()
+)
+
+/** The id of the request being handled (for audit records); "" outside the pipeline. */
+export const currentRequestId: Effect.Effect<string, never, HttpServerRequest.HttpServerRequest> = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) => requestStates.get(request)?.requestId ?? ""
+)
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
@@ -227,6 +246,8 @@ const handleRequest = (
 ) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const state: RequestState = { requestId, access: Option.none() }
+    requestStates.set(request, state)
     const url = new URL(request.url, "http://localhost")
     const method = request.method.toUpperCase()
     const route = yield* matchRoute(routes, method, url.pathname)
@@ -236,19 +257,17 @@ const handleRequest = (
     const toResponse = catchToResponse(respondWith, requestId)
 
     // The body stream is consumed: handlers read the text already read.
-    const bodyRead = BODY_METHODS.has(method)
-      ? Effect.provideService(
-          app,
-          HttpServerRequest.HttpServerRequest,
-          route.oauthProtocol ? withReadFormBody(request, body.text) : withReadBody(request, body.text, body.parsed)
-        )
-      : app
+    if (BODY_METHODS.has(method)) {
+      if (route.oauthProtocol) answerFromReadFormBody(request, body.text)
+      else answerFromReadBody(request, body.text, body.parsed)
+    }
     // Where the router would decode a query: after the caller's checks, inside any idempotent transaction.
-    const routed = Effect.zipRight(refuseUndeclaredQuery(url, route), bodyRead)
+    const routed = Effect.zipRight(refuseUndeclaredQuery(url, route), app)
     if (route.scope === "public") return yield* toResponse(routed)
 
     const { caller, scoped } = yield* authorizeCaller(services, request, route, method)
-    const handled = toResponse(Effect.locally(routed, CurrentAccess, Option.some(scoped)))
+    state.access = Option.some(scoped)
+    const handled = toResponse(routed)
     const idempotencyKey = request.headers["idempotency-key"]
     if (method !== "POST" || idempotencyKey === undefined) return yield* handled
 
@@ -290,7 +309,6 @@ export const requestPipeline = (routes: RouteTable) =>
             return failure.code === "request_too_large" ? HttpServerResponse.setHeader(response, "connection", "close") : response
           }
           const response = yield* handleRequest(services, routes, app, requestId, respondWith).pipe(
-            Effect.locally(CurrentRequestId, requestId),
             Effect.catchAll((failure) => Effect.succeed(respondWith(failure))),
             Effect.catchAllDefect((defect) =>
               Effect.as(
@@ -300,9 +318,12 @@ export const requestPipeline = (routes: RouteTable) =>
             )
           )
           // No shared or edge cache may keep a card or a balance (docs/operations.md#running-several-nodes).
-          const uncached =
-            response.headers["cache-control"] === undefined ? HttpServerResponse.setHeader(response, "cache-control", "no-store") : response
-          return uncached.headers["request-id"] === undefined ? HttpServerResponse.setHeader(uncached, "request-id", requestId) : uncached
+          const noStore = response.headers["cache-control"] === undefined
+          const withId = response.headers["request-id"] === undefined
+          // One copy of the response and its headers for both, the usual case.
+          if (noStore && withId) return HttpServerResponse.setHeaders(response, { "cache-control": "no-store", "request-id": requestId })
+          if (noStore) return HttpServerResponse.setHeader(response, "cache-control", "no-store")
+          return withId ? HttpServerResponse.setHeader(response, "request-id", requestId) : response
         })
     })
   )

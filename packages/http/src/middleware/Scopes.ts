@@ -1,8 +1,8 @@
 import type { Caller, ProgramCaller } from "@issuing/core"
-import { Effect, FiberRef, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
 import { apiFailure } from "../errors.js"
-import { CurrentAccess } from "./RequestPipeline.js"
+import { currentAccess } from "./RequestPipeline.js"
 
 // The pipeline resolves the caller of every scoped route before routing; without one, the route
 // was reached some other way, and it is refused as unauthenticated.
@@ -11,7 +11,7 @@ const unauthenticated = apiFailure("authentication_error", "Authentication requi
 /** Hands the organization-scoped caller resolved by the request pipeline to the handler. */
 export const OrganizationScopedLive = Layer.succeed(
   OrganizationScoped,
-  Effect.flatMap(FiberRef.get(CurrentAccess), (access) =>
+  Effect.flatMap(currentAccess, (access) =>
     Option.match(access, {
       onNone: () => Effect.fail(unauthenticated),
       onSome: (caller): Effect.Effect<Caller> => Effect.succeed(caller)
@@ -22,7 +22,7 @@ export const OrganizationScopedLive = Layer.succeed(
 /** Hands the program-scoped caller resolved by the request pipeline to the handler. */
 export const ProgramScopedLive = Layer.succeed(
   ProgramScoped,
-  Effect.flatMap(FiberRef.get(CurrentAccess), (access) =>
+  Effect.flatMap(currentAccess, (access) =>
     Option.isSome(access) && "program" in access.value ? Effect.succeed(access.value as ProgramCaller) : Effect.fail(unauthenticated)
   )
 )
