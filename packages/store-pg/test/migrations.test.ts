@@ -1325,7 +1325,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(dataOf(late)).toMatchObject({ id: DAVE, balance: { amount: dave }, updated_at: at(2) })
         expect(dataOf(batch)).toMatchObject({ id: CAROL, balance: { amount: carol } })
       })
-  }
+  },
+  "0450_walks_as_ranges": "schema only"
 }
 
 /** How many entries there were before migration 0310. */

@@ -450,9 +450,7 @@ interface MergedList {
   readonly programId: string
   /** Each range's equalities, one index range each. */
   readonly ranges: ReadonlyArray<Fragment>
-  /** Filters applied along every range (reading each row), written out of the index choice (`|| ''`). */
-  readonly along: ReadonlyArray<Fragment>
-  /** The list's filter besides the program and `along`, for the `starting_after` row. */
+  /** The list's filter besides the program, for the `starting_after` row. */
   readonly member: Fragment | null
 }
 
@@ -467,17 +465,17 @@ const ledgerMergedPage = <F extends string>(
   return mergedPage(sql, window, order, {
     table: list.table,
     ranges: list.ranges,
-    along: list.along,
     pageRows: ofProgram,
-    member: sql.and([ofProgram, ...(list.member === null ? [] : [list.member]), ...list.along])
+    member: sql.and([ofProgram, ...(list.member === null ? [] : [list.member])])
   })
 }
 
 /**
- * A card's transactions in any order: one range of `issuing_transactions_by_card[_amount|_update]`
- * (card, order column, id), partial indexes of the transactions that have a card (migration 0400).
- * A card's transactions are all of its program, so the range needs no program condition; the page's
- * rows are read with the program (another program's card lists nothing). `status` is applied along.
+ * A card's transactions in any order, with or without `status`: ranges of
+ * `issuing_transactions_by_card_status[_amount|_update]` (card, status, order column, id), partial
+ * indexes of the transactions that have a card (migration 0450): the status's one range, or one per
+ * status (5) merged. A card's transactions are all of its program, so the ranges need no program
+ * condition; the page's rows are read with the program (another program's card lists nothing).
  */
 const cardTransactions = (
   sql: SqlClient.SqlClient,
@@ -486,9 +484,13 @@ const cardTransactions = (
 ): MergedList => ({
   table: "issuing_transactions",
   programId,
-  ranges: [sql`card_id = ${filter.card_id}`],
-  along: filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [],
-  member: sql`(card_id || '') = ${filter.card_id}`
+  ranges: (filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES).map(
+    (status) => sql`card_id = ${filter.card_id} AND status = ${status}`
+  ),
+  member: sql.and([
+    sql`(card_id || '') = ${filter.card_id}`,
+    ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [])
+  ])
 })
 
 /**
@@ -502,19 +504,21 @@ const programTransactions = (sql: SqlClient.SqlClient, programId: string, filter
   ranges: (filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES).map(
     (status) => sql`program_id = ${programId} AND status = ${status}`
   ),
-  along: [],
   member: filter.status !== undefined ? sql`(status || '') = ${filter.status}` : null
 })
 
 /**
- * An account's transfers in any order: the ones it sends and the ones it receives, per status, are
- * ranges of `issuing_transfers_by_from_status[_amount|_update]` / `_by_to_status[…]` (account,
- * status, order column, id), merged (`mergedPage`): 2 ranges with a status, 4 without (a transfer's
- * status has 2 values). The ranges need no program condition: a transfer's two accounts are of its
- * program, so an account's transfers are all of the account's program, and the page's rows are read
- * with the program (an account of another program lists nothing). They need no test that the other
- * side is another account either: a transfer's two accounts differ (PostingRules.transferEntries),
- * so the ranges never share a transfer. `payment_rail` is applied along the ranges.
+ * An account's transfers in any order, with any of `status` and `payment_rail`: the ones it sends
+ * and the ones it receives, per status and rail, are ranges of
+ * `issuing_transfers_by_from_status_rail[_amount|_update]` / `_by_to_status_rail[…]` (account,
+ * status, rail, order column, id; migration 0450), merged (`mergedPage`): one per side and per
+ * status and rail the filters leave open — 2 with both, 4 with a rail, 10 with a status, 20 without
+ * (2 statuses, 5 rails; most are empty for an account, and an empty range costs one seek). The
+ * ranges need no program condition: a transfer's two accounts are of its program, so an account's
+ * transfers are all of the account's program, and the page's rows are read with the program (an
+ * account of another program lists nothing). They need no test that the other side is another
+ * account either: a transfer's two accounts differ (PostingRules.transferEntries), so the ranges
+ * never share a transfer.
  */
 const accountTransfers = (
   sql: SqlClient.SqlClient,
@@ -523,16 +527,19 @@ const accountTransfers = (
 ): MergedList => {
   const account = filter.financial_account_id
   const statuses = filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES
+  const rails = filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
   return {
     table: "issuing_transfers",
     programId,
     ranges: (["from_financial_account_id", "to_financial_account_id"] as const).flatMap((side) =>
-      statuses.map((status) => sql`${sql.literal(side)} = ${account} AND status = ${status}`)
+      statuses.flatMap((status) =>
+        rails.map((rail) => sql`${sql.literal(side)} = ${account} AND status = ${status} AND payment_rail = ${rail}`)
+      )
     ),
-    along: filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [],
     member: sql.and([
       sql`(from_financial_account_id = ${account} OR to_financial_account_id = ${account})`,
-      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [])
+      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
+      ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
     ])
   }
 }
@@ -553,7 +560,6 @@ const programTransfers = (sql: SqlClient.SqlClient, programId: string, filter: T
     ranges: statuses.flatMap((status) =>
       rails.map((rail) => sql`program_id = ${programId} AND status = ${status} AND payment_rail = ${rail}`)
     ),
-    along: [],
     member: sql.and([
       ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
       ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])

@@ -34,8 +34,6 @@ export interface MergedList {
   readonly table: string
   /** Each range's equalities, one index range each. */
   readonly ranges: ReadonlyArray<Statement.Fragment>
-  /** Filters applied along every range (reading each row), written out of the index choice (`|| ''`). */
-  readonly along: ReadonlyArray<Statement.Fragment>
   /** A condition the page's rows are read with besides their ids (their program), or null. */
   readonly pageRows: Statement.Fragment | null
   /** What the `starting_after` row must meet to be of this list (program and filters). */
@@ -66,7 +64,7 @@ export const mergedPage = <F extends string>(
   const direction = sql.literal(window.descending ? "DESC" : "ASC")
   const table = sql.literal(list.table)
   const arm = (range: Statement.Fragment, after: Statement.Fragment) =>
-    sql`SELECT ${key} AS k, ${id} AS id FROM ${table} WHERE ${sql.and([range, ...list.along])}${after}`
+    sql`SELECT ${key} AS k, ${id} AS id FROM ${table} WHERE ${range}${after}`
   const ids = (after: Statement.Fragment) => {
     if (list.ranges.length === 1) {
       return sql`${arm(list.ranges[0]!, after)} ORDER BY ${key} ${direction}, ${id} ${direction}
@@ -115,7 +113,6 @@ export const mergedPageRows = <F extends string>(
   mergedPage(sql, window, order, {
     table: query.table,
     ranges: query.values.map((value) => sql`${query.where} AND ${sql.literal(query.column)} = ${value}`),
-    along: [],
     pageRows: null,
     member: query.where
   })

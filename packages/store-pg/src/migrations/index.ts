@@ -39,6 +39,7 @@ import cardAndAttemptListIndexes from "./0410_card_and_attempt_list_indexes.js"
 import accountUpdateOrder from "./0411_account_update_order.js"
 import liveGrantsIndex from "./0412_live_grants_index.js"
 import coalescedBalanceEvents from "./0430_coalesced_balance_events.js"
+import walksAsRanges from "./0450_walks_as_ranges.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -86,5 +87,6 @@ export const migrations = {
   "0410_card_and_attempt_list_indexes": cardAndAttemptListIndexes,
   "0411_account_update_order": accountUpdateOrder,
   "0412_live_grants_index": liveGrantsIndex,
-  "0430_coalesced_balance_events": coalescedBalanceEvents
+  "0430_coalesced_balance_events": coalescedBalanceEvents,
+  "0450_walks_as_ranges": walksAsRanges
 }
