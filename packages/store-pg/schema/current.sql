@@ -57,7 +57,7 @@ CREATE TABLE public.issuing_balances (
   CONSTRAINT issuing_balances_pending_minor_check CHECK ((pending_minor >= 0)),
   CONSTRAINT issuing_balances_slot_check CHECK (((slot >= 0) AND (slot < 16)))
 );
-CREATE INDEX issuing_balances_principal_by_update ON public.issuing_balances USING btree (program_id, updated_at, financial_account_id) WHERE ((book = 'principal'::text) AND (slot = 0));
+CREATE INDEX issuing_balances_principal_by_currency_update ON public.issuing_balances USING btree (program_id, currency, updated_at, financial_account_id) WHERE ((book = 'principal'::text) AND (slot = 0));
 
 CREATE TABLE public.issuing_book_entries (
   book_transfer_id text NOT NULL,

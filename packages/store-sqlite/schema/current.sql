@@ -42,8 +42,8 @@ CREATE TABLE issuing_balances (
     PRIMARY KEY (financial_account_id, book)
   );
 
-CREATE INDEX issuing_balances_principal_by_update
-               ON issuing_balances (program_id, updated_at, financial_account_id) WHERE book = 'principal' AND slot = 0;
+CREATE INDEX issuing_balances_principal_by_currency_update
+               ON issuing_balances (program_id, currency, updated_at, financial_account_id) WHERE book = 'principal' AND slot = 0;
 
 CREATE TABLE "issuing_book_entries" (
     book_transfer_id TEXT NOT NULL REFERENCES issuing_book_transfers (id),

@@ -14,6 +14,7 @@ import {
   type BookTransferOrderField,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
   FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS,
+  type FinancialAccountOrderField,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
   WALLET_ORDER_FIELDS
@@ -269,26 +270,17 @@ const accountQueries = (q: Queries) => {
         filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
         filter.currency !== undefined && sql`a.currency = ${filter.currency}`
       ])
-      // By updated_at: the range of the principal balance rows' index of the program,
-      // issuing_balances_principal_by_update (program_id, updated_at, financial_account_id), which
-      // the posting's own balance update keeps (migration 0411); the account's filters applied
-      // along it, out of the index choice. Not for a wallet's one account, nor for the settlement
-      // accounts (at most one per currency: the kind's range, sorted), which the walk would seek
-      // among every wallet's.
+      // By updated_at: ranges of the principal balance rows' index, (program_id, currency,
+      // updated_at, financial_account_id), which the posting's own balance update keeps (migrations
+      // 0411, 0450), merged per currency (accountsByUpdate). Not for a wallet's one account, nor for
+      // the settlement accounts (at most one per currency: the kind's range, sorted), which the
+      // ranges would seek among every wallet's.
       const byUpdate =
         FINANCIAL_ACCOUNT_ORDER_FIELDS.columns[window.orderBy] === "b.updated_at" &&
         filter.wallet_id === undefined &&
         filter.kind !== "settlement"
       const rows = byUpdate
-        ? pageRows(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
-            select: sql.literal(ACCOUNT_COLUMNS),
-            from: sql.literal(ACCOUNT_FROM),
-            where: where([
-              sql`b.program_id = ${programId}`,
-              filter.kind !== undefined && sql`(a.kind || '') = ${filter.kind}`,
-              filter.currency !== undefined && sql`(a.currency || '') = ${filter.currency}`
-            ])
-          })
+        ? accountsByUpdate(sql, programId, filter, window)
         : pageRows(sql, window, FINANCIAL_ACCOUNT_ORDER_FIELDS, {
             select: sql.literal(ACCOUNT_COLUMNS),
             from: sql.literal(ACCOUNT_FROM),
@@ -438,6 +430,59 @@ const transactionQueries = (q: Queries) => {
       })
     }
   } satisfies Partial<LedgerStoreService>
+}
+
+/**
+ * The program's accounts by updated_at (a wallet's with `kind=wallet`), with or without `currency`:
+ * the principal slot-0 balance rows are indexed by (program_id, currency, updated_at,
+ * financial_account_id) (`issuing_balances_principal_by_currency_update`, migration 0450), so a
+ * currency's accounts are one range of it, and the program's the merge of one range per currency it
+ * holds — the currencies read first by skipping along that index, one seek each (a loose index
+ * scan), then the ranges merged (`mergedPage`) from the index alone and only the page's accounts
+ * read. Without `kind` the ranges are of the balance rows alone; `kind=wallet` skips the one
+ * settlement account a currency may have, its id read through issuing_financial_accounts_settlement.
+ * A currency appearing between the two statements is simply not on that page yet (its account was
+ * created after the currencies were read).
+ */
+const accountsByUpdate = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  filter: { readonly kind?: AccountKind | undefined; readonly currency?: string | undefined },
+  window: PageWindow<FinancialAccountOrderField>
+): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
+  const principal = sql.literal("b.book = 'principal' AND b.slot = 0")
+  const ofKind =
+    filter.kind === "wallet"
+      ? (currency: string) => sql` AND b.financial_account_id NOT IN (SELECT s.id FROM issuing_financial_accounts s
+                                  WHERE s.program_id = ${programId} AND s.kind = 'settlement' AND s.currency = ${currency})`
+      : () => sql.literal("")
+  const range = (currency: string) => sql`b.program_id = ${programId} AND b.currency = ${currency} AND ${principal}${ofKind(currency)}`
+  const currencies =
+    filter.currency !== undefined
+      ? Effect.succeed([filter.currency])
+      : sql<{ currency: string | null }>`WITH RECURSIVE c (currency) AS (
+            SELECT (SELECT min(b.currency) FROM issuing_balances b WHERE b.program_id = ${programId} AND ${principal})
+            UNION ALL
+            SELECT (SELECT min(b.currency) FROM issuing_balances b
+                    WHERE b.program_id = ${programId} AND b.currency > c.currency AND ${principal})
+            FROM c WHERE c.currency IS NOT NULL)
+          SELECT currency FROM c WHERE currency IS NOT NULL`.pipe(Effect.map((rows) => rows.map((row) => row.currency!)))
+  return Effect.flatMap(currencies, (currencies) =>
+    currencies.length === 0
+      ? // No balance row: the program has no account (a starting_after of another program's: 400).
+        pageRows(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
+          select: sql.literal(ACCOUNT_COLUMNS),
+          from: sql.literal(ACCOUNT_FROM),
+          where: sql`b.program_id = ${programId}`
+        })
+      : mergedPage(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
+          table: "issuing_balances b",
+          ranges: currencies.map(range),
+          pageRows: null,
+          member: sql.or(currencies.map((currency) => sql`(${range(currency)})`)),
+          page: { select: ACCOUNT_COLUMNS, from: ACCOUNT_FROM }
+        })
+  )
 }
 
 /**

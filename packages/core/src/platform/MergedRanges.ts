@@ -38,6 +38,8 @@ export interface MergedList {
   readonly pageRows: Statement.Fragment | null
   /** What the `starting_after` row must meet to be of this list (program and filters). */
   readonly member: Statement.Fragment
+  /** The page's rows read from other tables than `table` (its rows joined to another's), or `*` of `table`. */
+  readonly page?: { readonly select: string; readonly from: string }
 }
 
 /**
@@ -87,9 +89,10 @@ export const mergedPage = <F extends string>(
     Effect.flatMap(ids(after), (found) =>
       found.length === 0
         ? Effect.succeed([])
-        : sql`SELECT * FROM ${table} WHERE ${id} IN ${sql.in(found.map((row: any) => row.id))}${
-            list.pageRows === null ? sql.literal("") : sql` AND ${list.pageRows}`
-          }
+        : sql`SELECT ${sql.literal(list.page?.select ?? "*")} FROM ${list.page === undefined ? table : sql.literal(list.page.from)}
+              WHERE ${id} IN ${sql.in(found.map((row: any) => row.id))}${
+                list.pageRows === null ? sql.literal("") : sql` AND ${list.pageRows}`
+              }
               ORDER BY ${orderBy}`
     )
   const startingAfter = window.after

@@ -16,6 +16,11 @@ import { Effect } from "effect"
  *   skips, so the entry's width is the page's cost; the two subscription indexes lose the program
  *   (a subscription's attempts are all of its program, checked on the page's rows), 30 % fewer
  *   index pages, and one id less written per attempt.
+ * - The accounts by updated_at with `currency`: the currency was read along the program's range of
+ *   the principal balance rows (0411), a walk past every account of the other currencies. The
+ *   balance row holds its account's currency, so that index becomes (program, currency,
+ *   updated_at, account): the same entry per balance row a posting moves, a currency's accounts
+ *   one range, and the program's the merge of one range per currency it holds.
  * - An organization's OAuth clients: its index of every client walked past the deleted ones; two
  *   partial indexes of live clients (by created_at and by name) replace it, as 0412 did for grants.
  *
@@ -51,6 +56,9 @@ export default Effect.gen(function* () {
   yield* sql`CREATE INDEX issuing_webhook_attempts_by_subscription ON issuing_webhook_attempts (subscription_id, status, created_at, id)`
   yield* sql`CREATE INDEX issuing_webhook_attempts_by_subscription_attempt
                ON issuing_webhook_attempts (subscription_id, status, attempted_at, id)`
+  yield* sql`DROP INDEX issuing_balances_principal_by_update`
+  yield* sql`CREATE INDEX issuing_balances_principal_by_currency_update
+               ON issuing_balances (program_id, currency, updated_at, financial_account_id) WHERE book = 'principal' AND slot = 0`
   yield* sql`DROP INDEX issuing_oauth_clients_by_organization`
   yield* sql`CREATE INDEX issuing_oauth_clients_live ON issuing_oauth_clients (organization_id, created_at, id) WHERE deleted_at IS NULL`
   yield* sql`CREATE INDEX issuing_oauth_clients_live_by_name ON issuing_oauth_clients (organization_id, name, id) WHERE deleted_at IS NULL`
