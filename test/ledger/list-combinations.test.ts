@@ -234,7 +234,19 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       platform.instance.runtime.runPromise(recording(effect, statements) as Effect.Effect<unknown, unknown, never>)
     const page = (orderBy: Field, page: number) => ({ page, pageSize: 3, orderBy, ascending: false })
     // [filter, order, the index each range reads, how many ranges, how many equalities each range
-    // seeks on: every filter, so no range reads a row it then drops]
+    // seeks on: every filter, so no range reads a row it then drops]. An account's transfers
+    // without a rail are probed first: one range per side, status and rail that holds a transfer.
+    const PROBED = -1
+    const transfers = (await get("/v1/transfers", "page_size=100")).data
+    const heldRanges = (filter: Record<string, string>) =>
+      new Set(
+        transfers.flatMap((row) =>
+          (["from", "to"] as const)
+            .filter((side) => row[`${side}_financial_account_id`] === filter.financial_account_id)
+            .filter(() => (filter.status ?? row.status) === row.status)
+            .map((side) => `${side} ${row.status} ${row.payment_rail}`)
+        )
+      ).size
     const transferCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
       [{}, "amount", "issuing_transfers_by_status_rail_amount", 10, 3],
       [{}, "updated_at", "issuing_transfers_by_status_rail_update", 10, 3],
@@ -244,11 +256,11 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       [{ status: "SETTLED" }, "amount", "issuing_transfers_by_status_rail_amount", 5, 3],
       [{ payment_rail: "book" }, "updated_at", "issuing_transfers_by_status_rail_update", 2, 3],
       [{ status: "SETTLED", payment_rail: "book" }, "amount", "issuing_transfers_by_status_rail_amount", 1, 3],
-      [{ financial_account_id: a }, "created_at", "issuing_transfers_by_(from|to)_status_rail", 20, 3],
-      [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", 20, 3],
-      [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", 20, 3],
-      [{ financial_account_id: a, status: "PENDING" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", 10, 3],
-      [{ financial_account_id: a, status: "SETTLED" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", 10, 3],
+      [{ financial_account_id: a }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
+      [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
+      [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", PROBED, 3],
+      [{ financial_account_id: a, status: "PENDING" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
+      [{ financial_account_id: a, status: "SETTLED" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
       [{ financial_account_id: a, payment_rail: "wire" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", 4, 3],
       [{ financial_account_id: a, payment_rail: "book" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", 4, 3],
       [{ financial_account_id: a, payment_rail: "ach_same_day" }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", 4, 3],
@@ -277,6 +289,9 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       ...transactionCases.map((c) => ["transactions", ...c] as const)
     ]
     const checked: Array<[Compiled, string, number, number]> = []
+    const probed: Array<[Compiled, number]> = []
+    // Any of an account's three indexes serves a probe (each starts with the side, status and rail).
+    const probeIndex = "issuing_transfers_by_(from|to)_status_rail(_amount|_update)?"
     for (const [list, filter, field, index, ranges, equalities] of cases) {
       for (const number of [1, 2]) {
         statements.length = 0
@@ -289,7 +304,13 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         )
         const ids = statements.filter(([text]) => /SELECT \S+ AS k, \S+ AS id FROM/.test(text))
         expect(ids, JSON.stringify([list, filter, field])).toHaveLength(1)
-        checked.push([ids[0]!, index, ranges, equalities])
+        const probes = statements.filter(([text]) => text.includes("WHERE EXISTS"))
+        expect(probes, JSON.stringify([list, filter, field])).toHaveLength(ranges === PROBED ? 1 : 0)
+        const held = ranges === PROBED ? heldRanges(filter) : ranges
+        if (ranges === PROBED) expect(held, JSON.stringify(filter)).toBeGreaterThan(1)
+        checked.push([ids[0]!, index, held, equalities])
+        // The probe: one seek of the index per range, every filter an equality of it.
+        for (const probe of probes) probed.push([probe, filter.status === undefined ? 20 : 10])
       }
     }
     if (kind === "postgres") {
@@ -305,6 +326,11 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         }
         if (ranges > 1) expect(plan, plan).toMatch(/^Limit \| -> +Merge Append/)
       }
+      for (const [statement, ranges] of probed) {
+        const plan = await pgPlan(platform.instance.runtime, statement)
+        expect(plan).not.toMatch(/Seq Scan|Bitmap|(^|\| )Filter:/)
+        expect(plan.match(new RegExp(`Index Only Scan using ${probeIndex} `, "g")) ?? [], plan).toHaveLength(ranges)
+      }
       return
     }
     const db = new Database(platform.database.filename!, { readonly: true })
@@ -318,6 +344,17 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         expect(searches, plan).toHaveLength(ranges)
         for (const search of searches) expect(search.at(-1)!.match(/\w+=\?/g) ?? [], search[0]).toHaveLength(equalities)
         if (ranges > 1) expect(plan, plan).toMatch(/^MERGE \(UNION ALL\)/)
+      }
+      for (const [statement, ranges] of probed) {
+        const plan = sqlitePlan(db, statement)
+        const seeks = plan.match(
+          new RegExp(
+            `SEARCH issuing_transfers EXISTS USING COVERING INDEX ${probeIndex} \\(\\w+=\\? AND status=\\? AND payment_rail=\\?\\)`,
+            "g"
+          )
+        )
+        expect(seeks ?? [], plan).toHaveLength(ranges)
+        expect(plan).not.toMatch(/SCAN issuing|TEMP B-TREE/)
       }
     } finally {
       db.close()
