@@ -208,9 +208,12 @@ const lists = (ids) =>
     { path: `/v1/transfers?financial_account_id={busy}&order_by=updated_at` },
     { path: `/v1/transfers?financial_account_id={quiet}&order_by=amount` },
     { path: `/v1/transfers?financial_account_id={busy}&status=PENDING` },
-    // Left as walks along an account's ranges (the rail read from each row).
+    // An account's transfers with a rail (migration 0450): one range per side and status of the
+    // account's (account, status, rail, order column, id) indexes; without a rail, 20 ranges merged.
     { path: `/v1/transfers?financial_account_id={busy}&payment_rail=book` },
     { path: `/v1/transfers?financial_account_id={busy}&payment_rail=wire` },
+    { path: `/v1/transfers?financial_account_id={busy}&status=SETTLED&payment_rail=book&order_by=amount` },
+    { path: `/v1/transfers?financial_account_id={quiet}&payment_rail=fednow_instant` },
     { path: "/v1/transactions" },
     { path: "/v1/transactions?status=SETTLED" },
     { path: "/v1/transactions?order_by=amount&ascending=false" },
@@ -218,7 +221,7 @@ const lists = (ids) =>
     { path: "/v1/transactions?order_by=updated_at&status=SETTLED" },
     { path: "/v1/transactions?order_by=amount&status=PENDING" },
     { path: `/v1/transactions?card_id={card}&order_by=amount` },
-    // Left: the status read along the card's range.
+    // A card's transactions with a status (migration 0450): one range of (card, status, order, id).
     { path: `/v1/transactions?card_id={card}&status=SETTLED` },
     { path: `/v1/transactions/{transaction}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers` },
@@ -230,6 +233,8 @@ const lists = (ids) =>
     { path: "/v1/financial-accounts?kind=wallet&currency=USD" },
     { path: "/v1/financial-accounts?kind=settlement&currency=USD" },
     { path: "/v1/financial-accounts?order_by=updated_at" },
+    // The one euro wallet among the dollar ones (migration 0450: the currency's own range).
+    { path: "/v1/financial-accounts?order_by=updated_at&currency=EUR" },
     { path: "/v1/wallets" },
     { path: "/v1/cards" },
     { path: "/v1/cards?state=ACTIVE" },
@@ -364,7 +369,15 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
       currency: "USD",
       to_financial_account_id: quiet.financial_account_id
     })
-    let transfers = WALLETS + 1
+    // A euro wallet, funded: the rare currency of the account list by updated_at.
+    const euro = await json("POST", "/v1/wallets", { holder: { name: "Euro wallet" }, currency: "EUR" })
+    await json("POST", "/v1/transfers", {
+      paymentRail: "fednow_instant",
+      amount: FUNDING_MINOR,
+      currency: "EUR",
+      to_financial_account_id: euro.financial_account_id
+    })
+    let transfers = WALLETS + 2
     const subscription = await json("POST", "/v1/webhook-subscriptions", {
       url: `http://127.0.0.1:${receiver.address().port}/hook`,
       event_types: ["card.created", "card.updated"]

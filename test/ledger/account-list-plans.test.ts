@@ -81,7 +81,8 @@ describe.each(STORE_KINDS)("financial accounts by updated_at on %s", (kind) => {
       ["B", "USD"],
       ["C", "EUR"],
       ["D", "USD"],
-      ["E", "EUR"]
+      ["E", "EUR"],
+      ["F", "GBP"]
     ] as const) {
       wallets.push(await createWallet(platform, name, currency))
     }
@@ -122,6 +123,8 @@ describe.each(STORE_KINDS)("financial accounts by updated_at on %s", (kind) => {
       "kind=settlement",
       "currency=EUR",
       "kind=wallet&currency=USD",
+      "kind=wallet&currency=EUR",
+      "currency=GBP",
       "kind=settlement&currency=EUR"
     ]) {
       const wanted = new URLSearchParams(filter)
@@ -148,17 +151,27 @@ describe.each(STORE_KINDS)("financial accounts by updated_at on %s", (kind) => {
     expect((await platform.request("GET", "/v1/financial-accounts?order_by=updated_at", theirs)).body).toEqual({ data: [], total_count: 0 })
   })
 
-  it("reads the program's balance rows' index in order, never sorting the accounts", async () => {
+  it("reads the balance rows' index per currency in order, merged, never sorting the accounts", async () => {
     const accounts = await accountsWithRowTimes()
     const db = kind === "sqlite" ? new Database(platform.database.filename!, { readonly: true }) : undefined
     try {
-      for (const filter of [{}, { kind: "wallet" }, { currency: "USD" }]) {
-        for (const after of [null, accounts.find((row) => row.kind === "wallet" && row.currency === "USD")!.id]) {
+      // [filter, ranges]: one per currency the program holds (USD, EUR, GBP), or the currency's one.
+      for (const [filter, ranges] of [
+        [{}, 3],
+        [{ kind: "wallet" }, 3],
+        [{ currency: "USD" }, 1],
+        [{ kind: "wallet", currency: "EUR" }, 1]
+      ] as const) {
+        for (const [offset, after] of [
+          [0, null],
+          [2, null],
+          [0, accounts.find((row) => row.kind === "wallet" && row.currency === ((filter as any).currency ?? "USD"))!.id]
+        ] as const) {
           const statements: Array<Compiled> = []
           await platform.instance.runtime.runPromise(
             Effect.flatMap(Ledger, (ledger) =>
               ledger.listFinancialAccounts(platform.org.program_id, filter as any, {
-                page: 1,
+                page: offset / 2 + 1,
                 pageSize: 2,
                 orderBy: "updated_at",
                 ascending: false,
@@ -166,17 +179,40 @@ describe.each(STORE_KINDS)("financial accounts by updated_at on %s", (kind) => {
               })
             ).pipe((effect) => recording(effect, statements))
           )
-          const label = `${JSON.stringify(filter)} after ${after}`
+          const label = `${JSON.stringify(filter)} from ${offset} after ${after}`
           const listed = statements.filter(([text]) => text.includes("LIMIT"))
           expect(listed, label).toHaveLength(1)
+          const currencies = statements.filter(([text]) => text.includes("WITH RECURSIVE"))
+          expect(currencies, label).toHaveLength("currency" in filter ? 0 : 1)
           if (db !== undefined) {
             const plan = sqlitePlan(db, listed[0]!)
-            expect(plan, label).toMatch(/^SEARCH b USING (COVERING )?INDEX issuing_balances_principal_by_update \(program_id=\?/)
+            // Each range read from the index alone, seeking the program and the currency.
+            const searches = plan.match(
+              /SEARCH b USING COVERING INDEX issuing_balances_principal_by_currency_update \(program_id=\? AND currency=\?/g
+            )
+            expect(searches ?? [], `${label}: ${plan}`).toHaveLength(ranges)
             expect(plan, `${label}: ${plan}`).not.toContain("TEMP B-TREE")
+            expect(plan, `${label}: ${plan}`).not.toMatch(/SCAN (a|b|issuing)/)
+            if (ranges > 1) expect(plan, label).toMatch(/^MERGE \(UNION ALL\)/)
+            // The currencies: one seek each along the same index.
+            for (const statement of currencies) {
+              const read = sqlitePlan(db, statement)
+              expect(read, read).toContain("issuing_balances_principal_by_currency_update (program_id=? AND currency>?)")
+              expect(read, read).not.toMatch(/SCAN (b|issuing)/)
+            }
           } else {
             const plan = await pgPlan(platform.instance.runtime, listed[0]!)
-            expect(plan, label).toMatch(/Index (Only )?Scan Backward using issuing_balances_principal_by_update/)
+            expect(plan.match(/Index Only Scan Backward using issuing_balances_principal_by_currency_update/g) ?? [], plan).toHaveLength(
+              ranges
+            )
             expect(pgSorts(plan), `${label}: ${plan}`).toBe(false)
+            // No balance row read to be dropped (kind=wallet drops the currency's one settlement account).
+            if (!("kind" in filter)) expect(plan, plan).not.toContain("Filter:")
+            if (ranges > 1) expect(plan, plan).toMatch(/Merge Append/)
+            for (const statement of currencies) {
+              const read = await pgPlan(platform.instance.runtime, statement)
+              expect(read, read).toContain("Index Only Scan using issuing_balances_principal_by_currency_update")
+            }
           }
         }
       }

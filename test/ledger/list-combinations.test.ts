@@ -150,7 +150,18 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       [
         `financial_account_id=${a}&payment_rail=book`,
         (row) => (row.from_financial_account_id === a || row.to_financial_account_id === a) && row.payment_rail === "book"
-      ]
+      ],
+      // An account's transfers of a rail, with and without a status (migration 0450): each is its ranges alone.
+      [`financial_account_id=${a}&payment_rail=wire`, (row) => row.from_financial_account_id === a && row.payment_rail === "wire"],
+      [
+        `financial_account_id=${b}&status=PENDING&payment_rail=wire`,
+        (row) => row.from_financial_account_id === b && row.status === "PENDING" && row.payment_rail === "wire"
+      ],
+      [
+        `financial_account_id=${a}&status=SETTLED&payment_rail=ach_same_day`,
+        (row) => row.from_financial_account_id === a && row.status === "SETTLED" && row.payment_rail === "ach_same_day"
+      ],
+      [`financial_account_id=${c}&payment_rail=card`, () => false]
     ]
     for (const [filter, keep] of filters) {
       for (const field of ["amount", "updated_at", "created_at"] as const) await expectList("/v1/transfers", all, filter, keep, field)
@@ -166,7 +177,11 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       ["status=VOIDED", (row) => row.status === "VOIDED"],
       ["status=EXPIRED", () => false],
       [`card_id=${cards[0]}`, (row) => row.card_id === cards[0]],
-      [`card_id=${cards[1]}&status=PENDING`, (row) => row.card_id === cards[1] && row.status === "PENDING"]
+      [`card_id=${cards[1]}&status=PENDING`, (row) => row.card_id === cards[1] && row.status === "PENDING"],
+      [`card_id=${cards[0]}&status=SETTLED`, (row) => row.card_id === cards[0] && row.status === "SETTLED"],
+      [`card_id=${cards[0]}&status=VOIDED`, (row) => row.card_id === cards[0] && row.status === "VOIDED"],
+      [`card_id=${cards[1]}&status=DECLINED`, (row) => row.card_id === cards[1] && row.status === "DECLINED"],
+      [`card_id=${cards[1]}&status=EXPIRED`, () => false]
     ]
     for (const [filter, keep] of filters) {
       for (const field of ["amount", "updated_at", "created_at"] as const) await expectList("/v1/transactions", all, filter, keep, field)
@@ -177,14 +192,16 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
     const transfers = (await get("/v1/transfers", "page_size=100")).data
     const settledBook = transfers.find((row) => row.status === "SETTLED" && row.payment_rail === "book")!
     const transactions = (await get("/v1/transactions", "page_size=100")).data
-    const onCard1 = transactions.find((row) => row.card_id === cards[1])!
+    const onCard1 = transactions.find((row) => row.card_id === cards[1] && row.status !== "DECLINED")!
     const settled = transactions.find((row) => row.status === "SETTLED")!
     for (const [path, query] of [
       ["/v1/transfers", `order_by=amount&status=PENDING&starting_after=${settledBook.id}`],
       ["/v1/transfers", `order_by=updated_at&payment_rail=wire&starting_after=${settledBook.id}`],
       ["/v1/transfers", `order_by=amount&financial_account_id=${c}&status=PENDING&starting_after=${settledBook.id}`],
       ["/v1/transfers", "order_by=amount&starting_after=00000000-0000-7000-8000-000000000000"],
+      ["/v1/transfers", `financial_account_id=${a}&payment_rail=wire&starting_after=${settledBook.id}`],
       ["/v1/transactions", `order_by=amount&card_id=${cards[0]}&starting_after=${onCard1.id}`],
+      ["/v1/transactions", `card_id=${cards[1]}&status=DECLINED&starting_after=${onCard1.id}`],
       ["/v1/transactions", `order_by=updated_at&status=PENDING&starting_after=${settled.id}`]
     ] as const) {
       expectEnvelope(await platform.request("GET", `${path}?${query}`), 400, { param: "starting_after" })
@@ -216,37 +233,66 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
     const run = (effect: Effect.Effect<unknown, unknown, Ledger>) =>
       platform.instance.runtime.runPromise(recording(effect, statements) as Effect.Effect<unknown, unknown, never>)
     const page = (orderBy: Field, page: number) => ({ page, pageSize: 3, orderBy, ascending: false })
-    // [filter, order, the index each range reads, how many ranges]
-    const transferCases: ReadonlyArray<[Record<string, string>, Field, string, number]> = [
-      [{}, "amount", "issuing_transfers_by_status_rail_amount", 10],
-      [{}, "updated_at", "issuing_transfers_by_status_rail_update", 10],
-      [{ status: "PENDING" }, "created_at", "issuing_transfers_by_status_rail", 5],
-      [{ payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 2],
-      [{ status: "PENDING", payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 1],
-      [{ status: "SETTLED" }, "amount", "issuing_transfers_by_status_rail_amount", 5],
-      [{ payment_rail: "book" }, "updated_at", "issuing_transfers_by_status_rail_update", 2],
-      [{ status: "SETTLED", payment_rail: "book" }, "amount", "issuing_transfers_by_status_rail_amount", 1],
-      [{ financial_account_id: a }, "created_at", "issuing_transfers_by_(from|to)_status", 4],
-      [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_status_amount", 4],
-      [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_status_update", 4],
-      [{ financial_account_id: a, status: "PENDING" }, "created_at", "issuing_transfers_by_(from|to)_status", 2],
-      [{ financial_account_id: a, status: "SETTLED" }, "amount", "issuing_transfers_by_(from|to)_status_amount", 2]
+    // [filter, order, the index each range reads, how many ranges, how many equalities each range
+    // seeks on: every filter, so no range reads a row it then drops]. An account's transfers
+    // without a rail are probed first: one range per side, status and rail that holds a transfer.
+    const PROBED = -1
+    const transfers = (await get("/v1/transfers", "page_size=100")).data
+    const heldRanges = (filter: Record<string, string>) =>
+      new Set(
+        transfers.flatMap((row) =>
+          (["from", "to"] as const)
+            .filter((side) => row[`${side}_financial_account_id`] === filter.financial_account_id)
+            .filter(() => (filter.status ?? row.status) === row.status)
+            .map((side) => `${side} ${row.status} ${row.payment_rail}`)
+        )
+      ).size
+    const transferCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
+      [{}, "amount", "issuing_transfers_by_status_rail_amount", 10, 3],
+      [{}, "updated_at", "issuing_transfers_by_status_rail_update", 10, 3],
+      [{ status: "PENDING" }, "created_at", "issuing_transfers_by_status_rail", 5, 3],
+      [{ payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 2, 3],
+      [{ status: "PENDING", payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 1, 3],
+      [{ status: "SETTLED" }, "amount", "issuing_transfers_by_status_rail_amount", 5, 3],
+      [{ payment_rail: "book" }, "updated_at", "issuing_transfers_by_status_rail_update", 2, 3],
+      [{ status: "SETTLED", payment_rail: "book" }, "amount", "issuing_transfers_by_status_rail_amount", 1, 3],
+      [{ financial_account_id: a }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
+      [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
+      [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", PROBED, 3],
+      [{ financial_account_id: a, status: "PENDING" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
+      [{ financial_account_id: a, status: "SETTLED" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
+      [{ financial_account_id: a, payment_rail: "wire" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", 4, 3],
+      [{ financial_account_id: a, payment_rail: "book" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", 4, 3],
+      [{ financial_account_id: a, payment_rail: "ach_same_day" }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", 4, 3],
+      [
+        { financial_account_id: a, status: "SETTLED", payment_rail: "book" },
+        "updated_at",
+        "issuing_transfers_by_(from|to)_status_rail_update",
+        2,
+        3
+      ]
     ]
-    const transactionCases: ReadonlyArray<[Record<string, string>, Field, string, number]> = [
-      [{}, "amount", "issuing_transactions_by_status_amount", 5],
-      [{}, "updated_at", "issuing_transactions_by_status_update", 5],
-      [{ status: "PENDING" }, "amount", "issuing_transactions_by_status_amount", 1],
-      [{ status: "SETTLED" }, "updated_at", "issuing_transactions_by_status_update", 1],
-      [{ card_id: cards[0]! }, "amount", "issuing_transactions_by_card_amount", 1],
-      [{ card_id: cards[0]! }, "updated_at", "issuing_transactions_by_card_update", 1],
-      [{ card_id: cards[0]! }, "created_at", "issuing_transactions_by_card", 1]
+    const transactionCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
+      [{}, "amount", "issuing_transactions_by_status_amount", 5, 2],
+      [{}, "updated_at", "issuing_transactions_by_status_update", 5, 2],
+      [{ status: "PENDING" }, "amount", "issuing_transactions_by_status_amount", 1, 2],
+      [{ status: "SETTLED" }, "updated_at", "issuing_transactions_by_status_update", 1, 2],
+      [{ card_id: cards[0]! }, "amount", "issuing_transactions_by_card_status_amount", 5, 2],
+      [{ card_id: cards[0]! }, "updated_at", "issuing_transactions_by_card_status_update", 5, 2],
+      [{ card_id: cards[0]! }, "created_at", "issuing_transactions_by_card_status", 5, 2],
+      [{ card_id: cards[0]!, status: "SETTLED" }, "created_at", "issuing_transactions_by_card_status", 1, 2],
+      [{ card_id: cards[0]!, status: "PENDING" }, "amount", "issuing_transactions_by_card_status_amount", 1, 2],
+      [{ card_id: cards[0]!, status: "VOIDED" }, "updated_at", "issuing_transactions_by_card_status_update", 1, 2]
     ]
     const cases = [
       ...transferCases.map((c) => ["transfers", ...c] as const),
       ...transactionCases.map((c) => ["transactions", ...c] as const)
     ]
-    const checked: Array<[Compiled, string, number]> = []
-    for (const [list, filter, field, index, ranges] of cases) {
+    const checked: Array<[Compiled, string, number, number]> = []
+    const probed: Array<[Compiled, number]> = []
+    // Any of an account's three indexes serves a probe (each starts with the side, status and rail).
+    const probeIndex = "issuing_transfers_by_(from|to)_status_rail(_amount|_update)?"
+    for (const [list, filter, field, index, ranges, equalities] of cases) {
       for (const number of [1, 2]) {
         statements.length = 0
         await run(
@@ -258,26 +304,57 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         )
         const ids = statements.filter(([text]) => /SELECT \S+ AS k, \S+ AS id FROM/.test(text))
         expect(ids, JSON.stringify([list, filter, field])).toHaveLength(1)
-        checked.push([ids[0]!, index, ranges])
+        const probes = statements.filter(([text]) => text.includes("WHERE EXISTS"))
+        expect(probes, JSON.stringify([list, filter, field])).toHaveLength(ranges === PROBED ? 1 : 0)
+        const held = ranges === PROBED ? heldRanges(filter) : ranges
+        if (ranges === PROBED) expect(held, JSON.stringify(filter)).toBeGreaterThan(1)
+        checked.push([ids[0]!, index, held, equalities])
+        // The probe: one seek of the index per range, every filter an equality of it.
+        for (const probe of probes) probed.push([probe, filter.status === undefined ? 20 : 10])
       }
     }
     if (kind === "postgres") {
-      for (const [statement, index, ranges] of checked) {
+      for (const [statement, index, ranges, equalities] of checked) {
         const plan = await pgPlan(platform.instance.runtime, statement)
         expect(pgSorts(plan), plan).toBe(false)
         expect(plan).not.toMatch(/Seq Scan|Bitmap/)
-        expect(plan.match(new RegExp(`Index (Only )?Scan Backward using ${index} `, "g")) ?? [], plan).toHaveLength(ranges)
+        // No range reads a row to drop it: no Filter, every filter an equality of the index's condition.
+        expect(plan, plan).not.toMatch(/Filter:/)
+        expect(plan.match(new RegExp(`Index Only Scan Backward using ${index} `, "g")) ?? [], plan).toHaveLength(ranges)
+        for (const condition of plan.match(/Index Cond: [^|]*/g) ?? []) {
+          expect(condition.match(/ = /g) ?? [], condition).toHaveLength(equalities)
+        }
         if (ranges > 1) expect(plan, plan).toMatch(/^Limit \| -> +Merge Append/)
+      }
+      for (const [statement, ranges] of probed) {
+        const plan = await pgPlan(platform.instance.runtime, statement)
+        expect(plan).not.toMatch(/Seq Scan|Bitmap|(^|\| )Filter:/)
+        expect(plan.match(new RegExp(`Index Only Scan using ${probeIndex} `, "g")) ?? [], plan).toHaveLength(ranges)
       }
       return
     }
     const db = new Database(platform.database.filename!, { readonly: true })
     try {
-      for (const [statement, index, ranges] of checked) {
+      for (const [statement, index, ranges, equalities] of checked) {
         const plan = sqlitePlan(db, statement)
         expect(plan).not.toMatch(/TEMP B-TREE|SCAN issuing/)
-        expect(plan.match(new RegExp(`SEARCH issuing_\\w+ USING (COVERING )?INDEX ${index} `, "g")) ?? [], plan).toHaveLength(ranges)
+        // Each range read from its index alone (COVERING: no row read to be tested and dropped),
+        // seeking every filter (the equalities before its order column).
+        const searches = [...plan.matchAll(new RegExp(`SEARCH issuing_\\w+ USING COVERING INDEX ${index} \\(([^)]*)\\)`, "g"))]
+        expect(searches, plan).toHaveLength(ranges)
+        for (const search of searches) expect(search.at(-1)!.match(/\w+=\?/g) ?? [], search[0]).toHaveLength(equalities)
         if (ranges > 1) expect(plan, plan).toMatch(/^MERGE \(UNION ALL\)/)
+      }
+      for (const [statement, ranges] of probed) {
+        const plan = sqlitePlan(db, statement)
+        const seeks = plan.match(
+          new RegExp(
+            `SEARCH issuing_transfers EXISTS USING COVERING INDEX ${probeIndex} \\(\\w+=\\? AND status=\\? AND payment_rail=\\?\\)`,
+            "g"
+          )
+        )
+        expect(seeks ?? [], plan).toHaveLength(ranges)
+        expect(plan).not.toMatch(/SCAN issuing|TEMP B-TREE/)
       }
     } finally {
       db.close()

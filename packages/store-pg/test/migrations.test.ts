@@ -1402,7 +1402,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         // An empty call writes nothing and counts nothing.
         expect(yield* added(sql`SELECT issuing_write_postings('{}'::jsonb, ${CHANNEL}) AS n`)).toEqual({})
       })
-  }
+  },
+  "0450_walks_as_ranges": "schema only"
 }
 
 /** How many entries there were before migration 0310. */

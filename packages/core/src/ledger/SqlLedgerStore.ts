@@ -14,6 +14,7 @@ import {
   type BookTransferOrderField,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
   FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS,
+  type FinancialAccountOrderField,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
   WALLET_ORDER_FIELDS
@@ -269,26 +270,17 @@ const accountQueries = (q: Queries) => {
         filter.wallet_id !== undefined && sql`a.wallet_id = ${filter.wallet_id}`,
         filter.currency !== undefined && sql`a.currency = ${filter.currency}`
       ])
-      // By updated_at: the range of the principal balance rows' index of the program,
-      // issuing_balances_principal_by_update (program_id, updated_at, financial_account_id), which
-      // the posting's own balance update keeps (migration 0411); the account's filters applied
-      // along it, out of the index choice. Not for a wallet's one account, nor for the settlement
-      // accounts (at most one per currency: the kind's range, sorted), which the walk would seek
-      // among every wallet's.
+      // By updated_at: ranges of the principal balance rows' index, (program_id, currency,
+      // updated_at, financial_account_id), which the posting's own balance update keeps (migrations
+      // 0411, 0450), merged per currency (accountsByUpdate). Not for a wallet's one account, nor for
+      // the settlement accounts (at most one per currency: the kind's range, sorted), which the
+      // ranges would seek among every wallet's.
       const byUpdate =
         FINANCIAL_ACCOUNT_ORDER_FIELDS.columns[window.orderBy] === "b.updated_at" &&
         filter.wallet_id === undefined &&
         filter.kind !== "settlement"
       const rows = byUpdate
-        ? pageRows(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
-            select: sql.literal(ACCOUNT_COLUMNS),
-            from: sql.literal(ACCOUNT_FROM),
-            where: where([
-              sql`b.program_id = ${programId}`,
-              filter.kind !== undefined && sql`(a.kind || '') = ${filter.kind}`,
-              filter.currency !== undefined && sql`(a.currency || '') = ${filter.currency}`
-            ])
-          })
+        ? accountsByUpdate(sql, programId, filter, window)
         : pageRows(sql, window, FINANCIAL_ACCOUNT_ORDER_FIELDS, {
             select: sql.literal(ACCOUNT_COLUMNS),
             from: sql.literal(ACCOUNT_FROM),
@@ -441,6 +433,59 @@ const transactionQueries = (q: Queries) => {
 }
 
 /**
+ * The program's accounts by updated_at (a wallet's with `kind=wallet`), with or without `currency`:
+ * the principal slot-0 balance rows are indexed by (program_id, currency, updated_at,
+ * financial_account_id) (`issuing_balances_principal_by_currency_update`, migration 0450), so a
+ * currency's accounts are one range of it, and the program's the merge of one range per currency it
+ * holds — the currencies read first by skipping along that index, one seek each (a loose index
+ * scan), then the ranges merged (`mergedPage`) from the index alone and only the page's accounts
+ * read. Without `kind` the ranges are of the balance rows alone; `kind=wallet` skips the one
+ * settlement account a currency may have, its id read through issuing_financial_accounts_settlement.
+ * A currency appearing between the two statements is simply not on that page yet (its account was
+ * created after the currencies were read).
+ */
+const accountsByUpdate = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  filter: { readonly kind?: AccountKind | undefined; readonly currency?: string | undefined },
+  window: PageWindow<FinancialAccountOrderField>
+): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
+  const principal = sql.literal("b.book = 'principal' AND b.slot = 0")
+  const ofKind =
+    filter.kind === "wallet"
+      ? (currency: string) => sql` AND b.financial_account_id NOT IN (SELECT s.id FROM issuing_financial_accounts s
+                                  WHERE s.program_id = ${programId} AND s.kind = 'settlement' AND s.currency = ${currency})`
+      : () => sql.literal("")
+  const range = (currency: string) => sql`b.program_id = ${programId} AND b.currency = ${currency} AND ${principal}${ofKind(currency)}`
+  const currencies =
+    filter.currency !== undefined
+      ? Effect.succeed([filter.currency])
+      : sql<{ currency: string | null }>`WITH RECURSIVE c (currency) AS (
+            SELECT (SELECT min(b.currency) FROM issuing_balances b WHERE b.program_id = ${programId} AND ${principal})
+            UNION ALL
+            SELECT (SELECT min(b.currency) FROM issuing_balances b
+                    WHERE b.program_id = ${programId} AND b.currency > c.currency AND ${principal})
+            FROM c WHERE c.currency IS NOT NULL)
+          SELECT currency FROM c WHERE currency IS NOT NULL`.pipe(Effect.map((rows) => rows.map((row) => row.currency!)))
+  return Effect.flatMap(currencies, (currencies) =>
+    currencies.length === 0
+      ? // No balance row: the program has no account (a starting_after of another program's: 400).
+        pageRows(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
+          select: sql.literal(ACCOUNT_COLUMNS),
+          from: sql.literal(ACCOUNT_FROM),
+          where: sql`b.program_id = ${programId}`
+        })
+      : mergedPage(sql, window, FINANCIAL_ACCOUNT_UPDATE_ORDER_FIELDS, {
+          table: "issuing_balances b",
+          ranges: currencies.map(range),
+          pageRows: null,
+          member: sql.or(currencies.map((currency) => sql`(${range(currency)})`)),
+          page: { select: ACCOUNT_COLUMNS, from: ACCOUNT_FROM }
+        })
+  )
+}
+
+/**
  * A ledger list merged from index ranges (`mergedPage`, platform/MergedRanges.ts). The ranges need
  * no program condition where their first column (a card, an account) is of one program; the page's
  * rows and the `starting_after` row are read with the program, written out of the index choice.
@@ -450,10 +495,10 @@ interface MergedList {
   readonly programId: string
   /** Each range's equalities, one index range each. */
   readonly ranges: ReadonlyArray<Fragment>
-  /** Filters applied along every range (reading each row), written out of the index choice (`|| ''`). */
-  readonly along: ReadonlyArray<Fragment>
-  /** The list's filter besides the program and `along`, for the `starting_after` row. */
+  /** The list's filter besides the program, for the `starting_after` row. */
   readonly member: Fragment | null
+  /** Whether most ranges are usually empty: probed first, the empty ones left out (`mergedPage`). */
+  readonly probe?: boolean
 }
 
 /** One page of a ledger `MergedList`. */
@@ -467,17 +512,18 @@ const ledgerMergedPage = <F extends string>(
   return mergedPage(sql, window, order, {
     table: list.table,
     ranges: list.ranges,
-    along: list.along,
     pageRows: ofProgram,
-    member: sql.and([ofProgram, ...(list.member === null ? [] : [list.member]), ...list.along])
+    member: sql.and([ofProgram, ...(list.member === null ? [] : [list.member])]),
+    probe: list.probe ?? false
   })
 }
 
 /**
- * A card's transactions in any order: one range of `issuing_transactions_by_card[_amount|_update]`
- * (card, order column, id), partial indexes of the transactions that have a card (migration 0400).
- * A card's transactions are all of its program, so the range needs no program condition; the page's
- * rows are read with the program (another program's card lists nothing). `status` is applied along.
+ * A card's transactions in any order, with or without `status`: ranges of
+ * `issuing_transactions_by_card_status[_amount|_update]` (card, status, order column, id), partial
+ * indexes of the transactions that have a card (migration 0450): the status's one range, or one per
+ * status (5) merged. A card's transactions are all of its program, so the ranges need no program
+ * condition; the page's rows are read with the program (another program's card lists nothing).
  */
 const cardTransactions = (
   sql: SqlClient.SqlClient,
@@ -486,9 +532,13 @@ const cardTransactions = (
 ): MergedList => ({
   table: "issuing_transactions",
   programId,
-  ranges: [sql`card_id = ${filter.card_id}`],
-  along: filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [],
-  member: sql`(card_id || '') = ${filter.card_id}`
+  ranges: (filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES).map(
+    (status) => sql`card_id = ${filter.card_id} AND status = ${status}`
+  ),
+  member: sql.and([
+    sql`(card_id || '') = ${filter.card_id}`,
+    ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [])
+  ])
 })
 
 /**
@@ -502,19 +552,24 @@ const programTransactions = (sql: SqlClient.SqlClient, programId: string, filter
   ranges: (filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES).map(
     (status) => sql`program_id = ${programId} AND status = ${status}`
   ),
-  along: [],
   member: filter.status !== undefined ? sql`(status || '') = ${filter.status}` : null
 })
 
 /**
- * An account's transfers in any order: the ones it sends and the ones it receives, per status, are
- * ranges of `issuing_transfers_by_from_status[_amount|_update]` / `_by_to_status[…]` (account,
- * status, order column, id), merged (`mergedPage`): 2 ranges with a status, 4 without (a transfer's
- * status has 2 values). The ranges need no program condition: a transfer's two accounts are of its
- * program, so an account's transfers are all of the account's program, and the page's rows are read
- * with the program (an account of another program lists nothing). They need no test that the other
- * side is another account either: a transfer's two accounts differ (PostingRules.transferEntries),
- * so the ranges never share a transfer. `payment_rail` is applied along the ranges.
+ * An account's transfers in any order, with any of `status` and `payment_rail`: the ones it sends
+ * and the ones it receives, per status and rail, are ranges of
+ * `issuing_transfers_by_from_status_rail[_amount|_update]` / `_by_to_status_rail[…]` (account,
+ * status, rail, order column, id; migration 0450), merged (`mergedPage`): one per side and per
+ * status and rail the filters leave open — 2 with both, 4 with a rail, 10 with a status, 20 without
+ * (2 statuses, 5 rails). Without a rail most of those are empty for an account, and every range
+ * merged costs each row a deep page skips one more merge step (20 made SQLite's deep page of the
+ * volume bench's busy wallet 3× its 4 before), so they are probed first and only the ranges holding
+ * transfers merged. The
+ * ranges need no program condition: a transfer's two accounts are of its program, so an account's
+ * transfers are all of the account's program, and the page's rows are read with the program (an
+ * account of another program lists nothing). They need no test that the other side is another
+ * account either: a transfer's two accounts differ (PostingRules.transferEntries), so the ranges
+ * never share a transfer.
  */
 const accountTransfers = (
   sql: SqlClient.SqlClient,
@@ -523,16 +578,23 @@ const accountTransfers = (
 ): MergedList => {
   const account = filter.financial_account_id
   const statuses = filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES
+  const rails = filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
   return {
     table: "issuing_transfers",
     programId,
     ranges: (["from_financial_account_id", "to_financial_account_id"] as const).flatMap((side) =>
-      statuses.map((status) => sql`${sql.literal(side)} = ${account} AND status = ${status}`)
+      statuses.flatMap((status) =>
+        rails.map((rail) => sql`${sql.literal(side)} = ${account} AND status = ${status} AND payment_rail = ${rail}`)
+      )
     ),
-    along: filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [],
+    // An account uses a rail or two: without a rail filter, the 10 or 20 ranges are probed and the
+    // empty ones left out, so a deep page merges what the account holds (4 for a wallet that only
+    // makes book transfers) rather than 20 ranges.
+    probe: filter.payment_rail === undefined,
     member: sql.and([
       sql`(from_financial_account_id = ${account} OR to_financial_account_id = ${account})`,
-      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : [])
+      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
+      ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
     ])
   }
 }
@@ -553,7 +615,6 @@ const programTransfers = (sql: SqlClient.SqlClient, programId: string, filter: T
     ranges: statuses.flatMap((status) =>
       rails.map((rail) => sql`program_id = ${programId} AND status = ${status} AND payment_rail = ${rail}`)
     ),
-    along: [],
     member: sql.and([
       ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
       ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])

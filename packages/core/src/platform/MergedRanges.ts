@@ -34,13 +34,42 @@ export interface MergedList {
   readonly table: string
   /** Each range's equalities, one index range each. */
   readonly ranges: ReadonlyArray<Statement.Fragment>
-  /** Filters applied along every range (reading each row), written out of the index choice (`|| ''`). */
-  readonly along: ReadonlyArray<Statement.Fragment>
   /** A condition the page's rows are read with besides their ids (their program), or null. */
   readonly pageRows: Statement.Fragment | null
   /** What the `starting_after` row must meet to be of this list (program and filters). */
   readonly member: Statement.Fragment
+  /** The page's rows read from other tables than `table` (its rows joined to another's), or `*` of `table`. */
+  readonly page?: { readonly select: string; readonly from: string }
+  /**
+   * Whether most ranges are usually empty (an account's transfers per side, status and rail): each
+   * is then probed first (one seek each, in one statement) and only the ranges holding a row are
+   * merged, since every range merged costs every row of a deep page one more merge step.
+   */
+  readonly probe?: boolean
 }
+
+/**
+ * The ranges of `list` that hold a row, in their order: one statement of one `EXISTS` seek per
+ * range. When none does, the first (empty) range stands for the list, so that a `starting_after`
+ * is still checked against it. A row written into an empty range after the probe is not on this
+ * page, as if the page had been read a moment earlier.
+ */
+const rangesHoldingRows = (sql: SqlClient.SqlClient, list: MergedList) =>
+  Effect.map(
+    sql<{ i: number | string }>`SELECT i FROM (${sql.join(
+      " UNION ALL ",
+      false
+    )(
+      list.ranges.map(
+        (range, index) =>
+          sql`SELECT ${sql.literal(String(index))} AS i WHERE EXISTS (SELECT 1 FROM ${sql.literal(list.table)} WHERE ${range})`
+      )
+    )}) probed`,
+    (rows) => {
+      const held = rows.map((row) => list.ranges[Number(row.i)]!)
+      return held.length === 0 ? [list.ranges[0]!] : held
+    }
+  )
 
 /**
  * One page of a `MergedList`, O(page) whatever the size of the table and a deep page O(its depth).
@@ -56,6 +85,16 @@ export const mergedPage = <F extends string>(
   window: PageWindow<NoInfer<F>>,
   order: OrderFields<F>,
   list: MergedList
+): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> =>
+  list.probe === true && list.ranges.length > 1
+    ? Effect.flatMap(rangesHoldingRows(sql, list), (ranges) => pageOf(sql, window, order, { ...list, ranges, probe: false }))
+    : pageOf(sql, window, order, list)
+
+const pageOf = <F extends string>(
+  sql: SqlClient.SqlClient,
+  window: PageWindow<NoInfer<F>>,
+  order: OrderFields<F>,
+  list: MergedList
 ): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> => {
   if (!isOrderField(order, window.orderBy)) {
     throw new Error(`mergedPage: the window's order field is not one of this list's (${orderFieldNames(order).join(", ")})`)
@@ -66,7 +105,7 @@ export const mergedPage = <F extends string>(
   const direction = sql.literal(window.descending ? "DESC" : "ASC")
   const table = sql.literal(list.table)
   const arm = (range: Statement.Fragment, after: Statement.Fragment) =>
-    sql`SELECT ${key} AS k, ${id} AS id FROM ${table} WHERE ${sql.and([range, ...list.along])}${after}`
+    sql`SELECT ${key} AS k, ${id} AS id FROM ${table} WHERE ${range}${after}`
   const ids = (after: Statement.Fragment) => {
     if (list.ranges.length === 1) {
       return sql`${arm(list.ranges[0]!, after)} ORDER BY ${key} ${direction}, ${id} ${direction}
@@ -89,9 +128,10 @@ export const mergedPage = <F extends string>(
     Effect.flatMap(ids(after), (found) =>
       found.length === 0
         ? Effect.succeed([])
-        : sql`SELECT * FROM ${table} WHERE ${id} IN ${sql.in(found.map((row: any) => row.id))}${
-            list.pageRows === null ? sql.literal("") : sql` AND ${list.pageRows}`
-          }
+        : sql`SELECT ${sql.literal(list.page?.select ?? "*")}
+              FROM ${list.page === undefined ? table : sql.literal(list.page.from)} WHERE ${id} IN ${sql.in(found.map((row: any) => row.id))}${
+                list.pageRows === null ? sql.literal("") : sql` AND ${list.pageRows}`
+              }
               ORDER BY ${orderBy}`
     )
   const startingAfter = window.after
@@ -115,7 +155,6 @@ export const mergedPageRows = <F extends string>(
   mergedPage(sql, window, order, {
     table: query.table,
     ranges: query.values.map((value) => sql`${query.where} AND ${sql.literal(query.column)} = ${value}`),
-    along: [],
     pageRows: null,
     member: query.where
   })

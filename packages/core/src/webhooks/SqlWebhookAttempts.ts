@@ -1,9 +1,10 @@
 import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { mergedPageRows } from "../platform/MergedRanges.js"
+import { mergedPage, mergedPageRows } from "../platform/MergedRanges.js"
+import type { PageWindow } from "../platform/Paging.js"
 import { pageRows } from "../sql/OrderBy.js"
-import { WEBHOOK_ATTEMPT_ORDER_FIELDS } from "./OrderFields.js"
+import { WEBHOOK_ATTEMPT_ORDER_FIELDS, type WebhookAttemptOrderField } from "./OrderFields.js"
 import { ATTEMPT_STATUSES, type AttemptFilter } from "./Records.js"
 import { toAttempt } from "./SqlWebhookRows.js"
 import type { WebhookStoreService } from "./WebhookStore.js"
@@ -18,6 +19,35 @@ const attemptWhere = (sql: SqlClient.SqlClient, programId: string, filter: Attem
   if (filter.webhook_subscription_id !== undefined) parts.push(sql`${along("subscription_id")} = ${filter.webhook_subscription_id}`)
   if (filter.status !== undefined) parts.push(sql`${along("status")} = ${filter.status}`)
   return sql.and(parts)
+}
+
+/**
+ * A subscription's attempts, with or without `status`: ranges of
+ * `issuing_webhook_attempts_by_subscription[_attempt]` (subscription, status, order column, id),
+ * the status's one or both merged (`mergedPage`). A subscription's attempts are all of its program,
+ * so the ranges need none; the page's rows and the `starting_after` row are read with it, written
+ * out of the index choice (another program's subscription lists nothing).
+ */
+const subscriptionAttempts = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  subscriptionId: string,
+  status: AttemptFilter["status"],
+  window: PageWindow<WebhookAttemptOrderField>
+) => {
+  const ofProgram = sql`(program_id || '') = ${programId}`
+  return mergedPage(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+    table: "issuing_webhook_attempts",
+    ranges: (status !== undefined ? [status] : ATTEMPT_STATUSES).map(
+      (value) => sql`subscription_id = ${subscriptionId} AND status = ${value}`
+    ),
+    pageRows: ofProgram,
+    member: sql.and([
+      ofProgram,
+      sql`(subscription_id || '') = ${subscriptionId}`,
+      ...(status !== undefined ? [sql`(status || '') = ${status}`] : [])
+    ])
+  })
 }
 
 /** Attempts over SqlClient, one SQL text for both dialects. */
@@ -44,19 +74,23 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
     Effect.all({
       // Every index of attempts but the event's holds the status before the order column
       // (migration 0410): with `status` the list is one range, without it the merge of the two
-      // statuses' ranges (docs/operations.md#volume).
-      rows: (filter.event_id === undefined && filter.status === undefined
-        ? mergedPageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
-            table: "issuing_webhook_attempts",
-            where: attemptWhere(sql, programId, filter),
-            column: "status",
-            values: ATTEMPT_STATUSES
-          })
-        : pageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
-            select: sql.literal("*"),
-            from: sql.literal("issuing_webhook_attempts"),
-            where: attemptWhere(sql, programId, filter)
-          })
+      // statuses' ranges (docs/operations.md#volume). A subscription's indexes hold no program
+      // (migration 0450: a deep page's cost is the width of the entries it skips), so its ranges
+      // are read without one and the page's rows with it.
+      rows: (filter.event_id === undefined && filter.webhook_subscription_id !== undefined
+        ? subscriptionAttempts(sql, programId, filter.webhook_subscription_id, filter.status, window)
+        : filter.event_id === undefined && filter.status === undefined
+          ? mergedPageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+              table: "issuing_webhook_attempts",
+              where: attemptWhere(sql, programId, filter),
+              column: "status",
+              values: ATTEMPT_STATUSES
+            })
+          : pageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+              select: sql.literal("*"),
+              from: sql.literal("issuing_webhook_attempts"),
+              where: attemptWhere(sql, programId, filter)
+            })
       ).pipe(Effect.map((rows) => rows.map(toAttempt))),
       total: listTotal(
         sql,

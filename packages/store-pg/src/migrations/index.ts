@@ -40,6 +40,7 @@ import accountUpdateOrder from "./0411_account_update_order.js"
 import liveGrantsIndex from "./0412_live_grants_index.js"
 import coalescedBalanceEvents from "./0430_coalesced_balance_events.js"
 import leanerPostings from "./0440_leaner_postings.js"
+import walksAsRanges from "./0450_walks_as_ranges.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -88,5 +89,6 @@ export const migrations = {
   "0411_account_update_order": accountUpdateOrder,
   "0412_live_grants_index": liveGrantsIndex,
   "0430_coalesced_balance_events": coalescedBalanceEvents,
-  "0440_leaner_postings": leanerPostings
+  "0440_leaner_postings": leanerPostings,
+  "0450_walks_as_ranges": walksAsRanges
 }

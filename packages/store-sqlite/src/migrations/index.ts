@@ -28,6 +28,7 @@ import listCombinationIndexes from "./0400_list_combination_indexes.js"
 import cardAndAttemptListIndexes from "./0410_card_and_attempt_list_indexes.js"
 import accountUpdateOrder from "./0411_account_update_order.js"
 import liveGrantsIndex from "./0412_live_grants_index.js"
+import walksAsRanges from "./0450_walks_as_ranges.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -63,5 +64,6 @@ export const migrations = {
   "0400_list_combination_indexes": listCombinationIndexes,
   "0410_card_and_attempt_list_indexes": cardAndAttemptListIndexes,
   "0411_account_update_order": accountUpdateOrder,
-  "0412_live_grants_index": liveGrantsIndex
+  "0412_live_grants_index": liveGrantsIndex,
+  "0450_walks_as_ranges": walksAsRanges
 }
