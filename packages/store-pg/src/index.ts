@@ -55,13 +55,55 @@ export const migrate = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   )
 )
 
-/** The pooled PostgreSQL client. */
+/**
+ * The pooled PostgreSQL client. Connections, once open, stay open (`minConnections` is the pool's
+ * size): a closed idle connection reopened under load pays PostgreSQL's start-up and its first
+ * statements' catalog reads again (docs/operations.md#a-warm-pool).
+ */
 export const clientLayer = (options: PgOptions) =>
   PgClient.layer({
     url: Redacted.make(options.url),
     maxConnections: options.maxConnections ?? 10,
+    minConnections: options.maxConnections ?? 10,
     applicationName: "issuing"
   })
+
+/** The tables the API's writes and the webhook worker touch on every request. */
+const HOT_TABLES = [
+  "issuing_events",
+  "issuing_webhook_deliveries",
+  "issuing_webhook_attempts",
+  "issuing_webhook_subscriptions",
+  "issuing_transactions",
+  "issuing_transfers",
+  "issuing_book_transfers",
+  "issuing_book_entries",
+  "issuing_balances",
+  "issuing_financial_accounts",
+  "issuing_list_counts",
+  "issuing_changes"
+]
+
+/**
+ * Opens every connection of the pool at start and plans a statement over the hot tables on each,
+ * so that their catalog entries are loaded before the first request instead of by it: measured, a
+ * burst that made the pool open 6 connections at once had each one's first write take 57–65 ms
+ * (docs/operations.md#a-warm-pool). A failure here (a server at its connection limit) leaves the
+ * pool to open connections on demand, as without it.
+ */
+const warmPool = (size: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.scoped(
+      Effect.forEach(
+        Array.from({ length: size }, () => undefined),
+        () =>
+          Effect.flatMap(sql.reserve, (connection) =>
+            connection.execute(`SELECT 1 FROM ${HOT_TABLES.join(", ")} WHERE false`, [], undefined)
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
+  ).pipe(Effect.catchAll((error) => Effect.logDebug("The PostgreSQL pool's warm-up failed; connections open on demand", error)))
 
 /**
  * Whether `url` reaches PostgreSQL through a proxy or pooler (PgBouncer, pgcat, a cloud proxy): the
@@ -88,6 +130,7 @@ export const layer = (options: PgOptions) => {
     // Without a listener there are no wake-ups: the webhook worker polls the queue.
     Layer.provideMerge(listener === undefined ? Layer.empty : webhookWakeupsLayer(listener)),
     Layer.provideMerge(pgChangeFeedLayer(listener)),
+    Layer.provideMerge(Layer.effectDiscard(warmPool(options.maxConnections ?? 10))),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),
     Layer.provideMerge(clientLayer(options))
   )

@@ -19,6 +19,16 @@ const store = Layer.unwrapScoped(
 // What the PostgreSQL store promises beyond the port contracts: a pool, and retries of real deadlocks.
 describe("the PostgreSQL store", () => {
   layer(store, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    // First of the block, before any test has used the pool: a pool opened on demand would have 1–2.
+    it.effect("opens its whole pool at start (docs/operations.md#a-warm-pool)", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'issuing'`
+        expect(rows[0]!.n).toBe(4)
+      })
+    )
+
     it.effect("a read of the committed version advances the version the node's caches follow, notified or not", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
