@@ -11,6 +11,17 @@ import type { DeliveryRetry, FinishedTries, WebhookStoreService } from "./Webhoo
 
 type Sql = SqlClient.SqlClient
 
+/** What a claim holder calls: complete, reschedule, hand back, record, and when the next is due. */
+type ClaimStatementName =
+  | "renewClaims"
+  | "completeDeliveries"
+  | "rescheduleDelivery"
+  | "rescheduleDeliveries"
+  | "releaseClaims"
+  | "recordTries"
+  | "recordTriesAtOnce"
+  | "nextDueAt"
+
 /** The delivery-queue part of the webhook port. */
 export type QueueStatements = Pick<
   WebhookStoreService,
@@ -23,14 +34,7 @@ export type QueueStatements = Pick<
   | "enqueue"
   | "claimDue"
   | "claimDueWithNext"
-  | "renewClaims"
-  | "completeDeliveries"
-  | "rescheduleDelivery"
-  | "rescheduleDeliveries"
-  | "releaseClaims"
-  | "recordTries"
-  | "recordTriesAtOnce"
-  | "nextDueAt"
+  | ClaimStatementName
 >
 
 /**
@@ -325,20 +329,7 @@ const replayStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStat
 })
 
 /** What a claim holder does with its deliveries: complete, reschedule, hand back; and when the next is due. */
-const claimStatements = (
-  sql: Sql,
-  queued: Effect.Effect<void>
-): Pick<
-  QueueStatements,
-  | "renewClaims"
-  | "completeDeliveries"
-  | "rescheduleDelivery"
-  | "rescheduleDeliveries"
-  | "releaseClaims"
-  | "recordTries"
-  | "recordTriesAtOnce"
-  | "nextDueAt"
-> => ({
+const claimStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStatements, ClaimStatementName> => ({
   // By id (the primary key) and token: no index on claim_token is needed, and a row another worker
   // took over (its lease ended first) keeps the new holder's lease. On PostgreSQL a row locked now
   // is skipped: it is being recorded (completed, rescheduled or claimed afresh) by a transaction
