@@ -359,14 +359,9 @@ const transactionQueries = (q: Queries) => {
             ? programTransactions(sql, programId, filter)
             : null
       return Effect.all({
-        rows: (merged !== null
-          ? ledgerMergedPage(sql, window, TRANSACTION_ORDER_FIELDS, merged)
-          : pageRows(sql, window, TRANSACTION_ORDER_FIELDS, {
-              select: sql.literal("*"),
-              from: sql.literal("issuing_transactions"),
-              where: condition
-            })
-        ).pipe(Effect.map((rows) => rows.map(toTransaction))),
+        rows: ledgerPage(sql, window, TRANSACTION_ORDER_FIELDS, "issuing_transactions", condition, merged).pipe(
+          Effect.map((rows) => rows.map(toTransaction))
+        ),
         total: listTotal(sql, maintained("transactions", programId, filter))
       })
     },
@@ -415,14 +410,9 @@ const transactionQueries = (q: Queries) => {
               ? programTransfers(sql, programId, filter)
               : null
       return Effect.all({
-        rows: (merged !== null
-          ? ledgerMergedPage(sql, window, TRANSFER_ORDER_FIELDS, merged)
-          : pageRows(sql, window, TRANSFER_ORDER_FIELDS, {
-              select: sql.literal("*"),
-              from: sql.literal("issuing_transfers"),
-              where: condition
-            })
-        ).pipe(Effect.map((rows) => rows.map(toTransfer))),
+        rows: ledgerPage(sql, window, TRANSFER_ORDER_FIELDS, "issuing_transfers", condition, merged).pipe(
+          Effect.map((rows) => rows.map(toTransfer))
+        ),
         total: listTotal(
           sql,
           filter.transaction_id !== undefined ? bounded("issuing_transfers", condition) : maintained("transfers", programId, filter)
@@ -500,6 +490,19 @@ interface MergedList {
   /** Whether most ranges are usually empty: probed first, the empty ones left out (`mergedPage`). */
   readonly probe?: boolean
 }
+
+/** A ledger list's page: its ranges merged when it has them, else one range of `table` under `where`. */
+const ledgerPage = <F extends string>(
+  sql: SqlClient.SqlClient,
+  window: PageWindow<NoInfer<F>>,
+  order: OrderFields<F>,
+  table: string,
+  where: Parameters<typeof pageRows>[3]["where"],
+  merged: MergedList | null
+) =>
+  merged !== null
+    ? ledgerMergedPage(sql, window, order, merged)
+    : pageRows(sql, window, order, { select: sql.literal("*"), from: sql.literal(table), where })
 
 /** One page of a ledger `MergedList`. */
 const ledgerMergedPage = <F extends string>(
