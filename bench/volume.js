@@ -1,4 +1,4 @@
-// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--samples=15] [--vacuum]`
+// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum]`
 //
 // Whether the API stays as fast at production volume as on a fresh database (issue 24;
 // docs/operations.md#volume). One program is grown through `POST /v1/transfers/batch` — batches of
@@ -11,7 +11,7 @@
 //   - a deep page of each: page=1000&page_size=100 where the list is that long, else its last page;
 //   - the page after that deep page by `starting_after=<its last id>` (keyset paging), the same median;
 //   - single `POST /v1/transfers` per second at 16 clients for `--seconds`, p50/p99;
-//   - batch throughput: transfers/s of 2 × `--in-flight` batches of 1,000 at `--in-flight`, and the
+//   - batch throughput: transfers/s of `--batches` (default 2 × `--in-flight`) batches of 1,000 at `--in-flight`, and the
 //     rate of the growth to this checkpoint;
 //   - the database's size on disk at the lists' count (SQLite: the file and its WAL; PostgreSQL:
 //     pg_database_size).
@@ -297,7 +297,7 @@ const databaseSize = async (target) => {
 }
 
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
-const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum }) => {
+const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount }) => {
   const database = await benchDatabase(kind, "issuing_bench_volume")
   const server = http.createServer()
   server.keepAliveTimeout = 60_000
@@ -471,7 +471,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
       const single = await writeInWorker({ ...writer, batch: 0, seconds, concurrency: SINGLE_CLIENTS })
       transfers += single.ok
       // A fixed number of batches (not a duration), so the rows this adds stay small beside the next checkpoint.
-      const batches = await writeInWorker({ ...writer, batch: BATCH, count: 2 * inFlight * BATCH, concurrency: inFlight })
+      const batches = await writeInWorker({ ...writer, batch: BATCH, count: batchCount * BATCH, concurrency: inFlight })
       transfers += batches.ok
       at.single = single
       at.batches = batches
@@ -493,7 +493,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
         `single POST /v1/transfers, ${SINGLE_CLIENTS} clients, ${seconds} s: ${count(Math.round(single.perSecond))}/s  p50 ${shownMs(single.p50)} ms  p99 ${shownMs(single.p99)} ms${failures(single)}`
       )
       console.log(
-        `POST /v1/transfers/batch of ${BATCH}, ${inFlight} in flight, ${2 * inFlight} batches: ${count(Math.round(batches.perSecond))} transfers/s  p50 ${shownMs(batches.p50)} ms  p99 ${shownMs(batches.p99)} ms${failures(batches)}`
+        `POST /v1/transfers/batch of ${BATCH}, ${inFlight} in flight, ${batchCount} batches: ${count(Math.round(batches.perSecond))} transfers/s  p50 ${shownMs(batches.p50)} ms  p99 ${shownMs(batches.p99)} ms${failures(batches)}`
       )
       if (growth !== undefined)
         console.log(
@@ -535,6 +535,8 @@ export async function run(args) {
   const settings = {
     seconds: Number(option(args, "seconds", "3")),
     inFlight: Number(option(args, "in-flight", "4")),
+    // --batches: how many batches of 1,000 the batch throughput at each checkpoint is timed over.
+    batches: Number(option(args, "batches", String(2 * Number(option(args, "in-flight", "4"))))),
     // --vacuum: PostgreSQL VACUUM ANALYZE at each checkpoint before its lists and writes.
     vacuum: args.includes("--vacuum"),
     samples: Number(option(args, "samples", "15"))
