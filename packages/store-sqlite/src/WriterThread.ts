@@ -2,7 +2,6 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Deferred, Effect } from "effect"
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
-import { BACKSTOP_CHECKPOINT_PAGES } from "./Checkpointer.js"
 
 /**
  * The writer thread (docs/architecture.md#the-sqlite-writer-thread): a second connection to the
@@ -40,17 +39,17 @@ interface Reply {
  * The worker's code (CommonJS, evaluated by `new Worker(…, { eval: true })` so that it runs the same
  * from the compiled package and from sources). It must not reference anything outside itself.
  */
-const workerMain = (data: { driver: string; filename: string; synchronous: string; backstopPages: number }) => {
+const workerMain = (data: { driver: string; filename: string; synchronous: string }) => {
   const { parentPort } = require("node:worker_threads")
   const Database = require(data.driver)
   const db = new Database(data.filename)
   // The main connection's settings (SqliteClient.ts): durable commits, foreign keys, in-memory
-  // temporary b-trees, the backstop checkpoint (Checkpointer.ts runs the others, off this thread).
+  // temporary b-trees, a checkpoint every 4,000 WAL pages (run here, by the committing connection).
   db.pragma("journal_mode = WAL")
   db.pragma(`synchronous = ${data.synchronous}`)
   db.pragma("foreign_keys = ON")
   db.pragma("temp_store = MEMORY")
-  db.pragma(`wal_autocheckpoint = ${data.backstopPages}`)
+  db.pragma("wal_autocheckpoint = 4000")
   const statements = new Map()
   const prepare = (sql: string) => {
     let statement = statements.get(sql)
@@ -111,7 +110,7 @@ export const makeWriterThread = (options: WriterOptions) => {
       eval: true,
       // Not the parent's loader flags (a TypeScript loader, --input-type): the code is plain CommonJS.
       execArgv: [],
-      workerData: { driver, filename: options.filename, synchronous: options.synchronous, backstopPages: BACKSTOP_CHECKPOINT_PAGES }
+      workerData: { driver, filename: options.filename, synchronous: options.synchronous }
     })
     // Idle, it must not keep the process alive.
     thread.unref()

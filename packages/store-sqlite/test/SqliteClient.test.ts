@@ -37,25 +37,6 @@ describe("the SQLite client", () => {
       })
     )
 
-    it.effect("copies committed pages into the database file beside the writers (the checkpointer thread)", () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        // A commit checkpoints only past 16,000 WAL pages, far more than this test writes.
-        expect((yield* sql`PRAGMA wal_autocheckpoint`)[0]).toEqual({ wal_autocheckpoint: 16000 })
-        yield* sql`CREATE TABLE IF NOT EXISTS checkpoint_probe (body BLOB)`
-        const before = fs.statSync(filename).size
-        // About 2 MB in one commit: it lands in the WAL, and only a checkpoint moves it into the file.
-        yield* sql`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
-          INSERT INTO checkpoint_probe (body) SELECT randomblob(1000) FROM n`
-        let grown = 0
-        for (let tries = 0; tries < 60 && grown < 2_000_000; tries++) {
-          yield* Effect.sleep("50 millis")
-          grown = fs.statSync(filename).size - before
-        }
-        expect(grown).toBeGreaterThanOrEqual(2_000_000)
-      })
-    )
-
     it.effect("binds booleans as 1/0 and dates as ISO text", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
