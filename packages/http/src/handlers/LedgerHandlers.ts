@@ -1,9 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import {
+  type Caller,
   CardAuthorizations,
   BOOK_TRANSFER_ORDER_FIELDS,
   CreateTransfer,
   type CreateTransferBatch,
+  type Environment,
   FINANCIAL_ACCOUNT_ORDER_FIELDS,
   inboundFundingRefusal,
   IssuingConfig,
@@ -32,12 +34,18 @@ const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first",
 /** Why a batch item is refused before posting: malformed (400), or an inbound transfer the caller may not record (403). */
 type ItemRefusal = ApiFailureAt<400> | ApiFailureAt<403>
 
-/** The caller may record this transfer (inbound funding in production: docs/decisions.md), else its 403. */
-const mayRecord = (request: TransferRequest) =>
-  Effect.gen(function* () {
-    const refusal = inboundFundingRefusal(yield* CurrentProgram, (yield* IssuingConfig).environment, request)
-    return refusal === null ? Either.right(request) : Either.left(toApiFailure(refusal))
-  })
+/**
+ * The caller may record this transfer (inbound funding in production: docs/decisions.md), else its
+ * 403: for POST /v1/transfers and each item of a batch alike.
+ */
+const mayRecord = (
+  caller: Caller,
+  environment: Environment,
+  request: TransferRequest
+): Either.Either<TransferRequest, ApiFailureAt<403>> => {
+  const refusal = inboundFundingRefusal(caller, environment, request)
+  return refusal === null ? Either.right(request) : Either.left(toApiFailure(refusal))
+}
 
 /** An item's failure with its index in `param` (`transfers.3.amount`), for an all-or-nothing batch. */
 const itemFailure = <F extends ApiFailure>(index: number, failure: F): F =>
@@ -58,15 +66,15 @@ const itemFailure = <F extends ApiFailure>(index: number, failure: F): F =>
  */
 const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
   Effect.gen(function* () {
-    const program = yield* programId
+    const caller = yield* CurrentProgram
+    const program = caller.program.id
     const requestId = yield* currentRequestId
     const config = yield* IssuingConfig
-    const decoded = yield* Effect.forEach(
-      payload.transfers,
-      (item): Effect.Effect<Either.Either<TransferRequest, ItemRefusal>, never, CurrentProgram | IssuingConfig> =>
+    const decoded = payload.transfers.map(
+      (item): Either.Either<TransferRequest, ItemRefusal> =>
         Either.match(decodeItem(item), {
-          onLeft: (error) => Effect.succeed(Either.left(decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error)))),
-          onRight: mayRecord
+          onLeft: (error) => Either.left(decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error))),
+          onRight: (request) => mayRecord(caller, config.environment, request)
         })
     )
     const atomic = payload.atomic === true
@@ -143,16 +151,14 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
     return handlers
       .handle("create", ({ payload }) =>
         // One step per stage, no generator: every transfer runs it (docs/operations.md#volume, "The Node side, profiled").
-        Effect.flatMap(CurrentProgram, (caller) => {
-          const refusal = inboundFundingRefusal(caller, environment, payload)
-          return Effect.zipRight(
-            refusal === null ? Effect.void : Effect.fail(toApiFailure(refusal)),
-            Effect.suspend(() => mapToApiFailure(ledger.postTransfer(caller.program.id, payload))).pipe(
+        Effect.flatMap(CurrentProgram, (caller) =>
+          Effect.flatMap(mayRecord(caller, environment, payload), (request) =>
+            mapToApiFailure(ledger.postTransfer(caller.program.id, request)).pipe(
               Effect.tap(() => countPostedTransfers(1)),
               Effect.map((posted) => posted.transfer)
             )
           )
-        })
+        )
       )
       .handle("batch", ({ payload }) => postBatch(ledger, payload))
       .handle("list", ({ urlParams }) =>
