@@ -566,8 +566,8 @@ const programTransactions = (sql: SqlClient.SqlClient, programId: string, filter
  * status and rail the filters leave open — 2 with both, 4 with a rail, 10 with a status, 20 without
  * (2 statuses, 5 rails). Without a rail most of those are empty for an account, and every range
  * merged costs each row a deep page skips one more merge step (20 made SQLite's deep page of the
- * volume bench's busy wallet 3× its 4 before), so they are probed first and only the ranges holding
- * transfers merged. The
+ * volume bench's busy wallet 3× its 4 before), so for a deep page they are probed first and only
+ * the ranges holding transfers merged (page 1 merges all 20: an empty range is one seek either way). The
  * ranges need no program condition: a transfer's two accounts are of its program, so an account's
  * transfers are all of the account's program, and the page's rows are read with the program (an
  * account of another program lists nothing). They need no test that the other side is another
@@ -590,8 +590,8 @@ const accountTransfers = (
         rails.map((rail) => sql`${sql.literal(side)} = ${account} AND status = ${status} AND payment_rail = ${rail}`)
       )
     ),
-    // An account uses a rail or two: without a rail filter, the 10 or 20 ranges are probed and the
-    // empty ones left out, so a deep page merges what the account holds (4 for a wallet that only
+    // An account uses a rail or two: without a rail filter, a deep page probes the 10 or 20 ranges
+    // and leaves the empty ones out, so it merges what the account holds (4 for a wallet that only
     // makes book transfers) rather than 20 ranges.
     probe: filter.payment_rail === undefined,
     member: sql.and([

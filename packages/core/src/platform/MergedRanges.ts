@@ -41,9 +41,11 @@ export interface MergedList {
   /** The page's rows read from other tables than `table` (its rows joined to another's), or `*` of `table`. */
   readonly page?: { readonly select: string; readonly from: string }
   /**
-   * Whether most ranges are usually empty (an account's transfers per side, status and rail): each
-   * is then probed first (one seek each, in one statement) and only the ranges holding a row are
-   * merged, since every range merged costs every row of a deep page one more merge step.
+   * Whether most ranges are usually empty (an account's transfers per side, status and rail): for a
+   * deep page each is then probed first (one seek each, in one statement) and only the ranges
+   * holding a row are merged, since every range merged costs every row the page skips one more
+   * merge step. A page that skips nothing (page 1, or `starting_after`) merges them all at once: its
+   * empty ranges cost the same one seek each as a probe, without the probe's round trip.
    */
   readonly probe?: boolean
 }
@@ -86,7 +88,7 @@ export const mergedPage = <F extends string>(
   order: OrderFields<F>,
   list: MergedList
 ): Effect.Effect<ReadonlyArray<any>, SqlError.SqlError | InvalidRequest> =>
-  list.probe === true && list.ranges.length > 1
+  list.probe === true && list.ranges.length > 1 && window.offset > 0
     ? Effect.flatMap(rangesHoldingRows(sql, list), (ranges) => pageOf(sql, window, order, { ...list, ranges, probe: false }))
     : pageOf(sql, window, order, list)
 
