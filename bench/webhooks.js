@@ -1,4 +1,4 @@
-// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1] [--waits=1]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, in three kinds of process so that no measurement
 // shares an event loop with what it measures: the platform (bench/support/webhookPlatform.js:
@@ -27,6 +27,9 @@
 // are measured against indexes of that size; the ledger's tables do not take part in a delivery.
 // `--statements=1` (PostgreSQL) counts the statements each latency phase sent per event, the
 // most called first (pg_stat_statements, loaded into the embedded server).
+// `--waits=1` (PostgreSQL) samples the backends' wait events every 2 ms through each latency phase,
+// those of every active backend and those of statements already running 20 ms (the tail), with the
+// machine's runnable threads at each sample: what a slow emit waits for — a lock, the WAL, or a core.
 // `--packages=DIR` runs the platform from another build (a node_modules directory holding
 // @issuing/*, e.g. the code before a change), so two builds are measured by the same bench.
 import { fork } from "node:child_process"
@@ -36,7 +39,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { createDatabase, resetStatements, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
+import { createDatabase, resetStatements, sampleWaits, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
 
 let CONCURRENCY = 64
 
@@ -124,7 +127,7 @@ const bare = async (url, bodies, concurrency) => {
  * record is written, before its WAL flush) → receiver, created_at → that commit, and the WAL
  * fsyncs made meanwhile. Every process's event loop delay during the phase comes with it.
  */
-const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds, adminUrl, statementsIn }) => {
+const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds, adminUrl, statementsIn, waitsIn }) => {
   await receiver.call("reset")
   const tickMs = Math.max(1000 / rate, 5)
   const perTransaction = Math.max(1, Math.round((rate * tickMs) / 1000))
@@ -136,6 +139,7 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
   loop.enable()
   const walBefore = adminUrl === undefined ? undefined : await walSyncs(adminUrl)
   if (statementsIn !== undefined) await resetStatements(adminUrl)
+  const sampler = waitsIn === undefined ? undefined : await sampleWaits(adminUrl, waitsIn)
   const t0 = performance.now()
   const pending = []
   for (let i = 0; i < ticks; i++) {
@@ -151,6 +155,7 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
   const count = ticks * perTransaction
   const stats = await receiver.call("waitFor", { n: count, timeoutMs: 120_000 })
   if (stats.timedOut) throw new Error(`receiver got ${stats.count} of ${count}`)
+  const waits = sampler === undefined ? undefined : await sampler.stop()
   loop.disable()
   const phases = await Promise.all(others.map((p) => p.call("phaseStop")))
   const processes = {
@@ -180,7 +185,14 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
   }
   const sort = (values) => Float64Array.from(values).sort()
   const wal =
-    walBefore === undefined ? undefined : { fsyncs: walAfter.fsyncs - walBefore.fsyncs, fsyncMs: walAfter.fsyncMs - walBefore.fsyncMs }
+    walBefore === undefined
+      ? undefined
+      : {
+          fsyncs: walAfter.fsyncs - walBefore.fsyncs,
+          fsyncMs: walAfter.fsyncMs - walBefore.fsyncMs,
+          inits: walAfter.inits - walBefore.inits,
+          initMs: walAfter.initMs - walBefore.initMs
+        }
   return {
     rate,
     count,
@@ -192,6 +204,7 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
     fromServerCommit: sort(fromServerCommit),
     wal,
     statements,
+    waits,
     processes
   }
 }
@@ -243,7 +256,8 @@ const benchStore = async (label, target, options) => {
           rate,
           seconds: options.seconds,
           adminUrl,
-          statementsIn: options.statementsIn
+          statementsIn: options.statementsIn,
+          waitsIn: options.waitsIn
         })
       )
     }
@@ -271,13 +285,23 @@ const benchStore = async (label, target, options) => {
         `${"".padEnd(9)} latency  ${`${l.rate}/s`.padStart(7)}  p50 ${percentile(l.total, 0.5).toFixed(1)} ms  p99 ${percentile(l.total, 0.99).toFixed(1)} ms  (${l.count} events, ${l.perTransaction} per transaction; p50 / p99 of the emitting commit ${pair(l.commit)}, of commit → receiver ${pair(l.rest)})`
       )
       console.log(
-        `${"".padEnd(18)}event loop delay p99 / max: platform ${delay(plat)} (CPU ${((plat.cpuMs * 1000) / l.count).toFixed(0)} µs/event, longest GC pause ${plat.longestGcMs.toFixed(0)} ms)${emitting === undefined ? "" : `, emitting platform ${delay(emitting)}`}, receiver ${delay(rec)}, bench ${delay(bench)}`
+        `${"".padEnd(18)}event loop delay p99 / max: platform ${delay(plat)} (CPU ${((plat.cpuMs * 1000) / l.count).toFixed(0)} µs/event, ${((100 * plat.systemMs) / Math.max(1, plat.cpuMs)).toFixed(0)}% of it in the kernel, longest GC pause ${plat.longestGcMs.toFixed(0)} ms)${emitting === undefined ? "" : `, emitting platform ${delay(emitting)}`}, receiver ${delay(rec)}, bench ${delay(bench)}`
       )
       if (l.wal !== undefined) {
         console.log(
-          `${"".padEnd(18)}server: p50 / p99 of created_at → commit record ${pair(l.toServerCommit)}, of commit record → receiver ${pair(l.fromServerCommit)}; ${l.wal.fsyncs} WAL fsyncs, ${(l.wal.fsyncMs / Math.max(1, l.wal.fsyncs)).toFixed(1)} ms each on average`
+          `${"".padEnd(18)}server: p50 / p99 of created_at → commit record ${pair(l.toServerCommit)}, of commit record → receiver ${pair(l.fromServerCommit)}; ${l.wal.fsyncs} WAL fsyncs, ${(l.wal.fsyncMs / Math.max(1, l.wal.fsyncs)).toFixed(1)} ms each on average; ${l.wal.inits} new WAL segments (${l.wal.initMs.toFixed(0)} ms)`
         )
       }
+    }
+    for (const l of latencies.filter((l) => l.waits !== undefined)) {
+      const { samples, all, slow, runnable } = l.waits
+      const share = (ranked) => {
+        const sum = ranked.reduce((n, [, c]) => n + c, 0)
+        return ranked.slice(0, 6).map(([event, c]) => `${event} ${((100 * c) / Math.max(1, sum)).toFixed(0)}%`).join(", ") + ` (${sum})`
+      }
+      console.log(`${"".padEnd(9)} waits at ${l.rate}/s: ${samples} samples; runnable threads p50 / p99 / max ${runnable.p50} / ${runnable.p99} / ${runnable.max}`)
+      console.log(`${"".padEnd(18)}active backends: ${share(all)}`)
+      console.log(`${"".padEnd(18)}statements running 20 ms or more: ${share(slow)}`)
     }
     for (const l of latencies.filter((l) => l.statements !== undefined)) {
       // Top-level statements only (a function's or a trigger's run inside the one that called them).
@@ -311,7 +335,8 @@ export async function run(args) {
     cross: option(args, "cross", "0") === "1",
     volume: Number(option(args, "volume", "0")),
     packages: option(args, "packages", undefined),
-    statements: option(args, "statements", "0") === "1"
+    statements: option(args, "statements", "0") === "1",
+    waits: option(args, "waits", "0") === "1"
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
@@ -334,7 +359,12 @@ export async function run(args) {
         await benchStore(
           store === "postgres" ? "postgres" : "pg-poll",
           { kind: "postgres", url, notify: store === "postgres" },
-          { ...options, adminUrl: server.adminUrl, statementsIn: options.statements ? url.split("/").at(-1) : undefined }
+          {
+            ...options,
+            adminUrl: server.adminUrl,
+            statementsIn: options.statements ? url.split("/").at(-1) : undefined,
+            waitsIn: options.waits ? url.split("/").at(-1) : undefined
+          }
         )
       }
     } finally {

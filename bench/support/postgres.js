@@ -37,19 +37,51 @@ export const startPostgres = async ({ statements = false, commitTiming = false }
       "fsync=on",
       "-c",
       "shared_buffers=128MB",
+      // Room for the recycled WAL segments `recycleWal` leaves (a server's own after some hours).
+      "-c",
+      "min_wal_size=1GB",
       ...(statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : []),
       ...(commitTiming ? ["-c", "track_commit_timestamp=on", "-c", "track_wal_io_timing=on"] : [])
     ]
   })
   await server.initialise()
   await server.start()
+  const adminUrl = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`
+  if (process.env.BENCH_FRESH_WAL !== "1") await recycleWal(adminUrl)
   return {
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    adminUrl,
     dataDir,
     stop: async () => {
       await server.stop()
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
+  }
+}
+
+/** How many 16 MB WAL segments `recycleWal` leaves ready: 512 MB, more than any bench phase writes between checkpoints. */
+const RECYCLED_SEGMENTS = 32
+
+/**
+ * Leaves the fresh server's WAL as a server that has run a while has it: segments written, then
+ * recycled by a checkpoint as the next ones (kept up to `min_wal_size`). A fresh server has none,
+ * so every 16 MB of WAL a phase writes makes the backend that crosses into it create one — 16 MB
+ * zero-filled and fsynced while it holds the WAL write lock, 16–29 ms here, with every commit
+ * waiting behind it — a first-hours artifact that a running server does not have
+ * (docs/operations.md#what-a-commit-waits-for-the-wal-flush).
+ */
+const recycleWal = async (adminUrl) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    await client.query("CREATE TABLE bench_wal_warm (x int)")
+    for (let i = 0; i < RECYCLED_SEGMENTS; i++) {
+      await client.query("INSERT INTO bench_wal_warm VALUES (1)")
+      await client.query("SELECT pg_switch_wal()")
+    }
+    await client.query("DROP TABLE bench_wal_warm")
+    await client.query("CHECKPOINT")
+  } finally {
+    await client.end()
   }
 }
 
@@ -101,8 +133,10 @@ export const statementsOf = async (adminUrl, name, limit = 15) => {
 }
 
 /**
- * The server's WAL fsyncs so far, every backend's together (pg_stat_io, PostgreSQL 16 on):
- * `{ fsyncs, fsyncMs, writes, writeMs }`; the times are 0 unless `track_wal_io_timing` is on.
+ * The server's WAL fsyncs so far, every backend's together (pg_stat_io, PostgreSQL 18 on):
+ * `{ fsyncs, fsyncMs, writes, writeMs, inits, initMs }` — `inits`, the new WAL segments created
+ * (zero-filled and fsynced, by the backend that needed one, holding the WAL write lock), and the
+ * time they took; the times are 0 unless `track_wal_io_timing` is on.
  */
 export const walSyncs = async (adminUrl) => {
   const client = new pg.Client({ connectionString: adminUrl })
@@ -110,12 +144,79 @@ export const walSyncs = async (adminUrl) => {
   try {
     const { rows } = await client.query(
       `SELECT COALESCE(SUM(fsyncs), 0)::float8 AS fsyncs, COALESCE(SUM(fsync_time), 0)::float8 AS fsync_ms,
-              COALESCE(SUM(writes), 0)::float8 AS writes, COALESCE(SUM(write_time), 0)::float8 AS write_ms
+              COALESCE(SUM(writes), 0)::float8 AS writes, COALESCE(SUM(write_time), 0)::float8 AS write_ms,
+              COALESCE(SUM(fsyncs) FILTER (WHERE context = 'init'), 0)::float8 AS inits,
+              COALESCE(SUM(write_time + fsync_time) FILTER (WHERE context = 'init'), 0)::float8 AS init_ms
        FROM pg_stat_io WHERE object = 'wal'`
     )
     const row = rows[0]
-    return { fsyncs: row.fsyncs, fsyncMs: row.fsync_ms, writes: row.writes, writeMs: row.write_ms }
+    return {
+      fsyncs: row.fsyncs,
+      fsyncMs: row.fsync_ms,
+      writes: row.writes,
+      writeMs: row.write_ms,
+      inits: row.inits,
+      initMs: row.init_ms
+    }
   } finally {
     await client.end()
+  }
+}
+
+/**
+ * Samples what database `name`'s backends are doing, every `everyMs`, until `stop()`: each active
+ * backend's wait event (`CPU` when it waits for none: running, or runnable and waiting for a core)
+ * and the machine's runnable threads (`procs_running` of /proc/stat, Linux) at the same moment.
+ * `stop()` answers `{ samples, all, slow, runnable }`: the wait events of every active backend and
+ * of those whose statement had already run `slowMs` (the tail), each as [event, count] most seen
+ * first, and the runnable threads' p50 / p99 / max over the samples. One connection of its own,
+ * one query in flight at a time.
+ */
+export const sampleWaits = async (adminUrl, name, { everyMs = 2, slowMs = 20 } = {}) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  const all = new Map()
+  const slow = new Map()
+  const runnable = []
+  let samples = 0
+  let running = true
+  const add = (map, key) => map.set(key, (map.get(key) ?? 0) + 1)
+  const procsRunning = () => {
+    try {
+      const line = fs.readFileSync("/proc/stat", "utf8").split("\n").find((l) => l.startsWith("procs_running "))
+      return line === undefined ? undefined : Number(line.split(" ")[1])
+    } catch {
+      return undefined
+    }
+  }
+  const loop = (async () => {
+    while (running) {
+      const { rows } = await client.query(
+        `SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU') AS event,
+                EXTRACT(EPOCH FROM clock_timestamp() - query_start) * 1000 AS ms
+         FROM pg_stat_activity
+         WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()`,
+        [name]
+      )
+      const threads = procsRunning()
+      if (threads !== undefined) runnable.push(threads)
+      samples++
+      for (const row of rows) {
+        add(all, row.event)
+        if (row.ms >= slowMs) add(slow, row.event)
+      }
+      await new Promise((resolve) => setTimeout(resolve, everyMs))
+    }
+  })()
+  const ranked = (map) => [...map].sort((a, b) => b[1] - a[1])
+  return {
+    stop: async () => {
+      running = false
+      await loop
+      await client.end()
+      const sorted = Float64Array.from(runnable).sort()
+      const at = (p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
+      return { samples, all: ranked(all), slow: ranked(slow), runnable: { p50: at(0.5), p99: at(0.99), max: at(1) } }
+    }
   }
 }

@@ -84,6 +84,7 @@ const phaseStop = () => {
     loopMaxMs: phase.loop.max / 1e6,
     longestGcMs: phase.longestGcMs,
     cpuMs: (cpu.user + cpu.system) / 1000,
+    systemMs: cpu.system / 1000,
     elapsedMs: performance.now() - phase.started
   }
 }
