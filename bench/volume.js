@@ -12,7 +12,8 @@
 //   - the page after that deep page by `starting_after=<its last id>` (keyset paging), the same median;
 //   - single `POST /v1/transfers` per second at 16 clients for `--seconds`, p50/p99;
 //   - batch throughput: transfers/s of `--batches` (default 2 × `--in-flight`) batches of 1,000 at `--in-flight`, and the
-//     rate of the growth to this checkpoint;
+//     rate of the growth to this checkpoint; for both, the bytes the store sent to the disk per
+//     transfer (/proc/<pid>/io: this process on SQLite, the server's processes on PostgreSQL);
 //   - the database's size on disk at the lists' count (SQLite: the file and its WAL; PostgreSQL:
 //     pg_database_size).
 // The rows the writes measured at a checkpoint add count toward the next checkpoint. Half the
@@ -296,6 +297,35 @@ const databaseSize = async (target) => {
   }
 }
 
+/**
+ * Bytes the store's processes have sent to the disk so far (Linux `/proc/<pid>/io` `write_bytes`):
+ * this process's on SQLite (its writer thread writes the WAL and the checkpoints), the embedded
+ * server's processes on PostgreSQL (every `postgres` process readable here: the WAL, the
+ * checkpointer's and the background writer's pages). Undefined where /proc cannot tell.
+ */
+const diskWrites = (kind) => {
+  const written = (pid) => {
+    try {
+      const line = fs.readFileSync(`/proc/${pid}/io`, "utf8").split("\n").find((l) => l.startsWith("write_bytes:"))
+      return line === undefined ? 0 : Number(line.split(/\s+/)[1])
+    } catch {
+      return 0
+    }
+  }
+  if (!fs.existsSync("/proc/self/io")) return undefined
+  if (kind === "sqlite") return written("self")
+  let sum = 0
+  for (const pid of fs.readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(pid)) continue
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") sum += written(pid)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum
+}
+
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
 const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount }) => {
   const database = await benchDatabase(kind, "issuing_bench_volume")
@@ -468,11 +498,18 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
       }
       // The size at the lists' count of transfers, before the writes measured here add theirs.
       at.size = await databaseSize(database.target)
+      const writtenBefore = diskWrites(kind)
       const single = await writeInWorker({ ...writer, batch: 0, seconds, concurrency: SINGLE_CLIENTS })
       transfers += single.ok
+      const writtenBetween = diskWrites(kind)
       // A fixed number of batches (not a duration), so the rows this adds stay small beside the next checkpoint.
       const batches = await writeInWorker({ ...writer, batch: BATCH, count: batchCount * BATCH, concurrency: inFlight })
       transfers += batches.ok
+      const writtenAfter = diskWrites(kind)
+      if (writtenBefore !== undefined) {
+        single.diskPerTransfer = (writtenBetween - writtenBefore) / Math.max(1, single.ok)
+        batches.diskPerTransfer = (writtenAfter - writtenBetween) / Math.max(1, batches.ok)
+      }
       at.single = single
       at.batches = batches
       console.log(
@@ -488,7 +525,9 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
           ])
         ])
       )
-      const failures = (result) => (result.failed ? `, failed ${result.failed} ${JSON.stringify(result.statuses)}` : "")
+      const failures = (result) =>
+        (result.failed ? `, failed ${result.failed} ${JSON.stringify(result.statuses)}` : "") +
+        (result.diskPerTransfer === undefined ? "" : `; ${(result.diskPerTransfer / 1024).toFixed(1)} kB written to disk per transfer`)
       console.log(
         `single POST /v1/transfers, ${SINGLE_CLIENTS} clients, ${seconds} s: ${count(Math.round(single.perSecond))}/s  p50 ${shownMs(single.p50)} ms  p99 ${shownMs(single.p99)} ms${failures(single)}`
       )
@@ -564,6 +603,16 @@ export async function run(args) {
         ]),
         [`single POST /v1/transfers/s (${SINGLE_CLIENTS} clients)`, across((at) => count(Math.round(at.single.perSecond))), "", ""],
         [`batch transfers/s (${BATCH} × ${settings.inFlight} in flight)`, across((at) => count(Math.round(at.batches.perSecond))), "", ""],
+        [
+          "disk writes per transfer, single / batch (kB)",
+          across((at) =>
+            at.single.diskPerTransfer === undefined
+              ? "-"
+              : `${(at.single.diskPerTransfer / 1024).toFixed(1)} / ${(at.batches.diskPerTransfer / 1024).toFixed(1)}`
+          ),
+          "",
+          ""
+        ],
         ["growth transfers/s", across((at) => (at.growth === undefined ? "-" : count(Math.round(at.growth.perSecond)))), "", ""],
         ["database size", across((at) => bytes(at.size.bytes)), "", ""],
         ["load average (1 min) at the lists", across((at) => at.load.split(" ")[0]), "", ""]
