@@ -326,6 +326,37 @@ const diskWrites = (kind) => {
   return sum
 }
 
+/**
+ * PostgreSQL, before a checkpoint's lists: how much of the events' heap the visibility map marks
+ * all-visible (an index-only scan visits the other pages' rows in the heap, which a deep page of
+ * newest rows feels; pg_visibility) and what autovacuum is doing meanwhile (pg_stat_progress_vacuum),
+ * with how often it has vacuumed the events so far.
+ */
+const vacuumState = async (url) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query("CREATE EXTENSION IF NOT EXISTS pg_visibility")
+    const [map] = (
+      await client.query(
+        `SELECT all_visible::float8 / GREATEST(pg_relation_size('issuing_events') / current_setting('block_size')::int, 1) AS share
+         FROM pg_visibility_map_summary('issuing_events')`
+      )
+    ).rows
+    const [events] = (
+      await client.query("SELECT autovacuum_count::int AS vacuums FROM pg_stat_user_tables WHERE relname = 'issuing_events'")
+    ).rows
+    const running = (
+      await client.query(
+        `SELECT c.relname AS table, p.phase FROM pg_stat_progress_vacuum p JOIN pg_class c ON c.oid = p.relid ORDER BY c.relname`
+      )
+    ).rows
+    return `  events' heap all-visible: ${(100 * map.share).toFixed(0)} %; autovacuum of the events so far: ${events?.vacuums ?? 0}; vacuuming now: ${running.length === 0 ? "nothing" : running.map((r) => `${r.table} (${r.phase})`).join(", ")}`
+  } finally {
+    await client.end()
+  }
+}
+
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
 const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount }) => {
   const database = await benchDatabase(kind, "issuing_bench_volume")
@@ -482,6 +513,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
       console.log(
         `\n${kind} at ${count(transfers)} transfers${checkpoint < transfers ? ` (checkpoint ${count(checkpoint)}: passed already by the writes measured at the previous one)` : ""}, load average ${at.load}`
       )
+      if (database.target.kind === "postgres") console.log(await vacuumState(database.target.url))
       for (const list of lists(ids)) {
         const first = await time(list, list.url)
         // The deep page: page 1000 of 100 where the list is that long, else its last page (none for one page).

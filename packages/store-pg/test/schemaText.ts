@@ -21,7 +21,7 @@ const definedBy = (name: string): string | undefined =>
 
 /**
  * The live `issuing_` schema of a PostgreSQL database as readable SQL, in a stable order: each
- * table (columns in their order, then its constraints), its indexes and triggers, then every
+ * table (columns in their order, then its constraints, and its storage parameters), its indexes and triggers, then every
  * function as `pg_get_functiondef` prints it. Read from pg_catalog because no pg_dump ships with
  * the embedded server the tests run (its bin/ holds only initdb, pg_ctl and postgres).
  */
@@ -30,8 +30,8 @@ export const pgSchemaText = Effect.gen(function* () {
   const migrations = yield* sql<{ migration_id: number; name: string }>`
     SELECT migration_id, name FROM issuing_migrations ORDER BY migration_id`
   const version = yield* sql<{ major: string }>`SELECT current_setting('server_version_num')::integer / 10000 AS major`
-  const tables = yield* sql<{ oid: number; name: string }>`
-    SELECT c.oid::integer AS oid, format('%I.%I', current_schema(), c.relname) AS name FROM pg_class c
+  const tables = yield* sql<{ oid: number; name: string; options: ReadonlyArray<string> | null }>`
+    SELECT c.oid::integer AS oid, format('%I.%I', current_schema(), c.relname) AS name, c.reloptions AS options FROM pg_class c
     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND c.relname LIKE 'issuing\\_%'
     ORDER BY c.relname`
   const columns = yield* sql<{ table_oid: number; name: string; type: string; not_null: boolean; default_value: string | null }>`
@@ -82,7 +82,7 @@ export const pgSchemaText = Effect.gen(function* () {
     ]
     parts.push(
       [
-        `CREATE TABLE ${table.name} (\n${lines.join(",\n")}\n);`,
+        `CREATE TABLE ${table.name} (\n${lines.join(",\n")}\n)${table.options === null ? "" : ` WITH (${table.options.join(", ")})`};`,
         ...of(indexes, table.oid).map((index) => `${index.definition};`),
         ...of(triggers, table.oid).map((trigger) => `${trigger.definition};`)
       ].join("\n")

@@ -41,6 +41,7 @@ import liveGrantsIndex from "./0412_live_grants_index.js"
 import coalescedBalanceEvents from "./0430_coalesced_balance_events.js"
 import leanerPostings from "./0440_leaner_postings.js"
 import walksAsRanges from "./0450_walks_as_ranges.js"
+import vacuumAsTablesGrow from "./0460_vacuum_as_tables_grow.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -90,5 +91,6 @@ export const migrations = {
   "0412_live_grants_index": liveGrantsIndex,
   "0430_coalesced_balance_events": coalescedBalanceEvents,
   "0440_leaner_postings": leanerPostings,
-  "0450_walks_as_ranges": walksAsRanges
+  "0450_walks_as_ranges": walksAsRanges,
+  "0460_vacuum_as_tables_grow": vacuumAsTablesGrow
 }
