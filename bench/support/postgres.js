@@ -203,7 +203,7 @@ export const sampleWaits = async (adminUrl, name, { everyMs = 2, slowMs = 20 } =
       samples++
       for (const row of rows) {
         add(all, row.event)
-        if (row.ms >= slowMs) add(slow, row.event)
+        if (Number(row.ms) >= slowMs) add(slow, row.event)
       }
       await new Promise((resolve) => setTimeout(resolve, everyMs))
     }
