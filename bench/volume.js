@@ -1,4 +1,4 @@
-// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum]`
+// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS]`
 //
 // Whether the API stays as fast at production volume as on a fresh database (issue 24;
 // docs/operations.md#volume). One program is grown through `POST /v1/transfers/batch` — batches of
@@ -306,7 +306,10 @@ const databaseSize = async (target) => {
 const diskWrites = (kind) => {
   const written = (pid) => {
     try {
-      const line = fs.readFileSync(`/proc/${pid}/io`, "utf8").split("\n").find((l) => l.startsWith("write_bytes:"))
+      const line = fs
+        .readFileSync(`/proc/${pid}/io`, "utf8")
+        .split("\n")
+        .find((l) => l.startsWith("write_bytes:"))
       return line === undefined ? 0 : Number(line.split(/\s+/)[1])
     } catch {
       return 0
@@ -362,8 +365,8 @@ const vacuumState = async (url) => {
 }
 
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
-const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount }) => {
-  const database = await benchDatabase(kind, "issuing_bench_volume")
+const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs }) => {
+  const database = await benchDatabase(kind, "issuing_bench_volume", { explainOverMs })
   const server = http.createServer()
   server.keepAliveTimeout = 60_000
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -518,6 +521,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
         `\n${kind} at ${count(transfers)} transfers${checkpoint < transfers ? ` (checkpoint ${count(checkpoint)}: passed already by the writes measured at the previous one)` : ""}, load average ${at.load}`
       )
       if (database.target.kind === "postgres") console.log(await vacuumState(database.target.url))
+      database.takeExplained()
       for (const list of lists(ids)) {
         const first = await time(list, list.url)
         // The deep page: page 1000 of 100 where the list is that long, else its last page (none for one page).
@@ -531,6 +535,25 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
         const lastItem = lastPage.status === 200 ? JSON.parse(lastPage.text).data.at(-1) : undefined
         const after = lastItem === undefined ? undefined : await time(list, `${pageSized}&starting_after=${lastItem.id}`)
         at.lists.push({ label: list.label, first, deep, deepPage, after })
+      }
+      // --explain: the plans of the lists' statements that took longer (PostgreSQL's auto_explain).
+      // Each statement once (every list is read 15 times): its slowest plan, the slowest first.
+      const explained = new Map()
+      for (const plan of database.takeExplained()) {
+        // The statement's text: from "Query Text:" to its parameters or the plan's first node.
+        const lines = plan.split("\n")
+        const first = lines.findIndex((line) => line.includes("Query Text:"))
+        const end = lines.findIndex((line, i) => i > first && /Query Parameters:|\(cost=/.test(line))
+        const text = first === -1 ? plan : lines.slice(first, end === -1 ? undefined : end).join(" ")
+        const ms = Number(plan.match(/duration: ([\d.]+) ms/)?.[1] ?? 0)
+        const seen = explained.get(text)
+        if (seen === undefined) explained.set(text, { plan, ms, times: 1 })
+        else explained.set(text, ms > seen.ms ? { plan, ms, times: seen.times + 1 } : { ...seen, times: seen.times + 1 })
+      }
+      if (explainOverMs !== undefined) {
+        const slowest = [...explained.values()].sort((a, b) => b.ms - a.ms)
+        console.log(`  ${slowest.length} statements of the lists over ${explainOverMs} ms, the slowest plan of each:`)
+        for (const { plan, times } of slowest.slice(0, 8)) console.log(`    (${times} times over)\n${plan.replace(/^/gm, "    ")}`)
       }
       // The size at the lists' count of transfers, before the writes measured here add theirs.
       at.size = await databaseSize(database.target)
@@ -614,6 +637,8 @@ export async function run(args) {
     batches: Number(option(args, "batches", String(2 * Number(option(args, "in-flight", "4"))))),
     // --vacuum: PostgreSQL VACUUM ANALYZE at each checkpoint before its lists and writes.
     vacuum: args.includes("--vacuum"),
+    // --explain=MS (PostgreSQL): the plans of the lists' statements slower than MS (auto_explain).
+    explainOverMs: option(args, "explain", undefined) === undefined ? undefined : Number(option(args, "explain", undefined)),
     samples: Number(option(args, "samples", "15"))
   }
   console.log(

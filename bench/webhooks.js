@@ -297,9 +297,12 @@ const benchStore = async (label, target, options) => {
       const { samples, all, slow, runnable } = l.waits
       const share = (ranked) => {
         const sum = ranked.reduce((n, [, c]) => n + c, 0)
-        return ranked.slice(0, 6).map(([event, c]) => `${event} ${((100 * c) / Math.max(1, sum)).toFixed(0)}%`).join(", ") + ` (${sum})`
+        const shares = ranked.slice(0, 6).map(([event, c]) => `${event} ${((100 * c) / Math.max(1, sum)).toFixed(0)}%`)
+        return `${shares.join(", ")} (${sum})`
       }
-      console.log(`${"".padEnd(9)} waits at ${l.rate}/s: ${samples} samples; runnable threads p50 / p99 / max ${runnable.p50} / ${runnable.p99} / ${runnable.max}`)
+      console.log(
+        `${"".padEnd(9)} waits at ${l.rate}/s: ${samples} samples; runnable threads p50 / p99 / max ${runnable.p50} / ${runnable.p99} / ${runnable.max}`
+      )
       console.log(`${"".padEnd(18)}active backends: ${share(all)}`)
       console.log(`${"".padEnd(18)}statements running 20 ms or more: ${share(slow)}`)
     }

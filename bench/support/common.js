@@ -15,16 +15,19 @@ export const option = (args, name, fallback) => {
 }
 
 /**
- * A fresh database for one store's run: `{ target, drop }`, the target as `storeFor` takes it. On
- * PostgreSQL a server of its own (bench/support/postgres.js), stopped by `drop`.
+ * A fresh database for one store's run: `{ target, drop, takeExplained }`, the target as `storeFor`
+ * takes it. On PostgreSQL a server of its own (bench/support/postgres.js), stopped by `drop`; with
+ * `explainOverMs` it logs the plan of every statement slower than that, which `takeExplained`
+ * hands over (none on SQLite).
  */
-export const benchDatabase = async (kind, prefix) => {
+export const benchDatabase = async (kind, prefix, { explainOverMs } = {}) => {
   if (kind === "postgres") {
-    const server = await startPostgres()
+    const server = await startPostgres({ explainOverMs })
     const name = `${prefix}_${Date.now()}`
     const url = await createDatabase(server.adminUrl, name)
     return {
       target: { kind: "postgres", url },
+      takeExplained: server.takeExplained,
       drop: async () => {
         await dropDatabase(server.adminUrl, name)
         await server.stop()
@@ -34,6 +37,7 @@ export const benchDatabase = async (kind, prefix) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix.replaceAll("_", "-")}-`))
   return {
     target: { kind: "sqlite", filename: path.join(dir, "bench.db") },
+    takeExplained: () => [],
     drop: async () => fs.rmSync(dir, { recursive: true, force: true })
   }
 }

