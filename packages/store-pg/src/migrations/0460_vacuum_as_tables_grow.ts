@@ -14,6 +14,8 @@ import { Effect } from "effect"
  * Vacuuming newly inserted pages is cheap: it reads only the pages the map does not mark, and with
  * no dead rows it skips the indexes.
  *
+ * A table added later that a program only grows takes the same parameters in its own migration.
+ *
  * Storage parameters only: `ALTER TABLE … SET` takes a lock that lets reads and writes go on, and
  * changes no row, so it runs the same on a populated database.
  */
