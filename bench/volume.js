@@ -537,21 +537,9 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
         at.lists.push({ label: list.label, first, deep, deepPage, after })
       }
       // --explain: the plans of the lists' statements that took longer (PostgreSQL's auto_explain).
-      // Each statement once (every list is read 15 times): its slowest plan, the slowest first.
-      const explained = new Map()
-      for (const plan of database.takeExplained()) {
-        // The statement's text: from "Query Text:" to its parameters or the plan's first node.
-        const lines = plan.split("\n")
-        const first = lines.findIndex((line) => line.includes("Query Text:"))
-        const end = lines.findIndex((line, i) => i > first && /Query Parameters:|\(cost=/.test(line))
-        const text = first === -1 ? plan : lines.slice(first, end === -1 ? undefined : end).join(" ")
-        const ms = Number(plan.match(/duration: ([\d.]+) ms/)?.[1] ?? 0)
-        const seen = explained.get(text)
-        if (seen === undefined) explained.set(text, { plan, ms, times: 1 })
-        else explained.set(text, ms > seen.ms ? { plan, ms, times: seen.times + 1 } : { ...seen, times: seen.times + 1 })
-      }
       if (explainOverMs !== undefined) {
-        const slowest = [...explained.values()].sort((a, b) => b.ms - a.ms)
+        // Each statement once (every list is read 15 times): its slowest plan, the slowest first.
+        const slowest = database.takeExplained()
         console.log(`  ${slowest.length} statements of the lists over ${explainOverMs} ms, the slowest plan of each:`)
         for (const { plan, times } of slowest.slice(0, 8)) console.log(`    (${times} times over)\n${plan.replace(/^/gm, "    ")}`)
       }

@@ -301,7 +301,7 @@ const benchStore = async (label, target, options) => {
         return `${shares.join(", ")} (${sum})`
       }
       console.log(
-        `${"".padEnd(9)} waits at ${l.rate}/s: ${samples} samples; runnable threads p50 / p99 / max ${runnable.p50} / ${runnable.p99} / ${runnable.max}`
+        `${"".padEnd(9)} waits at ${l.rate}/s: ${samples} samples; runnable threads p50 / p99 / max ${percentile(runnable, 0.5)} / ${percentile(runnable, 0.99)} / ${runnable.at(-1) ?? 0}`
       )
       console.log(`${"".padEnd(18)}active backends: ${share(all)}`)
       console.log(`${"".padEnd(18)}statements running 20 ms or more: ${share(slow)}`)

@@ -73,13 +73,32 @@ export const startPostgres = async ({ statements = false, commitTiming = false, 
   return {
     adminUrl,
     dataDir,
-    /** The plans auto_explain logged since the last call (with `explainOverMs`), oldest first. */
-    takeExplained: () => explained.splice(0),
+    /**
+     * The statements auto_explain logged since the last call (with `explainOverMs`), each once:
+     * `{ plan, ms, times }`, its slowest plan and how often it was over, the slowest first.
+     */
+    takeExplained: () => slowestPlans(explained.splice(0)),
     stop: async () => {
       await server.stop()
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }
+}
+
+/** auto_explain's plans grouped by statement text (from "Query Text:" to its parameters or first node). */
+const slowestPlans = (plans) => {
+  const byText = new Map()
+  for (const plan of plans) {
+    const lines = plan.split("\n")
+    const first = lines.findIndex((line) => line.includes("Query Text:"))
+    const end = lines.findIndex((line, i) => i > first && /Query Parameters:|\(cost=/.test(line))
+    const text = first === -1 ? plan : lines.slice(first, end === -1 ? undefined : end).join(" ")
+    const ms = Number(plan.match(/duration: ([\d.]+) ms/)?.[1] ?? 0)
+    const seen = byText.get(text)
+    const times = (seen?.times ?? 0) + 1
+    byText.set(text, seen === undefined || ms > seen.ms ? { plan, ms, times } : { ...seen, times })
+  }
+  return [...byText.values()].sort((a, b) => b.ms - a.ms)
 }
 
 /** How many 16 MB WAL segments `recycleWal` leaves ready: 512 MB, more than any bench phase writes between checkpoints. */
@@ -193,7 +212,7 @@ export const walSyncs = async (adminUrl) => {
  * and the machine's runnable threads (`procs_running` of /proc/stat, Linux) at the same moment.
  * `stop()` answers `{ samples, all, slow, runnable }`: the wait events of every active backend and
  * of those whose statement had already run `slowMs` (the tail), each as [event, count] most seen
- * first, and the runnable threads' p50 / p99 / max over the samples. One connection of its own,
+ * first, and the runnable threads of every sample, sorted. One connection of its own,
  * one query in flight at a time.
  */
 export const sampleWaits = async (adminUrl, name, { everyMs = 2, slowMs = 20 } = {}) => {
@@ -241,9 +260,7 @@ export const sampleWaits = async (adminUrl, name, { everyMs = 2, slowMs = 20 } =
       running = false
       await loop
       await client.end()
-      const sorted = Float64Array.from(runnable).sort()
-      const at = (p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
-      return { samples, all: ranked(all), slow: ranked(slow), runnable: { p50: at(0.5), p99: at(0.99), max: at(1) } }
+      return { samples, all: ranked(all), slow: ranked(slow), runnable: Float64Array.from(runnable).sort() }
     }
   }
 }
