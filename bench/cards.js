@@ -10,14 +10,8 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { requester } from "./support/common.js"
+import { option, percentile, requester } from "./support/common.js"
 import { benchServer } from "./support/server.js"
-
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 export async function run(args) {
   const seconds = Number(option(args, "seconds", "3"))

@@ -15,12 +15,12 @@ import * as path from "node:path"
 import { Access, AuthorizationDecisions, AuthorizationEndpoints } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import { Effect } from "effect"
+import { percentile } from "./support/common.js"
 
 const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
   return found === undefined ? fallback : Number(found.slice(name.length + 3))
 }
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 const summary = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
   return `p50 ${percentile(sorted, 0.5).toFixed(3)} ms, p99 ${percentile(sorted, 0.99).toFixed(3)} ms`

@@ -11,13 +11,11 @@ import { bootstrapOrganization, createIssuing, storeFor } from "@issuing/http"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import * as os from "node:os"
-import { benchDatabase, load, option } from "./support/common.js"
+import { benchDatabase, load, option, percentile } from "./support/common.js"
 
 const REDIRECT_URI = "https://app.example/callback"
 /** Never fetched: the bench reads the redirect's interaction id. */
 const INTERACTION_URL = "https://host.example/consent"
-
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 /** One request over the agent: `{status, body}`. */
 const call = (agent, baseUrl, method, route, { headers = {}, body } = {}) =>

@@ -33,11 +33,7 @@ import { Worker } from "node:worker_threads"
 import * as crypto from "node:crypto"
 import { prepareLean } from "./support/leanLedger.js"
 import { createDatabase, startPostgres } from "./support/postgres.js"
-
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
+import { option } from "./support/common.js"
 
 const load = () =>
   os

@@ -18,12 +18,8 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createDatabase, dropDatabase, startPostgres } from "./support/postgres.js"
+import { option, percentile } from "./support/common.js"
 
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 const summary = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
   return `p50 ${percentile(sorted, 0.5).toFixed(2)} ms, p99 ${percentile(sorted, 0.99).toFixed(2)} ms, max ${sorted.at(-1).toFixed(2)} ms`

@@ -13,11 +13,7 @@ import * as crypto from "node:crypto"
 import * as os from "node:os"
 import pg from "pg"
 import { createDatabase, startPostgres } from "./support/postgres.js"
-
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
+import { option } from "./support/common.js"
 
 const posting = (programId, wallet, settlement) => {
   const now = new Date().toISOString()

@@ -46,6 +46,7 @@ import { pathToFileURL } from "node:url"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 import pg from "pg"
 import { createDatabase, dropDatabase, startPostgres } from "./support/postgres.js"
+import { option, percentile } from "./support/common.js"
 
 const BIN = path.resolve(import.meta.dirname, "../packages/http/bin/issuing.js")
 const PROBE = pathToFileURL(path.resolve(import.meta.dirname, "support/soakProbe.js")).href
@@ -66,12 +67,7 @@ const EVENT_TYPES = [
 /** The memory rule (see the head of this file). */
 export const MEMORY_RULE = { minWarmupMs: 60_000, warmupFraction: 0.25, maxSlopeMbPerMin: 1, maxAboveWarmup: 0.1 }
 
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 // ---- receiver (worker thread) ----------------------------------------------------------------
 

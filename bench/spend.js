@@ -31,11 +31,10 @@ import { Access } from "@issuing/core"
 import { Effect } from "effect"
 import * as http from "node:http"
 import * as os from "node:os"
-import { benchDatabase, option, requester } from "./support/common.js"
+import { benchDatabase, option, percentile, requester } from "./support/common.js"
 import { benchServer } from "./support/server.js"
 
 const YEARS_BACK_MS = 3 * 365 * 86_400_000
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 /** Inserts `count` settled transactions of 1 minor unit on each card, created over the last three years. */
 const seed = (instance, programId, cardIds, from, count) =>

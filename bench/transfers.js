@@ -40,6 +40,7 @@ import { createDatabase, resetStatements, startPostgres, statementsOf } from "./
 import { fundedWallets } from "./support/wallets.js"
 import { postgresTransferText, rawParams, rowsOf, sqliteTransfer, withFanOuts } from "./support/rawLedger.js"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
+import { option, percentile } from "./support/common.js"
 
 // The services take input decoded as the API decodes a body.
 const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
@@ -48,13 +49,6 @@ const WALLETS = 64
 // Connections of the lean write alone (the HTTP servers, ours included, keep pools of 10).
 const LEAN_CONNECTIONS = 16
 const FUNDING_MINOR = 1_000_000_000_000
-
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
-
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 // ---- load generator (worker thread) ---------------------------------------------------------
 

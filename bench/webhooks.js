@@ -40,14 +40,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { createDatabase, resetStatements, sampleWaits, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
+import { option, percentile } from "./support/common.js"
 
 let CONCURRENCY = 64
 
-const option = (args, name, fallback) => {
-  const found = args.find((arg) => arg.startsWith(`--${name}=`))
-  return found === undefined ? fallback : found.slice(name.length + 3)
-}
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A child process running bench/support/`file`, driven over IPC: `call(op, args)` → its answer. */

@@ -8,6 +8,9 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { createDatabase, dropDatabase, startPostgres } from "./postgres.js"
 
+/** The value at fraction `p` (0.5, 0.99) of ascending `sorted` values; 0 when there are none. */
+export const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
+
 /** The value of `--name=value` among the bench's arguments, or `fallback`. */
 export const option = (args, name, fallback) => {
   const found = args.find((arg) => arg.startsWith(`--${name}=`))
