@@ -50,6 +50,35 @@ const subscriptionAttempts = (
   })
 }
 
+/**
+ * The rows of a page of attempts. Every index of attempts but the event's holds the status before
+ * the order column (migration 0410): with `status` the list is one range, without it the merge of
+ * the two statuses' ranges (docs/operations.md#volume). A subscription's indexes hold no program
+ * (migration 0450: a deep page's cost is the width of the entries it skips), so its ranges are read
+ * without one and the page's rows with it.
+ */
+const attemptPageRows = (
+  sql: SqlClient.SqlClient,
+  programId: string,
+  filter: AttemptFilter,
+  window: PageWindow<WebhookAttemptOrderField>
+) => {
+  if (filter.event_id === undefined && filter.webhook_subscription_id !== undefined)
+    return subscriptionAttempts(sql, programId, filter.webhook_subscription_id, filter.status, window)
+  if (filter.event_id === undefined && filter.status === undefined)
+    return mergedPageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+      table: "issuing_webhook_attempts",
+      where: attemptWhere(sql, programId, filter),
+      column: "status",
+      values: ATTEMPT_STATUSES
+    })
+  return pageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
+    select: sql.literal("*"),
+    from: sql.literal("issuing_webhook_attempts"),
+    where: attemptWhere(sql, programId, filter)
+  })
+}
+
 /** Attempts over SqlClient, one SQL text for both dialects. */
 export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreService, "insertAttempts" | "listAttempts"> => ({
   insertAttempts: (attempts) =>
@@ -72,26 +101,7 @@ export const attemptStatements = (sql: SqlClient.SqlClient): Pick<WebhookStoreSe
         )} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid),
   listAttempts: (programId, filter, window) =>
     Effect.all({
-      // Every index of attempts but the event's holds the status before the order column
-      // (migration 0410): with `status` the list is one range, without it the merge of the two
-      // statuses' ranges (docs/operations.md#volume). A subscription's indexes hold no program
-      // (migration 0450: a deep page's cost is the width of the entries it skips), so its ranges
-      // are read without one and the page's rows with it.
-      rows: (filter.event_id === undefined && filter.webhook_subscription_id !== undefined
-        ? subscriptionAttempts(sql, programId, filter.webhook_subscription_id, filter.status, window)
-        : filter.event_id === undefined && filter.status === undefined
-          ? mergedPageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
-              table: "issuing_webhook_attempts",
-              where: attemptWhere(sql, programId, filter),
-              column: "status",
-              values: ATTEMPT_STATUSES
-            })
-          : pageRows(sql, window, WEBHOOK_ATTEMPT_ORDER_FIELDS, {
-              select: sql.literal("*"),
-              from: sql.literal("issuing_webhook_attempts"),
-              where: attemptWhere(sql, programId, filter)
-            })
-      ).pipe(Effect.map((rows) => rows.map(toAttempt))),
+      rows: attemptPageRows(sql, programId, filter, window).pipe(Effect.map((rows) => rows.map(toAttempt))),
       total: listTotal(
         sql,
         filter.event_id !== undefined
