@@ -1,5 +1,5 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, FiberRef, Layer, Schedule } from "effect"
+import { Context, Effect, FiberRef, Layer, Random, Schedule } from "effect"
 import { sqlErrorCode } from "./SqlErrorCode.js"
 
 /**
@@ -35,8 +35,9 @@ export const isUniqueViolation = (error: unknown): boolean => {
 
 /**
  * The one retry policy of the platform's writes: jittered exponential back-off from 2 ms (each wait
- * 0.8–1.2 × its step, as `Schedule.jittered`), MAX_TRANSACTION_ATTEMPTS tries in all. Its first
- * wait is taken by `retryTransient` itself; this schedule makes the waits after the second try.
+ * 0.8–1.2 × its step, drawn from Effect's `Random` as `Schedule.jittered` does),
+ * MAX_TRANSACTION_ATTEMPTS tries in all. Its first wait is taken by `retryTransient` itself; this
+ * schedule makes the waits after the second try.
  */
 const FIRST_RETRY_MS = 2
 const laterRetries = Schedule.exponential(`${2 * FIRST_RETRY_MS} millis`, 2).pipe(
@@ -55,7 +56,7 @@ const laterRetries = Schedule.exponential(`${2 * FIRST_RETRY_MS} millis`, 2).pip
 export const retryTransient = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.catchIf(effect, isRetryableSqlError, () =>
     Effect.zipRight(
-      Effect.sleep(FIRST_RETRY_MS * (0.8 + 0.4 * Math.random())),
+      Effect.flatMap(Random.nextRange(0.8, 1.2), (factor) => Effect.sleep(FIRST_RETRY_MS * factor)),
       Effect.retry(effect, { schedule: laterRetries, while: isRetryableSqlError })
     )
   )
