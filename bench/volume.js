@@ -36,7 +36,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 import pg from "pg"
-import { benchDatabase, option, table } from "./support/common.js"
+import { benchDatabase, option, percentile, table } from "./support/common.js"
 
 const WALLETS = 64
 const CARDS = 20
@@ -45,8 +45,6 @@ const PAGE_SIZE = 100
 const DEEP_PAGE = 1000
 const SINGLE_CLIENTS = 16
 const FUNDING_MINOR = 1_000_000_000_000
-
-const percentile = (sorted, p) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))])
 
 // ---- the client of the writes (worker thread) ---------------------------------------------------
 
