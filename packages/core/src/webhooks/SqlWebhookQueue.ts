@@ -194,7 +194,11 @@ const pgAppendAndEnqueue = (
 /**
  * The PostgreSQL claim of up to `limit` due deliveries, as the CTEs `claimed` (the rows taken)
  * and `taken` (read with CLAIMED_COLUMNS); `FOR UPDATE SKIP LOCKED` lets concurrent workers claim
- * disjoint rows.
+ * disjoint rows. Each claimed row's event is read by its primary key in a LATERAL subquery that
+ * the planner cannot flatten (its LIMIT): joined plainly, PostgreSQL may merge-join the few
+ * claimed rows with the events' primary key read from its start, and since ids are UUIDv7 (time
+ * ordered) and a claim's events the newest, that walks every event the program ever had
+ * (docs/webhooks.md#the-claim-at-volume).
  */
 const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
   sql`claimed AS (
@@ -204,7 +208,7 @@ const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: str
         RETURNING id, program_id, subscription_id, event_id, attempt_count),
       taken AS (
         SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM claimed d
-        JOIN issuing_events e ON e.id = d.event_id
+        JOIN LATERAL (SELECT type, created_at, data FROM issuing_events WHERE id = d.event_id LIMIT 1) e ON true
         JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id)`
 
 /** The earliest next_attempt_at after `nowIso`: when the queue's next delivery not due now falls due. */
