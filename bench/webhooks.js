@@ -1,4 +1,4 @@
-// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1] [--waits=1]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1] [--waits=1] [--explain=MS]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, in three kinds of process so that no measurement
 // shares an event loop with what it measures: the platform (bench/support/webhookPlatform.js:
@@ -307,10 +307,11 @@ const benchStore = async (label, target, options) => {
       const top = l.statements.filter((s) => s.toplevel)
       const calls = top.reduce((sum, s) => sum + s.calls, 0)
       console.log(
-        `${"".padEnd(9)} statements at ${l.rate}/s: ${(calls / l.count).toFixed(2)} per event (${calls} in all); the most called:`
+        `${"".padEnd(9)} statements at ${l.rate}/s: ${(calls / l.count).toFixed(2)} per event (${calls} in all); the most called, per event and mean ms:`
       )
       for (const s of [...top].sort((a, b) => b.calls - a.calls).slice(0, 8)) {
-        console.log(`${"".padEnd(18)}${(s.calls / l.count).toFixed(2).padStart(6)}  ${s.query.replace(/\s+/g, " ").slice(0, 110)}`)
+        const mean = (s.ms / Math.max(1, s.calls)).toFixed(2).padStart(7)
+        console.log(`${"".padEnd(18)}${(s.calls / l.count).toFixed(2).padStart(6)} ${mean}  ${s.query.replace(/\s+/g, " ").slice(0, 110)}`)
       }
     }
     console.log(`${"".padEnd(9)} replay   ${replay.queued} events queued in ${replay.ms.toFixed(0)} ms`)
@@ -335,7 +336,9 @@ export async function run(args) {
     volume: Number(option(args, "volume", "0")),
     packages: option(args, "packages", undefined),
     statements: option(args, "statements", "0") === "1",
-    waits: option(args, "waits", "0") === "1"
+    waits: option(args, "waits", "0") === "1",
+    // --explain=MS (PostgreSQL): the plans of the statements slower than MS over the run (auto_explain).
+    explainOverMs: option(args, "explain", undefined) === undefined ? undefined : Number(option(args, "explain", undefined))
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
@@ -351,7 +354,7 @@ export async function run(args) {
   }
   const pgStores = stores.filter((store) => store === "postgres" || store === "postgres-notify-off")
   if (pgStores.length > 0) {
-    const server = await startPostgres({ commitTiming: true, statements: options.statements })
+    const server = await startPostgres({ commitTiming: true, statements: options.statements, explainOverMs: options.explainOverMs })
     try {
       for (const store of pgStores) {
         const url = await createDatabase(server.adminUrl, `issuing_bench_webhooks_${store.replaceAll("-", "_")}`)
@@ -365,6 +368,11 @@ export async function run(args) {
             waitsIn: options.waits ? url.split("/").at(-1) : undefined
           }
         )
+        if (options.explainOverMs !== undefined) {
+          const slowest = server.takeExplained()
+          console.log(`${"".padEnd(9)} ${slowest.length} statements over ${options.explainOverMs} ms, the slowest plan of each:`)
+          for (const { plan, times } of slowest.slice(0, 4)) console.log(`    (${times} times over)\n${plan.replace(/^/gm, "    ")}`)
+        }
       }
     } finally {
       await server.stop()
