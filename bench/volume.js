@@ -36,7 +36,8 @@ import * as http from "node:http"
 import * as os from "node:os"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 import pg from "pg"
-import { benchDatabase, option, percentile, table } from "./support/common.js"
+import { benchDatabase, numberOption, option, percentile, table } from "./support/common.js"
+import { showExplained } from "./support/postgres.js"
 
 const WALLETS = 64
 const CARDS = 20
@@ -537,9 +538,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
       // --explain: the plans of the lists' statements that took longer (PostgreSQL's auto_explain).
       if (explainOverMs !== undefined) {
         // Each statement once (every list is read 15 times): its slowest plan, the slowest first.
-        const slowest = database.takeExplained()
-        console.log(`  ${slowest.length} statements of the lists over ${explainOverMs} ms, the slowest plan of each:`)
-        for (const { plan, times } of slowest.slice(0, 8)) console.log(`    (${times} times over)\n${plan.replace(/^/gm, "    ")}`)
+        showExplained(database.takeExplained(), `statements of the lists over ${explainOverMs} ms`)
       }
       // The size at the lists' count of transfers, before the writes measured here add theirs.
       at.size = await databaseSize(database.target)
@@ -624,7 +623,7 @@ export async function run(args) {
     // --vacuum: PostgreSQL VACUUM ANALYZE at each checkpoint before its lists and writes.
     vacuum: args.includes("--vacuum"),
     // --explain=MS (PostgreSQL): the plans of the lists' statements slower than MS (auto_explain).
-    explainOverMs: option(args, "explain", undefined) === undefined ? undefined : Number(option(args, "explain", undefined)),
+    explainOverMs: numberOption(args, "explain"),
     samples: Number(option(args, "samples", "15"))
   }
   console.log(

@@ -39,8 +39,8 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { createDatabase, resetStatements, sampleWaits, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
-import { option, percentile } from "./support/common.js"
+import { createDatabase, resetStatements, sampleWaits, showExplained, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
+import { numberOption, option, percentile } from "./support/common.js"
 
 let CONCURRENCY = 64
 
@@ -338,7 +338,7 @@ export async function run(args) {
     statements: option(args, "statements", "0") === "1",
     waits: option(args, "waits", "0") === "1",
     // --explain=MS (PostgreSQL): the plans of the statements slower than MS over the run (auto_explain).
-    explainOverMs: option(args, "explain", undefined) === undefined ? undefined : Number(option(args, "explain", undefined))
+    explainOverMs: numberOption(args, "explain")
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
@@ -369,9 +369,7 @@ export async function run(args) {
           }
         )
         if (options.explainOverMs !== undefined) {
-          const slowest = server.takeExplained()
-          console.log(`${"".padEnd(9)} ${slowest.length} statements over ${options.explainOverMs} ms, the slowest plan of each:`)
-          for (const { plan, times } of slowest.slice(0, 4)) console.log(`    (${times} times over)\n${plan.replace(/^/gm, "    ")}`)
+          showExplained(server.takeExplained(), `statements over ${options.explainOverMs} ms`)
         }
       }
     } finally {

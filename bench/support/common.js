@@ -17,6 +17,12 @@ export const option = (args, name, fallback) => {
   return found === undefined ? fallback : found.slice(name.length + 3)
 }
 
+/** The number given as `--name=N` among the bench's arguments, or undefined when it is not given. */
+export const numberOption = (args, name) => {
+  const given = option(args, name, undefined)
+  return given === undefined ? undefined : Number(given)
+}
+
 /**
  * A fresh database for one store's run: `{ target, drop, takeExplained }`, the target as `storeFor`
  * takes it. On PostgreSQL a server of its own (bench/support/postgres.js), stopped by `drop`; with

@@ -46,12 +46,14 @@ export const startPostgres = async ({ statements = false, commitTiming = false, 
       "-c",
       "fsync=on",
       // A production-sized buffer cache (docs/operations.md#running-on-postgresql) for the rows a
-      // 1M-transfer run holds, not PostgreSQL's 128 MB default; BENCH_PG_SHARED_BUFFERS=128MB measures with the default.
+      // 1M-transfer run holds, not PostgreSQL's 128 MB default; BENCH_PG_SHARED_BUFFERS=128MB
+      // measures with the default.
       "-c",
       `shared_buffers=${process.env.BENCH_PG_SHARED_BUFFERS || "1GB"}`,
       // Autovacuum looks at each database every 10 s instead of every minute, as
-      // docs/operations.md#running-on-postgresql advises for a program that writes more rows a minute than a table's vacuum threshold
-      // (migration 0460: 20,000); BENCH_PG_NAPTIME=1min measures with the default.
+      // docs/operations.md#running-on-postgresql advises for a program that writes more rows a
+      // minute than a table's vacuum threshold (migration 0460: 20,000); BENCH_PG_NAPTIME=1min
+      // measures with the default.
       "-c",
       `autovacuum_naptime=${process.env.BENCH_PG_NAPTIME || "10s"}`,
       // Room for the recycled WAL segments `recycleWal` leaves (a server's own after some hours).
@@ -106,6 +108,12 @@ const slowestPlans = (plans) => {
     byText.set(text, seen === undefined || ms > seen.ms ? { plan, ms, times } : { ...seen, times })
   }
   return [...byText.values()].sort((a, b) => b.ms - a.ms)
+}
+
+/** Prints `takeExplained`'s answer under `heading`: the first `limit` statements, each with its slowest plan. */
+export const showExplained = (slowest, heading, limit = 8) => {
+  console.log(`  ${slowest.length} ${heading}, the slowest plan of each:`)
+  for (const { plan, times } of slowest.slice(0, limit)) console.log(`    (${times} times over)\n${plan.replace(/^/gm, "    ")}`)
 }
 
 /** How many 16 MB WAL segments `recycleWal` leaves ready: 512 MB, more than any bench phase writes between checkpoints. */
