@@ -1,4 +1,4 @@
-// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS]`
+// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS] [--drop-indexes=NAME,…]`
 //
 // Whether the API stays as fast at production volume as on a fresh database (issue 24;
 // docs/operations.md#volume). One program is grown through `POST /v1/transfers/batch` — batches of
@@ -27,6 +27,9 @@
 // Stores run one after the other, each on a fresh database (PostgreSQL from
 // bench/support/postgres.js). The machine may be shared: the load average is printed at each
 // checkpoint; compare the figures of one run.
+// `--drop-indexes=NAME,…` drops those indexes after the migrations, before any row: what an index
+// costs the writes at volume, and what its lists cost without it, measured in one run (an
+// experiment, never a configuration: docs/operations.md#volume).
 import { Access, runDeliveryWorker } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import { Effect, Fiber } from "effect"
@@ -35,6 +38,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
+import Database from "better-sqlite3"
 import pg from "pg"
 import { benchDatabase, numberOption, option, percentile, table } from "./support/common.js"
 import { showExplained } from "./support/postgres.js"
@@ -363,8 +367,29 @@ const vacuumState = async (url) => {
   }
 }
 
+/** Drops the named indexes of a migrated store (`--drop-indexes`); each must exist. */
+const dropIndexes = async (target, names) => {
+  if (names.length === 0) return
+  if (target.kind === "sqlite") {
+    const db = new Database(target.filename)
+    try {
+      for (const name of names) db.exec(`DROP INDEX "${name}"`)
+    } finally {
+      db.close()
+    }
+    return
+  }
+  const client = new pg.Client({ connectionString: target.url })
+  await client.connect()
+  try {
+    for (const name of names) await client.query(`DROP INDEX "${name}"`)
+  } finally {
+    await client.end()
+  }
+}
+
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
-const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs }) => {
+const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped }) => {
   const database = await benchDatabase(kind, "issuing_bench_volume", { explainOverMs })
   const server = http.createServer()
   server.keepAliveTimeout = 60_000
@@ -377,6 +402,7 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
     log: null,
     settings: { baseUrl, rateLimitPerSecond: 1_000_000_000, rateLimitBurst: 1_000_000_000 }
   })
+  await dropIndexes(database.target, dropped)
   server.on("request", instance.listener)
   // The webhook receiver of the card events' deliveries.
   const receiver = http.createServer((request, response) => {
@@ -624,11 +650,14 @@ export async function run(args) {
     vacuum: args.includes("--vacuum"),
     // --explain=MS (PostgreSQL): the plans of the lists' statements slower than MS (auto_explain).
     explainOverMs: numberOption(args, "explain"),
+    // --drop-indexes=NAME,…: indexes dropped before the growth (an experiment; see the header).
+    dropped: (option(args, "drop-indexes", undefined) ?? "").split(",").filter((name) => name !== ""),
     samples: Number(option(args, "samples", "15"))
   }
   console.log(
     `volume: one program grown through POST /v1/transfers/batch (${BATCH} a batch, ${settings.inFlight} in flight) to ${checkpoints.map(count).join(", ")} transfers; ` +
-      `median of ${settings.samples} sequential GETs; ${os.cpus().length} cores, load average ${load()}`
+      `median of ${settings.samples} sequential GETs; ${os.cpus().length} cores, load average ${load()}` +
+      (settings.dropped.length > 0 ? `; indexes dropped: ${settings.dropped.join(", ")}` : "")
   )
   const results = new Map()
   for (const kind of stores) results.set(kind, await growStore(kind, checkpoints, settings))
