@@ -370,6 +370,8 @@ const vacuumState = async (url) => {
 /** Drops the named indexes of a migrated store (`--drop-indexes`); each must exist. */
 const dropIndexes = async (target, names) => {
   if (names.length === 0) return
+  const odd = names.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+  if (odd !== undefined) throw new Error(`--drop-indexes: ${JSON.stringify(odd)} is not an index name`)
   if (target.kind === "sqlite") {
     const db = new Database(target.filename)
     try {
