@@ -39,9 +39,8 @@ import * as http from "node:http"
 import * as os from "node:os"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 import Database from "better-sqlite3"
-import pg from "pg"
 import { benchDatabase, numberOption, option, percentile, table } from "./support/common.js"
-import { showExplained } from "./support/postgres.js"
+import { showExplained, withPgClient } from "./support/postgres.js"
 
 const WALLETS = 64
 const CARDS = 20
@@ -291,13 +290,10 @@ const databaseSize = async (target) => {
     const wal = size(`${target.filename}-wal`)
     return { bytes: file + wal, detail: ` (file ${bytes(file)}, WAL ${bytes(wal)})` }
   }
-  const client = new pg.Client({ connectionString: target.url })
-  await client.connect()
-  try {
-    return { bytes: Number((await client.query("SELECT pg_database_size(current_database()) AS size")).rows[0].size), detail: "" }
-  } finally {
-    await client.end()
-  }
+  return withPgClient(target.url, async (client) => ({
+    bytes: Number((await client.query("SELECT pg_database_size(current_database()) AS size")).rows[0].size),
+    detail: ""
+  }))
 }
 
 /**
@@ -338,10 +334,8 @@ const diskWrites = (kind) => {
  * newest rows feels; pg_visibility) and what autovacuum is doing meanwhile (pg_stat_progress_vacuum),
  * with how often it has vacuumed the events so far.
  */
-const vacuumState = async (url) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
+const vacuumState = (url) =>
+  withPgClient(url, async (client) => {
     // pg_visibility ships with PostgreSQL's contrib modules; a server without them says nothing of the map.
     const map = await client
       .query("CREATE EXTENSION IF NOT EXISTS pg_visibility")
@@ -362,10 +356,7 @@ const vacuumState = async (url) => {
       )
     ).rows
     return `  events' heap all-visible: ${map}; autovacuum of the events so far: ${events?.vacuums ?? 0}; vacuuming now: ${running.length === 0 ? "nothing" : running.map((r) => `${r.table} (${r.phase})`).join(", ")}`
-  } finally {
-    await client.end()
-  }
-}
+  })
 
 /** Drops the named indexes of a migrated store (`--drop-indexes`); each must exist. */
 const dropIndexes = async (target, names) => {
@@ -381,13 +372,9 @@ const dropIndexes = async (target, names) => {
     }
     return
   }
-  const client = new pg.Client({ connectionString: target.url })
-  await client.connect()
-  try {
+  await withPgClient(target.url, async (client) => {
     for (const name of names) await client.query(`DROP INDEX "${name}"`)
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
@@ -533,14 +520,8 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
         // What autovacuum does for a table that grows at a real program's pace: statistics and
         // visibility maps caught up with the rows (a checkpoint right after a 150-fold growth in a
         // minute otherwise measures the planner's view of the table as it was).
-        const client = new pg.Client({ connectionString: database.target.url })
-        await client.connect()
         const started = Date.now()
-        try {
-          await client.query("VACUUM ANALYZE")
-        } finally {
-          await client.end()
-        }
+        await withPgClient(database.target.url, (client) => client.query("VACUUM ANALYZE"))
         console.log(`  ${kind}: VACUUM ANALYZE before the lists, ${Date.now() - started} ms`)
       }
       const at = { checkpoint, transfers, growth, lists: [], load: load() }

@@ -143,15 +143,18 @@ const recycleWal = async (adminUrl) => {
   }
 }
 
-const admin = async (adminUrl, statement) => {
-  const client = new pg.Client({ connectionString: adminUrl })
+/** Runs `use(client)` on a connection of its own to `url`, closed after it whatever it does. */
+export const withPgClient = async (url, use) => {
+  const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    await client.query(statement)
+    return await use(client)
   } finally {
     await client.end()
   }
 }
+
+const admin = (adminUrl, statement) => withPgClient(adminUrl, (client) => client.query(statement))
 
 /** Drops the database `name` if a previous run left it, creates it empty, and returns its URL. */
 export const createDatabase = async (adminUrl, name) => {
