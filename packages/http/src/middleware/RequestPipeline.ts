@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Access, type Caller, Idempotency, IssuingConfig, type ProgramCaller, RateLimiter } from "@issuing/core"
+import type { SqlError } from "@effect/sql"
+import { Access, type Caller, Idempotency, IssuingConfig, isRetryableSqlError, type ProgramCaller, RateLimiter } from "@issuing/core"
 import { Cause, type Context, Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, mapToApiFailure, unknownParameterFailure } from "../errors.js"
@@ -223,17 +224,46 @@ const authorizeCaller = (services: PipelineServices, request: HttpServerRequest.
     return { caller, scoped }
   })
 
+/** A deadlock, serialization failure or SQLite busy error anywhere in `cause`, failure or defect alike. */
+const transientSqlError = (cause: Cause.Cause<unknown>): Option.Option<unknown> =>
+  Cause.find(cause, (reason) => {
+    const error = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
+    return isRetryableSqlError(error) ? Option.some(error) : Option.none()
+  })
+
+/** A failure of the router or a handler as its envelope; a defect as a logged 500. */
+const renderCause = (
+  respondWith: (failure: ApiFailure) => HttpServerResponse.HttpServerResponse,
+  requestId: string,
+  cause: Cause.Cause<unknown>
+): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const failure = Cause.failureOption(cause).pipe(Option.map(asApiFailure), Option.getOrUndefined)
+  if (failure !== undefined) return Effect.succeed(respondWith(failure))
+  return Effect.as(
+    Effect.logError("Unhandled failure", { request_id: requestId, cause: Cause.pretty(cause) }),
+    respondWith(apiFailure("internal_error", "An internal error occurred. Retry with the same Idempotency-Key.", null))
+  )
+}
+
 /** Every failure of the router and handlers as an envelope; defects as a logged 500. */
 const catchToResponse =
   (respondWith: (failure: ApiFailure) => HttpServerResponse.HttpServerResponse, requestId: string) =>
   <R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>) =>
+    Effect.catchAllCause(effect, (cause) => renderCause(respondWith, requestId, cause))
+
+/**
+ * As catchToResponse, for a handler inside an idempotent request's transaction, except that a
+ * transient database failure (deadlock, serialization failure) is failed with: the handler's
+ * writes joined that transaction and did not retry on their own, so the failure must reach the
+ * transaction's outermost retry, which runs the request again (docs/api.md#idempotency). Rendered
+ * as a 500 here it would be the request's answer, never retried.
+ */
+const catchToResponseInTransaction =
+  (respondWith: (failure: ApiFailure) => HttpServerResponse.HttpServerResponse, requestId: string) =>
+  <R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>) =>
     Effect.catchAllCause(effect, (cause) => {
-      const failure = Cause.failureOption(cause).pipe(Option.map(asApiFailure), Option.getOrUndefined)
-      if (failure !== undefined) return Effect.succeed(respondWith(failure))
-      return Effect.as(
-        Effect.logError("Unhandled failure", { request_id: requestId, cause: Cause.pretty(cause) }),
-        respondWith(apiFailure("internal_error", "An internal error occurred. Retry with the same Idempotency-Key.", null))
-      )
+      const transient = transientSqlError(cause)
+      return Option.isSome(transient) ? Effect.fail(transient.value as SqlError.SqlError) : renderCause(respondWith, requestId, cause)
     })
 
 /** One request through the pipeline: route, body, caller, then the handler (idempotent when asked). */
@@ -277,9 +307,9 @@ const handleRequest = (
     // that made it, so another key of the organization (say a developer key replaying an
     // admin's key creation or a PAN reveal) gets 409, never the stored secret.
     const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, body.text]
-    const result = yield* mapToApiFailure(
-      services.idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { atomic: !route.callsOut })
-    )
+    const atomic = !route.callsOut
+    const execute = atomic ? catchToResponseInTransaction(respondWith, requestId)(routed) : handled
+    const result = yield* mapToApiFailure(services.idempotency.run(caller.organizationId, key, requestParts, execute, plainOf, { atomic }))
     return result.replayed
       ? replayed(result.response as { status: number; body: string }, requestId)
       : (result.response as HttpServerResponse.HttpServerResponse)
