@@ -1,5 +1,6 @@
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { blockedBy } from "../support/locks.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund, issueCard } from "./helpers.js"
 
@@ -40,22 +41,17 @@ describe("an authorization racing a freeze on postgres", () => {
       await blocker.query("SELECT version FROM issuing_changes WHERE id = 1 FOR UPDATE")
       const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
       /** The one backend of this database that `holder` blocks (waiting for a lock it holds). */
-      const blockedBy = async (holder: number, what: string) => {
-        for (let waited = 0; ; waited += 20) {
-          const { rows } = await watcher.query(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
-            [holder]
-          )
-          if (rows.length > 0) {
-            expect(rows, what).toHaveLength(1)
-            return rows[0].pid as number
-          }
-          if (waited > 20_000) throw new Error(`${what} never waited for a lock of backend ${holder}`)
-          await new Promise((resolve) => setTimeout(resolve, 20))
-        }
+      const onlyBlockedBy = async (holder: number, what: string) => {
+        const pid = await blockedBy(watcher, holder, what)
+        const { rows } = await watcher.query(
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
+          [holder]
+        )
+        expect(rows, what).toHaveLength(1)
+        return pid
       }
       const freezing = platform.request("POST", `/v1/cards/${card.id}/freeze`)
-      const freezerPid = await blockedBy(blockerPid, "the freeze")
+      const freezerPid = await onlyBlockedBy(blockerPid, "the freeze")
       // The freeze has updated the card and not committed: its row is locked.
       await expect(watcher.query("SELECT id FROM issuing_cards WHERE id = $1 FOR SHARE NOWAIT", [card.id])).rejects.toMatchObject({
         code: "55P03"
@@ -63,7 +59,7 @@ describe("an authorization racing a freeze on postgres", () => {
       const pending = platform.request("POST", "/v1/simulate/authorizations", { body: { card_id: card.id, amount: 100, mcc: "5411" } })
       // The race happened: the authorization read the card (ACTIVE: the freeze is not committed)
       // and its posting now waits for the lock the freeze holds.
-      await blockedBy(freezerPid, "the authorization")
+      await onlyBlockedBy(freezerPid, "the authorization")
       await blocker.query("COMMIT")
       const frozen = await freezing
       expect(frozen.status, frozen.text).toBe(200)

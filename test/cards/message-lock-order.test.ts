@@ -1,5 +1,6 @@
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { blockedBy } from "../support/locks.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund, issueCard } from "./helpers.js"
 
@@ -74,15 +75,7 @@ describe("the lock order of card messages on postgres", () => {
       await blocker.query("SELECT 1 FROM issuing_balances WHERE financial_account_id = $1 FOR UPDATE", [settlement])
       const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
       const answering = sending()
-      for (let waited = 0; ; waited += 20) {
-        const { rows } = await watcher.query(
-          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
-          [blockerPid]
-        )
-        if (rows.length > 0) break
-        if (waited > 20_000) throw new Error("the message never waited for the settlement account's rows")
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await blockedBy(watcher, blockerPid, "the message")
       // A return from the settlement account into the wallet would now lock the wallet's row.
       await watcher.query("BEGIN")
       await watcher.query("SELECT 1 FROM issuing_balances WHERE financial_account_id = $1 FOR UPDATE NOWAIT", [wallet.financial_account_id])

@@ -1,5 +1,6 @@
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { blockedBy } from "../support/locks.js"
 import { startPlatform, type TestPlatform, uuid } from "../support/platform.js"
 import { balanceOf, createWallet, expectBooksBalance, fund } from "./support.js"
 
@@ -29,6 +30,13 @@ describe("a deadlock inside an idempotent transfer on postgres", () => {
     const target = await createWallet(platform, "Target")
     await fund(platform, source.financial_account_id, 100)
     const [earlier, later] = [source.financial_account_id, target.financial_account_id].sort()
+    const body = {
+      paymentRail: "book",
+      amount: 30,
+      currency: "USD",
+      from_financial_account_id: source.financial_account_id,
+      to_financial_account_id: target.financial_account_id
+    }
 
     const blocker = new pg.Client({ connectionString: platform.database.url })
     const watcher = new pg.Client({ connectionString: platform.database.url })
@@ -39,26 +47,9 @@ describe("a deadlock inside an idempotent transfer on postgres", () => {
       await blocker.query("SELECT 1 FROM issuing_balances WHERE financial_account_id = $1 FOR UPDATE", [later])
       const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
       const key = uuid()
-      const transferring = platform.request("POST", "/v1/transfers", {
-        idempotencyKey: key,
-        body: {
-          paymentRail: "book",
-          amount: 30,
-          currency: "USD",
-          from_financial_account_id: source.financial_account_id,
-          to_financial_account_id: target.financial_account_id
-        }
-      })
+      const transferring = platform.request("POST", "/v1/transfers", { idempotencyKey: key, body })
       // The transfer holds the earlier account's rows and waits for the later one's.
-      for (let waited = 0; ; waited += 20) {
-        const { rows } = await watcher.query(
-          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
-          [blockerPid]
-        )
-        if (rows.length > 0) break
-        if (waited > 20_000) throw new Error("the transfer never waited for the blocker's lock")
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await blockedBy(watcher, blockerPid, "the transfer")
       // Closing the cycle: this waits until PostgreSQL ends the transfer's transaction.
       await blocker.query("SELECT 1 FROM issuing_balances WHERE financial_account_id = $1 FOR UPDATE", [earlier])
       await blocker.query("ROLLBACK")
@@ -67,16 +58,7 @@ describe("a deadlock inside an idempotent transfer on postgres", () => {
       expect(response.status, response.text).toBe(200)
       expect(response.body.amount).toBe(30)
       // The retry with the same key gets the stored response: the request ran to its end once.
-      const again = await platform.request("POST", "/v1/transfers", {
-        idempotencyKey: key,
-        body: {
-          paymentRail: "book",
-          amount: 30,
-          currency: "USD",
-          from_financial_account_id: source.financial_account_id,
-          to_financial_account_id: target.financial_account_id
-        }
-      })
+      const again = await platform.request("POST", "/v1/transfers", { idempotencyKey: key, body })
       expect(again.status, again.text).toBe(200)
       expect(again.headers.get("idempotent-replayed")).toBe("true")
       expect(again.body.id).toBe(response.body.id)
