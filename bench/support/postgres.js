@@ -127,10 +127,8 @@ const RECYCLED_SEGMENTS = 32
  * waiting behind it — a first-hours artifact that a running server does not have
  * (docs/operations.md#what-a-commit-waits-for-the-wal-flush).
  */
-const recycleWal = async (adminUrl) => {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  try {
+const recycleWal = (adminUrl) =>
+  withPgClient(adminUrl, async (client) => {
     await client.query("CREATE TABLE bench_wal_warm (x int)")
     for (let i = 0; i < RECYCLED_SEGMENTS; i++) {
       await client.query("INSERT INTO bench_wal_warm VALUES (1)")
@@ -138,10 +136,7 @@ const recycleWal = async (adminUrl) => {
     }
     await client.query("DROP TABLE bench_wal_warm")
     await client.query("CHECKPOINT")
-  } finally {
-    await client.end()
-  }
-}
+  })
 
 /** Runs `use(client)` on a connection of its own to `url`, closed after it whatever it does. */
 export const withPgClient = async (url, use) => {
@@ -177,10 +172,8 @@ export const resetStatements = (adminUrl) =>
  * `resetStatements`: `{ toplevel, calls, ms, query }`, nested statements (a function's, a
  * trigger's) beside the top-level ones that ran them, so their times overlap.
  */
-export const statementsOf = async (adminUrl, name, limit = 15) => {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  try {
+export const statementsOf = (adminUrl, name, limit = 15) =>
+  withPgClient(adminUrl, async (client) => {
     const { rows } = await client.query(
       `SELECT s.toplevel, s.calls::int AS calls, s.total_exec_time AS ms, s.query
        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
@@ -188,10 +181,7 @@ export const statementsOf = async (adminUrl, name, limit = 15) => {
       [name, limit]
     )
     return rows
-  } finally {
-    await client.end()
-  }
-}
+  })
 
 /**
  * The server's WAL fsyncs so far, every backend's together (pg_stat_io, PostgreSQL 18 on):
@@ -199,10 +189,8 @@ export const statementsOf = async (adminUrl, name, limit = 15) => {
  * (zero-filled and fsynced, by the backend that needed one, holding the WAL write lock), and the
  * time they took; the times are 0 unless `track_wal_io_timing` is on.
  */
-export const walSyncs = async (adminUrl) => {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  try {
+export const walSyncs = (adminUrl) =>
+  withPgClient(adminUrl, async (client) => {
     const { rows } = await client.query(
       `SELECT COALESCE(SUM(fsyncs), 0)::float8 AS fsyncs, COALESCE(SUM(fsync_time), 0)::float8 AS fsync_ms,
               COALESCE(SUM(writes), 0)::float8 AS writes, COALESCE(SUM(write_time), 0)::float8 AS write_ms,
@@ -219,10 +207,7 @@ export const walSyncs = async (adminUrl) => {
       inits: row.inits,
       initMs: row.init_ms
     }
-  } finally {
-    await client.end()
-  }
-}
+  })
 
 /**
  * Samples what database `name`'s backends are doing, every `everyMs`, until `stop()`: each active

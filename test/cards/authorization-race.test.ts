@@ -1,6 +1,5 @@
-import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { blockedBy } from "../support/locks.js"
+import { blockedBy, withLockClients } from "../support/locks.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund, issueCard } from "./helpers.js"
 
@@ -32,11 +31,7 @@ describe("an authorization racing a freeze on postgres", () => {
     // The freeze goes through its endpoint. Its transaction updates the card (taking the row's
     // lock) and then bumps the change-feed version; a client of the test's holds that version row,
     // so the freeze stays uncommitted, holding the card's lock, until the test lets it go.
-    const blocker = new pg.Client({ connectionString: platform.database.url })
-    const watcher = new pg.Client({ connectionString: platform.database.url })
-    await blocker.connect()
-    await watcher.connect()
-    try {
+    await withLockClients(platform.database.url, async ({ blocker, watcher }) => {
       await blocker.query("BEGIN")
       await blocker.query("SELECT version FROM issuing_changes WHERE id = 1 FOR UPDATE")
       const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
@@ -67,10 +62,7 @@ describe("an authorization racing a freeze on postgres", () => {
       const declined = await pending
       expect(declined.status, declined.text).toBe(200)
       expect(declined.body).toMatchObject({ status: "DECLINED", decline_reason: "CARD_FROZEN", card_id: card.id })
-    } finally {
-      await blocker.end()
-      await watcher.end()
-    }
+    })
     const account = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
     expect(account.body.available_balance.amount).toBe(9_900)
   })

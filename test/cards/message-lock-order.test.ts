@@ -1,6 +1,5 @@
-import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { blockedBy } from "../support/locks.js"
+import { blockedBy, withLockClients } from "../support/locks.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 import { createWallet, fund, issueCard } from "./helpers.js"
 
@@ -58,11 +57,7 @@ describe("the lock order of card messages on postgres", () => {
     // rows come first, so a message that locks in order waits for them before it takes the wallet's.
     expect(settlement < wallet.financial_account_id).toBe(true)
 
-    const blocker = new pg.Client({ connectionString: platform.database.url })
-    const watcher = new pg.Client({ connectionString: platform.database.url })
-    await blocker.connect()
-    await watcher.connect()
-    try {
+    await withLockClients(platform.database.url, async ({ blocker, watcher }) => {
       // The settlement account's row exists in every slot (all zero: its sums are unchanged), so
       // whichever slot the message's connection adds into, the blocker holds it.
       await blocker.query(
@@ -84,10 +79,7 @@ describe("the lock order of card messages on postgres", () => {
 
       const answer = await answering
       expect(answer.status, answer.text).toBe(200)
-    } finally {
-      await blocker.end()
-      await watcher.end()
-    }
+    })
     const account = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
     expect(account.body.available_balance.amount).toBe(available)
   })

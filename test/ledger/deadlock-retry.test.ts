@@ -1,6 +1,5 @@
-import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { blockedBy } from "../support/locks.js"
+import { blockedBy, withLockClients } from "../support/locks.js"
 import { startPlatform, type TestPlatform, uuid } from "../support/platform.js"
 import { balanceOf, createWallet, expectBooksBalance, fund } from "./support.js"
 
@@ -38,11 +37,7 @@ describe("a deadlock inside an idempotent transfer on postgres", () => {
       to_financial_account_id: target.financial_account_id
     }
 
-    const blocker = new pg.Client({ connectionString: platform.database.url })
-    const watcher = new pg.Client({ connectionString: platform.database.url })
-    await blocker.connect()
-    await watcher.connect()
-    try {
+    await withLockClients(platform.database.url, async ({ blocker, watcher }) => {
       await blocker.query("BEGIN")
       await blocker.query("SELECT 1 FROM issuing_balances WHERE financial_account_id = $1 FOR UPDATE", [later])
       const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
@@ -62,10 +57,7 @@ describe("a deadlock inside an idempotent transfer on postgres", () => {
       expect(again.status, again.text).toBe(200)
       expect(again.headers.get("idempotent-replayed")).toBe("true")
       expect(again.body.id).toBe(response.body.id)
-    } finally {
-      await blocker.end()
-      await watcher.end()
-    }
+    })
     expect(await balanceOf(platform, source.financial_account_id)).toBe(70)
     expect(await balanceOf(platform, target.financial_account_id)).toBe(30)
     const listed = await platform.request("GET", `/v1/transfers?financial_account_id=${target.financial_account_id}`)
