@@ -199,50 +199,33 @@ const postNewTransfersDecided = (
   )
 
 /**
- * Locks the balance rows `issuing_post_transfer` will lock for `transfer`, as it locks them: the
- * wallet's rows and this backend's slot of a settlement account's, in (account, book, slot) order.
- */
-const lockTransferRows = (sql: Sql, transfer: TransferPosting["transfer"]) =>
-  sql`SELECT 1 FROM issuing_balances l JOIN issuing_financial_accounts a ON a.id = l.financial_account_id
-      WHERE l.financial_account_id IN (${transfer.from_financial_account_id}, ${transfer.to_financial_account_id})
-        AND l.slot = CASE WHEN a.kind = 'settlement' THEN pg_backend_pid() % 16 ELSE 0 END
-      ORDER BY l.financial_account_id, l.book, l.slot FOR UPDATE OF l`
-
-/**
- * One message of a card transaction: `issuing_post_card_message` (migration 0230), then its
- * transfer when it has one. A message that both locks the wallet's row (it moves the hold or needs
- * the funds: a clearing, a single-message approval) and posts a transfer first locks the transfer's
- * rows in the order every posting takes them. Left to the message, the wallet's row was locked
- * first and the settlement account's slot after it, the reverse of a posting from the settlement
- * account into the wallet (a return, a refund): the two deadlocked (docs/ledger.md#posting-rules).
+ * One message of a card transaction: ONE call of `issuing_post_card_message` (migrations 0230 and
+ * 0470), its transfer included when it has one (as an element of `issuing_post_transfers`' array),
+ * so the message and its transfer commit or fail as one statement. A message that both locks the
+ * wallet's row and posts a transfer (a clearing, a single-message approval) has the function take
+ * the transfer's balance rows first, in the order every posting takes them
+ * (docs/ledger.md#posting-rules).
  */
 const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
   Effect.gen(function* () {
     const t = transactionRow(posting.transaction, posting.financialAccountId)
-    if (posting.transfer !== null && (posting.requireAvailable > 0 || posting.pendingDelta !== 0)) {
-      yield* lockTransferRows(sql, posting.transfer.transfer)
-    }
     // A message that moves money writes the wallet's balance.updated with its transfer, after the
-    // transfer's deltas: written by the function, it would describe the balance before the transfer.
+    // transfer's deltas: written before it, it would describe the balance before the transfer.
     const balanceEventId = posting.transfer === null ? posting.balanceEventId : null
+    const balanceEvents =
+      posting.balanceEventId === null ? [] : [{ id: posting.balanceEventId, financial_account_id: posting.financialAccountId }]
+    const transfer = posting.transfer === null ? null : JSON.stringify(asJson({ ...posting.transfer, balanceEvents }))
     const [row] = yield* sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_card_message(
         ${JSON.stringify(t)}::jsonb, ${posting.transactionWrite}, ${posting.financialAccountId}, ${posting.pendingDelta},
         ${posting.requireAvailable}, ${posting.activeCardId}, ${t.updated_at},
         ${posting.events.map((e) => e.id)}::text[], ${posting.events.map((e) => e.type)}::text[],
-        ${posting.events.map((e) => JSON.stringify(e.data.object))}::text[], ${balanceEventId}, NULL::text)`
-    const outcome: PostingOutcome = {
+        ${posting.events.map((e) => JSON.stringify(e.data.object))}::text[], ${balanceEventId}, NULL::text, ${transfer}::jsonb)`
+    return {
       posted: row!.posted === true,
       refusal: (row!.refusal ?? null) as PostingRefusal | null,
       availableMinor: row!.available === null ? 0 : toInt(row!.available),
       wake: row!.queued === true
     }
-    if (!outcome.posted || posting.transfer === null) return outcome
-    // The transaction row is in; its transfer joins it (no funds check: the merchant has been paid).
-    const balanceEvents =
-      posting.balanceEventId === null ? [] : [{ id: posting.balanceEventId, financial_account_id: posting.financialAccountId }]
-    const transfer = yield* postTransfer(sql, { ...posting.transfer, balanceEvents })
-    if (!transfer.posted) return transfer
-    return { ...outcome, wake: outcome.wake || transfer.wake }
   })
 
 /**

@@ -259,6 +259,12 @@ const principal = (account: string) =>
     `SELECT coalesce(sum(credits_minor - debits_minor), 0) AS n FROM issuing_balances WHERE financial_account_id = '${account}' AND book = 'principal'`
   )
 
+/** An account's pending amount (its principal book, summed over its slots). */
+const pendingOf = (account: string) =>
+  count(
+    `SELECT coalesce(sum(pending_minor), 0) AS n FROM issuing_balances WHERE financial_account_id = '${account}' AND book = 'principal'`
+  )
+
 /** How many transfers, book transfers and entries there are: what a refused posting must leave as it was. */
 const ledgerRowCounts = count(
   `SELECT (SELECT count(*) FROM issuing_transactions) * 1000000 + (SELECT count(*) FROM issuing_transfers) * 1000
@@ -1404,7 +1410,95 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       })
   },
   "0450_walks_as_ranges": "schema only",
-  "0460_vacuum_as_tables_grow": "schema only"
+  "0460_vacuum_as_tables_grow": "schema only",
+  // A card message and its transfer in one call: a single-message approval posts both (the
+  // transfer's rows locked first, its balance.updated after it), a refusal for funds writes
+  // nothing, a hold without a transfer is as before, and a plain posting still adds into its
+  // backend's slot of the settlement account.
+  "0470_card_message_one_call": {
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const message = (id: string, amount: number, transfer: Transfer | null, balanceEvent: string | null) =>
+          sql<PostingResult>`SELECT posted, available, refusal FROM issuing_post_card_message(${JSON.stringify({
+            id,
+            program_id: PROGRAM,
+            status: transfer === null ? "PENDING" : "SETTLED",
+            amount_minor: amount,
+            currency: "USD",
+            card_id: "card_ACTIVE",
+            mcc: "5411",
+            created_at: NOW,
+            updated_at: NOW,
+            authorized_minor: amount,
+            pending_minor: transfer === null ? amount : 0,
+            settled_minor: transfer === null ? 0 : amount,
+            financial_account_id: CAROL,
+            card_events: "[]",
+            request_history: "[]"
+          })}::jsonb, 'insert', ${CAROL}, ${transfer === null ? amount : 0}, ${amount}, NULL, ${NOW},
+            ARRAY[${nextId("evt")}]::text[], ARRAY['transaction.updated']::text[], ARRAY['{}']::text[],
+            ${transfer === null ? balanceEvent : null}, ${CHANNEL},
+            ${
+              transfer === null
+                ? null
+                : JSON.stringify(
+                    postingJson(
+                      postingArguments({ ...transfer, transactionId: id, checkFunds: false }, [
+                        ["p_transaction_write", "none", "text"],
+                        ["p_transaction_created_at", NOW, "timestamptz"],
+                        ["p_active_card", null, "text"],
+                        ["p_delta_pending", [0, 0, 0, 0], "bigint[]"],
+                        ["p_balance_event_ids", balanceEvent === null ? [] : [balanceEvent], "text[]"],
+                        ["p_balance_event_accounts", balanceEvent === null ? [] : [CAROL], "text[]"],
+                        ["p_metadata", "{}", "text"]
+                      ])
+                    )
+                  )
+            }::jsonb)`
+        const [carol, settlement] = [yield* principal(CAROL), yield* principal(SETTLEMENT)]
+        const approval = transfer(CAROL, SETTLEMENT, 25)
+        expect(yield* message("txn_0470_approved", 25, approval, "evt_0470_balance")).toEqual([
+          { posted: true, available: String(carol - (yield* pendingOf(CAROL))), refusal: null }
+        ])
+        expect([yield* principal(CAROL), yield* principal(SETTLEMENT)]).toEqual([carol - 25, settlement + 25])
+        expect(
+          yield* sql`SELECT t.status, tr.from_financial_account_id AS source, tr.amount_minor::integer AS amount
+                     FROM issuing_transactions t JOIN issuing_transfers tr ON tr.transaction_id = t.id WHERE t.id = 'txn_0470_approved'`
+        ).toEqual([{ status: "SETTLED", source: CAROL, amount: 25 }])
+        const data = (yield* sql<{ data: string }>`SELECT data FROM issuing_events WHERE id = 'evt_0470_balance'`)[0]!.data
+        expect(JSON.parse(data)).toMatchObject({ id: CAROL, balance: { amount: carol - 25 } })
+        // Refused for funds: nothing of the message or its transfer is written.
+        const rows = yield* ledgerRowCounts
+        const events = yield* count("SELECT count(*) AS n FROM issuing_events")
+        const [refused] = yield* message("txn_0470_refused", 10 ** 12, transfer(CAROL, SETTLEMENT, 10 ** 12), null)
+        expect(refused).toMatchObject({ posted: false, refusal: "insufficient_funds" })
+        expect([yield* ledgerRowCounts, yield* count("SELECT count(*) AS n FROM issuing_events")]).toEqual([rows, events])
+        // A hold moves no money: no transfer, the pending amount moved.
+        const pending = yield* pendingOf(CAROL)
+        expect((yield* message("txn_0470_hold", 5, null, null))[0]).toMatchObject({ posted: true, refusal: null })
+        expect(yield* pendingOf(CAROL)).toBe(pending + 5)
+        // A plain posting into the settlement account: this backend's slot, as before.
+        const slots = Effect.map(
+          sql<{ slot: number; credits: string }>`SELECT slot, credits_minor::text AS credits FROM issuing_balances
+            WHERE financial_account_id = ${SETTLEMENT} AND book = 'principal'`,
+          (rows) => new Map(rows.map((row) => [row.slot, Number(row.credits)]))
+        )
+        const before = yield* slots
+        const [pid, posted] = yield* sql.withTransaction(
+          Effect.all([
+            Effect.map(sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`, (rows) => rows[0]!.pid),
+            postTransfer(postingArguments(transfer(DAVE, SETTLEMENT, 3, { checkFunds: false }), ARGUMENTS_0270))
+          ])
+        )
+        expect(posted.posted).toBe(true)
+        const after = yield* slots
+        expect([...after].filter(([slot, credits]) => credits !== (before.get(slot) ?? 0))).toEqual([
+          [pid % 16, (before.get(pid % 16) ?? 0) + 3]
+        ])
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
+  }
 }
 
 /** How many entries there were before migration 0310. */

@@ -62,9 +62,8 @@ const cardTransfer = (ctx: LedgerDeps, programId: string, message: CardMessage, 
  * Writes a card message with the store's one call (docs/card-transactions.md): the
  * `transaction.updated` of the message and the wallet's `balance.updated` when its balance or
  * pending amount moves, in the same database transaction. Runs in the caller's transaction when
- * there is one — which a message with a transfer needs (the settlement account may be created, and
- * PostgreSQL writes the two in two statements); the caller commits and wakes the webhook workers
- * when the outcome says so.
+ * there is one — which a message with a transfer needs (the settlement account may be created
+ * before it); the caller commits and wakes the webhook workers when the outcome says so.
  */
 export const postCardMessage = (ctx: LedgerDeps, programId: string, message: CardMessage): Effect.Effect<PostingOutcome, TransferError> =>
   Effect.gen(function* () {

@@ -42,6 +42,7 @@ import coalescedBalanceEvents from "./0430_coalesced_balance_events.js"
 import leanerPostings from "./0440_leaner_postings.js"
 import walksAsRanges from "./0450_walks_as_ranges.js"
 import vacuumAsTablesGrow from "./0460_vacuum_as_tables_grow.js"
+import cardMessageOneCall from "./0470_card_message_one_call.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -92,5 +93,6 @@ export const migrations = {
   "0430_coalesced_balance_events": coalescedBalanceEvents,
   "0440_leaner_postings": leanerPostings,
   "0450_walks_as_ranges": walksAsRanges,
-  "0460_vacuum_as_tables_grow": vacuumAsTablesGrow
+  "0460_vacuum_as_tables_grow": vacuumAsTablesGrow,
+  "0470_card_message_one_call": cardMessageOneCall
 }
