@@ -11,8 +11,7 @@ import { createIssuing, storeFor } from "@issuing/http"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
-import pg from "pg"
-import { createDatabase, startPostgres } from "./support/postgres.js"
+import { benchPool, createDatabase, startPostgres } from "./support/postgres.js"
 import { option } from "./support/common.js"
 
 const posting = (programId, wallet, settlement) => {
@@ -88,7 +87,7 @@ const measure = async (url, seconds, concurrency) => {
   }
   const settlement = (await call("GET", "/v1/financial-accounts?kind=settlement&currency=USD")).data[0].id
   await instance.dispose()
-  const pool = new pg.Pool({ connectionString: url, max: concurrency })
+  const pool = benchPool(url, concurrency)
   let count = 0
   const run = async (wallet, until, counted) => {
     const client = await pool.connect()

@@ -34,9 +34,8 @@ import { spawn } from "node:child_process"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import pg from "pg"
 import { prepareLean, leanWriter } from "./support/leanLedger.js"
-import { createDatabase, resetStatements, startPostgres, statementsOf } from "./support/postgres.js"
+import { benchPool, createDatabase, resetStatements, startPostgres, statementsOf } from "./support/postgres.js"
 import { fundedWallets } from "./support/wallets.js"
 import { postgresTransferText, rawParams, rowsOf, sqliteTransfer, withFanOuts } from "./support/rawLedger.js"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
@@ -303,7 +302,7 @@ const rawSqlite = async (filename, seconds) => {
 /** One round trip per transfer: BEGIN; read; lock; inserts; upsert; events; fan-out; COMMIT as one simple query. */
 const rawPostgres = async (url, seconds, concurrency) => {
   const { programId, accounts } = await prepareRaw({ kind: "postgres", url })
-  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  const pool = benchPool(url, 10)
   const latencies = []
   let ok = 0
   const deadline = performance.now() + seconds * 1000

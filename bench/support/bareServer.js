@@ -8,7 +8,7 @@
 // `node bareServer.js <json config>`; prints the port on stdout, stops on SIGTERM.
 import Database from "better-sqlite3"
 import * as http from "node:http"
-import pg from "pg"
+import { benchPool } from "./postgres.js"
 import { leanWriter } from "./leanLedger.js"
 import { postgresTransferText, rawParams, rowsOf, sqliteTransfer, withFanOuts } from "./rawLedger.js"
 
@@ -24,7 +24,7 @@ const makeWriter = () => {
     const one = sqliteTransfer(db)
     return async (p) => one.immediate(p)
   }
-  const pool = new pg.Pool({ connectionString: config.url, max: 10 })
+  const pool = benchPool(config.url, 10)
   return (p) => pool.query(postgresTransferText(p))
 }
 // The lean server's pool is the platform's: 10 connections.

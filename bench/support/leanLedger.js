@@ -10,6 +10,7 @@
 // server (bareServer.js, started with `lean: true`).
 import Database from "better-sqlite3"
 import pg from "pg"
+import { benchPool } from "./postgres.js"
 import { v7 as uuidv7 } from "uuid"
 
 const TABLES = [
@@ -126,7 +127,7 @@ export const leanWriter = (target, connections) => {
       close: async () => db.close()
     }
   }
-  const pool = new pg.Pool({ connectionString: target.url, max: connections })
+  const pool = benchPool(target.url, connections)
   return {
     write: (programId, from, to, amount) =>
       pool.query("SELECT lean_post_transfer($1, $2, $3, $4, $5)", [programId, from, to, amount, ids()]),

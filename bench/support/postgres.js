@@ -149,6 +149,19 @@ export const withPgClient = async (url, use) => {
   }
 }
 
+/**
+ * A pg pool for a bench's own connections. Its `end()` resolves once it has asked its idle clients
+ * to close, not once they have: a server stopped (or a database dropped) right after sends them
+ * "terminating connection due to administrator command", which a pool without an "error" listener
+ * throws as an unhandled event and ends the run after its figures. The platform's own pool
+ * (@effect/sql-pg) has a listener; this gives the benches' the same.
+ */
+export const benchPool = (url, max) => {
+  const pool = new pg.Pool({ connectionString: url, max })
+  pool.on("error", () => {})
+  return pool
+}
+
 const admin = (adminUrl, statement) => withPgClient(adminUrl, (client) => client.query(statement))
 
 /** Drops the database `name` if a previous run left it, creates it empty, and returns its URL. */
