@@ -887,14 +887,12 @@ AS $function$
           RETURN;
         END IF;
       END IF;
+      -- The wallet's principal row, locked when the message moves its hold or needs its funds (a
+      -- decline does neither: it locks nothing).
       IF p_require_available > 0 OR p_pending_delta <> 0 THEN
-        -- A message that locks the wallet's row and posts a transfer takes the transfer's rows
-        -- first, in the order every posting takes them (the wallet's row among them).
         IF p_transfer IS NOT NULL THEN
           PERFORM issuing_lock_posting_rows(p_transfer->>'source', p_transfer->>'target');
         END IF;
-        -- The wallet's principal row, locked when the message moves its hold or needs its funds (a
-        -- decline does neither: it locks nothing).
         SELECT b.credits_minor - b.debits_minor - b.pending_minor INTO v_available FROM issuing_balances b
           WHERE b.financial_account_id = p_account AND b.book = 'principal' FOR UPDATE;
         v_available := coalesce(v_available, 0);
@@ -940,7 +938,6 @@ AS $function$
         PERFORM issuing_webhook_fan_out_events(v_ids, array_fill(v_program, ARRAY[array_length(v_ids, 1)]), v_types,
           array_fill(p_now, ARRAY[array_length(v_ids, 1)]), p_channel);
       END IF;
-      -- The transaction row is in; its transfer joins it (no funds check: the merchant has been paid).
       IF p_transfer IS NOT NULL THEN
         SELECT x.posted, x.available, x.refusal INTO v_transfer FROM issuing_post_transfers(jsonb_build_array(p_transfer), p_channel) x;
         IF NOT v_transfer.posted THEN
@@ -1013,7 +1010,7 @@ AS $function$
       RETURN v_available;
     END $function$;
 
--- As last (re)defined by src/migrations/0300_settlement_slots.ts.
+-- As last (re)defined by src/migrations/0470_card_message_one_call.ts.
 CREATE OR REPLACE FUNCTION public.issuing_post_transfer(
     p_program_id text,
     p_source text,

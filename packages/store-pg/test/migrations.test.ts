@@ -259,6 +259,25 @@ const principal = (account: string) =>
     `SELECT coalesce(sum(credits_minor - debits_minor), 0) AS n FROM issuing_balances WHERE financial_account_id = '${account}' AND book = 'principal'`
   )
 
+/** A card transaction of CAROL's active card as `issuing_post_card_message` takes it: a hold, or settled at once. */
+const cardTransaction = (id: string, amount: number, kind: "hold" | "settled") => ({
+  id,
+  program_id: PROGRAM,
+  status: kind === "hold" ? "PENDING" : "SETTLED",
+  amount_minor: amount,
+  currency: "USD",
+  card_id: "card_ACTIVE",
+  mcc: "5411",
+  created_at: NOW,
+  updated_at: NOW,
+  authorized_minor: amount,
+  pending_minor: kind === "hold" ? amount : 0,
+  settled_minor: kind === "hold" ? 0 : amount,
+  financial_account_id: CAROL,
+  card_events: "[]",
+  request_history: "[]"
+})
+
 /** An account's pending amount (its principal book, summed over its slots). */
 const pendingOf = (account: string) =>
   count(
@@ -832,23 +851,7 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         const available = yield* principal(CAROL)
         const hold = (id: string, amount: number, balanceEvent: string | null) =>
           sql<{ posted: boolean; available: string | null; refusal: string | null }>`SELECT posted, available, refusal
-            FROM issuing_post_card_message(${JSON.stringify({
-              id,
-              program_id: PROGRAM,
-              status: "PENDING",
-              amount_minor: amount,
-              currency: "USD",
-              card_id: "card_ACTIVE",
-              mcc: "5411",
-              created_at: NOW,
-              updated_at: NOW,
-              authorized_minor: amount,
-              pending_minor: amount,
-              settled_minor: 0,
-              financial_account_id: CAROL,
-              card_events: "[]",
-              request_history: "[]"
-            })}::jsonb, 'insert', ${CAROL}, ${amount}, ${amount}, NULL, ${NOW},
+            FROM issuing_post_card_message(${JSON.stringify(cardTransaction(id, amount, "hold"))}::jsonb, 'insert', ${CAROL}, ${amount}, ${amount}, NULL, ${NOW},
             ARRAY[${`evt_${id}`}]::text[], ARRAY['transaction.updated']::text[], ARRAY['{}']::text[], ${balanceEvent}, ${CHANNEL})`
         expect(yield* hold("txn_hold", 30, "evt_balance_hold")).toEqual([{ posted: true, available: String(available), refusal: null }])
         expect(
@@ -1420,23 +1423,9 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const message = (id: string, amount: number, transfer: Transfer | null, balanceEvent: string | null) =>
-          sql<PostingResult>`SELECT posted, available, refusal FROM issuing_post_card_message(${JSON.stringify({
-            id,
-            program_id: PROGRAM,
-            status: transfer === null ? "PENDING" : "SETTLED",
-            amount_minor: amount,
-            currency: "USD",
-            card_id: "card_ACTIVE",
-            mcc: "5411",
-            created_at: NOW,
-            updated_at: NOW,
-            authorized_minor: amount,
-            pending_minor: transfer === null ? amount : 0,
-            settled_minor: transfer === null ? 0 : amount,
-            financial_account_id: CAROL,
-            card_events: "[]",
-            request_history: "[]"
-          })}::jsonb, 'insert', ${CAROL}, ${transfer === null ? amount : 0}, ${amount}, NULL, ${NOW},
+          sql<PostingResult>`SELECT posted, available, refusal FROM issuing_post_card_message(${JSON.stringify(
+            cardTransaction(id, amount, transfer === null ? "hold" : "settled")
+          )}::jsonb, 'insert', ${CAROL}, ${transfer === null ? amount : 0}, ${amount}, NULL, ${NOW},
             ARRAY[${nextId("evt")}]::text[], ARRAY['transaction.updated']::text[], ARRAY['{}']::text[],
             ${transfer === null ? balanceEvent : null}, ${CHANNEL},
             ${

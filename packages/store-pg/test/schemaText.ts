@@ -9,14 +9,19 @@ const migrationsDir = fileURLToPath(new URL("../src/migrations/", import.meta.ur
 
 /**
  * The file of the last migration whose source creates or replaces the function `name`: where the
- * comment explaining its current body is. (Function names in the migrations are literal.)
+ * comment explaining its current body is. Function names in the migrations are literal; a body
+ * derived from an earlier migration's text is a constant documented as "NNNN's `name`, …".
  */
 const definedBy = (name: string): string | undefined =>
   fs
     .readdirSync(migrationsDir)
     .filter((file) => /^\d{4}_.*\.ts$/.test(file))
     .sort()
-    .filter((file) => new RegExp(`CREATE (OR REPLACE )?FUNCTION ${name}\\(`).test(fs.readFileSync(path.join(migrationsDir, file), "utf8")))
+    .filter((file) =>
+      new RegExp(`CREATE (OR REPLACE )?FUNCTION ${name}\\(|^/\\*\\* \\d{4}'s \`${name}\``, "m").test(
+        fs.readFileSync(path.join(migrationsDir, file), "utf8")
+      )
+    )
     .at(-1)
 
 /**

@@ -39,6 +39,67 @@ export const ACCOUNT_JSON = `json_build_object(
     'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`
 
+/** `issuing_post_card_message` as this migration defines it (0470 derives its own from it). */
+export const POST_CARD_MESSAGE_0230 = `CREATE FUNCTION issuing_post_card_message(
+      p_transaction jsonb, p_write text, p_account text, p_pending_delta bigint, p_require_available bigint,
+      p_active_card text, p_now timestamptz,
+      p_event_ids text[], p_event_types text[], p_event_data text[], p_balance_event_id text, p_channel text)
+    RETURNS TABLE (posted boolean, available bigint, refusal text) LANGUAGE plpgsql AS $$
+    DECLARE v_available bigint; v_card_state text; v_program text := p_transaction->>'program_id';
+      v_ids text[] := p_event_ids; v_types text[] := p_event_types;
+    BEGIN
+      IF p_active_card IS NOT NULL THEN
+        SELECT c.state INTO v_card_state FROM issuing_cards c WHERE c.id = p_active_card FOR SHARE;
+        IF v_card_state IS DISTINCT FROM 'ACTIVE' THEN
+          RETURN QUERY SELECT false, NULL::bigint,
+            CASE WHEN v_card_state = 'FROZEN' THEN 'card_frozen' ELSE 'card_closed' END;
+          RETURN;
+        END IF;
+      END IF;
+      -- The wallet's principal row, locked when the message moves its hold or needs its funds (a
+      -- decline does neither: it locks nothing).
+      IF p_require_available > 0 OR p_pending_delta <> 0 THEN
+        SELECT b.credits_minor - b.debits_minor - b.pending_minor INTO v_available FROM issuing_balances b
+          WHERE b.financial_account_id = p_account AND b.book = 'principal' FOR UPDATE;
+        v_available := coalesce(v_available, 0);
+        IF p_require_available > 0 AND v_available < p_require_available THEN
+          RETURN QUERY SELECT false, v_available, 'insufficient_funds';
+          RETURN;
+        END IF;
+      END IF;
+      IF p_write = 'insert' THEN
+        INSERT INTO issuing_transactions SELECT * FROM jsonb_populate_record(NULL::issuing_transactions, p_transaction);
+      ELSE
+        UPDATE issuing_transactions t SET status = r.status, amount_minor = r.amount_minor, decline_reason = r.decline_reason,
+            authorized_minor = r.authorized_minor, pending_minor = r.pending_minor, settled_minor = r.settled_minor,
+            expires_at = r.expires_at, card_events = r.card_events, request_history = r.request_history, updated_at = r.updated_at
+          FROM jsonb_populate_record(NULL::issuing_transactions, p_transaction) r
+          WHERE t.id = r.id;
+      END IF;
+      IF p_pending_delta <> 0 THEN
+        UPDATE issuing_balances SET pending_minor = pending_minor + p_pending_delta, updated_at = p_now
+          WHERE financial_account_id = p_account AND book = 'principal';
+      END IF;
+      INSERT INTO issuing_events (id, program_id, type, created_at, data)
+        SELECT v.id, v_program, v.type, p_now, v.data
+        FROM unnest(p_event_ids, p_event_types, p_event_data) WITH ORDINALITY AS v(id, type, data, ord)
+        ORDER BY v.ord;
+      IF p_balance_event_id IS NOT NULL THEN
+        INSERT INTO issuing_events (id, program_id, type, created_at, data)
+          SELECT p_balance_event_id, v_program, 'balance.updated', p_now, ${ACCOUNT_JSON}
+          FROM issuing_financial_accounts a
+          JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
+          WHERE a.id = p_account;
+        v_ids := v_ids || p_balance_event_id;
+        v_types := v_types || 'balance.updated'::text;
+      END IF;
+      IF coalesce(array_length(v_ids, 1), 0) > 0 THEN
+        PERFORM issuing_webhook_fan_out_events(v_ids, array_fill(v_program, ARRAY[array_length(v_ids, 1)]), v_types,
+          array_fill(p_now, ARRAY[array_length(v_ids, 1)]), p_channel);
+      END IF;
+      RETURN QUERY SELECT true, v_available, NULL::text;
+    END $$`
+
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE issuing_balances ADD COLUMN pending_minor bigint NOT NULL DEFAULT 0 CHECK (pending_minor >= 0)`
@@ -321,63 +382,5 @@ export default Effect.gen(function* () {
       RETURN v_available;
     END $$`
 
-  yield* sql.unsafe(`CREATE FUNCTION issuing_post_card_message(
-      p_transaction jsonb, p_write text, p_account text, p_pending_delta bigint, p_require_available bigint,
-      p_active_card text, p_now timestamptz,
-      p_event_ids text[], p_event_types text[], p_event_data text[], p_balance_event_id text, p_channel text)
-    RETURNS TABLE (posted boolean, available bigint, refusal text) LANGUAGE plpgsql AS $$
-    DECLARE v_available bigint; v_card_state text; v_program text := p_transaction->>'program_id';
-      v_ids text[] := p_event_ids; v_types text[] := p_event_types;
-    BEGIN
-      IF p_active_card IS NOT NULL THEN
-        SELECT c.state INTO v_card_state FROM issuing_cards c WHERE c.id = p_active_card FOR SHARE;
-        IF v_card_state IS DISTINCT FROM 'ACTIVE' THEN
-          RETURN QUERY SELECT false, NULL::bigint,
-            CASE WHEN v_card_state = 'FROZEN' THEN 'card_frozen' ELSE 'card_closed' END;
-          RETURN;
-        END IF;
-      END IF;
-      -- The wallet's principal row, locked when the message moves its hold or needs its funds (a
-      -- decline does neither: it locks nothing).
-      IF p_require_available > 0 OR p_pending_delta <> 0 THEN
-        SELECT b.credits_minor - b.debits_minor - b.pending_minor INTO v_available FROM issuing_balances b
-          WHERE b.financial_account_id = p_account AND b.book = 'principal' FOR UPDATE;
-        v_available := coalesce(v_available, 0);
-        IF p_require_available > 0 AND v_available < p_require_available THEN
-          RETURN QUERY SELECT false, v_available, 'insufficient_funds';
-          RETURN;
-        END IF;
-      END IF;
-      IF p_write = 'insert' THEN
-        INSERT INTO issuing_transactions SELECT * FROM jsonb_populate_record(NULL::issuing_transactions, p_transaction);
-      ELSE
-        UPDATE issuing_transactions t SET status = r.status, amount_minor = r.amount_minor, decline_reason = r.decline_reason,
-            authorized_minor = r.authorized_minor, pending_minor = r.pending_minor, settled_minor = r.settled_minor,
-            expires_at = r.expires_at, card_events = r.card_events, request_history = r.request_history, updated_at = r.updated_at
-          FROM jsonb_populate_record(NULL::issuing_transactions, p_transaction) r
-          WHERE t.id = r.id;
-      END IF;
-      IF p_pending_delta <> 0 THEN
-        UPDATE issuing_balances SET pending_minor = pending_minor + p_pending_delta, updated_at = p_now
-          WHERE financial_account_id = p_account AND book = 'principal';
-      END IF;
-      INSERT INTO issuing_events (id, program_id, type, created_at, data)
-        SELECT v.id, v_program, v.type, p_now, v.data
-        FROM unnest(p_event_ids, p_event_types, p_event_data) WITH ORDINALITY AS v(id, type, data, ord)
-        ORDER BY v.ord;
-      IF p_balance_event_id IS NOT NULL THEN
-        INSERT INTO issuing_events (id, program_id, type, created_at, data)
-          SELECT p_balance_event_id, v_program, 'balance.updated', p_now, ${ACCOUNT_JSON}
-          FROM issuing_financial_accounts a
-          JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
-          WHERE a.id = p_account;
-        v_ids := v_ids || p_balance_event_id;
-        v_types := v_types || 'balance.updated'::text;
-      END IF;
-      IF coalesce(array_length(v_ids, 1), 0) > 0 THEN
-        PERFORM issuing_webhook_fan_out_events(v_ids, array_fill(v_program, ARRAY[array_length(v_ids, 1)]), v_types,
-          array_fill(p_now, ARRAY[array_length(v_ids, 1)]), p_channel);
-      END IF;
-      RETURN QUERY SELECT true, v_available, NULL::text;
-    END $$`)
+  yield* sql.unsafe(POST_CARD_MESSAGE_0230)
 })
