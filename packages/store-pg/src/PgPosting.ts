@@ -200,8 +200,8 @@ const postNewTransfersDecided = (
 
 /**
  * One message of a card transaction: ONE call of `issuing_post_card_message` (migrations 0230 and
- * 0470), its transfer included when it has one (as an element of `issuing_post_transfers`' array),
- * so the message and its transfer commit or fail as one statement. A message that both locks the
+ * 0470), its transfer included when it has one (as an element of `issuing_post_transfers`' array):
+ * the message and its transfer are one statement, one round trip. A message that both locks the
  * wallet's row and posts a transfer (a clearing, a single-message approval) has the function take
  * the transfer's balance rows first, in the order every posting takes them
  * (docs/ledger.md#posting-rules).

@@ -88,13 +88,13 @@ const POST_CARD_MESSAGE_0470 = [
  * and slot rule of `issuing_post_transfer`. That lock is now `issuing_lock_posting_rows`, which both
  * functions call: the message takes the transfer's rows in (account, book, slot) order before the
  * wallet's row, as a return from the settlement account into the wallet takes them, so the two
- * cannot deadlock; and a message's rows and its transfer commit or fail as one statement.
+ * cannot deadlock; and a message's rows and its transfer are written by one statement.
  *
- * The rest of the message is 0230's text with the four changes below: the card still ACTIVE (FOR
+ * The rest of the message is 0230's text with the four changes above: the card still ACTIVE (FOR
  * SHARE), the wallet's principal row locked when the hold moves or funds are needed, the
- * transaction written, the pending amount moved, the events written and fanned out. When its transfer is refused (only the
- * balance bounds can refuse it: it has no funds check), the call answers the transfer's refusal and
- * the caller's transaction rolls the message back, as before.
+ * transaction written, the pending amount moved, the events written and fanned out. When its
+ * transfer is refused (only the balance bounds can refuse it: it has no funds check), the call
+ * answers the transfer's refusal and the caller's transaction rolls the message back, as before.
  *
  * Functions only, no row changes: it runs the same on a populated database.
  */
