@@ -212,9 +212,16 @@ const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<P
     // A message that moves money writes the wallet's balance.updated with its transfer, after the
     // transfer's deltas: written before it, it would describe the balance before the transfer.
     const balanceEventId = posting.transfer === null ? posting.balanceEventId : null
-    const balanceEvents =
-      posting.balanceEventId === null ? [] : [{ id: posting.balanceEventId, financial_account_id: posting.financialAccountId }]
-    const transfer = posting.transfer === null ? null : JSON.stringify(asJson({ ...posting.transfer, balanceEvents }))
+    const transfer =
+      posting.transfer === null
+        ? null
+        : JSON.stringify(
+            asJson({
+              ...posting.transfer,
+              balanceEvents:
+                posting.balanceEventId === null ? [] : [{ id: posting.balanceEventId, financial_account_id: posting.financialAccountId }]
+            })
+          )
     const [row] = yield* sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_card_message(
         ${JSON.stringify(t)}::jsonb, ${posting.transactionWrite}, ${posting.financialAccountId}, ${posting.pendingDelta},
         ${posting.requireAvailable}, ${posting.activeCardId}, ${t.updated_at},

@@ -1,13 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { replaceOnce } from "./functionText.js"
 import { POST_TRANSFER_0300, WRITE_POSTINGS_0300 } from "./0300_settlement_slots.js"
-
-/** `text` with `from` replaced by `to`, exactly once: a function body that no longer holds it is a defect here. */
-const replaceOnce = (text: string, from: string, to: string): string => {
-  const at = text.indexOf(from)
-  if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`migration 0310: expected one occurrence of ${from}`)
-  return text.slice(0, at) + to + text.slice(at + from.length)
-}
 
 const ENTRY_COLUMNS =
   "INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency)"

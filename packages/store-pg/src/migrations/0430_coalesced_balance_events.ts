@@ -1,13 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { replaceOnce } from "./functionText.js"
 import { WRITE_POSTINGS_0310 } from "./0310_entries_posted_at.js"
-
-/** `text` with `from` replaced by `to`, exactly once: a function body that no longer holds it is a defect here. */
-const replaceOnce = (text: string, from: string, to: string): string => {
-  const at = text.indexOf(from)
-  if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`migration 0430: expected one occurrence of ${from}`)
-  return text.slice(0, at) + to + text.slice(at + from.length)
-}
 
 const BALANCE_EVENT_ROW = "AS r(id text, program_id text, account text, created_at timestamptz)"
 const BALANCE_EVENT_ROW_0430 =

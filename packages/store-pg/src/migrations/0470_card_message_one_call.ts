@@ -1,15 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { replaceOnce } from "./functionText.js"
 import { POST_CARD_MESSAGE_0230 } from "./0230_card_holds.js"
 import { SETTLEMENT_SLOTS } from "./0300_settlement_slots.js"
 import { POST_TRANSFER_0320 } from "./0320_posting_counts.js"
-
-/** `text` with `from` replaced by `to`, exactly once: a function body that no longer holds it is a defect here. */
-const replaceOnce = (text: string, from: string, to: string): string => {
-  const at = text.indexOf(from)
-  if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`migration 0470: expected one occurrence of ${from}`)
-  return text.slice(0, at) + to + text.slice(at + from.length)
-}
 
 /**
  * The balance rows a posting between two accounts adds into, locked in the one order every write
