@@ -43,6 +43,7 @@ import leanerPostings from "./0440_leaner_postings.js"
 import walksAsRanges from "./0450_walks_as_ranges.js"
 import vacuumAsTablesGrow from "./0460_vacuum_as_tables_grow.js"
 import cardMessageOneCall from "./0470_card_message_one_call.js"
+import walletTags from "./0480_wallet_tags.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -94,5 +95,6 @@ export const migrations = {
   "0440_leaner_postings": leanerPostings,
   "0450_walks_as_ranges": walksAsRanges,
   "0460_vacuum_as_tables_grow": vacuumAsTablesGrow,
-  "0470_card_message_one_call": cardMessageOneCall
+  "0470_card_message_one_call": cardMessageOneCall,
+  "0480_wallet_tags": walletTags
 }

@@ -29,6 +29,7 @@ import cardAndAttemptListIndexes from "./0410_card_and_attempt_list_indexes.js"
 import accountUpdateOrder from "./0411_account_update_order.js"
 import liveGrantsIndex from "./0412_live_grants_index.js"
 import walksAsRanges from "./0450_walks_as_ranges.js"
+import walletTags from "./0480_wallet_tags.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -65,5 +66,6 @@ export const migrations = {
   "0410_card_and_attempt_list_indexes": cardAndAttemptListIndexes,
   "0411_account_update_order": accountUpdateOrder,
   "0412_live_grants_index": liveGrantsIndex,
-  "0450_walks_as_ranges": walksAsRanges
+  "0450_walks_as_ranges": walksAsRanges,
+  "0480_wallet_tags": walletTags
 }
