@@ -6,6 +6,8 @@ import type { Card, FinancialAccount, OAuthGrant, Transaction, Transfer, Wallet,
  */
 export interface EventObjects {
   "wallet.created": Wallet
+  /** A wallet's `tag` or `metadata` changed (`wallets.update`). */
+  "wallet.updated": Wallet
   "financial_account.created": FinancialAccount
   "card.created": Card
   "card.updated": Card
@@ -27,6 +29,7 @@ export type EventType = keyof EventObjects
 /** Every event type, in the order of the reference (a subscription's `event_types` takes any of them but `webhook.test`). */
 export const EVENT_TYPES: ReadonlyArray<EventType> = [
   "wallet.created",
+  "wallet.updated",
   "financial_account.created",
   "card.created",
   "card.updated",

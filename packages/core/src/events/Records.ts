@@ -4,6 +4,7 @@ import { newId } from "../platform/Ids.js"
 /** Event types the platform emits (docs/webhooks.md). */
 export const EVENT_TYPES = [
   "wallet.created",
+  "wallet.updated",
   "financial_account.created",
   "card.created",
   "card.updated",

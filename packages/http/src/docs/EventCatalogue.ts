@@ -13,6 +13,7 @@ export interface EventDoc {
  */
 export const EVENT_CATALOGUE: { readonly [T in EventType | "balance.updated"]: EventDoc } = {
   "wallet.created": { object: "Wallet", when: "A wallet was created (POST /v1/wallets)." },
+  "wallet.updated": { object: "Wallet", when: "A wallet's tag or metadata changed (PATCH /v1/wallets/{wallet_id})." },
   "financial_account.created": {
     object: "FinancialAccount",
     when: "A financial account was created: a wallet's, or the program's settlement account of a currency on its first use."
