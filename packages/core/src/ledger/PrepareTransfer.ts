@@ -124,13 +124,24 @@ export const prepareTransfer = (
     return { programId, order, from, to, settlement }
   })
 
-/** An existing transaction a transfer may be attached to: not declined, same currency. */
+/**
+ * An existing transaction a transfer may be attached to: not a card transaction (card messages
+ * alone move one: a transfer would change its status and money behind its hold, docs/card-transactions.md#transfers-and-card-transactions),
+ * not declined, same currency.
+ */
 export const checkAttachable = (existing: Transaction, currency: string): Either.Either<Transaction, Conflict | BusinessRuleViolation> =>
-  existing.status === "DECLINED"
-    ? Either.left(new Conflict({ message: "The transaction was declined; no transfer can be attached to it.", param: "transaction_id" }))
-    : existing.currency !== currency
-      ? Either.left(rule("currency_mismatch", "The transaction is in another currency than the transfer.", "currency"))
-      : Either.right(existing)
+  existing.card_id !== null
+    ? Either.left(
+        new Conflict({
+          message: "The transaction is a card transaction; only card messages move it, no transfer can be attached to it.",
+          param: "transaction_id"
+        })
+      )
+    : existing.status === "DECLINED"
+      ? Either.left(new Conflict({ message: "The transaction was declined; no transfer can be attached to it.", param: "transaction_id" }))
+      : existing.currency !== currency
+        ? Either.left(rule("currency_mismatch", "The transaction is in another currency than the transfer.", "currency"))
+        : Either.right(existing)
 
 /** The transaction a transfer belongs to: a new one, or an existing one with its other PENDING transfers counted under its lock. */
 export type TransactionPlan =
