@@ -62,14 +62,26 @@ export const controlDecline = (card: Card, mcc: string | null): DeclineReason | 
 }
 
 /**
- * True when approving `amount` more would take the card past its spending period: its open holds
- * and settled amounts in the window (reversals and returns already taken off), docs/card-transactions.md#spend-controls.
+ * True when a PER_TRANSACTION limit refuses `amount` more on a transaction that `authorizedBefore`
+ * already authorized (0 for a new authorization): the limit is on the transaction's authorized
+ * total, increments included, so a run of increments cannot pass it (docs/card-transactions.md#spend-controls).
  */
-const exceedsSpendingPeriod = (store: CardStoreService, card: Card, amount: number) =>
+const exceedsPerTransaction = (card: Card, authorizedBefore: number, amount: number): boolean =>
+  card.spending_period !== null &&
+  card.spending_period.interval === "PER_TRANSACTION" &&
+  authorizedBefore + amount > card.spending_period.amount
+
+/**
+ * True when approving `amount` more on a transaction that already authorized `authorizedBefore`
+ * (0 for a new one) would take the card past its spending period: PER_TRANSACTION as
+ * `exceedsPerTransaction`; a window by its open holds and settled amounts (reversals and returns
+ * already taken off), docs/card-transactions.md#spend-controls.
+ */
+const exceedsSpendingPeriod = (store: CardStoreService, card: Card, authorizedBefore: number, amount: number) =>
   Effect.gen(function* () {
     const limit = card.spending_period
     if (limit === null) return false
-    if (limit.interval === "PER_TRANSACTION") return amount > limit.amount
+    if (limit.interval === "PER_TRANSACTION") return exceedsPerTransaction(card, authorizedBefore, amount)
     const start = windowStart(limit.interval, yield* nowMs)
     // Windows start at a UTC midnight: the window is its first day and every day after it.
     const spent = yield* store.approvedSpendMinor(card.id, start === null ? null : start.toISOString().slice(0, 10))
@@ -258,7 +270,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
 
         const control = controlDecline(card, input.mcc)
         if (control !== null) return yield* decline(control)
-        if (yield* exceedsSpendingPeriod(store, card, input.amount)) return yield* decline("SPENDING_LIMIT_EXCEEDED")
+        if (yield* exceedsSpendingPeriod(store, card, 0, input.amount)) return yield* decline("SPENDING_LIMIT_EXCEEDED")
         const decision = yield* ask(
           programId,
           card,
@@ -293,7 +305,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
         return yield* commit(
           Effect.gen(function* () {
             const locked = (yield* findOwned(card.id, CARD, (id) => store.lockCard(programId, id))).card
-            if (yield* exceedsSpendingPeriod(store, locked, amount))
+            if (yield* exceedsSpendingPeriod(store, locked, 0, amount))
               return yield* post(programId, card, declined(history)("SPENDING_LIMIT_EXCEEDED"), "insert")
             return yield* approveOrDecline(programId, card, approved, declined(history), "insert")
           }),
@@ -328,7 +340,8 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
           return yield* conflict(`The card transaction is ${seen.status}; only a PENDING one takes an increment.`)
         const card = (yield* cardOf(programId, seen.card_id)).card
         let reason: DeclineReason | null = controlDecline(card, seen.mcc)
-        if (reason === null && (yield* exceedsSpendingPeriod(store, card, input.amount))) reason = "SPENDING_LIMIT_EXCEEDED"
+        if (reason === null && (yield* exceedsSpendingPeriod(store, card, seen.authorized_amount!, input.amount)))
+          reason = "SPENDING_LIMIT_EXCEEDED"
         let decision = Option.none<Decision>()
         if (reason === null) {
           decision = yield* ask(programId, card, seen, input.amount, "INCREMENTAL_AUTHORIZATION", false)
@@ -348,9 +361,12 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
                 updated_at: at
               })
             if (reason !== null) return yield* post(programId, locked, declined(reason), "update")
+            // Checked again on the transaction as locked: another increment may have grown it since the plain read.
+            if (exceedsPerTransaction(locked, t.authorized_amount!, amount))
+              return yield* post(programId, locked, declined("SPENDING_LIMIT_EXCEEDED"), "update")
             if (windowed(locked)) {
               const card = (yield* findOwned(locked.id, CARD, (id) => store.lockCard(programId, id))).card
-              if (yield* exceedsSpendingPeriod(store, card, amount))
+              if (yield* exceedsSpendingPeriod(store, card, t.authorized_amount!, amount))
                 return yield* post(programId, locked, declined("SPENDING_LIMIT_EXCEEDED"), "update")
             }
             const approved: Plan = {
