@@ -153,6 +153,11 @@ describe.each(STORE_KINDS)("metadata on %s", (kind) => {
     ["a number value", { note: 5 }, "metadata[note]"],
     ["an object value", { note: { nested: "x" } }, "metadata[note]"],
     ["a null value", { note: null }, "metadata[note]"],
+    // Text no store keeps as sent, in a key as in a value (issue 43: such keys were stored).
+    ["a NUL in a key", { "no\u0000te": "v" }, "metadata"],
+    ["a lone surrogate in a key", { "\ud800x": "v" }, "metadata"],
+    ["a NUL in a value", { ok: "fine", note: "a\u0000b" }, "metadata[note]"],
+    ["a lone surrogate in a value", { note: "\udc00" }, "metadata[note]"],
     ["an array", ["a", "b"], "metadata"],
     ["a number", 7, "metadata"],
     ['a string other than ""', "text", "metadata"],
@@ -216,6 +221,18 @@ describe.each(STORE_KINDS)("metadata on %s", (kind) => {
     expectEnvelope(await patch(`/v1/webhook-subscriptions/${subscription.id}`, { metadata: { extra: "v" } }), 400, { param: "metadata" })
     expect(ok(await get(`/v1/webhook-subscriptions/${subscription.id}`)).metadata).toEqual(fiftyKeys("s"))
     await platform.request("DELETE", `/v1/webhook-subscriptions/${subscription.id}`)
+  })
+
+  it("names unstorable text in a batch item's metadata by its path, and a bad key by the object holding it", async () => {
+    const before = ok(await get("/v1/transfers")).total_count
+    const batch = (metadata: unknown) => post("/v1/transfers/batch", { transfers: [transferBody(), { ...transferBody(), metadata }] })
+    expectEnvelope(await batch({ line: "2", note: "\u0000" }), 400, { code: "invalid_request", param: "transfers.1.metadata[note]" })
+    expectEnvelope(await batch({ line: "2", "\ud800": "v" }), 400, { code: "invalid_request", param: "transfers.1.metadata" })
+    // A key elsewhere in a body is checked as text too, and never repeated (param: its object, or null at the top).
+    expectEnvelope(await post("/v1/wallets", { holder: { "na\u0000me": "Ada" } }), 400, { code: "invalid_request", param: "holder" })
+    const refused = await post("/v1/wallets", { holder: { name: "Ada" }, "\ud800": "x" })
+    expectEnvelope(refused, 400, { code: "invalid_request", param: null })
+    expect(ok(await get("/v1/transfers")).total_count).toBe(before)
   })
 
   it("is never a filter", async () => {

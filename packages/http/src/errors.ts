@@ -364,18 +364,17 @@ export const unknownParameterFailure = (name: string): ApiFailureAt<400> => {
 }
 
 /**
- * A decode issue's path as `param`: segments joined with dots (`holder.name`, `program_ids.1`),
- * except a map key, which the schema gives as a bracketed segment and which follows its field
- * without a dot (`metadata[note]`, `transfers.3.metadata[note]`; docs/api.md#metadata).
+ * `param` followed by one segment of a path: after a dot (`holder.name`, `program_ids.1`), except
+ * a map key, given as a bracketed segment, which follows its field without one (`metadata[note]`,
+ * `transfers.3.metadata[note]`; docs/api.md#metadata). `param` "" is the start of a path. The one
+ * spelling of a path, for decode issues and the pipeline's text checks (middleware/RequestBody.ts).
  */
+export const appendParamSegment = (param: string, segment: string): string =>
+  param === "" ? segment : segment.startsWith("[") && segment.endsWith("]") ? param + segment : `${param}.${segment}`
+
+/** A decode issue's path as `param` (`appendParamSegment`; the schema gives a map key bracketed). */
 const paramOf = (path: ReadonlyArray<PropertyKey>): string =>
-  path
-    .map(String)
-    .reduce(
-      (param, segment, i) =>
-        i === 0 ? segment : segment.startsWith("[") && segment.endsWith("]") ? param + segment : `${param}.${segment}`,
-      ""
-    )
+  path.map(String).reduce((param, segment) => appendParamSegment(param, segment), "")
 
 /**
  * The 400 of a body, query or batch item that does not decode: `param` is the first issue's path

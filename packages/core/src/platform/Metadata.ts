@@ -61,7 +61,9 @@ const NOT_AN_OBJECT = `must be an object of string keys and string values (or ""
 /**
  * Checks `input` against the limits. A failure of one key's value points at that key (the HTTP
  * layer names it `metadata[key]`); a failure of the whole object or of a key's name (the key is
- * not repeated: it may be any text of any length) points at the field itself.
+ * not repeated: it may be any text of any length) points at the field itself. Text no store keeps
+ * as sent (U+0000, a lone surrogate), in a key as in a value, is refused with the rest of the
+ * request body before this runs, named the same way (docs/api.md#metadata).
  */
 const decodeChange = (input: unknown, ast: Schema.Schema.Any["ast"]): Either.Either<MetadataChange, ParseResult.ParseIssue> => {
   if (input === null || input === "") return Either.right(null)

@@ -1,7 +1,7 @@
 import { Headers, HttpIncomingMessage, type HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Readable } from "node:stream"
-import { ApiFailure, apiFailure } from "../errors.js"
+import { ApiFailure, apiFailure, appendParamSegment } from "../errors.js"
 
 const tooLarge = (maxBytes: number) => apiFailure("request_too_large", `The request body exceeds ${maxBytes} bytes.`, null)
 const unreadable = () => apiFailure("invalid_request", "The request body could not be read.", null)
@@ -101,28 +101,43 @@ const UNSTORABLE_TEXT = /[\u0000\p{Cs}]/u
 /** What a parsed JSON body may not hold, found by `inspectJson`. */
 export type JsonBodyProblem =
   | { readonly _tag: "TooDeep" }
-  /** `path`: the dotted path of the string (`holder.name`, `program_ids.1`; "" for the body itself). */
+  /**
+   * `path`: the path of the string as `param` names it (`holder.name`, `program_ids.1`,
+   * `metadata[note]`; "" for the body itself); for a key, the path of the object holding it.
+   */
   | { readonly _tag: "UnstorableText"; readonly path: string }
+
+/**
+ * The one body field whose keys are the caller's own data (docs/api.md#metadata): a key of it is
+ * named in brackets after the field (`metadata[note]`), as its decoding names it (core's
+ * platform/Metadata.ts), since a key may hold dots.
+ */
+const KEYED_FIELD = "metadata"
 
 /**
  * The first problem of a parsed JSON body, in document order, in one iterative walk (a body within
  * the size limit can nest deeper than the call stack): objects and arrays nested deeper than
  * MAX_JSON_DEPTH, or a string no store keeps as sent (U+0000, a lone surrogate), so both stores
- * answer alike. Object keys are not checked: unknown fields are dropped by decoding.
+ * answer alike. Object keys are text of the body too (metadata keys are stored as sent): a bad
+ * key is named by the object holding it (`metadata`; null at the top), never repeated.
  */
 export const inspectJson = (value: unknown): JsonBodyProblem | undefined => {
-  const pending: Array<readonly [unknown, string, number]> = [[value, "", 0]]
+  // [value, its path, its depth, whether its keys are a KEYED_FIELD's]
+  const pending: Array<readonly [unknown, string, number, boolean]> = [[value, "", 0, false]]
   while (pending.length > 0) {
-    const [item, path, depth] = pending.pop()!
+    const [item, path, depth, keyed] = pending.pop()!
     if (typeof item === "string") {
       if (UNSTORABLE_TEXT.test(item)) return { _tag: "UnstorableText", path }
     } else if (typeof item === "object" && item !== null) {
       if (depth + 1 > MAX_JSON_DEPTH) return { _tag: "TooDeep" }
-      // Pushed in reverse, popped in document order.
       const entries = Object.entries(item)
+      for (const [key] of entries) if (UNSTORABLE_TEXT.test(key)) return { _tag: "UnstorableText", path }
+      const bracketed = keyed && !Array.isArray(item)
+      // Pushed in reverse, popped in document order.
       for (let index = entries.length - 1; index >= 0; index--) {
         const [key, child] = entries[index]!
-        pending.push([child, path === "" ? key : `${path}.${key}`, depth + 1])
+        const childPath = appendParamSegment(path, bracketed ? `[${key}]` : key)
+        pending.push([child, childPath, depth + 1, !bracketed && key === KEYED_FIELD])
       }
     }
   }
