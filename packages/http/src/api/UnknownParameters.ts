@@ -24,6 +24,16 @@ export const refusesEveryQueryParameter = (endpoint: HttpApiEndpoint.HttpApiEndp
   isStrict(endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) &&
   (endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).urlParamsSchema._tag === "None"
 
+/**
+ * Whether any body field on this endpoint is unknown: a strict one that declares no payload (freeze,
+ * expire, reveal, rotate-secret, test, settle, …). The request pipeline refuses those; a payload
+ * schema of no fields would make the derived client send a body with every call and the OpenAPI
+ * document show one.
+ */
+export const refusesEveryBodyField = (endpoint: HttpApiEndpoint.HttpApiEndpoint.Any) =>
+  isStrict(endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) &&
+  (endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).payloadSchema._tag === "None"
+
 const strictEndpoint = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): HttpApiEndpoint.HttpApiEndpoint.AnyWithProps => {
   const { payloadSchema, urlParamsSchema } = endpoint
   const withPayload = payloadSchema._tag === "Some" ? endpoint.setPayload(payloadSchema.value.annotations(REFUSE_EXCESS)) : endpoint

@@ -1,7 +1,7 @@
 import { Headers, HttpIncomingMessage, type HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Readable } from "node:stream"
-import { ApiFailure, apiFailure, appendParamSegment } from "../errors.js"
+import { ApiFailure, apiFailure, appendParamSegment, unknownParameterFailure } from "../errors.js"
 
 const tooLarge = (maxBytes: number) => apiFailure("request_too_large", `The request body exceeds ${maxBytes} bytes.`, null)
 const unreadable = () => apiFailure("invalid_request", "The request body could not be read.", null)
@@ -141,6 +141,19 @@ export const inspectJson = (value: unknown): JsonBodyProblem | undefined => {
       }
     }
   }
+  return undefined
+}
+
+/**
+ * The 400 of a body sent to an operation that declares none (docs/api.md#requests-and-responses),
+ * or undefined for `{}`: its first field, named as any unknown field is; for JSON that is not an
+ * object, the body itself. `parsed` is the body as the pipeline parsed it.
+ */
+export const bodyOfNoFieldsFailure = (parsed: unknown): ApiFailure | undefined => {
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return apiFailure("invalid_request", "Invalid request: this operation takes no body fields; send no body, or {}.", null)
+  }
+  for (const name in parsed) if (Object.hasOwn(parsed, name)) return unknownParameterFailure(name)
   return undefined
 }
 

@@ -4,7 +4,7 @@ import { Access, type Caller, Idempotency, IssuingConfig, isRetryableSqlError, t
 import { Cause, type Context, Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, mapToApiFailure, unknownParameterFailure } from "../errors.js"
-import { answerFromReadBody, answerFromReadFormBody, inspectJson, MAX_JSON_DEPTH, readBody } from "./RequestBody.js"
+import { answerFromReadBody, answerFromReadFormBody, bodyOfNoFieldsFailure, inspectJson, MAX_JSON_DEPTH, readBody } from "./RequestBody.js"
 import type { RouteMatch, RouteTable } from "./RouteTable.js"
 
 /** Unknown URLs: neither their path nor their method is repeated (it may hold anything, docs/api.md#errors). */
@@ -179,14 +179,18 @@ const readCheckedBody = (
   })
 
 /**
- * On an operation that declares no query, any parameter is unknown: 400 naming it, where the
- * handler would have decoded a query (operations that declare one refuse unknown parameters when
- * they decode it, api/UnknownParameters.ts).
+ * On an operation that declares no query, any parameter is unknown; on one that declares no body,
+ * any body field (and a body that is not an object): 400 naming it, where the handler would have
+ * decoded them (operations that declare them refuse unknown ones when they decode them,
+ * api/UnknownParameters.ts).
  */
-const refuseUndeclaredQuery = (url: URL, route: MatchedRoute): Effect.Effect<void, ApiFailure> => {
+const refuseUndeclaredInput = (url: URL, body: ReadBody, route: MatchedRoute): Effect.Effect<void, ApiFailure> => {
   const first = url.searchParams.keys().next()
-  if (!route.refusesQuery || first.done === true) return Effect.void
-  return Effect.fail(first.value.includes("\u0000") ? unstorableTextFailure(null) : unknownParameterFailure(first.value))
+  if (route.refusesQuery && first.done !== true) {
+    return Effect.fail(first.value.includes("\u0000") ? unstorableTextFailure(null) : unknownParameterFailure(first.value))
+  }
+  const bodyFailure = route.refusesBody && body.parsed !== undefined ? bodyOfNoFieldsFailure(body.parsed) : undefined
+  return bodyFailure === undefined ? Effect.void : Effect.fail(bodyFailure)
 }
 
 /** A stored idempotent answer, replayed as it was (with the replay header). */
@@ -291,8 +295,8 @@ const handleRequest = (
       if (route.oauthProtocol) answerFromReadFormBody(request, body.text)
       else answerFromReadBody(request, body.text, body.parsed)
     }
-    // Where the router would decode a query: after the caller's checks, inside any idempotent transaction.
-    const routed = Effect.zipRight(refuseUndeclaredQuery(url, route), app)
+    // Where the router would decode a query or body: after the caller's checks, inside any idempotent transaction.
+    const routed = Effect.zipRight(refuseUndeclaredInput(url, body, route), app)
     if (route.scope === "public") return yield* toResponse(routed)
 
     const { caller, scoped } = yield* authorizeCaller(services, request, route, method)

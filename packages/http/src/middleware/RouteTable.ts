@@ -2,7 +2,7 @@ import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { Context, Option } from "effect"
 import { CallsOut, OAuthProtocol, RequiredScope, SandboxOnly } from "../api/Annotations.js"
 import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
-import { refusesEveryQueryParameter } from "../api/UnknownParameters.js"
+import { refusesEveryBodyField, refusesEveryQueryParameter } from "../api/UnknownParameters.js"
 
 /** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
 export type RouteScope = "public" | "organization" | "program"
@@ -21,6 +21,8 @@ interface Route {
   readonly requiredScope: RequiredScopeName | null
   /** A /v1 operation that declares no query: any query parameter is unknown (400). */
   readonly refusesQuery: boolean
+  /** A /v1 operation that declares no body: any body field is unknown (400). */
+  readonly refusesBody: boolean
 }
 
 /** The scope an OAuth access token needs on a route beyond its method's own (docs/oauth.md#access-tokens-on-v1). */
@@ -37,6 +39,7 @@ export type RouteMatch =
       readonly oauthProtocol: boolean
       readonly requiredScope: RequiredScopeName | null
       readonly refusesQuery: boolean
+      readonly refusesBody: boolean
     }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "NotFound" }
@@ -98,7 +101,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         sandboxOnly,
         oauthProtocol,
         requiredScope,
-        refusesQuery: refusesEveryQueryParameter(endpoint)
+        refusesQuery: refusesEveryQueryParameter(endpoint),
+        refusesBody: refusesEveryBodyField(endpoint)
       })
     }
   })
@@ -124,7 +128,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
           sandboxOnly: best.sandboxOnly,
           oauthProtocol: best.oauthProtocol,
           requiredScope: best.requiredScope,
-          refusesQuery: best.refusesQuery
+          refusesQuery: best.refusesQuery,
+          refusesBody: best.refusesBody
         }
       }
       if (allow.size > 0) return { _tag: "MethodNotAllowed", allow: [...allow].sort() }
