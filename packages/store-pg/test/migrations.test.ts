@@ -1487,6 +1487,38 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         ])
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
+  },
+  // Wallets are counted by tag too (key `=tag` beside ''): a tagged insert counts both, a re-tag
+  // moves one from the old tag's key to the new one's, an update that keeps the tag moves nothing,
+  // a delete takes it back; the counts stay what the rows call for. Every tag is cleared after.
+  "0480_wallet_tags": {
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const tagged = Effect.map(
+          sql<{ key: string; n: string }>`SELECT key, SUM(n)::text AS n FROM issuing_list_counts
+            WHERE list = 'wallets' AND program_id = ${PROGRAM} AND key <> '' GROUP BY key HAVING SUM(n) <> 0 ORDER BY key`,
+          (rows) => Object.fromEntries(rows.map((row) => [row.key, Number(row.n)]))
+        )
+        const all = yield* count(`SELECT count(*) AS n FROM issuing_wallets WHERE program_id = '${PROGRAM}'`)
+        yield* sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+                   VALUES ('fa_0480', ${PROGRAM}, 'wallet_0480', 'wallet', 'USD', ${NOW})`
+        yield* sql`INSERT INTO issuing_wallets (id, program_id, holder_name, holder_email, financial_account_id, tag, created_at, updated_at)
+                   VALUES ('wallet_0480', ${PROGRAM}, 'Erin', NULL, 'fa_0480', 'gold', ${NOW}, ${NOW})`
+        yield* sql`UPDATE issuing_wallets SET tag = 'gold' WHERE id = 'wallet_fa_carol'`
+        expect(yield* tagged).toEqual({ "=gold": 2 })
+        yield* sql`UPDATE issuing_wallets SET tag = 'silver' WHERE id = 'wallet_0480'`
+        expect(yield* tagged).toEqual({ "=gold": 1, "=silver": 1 })
+        yield* sql`UPDATE issuing_wallets SET tag = tag, updated_at = ${NOW} WHERE tag IS NOT NULL`
+        expect(yield* tagged).toEqual({ "=gold": 1, "=silver": 1 })
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        yield* sql`DELETE FROM issuing_wallets WHERE id = 'wallet_0480'`
+        yield* sql`DELETE FROM issuing_financial_accounts WHERE id = 'fa_0480'`
+        yield* sql`UPDATE issuing_wallets SET tag = NULL WHERE tag IS NOT NULL`
+        expect(yield* tagged).toEqual({})
+        expect(yield* count(`SELECT count(*) AS n FROM issuing_wallets WHERE program_id = '${PROGRAM}'`)).toBe(all)
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
   }
 }
 

@@ -20,7 +20,8 @@ import type {
   TransactionStatus,
   Transfer,
   TransferStatus,
-  Wallet
+  Wallet,
+  WalletFilter
 } from "./Records.js"
 
 /** A page of rows and the total matching the filter. */
@@ -240,8 +241,14 @@ export interface LedgerStoreService {
 
   readonly insertWallet: (wallet: Wallet) => Effect.Effect<void, SqlError.SqlError>
   readonly findWallet: (programId: string, walletId: string) => Effect.Effect<Option.Option<Wallet>, SqlError.SqlError>
+  /** A wallet of the program, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE). */
+  readonly lockWallet: (programId: string, walletId: string) => Effect.Effect<Option.Option<Wallet>, SqlError.SqlError>
+  /** Writes a wallet's tag, metadata and updated_at (its tag's count moves with it: migration 0480). */
+  readonly updateWallet: (wallet: Wallet) => Effect.Effect<void, SqlError.SqlError>
+  /** The program's wallets, or one tag's (through the tag's partial indexes), with the exact total. */
   readonly listWallets: (
     programId: string,
+    filter: WalletFilter,
     window: PageWindow<WalletOrderField>
   ) => Effect.Effect<Rows<Wallet>, SqlError.SqlError | InvalidRequest>
 

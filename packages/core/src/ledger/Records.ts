@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { Uuid } from "../platform/Ids.js"
 import { initialMetadata, Metadata, MetadataInput } from "../platform/Metadata.js"
+import { WebhookTag } from "../webhooks/Records.js"
 
 /**
  * Ledger records (docs/ledger.md, docs/api.md#money): wallets, financial accounts, transfers,
@@ -86,6 +87,8 @@ export const Wallet = Schema.Struct({
   program_id: Schema.String,
   holder: Holder,
   financial_account_id: Schema.String,
+  /** The program's customer the wallet belongs to (docs/ledger.md#wallet-tags), or null. */
+  tag: Schema.NullOr(Schema.String),
   metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -227,6 +230,13 @@ export type BookTransfer = typeof BookTransfer.Type
 
 const OptionalId = Schema.optional(Schema.NullOr(Uuid))
 
+/**
+ * A wallet's tag: the program's customer it belongs to, with the syntax of a webhook
+ * subscription's tag (1 to 64 characters, compared exactly), so that a tagged subscription and the
+ * wallets of its customer name it alike (docs/ledger.md#wallet-tags).
+ */
+export const WalletTag = WebhookTag
+
 /** POST /v1/wallets. */
 export const CreateWallet = Schema.Struct({
   holder: Schema.Struct({
@@ -241,9 +251,26 @@ export const CreateWallet = Schema.Struct({
     )
   }),
   currency: Schema.optional(Currency),
+  /** null or absent: untagged. */
+  tag: Schema.optional(Schema.NullOr(WalletTag)),
   metadata: Schema.optional(MetadataInput)
 })
 export type CreateWallet = typeof CreateWallet.Type
+
+/** The body of PATCH /v1/wallets/{wallet_id}: the fields to change; a field left out is kept. */
+export const UpdateWallet = Schema.Struct({
+  /** null clears the tag. */
+  tag: Schema.optional(Schema.NullOr(WalletTag)),
+  /** A change of the metadata (docs/api.md#metadata): keys given are set, "" removes one, null or "" clears all. */
+  metadata: Schema.optional(MetadataInput)
+}).annotations({ identifier: "UpdateWallet" })
+export type UpdateWallet = typeof UpdateWallet.Type
+
+/** The filters of GET /v1/wallets (paging aside): `tag` keeps the wallets of that tag. */
+export const WalletFilter = Schema.Struct({
+  tag: Schema.optional(WalletTag)
+})
+export type WalletFilter = typeof WalletFilter.Type
 
 /**
  * The body of POST /v1/transfers as sent: the rail as `paymentRail` or `payment_rail` (both

@@ -6,14 +6,14 @@ import { toInt } from "../platform/Rows.js"
 
 /**
  * The filters of each list whose count is maintained (migration 0210 of both stores), in the order
- * they are spelled in its keys. The migration's triggers write the same keys; a list or filter
- * added here needs a migration that counts it.
+ * they are spelled in its keys. The migrations' triggers write the same keys; a list or filter
+ * added here needs a migration that counts it (the wallets' `tag`: 0480).
  */
 export const COUNTED_LISTS = {
   events: ["type"],
   transfers: ["status", "payment_rail", "financial_account_id"],
   transactions: ["status", "card_id"],
-  wallets: [],
+  wallets: ["tag"],
   financial_accounts: ["kind", "wallet_id", "currency"],
   cards: ["wallet_id", "state"],
   card_audit_records: ["card_id", "action"],

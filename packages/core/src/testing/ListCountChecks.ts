@@ -14,7 +14,7 @@ const SIMPLE_LISTS: ReadonlyArray<readonly [list: string, table: string, dims: R
   ["events", "issuing_events", [["type"]]],
   ["transfers", "issuing_transfers", [["status"], ["payment_rail"], ["from_financial_account_id", "to_financial_account_id"]]],
   ["transactions", "issuing_transactions", [["status"], ["card_id"]]],
-  ["wallets", "issuing_wallets", []],
+  ["wallets", "issuing_wallets", [["tag"]]],
   ["financial_accounts", "issuing_financial_accounts", [["kind"], ["wallet_id"], ["currency"]]],
   ["cards", "issuing_cards", [["wallet_id"], ["state"]]],
   ["card_audit_records", "issuing_card_audit_records", [["card_id"], ["action"]]],

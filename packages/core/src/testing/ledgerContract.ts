@@ -4,6 +4,7 @@ import { Deferred, Effect, Fiber, Option, Schedule } from "effect"
 import { CardStore } from "../cards/CardStore.js"
 import { EventStore } from "../events/EventStore.js"
 import { type IssuingEvent, newEvent } from "../events/Records.js"
+import type { WalletOrderField } from "../ledger/OrderFields.js"
 import { LedgerStore, type LedgerStoreService, type PostingOutcome, type TransferPosting } from "../ledger/LedgerStore.js"
 import { balanceDeltas, transferEntries } from "../ledger/PostingRules.js"
 import {
@@ -40,7 +41,13 @@ const oldestFirst = <F extends string = "created_at">(limit = 100, offset = 0, o
 const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
 
 /** Stores a wallet with its account; the account's balances start at zero. */
-const storeWallet = (ledger: LedgerStoreService, programId: string, at = new Date().toISOString(), currency = "USD") =>
+const storeWallet = (
+  ledger: LedgerStoreService,
+  programId: string,
+  at = new Date().toISOString(),
+  currency = "USD",
+  tag: string | null = null
+) =>
   Effect.gen(function* () {
     const wallet: Wallet = {
       id: newId(),
@@ -48,6 +55,7 @@ const storeWallet = (ledger: LedgerStoreService, programId: string, at = new Dat
       program_id: programId,
       holder: { name: "Ada Lovelace", email: "ada@example.com" },
       financial_account_id: newId(),
+      tag,
       // Read back equal by the checks below: the metadata column round-trips, keys and values as sent.
       metadata: { customer: "c_42", ["__proto__"]: "kept as a key", "ünïcode 🙂": "" },
       created_at: at,
@@ -210,12 +218,61 @@ export const ledgerContract: PortContract = (name, store) =>
         expect(Option.isNone(yield* ledger.findWallet(other.program.id, wallet.id))).toBe(true)
         expect(Option.isNone(yield* ledger.findAccount(other.program.id, accountId))).toBe(true)
         expect(yield* ledger.findPostingAccounts(other.program.id, [accountId], "EUR")).toEqual([])
-        expect((yield* ledger.listWallets(other.program.id, newestFirst())).total).toBe(0)
+        expect((yield* ledger.listWallets(other.program.id, {}, newestFirst())).total).toBe(0)
         expect((yield* ledger.listAccounts(other.program.id, {}, newestFirst())).total).toBe(0)
 
         const filtered = yield* ledger.listAccounts(program.id, { wallet_id: wallet.id, kind: "wallet", currency: "EUR" }, newestFirst())
         expect(filtered).toEqual({ rows: [account], total: 1 })
         expect((yield* ledger.listAccounts(program.id, { currency: "USD" }, newestFirst())).total).toBe(0)
+      })
+    )
+
+    it.effect("keeps a wallet's tag: stored, changed under its lock, listed and counted by tag within the program", () =>
+      Effect.gen(function* () {
+        const ledger = yield* LedgerStore
+        const transactor = yield* Transactor
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString()
+        const gold = [
+          yield* storeWallet(ledger, program.id, at(1), "USD", "gold"),
+          yield* storeWallet(ledger, program.id, at(2), "USD", "gold")
+        ]
+        const silver = yield* storeWallet(ledger, program.id, at(3), "USD", "silver")
+        const untagged = yield* storeWallet(ledger, program.id, at(4))
+        yield* storeWallet(ledger, other.program.id, at(5), "USD", "gold")
+        expect(Option.getOrThrow(yield* ledger.findWallet(program.id, silver.id)).tag).toBe("silver")
+        expect(Option.getOrThrow(yield* ledger.findWallet(program.id, untagged.id)).tag).toBeNull()
+        const listed = (tag: string | undefined, window: PageWindow<WalletOrderField> = newestFirst()) =>
+          Effect.map(ledger.listWallets(program.id, { tag }, window), ({ rows, total }) => ({ ids: rows.map((row) => row.id), total }))
+        expect(yield* listed("gold")).toEqual({ ids: [gold[1]!.id, gold[0]!.id], total: 2 })
+        expect(yield* listed("gold", oldestFirst(1, 1))).toEqual({ ids: [gold[1]!.id], total: 2 })
+        expect(yield* listed("silver")).toEqual({ ids: [silver.id], total: 1 })
+        expect(yield* listed("bronze")).toEqual({ ids: [], total: 0 })
+        expect((yield* listed(undefined)).total).toBe(4)
+
+        // Re-tagged under the lock: the count moves from the old tag to the new; cleared: out of both.
+        yield* transactor.withTransaction(
+          Effect.gen(function* () {
+            const locked = Option.getOrThrow(yield* ledger.lockWallet(program.id, gold[0]!.id))
+            yield* ledger.updateWallet({ ...locked, tag: "silver", metadata: { moved: "yes" }, updated_at: at(10) })
+          })
+        )
+        yield* ledger.updateWallet({ ...silver, tag: null, updated_at: at(11) })
+        yield* ledger.updateWallet({ ...untagged, metadata: { note: "same tag" }, updated_at: at(12) })
+        expect(Option.getOrThrow(yield* ledger.findWallet(program.id, gold[0]!.id))).toEqual({
+          ...gold[0]!,
+          tag: "silver",
+          metadata: { moved: "yes" },
+          updated_at: at(10)
+        })
+        expect(yield* listed("gold")).toEqual({ ids: [gold[1]!.id], total: 1 })
+        expect(yield* listed("silver")).toEqual({ ids: [gold[0]!.id], total: 1 })
+        expect(yield* listed("silver", newestFirst(10, 0, "updated_at"))).toEqual({ ids: [gold[0]!.id], total: 1 })
+        expect((yield* listed(undefined)).total).toBe(4)
+        // Another program's wallet is neither locked nor listed here.
+        expect(Option.isNone(yield* ledger.lockWallet(other.program.id, gold[1]!.id))).toBe(true)
+        expect((yield* ledger.listWallets(other.program.id, { tag: "gold" }, newestFirst())).total).toBe(1)
       })
     )
 
@@ -429,6 +486,7 @@ export const ledgerContract: PortContract = (name, store) =>
             program_id: program.id,
             holder: { name: "Holder", email: null },
             financial_account_id: newId(),
+            tag: null,
             metadata: {},
             created_at: at,
             updated_at: at
@@ -444,13 +502,13 @@ export const ledgerContract: PortContract = (name, store) =>
           yield* ledger.insertWallet(wallet)
           wallets.push(wallet)
         }
-        const listed = yield* ledger.listWallets(program.id, newestFirst())
+        const listed = yield* ledger.listWallets(program.id, {}, newestFirst())
         expect(listed.total).toBe(5)
         expect(listed.rows.map((row) => row.id)).toEqual(sorted(ids).reverse())
-        expect((yield* ledger.listWallets(program.id, oldestFirst())).rows.map((row) => row.id)).toEqual(sorted(ids))
+        expect((yield* ledger.listWallets(program.id, {}, oldestFirst())).rows.map((row) => row.id)).toEqual(sorted(ids))
         const pages: Array<string> = []
         for (let offset = 0; offset < 5; offset += 2) {
-          pages.push(...(yield* ledger.listWallets(program.id, newestFirst(2, offset))).rows.map((row) => row.id))
+          pages.push(...(yield* ledger.listWallets(program.id, {}, newestFirst(2, offset))).rows.map((row) => row.id))
         }
         expect(pages).toEqual(sorted(ids).reverse())
         const accountIds = wallets.map((wallet) => wallet.financial_account_id)

@@ -13,12 +13,14 @@ import {
   Transfer,
   TransferRail,
   TransferStatus,
+  UpdateWallet,
   Uuid,
-  Wallet
+  Wallet,
+  WalletFilter
 } from "@issuing/core"
 import { Schema } from "effect"
 import { SandboxOnly } from "./Annotations.js"
-import { ListOf, PagingParams, post } from "./Common.js"
+import { ListOf, PagingParams, patch, post } from "./Common.js"
 import { ProgramScoped } from "./Security.js"
 import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
 
@@ -37,8 +39,20 @@ const BookTransferParams = {
 /** Wallets (docs/ledger.md). */
 export class WalletsApi extends HttpApiGroup.make("wallets")
   .add(post("create", "/wallets").setPayload(CreateWallet).addSuccess(Wallet))
-  .add(HttpApiEndpoint.get("list", "/wallets").setUrlParams(Schema.Struct(PagingParams)).addSuccess(ListOf(Wallet)))
+  .add(
+    HttpApiEndpoint.get("list", "/wallets")
+      .setUrlParams(Schema.Struct({ ...PagingParams, ...WalletFilter.fields }))
+      .addSuccess(ListOf(Wallet))
+  )
   .add(HttpApiEndpoint.get("get", "/wallets/:wallet_id").setPath(pathId("wallet_id")).addError(NotFoundFailure).addSuccess(Wallet))
+  .add(
+    patch("update", "/wallets/:wallet_id")
+      .setPath(pathId("wallet_id"))
+      .setPayload(UpdateWallet)
+      .addSuccess(Wallet)
+      .addError(NotFoundFailure)
+      .annotate(OpenApi.Description, "Changes a wallet's tag or metadata; a field left out is kept, a tag of null clears it.")
+  )
   .middleware(ProgramScoped)
   .prefix("/v1") {}
 

@@ -124,11 +124,18 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   },
   "wallets.create": {
     summary: "Create a wallet",
-    description: "A wallet for a holder, with its financial account in the currency given (default USD). Emits `wallet.created`.",
-    example: { holder: { name: "Ada Lovelace", email: "ada@example.com" }, currency: "USD" }
+    description:
+      "A wallet for a holder, with its financial account in the currency given (default USD) and, optionally, the `tag` of the program's customer it belongs to. Emits `wallet.created`.",
+    example: { holder: { name: "Ada Lovelace", email: "ada@example.com" }, currency: "USD", tag: "customer_42" }
   },
-  "wallets.list": { summary: "List wallets", description: list("the program's wallets") },
+  "wallets.list": { summary: "List wallets", description: list("the program's wallets", "Filter by `tag`.") },
   "wallets.get": { summary: "Retrieve a wallet", description: "One wallet of the program." },
+  "wallets.update": {
+    summary: "Change a wallet's tag or metadata",
+    description:
+      'A new `tag` (null clears it) or a change of `metadata` (keys given are set, "" removes one); a field left out is kept. Emits `wallet.updated`, unless nothing changed.',
+    example: { tag: "customer_42", metadata: { plan: "gold" } }
+  },
   "financialAccounts.list": {
     summary: "List financial accounts",
     description: list("the program's accounts (wallet and settlement)", "Filter by `kind`, `wallet_id`, `currency`.")

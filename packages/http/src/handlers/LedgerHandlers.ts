@@ -108,10 +108,13 @@ export const WalletsHandlersLive = HttpApiBuilder.group(IssuingApi, "wallets", (
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const page = yield* paging(urlParams, WALLET_ORDER_FIELDS)
-          return yield* mapToApiFailure(ledger.listWallets(yield* programId, page))
+          return yield* mapToApiFailure(ledger.listWallets(yield* programId, { tag: urlParams.tag }, page))
         })
       )
       .handle("get", ({ path }) => Effect.flatMap(programId, (program) => mapToApiFailure(ledger.getWallet(program, path.wallet_id))))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(programId, (program) => mapToApiFailure(ledger.updateWallet(program, path.wallet_id, payload)))
+      )
   })
 )
 
