@@ -82,6 +82,8 @@ export type UpdateCardParams = typeof Core.UpdateCard.Encoded
 export type SearchByPanParams = typeof Core.SearchByPan.Encoded
 /** The body of `wallets.create`. */
 export type CreateWalletParams = typeof Core.CreateWallet.Encoded
+/** The body of `wallets.update`: a field left out is kept, a tag of null clears it; `metadata` is merged (docs/api.md#metadata). */
+export type UpdateWalletParams = typeof Core.UpdateWallet.Encoded
 /** The body of `transfers.create`, and each item of `transfers.batch`. */
 export type CreateTransferParams = typeof Core.CreateTransfer.Encoded
 /** The body of `webhooks.create`. */
@@ -117,6 +119,8 @@ export type CardListQuery = typeof Core.CardListQuery.Encoded
 export type CardAuditQuery = typeof Core.CardAuditQuery.Encoded
 /** The filters of `events.list`. */
 export type EventFilter = typeof Core.EventFilter.Encoded
+/** The filters of `wallets.list`. */
+export type WalletFilter = typeof Core.WalletFilter.Encoded
 /** The filters of `webhooks.list`. */
 export type SubscriptionFilter = typeof Core.SubscriptionFilter.Encoded
 /** The filters of `webhooks.listAttempts`. */

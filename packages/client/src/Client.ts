@@ -42,8 +42,10 @@ import type {
   TransferRail,
   TransferStatus,
   UpdateCardParams,
+  UpdateWalletParams,
   UpdateWebhookSubscriptionParams,
   Wallet,
+  WalletFilter,
   WebhookAttempt,
   WebhookPortalSession,
   WebhookReplay,
@@ -79,6 +81,7 @@ export interface TransferBatch {
 export type CardListParams = PageParams & Partial<CardListQuery>
 export type CardAuditListParams = PageParams & Partial<CardAuditQuery>
 export type EventListParams = PageParams & Partial<EventFilter>
+export type WalletListParams = PageParams & Partial<WalletFilter>
 export type WebhookSubscriptionListParams = PageParams & Partial<SubscriptionFilter>
 export type WebhookAttemptListParams = PageParams & Partial<AttemptFilter>
 export type FinancialAccountListParams = PageParams & {
@@ -174,8 +177,12 @@ export class IssuingClient {
   /** Wallets (docs/ledger.md). */
   readonly wallets = {
     create: (params: CreateWalletParams, options?: RequestOptions) => this.post<Wallet>("/v1/wallets", params, options),
-    list: (params?: PageParams, options?: RequestOptions) => this.list<Wallet, PageParams>("/v1/wallets", params, options),
-    retrieve: (id: string, options?: RequestOptions) => this.get<Wallet>(`/v1/wallets/${segment(id)}`, undefined, options)
+    /** The program's wallets, or one `tag`'s. */
+    list: (params?: WalletListParams, options?: RequestOptions) => this.list<Wallet, WalletListParams>("/v1/wallets", params, options),
+    retrieve: (id: string, options?: RequestOptions) => this.get<Wallet>(`/v1/wallets/${segment(id)}`, undefined, options),
+    /** A new tag (null clears it) or a metadata change; a field left out is kept (docs/ledger.md#wallet-tags). */
+    update: (id: string, params: UpdateWalletParams, options?: RequestOptions) =>
+      this.patch<Wallet>(`/v1/wallets/${segment(id)}`, params, options)
   }
 
   /** Financial accounts, their balances per book and their book transfers. */

@@ -105,6 +105,7 @@ export type Wallet = {
   readonly program_id: string
   readonly financial_account_id: string
   readonly holder: { readonly name: string; readonly email: string | null }
+  readonly tag: string | null
 }
 
 /** A financial account (a wallet's or the program's settlement account) and its balance. */
@@ -286,11 +287,11 @@ export type WebhookSubscription = {
   readonly created_at: string
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
+  readonly tag: string | null
   readonly description: string
   readonly url: string
   readonly disabled: boolean
   readonly event_types: readonly string[]
-  readonly tag: string | null
 }
 
 /** A webhook subscription with its secret (creation, rotation). */
@@ -301,11 +302,11 @@ export type WebhookSubscriptionWithSecret = {
   readonly updated_at: string
   readonly secret: string
   readonly metadata: { readonly [key: string]: string }
+  readonly tag: string | null
   readonly description: string
   readonly url: string
   readonly disabled: boolean
   readonly event_types: readonly string[]
-  readonly tag: string | null
 }
 
 /** One delivery attempt of an event to a subscription. */
@@ -443,7 +444,14 @@ export type SearchByPanParams = { readonly pan: string }
 export type CreateWalletParams = {
   readonly holder: { readonly name: string; readonly email?: string | null | undefined }
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
+  readonly tag?: string | null | undefined
   readonly currency?: string | undefined
+}
+
+/** The body of `wallets.update`: a field left out is kept, a tag of null clears it; `metadata` is merged (docs/api.md#metadata). */
+export type UpdateWalletParams = {
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
+  readonly tag?: string | null | undefined
 }
 
 /** The body of `transfers.create`, and each item of `transfers.batch`. */
@@ -464,19 +472,19 @@ export type CreateWebhookSubscriptionParams = {
   readonly url: string
   readonly event_types: readonly string[]
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
+  readonly tag?: string | null | undefined
   readonly description?: string | undefined
   readonly disabled?: boolean | undefined
-  readonly tag?: string | null | undefined
 }
 
 /** The body of `webhooks.update`. */
 export type UpdateWebhookSubscriptionParams = {
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
+  readonly tag?: string | null | undefined
   readonly description?: string | undefined
   readonly url?: string | undefined
   readonly disabled?: boolean | undefined
   readonly event_types?: readonly string[] | undefined
-  readonly tag?: string | null | undefined
 }
 
 /** The body of `simulate.authorization`. */
@@ -552,8 +560,11 @@ export type CardAuditQuery = {
 /** The filters of `events.list`. */
 export type EventFilter = { readonly type?: string | undefined }
 
+/** The filters of `wallets.list`. */
+export type WalletFilter = { readonly tag?: string | undefined }
+
 /** The filters of `webhooks.list`. */
-export type SubscriptionFilter = { readonly disabled?: string | undefined; readonly tag?: string | undefined }
+export type SubscriptionFilter = { readonly tag?: string | undefined; readonly disabled?: string | undefined }
 
 /** The filters of `webhooks.listAttempts`. */
 export type AttemptFilter = {
