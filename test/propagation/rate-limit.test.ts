@@ -96,6 +96,38 @@ describe.each(STORE_KINDS)("rate limit across two nodes on one %s database", (ki
     expect(total).toBeGreaterThanOrEqual(BURST - 2 * Math.max(1, BURST / 10))
   })
 
+  // docs/webhooks.md#the-page-and-its-calls: a webhook portal session's bucket is its own, and is
+  // as shared across the nodes as a key's.
+  it("a portal session alternating between the nodes gets its burst, not twice it, and not from its key", async () => {
+    const { a, b } = cluster!
+    const key = await newKey()
+    const programs = await fetch(`${a.url}/v1/programs`, { headers: { authorization: `Bearer ${key}` } })
+    const programId = ((await programs.json()) as { data: Array<{ id: string }> }).data[0]!.id
+    const created = await fetch(`${a.url}/v1/webhook-portal-sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "x-program-id": programId, "content-type": "application/json" },
+      body: JSON.stringify({ scope_tag: "customer" })
+    })
+    expect(created.status, await created.clone().text()).toBe(200)
+    const token = new URL(((await created.json()) as { url: string }).url).searchParams.get("session_token")!
+    const startedMs = Date.now()
+    let granted = 0
+    for (let i = 0; i < BURST * 2; i++) {
+      const response = await fetch(`${(i % 2 === 0 ? a : b).url}/v1/webhook-portal/subscriptions`, {
+        headers: { authorization: `Bearer ${token}` }
+      })
+      await response.arrayBuffer()
+      expect([200, 429]).toContain(response.status)
+      if (response.status === 200) granted += 1
+    }
+    const refilled = Math.floor(((Date.now() - startedMs) / 1000) * PER_SECOND)
+    expect(granted).toBeGreaterThanOrEqual(BURST)
+    expect(granted).toBeLessThanOrEqual(BURST + refilled + BURST / 10)
+    // The key spent two tokens (the program list, the session): its own requests still pass.
+    const own = await call(b, key)
+    expect(own.status, await own.text()).toBe(200)
+  })
+
   // docs/operations.md#rate-limits-across-nodes: a lease the database cannot give does not turn
   // the request away; the node limits the key by its own bucket meanwhile.
   it.runIf(kind === "sqlite")(

@@ -14,6 +14,7 @@ import {
   type IssuingSettings,
   type IssuingStores,
   IssuingConfig,
+  RateLimiter,
   ServicesLive,
   Vault,
   Webhooks
@@ -214,7 +215,7 @@ const offsetClock = (offsetMs: number): Clock.Clock => {
 /**
  * The platform's background work, all of it, for as long as it runs: the webhook delivery worker
  * (a span per attempt and the queue's gauges when traced), the release of expired card holds, and the hourly purges of idempotency
- * keys past their 24 h and of embed and webhook portal sessions a day past expiry. `createIssuing` forks it (unless
+ * keys past their 24 h, of embed and webhook portal sessions a day past expiry, and of rate buckets idle a day. `createIssuing` forks it (unless
  * `background: false`) and `issuing worker` runs it alone; several copies on one database are safe
  * (claims use SKIP LOCKED and leases, purges are idempotent deletes).
  */
@@ -235,6 +236,10 @@ export const backgroundWork = (instance: Pick<IssuingInstance, "telemetry">) =>
       hourly(
         "Webhook portal session purge",
         Effect.flatMap(Webhooks, (webhooks) => webhooks.purgeExpiredPortalSessions)
+      ),
+      hourly(
+        "Rate bucket purge",
+        Effect.flatMap(RateLimiter, (limiter) => limiter.purgeIdle)
       )
     ],
     { concurrency: "unbounded", discard: true }

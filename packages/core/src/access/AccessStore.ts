@@ -47,6 +47,8 @@ export interface AccessStoreService {
   readonly lockRateBucket: (apiKeyId: string, initial: RateBucket) => Effect.Effect<RateBucket, SqlError.SqlError>
   /** Writes the key's bucket as a lease left it. */
   readonly saveRateBucket: (apiKeyId: string, bucket: RateBucket) => Effect.Effect<void, SqlError.SqlError>
+  /** Deletes the buckets last refilled before `beforeMs`; returns how many. */
+  readonly purgeRateBuckets: (beforeMs: number) => Effect.Effect<number, SqlError.SqlError>
 }
 
 /** A key's shared token bucket as stored (times in ms since the epoch). */

@@ -172,6 +172,12 @@ interface Held {
   lease: Deferred.Deferred<void> | null
 }
 
+/**
+ * How long a shared bucket stays in the database untouched (at least). A day, far beyond any clock
+ * skew between nodes and any lease's life, so a purge never races a node still spending a lease.
+ */
+export const IDLE_SHARED_BUCKET_MS = 24 * 60 * 60 * 1000
+
 /** How long a node limits a key by its own bucket after a lease failed, before trying the database again. */
 export const OWN_BUCKET_AFTER_FAILURE_MS = 1_000
 
@@ -359,9 +365,11 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
 
     return {
       /**
-       * Spends one request of the key's budget, or fails with the seconds to wait. A token held
-       * from the key's lease is spent at once, without a generator: this runs for every request
-       * (docs/operations.md#volume, "The Node side, profiled").
+       * Spends one request of a bucket's budget, or fails with the seconds to wait. The bucket is
+       * named by the id of who spends it: an API key, an OAuth grant (its access tokens'), or a
+       * webhook portal session (never its creating key's; docs/webhooks.md#the-page-and-its-calls).
+       * A token held from the bucket's lease is spent at once, without a generator: this runs for
+       * every request (docs/operations.md#volume, "The Node side, profiled").
        */
       consume: (apiKeyId: string): Effect.Effect<void, RateLimited> =>
         Effect.clockWith((clock) => {
@@ -372,7 +380,13 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
             return Effect.void
           }
           return consumeSlowly(apiKeyId)
-        })
+        }),
+      /**
+       * Deletes the shared buckets untouched for a day, or for as long as a bucket takes to fill
+       * if that is longer: such a bucket is full, as one created anew is, so nothing changes for
+       * its key. Bounds the table, which gains a row for every portal session and OAuth grant.
+       */
+      purgeIdle: Effect.flatMap(nowMs, (now) => store.purgeRateBuckets(now - Math.max(IDLE_SHARED_BUCKET_MS, (burst * 1000) / rate)))
     }
   })
 }) {}

@@ -137,7 +137,7 @@ const keyQueries = (
 })
 
 /** The per-key token buckets the rate limiter leases from (docs/operations.md#rate-limits-across-nodes). */
-const rateBucketQueries = (sql: Sql): Pick<AccessStoreService, "lockRateBucket" | "saveRateBucket"> => ({
+const rateBucketQueries = (sql: Sql): Pick<AccessStoreService, "lockRateBucket" | "saveRateBucket" | "purgeRateBuckets"> => ({
   // One statement creates the row or takes its lock and reads it: the no-op update of a conflict
   // locks the row on PostgreSQL and returns it as it was.
   lockRateBucket: (apiKeyId, initial) =>
@@ -154,7 +154,10 @@ const rateBucketQueries = (sql: Sql): Pick<AccessStoreService, "lockRateBucket" 
   saveRateBucket: (apiKeyId, bucket) =>
     sql`UPDATE issuing_rate_buckets
         SET tokens = ${bucket.tokens}, refilled_at_ms = ${bucket.refilledAtMs}, full_at_ms = ${bucket.fullAtMs}
-        WHERE api_key_id = ${apiKeyId}`.pipe(Effect.asVoid)
+        WHERE api_key_id = ${apiKeyId}`.pipe(Effect.asVoid),
+  // Hourly, over a table of one row per key, grant and portal session of the last day: a scan, no index.
+  purgeRateBuckets: (beforeMs) =>
+    sql`DELETE FROM issuing_rate_buckets WHERE refilled_at_ms < ${beforeMs} RETURNING api_key_id`.pipe(Effect.map((rows) => rows.length))
 })
 
 /** The access port over SqlClient, one SQL text for both dialects. */

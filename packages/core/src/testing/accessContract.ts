@@ -224,6 +224,23 @@ const keepsRateBuckets = (it: It) =>
     })
   )
 
+const purgesIdleRateBuckets = (it: It) =>
+  it.effect("purges the rate buckets last refilled before a time, and only those", () =>
+    Effect.gen(function* () {
+      const access = yield* AccessStore
+      const idle = newId()
+      const recent = newId()
+      const initial = { tokens: 20, refilledAtMs: 1_000, fullAtMs: 1_000 }
+      const spent = { tokens: 3, refilledAtMs: 5_000, fullAtMs: 1_000 }
+      yield* access.lockRateBucket(idle, { tokens: 4, refilledAtMs: 1_500, fullAtMs: 1_000 })
+      yield* Effect.flatMap(access.lockRateBucket(recent, initial), () => access.saveRateBucket(recent, spent))
+      expect(yield* access.purgeRateBuckets(2_000)).toBeGreaterThanOrEqual(1)
+      // The idle bucket is gone (a lock creates it anew); the recent one is as it was written.
+      expect(yield* access.lockRateBucket(idle, initial)).toEqual(initial)
+      expect(yield* access.lockRateBucket(recent, initial)).toEqual(spent)
+    })
+  )
+
 /** Contract of the AccessStore port: organizations, programs, API keys, rate buckets. */
 export const accessContract: PortContract = (name, store) =>
   layer(store, { excludeTestServices: true })(name, (it) => {
@@ -235,4 +252,5 @@ export const accessContract: PortContract = (name, store) =>
     listsKeysWithinScope(it)
     rejectsDuplicateSecretHash(it)
     keepsRateBuckets(it)
+    purgesIdleRateBuckets(it)
   })

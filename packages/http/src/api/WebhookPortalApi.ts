@@ -90,7 +90,7 @@ export class WebhookPortalApi extends HttpApiGroup.make("webhookPortal")
       .addSuccess(ListOf(WebhookAttempt))
       .annotate(CallsOut, true)
   )
-  // The session token (401), the creating key's rate limit (429), a subscription or event of
+  // The session token (401), the session's own rate limit (429), a subscription or event of
   // another tag or program (404), and the business rules of replay and resend (422).
   .addError(AuthenticationFailure)
   .addError(RateLimitFailure)

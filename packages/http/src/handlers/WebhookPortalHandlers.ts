@@ -23,14 +23,16 @@ const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
 })
 
 // Each portal call opens its session (401 when unknown, expired or its key revoked) and spends a
-// token of the creating key's rate limit; the page itself is served only for a valid session.
+// token of the session's own rate limit, never the creating key's: the customer holding the URL
+// must not be able to spend the program's budget (docs/webhooks.md#the-page-and-its-calls). The
+// page itself is served only for a valid session.
 export const WebhookPortalHandlersLive = HttpApiBuilder.group(IssuingApi, "webhookPortal", (handlers) =>
   Effect.gen(function* () {
     const webhooks = yield* Webhooks
     const limiter = yield* RateLimiter
     const portal = Effect.gen(function* () {
       const operations = yield* mapToApiFailure(webhooks.openPortal(yield* bearerToken))
-      yield* mapToApiFailure(limiter.consume(operations.session.api_key_id))
+      yield* mapToApiFailure(limiter.consume(operations.session.id))
       return operations
     })
     return handlers
