@@ -145,8 +145,11 @@ const HandlersLive = Layer.mergeAll(
   MetaHandlersLive
 ).pipe(Layer.provide(Layer.mergeAll(OrganizationScopedLive, ProgramScopedLive)))
 
-/** The API's routes, read once from its definition: the request pipeline and telemetry match requests against them. */
-const ROUTES = makeRouteTable(IssuingApi)
+/**
+ * The API's routes, read once from its definition, per environment (production's leave the
+ * sandbox-only routes out): the request pipeline and telemetry match requests against them.
+ */
+const ROUTES = { sandbox: makeRouteTable(IssuingApi, "sandbox"), production: makeRouteTable(IssuingApi, "production") }
 
 /** The platform's layers over a store: domain services, the HttpApi and the request pipeline. */
 export const issuingLayer = <E>(
@@ -155,7 +158,10 @@ export const issuingLayer = <E>(
   vaultKeys: ReadonlyArray<Buffer>,
   decider?: EmbeddedDeciderOptions | undefined
 ) => {
-  const api = Layer.mergeAll(HttpApiBuilder.api(IssuingApi).pipe(Layer.provide(HandlersLive)), requestPipeline(ROUTES)).pipe(
+  const api = Layer.mergeAll(
+    HttpApiBuilder.api(IssuingApi).pipe(Layer.provide(HandlersLive)),
+    requestPipeline(ROUTES[settings.environment])
+  ).pipe(
     Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)),
     Layer.provideMerge(HttpServer.layerContext)
   )
@@ -316,7 +322,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   )
   const built = (await runtime.runPromise(HttpApiBuilder.httpApp)) as HttpApp.Default
   await refuseUnopenableCards(runtime)
-  const app = options.telemetry === undefined ? built : traceRequests(built, ROUTES)
+  const app = options.telemetry === undefined ? built : traceRequests(built, ROUTES[settings.environment])
   // @effect/platform's own server span records the full URL and query, where an embed session
   // token travels: off; traceRequests records the route template instead.
   const handlerRuntime = Runtime.setFiberRef(await runtime.runtime(), HttpMiddleware.currentTracerDisabledWhen, () => true)

@@ -8,9 +8,9 @@ import { Context } from "effect"
 export class CallsOut extends Context.Tag("@issuing/http/CallsOut")<CallsOut, boolean>() {}
 
 /**
- * Marks an endpoint that exists only in the sandbox (the simulations). In production the request
- * pipeline answers it, after authentication, exactly as an unknown URL — before its body is
- * decoded, so no input reveals that the route exists (docs/api.md).
+ * Marks an endpoint that exists only in the sandbox (the simulations). In production it is left out
+ * of the route table and of /openapi.json, so it is an unknown URL: the same 404 for any method,
+ * key or body, and nothing reveals that the route exists (docs/api.md#errors).
  */
 export class SandboxOnly extends Context.Tag("@issuing/http/SandboxOnly")<SandboxOnly, boolean>() {}
 

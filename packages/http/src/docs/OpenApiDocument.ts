@@ -1,7 +1,8 @@
-import { OpenApi } from "@effect/platform"
-import { ATTEMPT_STATUSES, DeclineReason, EVENT_TYPES, SpendingInterval, SUBSCRIBABLE_EVENT_TYPES } from "@issuing/core"
+import { HttpApi, OpenApi } from "@effect/platform"
+import { ATTEMPT_STATUSES, DeclineReason, type Environment, EVENT_TYPES, SpendingInterval, SUBSCRIBABLE_EVENT_TYPES } from "@issuing/core"
 import * as fs from "node:fs"
 import { IssuingApi } from "../Api.js"
+import { isSandboxOnly } from "../middleware/RouteTable.js"
 import { OAUTH_PATHS } from "./OAuthOpenApi.js"
 import { OPERATION_DOCS } from "./OperationDocs.js"
 
@@ -57,8 +58,38 @@ const packageVersion = (): string | null => {
   return null
 }
 
-/** One document per base URL: an instance serves its own `servers` (several may share a process). */
+/** One document per base URL and environment: an instance serves its own `servers` (several may share a process). */
 const documents = new Map<string, OpenApi.OpenAPISpec>()
+
+/** The operation ids of the sandbox-only endpoints (OpenApi.fromApi's: `group.endpoint`). */
+const sandboxOnlyOperations = (): ReadonlySet<string> => {
+  const ids = new Set<string>()
+  HttpApi.reflect(IssuingApi, {
+    onGroup() {},
+    onEndpoint({ endpoint, group, mergedAnnotations }) {
+      if (isSandboxOnly(mergedAnnotations)) ids.add(`${group.identifier}.${endpoint.name}`)
+    }
+  })
+  return ids
+}
+
+/**
+ * Production's document: without the sandbox-only operations, their paths and the tags left with
+ * no operation, as the server answers them there exactly as unknown URLs (docs/api.md#errors).
+ */
+const withoutSandboxOnly = (spec: OpenApi.OpenAPISpec): void => {
+  const sandboxOnly = sandboxOnlyOperations()
+  const tagsInUse = new Set<string>()
+  for (const [path, item] of Object.entries(spec.paths) as Array<[string, Record<string, any>]>) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (operation?.operationId === undefined) continue
+      if (sandboxOnly.has(operation.operationId)) delete item[method]
+      else for (const tag of operation.tags ?? []) tagsInUse.add(tag)
+    }
+    if (!Object.values(item).some((operation) => operation?.operationId !== undefined)) delete spec.paths[path]
+  }
+  spec.tags = spec.tags.filter((tag) => tagsInUse.has(tag.name))
+}
 
 /**
  * The OpenAPI 3.1 document of the API, generated from the HttpApi definition: each operation's
@@ -66,12 +97,15 @@ const documents = new Map<string, OpenApi.OpenAPISpec>()
  * each documented as the error envelope (docs/api.md#errors). Added here: the server, the bearer
  * scheme, the OAuth protocol endpoints (described by hand), each operation's summary, description
  * and example (OperationDocs.ts), the values of closed sets, and `info.version` = the package's.
+ * Production's leaves the sandbox-only operations out.
  */
-export const openApiDocument = (baseUrl: string): OpenApi.OpenAPISpec => {
-  const cached = documents.get(baseUrl)
+export const openApiDocument = (baseUrl: string, environment: Environment = "sandbox"): OpenApi.OpenAPISpec => {
+  const cacheKey = `${environment} ${baseUrl}`
+  const cached = documents.get(cacheKey)
   if (cached !== undefined) return cached
   // A copy: fromApi returns the one object it caches per API, which every instance would share.
   const spec = structuredClone(OpenApi.fromApi(IssuingApi))
+  if (environment === "production") withoutSandboxOnly(spec)
   spec.servers = [{ url: baseUrl }]
   spec.components.securitySchemes = { bearer: { type: "http", scheme: "bearer" } }
   spec.security = [{ bearer: [] }]
@@ -116,6 +150,6 @@ export const openApiDocument = (baseUrl: string): OpenApi.OpenAPISpec => {
   spec.info.version = packageVersion() ?? spec.info.version
   spec.info.description =
     "The issuing platform's /v1 API and its OAuth 2.1 endpoints. Rules every operation follows (paging, errors, idempotency): docs/api.md; a reference to read at /docs, the event catalogue at /docs/events."
-  documents.set(baseUrl, spec)
+  documents.set(cacheKey, spec)
   return spec
 }

@@ -27,9 +27,9 @@ export const MetaHandlersLive = HttpApiBuilder.group(IssuingApi, "meta", (handle
   Effect.gen(function* () {
     const config = yield* IssuingConfig
     return handlers
-      .handle("openapi", () => Effect.succeed(HttpServerResponse.unsafeJson(openApiDocument(config.baseUrl))))
-      .handle("docs", () => Effect.succeed(html(referencePage(openApiDocument(config.baseUrl)))))
-      .handle("events", () => Effect.succeed(html(eventsPage(openApiDocument(config.baseUrl)))))
+      .handle("openapi", () => Effect.succeed(HttpServerResponse.unsafeJson(openApiDocument(config.baseUrl, config.environment))))
+      .handle("docs", () => Effect.succeed(html(referencePage(openApiDocument(config.baseUrl, config.environment)))))
+      .handle("events", () => Effect.succeed(html(eventsPage(openApiDocument(config.baseUrl, config.environment)))))
       .handle("errorDoc", ({ path }) => {
         const doc = errorCodeDoc(path.code)
         return doc === undefined

@@ -212,7 +212,7 @@ interface PipelineServices {
 /** Who calls: the key or token (401), its role or scopes for the route (403), its rate limit (429), its program (X-Program-ID). */
 const authorizeCaller = (services: PipelineServices, request: HttpServerRequest.HttpServerRequest, route: MatchedRoute, method: string) =>
   Effect.gen(function* () {
-    const { access, config, limiter } = services
+    const { access, limiter } = services
     const caller = yield* mapToApiFailure(access.authenticate(request.headers.authorization))
     if (caller.oauth !== undefined) {
       yield* checkTokenScope(caller.oauth.scopes, route, method)
@@ -222,9 +222,6 @@ const authorizeCaller = (services: PipelineServices, request: HttpServerRequest.
     yield* mapToApiFailure(limiter.consume(caller.apiKeyId))
     const scoped: Caller | ProgramCaller =
       route.scope === "program" ? yield* mapToApiFailure(access.resolveProgram(caller, request.headers["x-program-id"])) : caller
-    if (route.sandboxOnly && config.environment !== "sandbox") {
-      return yield* apiFailure("not_found", UNRECOGNIZED_URL, null)
-    }
     return { caller, scoped }
   })
 

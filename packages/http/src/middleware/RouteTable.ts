@@ -1,4 +1,5 @@
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import type { Environment } from "@issuing/core"
 import { Context, Option } from "effect"
 import { CallsOut, OAuthProtocol, RequiredScope, SandboxOnly } from "../api/Annotations.js"
 import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
@@ -16,7 +17,6 @@ interface Route {
   readonly staticSegments: number
   readonly scope: RouteScope
   readonly callsOut: boolean
-  readonly sandboxOnly: boolean
   readonly oauthProtocol: boolean
   readonly requiredScope: RequiredScopeName | null
   /** A /v1 operation that declares no query: any query parameter is unknown (400). */
@@ -35,7 +35,6 @@ export type RouteMatch =
       readonly template: string
       readonly scope: RouteScope
       readonly callsOut: boolean
-      readonly sandboxOnly: boolean
       readonly oauthProtocol: boolean
       readonly requiredScope: RequiredScopeName | null
       readonly refusesQuery: boolean
@@ -70,26 +69,32 @@ const segmentCount = (pathname: string): number => {
 }
 const SLASH = 47
 
+/** True for an endpoint that exists only in the sandbox (the simulations, `SandboxOnly`). */
+export const isSandboxOnly = (annotations: Context.Context<never>): boolean =>
+  Context.getOption(annotations, SandboxOnly).pipe(Option.getOrElse(() => false))
+
 /**
  * The API's routes with the scope each one needs, read from the HttpApi definition (a group's
  * auth middleware decides its scope). The request pipeline matches a request here before the
  * router runs, so that unknown routes (404), wrong methods (405) and authentication are decided
- * in one place, in that order.
+ * in one place, in that order. In production the sandbox-only routes are not in the table: they
+ * are unknown URLs, for any method, with or without a key (docs/api.md#errors).
  */
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  environment: Environment = "sandbox"
 ) => {
   const routes: Array<Route> = []
   HttpApi.reflect(api, {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations, middleware }) {
+      if (environment === "production" && isSandboxOnly(mergedAnnotations)) return
       const scope: RouteScope = middleware.has(ProgramScoped as any)
         ? "program"
         : middleware.has(OrganizationScoped as any)
           ? "organization"
           : "public"
       const callsOut = Context.getOption(mergedAnnotations, CallsOut).pipe(Option.getOrElse(() => false))
-      const sandboxOnly = Context.getOption(mergedAnnotations, SandboxOnly).pipe(Option.getOrElse(() => false))
       const oauthProtocol = Context.getOption(mergedAnnotations, OAuthProtocol).pipe(Option.getOrElse(() => false))
       const requiredScope = Context.getOption(mergedAnnotations, RequiredScope).pipe(Option.getOrNull)
       routes.push({
@@ -98,7 +103,6 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         ...compile(endpoint.path),
         scope,
         callsOut,
-        sandboxOnly,
         oauthProtocol,
         requiredScope,
         refusesQuery: refusesEveryQueryParameter(endpoint),
@@ -125,7 +129,6 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
           template: best.template,
           scope: best.scope,
           callsOut: best.callsOut,
-          sandboxOnly: best.sandboxOnly,
           oauthProtocol: best.oauthProtocol,
           requiredScope: best.requiredScope,
           refusesQuery: best.refusesQuery,
