@@ -695,7 +695,8 @@ const setUp = async (platform: TestPlatform): Promise<Fixture> => {
   const bodies: Record<string, Record<string, unknown>> = {
     "POST /v1/programs": { name: "Fuzz program", bin: "400000" },
     "POST /v1/api-keys": { name: "fuzz key", role: "viewer", program_ids: [second.id], pan_reveal: false },
-    "POST /v1/wallets": { holder: { name: "Fuzz", email: "f@example.com" }, currency: "USD" },
+    "POST /v1/wallets": { holder: { name: "Fuzz", email: "f@example.com" }, currency: "USD", tag: "fuzz" },
+    "PATCH /v1/wallets/{wallet_id}": { tag: "fuzz", metadata: { fuzz: "yes" } },
     "POST /v1/transfers": {
       paymentRail: "book",
       amount: 1,

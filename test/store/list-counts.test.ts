@@ -93,6 +93,15 @@ describe.each(STORE_KINDS)("total_count on %s", (kind) => {
 
     const wallets = await Promise.all(["A", "B", "C", "D"].map((name) => createWallet(platform, name)))
     const [a, b, c, d] = wallets.map((w) => w.financial_account_id) as [string, string, string, string]
+    const tagWallet = (index: number, tag: string | null) =>
+      platform.request("PATCH", `/v1/wallets/${wallets[index]!.id}`, { body: { tag } })
+    for (const [index, tag] of [
+      [0, "gold"],
+      [1, "gold"],
+      [2, "silver"]
+    ] as const) {
+      expect((await tagWallet(index, tag)).status).toBe(200)
+    }
     await Promise.all([fund(platform, a, 1_000), fund(platform, b, 500)])
     const pending = await Promise.all(
       [c, d].map((to) => transfer(platform, { paymentRail: "ach_same_day", amount: 300, to_financial_account_id: to }))
@@ -127,7 +136,12 @@ describe.each(STORE_KINDS)("total_count on %s", (kind) => {
       platform.request("POST", "/v1/simulate/authorizations", { body: { card_id: cards[2]!.body.id, amount: 100, mcc: "5411" } }),
       platform.request("POST", "/v1/simulate/authorizations", { body: { card_id: cards[0]!.body.id, amount: 100, mcc: "5411" } }),
       platform.request("POST", `/v1/cards/${cards[2]!.body.id}/reveal`),
-      platform.request("PATCH", `/v1/webhook-subscriptions/${transfers.body.id}`, { body: { disabled: true } })
+      platform.request("PATCH", `/v1/webhook-subscriptions/${transfers.body.id}`, { body: { disabled: true } }),
+      // Wallet tags: a re-tag, a tag cleared, a tagged creation, a metadata change that keeps the tag.
+      tagWallet(1, "silver"),
+      tagWallet(2, null),
+      platform.request("POST", "/v1/wallets", { body: { holder: { name: "E" }, tag: "gold" } }),
+      platform.request("PATCH", `/v1/wallets/${wallets[0]!.id}`, { body: { metadata: { note: "kept gold" } } })
     ])
     await receiver.waitFor((received) => received.length >= 8)
     await platform.instance.runtime.runPromise(Fiber.interrupt(worker))
@@ -161,7 +175,7 @@ describe.each(STORE_KINDS)("total_count on %s", (kind) => {
         "issuing_transactions",
         (sql, f) => [...equal("status", f.status)(sql), ...equal("card_id", f.card_id)(sql)]
       )),
-      ...(await mismatches("/v1/wallets", {}, "issuing_wallets", () => [])),
+      ...(await mismatches("/v1/wallets", { tag: ["gold", "silver", "bronze"] }, "issuing_wallets", (sql, f) => equal("tag", f.tag)(sql))),
       ...(await mismatches(
         "/v1/financial-accounts",
         { kind: ["wallet", "settlement"], wallet_id: [wallets[0]!.id], currency: ["USD", "EUR"] },
@@ -216,6 +230,7 @@ describe.each(STORE_KINDS)("total_count on %s", (kind) => {
     expect(await countOf("issuing_transfers", (sql) => [sql`status = 'PENDING'`])).toBe(0)
     expect(await countOf("issuing_webhook_attempts", () => [])).toBeGreaterThanOrEqual(8)
     expect(await countOf("issuing_cards", (sql) => [sql`state = 'FROZEN'`])).toBe(1)
+    expect(await countOf("issuing_wallets", (sql) => [sql`tag = 'gold'`])).toBe(2)
     // And every count kept, of every program, is what the rows call for.
     expect(await sqlRows(() => maintainedListCounts)).toEqual(await sqlRows(() => expectedListCounts))
   }, 120_000)
