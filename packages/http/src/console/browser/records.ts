@@ -17,6 +17,8 @@ export interface Wallet {
   readonly id: string
   readonly holder: { readonly name: string; readonly email: string | null }
   readonly financial_account_id: string
+  /** The program's customer the wallet belongs to, or null (docs/ledger.md#wallet-tags). */
+  readonly tag: string | null
   readonly created_at: string
 }
 export interface FinancialAccount {

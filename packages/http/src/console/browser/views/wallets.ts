@@ -147,6 +147,7 @@ export const walletView = async (context: ViewContext, walletId: string): Promis
     fields([
       ["Wallet", h("code", {}, wallet.id)],
       ["Holder", `${wallet.holder.name}${wallet.holder.email === null ? "" : ` <${wallet.holder.email}>`}`],
+      ["Tag", wallet.tag === null ? "—" : h("code", {}, wallet.tag)],
       ["Financial account", h("code", {}, account.id)],
       ["Posted balance", h("span", { "data-balance": "posted" }, money(account.balance.amount, account.currency))],
       ["Pending", h("span", { "data-balance": "pending" }, money(account.pending_balance.amount, account.currency))],
