@@ -202,8 +202,8 @@ export class AuthorizationDecisions extends Effect.Service<AuthorizationDecision
        * per-node cache the change feed retires, so usually no database round trip at all), and it
        * waits up to the endpoint's `timeout_ms` (at most 5 s). Called inside a transaction it dies
        * before asking — so an HTTP route that decides must be annotated `CallsOut`, which runs an
-       * Idempotency-Key request outside the key's transaction. Funds and the card's state must be
-       * checked again in the posting.
+       * Idempotency-Key request outside any transaction until it posts at its commit point
+       * (IdempotentCommit). Funds and the card's state must be checked again in the posting.
        *
        * - `Option.none()`: the program has no enabled endpoint and the host gave no decider — nothing
        *   was asked; approve as the platform's checks said, and record nothing in `request_history`.

@@ -1,6 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
+import { commitAtPoint } from "../idempotency/IdempotentCommit.js"
 import type { CardMessage } from "../ledger/CardPosting.js"
 import { Ledger } from "../ledger/Ledger.js"
 import type { PostingOutcome } from "../ledger/LedgerStore.js"
@@ -183,6 +184,13 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
         Effect.map(([value]) => value)
       )
 
+    /**
+     * Posts what an authorization or an increment decided, its one write: at the request's commit
+     * point, so under an Idempotency-Key the posting and the request's answer commit together —
+     * the program's decision was asked before, with nothing written (docs/api.md#idempotency).
+     */
+    const commitDecided = <A, E>(effect: Effect.Effect<readonly [A, boolean], E>, atomic: boolean) => commitAtPoint(commit(effect, atomic))
+
     /** Writes a plan on the card's account; a refusal fails with its 422 (only ledger bounds can refuse here). */
     const post = (programId: string, card: Card, plan: Plan, write: "insert" | "update") =>
       Effect.flatMap(ledger.postCardMessage(programId, { ...plan, write, financialAccountId: card.financial_account_id }), (outcome) =>
@@ -266,7 +274,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
               request_history: history
             })
         const decline = (reason: DeclineReason, history: ReadonlyArray<RequestHistoryEntry> = []) =>
-          commit(post(programId, card, declined(history)(reason), "insert"), true)
+          commitDecided(post(programId, card, declined(history)(reason), "insert"), true)
 
         const control = controlDecline(card, input.mcc)
         if (control !== null) return yield* decline(control)
@@ -300,9 +308,9 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
           activeCardId: card.id,
           transfer: single ? { kind: "clearing", amount } : null
         }
-        if (!windowed(card)) return yield* commit(approveOrDecline(programId, card, approved, declined(history), "insert"), !single)
+        if (!windowed(card)) return yield* commitDecided(approveOrDecline(programId, card, approved, declined(history), "insert"), !single)
         // Under the card's row lock, with its window summed again: two cannot both fit under the limit.
-        return yield* commit(
+        return yield* commitDecided(
           Effect.gen(function* () {
             const locked = (yield* findOwned(card.id, CARD, (id) => store.lockCard(programId, id))).card
             if (yield* exceedsSpendingPeriod(store, locked, 0, amount))
@@ -349,6 +357,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
         }
         const history = Option.match(decision, { onNone: () => [], onSome: (d) => [d.record] })
         const amount = Option.match(decision, { onNone: () => input.amount, onSome: (d) => (d.approved ? d.amount : input.amount) })
+        // The increment decided: its one write, at the request's commit point (as commitDecided).
         return yield* onTransaction(caller, transactionId, (t, locked, at) =>
           Effect.gen(function* () {
             if (t.status !== "PENDING")
@@ -386,7 +395,7 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
             }
             return yield* approveOrDecline(programId, locked, approved, declined, "update")
           })
-        )
+        ).pipe(commitAtPoint)
       })
 
     const clear = (caller: ProgramCaller, transactionId: string, input: SimulateClearing): Effect.Effect<Transaction, MessageError> =>

@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { type Context, Data, Effect, Schedule, type Scope } from "effect"
+import { type Context, Data, Effect, Option, Ref, Schedule, type Scope } from "effect"
 import { Conflict, InvalidRequest } from "../platform/Errors.js"
 import { isUuid, newId } from "../platform/Ids.js"
 import { CLAIM_LEASE_MS, CLAIM_RENEW_MS } from "../platform/Leases.js"
@@ -7,6 +7,7 @@ import { nowMs } from "../platform/Time.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { Vault, type VaultService } from "../vault/Vault.js"
 import { type Claim, type HeldClaim, IdempotencyStore } from "./IdempotencyStore.js"
+import { IdempotentCommit, type IdempotentCommitService } from "./IdempotentCommit.js"
 
 /** How long a key is remembered: 24 h (docs/api.md#idempotency). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000
@@ -18,11 +19,16 @@ export interface PlainResponse {
 }
 
 /** The outcome of an idempotent execution. */
-export interface IdempotentResult<A> {
-  readonly response: A | PlainResponse
-  /** True when the stored response of an earlier request was returned. */
-  readonly replayed: boolean
-}
+export type IdempotentResult<A> =
+  /** The request ran and this is its own response (stored with the key unless a 5xx). */
+  | { readonly _tag: "Ran"; readonly response: A }
+  /**
+   * The request ran and wrote at its commit point (IdempotentCommit): the answer stored there, with
+   * its write, is its answer — the same a retry gets.
+   */
+  | { readonly _tag: "Committed"; readonly response: PlainResponse }
+  /** The stored response of an earlier request with the key. */
+  | { readonly _tag: "Replayed"; readonly response: PlainResponse }
 
 class NotStorable<A> extends Data.TaggedError("NotStorable")<{ readonly response: A }> {}
 
@@ -44,16 +50,19 @@ const claimLostConflict = () =>
 export const canonicalRequest = (parts: ReadonlyArray<string>): string => parts.map((part) => `${part.length}:${part}`).join("")
 
 /** How a claimed request runs. */
-export interface RunOptions {
+export type RunOptions =
+  /** The default: the request runs inside one database transaction that also stores its response. */
+  | { readonly callsOut: false }
   /**
-   * True (the default): the request and its stored response commit in one database transaction.
-   * False, for operations that call out to other systems (resend's synchronous delivery): the
-   * request runs outside any transaction — holding one across a network call would block other
-   * writers — and its response is stored right after it. A crash in between leaves the claim to
-   * expire after its lease, and a retry runs the request again (at least once).
+   * For operations that call out to other systems (a real-time decision, a webhook delivered now):
+   * the request runs outside any transaction — one held across a network call would block other
+   * writers, on SQLite all of them — under its committed claim, and writes once at its commit
+   * point (IdempotentCommit), in one transaction with its answer: `answerOf` of the write's value
+   * (the operation's result as its endpoint sends it). A crash before that commit leaves nothing
+   * written; a retry after the claim's lease runs the request afresh. A request that ends without
+   * writing there (a refusal) has its response stored as usual.
    */
-  readonly atomic: boolean
-}
+  | { readonly callsOut: true; readonly answerOf: (value: unknown) => Effect.Effect<PlainResponse> }
 
 type IdempotencyDeps = {
   readonly store: Context.Tag.Service<typeof IdempotencyStore>
@@ -139,17 +148,62 @@ const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly 
               param: "Idempotency-Key"
             })
           )
-        : Effect.succeed({ response: { status: claim.response.status, body }, replayed: true } as IdempotentResult<A>)
+        : Effect.succeed<IdempotentResult<A>>({ _tag: "Replayed", response: { status: claim.response.status, body } })
     }
   }
 }
 
 /**
- * Runs a claimed request and stores its response (with its writes, when atomic); a 5xx or a failure
- * releases the key. The response is stored only while the claim is still this request's
- * (compare-and-set on its token): a request that stalled past its lease and lost the key to a
- * retry rolls its writes back and answers 409 — never two executions of one key committed. (A
- * non-atomic request has made its call by then: its answer is returned, unstored.)
+ * Stores the response of a claim in the caller's transaction; a 5xx is not storable. Fails with
+ * ClaimLost when the claim is no longer this request's (compare-and-set on its token): the
+ * caller's writes must roll back.
+ */
+const storeResponse = (deps: IdempotencyDeps, claim: HeldClaim, plain: PlainResponse) =>
+  Effect.flatMap(
+    deps.store.complete(claim.organizationId, claim.key, claim.token, { status: plain.status, sealedBody: deps.vault.encrypt(plain.body) }),
+    (stored) => (stored ? Effect.void : Effect.fail(new ClaimLost()))
+  )
+
+/**
+ * The commit point of a request that calls out (RunOptions): its one write and its answer in one
+ * transaction under its claim. `committed` keeps the answer once that transaction has committed.
+ */
+const claimedCommitPoint = (
+  deps: IdempotencyDeps,
+  claim: HeldClaim,
+  answerOf: (value: unknown) => Effect.Effect<PlainResponse>,
+  committed: Ref.Ref<Option.Option<PlainResponse>>
+): IdempotentCommitService => ({
+  commit: (write) =>
+    Effect.flatMap(Ref.get(committed), (before) =>
+      Option.isSome(before)
+        ? Effect.dieMessage("A request writes at its commit point once (IdempotentCommit)")
+        : deps.transactor
+            .withTransaction(
+              Effect.flatMap(write, (value) =>
+                Effect.flatMap(answerOf(value), (plain) =>
+                  plain.status >= 500
+                    ? Effect.dieMessage("A commit point's answer is the operation's result, never a 5xx")
+                    : Effect.as(storeResponse(deps, claim, plain), [value, plain] as const)
+                )
+              )
+            )
+            .pipe(
+              Effect.catchIf(
+                (error): error is ClaimLost => error instanceof ClaimLost,
+                () => Effect.fail(claimLostConflict())
+              ),
+              Effect.flatMap(([value, plain]) => Effect.as(Ref.set(committed, Option.some(plain)), value))
+            )
+    )
+})
+
+/**
+ * Runs a claimed request and stores its response (with its writes, or at its commit point when it
+ * calls out); a 5xx or a failure releases the key. The response is stored only while the claim is
+ * still this request's (compare-and-set on its token): a request that stalled past its lease and
+ * lost the key to a retry rolls its writes back and answers 409 — never two executions of one key
+ * committed.
  */
 const runClaimed = <A, E, R>(
   deps: IdempotencyDeps,
@@ -159,39 +213,58 @@ const runClaimed = <A, E, R>(
   options: RunOptions
 ) => {
   const { key, organizationId, token } = claim
-  const executeAndStore = Effect.gen(function* () {
-    const result = yield* execute
-    const plain = yield* toPlain(result)
-    if (plain.status >= 500) return yield* new NotStorable({ response: result })
-    const complete = deps.store.complete(organizationId, key, token, { status: plain.status, sealedBody: deps.vault.encrypt(plain.body) })
-    const stored = yield* options.atomic ? complete : deps.transactor.withTransaction(complete)
-    if (!stored && options.atomic) return yield* new ClaimLost()
-    if (!stored) yield* Effect.logWarning("An Idempotency-Key's claim was taken over while its request ran; its response was not stored")
-    return result
-  })
+  /** The request's response, kept unless a 5xx; in the request's own transaction when it has one. */
+  const keep = (result: A) =>
+    Effect.gen(function* () {
+      const plain = yield* toPlain(result)
+      if (plain.status >= 500) return yield* new NotStorable({ response: result })
+      const store = storeResponse(deps, claim, plain)
+      if (!options.callsOut) return yield* store
+      // A refusal of an operation that calls out: nothing of it was written, so the claim lost
+      // meanwhile only means its answer is not kept.
+      yield* deps.transactor.withTransaction(store).pipe(
+        Effect.catchIf(
+          (error): error is ClaimLost => error instanceof ClaimLost,
+          () => Effect.logWarning("An Idempotency-Key's claim was taken over while its request ran; its response was not stored")
+        )
+      )
+    })
+  const executeAndStore: Effect.Effect<IdempotentResult<A>, E | SqlError.SqlError | NotStorable<A> | ClaimLost, R> = options.callsOut
+    ? Effect.gen(function* () {
+        const committed = yield* Ref.make(Option.none<PlainResponse>())
+        const point = claimedCommitPoint(deps, claim, options.answerOf, committed)
+        const result = yield* Effect.provideService(execute, IdempotentCommit, point)
+        const answer = yield* Ref.get(committed)
+        if (Option.isSome(answer)) return { _tag: "Committed", response: answer.value }
+        yield* keep(result)
+        return { _tag: "Ran", response: result }
+      })
+    : deps.transactor.withTransaction(
+        Effect.flatMap(execute, (result) => Effect.as(keep(result), { _tag: "Ran", response: result } as const))
+      )
   return Effect.acquireUseRelease(
     Effect.sync(() => deps.held.set(token, claim)),
-    () => (options.atomic ? deps.transactor.withTransaction(executeAndStore) : executeAndStore),
+    () => executeAndStore,
     () => Effect.sync(() => deps.held.delete(token))
   ).pipe(
     Effect.catchIf(
       (error): error is NotStorable<A> => error instanceof NotStorable,
-      (notStorable) => Effect.as(releaseClaim(deps, organizationId, key, token), notStorable.response)
+      (notStorable) => Effect.as(releaseClaim(deps, organizationId, key, token), { _tag: "Ran", response: notStorable.response } as const)
     ),
     Effect.onError(() => releaseClaim(deps, organizationId, key, token)),
     Effect.catchIf(
       (error): error is ClaimLost => error instanceof ClaimLost,
       () => Effect.fail(claimLostConflict())
-    ),
-    Effect.map((response) => ({ response, replayed: false }) as IdempotentResult<A>)
+    )
   )
 }
 
 /**
  * Stripe-style idempotency keys (docs/api.md#idempotency). The first request with a key claims it,
- * runs, and stores its response **in the same transaction as its writes**; a retry with the same
- * request gets the stored response, one with a different request or while the first still runs
- * gets 409. A 5xx is not stored (the claim is released so the caller can retry).
+ * runs, and stores its response **in the same transaction as its writes** (an operation that calls
+ * out: its one write after the call, at its commit point); a retry with the same request gets the
+ * stored response, one with a different request or while the first still runs gets 409. A 5xx is
+ * not stored (the claim is released so the caller can retry).
  */
 export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Idempotency", {
   scoped: Effect.gen(function* () {
@@ -212,7 +285,8 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
 
       /**
        * Runs `execute` at most once per (organization, key). `toPlain` turns its result into the
-       * status and body to keep; results with a status ≥ 500 roll the transaction back and are not kept.
+       * status and body to keep; results with a status ≥ 500 roll the transaction back and are not
+       * kept. `options.callsOut`: see RunOptions.
        */
       run: <A, E, R>(
         organizationId: string,
@@ -220,7 +294,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
         requestParts: ReadonlyArray<string>,
         execute: Effect.Effect<A, E, R>,
         toPlain: (result: A) => Effect.Effect<PlainResponse>,
-        options: RunOptions = { atomic: true }
+        options: RunOptions = { callsOut: false }
       ): Effect.Effect<IdempotentResult<A>, E | Conflict | SqlError.SqlError, R> =>
         Effect.gen(function* () {
           // Under every configured vault key, current first: a retry across a key rotation is still

@@ -127,10 +127,10 @@ export const sendTestEvent = (deps: WebhookDeps, programId: string, id: string, 
       })
     }
     const event = newEvent(programId, TEST_EVENT_TYPE, new Date(yield* nowMs).toISOString(), publicSubscription(subscription))
-    // Appended alone, without enqueueEvents: no other subscription gets it, whatever it holds.
-    yield* deps.transactor.withTransaction(deps.events.append(event))
-    const [attempt] = yield* deliverNow(deps, event, [subscription])
-    return attempt!
+    // Appended alone, without enqueueEvents: no other subscription gets it, whatever it holds. It is
+    // written after its try, with the attempt: the operation's one write, after its call-out
+    // (docs/api.md#idempotency).
+    return yield* deliverNow(deps, event, [subscription], (attempts) => attempts[0]!, deps.events.append(event))
   })
 
 /**

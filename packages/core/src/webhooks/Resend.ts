@@ -1,6 +1,8 @@
+import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import { type IssuingEvent, TEST_EVENT_TYPE } from "../events/Records.js"
 import { BusinessRuleViolation, Conflict } from "../platform/Errors.js"
+import { commitAtPoint } from "../idempotency/IdempotentCommit.js"
 import { findOwned } from "../platform/FindOwned.js"
 import type { Page } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
@@ -15,7 +17,7 @@ const RESEND_CONCURRENCY = 16
 /**
  * Sends the event now to one subscription or to every enabled matching one, records each try as
  * an attempt, queues retries of failed ones, and returns the attempts (docs/webhooks.md, Resend).
- * The sends run with no transaction open; the recording is one transaction afterwards.
+ * The sends run with nothing written and no transaction open; the recording is one write afterwards.
  */
 export const resend = (deps: WebhookDeps, programId: string, eventId: string, input: ResendRequest, tag?: string) =>
   Effect.gen(function* () {
@@ -24,16 +26,28 @@ export const resend = (deps: WebhookDeps, programId: string, eventId: string, in
       input.subscription_id === undefined
         ? yield* matchingTargets(deps, programId, event)
         : [yield* namedTarget(deps, programId, event, input.subscription_id, tag)]
-    const attempts = yield* deliverNow(deps, event, targets)
-    return { data: attempts, total_count: attempts.length } satisfies Page<WebhookAttempt>
+    return yield* deliverNow(
+      deps,
+      event,
+      targets,
+      (attempts) => ({ data: attempts, total_count: attempts.length }) satisfies Page<WebhookAttempt>
+    )
   })
 
 /**
- * One signed try of the event to each target now, with no transaction open; then every try is
- * recorded as an attempt (retries of failed ones queued) in one transaction. Resend and the test
- * event both deliver this way.
+ * One signed try of the event to each target now, with nothing written and no transaction open;
+ * then, in one write at the request's commit point, `alongside` (what the operation writes besides:
+ * the test event itself) and every try as an attempt (retries of failed ones queued). Answers
+ * `answer` of the attempts: under an Idempotency-Key it is stored with that write
+ * (docs/api.md#idempotency). Resend and the test event both deliver this way.
  */
-export const deliverNow = (deps: WebhookDeps, event: IssuingEvent, targets: ReadonlyArray<StoredSubscription>) =>
+export const deliverNow = <A>(
+  deps: WebhookDeps,
+  event: IssuingEvent,
+  targets: ReadonlyArray<StoredSubscription>,
+  answer: (attempts: ReadonlyArray<WebhookAttempt>) => A,
+  alongside: Effect.Effect<void, SqlError.SqlError> = Effect.void
+) =>
   Effect.gen(function* () {
     const results = yield* sendAll(deps, event, targets)
     const now = yield* nowMs
@@ -42,21 +56,19 @@ export const deliverNow = (deps: WebhookDeps, event: IssuingEvent, targets: Read
       disableAfterMs: deps.config.webhookDisableAfterMs,
       nowMs: now
     })
-    yield* deps.transactor.withTransaction(
-      recordOutcomes(deps.store, plan, {
-        retry: (retries) =>
-          Effect.forEach(
-            retries,
-            ({ attemptCount, delivery, nextAttemptAt }) =>
-              deps.store.enqueue({ ...delivery, attempt_count: attemptCount, next_attempt_at: nextAttemptAt }),
-            { discard: true }
-          ),
-        // A direct try was never queued: nothing to take off.
-        finish: () => Effect.void
-      })
-    )
     const attempts = plan.attempts.map(({ program_id: _, ...attempt }): WebhookAttempt => attempt)
-    return attempts
+    const record = recordOutcomes(deps.store, plan, {
+      retry: (retries) =>
+        Effect.forEach(
+          retries,
+          ({ attemptCount, delivery, nextAttemptAt }) =>
+            deps.store.enqueue({ ...delivery, attempt_count: attemptCount, next_attempt_at: nextAttemptAt }),
+          { discard: true }
+        ),
+      // A direct try was never queued: nothing to take off.
+      finish: () => Effect.void
+    })
+    return yield* commitAtPoint(deps.transactor.withTransaction(Effect.as(Effect.zipRight(alongside, record), answer(attempts))))
   })
 
 /** The subscription named in the body: enabled, and subscribed to the event's type (a test event goes to any). */

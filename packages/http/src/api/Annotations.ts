@@ -1,9 +1,11 @@
 import { Context } from "effect"
 
 /**
- * Marks an endpoint whose handler calls out to other systems (resend's synchronous delivery). Its
- * Idempotency-Key response is stored right after the handler instead of inside one transaction
- * with it, so no database transaction is held open across a network call.
+ * Marks an endpoint whose handler calls out to other systems (a real-time authorization decision,
+ * resend's and the test event's synchronous delivery). Under an Idempotency-Key its handler runs
+ * outside any database transaction, so none is held open across a network call, and writes once
+ * after the call at the request's commit point (IdempotentCommit), in one transaction with the
+ * answer this endpoint makes of the value written (docs/api.md#idempotency).
  */
 export class CallsOut extends Context.Tag("@issuing/http/CallsOut")<CallsOut, boolean>() {}
 

@@ -95,8 +95,8 @@ export class CardEmbedApi extends HttpApiGroup.make("cardEmbed")
 /**
  * Sandbox simulation of a card authorization (404 in production): a PENDING transaction holding the
  * amount (AUTHORIZATION), a SETTLED one (FINANCIAL_AUTHORIZATION) or a DECLINED one
- * (docs/card-transactions.md). It may ask the program's authorization endpoint, so its
- * Idempotency-Key answer is stored after the handler (CallsOut).
+ * (docs/card-transactions.md). It may ask the program's authorization endpoint, so it runs
+ * outside any transaction and posts at its commit point, with its Idempotency-Key answer (CallsOut).
  */
 export class SimulateAuthorizationsApi extends HttpApiGroup.make("simulateAuthorizations")
   .add(

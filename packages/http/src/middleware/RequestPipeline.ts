@@ -193,6 +193,10 @@ const refuseUndeclaredInput = (url: URL, body: ReadBody, route: MatchedRoute): E
   return bodyFailure === undefined ? Effect.void : Effect.fail(bodyFailure)
 }
 
+/** The answer a request stored with its write at its commit point: what any replay of it sends too. */
+const storedAnswer = (stored: { status: number; body: string }) =>
+  HttpServerResponse.text(stored.body, { status: stored.status, contentType: "application/json" })
+
 /** A stored idempotent answer, replayed as it was (with the replay header). */
 const replayed = (stored: { status: number; body: string }, requestId: string) =>
   HttpServerResponse.text(stored.body, {
@@ -308,12 +312,27 @@ const handleRequest = (
     // that made it, so another key of the organization (say a developer key replaying an
     // admin's key creation or a PAN reveal) gets 409, never the stored secret.
     const requestParts = [method, url.pathname + url.search, programId, caller.apiKeyId, body.text]
-    const atomic = !route.callsOut
-    const execute = atomic ? catchToResponseInTransaction(respondWith, requestId)(routed) : handled
-    const result = yield* mapToApiFailure(services.idempotency.run(caller.organizationId, key, requestParts, execute, plainOf, { atomic }))
-    return result.replayed
-      ? replayed(result.response as { status: number; body: string }, requestId)
-      : (result.response as HttpServerResponse.HttpServerResponse)
+    // A route that calls out runs outside any transaction and writes at its commit point, with the
+    // answer its endpoint makes of the value written (docs/api.md#idempotency).
+    const result = yield* mapToApiFailure(
+      route.answer === null
+        ? services.idempotency.run(
+            caller.organizationId,
+            key,
+            requestParts,
+            catchToResponseInTransaction(respondWith, requestId)(routed),
+            plainOf
+          )
+        : services.idempotency.run(caller.organizationId, key, requestParts, handled, plainOf, { callsOut: true, answerOf: route.answer })
+    )
+    switch (result._tag) {
+      case "Ran":
+        return result.response
+      case "Committed":
+        return storedAnswer(result.response)
+      case "Replayed":
+        return replayed(result.response, requestId)
+    }
   })
 
 /**

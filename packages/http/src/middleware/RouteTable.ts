@@ -4,6 +4,7 @@ import { Context, Option } from "effect"
 import { CallsOut, OAuthProtocol, RequiredScope, SandboxOnly } from "../api/Annotations.js"
 import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
 import { refusesEveryBodyField, refusesEveryQueryParameter } from "../api/UnknownParameters.js"
+import { type SuccessAnswer, successAnswer } from "./SuccessAnswer.js"
 
 /** Who may call a route: anyone, any key of the organization, or a key acting in a program. */
 export type RouteScope = "public" | "organization" | "program"
@@ -17,6 +18,8 @@ interface Route {
   readonly staticSegments: number
   readonly scope: RouteScope
   readonly callsOut: boolean
+  /** A route that calls out: how it answers its handler's value, stored at the request's commit point. */
+  readonly answer: SuccessAnswer | null
   readonly oauthProtocol: boolean
   readonly requiredScope: RequiredScopeName | null
   /** A /v1 operation that declares no query: any query parameter is unknown (400). */
@@ -35,6 +38,7 @@ export type RouteMatch =
       readonly template: string
       readonly scope: RouteScope
       readonly callsOut: boolean
+      readonly answer: SuccessAnswer | null
       readonly oauthProtocol: boolean
       readonly requiredScope: RequiredScopeName | null
       readonly refusesQuery: boolean
@@ -103,6 +107,7 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         ...compile(endpoint.path),
         scope,
         callsOut,
+        answer: callsOut ? successAnswer(endpoint) : null,
         oauthProtocol,
         requiredScope,
         refusesQuery: refusesEveryQueryParameter(endpoint),
@@ -129,6 +134,7 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
           template: best.template,
           scope: best.scope,
           callsOut: best.callsOut,
+          answer: best.answer,
           oauthProtocol: best.oauthProtocol,
           requiredScope: best.requiredScope,
           refusesQuery: best.refusesQuery,
