@@ -22,14 +22,17 @@ export interface ServerBundle {
   readonly dispose: () => void
 }
 
-/** Bundles the CLI; falls back to tsx (slower starts) when esbuild is not there. */
-export const bundleServer = async (): Promise<ServerBundle> => {
+/**
+ * Bundles the CLI (or another entry, relative to the repository: a host app a scenario runs as its
+ * server, test/faults/commitPointServer.ts); falls back to tsx (slower starts) when esbuild is not there.
+ */
+export const bundleServer = async (entry = "packages/http/src/main.ts"): Promise<ServerBundle> => {
   const dir = path.join(ROOT, ".tmp", `faults-server-${process.pid}-${crypto.randomBytes(4).toString("hex")}`)
   const outfile = path.join(dir, "issuing.mjs")
   try {
     const esbuild = createRequire(createRequire(path.join(ROOT, "package.json")).resolve("tsx"))("esbuild")
     await esbuild.build({
-      entryPoints: [path.join(ROOT, "packages/http/src/main.ts")],
+      entryPoints: [path.join(ROOT, entry)],
       bundle: true,
       platform: "node",
       format: "esm",
@@ -45,7 +48,7 @@ export const bundleServer = async (): Promise<ServerBundle> => {
     fs.rmSync(dir, { recursive: true, force: true })
     // What spawnCli runs: the sources through tsx.
     const loader = pathToFileURL(createRequire(path.join(ROOT, "package.json")).resolve("tsx")).href
-    const main = path.join(ROOT, "packages/http/src/main.ts")
+    const main = path.join(ROOT, entry)
     return {
       command: (args) => ({ file: process.execPath, argv: ["--conditions=source", "--import", loader, main, ...args] }),
       dispose: () => {}

@@ -1,0 +1,145 @@
+import * as crypto from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
+import { type DecisionReceiver, startDecisionReceiver } from "../support/decisionReceiver.js"
+import { ADMIN_KEY, bundleServer, type ServerBundle, type ServerProcess, serverEnv, startServer } from "./faultServer.js"
+import { sleep } from "./scenario.js"
+
+/**
+ * A kill -9 between a real-time decision and its answer (issue 43, item 7; docs/api.md#idempotency).
+ * An authorization or an increment under an Idempotency-Key asks the program's authorization
+ * endpoint with nothing written, then posts and stores its answer in one transaction. The server
+ * (test/faults/commitPointServer.ts, its own process) kills itself with SIGKILL at a point the test
+ * arms for one key: as that request's answer is being stored, or right after it committed and
+ * before it is sent. Restarted on the same database, a retry with the key gets either a fresh
+ * single effect (nothing of the killed request was committed; after the claim's lease) or the
+ * stored answer (`Idempotent-Replayed: true`) — never a second hold, on either store.
+ */
+
+const AMOUNT = 1_000
+const INCREMENT = 250
+/** How long a retry keeps meeting 409 on the killed request's claim at most: its 4 s lease, and margin. */
+const LEASE_WAIT_MS = 15_000
+
+let bundle: ServerBundle
+beforeAll(async () => {
+  bundle = await bundleServer("test/faults/commitPointServer.ts")
+})
+afterAll(() => bundle?.dispose())
+
+describe.each(STORE_KINDS)("a crash between the real-time decision and the answer on %s", (kind) => {
+  let database: TestDatabase | undefined
+  let server: ServerProcess | undefined
+  let decisions: DecisionReceiver | undefined
+  afterAll(async () => {
+    await server?.kill()
+    decisions?.close()
+    await database?.drop()
+  })
+
+  it("leaves one hold per request: the retry gets a fresh single effect or the stored answer", async () => {
+    database = await createTestDatabase(kind)
+    decisions = await startDecisionReceiver()
+    const env = serverEnv(database.url)
+    /** Starts the server, armed to crash at `at` on the request with `key`. */
+    const startArmed = async (key: string, at: "storing" | "committed") => {
+      server = await startServer(bundle, { ...env, COMMIT_POINT_CRASH_KEY: key, COMMIT_POINT_CRASH_AT: at })
+    }
+    let programId = ""
+    const call = async (method: string, route: string, body?: unknown, idempotencyKey?: string) => {
+      const response = await fetch(`${server!.url}${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${ADMIN_KEY}`,
+          "x-program-id": programId,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000)
+      })
+      const text = await response.text()
+      return { status: response.status, replayed: response.headers.get("idempotent-replayed"), text, body: JSON.parse(text) }
+    }
+    const ok = async (method: string, route: string, body?: unknown) => {
+      const response = await call(method, route, body)
+      expect(response.status, response.text).toBe(200)
+      return response.body
+    }
+    /** Sends the armed request: the server dies before answering it. */
+    const killedBy = async (route: string, body: unknown, key: string) => {
+      await expect(call("POST", route, body, key)).rejects.toThrow()
+      await server!.exited
+      expect(server!.child.signalCode).toBe("SIGKILL")
+    }
+    /** Retries with the key while the killed request's claim holds it (409), up to its lease and margin. */
+    const retry = async (route: string, body: unknown, key: string) => {
+      const deadline = Date.now() + LEASE_WAIT_MS
+      for (;;) {
+        const response = await call("POST", route, body, key)
+        if (response.status !== 409 || Date.now() > deadline) return response
+        await sleep(250)
+      }
+    }
+    const asked = async (cardId: string, kind: string) =>
+      (await decisions!.log()).filter((received) => received.body?.data?.card?.id === cardId && received.body?.data?.kind === kind).length
+    const keys = { held: crypto.randomUUID(), answered: crypto.randomUUID(), grown: crypto.randomUUID() }
+
+    // 1. Armed for the first authorization: killed as its answer is stored.
+    await startArmed(keys.held, "storing")
+    programId = (await ok("GET", "/v1/programs")).data[0].id
+    await ok("POST", "/v1/authorization-endpoints", { url: decisions.url("/approve"), timeout_ms: 5000 })
+    const wallet = await ok("POST", "/v1/wallets", { holder: { name: "Crash holder" } })
+    await ok("POST", "/v1/transfers", {
+      payment_rail: "fednow_instant",
+      amount: 100_000,
+      currency: "USD",
+      to_financial_account_id: wallet.financial_account_id
+    })
+    const card = await ok("POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })
+    const authorization = { card_id: card.id, amount: AMOUNT, mcc: "5411" }
+    await killedBy("/v1/simulate/authorizations", authorization, keys.held)
+    expect(await asked(card.id, "AUTHORIZATION")).toBe(1)
+
+    // 2. Restarted (armed for the next request): nothing of the killed one was committed, so the
+    // retry, once the claim's lease is over, runs afresh — asked again, one hold.
+    await startArmed(keys.answered, "committed")
+    const fresh = await retry("/v1/simulate/authorizations", authorization, keys.held)
+    expect(fresh.status, fresh.text).toBe(200)
+    expect(fresh.replayed).toBeNull()
+    expect(fresh.body).toMatchObject({ status: "PENDING", pending_amount: AMOUNT })
+    expect(await asked(card.id, "AUTHORIZATION")).toBe(2)
+    expect((await ok("GET", `/v1/transactions?card_id=${card.id}`)).data.map((t: { id: string }) => t.id)).toEqual([fresh.body.id])
+    const again = await call("POST", "/v1/simulate/authorizations", authorization, keys.held)
+    expect([again.replayed, again.text]).toEqual(["true", fresh.text])
+
+    // 3. Killed right after the answer committed, before sending it: the retry replays it at once.
+    const second = { card_id: card.id, amount: AMOUNT + 1, mcc: "5411" }
+    await killedBy("/v1/simulate/authorizations", second, keys.answered)
+    await startArmed(keys.grown, "storing")
+    const stored = await call("POST", "/v1/simulate/authorizations", second, keys.answered)
+    expect(stored.status, stored.text).toBe(200)
+    expect(stored.replayed).toBe("true")
+    expect(stored.body).toMatchObject({ status: "PENDING", pending_amount: AMOUNT + 1 })
+    expect(stored.text).toBe((await call("GET", `/v1/transactions/${stored.body.id}`)).text)
+    expect(await asked(card.id, "AUTHORIZATION")).toBe(3)
+
+    // 4. An increment killed as its answer is stored: the retry grows the hold once.
+    const increment = `/v1/simulate/transactions/${fresh.body.id}/increment`
+    await killedBy(increment, { amount: INCREMENT }, keys.grown)
+    server = await startServer(bundle, env)
+    const grown = await retry(increment, { amount: INCREMENT }, keys.grown)
+    expect(grown.status, grown.text).toBe(200)
+    expect(grown.body).toMatchObject({ authorized_amount: AMOUNT + INCREMENT, pending_amount: AMOUNT + INCREMENT })
+    expect(grown.body.card_events.map((event: { type: string }) => event.type)).toEqual(["AUTHORIZATION", "INCREMENTAL_AUTHORIZATION"])
+    expect(await asked(card.id, "INCREMENTAL_AUTHORIZATION")).toBe(2)
+
+    // Two authorizations answered, two holds; the increment once; the books as they say.
+    const transactions = (await ok("GET", `/v1/transactions?card_id=${card.id}`)).data as Array<{ id: string }>
+    expect(transactions.map((t) => t.id).sort()).toEqual([fresh.body.id, stored.body.id].sort())
+    const account = await ok("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
+    expect([account.balance.amount, account.pending_balance.amount]).toEqual([100_000, 2 * AMOUNT + 1 + INCREMENT])
+    await server.stop()
+    expect(server.child.exitCode).toBe(0)
+  }, 120_000)
+})
