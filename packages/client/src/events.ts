@@ -49,6 +49,8 @@ export interface EventOf<T extends EventType> {
   readonly object: "event"
   readonly type: T
   readonly program_id: string
+  /** The tags of the wallets the event concerns (docs/webhooks.md#customers-and-tags). */
+  readonly tags: ReadonlyArray<string>
   readonly created_at: string
   readonly data: { readonly object: EventObjects[T] }
 }

@@ -277,6 +277,7 @@ export type Event = {
   readonly created_at: string
   readonly program_id: string
   readonly type: string
+  readonly tags: readonly string[]
   readonly data: { readonly object: unknown }
 }
 

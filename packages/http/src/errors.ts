@@ -189,6 +189,13 @@ export const ERROR_CODES = {
     description:
       "The resend target does not subscribe to the event's type (param subscription_id), or, without a target, no subscription of the program does (param null). Nothing was sent."
   },
+  event_tag_not_subscribed: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Event tag not subscribed",
+    description:
+      "The resend target has a tag, and the event does not carry it: a tagged subscription receives only the events of its tag's wallets (docs/webhooks.md#customers-and-tags). Nothing was sent. param: subscription_id."
+  },
   subscription_limit_reached: {
     status: 422,
     type: "invalid_request_error",

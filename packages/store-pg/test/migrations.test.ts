@@ -1519,6 +1519,63 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(yield* count(`SELECT count(*) AS n FROM issuing_wallets WHERE program_id = '${PROGRAM}'`)).toBe(all)
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
+  },
+  // Events carry the tags of the wallets they concern, written with them by a trigger, and the
+  // fan-out gives a tagged subscription only its tag's events. The posting's transaction.updated
+  // of a transaction without a card is tagged from its transfer, written by the same statement.
+  "0490_event_tags": {
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE issuing_wallets SET tag = 'cust_carol' WHERE id = 'wallet_fa_carol'`
+        const subscribe = (id: string, tag: string | null) =>
+          Effect.all([
+            sql`INSERT INTO issuing_webhook_subscriptions (id, program_id, url, description, event_types, disabled, secret_sealed,
+                  tag, created_at, updated_at)
+                VALUES (${id}, ${PROGRAM}, 'https://example.com/hook', '', '["transfer.created","transaction.updated"]', false,
+                  'sealed', ${tag}, ${NOW}, ${NOW})`,
+            sql`INSERT INTO issuing_webhook_event_types (program_id, event_type, subscription_id)
+                VALUES (${PROGRAM}, 'transfer.created', ${id}), (${PROGRAM}, 'transaction.updated', ${id})`
+          ])
+        yield* subscribe("sub_0490_carol", "cust_carol")
+        yield* subscribe("sub_0490_other", "cust_other")
+        const t = transfer(CAROL, SETTLEMENT, 4, { checkFunds: false, events: 2 })
+        const events = {
+          p_event_types: ["transfer.created", "transaction.updated"],
+          p_event_data: [
+            JSON.stringify({ id: t.transferId, from_financial_account_id: CAROL, to_financial_account_id: SETTLEMENT }),
+            JSON.stringify({ id: t.transactionId, card_id: null })
+          ]
+        } as Record<string, unknown>
+        const args = postingArguments(t, ARGUMENTS_0270).map(
+          ([name, value, type]): Argument => [name, name in events ? events[name] : value, type]
+        )
+        expect((yield* postTransfer(args)).posted).toBe(true)
+        const tagsOf = (id: string) =>
+          Effect.map(sql<{ tag: string }>`SELECT tag FROM issuing_event_tags WHERE event_id = ${id} ORDER BY tag`, (rows) =>
+            rows.map((row) => row.tag)
+          )
+        expect(yield* tagsOf(t.eventIds[0]!)).toEqual(["cust_carol"])
+        expect(yield* tagsOf(t.eventIds[1]!)).toEqual(["cust_carol"])
+        const queuedFor = (subscription: string) =>
+          Effect.map(
+            sql<{ event_id: string }>`SELECT event_id FROM issuing_webhook_deliveries
+              WHERE subscription_id = ${subscription} ORDER BY event_id`,
+            (rows) => rows.map((row) => row.event_id)
+          )
+        expect(yield* queuedFor("sub_0490_carol")).toEqual([...t.eventIds].sort())
+        expect(yield* queuedFor("sub_0490_other")).toEqual([])
+        // An untagged event (a settlement-only posting) reaches untagged subscriptions only.
+        const plain = transfer(DAVE, SETTLEMENT, 1, { checkFunds: false, events: 1 })
+        expect((yield* postTransfer(postingArguments(plain, ARGUMENTS_0270))).posted).toBe(true)
+        expect(yield* tagsOf(plain.eventIds[0]!)).toEqual([])
+        expect(yield* queuedFor("sub_0490_carol")).toEqual([...t.eventIds].sort())
+        yield* sql`DELETE FROM issuing_webhook_deliveries WHERE subscription_id IN ('sub_0490_carol', 'sub_0490_other')`
+        yield* sql`DELETE FROM issuing_webhook_event_types WHERE subscription_id IN ('sub_0490_carol', 'sub_0490_other')`
+        yield* sql`DELETE FROM issuing_webhook_subscriptions WHERE id IN ('sub_0490_carol', 'sub_0490_other')`
+        yield* sql`UPDATE issuing_wallets SET tag = NULL WHERE id = 'wallet_fa_carol'`
+        expect(yield* ledgerViolations).toEqual([])
+      })
   }
 }
 

@@ -166,6 +166,7 @@ export const planNewTransfers = (
         id: e.id,
         object: "event" as const,
         program_id: e.program_id,
+        tags: [],
         type: "balance.updated" as const,
         created_at: e.created_at,
         data: { object: null }

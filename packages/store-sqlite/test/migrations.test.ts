@@ -448,6 +448,39 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(yield* tagged).toEqual({})
       expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
     })
+  },
+  // The triggers tag each event from its object: a wallet's own tag, wallet_id, a transfer's
+  // accounts, a card transaction's card, a test event's subscription tag; an event naming no
+  // tagged wallet gets none.
+  "0490_event_tags": {
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE issuing_wallets SET tag = 'cust_ada' WHERE id = 'wallet_1'`
+      const event = (id: string, type: string, data: unknown) =>
+        sql`INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES (${id}, 'program_1', ${type}, ${NOW}, ${JSON.stringify(data)})`
+      yield* event("evt_0490_card_txn", "transaction.updated", { id: "txn_x", card_id: "card_1" })
+      yield* event("evt_0490_transfer", "transfer.created", {
+        id: "tr_x",
+        from_financial_account_id: "fa_2",
+        to_financial_account_id: "fa_none"
+      })
+      yield* event("evt_0490_balance", "balance.updated", { id: "fa_2", wallet_id: "wallet_1" })
+      yield* event("evt_0490_wallet", "wallet.updated", { id: "wallet_x", tag: "cust_new" })
+      yield* event("evt_0490_test", "webhook.test", { id: "sub_x", tag: "cust_sub" })
+      yield* event("evt_0490_grant", "oauth_grant.created", { id: "grant_x" })
+      const tags = yield* sql<{ event_id: string; tag: string; created_at: string }>`
+        SELECT event_id, tag, created_at FROM issuing_event_tags WHERE event_id LIKE 'evt_0490_%' ORDER BY event_id, tag`
+      expect(tags).toEqual([
+        { event_id: "evt_0490_balance", tag: "cust_ada", created_at: NOW },
+        { event_id: "evt_0490_card_txn", tag: "cust_ada", created_at: NOW },
+        { event_id: "evt_0490_test", tag: "cust_sub", created_at: NOW },
+        { event_id: "evt_0490_transfer", tag: "cust_ada", created_at: NOW },
+        { event_id: "evt_0490_wallet", tag: "cust_new", created_at: NOW }
+      ])
+      yield* sql`DELETE FROM issuing_events WHERE id LIKE 'evt_0490_%'`
+      yield* sql`DELETE FROM issuing_event_tags WHERE event_id LIKE 'evt_0490_%'`
+      yield* sql`UPDATE issuing_wallets SET tag = NULL WHERE id = 'wallet_1'`
+    })
   }
 }
 

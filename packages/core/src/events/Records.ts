@@ -48,6 +48,12 @@ export const IssuingEvent = Schema.Struct({
   object: Schema.Literal("event"),
   type: EventTypeName,
   program_id: Schema.String,
+  /**
+   * The tags of the wallets the event concerns when it was written (a test event: its
+   * subscription's tag); a tagged subscription receives only events that carry its tag
+   * (docs/webhooks.md#customers-and-tags). Written by the store with the event, from its object.
+   */
+  tags: Schema.Array(Schema.String),
   created_at: Schema.String,
   data: Schema.Struct({ object: Schema.Unknown })
 }).annotations({ identifier: "Event" })
@@ -68,12 +74,36 @@ export const eventRow = (event: IssuingEvent) => ({
   data: JSON.stringify(event.data.object)
 })
 
-/** A new event about `object` (a fresh id); written by the change's own transaction. */
-export const newEvent = (programId: string, type: EventType, createdAt: string, object: unknown): IssuingEvent => ({
+/**
+ * A new event about `object` (a fresh id); written by the change's own transaction. Its `tags` are
+ * the store's to find from the object as it writes the row; `tags` here is what the caller already
+ * knows them to be (a test event's subscription tag), for the copy it keeps in memory.
+ */
+export const newEvent = (
+  programId: string,
+  type: EventType,
+  createdAt: string,
+  object: unknown,
+  tags: ReadonlyArray<string> = []
+): IssuingEvent => ({
   id: newId(),
   object: "event",
   type,
   program_id: programId,
+  tags,
   created_at: createdAt,
   data: { object }
 })
+
+/**
+ * The SQL expression of an event's tags as a JSON array text (`[]` when none), by its id column:
+ * read from `issuing_event_tags`, which the stores' triggers write with the event.
+ */
+export const eventTagsSql = (dialect: "pg" | "sqlite", eventIdColumn: string): string =>
+  dialect === "pg"
+    ? `(SELECT coalesce(json_agg(t.tag ORDER BY t.tag), '[]'::json)::text FROM issuing_event_tags t WHERE t.event_id = ${eventIdColumn})`
+    : `(SELECT json_group_array(x.tag) FROM (SELECT t.tag FROM issuing_event_tags t WHERE t.event_id = ${eventIdColumn} ORDER BY t.tag) x)`
+
+/** True when a subscription of `subscriptionTag` (null: untagged) may receive an event of `eventTags`. */
+export const tagMayReceive = (subscriptionTag: string | null | undefined, eventTags: ReadonlyArray<string>): boolean =>
+  subscriptionTag === null || subscriptionTag === undefined || eventTags.includes(subscriptionTag)

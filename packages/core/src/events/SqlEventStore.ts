@@ -5,13 +5,15 @@ import { fromJson, toIso } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { EVENT_ORDER_FIELDS } from "./OrderFields.js"
 import { EventStore } from "./EventStore.js"
-import { type EventType, eventRow, type IssuingEvent } from "./Records.js"
+import { type EventType, eventRow, eventTagsSql, type IssuingEvent } from "./Records.js"
 
+/** A row read with its `tags` (eventTagsSql). */
 const toEvent = (row: any): IssuingEvent => ({
   id: row.id,
   object: "event",
   type: row.type as EventType,
   program_id: row.program_id,
+  tags: fromJson<Array<string>>(row.tags),
   created_at: toIso(row.created_at),
   data: { object: fromJson(row.data) }
 })
@@ -21,6 +23,10 @@ export const SqlEventStoreLive = Layer.effect(
   EventStore,
   Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const columns = `issuing_events.*, ${sql.onDialectOrElse({
+      pg: () => eventTagsSql("pg", "issuing_events.id"),
+      orElse: () => eventTagsSql("sqlite", "issuing_events.id")
+    })} AS tags`
     const appendAll = (events: ReadonlyArray<IssuingEvent>) =>
       events.length === 0 ? Effect.void : sql`INSERT INTO issuing_events ${sql.insert(events.map(eventRow))}`.pipe(Effect.asVoid)
     const where = (programId: string, type: string | undefined) =>
@@ -29,13 +35,13 @@ export const SqlEventStoreLive = Layer.effect(
       append: (event) => appendAll([event]),
       appendAll,
       find: (programId, eventId) =>
-        sql`SELECT * FROM issuing_events WHERE id = ${eventId} AND program_id = ${programId}`.pipe(
+        sql`SELECT ${sql.literal(columns)} FROM issuing_events WHERE id = ${eventId} AND program_id = ${programId}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent))
         ),
       list: (programId, filter, window) =>
         Effect.all({
           rows: pageRows(sql, window, EVENT_ORDER_FIELDS, {
-            select: sql.literal("*"),
+            select: sql.literal(columns),
             from: sql.literal("issuing_events"),
             where: where(programId, filter.type)
           }).pipe(Effect.map((rows) => rows.map(toEvent))),

@@ -48,6 +48,7 @@ export type BusinessRuleCode =
   | "invalid_time_window"
   | "replay_window_too_large"
   | "event_type_not_subscribed"
+  | "event_tag_not_subscribed"
   | "subscription_limit_reached"
   | "amount_exceeds_pending"
   | "amount_exceeds_settled"

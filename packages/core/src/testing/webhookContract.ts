@@ -620,12 +620,12 @@ export const webhookContract: PortContract = (name, store) =>
         yield* storedEvent(other.program.id, "card.created", iso(t + 500))
 
         const now = new Date().toISOString()
-        expect(yield* webhooks.enqueueReplay(program.id, target.id, iso(t), iso(t + 1_000), now)).toBe(3)
+        expect(yield* webhooks.enqueueReplay(program.id, target.id, null, iso(t), iso(t + 1_000), now)).toBe(3)
         const claimed = yield* claimAll(webhooks, now)
         expect(pairs(claimed)).toEqual(pairs(inside.map((event) => ({ event_id: event.id, subscription_id: target.id }))))
         // Delivered or not, a replay queues them again.
-        expect(yield* webhooks.enqueueReplay(program.id, target.id, iso(t), iso(t + 1_000), now)).toBe(3)
-        expect(yield* webhooks.enqueueReplay(program.id, target.id, iso(t + 2_000), iso(t + 3_000), now)).toBe(0)
+        expect(yield* webhooks.enqueueReplay(program.id, target.id, null, iso(t), iso(t + 1_000), now)).toBe(3)
+        expect(yield* webhooks.enqueueReplay(program.id, target.id, null, iso(t + 2_000), iso(t + 3_000), now)).toBe(0)
         expect(yield* claimAll(webhooks, now)).toHaveLength(3)
         yield* drainQueue(webhooks)
       })
@@ -643,13 +643,13 @@ export const webhookContract: PortContract = (name, store) =>
         yield* storedEvent(other.program.id, "card.created", iso(t - 5_000))
         yield* storedEvent(other.program.id, "card.created", iso(t + 5_000))
 
-        expect(yield* webhooks.eventSpan(program.id, iso(t - 10_000), iso(t + 10_000))).toEqual(
+        expect(yield* webhooks.eventSpan(program.id, null, iso(t - 10_000), iso(t + 10_000))).toEqual(
           Option.some({ first: iso(t), last: iso(t + 1_000) })
         )
-        expect(yield* webhooks.eventSpan(program.id, iso(t + 1), iso(t + 1_000))).toEqual(
+        expect(yield* webhooks.eventSpan(program.id, null, iso(t + 1), iso(t + 1_000))).toEqual(
           Option.some({ first: iso(t + 700), last: iso(t + 1_000) })
         )
-        expect(yield* webhooks.eventSpan(program.id, iso(t + 1), iso(t + 699))).toEqual(Option.none())
+        expect(yield* webhooks.eventSpan(program.id, null, iso(t + 1), iso(t + 699))).toEqual(Option.none())
       })
     )
 
@@ -664,7 +664,14 @@ export const webhookContract: PortContract = (name, store) =>
         const foreign = subscription(other.program.id, ["card.created"])
         yield* webhooks.insertSubscription(foreign)
         const event = yield* storedEvent(program.id, "card.created")
-        const queued = yield* webhooks.enqueueReplay(program.id, foreign.id, event.created_at, event.created_at, new Date().toISOString())
+        const queued = yield* webhooks.enqueueReplay(
+          program.id,
+          foreign.id,
+          null,
+          event.created_at,
+          event.created_at,
+          new Date().toISOString()
+        )
         yield* drainQueue(webhooks)
         expect(queued).toBe(0)
       })

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { CLAIM_ABANDON_MS, CLAIM_START_WITHIN_MS } from "../platform/Leases.js"
 import type { VaultService } from "../vault/Vault.js"
+import { tagMayReceive } from "../events/Records.js"
 import { eventPayload, oversizedPayload, signingKeys, type TryResult } from "./DeliveryRules.js"
 import { type ClaimedDelivery, WEBHOOK_LIMITS } from "./Records.js"
 import type { DeliveryOutcome, WebhookSenderService } from "./WebhookSender.js"
@@ -286,7 +287,9 @@ export class DeliveryDispatch {
   }
 
   private deliver(delivery: ClaimedDelivery, claim: HeldClaim, signal: AbortSignal): void {
-    if (delivery.disabled) {
+    // A subscription re-tagged after the delivery was queued is never sent another tag's event
+    // (docs/webhooks.md#customers-and-tags): taken off the queue like a disabled one's.
+    if (delivery.disabled || !tagMayReceive(delivery.subscription_tag, delivery.event_tags)) {
       this.finish({ delivery, claim, outcome: undefined, permanent: false })
       return
     }
@@ -296,6 +299,7 @@ export class DeliveryDispatch {
         id: delivery.event_id,
         type: delivery.event_type,
         program_id: delivery.program_id,
+        tags: delivery.event_tags,
         created_at: delivery.event_created_at,
         data: delivery.event_data
       })

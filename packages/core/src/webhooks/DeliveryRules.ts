@@ -44,12 +44,13 @@ export const eventPayload = (event: {
   readonly id: string
   readonly type: string
   readonly program_id: string
+  readonly tags: ReadonlyArray<string>
   readonly created_at: string
   readonly data: string
 }): string =>
   `{"id":${JSON.stringify(event.id)},"object":"event","type":${JSON.stringify(event.type)},"program_id":${JSON.stringify(
     event.program_id
-  )},"created_at":${JSON.stringify(event.created_at)},"data":{"object":${event.data}}}`
+  )},"tags":${JSON.stringify(event.tags)},"created_at":${JSON.stringify(event.created_at)},"data":{"object":${event.data}}}`
 
 /** The HMAC keys that sign a delivery now: the current secret, and the previous one until it expires. */
 export const signingKeys = (

@@ -126,7 +126,15 @@ export const sendTestEvent = (deps: WebhookDeps, programId: string, id: string, 
         param: "webhook_subscription_id"
       })
     }
-    const event = newEvent(programId, TEST_EVENT_TYPE, new Date(yield* nowMs).toISOString(), publicSubscription(subscription))
+    // It carries the subscription's tag (the store finds the same from its object): only that
+    // tag's portal may send it again (docs/webhooks.md#customers-and-tags).
+    const event = newEvent(
+      programId,
+      TEST_EVENT_TYPE,
+      new Date(yield* nowMs).toISOString(),
+      publicSubscription(subscription),
+      subscription.tag === null ? [] : [subscription.tag]
+    )
     // Appended alone, without enqueueEvents: no other subscription gets it, whatever it holds. It is
     // written after its try, with the attempt: the operation's one write, after its call-out
     // (docs/api.md#idempotency).

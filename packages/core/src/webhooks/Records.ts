@@ -331,7 +331,11 @@ export interface ClaimedDelivery {
   readonly event_created_at: string
   /** The event's `data.object` as stored JSON text. */
   readonly event_data: string
+  /** The event's tags (docs/webhooks.md#customers-and-tags). */
+  readonly event_tags: ReadonlyArray<string>
   readonly url: string
+  /** The subscription's tag: it is sent only events that carry it. */
+  readonly subscription_tag: string | null
   readonly disabled: boolean
   readonly secret_sealed: string
   readonly previous_secret_sealed: string | null

@@ -23,7 +23,8 @@ const replayOf = (subscriptionId: string, input: ReplayRequest, queued: number):
 /**
  * Queues every event of [begin, end] (both inclusive) whose type the subscription holds, delivered
  * ones included, with one INSERT … SELECT; returns how many were queued (docs/webhooks.md, Replay).
- * With `tag` (a portal session's), a subscription of another tag is not found.
+ * With `tag` (a portal session's), a subscription of another tag is not found. A tagged
+ * subscription replays only the events that carry its tag (docs/webhooks.md#customers-and-tags).
  */
 export const replay = (deps: WebhookDeps, programId: string, id: string, input: ReplayRequest, tag?: string) =>
   Effect.gen(function* () {
@@ -44,7 +45,7 @@ export const replay = (deps: WebhookDeps, programId: string, id: string, input: 
     // The bound is on the history a replay re-sends: the span from the window's first event to its
     // last. A wide window over a short history (begin 2000-01-01) is fine; 40 days of events is
     // not, and is split by the caller into several replays.
-    const span = yield* deps.store.eventSpan(programId, beginIso, endIso)
+    const span = yield* deps.store.eventSpan(programId, subscription.tag, beginIso, endIso)
     if (Option.isNone(span)) return replayOf(subscription.id, input, 0)
     if (Date.parse(span.value.last) - Date.parse(span.value.first) > WEBHOOK_LIMITS.maxReplaySpanMs) {
       return yield* new BusinessRuleViolation({
@@ -54,7 +55,7 @@ export const replay = (deps: WebhookDeps, programId: string, id: string, input: 
       })
     }
     const queued = yield* deps.transactor.withTransaction(
-      Effect.flatMap(nowIso, (now) => deps.store.enqueueReplay(programId, subscription.id, beginIso, endIso, now))
+      Effect.flatMap(nowIso, (now) => deps.store.enqueueReplay(programId, subscription.id, subscription.tag, beginIso, endIso, now))
     )
     return replayOf(subscription.id, input, queued)
   })

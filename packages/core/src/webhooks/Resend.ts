@@ -1,9 +1,9 @@
 import type { SqlError } from "@effect/sql"
 import { Effect } from "effect"
-import { type IssuingEvent, TEST_EVENT_TYPE } from "../events/Records.js"
+import { type IssuingEvent, TEST_EVENT_TYPE, tagMayReceive } from "../events/Records.js"
 import { BusinessRuleViolation, Conflict } from "../platform/Errors.js"
 import { commitAtPoint } from "../idempotency/IdempotentCommit.js"
-import { findOwned } from "../platform/FindOwned.js"
+import { findOwned, missing } from "../platform/FindOwned.js"
 import type { Page } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
 import { type DeliveryRef, eventPayload, oversizedPayload, planOutcome, signingKeys, type TryResult } from "./DeliveryRules.js"
@@ -17,11 +17,16 @@ const RESEND_CONCURRENCY = 16
 /**
  * Sends the event now to one subscription or to every enabled matching one, records each try as
  * an attempt, queues retries of failed ones, and returns the attempts (docs/webhooks.md, Resend).
- * The sends run with nothing written and no transaction open; the recording is one write afterwards.
+ * The sends run with nothing written and no transaction open; the recording is one write
+ * afterwards. With `tag` (a portal session's), an event that does not carry it is not found: the
+ * customer may not learn that it exists (docs/webhooks.md#customers-and-tags).
  */
 export const resend = (deps: WebhookDeps, programId: string, eventId: string, input: ResendRequest, tag?: string) =>
   Effect.gen(function* () {
     const event = yield* findOwned(eventId, { resource: "event", param: "event_id" }, (id) => deps.events.find(programId, id))
+    if (tag !== undefined && !event.tags.includes(tag)) {
+      return yield* missing({ resource: "event", param: "event_id" })
+    }
     const targets =
       input.subscription_id === undefined
         ? yield* matchingTargets(deps, programId, event)
@@ -93,13 +98,25 @@ const namedTarget = (deps: WebhookDeps, programId: string, event: IssuingEvent, 
         param: "subscription_id"
       })
     }
+    if (!tagMayReceive(target.tag, event.tags)) {
+      return yield* new BusinessRuleViolation({
+        code: "event_tag_not_subscribed",
+        message: "The subscription has a tag the event does not carry.",
+        param: "subscription_id"
+      })
+    }
     return target
   })
 
-/** Without a named subscription: every enabled one of the program subscribed to the event's type. */
+/**
+ * Without a named subscription: every enabled one of the program subscribed to the event's type
+ * that may receive it (untagged, or of a tag the event carries).
+ */
 const matchingTargets = (deps: WebhookDeps, programId: string, event: IssuingEvent) =>
   Effect.gen(function* () {
-    const matching = yield* deps.store.subscriptionsForType(programId, event.type)
+    const matching = (yield* deps.store.subscriptionsForType(programId, event.type)).filter((subscription) =>
+      tagMayReceive(subscription.tag, event.tags)
+    )
     if (matching.length === 0) {
       return yield* new BusinessRuleViolation({
         code: "event_type_not_subscribed",

@@ -1,11 +1,11 @@
 import type { SqlClient, SqlError, Statement } from "@effect/sql"
 import type { Row } from "@effect/sql/SqlConnection"
 import { Effect, Option } from "effect"
-import type { IssuingEvent } from "../events/Records.js"
+import { eventTagsSql, type IssuingEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { attemptStatements } from "./SqlWebhookAttempts.js"
-import { CLAIMED_COLUMNS, toClaimed } from "./SqlWebhookRows.js"
+import { claimedColumns, toClaimed } from "./SqlWebhookRows.js"
 import { streakStatements } from "./SqlWebhookSubscriptions.js"
 import type { DeliveryRetry, FinishedTries, WebhookStoreService } from "./WebhookStore.js"
 
@@ -39,7 +39,8 @@ export type QueueStatements = Pick<
 
 /**
  * THE SQLite webhook fan-out of `count` events: one queued delivery per enabled subscription of
- * the event's program holding its type. Parameters: (id, program_id, type, created_at) of each
+ * the event's program holding its type, and, when the subscription has a tag, for an event that
+ * carries it (docs/webhooks.md#customers-and-tags). Parameters: (id, program_id, type, created_at) of each
  * event, in order. `enqueueEvents` below and the ledger's synchronous SQLite posting both run this
  * text, so the two cannot drift.
  */
@@ -51,7 +52,8 @@ export const sqliteFanOutSql = (count: number): string =>
    FROM (VALUES ${Array.from({ length: count }, () => "(?, ?, ?, ?)").join(", ")}) AS ev
    JOIN issuing_webhook_event_types et ON et.program_id = ev.column2 AND et.event_type = ev.column3
    JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
-   WHERE s.disabled = false`
+   WHERE s.disabled = false
+     AND (s.tag IS NULL OR EXISTS (SELECT 1 FROM issuing_event_tags t WHERE t.event_id = ev.column1 AND t.tag = s.tag))`
 
 /** The parameters of `sqliteFanOutSql(events.length)`. */
 export const sqliteFanOutParams = (events: ReadonlyArray<IssuingEvent>): Array<string> =>
@@ -82,7 +84,7 @@ const writeCounted = (sql: Sql, queued: Effect.Effect<void>, write: Statement.St
 
 /**
  * Fan-out of several events in one statement (the events of one change, e.g. a transfer's three).
- * On PostgreSQL it is the function `issuing_webhook_fan_out_events` (store-pg migration 0090),
+ * On PostgreSQL it is the function `issuing_webhook_fan_out_events` (store-pg migration 0490),
  * which the ledger's postings also call, so the paths cannot drift; change it there (a new
  * migration) together with `sqliteFanOutSql` above.
  */
@@ -171,29 +173,25 @@ const pgRecordTries = (sql: Sql, token: string, tries: FinishedTries): Effect.Ef
 }
 
 /**
- * PostgreSQL: a lone emit's events appended and fanned out in ONE statement (a data-modifying CTE
- * feeding `issuing_webhook_fan_out_events`), atomic by itself in autocommit.
+ * PostgreSQL: a lone emit's events appended and fanned out in ONE call (`issuing_append_events`,
+ * store-pg migration 0490: the insert, then the fan-out as a later statement, once the events'
+ * tags are written), atomic by itself in autocommit.
  */
 const pgAppendAndEnqueue = (
   sql: Sql,
   queued: Effect.Effect<void>,
   events: ReadonlyArray<IssuingEvent>
 ): Effect.Effect<number, SqlError.SqlError> =>
-  sql`WITH appended AS (
-        INSERT INTO issuing_events (id, program_id, type, created_at, data)
-        SELECT * FROM unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
-                             ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[],
-                             ${events.map((e) => JSON.stringify(e.data.object))}::text[])
-        RETURNING id, program_id, type, created_at)
-      SELECT issuing_webhook_fan_out_events(array_agg(id), array_agg(program_id), array_agg(type), array_agg(created_at), NULL::text) AS n
-      FROM appended`.pipe(
+  sql`SELECT issuing_append_events(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
+        ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[],
+        ${events.map((e) => JSON.stringify(e.data.object))}::text[]) AS n`.pipe(
     Effect.map((rows) => (rows[0]?.n === null || rows[0]?.n === undefined ? 0 : toInt(rows[0].n))),
     Effect.tap(wakeIfAny(queued))
   )
 
 /**
  * The PostgreSQL claim of up to `limit` due deliveries, as the CTEs `claimed` (the rows taken)
- * and `taken` (read with CLAIMED_COLUMNS); `FOR UPDATE SKIP LOCKED` lets concurrent workers claim
+ * and `taken` (read with claimedColumns); `FOR UPDATE SKIP LOCKED` lets concurrent workers claim
  * disjoint rows. Each claimed row's event is read by its primary key in a LATERAL subquery that
  * the planner cannot flatten (its LIMIT): joined plainly, PostgreSQL may merge-join the few
  * claimed rows with the events' primary key read from its start, and since ids are UUIDv7 (time
@@ -207,8 +205,9 @@ const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: str
                      ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
         RETURNING id, program_id, subscription_id, event_id, attempt_count),
       taken AS (
-        SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM claimed d
-        JOIN LATERAL (SELECT type, created_at, data FROM issuing_events WHERE id = d.event_id LIMIT 1) e ON true
+        SELECT ${sql.unsafe(claimedColumns("e.tags"))} FROM claimed d
+        JOIN LATERAL (SELECT type, created_at, data, ${sql.unsafe(eventTagsSql("pg", "d.event_id"))} AS tags
+                      FROM issuing_events WHERE id = d.event_id LIMIT 1) e ON true
         JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id)`
 
 /** The earliest next_attempt_at after `nowIso`: when the queue's next delivery not due now falls due. */
@@ -262,7 +261,7 @@ const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string
                          ORDER BY next_attempt_at LIMIT ${limit})
             RETURNING id`
         if (claimed.length === 0) return []
-        const rows = yield* sql`SELECT ${sql.unsafe(CLAIMED_COLUMNS)} FROM issuing_webhook_deliveries d
+        const rows = yield* sql`SELECT ${sql.unsafe(claimedColumns(eventTagsSql("sqlite", "e.id")))} FROM issuing_webhook_deliveries d
             JOIN issuing_events e ON e.id = d.event_id
             JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id
             WHERE ${sql.in(
@@ -295,24 +294,42 @@ export const queueStatements = (sql: Sql, queued: Effect.Effect<void>): QueueSta
 /** Replay (one INSERT … SELECT over the window), its span probe, and single enqueues (a resend's retry). */
 const replayStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStatements, "enqueueReplay" | "eventSpan" | "enqueue"> => ({
   // Ids are the replay's own id + the event id: unique, cheap, and in index order (UUIDv7s).
-  enqueueReplay: (programId, subscriptionId, beginIso, endIso, nowIso) =>
+  enqueueReplay: (programId, subscriptionId, tag, beginIso, endIso, nowIso) =>
     writeCounted(
       sql,
       queued,
-      sql`INSERT INTO issuing_webhook_deliveries
-            (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
-          SELECT ${newId()} || ':' || e.id, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
-          FROM issuing_events e
-          WHERE e.program_id = ${programId}
-            AND EXISTS (SELECT 1 FROM issuing_webhook_subscriptions s
-                        WHERE s.id = ${subscriptionId} AND s.program_id = ${programId} AND s.disabled = false)
-            AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})
-            AND e.created_at >= ${beginIso} AND e.created_at <= ${endIso}`
+      tag === null
+        ? sql`INSERT INTO issuing_webhook_deliveries
+                (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+              SELECT ${newId()} || ':' || e.id, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
+              FROM issuing_events e
+              WHERE e.program_id = ${programId}
+                AND EXISTS (SELECT 1 FROM issuing_webhook_subscriptions s
+                            WHERE s.id = ${subscriptionId} AND s.program_id = ${programId} AND s.disabled = false
+                              AND s.tag IS NULL)
+                AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})
+                AND e.created_at >= ${beginIso} AND e.created_at <= ${endIso}`
+        : // A tagged subscription's replay walks its tag's events only (docs/webhooks.md#customers-and-tags).
+          sql`INSERT INTO issuing_webhook_deliveries
+                (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+              SELECT ${newId()} || ':' || e.id, e.program_id, ${subscriptionId}, e.id, 0, ${nowIso}, NULL, ${nowIso}
+              FROM issuing_event_tags t JOIN issuing_events e ON e.id = t.event_id
+              WHERE t.program_id = ${programId} AND t.tag = ${tag}
+                AND t.created_at >= ${beginIso} AND t.created_at <= ${endIso}
+                AND EXISTS (SELECT 1 FROM issuing_webhook_subscriptions s
+                            WHERE s.id = ${subscriptionId} AND s.program_id = ${programId} AND s.disabled = false
+                              AND s.tag = ${tag})
+                AND e.type IN (SELECT event_type FROM issuing_webhook_event_types WHERE subscription_id = ${subscriptionId})`
     ),
-  eventSpan: (programId, beginIso, endIso) =>
-    sql<{ readonly first: unknown; readonly last: unknown }>`
-      SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM issuing_events
-      WHERE program_id = ${programId} AND created_at >= ${beginIso} AND created_at <= ${endIso}`.pipe(
+  eventSpan: (programId, tag, beginIso, endIso) =>
+    (tag === null
+      ? sql<{ readonly first: unknown; readonly last: unknown }>`
+          SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM issuing_events
+          WHERE program_id = ${programId} AND created_at >= ${beginIso} AND created_at <= ${endIso}`
+      : sql<{ readonly first: unknown; readonly last: unknown }>`
+          SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM issuing_event_tags
+          WHERE program_id = ${programId} AND tag = ${tag} AND created_at >= ${beginIso} AND created_at <= ${endIso}`
+    ).pipe(
       Effect.map(([row]) =>
         row?.first != null && row.last != null ? Option.some({ first: toIso(row.first), last: toIso(row.last) }) : Option.none()
       )

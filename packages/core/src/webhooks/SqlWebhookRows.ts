@@ -36,7 +36,7 @@ export const toAttempt = (row: any): WebhookAttempt => ({
   updated_at: toIso(row.updated_at)
 })
 
-/** A claimed delivery row, read with CLAIMED_COLUMNS. */
+/** A claimed delivery row, read with claimedColumns. */
 export const toClaimed = (row: any): ClaimedDelivery => ({
   id: String(row.id),
   program_id: row.program_id,
@@ -46,7 +46,9 @@ export const toClaimed = (row: any): ClaimedDelivery => ({
   event_type: row.event_type,
   event_created_at: toIso(row.event_created_at),
   event_data: row.event_data,
+  event_tags: fromJson<Array<string>>(row.event_tags),
   url: row.url,
+  subscription_tag: row.subscription_tag ?? null,
   disabled: toBool(row.disabled),
   secret_sealed: row.secret_sealed,
   previous_secret_sealed: row.previous_secret_sealed ?? null,
@@ -54,8 +56,11 @@ export const toClaimed = (row: any): ClaimedDelivery => ({
   subscription_updated_at: toIso(row.subscription_updated_at)
 })
 
-/** Columns a claimed delivery is read with, over `d` (deliveries), `e` (events) and `s` (subscriptions). */
-export const CLAIMED_COLUMNS = `d.id, d.program_id, d.subscription_id, d.event_id, d.attempt_count,
-  e.type AS event_type, e.created_at AS event_created_at, e.data AS event_data,
-  s.url, s.disabled, s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at,
+/**
+ * Columns a claimed delivery is read with, over `d` (deliveries), `e` (events) and `s`
+ * (subscriptions); `eventTags` is the SQL of the event's tags as JSON text (eventTagsSql).
+ */
+export const claimedColumns = (eventTags: string) => `d.id, d.program_id, d.subscription_id, d.event_id, d.attempt_count,
+  e.type AS event_type, e.created_at AS event_created_at, e.data AS event_data, ${eventTags} AS event_tags,
+  s.url, s.disabled, s.tag AS subscription_tag, s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at,
   s.updated_at AS subscription_updated_at`

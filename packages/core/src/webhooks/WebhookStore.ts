@@ -102,20 +102,27 @@ export interface WebhookStoreService {
    * statements and COMMIT). None where it cannot: SQLite's lone writes share the group-commit lane.
    */
   readonly appendAndEnqueueAtOnce: Option.Option<(events: ReadonlyArray<IssuingEvent>) => Effect.Effect<number, SqlError.SqlError>>
-  /** Replay: one delivery per event of the window whose type the subscription holds, in one statement. */
+  /**
+   * Replay: one delivery per event of the window whose type the subscription holds, in one
+   * statement. With the subscription's `tag`, only the events that carry it, read through the
+   * tag's own index; nothing when the subscription's tag is no longer `tag`.
+   */
   readonly enqueueReplay: (
     programId: string,
     subscriptionId: string,
+    tag: string | null,
     beginIso: string,
     endIso: string,
     nowIso: string
   ) => Effect.Effect<number, SqlError.SqlError>
   /**
    * The created_at of the program's first and last event within [begin, end] (both inclusive),
-   * or none when the window holds no event: two index probes, however many events it holds.
+   * of those that carry `tag` when one is given, or none when the window holds no such event: two
+   * index probes, however many events it holds.
    */
   readonly eventSpan: (
     programId: string,
+    tag: string | null,
     beginIso: string,
     endIso: string
   ) => Effect.Effect<Option.Option<{ readonly first: string; readonly last: string }>, SqlError.SqlError>

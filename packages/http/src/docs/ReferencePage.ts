@@ -214,6 +214,7 @@ export const eventsPage = (spec: Json): string => {
       object: "event",
       type,
       program_id: "…",
+      tags: [],
       created_at: "2026-05-02T09:30:00.000Z",
       data: { object: { object: "…" } }
     }
@@ -227,7 +228,8 @@ export const eventsPage = (spec: Json): string => {
   return page(
     "Issuing events",
     `<h1>Event catalogue</h1>
-<p>Every event is <code>{id, object: "event", type, program_id, created_at, data: {object}}</code>, delivered to webhook
+<p>Every event is <code>{id, object: "event", type, program_id, tags, created_at, data: {object}}</code> (<code>tags</code>: the tags
+of the wallets it concerns; a tagged subscription receives only the events of its tag), delivered to webhook
 subscriptions signed per Standard Webhooks (headers <code>webhook-id</code>, <code>webhook-timestamp</code>,
 <code>webhook-signature</code>) and listed by <code>GET /v1/events</code>. <a href="../docs">The API reference</a>.</p>
 <nav>${nav}</nav>${sections.join("")}`

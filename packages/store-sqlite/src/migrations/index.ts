@@ -30,6 +30,7 @@ import accountUpdateOrder from "./0411_account_update_order.js"
 import liveGrantsIndex from "./0412_live_grants_index.js"
 import walksAsRanges from "./0450_walks_as_ranges.js"
 import walletTags from "./0480_wallet_tags.js"
+import eventTags from "./0490_event_tags.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -67,5 +68,6 @@ export const migrations = {
   "0411_account_update_order": accountUpdateOrder,
   "0412_live_grants_index": liveGrantsIndex,
   "0450_walks_as_ranges": walksAsRanges,
-  "0480_wallet_tags": walletTags
+  "0480_wallet_tags": walletTags,
+  "0490_event_tags": eventTags
 }
