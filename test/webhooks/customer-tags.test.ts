@@ -199,3 +199,32 @@ describe.each(STORE_KINDS)("customer tags on events and subscriptions on %s", (k
     expect(walletCreated.tags).toEqual(["cust_erin"])
   })
 })
+
+describe.each(STORE_KINDS)("a re-tagged subscription on %s", (kind) => {
+  let platform: TestPlatform
+  let receiver: Receiver
+  let stop: (() => Promise<void>) | undefined
+
+  beforeAll(async () => {
+    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: [300, 300], webhookTimeoutMs: 5000 }))
+  })
+  afterAll(() => stop?.())
+
+  it("is never sent a queued retry of the old tag's event", async () => {
+    const subscription = await platform.request("POST", "/v1/webhook-subscriptions", {
+      body: { url: `${receiver.url}/retag`, event_types: ["card.created"], tag: "cust_old" }
+    })
+    expect(subscription.status, subscription.text).toBe(200)
+    const path = `${new URL(receiver.url).pathname}/retag`
+    receiver.reply = (request) => (request.path === path ? { status: 500 } : { status: 200 })
+    const owner = await platform.request("POST", "/v1/wallets", { body: { holder: { name: "Old" }, tag: "cust_old" } })
+    const card = await issueCard(platform, owner.body.id)
+    const tries = () => receiver.received.filter((request) => request.path === path && JSON.parse(request.body).data.object.id === card.id)
+    // The first try fails and is queued again; the subscription moves to another customer meanwhile.
+    await receiver.waitFor(() => tries().length >= 1)
+    const moved = await platform.request("PATCH", `/v1/webhook-subscriptions/${subscription.body.id}`, { body: { tag: "cust_new" } })
+    expect(moved.status, moved.text).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(tries()).toHaveLength(1)
+  })
+})
