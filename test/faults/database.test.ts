@@ -160,12 +160,11 @@ const underLoad = async (
       wallSeconds: (Date.now() - startedMs) / 1000
     })
     expect(load.anomalies.slice(0, 10)).toEqual([])
-    // The fault was felt: answered with the interface's envelope for it (500 internal_error), or —
-    // a write queued behind one that timed out starts its own wait later — held past the 5 s busy
-    // timeout and answered once the database was back. Which of the two a run sees depends on when
-    // its requests met the lock (each write waits in turn); nothing is ever lost or half written.
-    const felt = (figures.duringFault["500 internal_error"] ?? 0) > 0 || figures.slowestMs > 5_000
-    expect(felt, `${JSON.stringify(figures.duringFault)}, slowest ${figures.slowestMs} ms`).toBe(true)
+    // The fault was felt, and answered with the interface's envelope for it: 500 internal_error.
+    expect(
+      figures.duringFault["500 internal_error"] ?? 0,
+      `${JSON.stringify(figures.duringFault)}, slowest ${figures.slowestMs} ms`
+    ).toBeGreaterThan(0)
     // Recovered without a restart: the last second's requests were all answered as usual.
     expect(figures.afterRecovery["200"] ?? 0).toBeGreaterThan(0)
     expect(

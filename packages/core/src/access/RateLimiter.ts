@@ -296,14 +296,21 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
         const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
         entry.tokens = 0
         entry.lease = done
+        // Disconnected: a transaction waiting for its connection or the write lock cannot be
+        // interrupted (@effect/sql acquires it uninterruptibly), so the time-out would otherwise wait
+        // with it — on SQLite behind another process's lock, the whole 5 s busy timeout, and every
+        // request of the key waits for this lease meanwhile (found by the fault suite,
+        // test/faults/database.test.ts). Abandoned, it rolls back in the background once it can.
         return Effect.interruptible(
-          transactor.withTransaction(
-            Effect.gen(function* () {
-              const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
-              const planned = planLease(stored, now, returned, rate, burst)
-              yield* store.saveRateBucket(apiKeyId, planned.bucket)
-              return planned
-            })
+          Effect.disconnect(
+            transactor.withTransaction(
+              Effect.gen(function* () {
+                const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
+                const planned = planLease(stored, now, returned, rate, burst)
+                yield* store.saveRateBucket(apiKeyId, planned.bucket)
+                return planned
+              })
+            )
           )
         ).pipe(
           Effect.timeoutFail({
