@@ -1,3 +1,4 @@
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
 import { type Cluster, NODE_ADMIN_SECRET as ADMIN_SECRET, type Node, startCluster } from "../support/nodes.js"
@@ -12,9 +13,29 @@ import { startReceiver } from "../webhooks/receiver.js"
  */
 /** Both stores, and PostgreSQL once more without LISTEN/NOTIFY (ISSUING_PG_NOTIFY=off: caches and the queue polled). */
 const MODES = [
-  ...STORE_KINDS.map((kind) => ({ kind, name: kind, env: {} })),
-  { kind: "postgres" as const, name: "postgres (ISSUING_PG_NOTIFY=off)", env: { ISSUING_PG_NOTIFY: "off" } }
+  ...STORE_KINDS.map((kind) => ({ kind, name: kind, env: {} as Record<string, string> })),
+  { kind: "postgres" as const, name: "postgres (ISSUING_PG_NOTIFY=off)", env: { ISSUING_PG_NOTIFY: "off" } as Record<string, string> }
 ]
+
+/**
+ * The sessions on a PostgreSQL database other than this one: how many, and how many listen — a
+ * node's listening connection by the application_name it reports (docs/operations.md#the-change-feed),
+ * or any session whose last statement was a LISTEN.
+ */
+const sessionsOn = async (url: string) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      `SELECT count(*)::int AS connected,
+              count(*) FILTER (WHERE application_name = 'issuing-listen' OR query ILIKE 'LISTEN %')::int AS listening
+         FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
+    )
+    return rows[0] as { readonly connected: number; readonly listening: number }
+  } finally {
+    await client.end()
+  }
+}
 
 describe.each(MODES)("two nodes on one $name database", ({ kind, env }) => {
   let database: TestDatabase
@@ -259,6 +280,23 @@ describe.each(MODES)("two nodes on one $name database", ({ kind, env }) => {
     const listed = await call(a, "GET", `/v1/transfers?financial_account_id=${x}&page_size=1`)
     expect(listed.body.total_count).toBe(answers.filter((answer) => answer.status === 200).length + 1)
   })
+
+  // After the tests above made both nodes read through their caches (which starts a
+  // node's change feed, and with it its listening connection when it has one).
+  if (kind === "postgres") {
+    const notify = env.ISSUING_PG_NOTIFY !== "off"
+    it(notify ? "each node LISTENs, on one connection of its own" : "no node LISTENs: caches and the queue are polled", async () => {
+      for (const node of [a, b]) expect((await call(node, "GET", "/v1/cards")).status).toBe(200)
+      if (notify) {
+        await expect.poll(() => sessionsOn(database.url), { timeout: 10_000 }).toMatchObject({ listening: 2 })
+      } else {
+        const sessions = await sessionsOn(database.url)
+        // The nodes are connected (their pools), so the query looks where they are.
+        expect(sessions.connected).toBeGreaterThan(0)
+        expect(sessions.listening).toBe(0)
+      }
+    })
+  }
 
   it("every /v1 response says Cache-Control: no-store, errors included", async () => {
     for (const node of [a, b]) {
