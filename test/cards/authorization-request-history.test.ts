@@ -120,11 +120,22 @@ describe.each(STORE_KINDS)("authorizations decided by the program on %s", (kind)
   })
 
   it("a freeze committed while the decision is pending wins", async () => {
-    await route("/late/250", { timeout_ms: 3000 })
-    const pending = authorize()
-    await new Promise((resolve) => setTimeout(resolve, 80))
+    await route("/late/500", { timeout_ms: 3000 })
+    const before = (await receiver.log()).length
+    let answered = false
+    const pending = authorize().finally(() => {
+      answered = true
+    })
+    // The decision is asked (the receiver has the request, and answers it 500 ms later): freeze now.
+    await expect
+      .poll(async () => (await receiver.log()).slice(before).some((request) => request.body?.data?.card?.id === cardId), {
+        interval: 10,
+        timeout: 5_000
+      })
+      .toBe(true)
     const frozen = await platform.request("POST", `/v1/cards/${cardId}/freeze`)
     expect(frozen.status, frozen.text).toBe(200)
+    expect(answered).toBe(false)
     expect(await pending).toMatchObject({ status: "DECLINED", decline_reason: "CARD_FROZEN" })
     await platform.request("POST", `/v1/cards/${cardId}/unfreeze`)
     await route("/approve", { timeout_ms: 300 })
