@@ -38,6 +38,11 @@ describe("a deadlock inside an idempotent transfer on postgres", () => {
     }
 
     await withLockClients(platform.database.url, async ({ blocker, watcher }) => {
+      // PostgreSQL counts the deadlocks it ended per database (its statistics reach the view
+      // once the backend that found one reports them, within a second or so of its transaction).
+      const deadlocks = async () =>
+        Number((await watcher.query("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")).rows[0].deadlocks)
+      const deadlocksBefore = await deadlocks()
       await blocker.query("BEGIN")
       await blocker.query("SELECT 1 FROM issuing_balances WHERE financial_account_id = $1 FOR UPDATE", [later])
       const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
@@ -52,6 +57,9 @@ describe("a deadlock inside an idempotent transfer on postgres", () => {
       const response = await transferring
       expect(response.status, response.text).toBe(200)
       expect(response.body.amount).toBe(30)
+      // There was a deadlock, and the transfer's transaction is the one PostgreSQL ended (the
+      // blocker's statements went through): the 200 is the retry's.
+      await expect.poll(deadlocks, { interval: 100, timeout: 15_000 }).toBeGreaterThan(deadlocksBefore)
       // The retry with the same key gets the stored response: the request ran to its end once.
       const again = await platform.request("POST", "/v1/transfers", { idempotencyKey: key, body })
       expect(again.status, again.text).toBe(200)
