@@ -91,7 +91,7 @@ const receiverUrl = \`http://127.0.0.1:\${(receiver.address() as AddressInfo).po
 const { issuing, GET }: typeof import("./sqlite/server.js") = await import(\`./\${variant}/server.js\`)
 const headers = { authorization: \`Bearer \${process.env.ISSUING_BOOTSTRAP_API_KEY}\` }
 const viaHandler = await GET(new Request("https://app.example.com/issuing/v1/programs", { headers }))
-const viaListener = await fetch(\`http://127.0.0.1:\${process.env.PORT}/issuing/v1/programs\`, { headers })
+const viaListener = await fetch(\`http://127.0.0.1:\${process.env.ISSUING_PORT}/issuing/v1/programs\`, { headers })
 const answer = async (response: Response): Promise<{ status: number; body: any }> => ({ status: response.status, body: await response.json() })
 const handler = await answer(viaHandler)
 const listener = await answer(viaListener)
@@ -396,7 +396,7 @@ describe("installed from the tarballs, with both stores", () => {
     const port = await freePort()
     const result = await runOk(process.execPath, [path.join(fullApp, "out/drive.js"), "sqlite"], {
       cwd,
-      env: cleanEnv({ ...HOST_ENV, PORT: String(port) }),
+      env: cleanEnv({ ...HOST_ENV, ISSUING_PORT: String(port) }),
       timeoutMs: 60_000
     })
     const answers = JSON.parse(result.stdout.trim().split("\n").at(-1)!)
@@ -460,7 +460,7 @@ describe("installed with only @issuing/http and @issuing/store-pg", () => {
     const port = await freePort()
     const result = await runOk(process.execPath, [path.join(pgApp, "out/drive.js"), "postgres"], {
       cwd: pgApp,
-      env: cleanEnv({ ...HOST_ENV, DATABASE_URL: database.url, PORT: String(port) }),
+      env: cleanEnv({ ...HOST_ENV, DATABASE_URL: database.url, ISSUING_PORT: String(port) }),
       timeoutMs: 60_000
     })
     const answers = JSON.parse(result.stdout.trim().split("\n").at(-1)!)

@@ -21,6 +21,7 @@ import {
 } from "@issuing/core"
 import { Clock, Effect, Fiber, Layer, ManagedRuntime, Runtime, Schedule } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { Server } from "node:net"
 import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
 import { clientErrorListener, connectListener } from "./ClientErrors.js"
@@ -49,6 +50,7 @@ import { WebhookDeliveriesHandlersLive, WebhookSubscriptionsHandlersLive } from 
 import { OrganizationScopedLive, ProgramScopedLive } from "./middleware/Scopes.js"
 import { requestPipeline } from "./middleware/RequestPipeline.js"
 import { makeRouteTable } from "./middleware/RouteTable.js"
+import { baseUrlProblems, normalizeBasePath, privateTargetsProblem } from "./Mount.js"
 import { deliveryQueueMetrics, type TelemetryLayer, traceRequests, withDeliveryTelemetry } from "./Telemetry.js"
 
 /** What a store package's `layer(...)` provides. */
@@ -64,7 +66,8 @@ export interface IssuingOptions<E = unknown> {
   readonly settings?: Partial<IssuingSettings> | undefined
   /**
    * The path the host app mounts the platform under (e.g. `/issuing`); requests arrive with it and
-   * it is stripped before routing. Include it in `settings.baseUrl` so embed and doc URLs point here.
+   * it is stripped before routing. `settings.baseUrl` must end with it, so embed and doc URLs and the
+   * console's assets point here (`configFromEnv` derives it so; start-up warns when it does not).
    */
   readonly basePath?: string | undefined
   /**
@@ -270,11 +273,6 @@ const refuseUnopenableCards = async (runtime: ManagedRuntime.ManagedRuntime<Card
   throw new VaultKeysUnusable(problems)
 }
 
-const normalizeBasePath = (basePath: string | undefined) => {
-  if (basePath === undefined || basePath === "" || basePath === "/") return ""
-  return `/${basePath.replace(/^\/+|\/+$/g, "")}`
-}
-
 const METADATA_PATH = "/.well-known/oauth-authorization-server"
 
 /**
@@ -330,11 +328,28 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const webHandler = HttpApp.toWebHandlerRuntime(handlerRuntime)(app)
   const basePath = normalizeBasePath(options.basePath)
 
+  const log = options.log === undefined ? defaultLog : options.log
+  for (const problem of baseUrlProblems(settings.baseUrl, basePath)) log?.(`warning: ${problem}`)
+
+  // What the host's server really listens on is known at its first request only (the platform
+  // does not open it): said once, when private targets are allowed off loopback.
+  let listenChecked = false
+  const checkListen = (request: IncomingMessage) => {
+    if (listenChecked) return
+    listenChecked = true
+    const bound = (request.socket as { server?: Server }).server?.address()
+    const problem = privateTargetsProblem(typeof bound === "object" && bound !== null ? bound.address : undefined, settings)
+    if (problem !== undefined) log?.(`warning: ${problem}`)
+  }
   const route = mountedRoute(basePath)
   const listener =
     basePath === ""
-      ? nodeHandler
+      ? (request: IncomingMessage, response: ServerResponse) => {
+          checkListen(request)
+          nodeHandler(request, response)
+        }
       : (request: IncomingMessage, response: ServerResponse) => {
+          checkListen(request)
           const url = request.url ?? "/"
           const query = url.indexOf("?")
           const routed = route(query < 0 ? url : url.slice(0, query))
@@ -356,7 +371,6 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const telemetry = options.telemetry !== undefined
   const background = options.background ?? true
   const worker = background ? runtime.runFork(backgroundWork({ telemetry }) as Effect.Effect<void, unknown, any>) : undefined
-  const log = options.log === undefined ? defaultLog : options.log
   log?.(
     background
       ? "background work (webhook delivery, hold expiry, purges) runs in this process"

@@ -10,7 +10,7 @@ export {
   type StoreLayer
 } from "./App.js"
 export { IssuingApi } from "./Api.js"
-export { configFromEnv } from "./HostConfig.js"
+export { configFromEnv, type HostConfig, type HostMount } from "./HostConfig.js"
 export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
 export { ApiFailure, ERROR_CODES, type ErrorCode, type ErrorCodeDoc, toApiFailure } from "./errors.js"
 export { bootstrapOrganization, startServer, type RunningServer } from "./server.js"
