@@ -5,7 +5,7 @@ import { Effect, Fiber, ManagedRuntime, Option, Stream } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../support/databases.js"
-import { type Pgbouncer, pgbouncerMissing, reportPgbouncerSkipped, startPgbouncer } from "../support/pgbouncer.js"
+import { type Pgbouncer, pgbouncerAvailable, startPgbouncer } from "../support/pgbouncer.js"
 
 /** Polls `probe` until it holds (the feed reconnects in the background); fails after `attempts`. */
 const eventually = async (probe: () => Promise<boolean>, attempts = 100) => {
@@ -201,7 +201,9 @@ describe("the PostgreSQL change feed with a listen URL it cannot reach", () => {
   })
 })
 
-describe.skipIf(pgbouncerMissing !== undefined)("the PostgreSQL change feed through PgBouncer (pool_mode = transaction)", () => {
+const pgbouncer = pgbouncerAvailable("PostgreSQL change feed")
+
+describe.runIf(pgbouncer)("the PostgreSQL change feed through PgBouncer (pool_mode = transaction)", () => {
   let database: TestDatabase
   let bouncer: Pgbouncer
 
@@ -250,4 +252,3 @@ describe.skipIf(pgbouncerMissing !== undefined)("the PostgreSQL change feed thro
     expect(await PgStore.throughPooler(bouncer.through(database.url))).toBe(true)
   })
 })
-reportPgbouncerSkipped("the PostgreSQL change feed through PgBouncer")

@@ -4,18 +4,27 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
+import { describe, it } from "vitest"
 
 /** Debian's pgbouncer (`.ci/run` installs it with apt-get). */
 export const PGBOUNCER_BINARY = "/usr/sbin/pgbouncer"
 
-/** Why the PgBouncer tests cannot run here, or undefined when they can. */
-export const pgbouncerMissing: string | undefined = fs.existsSync(PGBOUNCER_BINARY)
-  ? undefined
-  : `${PGBOUNCER_BINARY} is not installed (apt-get install pgbouncer): the tests through PgBouncer are skipped`
-
-/** Says once, on the test output, that the tests through PgBouncer were skipped and why. */
-export const reportPgbouncerSkipped = (suite: string) => {
-  if (pgbouncerMissing !== undefined) console.warn(`SKIPPED ${suite}: ${pgbouncerMissing}`)
+/**
+ * Whether the tests of `suite` through PgBouncer can run: without pgbouncer they are skipped with
+ * a message, except in CI (CI=true), where a test fails loudly instead — there it must be installed.
+ */
+export const pgbouncerAvailable = (suite: string): boolean => {
+  if (fs.existsSync(PGBOUNCER_BINARY)) return true
+  if (process.env.CI === "true") {
+    describe(`${suite} through PgBouncer`, () => {
+      it("needs PgBouncer", () => {
+        throw new Error(`CI=true but ${PGBOUNCER_BINARY} is missing; .ci/run must install Debian's pgbouncer package.`)
+      })
+    })
+  } else {
+    console.warn(`Skipping the ${suite} tests through PgBouncer: ${PGBOUNCER_BINARY} is not installed (apt-get install -y pgbouncer).`)
+  }
+  return false
 }
 
 /** A pgbouncer in transaction mode in front of the test PostgreSQL. */
