@@ -5,10 +5,12 @@ import { PgClient } from "@effect/sql-pg"
 import { sqlStores, TransactionPerWriteLane } from "@issuing/core"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
+import { FUNCTION_FILES } from "./functions/index.js"
 import { migrations } from "./migrations/index.js"
 import { pgChangeFeedLayer } from "./PgChangeFeed.js"
 import { PgListener } from "./PgListener.js"
 import { PgLedgerPostingLive } from "./PgPosting.js"
+import { applyFunctionFiles } from "./StoredFunctions.js"
 import { webhookWakeupsLayer } from "./WebhookWakeups.js"
 
 export interface PgOptions {
@@ -33,12 +35,18 @@ const MIGRATION_LOCK_KEY = 7_412_553_119
 
 const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "issuing_migrations" })
 
+/** The id of the newest migration this release has. */
+const LATEST_MIGRATION_ID = Math.max(...Object.keys(migrations).map((id) => Number(id.slice(0, 4))))
+
 /**
- * Applies every pending migration (recorded in `issuing_migrations`). The whole run holds a
- * transaction-scoped advisory lock: the Migrator alone creates its table outside any lock and
- * skips (returns at once) when another process holds its table lock, so two processes starting
- * on an empty database (`serve` and `worker`) could race or one could start before the schema is
- * complete. Under the lock the second waits, then finds everything applied.
+ * Applies every pending migration (recorded in `issuing_migrations`), then every stored function
+ * whose file changed (src/functions/, recorded in `issuing_function_checksums`;
+ * docs/architecture.md#stored-functions), in one transaction: a failure of either leaves the
+ * database as it was. The whole run holds a transaction-scoped advisory lock: the Migrator alone
+ * creates its table outside any lock and skips (returns at once) when another process holds its
+ * table lock, so two processes starting on an empty database (`serve` and `worker`) could race or
+ * one could start before the schema is complete. Under the lock the second waits, then finds
+ * everything applied. Returns the migrations applied.
  */
 export const migrate = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.withTransaction(
@@ -50,7 +58,8 @@ export const migrate = Effect.flatMap(SqlClient.SqlClient, (sql) =>
         created_at timestamp with time zone NOT NULL DEFAULT now(),
         name text NOT NULL
       )`),
-      Effect.zipRight(runMigrations)
+      Effect.zipRight(runMigrations),
+      Effect.tap(() => applyFunctionFiles(FUNCTION_FILES, LATEST_MIGRATION_ID))
     )
   )
 )

@@ -30,7 +30,7 @@ import { Effect } from "effect"
  */
 
 /** The financial_account JSON of the API (ledger/Records.ts) for account row `a` and its principal balance row `b`. */
-export const ACCOUNT_JSON = `json_build_object(
+const ACCOUNT_JSON = `json_build_object(
     'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
     'currency', a.currency,
     'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
@@ -39,8 +39,8 @@ export const ACCOUNT_JSON = `json_build_object(
     'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`
 
-/** `issuing_post_card_message` as this migration defines it (0470 derives its own from it). */
-export const POST_CARD_MESSAGE_0230 = `CREATE FUNCTION issuing_post_card_message(
+/** `issuing_post_card_message` as this migration defines it. */
+const POST_CARD_MESSAGE_0230 = `CREATE FUNCTION issuing_post_card_message(
       p_transaction jsonb, p_write text, p_account text, p_pending_delta bigint, p_require_available bigint,
       p_active_card text, p_now timestamptz,
       p_event_ids text[], p_event_types text[], p_event_data text[], p_balance_event_id text, p_channel text)

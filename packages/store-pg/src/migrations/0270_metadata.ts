@@ -1,6 +1,5 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { ACCOUNT_JSON } from "./0230_card_holds.js"
 
 /**
  * `metadata` on wallets, cards, transfers and webhook subscriptions (docs/api.md#metadata): the
@@ -15,6 +14,16 @@ import { ACCOUNT_JSON } from "./0230_card_holds.js"
  *   absent). `issuing_post_decided` hands its rows to it unchanged and is not redefined.
  * A transfer without metadata writes `'{}'` in the one column: nothing else is added to the hot path.
  */
+/** The financial_account JSON of 0230's functions for account row `a` and its principal balance row `b`, as this migration ran it. */
+const ACCOUNT_JSON = `json_build_object(
+    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
+    'currency', a.currency,
+    'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
+    'pending_balance', json_build_object('amount', b.pending_minor, 'currency', a.currency),
+    'available_balance', json_build_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
+    'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`
+
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   for (const table of ["issuing_wallets", "issuing_cards", "issuing_transfers", "issuing_webhook_subscriptions"]) {

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /** The slots of a settlement account's balance: a posting adds into one of them (docs/ledger.md#settlement-slots). */
-export const SETTLEMENT_SLOTS = 16
+const SETTLEMENT_SLOTS = 16
 
 /**
  * The financial_account JSON of the API for account row `a`, its principal balance summed over its
@@ -20,8 +20,8 @@ const PRINCIPAL_SUMMED = `CROSS JOIN LATERAL (SELECT sum(x.debits_minor) AS debi
       sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
     FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b`
 
-/** `issuing_post_transfer` as this migration defines it (migration 0310 derives its own from it). */
-export const POST_TRANSFER_0300 = `CREATE OR REPLACE FUNCTION issuing_post_transfer(
+/** `issuing_post_transfer` as this migration defines it. */
+const POST_TRANSFER_0300 = `CREATE OR REPLACE FUNCTION issuing_post_transfer(
       p_program_id text, p_source text, p_target text, p_check_funds boolean, p_amount bigint, p_currency text,
       p_now timestamptz,
       p_transaction_write text, p_transaction_id text, p_transaction_status text, p_transaction_created_at timestamptz,
@@ -133,8 +133,8 @@ export const POST_TRANSFER_0300 = `CREATE OR REPLACE FUNCTION issuing_post_trans
       RETURN QUERY SELECT true, v_available, NULL::text;
     END $$`
 
-/** `issuing_write_postings` as this migration defines it (migration 0310 derives its own from it). */
-export const WRITE_POSTINGS_0300 = `CREATE OR REPLACE FUNCTION issuing_write_postings(p_rows jsonb, p_channel text)
+/** `issuing_write_postings` as this migration defines it. */
+const WRITE_POSTINGS_0300 = `CREATE OR REPLACE FUNCTION issuing_write_postings(p_rows jsonb, p_channel text)
     RETURNS integer LANGUAGE plpgsql AS $$
     DECLARE n integer;
     BEGIN

@@ -31,15 +31,61 @@ import { Effect } from "effect"
 
 const SHARDS = 16
 
-/** A counting trigger's body as 0210 generated it (the one place its keys are spelled), choosing its shard freely. */
-const freeShardBody = (sql: SqlClient.SqlClient, name: string, list: string) =>
-  Effect.gen(function* () {
-    const [row] = yield* sql<{ body: string }>`SELECT prosrc AS body FROM pg_proc WHERE proname = ${name}`
-    const shard = `pg_backend_pid() % ${SHARDS}`
-    // A body that no longer chooses its shard this way is not the one this migration was written for.
-    if (row === undefined || !row.body.includes(shard)) throw new Error(`migration 0370: ${name} does not choose its shard by ${shard}`)
-    return row.body.replaceAll(shard, `issuing_count_shard('${list}')`)
-  })
+/**
+ * 0210's counting function of the events, its shard chosen by \`issuing_count_shard('events')\`
+ * instead of \`pg_backend_pid() % 16\`: the text this migration made (it patched the body 0210
+ * had generated), written out whole.
+ */
+const COUNT_EVENTS = `CREATE OR REPLACE FUNCTION issuing_count_events() RETURNS trigger LANGUAGE plpgsql AS $body$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $body$`
+
+/** 0210's counting function of the webhook attempts, its shard chosen the same way (\`'webhook_attempts'\`). */
+const COUNT_WEBHOOK_ATTEMPTS = `CREATE OR REPLACE FUNCTION issuing_count_webhook_attempts() RETURNS trigger LANGUAGE plpgsql AS $body$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'webhook_attempts', program_id, k, issuing_count_shard('webhook_attempts'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'webhook_attempts', program_id, k, issuing_count_shard('webhook_attempts'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'webhook_attempts', program_id, k, issuing_count_shard('webhook_attempts'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $body$`
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -55,10 +101,6 @@ export default Effect.gen(function* () {
       END LOOP;
       RETURN v_home;
     END $$`)
-  const events = yield* freeShardBody(sql, "issuing_count_events", "events")
-  yield* sql.unsafe(`CREATE OR REPLACE FUNCTION issuing_count_events() RETURNS trigger LANGUAGE plpgsql AS $body$${events}$body$`)
-  const attempts = yield* freeShardBody(sql, "issuing_count_webhook_attempts", "webhook_attempts")
-  yield* sql.unsafe(
-    `CREATE OR REPLACE FUNCTION issuing_count_webhook_attempts() RETURNS trigger LANGUAGE plpgsql AS $body$${attempts}$body$`
-  )
+  yield* sql.unsafe(COUNT_EVENTS)
+  yield* sql.unsafe(COUNT_WEBHOOK_ATTEMPTS)
 })

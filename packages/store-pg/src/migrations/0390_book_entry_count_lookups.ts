@@ -24,15 +24,29 @@ import { Effect } from "effect"
  * PostgreSQL only: SQLite's counting triggers are per row and look entries up by key already.
  */
 
-const PULLED_UP = "n.position = e.position)))) x"
-const KEPT_CORRELATED = "n.position = e.position)) OFFSET 0)) x"
+/**
+ * 0210's \`issuing_count_book_entries\` with its subquery ended by \`OFFSET 0\`: the text this migration
+ * made (it patched the body 0210 had generated), written out whole.
+ */
+const COUNT_BOOK_ENTRIES = `CREATE OR REPLACE FUNCTION issuing_count_book_entries() RETURNS trigger LANGUAGE plpgsql AS $body$
+    BEGIN
+      INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'book_transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT bt.program_id, x.k, 1 AS d
+         FROM (SELECT r.book_transfer_id, CASE d.o WHEN 1 THEN '=' || r.financial_account_id || '|' WHEN 2 THEN '|=' || r.book
+   ELSE '=' || r.financial_account_id || '|=' || r.book END AS k FROM new_rows r CROSS JOIN (SELECT 1 AS o UNION ALL SELECT 2 UNION ALL SELECT 3) d
+               WHERE NOT EXISTS (
+                 SELECT 1 FROM issuing_book_entries e
+                 WHERE e.book_transfer_id = r.book_transfer_id AND e.position <> r.position AND CASE d.o WHEN 1 THEN e.financial_account_id = r.financial_account_id WHEN 2 THEN e.book = r.book
+   ELSE e.financial_account_id = r.financial_account_id AND e.book = r.book END
+                   AND (e.position < r.position
+                        OR NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.book_transfer_id = e.book_transfer_id AND n.position = e.position)) OFFSET 0)) x
+         JOIN issuing_book_transfers bt ON bt.id = x.book_transfer_id) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      RETURN NULL;
+    END $body$`
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const [row] = yield* sql<{ body: string }>`SELECT prosrc AS body FROM pg_proc WHERE proname = 'issuing_count_book_entries'`
-  // A body that no longer ends its subquery this way is not the one this migration was written for.
-  if (row === undefined || row.body.split(PULLED_UP).length !== 2)
-    throw new Error("migration 0390: issuing_count_book_entries is not 0210's")
-  const body = row.body.replace(PULLED_UP, KEPT_CORRELATED)
-  yield* sql.unsafe(`CREATE OR REPLACE FUNCTION issuing_count_book_entries() RETURNS trigger LANGUAGE plpgsql AS $body$${body}$body$`)
+  yield* sql.unsafe(COUNT_BOOK_ENTRIES)
 })

@@ -45,7 +45,7 @@ const BALANCE_EVENT_DATA = `json_build_object(
  * Numbered 0440, past every id already applied: the Migrator runs only ids above the latest one.
  * PostgreSQL only: SQLite writes a batch with its own prepared statements (NewTransfers.ts).
  */
-export const WRITE_POSTINGS_0440 = `CREATE OR REPLACE FUNCTION issuing_write_postings(p_rows jsonb, p_channel text)
+const WRITE_POSTINGS_0440 = `CREATE OR REPLACE FUNCTION issuing_write_postings(p_rows jsonb, p_channel text)
   RETURNS integer LANGUAGE plpgsql AS $$
     DECLARE
       n integer := 0;

@@ -1,0 +1,1091 @@
+// Generated from the .sql files of this folder by `npm run schema`; edit those, never this file
+// (packages/store-pg/test/functions.test.ts fails while it differs from them).
+import type { FunctionFile } from "../StoredFunctions.js"
+
+/** Every stored function's living text, by name (docs/architecture.md#stored-functions). */
+export const FUNCTION_FILES: ReadonlyArray<FunctionFile> = [
+  {
+    name: "issuing_append_events",
+    text: `-- A lone emit's events (core webhooks/SqlWebhookQueue.ts): inserted, then fanned out to their
+-- subscriptions as a later statement, so the fan-out sees the tags issuing_tag_event wrote for them.
+-- One call, one round trip.
+CREATE OR REPLACE FUNCTION issuing_append_events(
+    p_ids text[],
+    p_program_ids text[],
+    p_types text[],
+    p_created_at timestamp with time zone[],
+    p_data text[]
+)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      INSERT INTO issuing_events (id, program_id, type, created_at, data)
+        SELECT * FROM unnest(p_ids, p_program_ids, p_types, p_created_at, p_data);
+      RETURN issuing_webhook_fan_out_events(p_ids, p_program_ids, p_types, p_created_at, NULL::text);
+    END $function$;
+`
+  },
+  {
+    name: "issuing_card_spend_change",
+    text: `-- A card's spend kept as its transactions change (docs/card-transactions.md#spend-controls):
+-- each card transaction's pending + settled amount taken off its old (card, day) and the all-time
+-- row '' and added to its new ones, as one upsert in (card, day) order. Run by deferred constraint
+-- triggers at commit, so the spend row is every writer's last lock (taken earlier it deadlocked
+-- against a card message's balance-row lock).
+CREATE OR REPLACE FUNCTION issuing_card_spend_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE v_cards text[] := '{}'; v_days text[] := '{}'; v_amounts bigint[] := '{}';
+    BEGIN
+      IF TG_OP <> 'INSERT' AND OLD.card_id IS NOT NULL THEN
+        v_cards := ARRAY[OLD.card_id, OLD.card_id];
+        v_days := ARRAY['', to_char(OLD.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')];
+        v_amounts := ARRAY[-(OLD.pending_minor + OLD.settled_minor), -(OLD.pending_minor + OLD.settled_minor)];
+      END IF;
+      IF TG_OP <> 'DELETE' AND NEW.card_id IS NOT NULL THEN
+        v_cards := v_cards || ARRAY[NEW.card_id, NEW.card_id];
+        v_days := v_days || ARRAY['', to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')];
+        v_amounts := v_amounts || ARRAY[NEW.pending_minor + NEW.settled_minor, NEW.pending_minor + NEW.settled_minor];
+      END IF;
+      INSERT INTO issuing_card_spend (card_id, day, spent_minor)
+        SELECT u.card_id, u.day, SUM(u.amount) FROM unnest(v_cards, v_days, v_amounts) AS u(card_id, day, amount)
+        GROUP BY u.card_id, u.day HAVING SUM(u.amount) <> 0
+        ORDER BY u.card_id, u.day
+        ON CONFLICT (card_id, day) DO UPDATE SET spent_minor = issuing_card_spend.spent_minor + excluded.spent_minor;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_book_entries",
+    text: `-- Counts a book transfer once per key of its entries (\`=account|\`, \`|=book\`, \`=account|=book\`):
+-- an entry counts unless another entry of its book transfer stands for the same key
+-- (docs/operations.md#exact-totals-at-any-size). \`OFFSET 0\` keeps that lookup a correlated subplan
+-- read by key: pulled up into an anti join it read every entry of the table per batch (measured:
+-- 1,583 ms per 1,000 book transfers at 1,000,000). Skips while the posting functions count their
+-- own rows (issuing.posting_counted, the trigger's WHEN).
+CREATE OR REPLACE FUNCTION issuing_count_book_entries()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'book_transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT bt.program_id, x.k, 1 AS d
+         FROM (SELECT r.book_transfer_id, CASE d.o WHEN 1 THEN '=' || r.financial_account_id || '|' WHEN 2 THEN '|=' || r.book
+   ELSE '=' || r.financial_account_id || '|=' || r.book END AS k FROM new_rows r CROSS JOIN (SELECT 1 AS o UNION ALL SELECT 2 UNION ALL SELECT 3) d
+               WHERE NOT EXISTS (
+                 SELECT 1 FROM issuing_book_entries e
+                 WHERE e.book_transfer_id = r.book_transfer_id AND e.position <> r.position AND CASE d.o WHEN 1 THEN e.financial_account_id = r.financial_account_id WHEN 2 THEN e.book = r.book
+   ELSE e.financial_account_id = r.financial_account_id AND e.book = r.book END
+                   AND (e.position < r.position
+                        OR NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.book_transfer_id = e.book_transfer_id AND n.position = e.position)) OFFSET 0)) x
+         JOIN issuing_book_transfers bt ON bt.id = x.book_transfer_id) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_book_transfers",
+    text: `-- Counts every new book transfer under key \`|\` of the book transfers' list
+-- (docs/operations.md#exact-totals-at-any-size), on the backend's shard.
+CREATE OR REPLACE FUNCTION issuing_count_book_transfers()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'book_transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, '|' AS k, 1 AS d FROM new_rows) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_card_audit_records",
+    text: `-- Keeps the card audit records' counts (docs/operations.md#exact-totals-at-any-size): per
+-- statement, one upsert of every (program, key) its rows add or remove, keys \`=card|=action\` with
+-- "any" ('') for each filter, on the backend's shard.
+CREATE OR REPLACE FUNCTION issuing_count_card_audit_records()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'card_audit_records', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'card_audit_records', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'card_audit_records', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.action END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.card_id IS NOT NULL) AND (d1.o <> 1 OR r.action IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_cards",
+    text: `-- Keeps the cards' counts (docs/operations.md#exact-totals-at-any-size): per statement, one
+-- upsert of every (program, key) its rows add or remove, keys \`=wallet|=state\` with "any" ('') for
+-- each filter, on the backend's shard; an update moves a card between keys.
+CREATE OR REPLACE FUNCTION issuing_count_cards()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'cards', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'cards', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'cards', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.state END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.wallet_id IS NOT NULL) AND (d1.o <> 1 OR r.state IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_events",
+    text: `-- Keeps the events' counts (docs/operations.md#exact-totals-at-any-size), keys '' and \`=type\`, on
+-- a shard nobody else is counting into (issuing_count_shard): emits were the hot case of two
+-- backends sharing a shard and waiting on each other's counter row until commit.
+CREATE OR REPLACE FUNCTION issuing_count_events()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_financial_accounts",
+    text: `-- Keeps the financial accounts' counts (docs/operations.md#exact-totals-at-any-size): keys
+-- \`=kind|=wallet|=currency\` with "any" ('') for each filter, on the backend's shard.
+CREATE OR REPLACE FUNCTION issuing_count_financial_accounts()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'financial_accounts', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
+          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'financial_accounts', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
+          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'financial_accounts', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
+          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.kind END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.wallet_id END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.currency END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d2
+          WHERE (d0.o <> 1 OR r.kind IS NOT NULL) AND (d1.o <> 1 OR r.wallet_id IS NOT NULL) AND (d2.o <> 1 OR r.currency IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_shard",
+    text: `-- A shard of \`p_list\`'s counts that no other transaction is counting into: the first of the 16
+-- whose transaction-level advisory lock it gets, starting at the backend's own
+-- (docs/operations.md#exact-totals-at-any-size). pg_try_ never waits, so it adds no deadlock; only
+-- when all 16 are taken does it fall back to the backend's shard and wait there.
+CREATE OR REPLACE FUNCTION issuing_count_shard(
+    p_list text
+)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      v_home integer := pg_backend_pid() % 16;
+      v_space integer := hashtext('issuing_list_counts.' || p_list);
+    BEGIN
+      FOR i IN 0..15 LOOP
+        IF pg_try_advisory_xact_lock(v_space, (v_home + i) % 16) THEN
+          RETURN (v_home + i) % 16;
+        END IF;
+      END LOOP;
+      RETURN v_home;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_transactions",
+    text: `-- Keeps the transactions' counts (docs/operations.md#exact-totals-at-any-size): keys
+-- \`=status|=card\` with "any" ('') for each filter, on the backend's shard. Skips while the posting
+-- function counts its own rows (issuing.posting_counted, the triggers' WHEN).
+CREATE OR REPLACE FUNCTION issuing_count_transactions()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_transfers",
+    text: `-- Keeps the transfers' counts (docs/operations.md#exact-totals-at-any-size): keys
+-- \`=status|=rail|=account\` with "any" ('') for each filter, a transfer counted once for each of its
+-- two accounts, on the backend's shard. Skips while a posting function counts its own rows.
+CREATE OR REPLACE FUNCTION issuing_count_transfers()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_wallets",
+    text: `-- Keeps the wallets' counts (docs/operations.md#exact-totals-at-any-size): key '' for every wallet
+-- and \`=tag\` for a tagged one, so a re-tag moves one between tags and an update that keeps the tag
+-- nets to nothing.
+CREATE OR REPLACE FUNCTION issuing_count_wallets()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'wallets', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.tag END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.tag IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'wallets', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.tag END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.tag IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'wallets', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.tag END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.tag IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.tag END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
+          WHERE (d0.o <> 1 OR r.tag IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_count_webhook_attempts",
+    text: `-- Keeps the webhook attempts' counts (docs/operations.md#exact-totals-at-any-size), keys
+-- \`=subscription|=status\`, on a shard nobody else is counting into (issuing_count_shard): the
+-- delivery workers record attempts concurrently.
+CREATE OR REPLACE FUNCTION issuing_count_webhook_attempts()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'webhook_attempts', program_id, k, issuing_count_shard('webhook_attempts'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'webhook_attempts', program_id, k, issuing_count_shard('webhook_attempts'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'webhook_attempts', program_id, k, issuing_count_shard('webhook_attempts'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.subscription_id END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.subscription_id IS NOT NULL) AND (d1.o <> 1 OR r.status IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_lock_posting_rows",
+    text: `-- The balance rows a posting between two accounts adds into, locked in the one order every write
+-- takes them (docs/ledger.md#posting-rules): each wallet's rows (slot 0) and this backend's slot of
+-- a settlement account's (docs/ledger.md#settlement-slots), by (account, book, slot). Returns the
+-- slot the posting then adds into: the one place the slot rule is written.
+CREATE OR REPLACE FUNCTION issuing_lock_posting_rows(
+    p_source text,
+    p_target text
+)
+ RETURNS smallint
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE v_slot smallint := pg_backend_pid() % 16;
+    BEGIN
+      PERFORM 1 FROM issuing_balances l JOIN issuing_financial_accounts a ON a.id = l.financial_account_id
+        WHERE l.financial_account_id IN (p_source, p_target)
+          AND l.slot = CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END
+        ORDER BY l.financial_account_id, l.book, l.slot FOR UPDATE OF l;
+      RETURN v_slot;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_post_card_message",
+    text: `-- One message of a card transaction in ONE statement (docs/card-transactions.md#what-a-message-writes):
+-- the card still ACTIVE (FOR SHARE, which a freeze waits for), the wallet's principal row locked and
+-- its available amount checked when the message moves its hold or needs funds (the transfer's rows
+-- first, in the order every posting takes them, so a return cannot deadlock against it), the
+-- transaction row, the hold's change, the events and their fan-out, the account's balance.updated,
+-- then the message's transfer (\`p_transfer\`, a posting record of issuing_post_transfer, NULL when
+-- the message moves no money). A refusal answers (false, available, refusal) and writes nothing of
+-- its own; a refused transfer is answered too, and the caller's transaction rolls the message back.
+CREATE OR REPLACE FUNCTION issuing_post_card_message(
+    p_transaction jsonb,
+    p_write text,
+    p_account text,
+    p_pending_delta bigint,
+    p_require_available bigint,
+    p_active_card text,
+    p_now timestamp with time zone,
+    p_event_ids text[],
+    p_event_types text[],
+    p_event_data text[],
+    p_balance_event_id text,
+    p_channel text,
+    p_transfer jsonb
+)
+ RETURNS TABLE(posted boolean, available bigint, refusal text)
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE v_available bigint; v_card_state text; v_program text := p_transaction->>'program_id';
+      v_ids text[] := p_event_ids; v_types text[] := p_event_types; v_transfer record;
+    BEGIN
+      IF p_active_card IS NOT NULL THEN
+        SELECT c.state INTO v_card_state FROM issuing_cards c WHERE c.id = p_active_card FOR SHARE;
+        IF v_card_state IS DISTINCT FROM 'ACTIVE' THEN
+          RETURN QUERY SELECT false, NULL::bigint,
+            CASE WHEN v_card_state = 'FROZEN' THEN 'card_frozen' ELSE 'card_closed' END;
+          RETURN;
+        END IF;
+      END IF;
+      -- The wallet's principal row, locked when the message moves its hold or needs its funds (a
+      -- decline does neither: it locks nothing).
+      IF p_require_available > 0 OR p_pending_delta <> 0 THEN
+        IF p_transfer IS NOT NULL THEN
+          PERFORM issuing_lock_posting_rows(p_transfer->>'source', p_transfer->>'target');
+        END IF;
+        SELECT b.credits_minor - b.debits_minor - b.pending_minor INTO v_available FROM issuing_balances b
+          WHERE b.financial_account_id = p_account AND b.book = 'principal' FOR UPDATE;
+        v_available := coalesce(v_available, 0);
+        IF p_require_available > 0 AND v_available < p_require_available THEN
+          RETURN QUERY SELECT false, v_available, 'insufficient_funds';
+          RETURN;
+        END IF;
+      END IF;
+      IF p_write = 'insert' THEN
+        INSERT INTO issuing_transactions SELECT * FROM jsonb_populate_record(NULL::issuing_transactions, p_transaction);
+      ELSE
+        UPDATE issuing_transactions t SET status = r.status, amount_minor = r.amount_minor, decline_reason = r.decline_reason,
+            authorized_minor = r.authorized_minor, pending_minor = r.pending_minor, settled_minor = r.settled_minor,
+            expires_at = r.expires_at, card_events = r.card_events, request_history = r.request_history, updated_at = r.updated_at
+          FROM jsonb_populate_record(NULL::issuing_transactions, p_transaction) r
+          WHERE t.id = r.id;
+      END IF;
+      IF p_pending_delta <> 0 THEN
+        UPDATE issuing_balances SET pending_minor = pending_minor + p_pending_delta, updated_at = p_now
+          WHERE financial_account_id = p_account AND book = 'principal';
+      END IF;
+      INSERT INTO issuing_events (id, program_id, type, created_at, data)
+        SELECT v.id, v_program, v.type, p_now, v.data
+        FROM unnest(p_event_ids, p_event_types, p_event_data) WITH ORDINALITY AS v(id, type, data, ord)
+        ORDER BY v.ord;
+      IF p_balance_event_id IS NOT NULL THEN
+        INSERT INTO issuing_events (id, program_id, type, created_at, data)
+          SELECT p_balance_event_id, v_program, 'balance.updated', p_now, json_build_object(
+    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
+    'currency', a.currency,
+    'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
+    'pending_balance', json_build_object('amount', b.pending_minor, 'currency', a.currency),
+    'available_balance', json_build_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
+    'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+          FROM issuing_financial_accounts a
+          JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
+          WHERE a.id = p_account;
+        v_ids := v_ids || p_balance_event_id;
+        v_types := v_types || 'balance.updated'::text;
+      END IF;
+      IF coalesce(array_length(v_ids, 1), 0) > 0 THEN
+        PERFORM issuing_webhook_fan_out_events(v_ids, array_fill(v_program, ARRAY[array_length(v_ids, 1)]), v_types,
+          array_fill(p_now, ARRAY[array_length(v_ids, 1)]), p_channel);
+      END IF;
+      IF p_transfer IS NOT NULL THEN
+        SELECT x.posted, x.available, x.refusal INTO v_transfer FROM issuing_post_transfers(jsonb_build_array(p_transfer), p_channel) x;
+        IF NOT v_transfer.posted THEN
+          RETURN QUERY SELECT false, v_transfer.available, v_transfer.refusal;
+          RETURN;
+        END IF;
+      END IF;
+      RETURN QUERY SELECT true, v_available, NULL::text;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_post_decided",
+    text: `-- A batch decided in the process over balances read without locks, written in ONE statement that
+-- holds the balance-row locks only briefly (docs/ledger.md#batches): the postings' new rows first
+-- (issuing_write_postings), then every slot of the batch's accounts locked in (account, book, slot)
+-- order, the batch decided again over their sums, and the summed deltas and balance.updated written
+-- only if both decisions agree. Otherwise SQLSTATE IB409 rolls the statement back and the process
+-- runs the batch the locked way. \`p_postings\`: each posting in order as { source, amount,
+-- check_funds, posted, refusal, deltas: [{ account, book, debits, credits, pending }] }. Answers each
+-- posting's available principal as read under the locks.
+CREATE OR REPLACE FUNCTION issuing_post_decided(
+    p_rows jsonb,
+    p_postings jsonb,
+    p_balances jsonb,
+    p_channel text
+)
+ RETURNS bigint[]
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      v_accounts text[];
+      v_disagree boolean;
+      v_available bigint[];
+    BEGIN
+      PERFORM issuing_write_postings(p_rows - 'balance_events', p_channel);
+      SELECT array_agg(DISTINCT d->>'account') INTO v_accounts
+        FROM jsonb_array_elements(p_postings) AS p, jsonb_array_elements(p->'deltas') AS d;
+      PERFORM 1 FROM issuing_balances WHERE financial_account_id = ANY (v_accounts)
+        ORDER BY financial_account_id, book, slot FOR UPDATE;
+      WITH p AS (
+        SELECT ord, x->>'source' AS source, (x->>'amount')::numeric AS amount, (x->>'check_funds')::boolean AS check_funds,
+               (x->>'posted')::boolean AS posted, x->>'refusal' AS refusal, x->'deltas' AS deltas
+        FROM jsonb_array_elements(p_postings) WITH ORDINALITY AS t(x, ord)
+      ), d AS (
+        SELECT p.ord, p.posted, p.source, e->>'account' AS account, e->>'book' AS book,
+               (e->>'debits')::numeric AS debits, (e->>'credits')::numeric AS credits,
+               coalesce((e->>'pending')::numeric, 0) AS pending
+        FROM p, jsonb_array_elements(p.deltas) AS e
+      ), running AS (
+        SELECT d.*,
+               coalesce(b.debits_minor, 0) + coalesce(sum(CASE WHEN d.posted THEN d.debits ELSE 0 END) OVER w, 0) AS debits_before,
+               coalesce(b.credits_minor, 0) + coalesce(sum(CASE WHEN d.posted THEN d.credits ELSE 0 END) OVER w, 0) AS credits_before,
+               coalesce(b.pending_minor, 0) + coalesce(sum(CASE WHEN d.posted THEN d.pending ELSE 0 END) OVER w, 0) AS pending_before
+        FROM d LEFT JOIN (SELECT x.financial_account_id, x.book, sum(x.debits_minor) AS debits_minor,
+                                 sum(x.credits_minor) AS credits_minor, sum(x.pending_minor) AS pending_minor
+                          FROM issuing_balances x WHERE x.financial_account_id = ANY (v_accounts)
+                          GROUP BY x.financial_account_id, x.book) b
+          ON b.financial_account_id = d.account AND b.book = d.book
+        WINDOW w AS (PARTITION BY d.account, d.book ORDER BY d.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+      ), per AS (
+        SELECT ord,
+               max(CASE WHEN account = source AND book = 'principal' THEN credits_before - debits_before - pending_before END) AS available,
+               bool_or(debits_before + debits > 9007199254740991 OR credits_before + credits > 9007199254740991) AS over
+        FROM running GROUP BY ord
+      ), verdict AS (
+        SELECT p.ord, p.check_funds, p.posted, p.refusal, coalesce(per.available, 0) AS available,
+               CASE WHEN p.check_funds AND coalesce(per.available, 0) < p.amount THEN 'insufficient_funds'
+                    WHEN coalesce(per.over, false) THEN 'balance_limit_exceeded' END AS refusal_now
+        FROM p LEFT JOIN per ON per.ord = p.ord
+      )
+      SELECT bool_or((refusal_now IS NULL) <> posted OR refusal_now IS DISTINCT FROM refusal),
+             array_agg(CASE WHEN check_funds THEN available ELSE 0 END::bigint ORDER BY ord)
+        INTO v_disagree, v_available
+        FROM verdict;
+      IF v_disagree THEN
+        RAISE EXCEPTION 'the batch was decided otherwise under the balance locks' USING ERRCODE = 'IB409';
+      END IF;
+      PERFORM issuing_write_postings(jsonb_build_object('balances', p_balances, 'balance_events', p_rows->'balance_events'), p_channel);
+      RETURN v_available;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_post_transfer",
+    text: `-- One transfer's every row in ONE statement (docs/ledger.md#what-a-posting-costs-on-postgresql):
+-- the card still ACTIVE when the posting names one, the balance rows it adds into locked
+-- (issuing_lock_posting_rows), refused (nothing written) when the source's principal cannot cover
+-- the amount (funds checked) or a running total would pass 2^53 - 1; else the transaction (insert
+-- or update), transfer, book transfer, entries and events, the balance deltas added, each wallet
+-- account's balance.updated as the posting leaves it, the posting's own list counts in one upsert
+-- while the counting triggers skip (issuing.posting_counted), and the fan-out.
+CREATE OR REPLACE FUNCTION issuing_post_transfer(
+    p_program_id text,
+    p_source text,
+    p_target text,
+    p_check_funds boolean,
+    p_amount bigint,
+    p_currency text,
+    p_now timestamp with time zone,
+    p_transaction_write text,
+    p_transaction_id text,
+    p_transaction_status text,
+    p_transaction_created_at timestamp with time zone,
+    p_card_id text,
+    p_mcc text,
+    p_merchant_name text,
+    p_transfer_id text,
+    p_rail text,
+    p_transfer_status text,
+    p_description text,
+    p_book_transfer_id text,
+    p_entry_accounts text[],
+    p_entry_books text[],
+    p_entry_types text[],
+    p_entry_amounts bigint[],
+    p_delta_accounts text[],
+    p_delta_books text[],
+    p_delta_debits bigint[],
+    p_delta_credits bigint[],
+    p_event_ids text[],
+    p_event_types text[],
+    p_event_data text[],
+    p_channel text,
+    p_active_card text,
+    p_delta_pending bigint[],
+    p_balance_event_ids text[],
+    p_balance_event_accounts text[],
+    p_metadata text
+)
+ RETURNS TABLE(posted boolean, available bigint, refusal text)
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE v_available bigint; v_over boolean; v_card_state text; v_events integer := coalesce(array_length(p_event_ids, 1), 0);
+      v_balance_events integer := coalesce(array_length(p_balance_event_ids, 1), 0);
+      v_slot smallint;
+    BEGIN
+      IF p_active_card IS NOT NULL THEN
+        SELECT c.state INTO v_card_state FROM issuing_cards c WHERE c.id = p_active_card FOR SHARE;
+        IF v_card_state IS DISTINCT FROM 'ACTIVE' THEN
+          RETURN QUERY SELECT false, NULL::bigint,
+            CASE WHEN v_card_state = 'FROZEN' THEN 'card_frozen' ELSE 'card_closed' END;
+          RETURN;
+        END IF;
+      END IF;
+      -- The rows this posting adds into: a wallet's (slot 0), this backend's slot of a settlement account.
+      v_slot := issuing_lock_posting_rows(p_source, p_target);
+      -- Decided over each (account, book) summed over its slots: a wallet's one row is locked; a
+      -- settlement account's other slots are as committed (it is never funds-checked).
+      SELECT max(b.credits_minor - b.debits_minor - b.pending_minor) FILTER (WHERE b.account = p_source AND b.book = 'principal'),
+             coalesce(bool_or(b.debits_minor + d.debits > 9007199254740991 OR b.credits_minor + d.credits > 9007199254740991), false)
+        INTO v_available, v_over
+        FROM (SELECT l.financial_account_id AS account, l.book, sum(l.debits_minor) AS debits_minor,
+                     sum(l.credits_minor) AS credits_minor, sum(l.pending_minor) AS pending_minor
+              FROM issuing_balances l
+              WHERE l.financial_account_id IN (p_source, p_target)
+              GROUP BY l.financial_account_id, l.book) b
+        LEFT JOIN unnest(p_delta_accounts, p_delta_books, p_delta_debits, p_delta_credits) AS d(account, book, debits, credits)
+          ON d.account = b.account AND d.book = b.book;
+      IF p_check_funds THEN
+        v_available := coalesce(v_available, 0);
+        IF v_available < p_amount THEN
+          RETURN QUERY SELECT false, v_available, 'insufficient_funds';
+          RETURN;
+        END IF;
+      ELSE
+        v_available := NULL;
+      END IF;
+      IF v_over THEN
+        RETURN QUERY SELECT false, v_available, 'balance_limit_exceeded';
+        RETURN;
+      END IF;
+      PERFORM set_config('issuing.posting_counted',
+        CASE WHEN p_transaction_write = 'insert' THEN ' transactions ' ELSE '' END || ' transfers book_transfers events ', true);
+      WITH inserted_transaction AS (
+        INSERT INTO issuing_transactions
+          (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
+          SELECT p_transaction_id, p_program_id, p_transaction_status, p_amount, p_currency, p_card_id, NULL, p_mcc,
+                 p_merchant_name, p_transaction_created_at, p_now
+          WHERE p_transaction_write = 'insert'
+      ), updated_transaction AS (
+        UPDATE issuing_transactions SET status = p_transaction_status, updated_at = p_now
+          WHERE id = p_transaction_id AND p_transaction_write = 'update'
+      ), inserted_transfer AS (
+        INSERT INTO issuing_transfers
+          (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
+           to_financial_account_id, status, description, metadata, created_at, updated_at)
+          VALUES (p_transfer_id, p_program_id, p_transaction_id, p_rail, p_amount, p_currency, p_source, p_target,
+                  p_transfer_status, p_description, p_metadata, p_now, p_now)
+      ), inserted_book_transfer AS (
+        INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+          VALUES (p_book_transfer_id, p_program_id, p_transfer_id, p_transaction_id, p_amount, p_currency, p_now)
+      ), inserted_entries AS (
+        INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency, posted_at)
+          SELECT p_book_transfer_id, e.ord - 1, e.account, e.book, e.entry_type, e.amount, p_currency, p_now
+          FROM unnest(p_entry_accounts, p_entry_books, p_entry_types, p_entry_amounts)
+            WITH ORDINALITY AS e(account, book, entry_type, amount, ord)
+      ), inserted_events AS (
+        INSERT INTO issuing_events (id, program_id, type, created_at, data)
+          SELECT v.id, p_program_id, v.type, p_now, v.data
+          FROM unnest(p_event_ids, p_event_types, p_event_data) WITH ORDINALITY AS v(id, type, data, ord)
+          ORDER BY v.ord
+      )
+      INSERT INTO issuing_balances (financial_account_id, book, slot, currency, debits_minor, credits_minor, pending_minor, updated_at)
+        SELECT d.account, d.book, CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END, p_currency, d.debits, d.credits,
+               d.pending, p_now
+        FROM unnest(p_delta_accounts, p_delta_books, p_delta_debits, p_delta_credits, p_delta_pending)
+          AS d(account, book, debits, credits, pending)
+        JOIN issuing_financial_accounts a ON a.id = d.account
+        ORDER BY d.account, d.book
+        ON CONFLICT (financial_account_id, book, slot) DO UPDATE SET
+          debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
+          credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
+          pending_minor = issuing_balances.pending_minor + excluded.pending_minor,
+          updated_at = excluded.updated_at;
+      IF v_balance_events > 0 THEN
+        INSERT INTO issuing_events (id, program_id, type, created_at, data)
+          SELECT v.id, p_program_id, 'balance.updated', p_now, json_build_object(
+    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
+    'currency', a.currency,
+    'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
+    'pending_balance', json_build_object('amount', b.pending_minor, 'currency', a.currency),
+    'available_balance', json_build_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
+    'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+          FROM unnest(p_balance_event_ids, p_balance_event_accounts) WITH ORDINALITY AS v(id, account, ord)
+          JOIN issuing_financial_accounts a ON a.id = v.account
+          CROSS JOIN LATERAL (SELECT sum(x.debits_minor) AS debits_minor, sum(x.credits_minor) AS credits_minor,
+      sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
+    FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+          ORDER BY v.ord;
+      END IF;
+      INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+        SELECT c.list, p_program_id, c.key, pg_backend_pid() % 16, count(*)
+        FROM (
+          SELECT 1 AS rank, 'transactions' AS list, s.v || '|' || cd.v AS key
+            FROM (VALUES (''), ('=' || p_transaction_status)) s(v)
+            CROSS JOIN (SELECT '' UNION ALL SELECT '=' || p_card_id WHERE p_card_id IS NOT NULL) cd(v)
+            WHERE p_transaction_write = 'insert'
+          UNION ALL
+          SELECT 2, 'transfers', s.v || '|' || r.v || '|' || a.v
+            FROM (VALUES (''), ('=' || p_transfer_status)) s(v)
+            CROSS JOIN (VALUES (''), ('=' || p_rail)) r(v)
+            CROSS JOIN (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[p_source, p_target]) x WHERE x IS NOT NULL) a(v)
+          UNION ALL
+          SELECT 3, 'book_transfers', '|'
+          UNION ALL
+          SELECT DISTINCT 4, 'book_transfers', k.v
+            FROM unnest(p_entry_accounts, p_entry_books) e(account, book)
+            CROSS JOIN LATERAL (VALUES ('=' || e.account || '|'), ('|=' || e.book), ('=' || e.account || '|=' || e.book)) k(v)
+          UNION ALL
+          SELECT 5, 'events', k.v
+            FROM unnest(coalesce(p_event_types, '{}') || array_fill('balance.updated'::text, ARRAY[v_balance_events])) t(type)
+            CROSS JOIN LATERAL (VALUES (''), ('=' || t.type)) k(v)
+        ) c
+        GROUP BY c.list, c.key
+        ORDER BY min(c.rank), c.key
+        ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      PERFORM set_config('issuing.posting_counted', '', true);
+      IF v_events + v_balance_events > 0 THEN
+        PERFORM issuing_webhook_fan_out_events(p_event_ids || p_balance_event_ids,
+          array_fill(p_program_id, ARRAY[v_events + v_balance_events]),
+          p_event_types || array_fill('balance.updated'::text, ARRAY[v_balance_events]),
+          array_fill(p_now, ARRAY[v_events + v_balance_events]), p_channel);
+      END IF;
+      RETURN QUERY SELECT true, v_available, NULL::text;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_post_transfers",
+    text: `-- Many postings in ONE statement (a batch's run that is not all new transfers): each element of
+-- \`p_postings\` posted by issuing_post_transfer in order, one answer row per posting (its position in
+-- \`ord\`); a refused posting writes nothing and the next goes on.
+CREATE OR REPLACE FUNCTION issuing_post_transfers(
+    p_postings jsonb,
+    p_channel text
+)
+ RETURNS TABLE(ord integer, posted boolean, available bigint, refusal text)
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE p jsonb; r record; i integer := 0;
+    BEGIN
+      FOR p IN SELECT e.value FROM jsonb_array_elements(p_postings) WITH ORDINALITY AS e(value, n) ORDER BY e.n LOOP
+        i := i + 1;
+        SELECT * INTO r FROM issuing_post_transfer(
+          p->>'program_id', p->>'source', p->>'target', (p->>'check_funds')::boolean, (p->>'amount')::bigint, p->>'currency',
+          (p->>'now')::timestamptz,
+          p->>'transaction_write', p->>'transaction_id', p->>'transaction_status', (p->>'transaction_created_at')::timestamptz,
+          p->>'card_id', p->>'mcc', p->>'merchant_name',
+          p->>'transfer_id', p->>'rail', p->>'transfer_status', p->>'description',
+          p->>'book_transfer_id',
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'entry_accounts') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'entry_books') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'entry_types') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(p->'entry_amounts') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'delta_accounts') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'delta_books') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(p->'delta_debits') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(p->'delta_credits') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'event_ids') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'event_types') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'event_data') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          p_channel, p->>'active_card',
+          ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(p->'delta_pending') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'balance_event_ids') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          ARRAY(SELECT x FROM jsonb_array_elements_text(p->'balance_event_accounts') WITH ORDINALITY AS a(x, n) ORDER BY a.n),
+          coalesce(p->>'metadata', '{}'));
+        ord := i; posted := r.posted; available := r.available; refusal := r.refusal;
+        RETURN NEXT;
+      END LOOP;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_refuse_change",
+    text: `-- Book transfers and their entries are immutable (docs/ledger.md): a correction is a new posting.
+-- The BEFORE UPDATE OR DELETE trigger of both tables.
+CREATE OR REPLACE FUNCTION issuing_refuse_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN RAISE EXCEPTION 'book transfers and entries are immutable'; END $function$;
+`
+  },
+  {
+    name: "issuing_tag_event",
+    text: `-- Writes the tags of the wallets an event concerns (docs/webhooks.md#customers-and-tags), from the
+-- event's own data at the time it is written: a wallet's own \`tag\`; \`wallet_id\` (accounts,
+-- balances, cards); the accounts of a transfer; the card of a card transaction (or of the
+-- transaction a later object names); the transfers of a transaction that has no card. AFTER the
+-- inserting statement, so it sees every row that statement wrote (a posting's transfer and its
+-- transaction's event are sibling CTEs). A program without tagged wallets pays one index probe.
+CREATE OR REPLACE FUNCTION issuing_tag_event()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE d jsonb; v_tags text[];
+    BEGIN
+      IF NEW.type = 'webhook.test' OR NEW.type LIKE 'wallet.%' THEN
+        d := NEW.data::jsonb;
+        v_tags := CASE WHEN d->>'tag' IS NULL THEN NULL ELSE ARRAY[d->>'tag'] END;
+      ELSIF EXISTS (SELECT 1 FROM issuing_wallets w WHERE w.program_id = NEW.program_id AND w.tag IS NOT NULL) THEN
+        d := NEW.data::jsonb;
+        SELECT array_agg(DISTINCT w.tag) INTO v_tags
+          FROM issuing_wallets w
+          WHERE w.program_id = NEW.program_id AND w.tag IS NOT NULL AND w.id IN (
+            SELECT d->>'wallet_id'
+            UNION ALL
+            SELECT a.wallet_id FROM issuing_financial_accounts a
+              WHERE a.id IN (d->>'from_financial_account_id', d->>'to_financial_account_id')
+            UNION ALL
+            SELECT c.wallet_id FROM issuing_cards c
+              WHERE c.id = d->>'card_id'
+                 OR c.id = (SELECT t.card_id FROM issuing_transactions t
+                            WHERE t.id = d->>'transaction_id' AND t.program_id = NEW.program_id)
+            UNION ALL
+            SELECT a.wallet_id FROM issuing_transfers x
+              JOIN issuing_financial_accounts a ON a.id IN (x.from_financial_account_id, x.to_financial_account_id)
+              WHERE NEW.type = 'transaction.updated' AND d->>'card_id' IS NULL AND x.transaction_id = d->>'id');
+      END IF;
+      IF v_tags IS NOT NULL THEN
+        INSERT INTO issuing_event_tags (event_id, tag, program_id, created_at)
+          SELECT NEW.id, t.tag, NEW.program_id, NEW.created_at FROM unnest(v_tags) AS t(tag);
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_webhook_fan_out",
+    text: `-- The fan-out of one event: issuing_webhook_fan_out_events with one element, so the fan-out of a
+-- lone event, of a posting and of a batch cannot drift apart.
+CREATE OR REPLACE FUNCTION issuing_webhook_fan_out(
+    p_event_id text,
+    p_program_id text,
+    p_event_type text,
+    p_created_at timestamp with time zone,
+    p_channel text
+)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      RETURN issuing_webhook_fan_out_events(ARRAY[p_event_id], ARRAY[p_program_id], ARRAY[p_event_type], ARRAY[p_created_at], p_channel);
+    END $function$;
+`
+  },
+  {
+    name: "issuing_webhook_fan_out_events",
+    text: `-- THE webhook fan-out (docs/webhooks.md): one queued delivery per enabled subscription to each
+-- event's type, for a tagged subscription only the events carrying its tag. With a NULL channel it
+-- only marks the transaction (issuing.deliveries_queued), which the posting statements return, and
+-- the process wakes the workers after the commit (docs/webhooks.md#wake-ups-on-postgresql); a NOTIFY
+-- in the transaction held a cluster-wide lock through its commit's WAL flush.
+CREATE OR REPLACE FUNCTION issuing_webhook_fan_out_events(
+    p_event_ids text[],
+    p_program_ids text[],
+    p_event_types text[],
+    p_created_at timestamp with time zone[],
+    p_channel text
+)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE n integer;
+    BEGIN
+      INSERT INTO issuing_webhook_deliveries
+        (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+      SELECT e.id || ':' || et.subscription_id, et.program_id, et.subscription_id, e.id, 0, e.created_at, NULL, e.created_at
+      FROM unnest(p_event_ids, p_program_ids, p_event_types, p_created_at) AS e(id, program_id, type, created_at)
+      JOIN issuing_webhook_event_types et ON et.program_id = e.program_id AND et.event_type = e.type
+      JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
+      WHERE s.disabled = false
+        AND (s.tag IS NULL OR EXISTS (SELECT 1 FROM issuing_event_tags t WHERE t.event_id = e.id AND t.tag = s.tag));
+      GET DIAGNOSTICS n = ROW_COUNT;
+      IF n > 0 THEN
+        IF p_channel IS NULL THEN PERFORM set_config('issuing.deliveries_queued', 'yes', true);
+        ELSE PERFORM pg_notify(p_channel, 'due');
+        END IF;
+      END IF;
+      RETURN n;
+    END $function$;
+`
+  },
+  {
+    name: "issuing_write_postings",
+    text: `-- The rows of postings decided in the process, written set-based (docs/ledger.md#batches): any of
+-- transactions, transfers, book transfers, entries, balance deltas (summed per account and book,
+-- into slot 0) and events, a table without rows not written at all. Counted in ONE upsert while the
+-- counting triggers skip (the book transfers' only when every entry belongs to a book transfer of
+-- the call). A balance.updated row may say what the postings written after its own add to its
+-- account (\`later_*\`, coalesced postings): its data is then the account as ITS posting left it.
+-- Returns the number of deliveries queued.
+CREATE OR REPLACE FUNCTION issuing_write_postings(
+    p_rows jsonb,
+    p_channel text
+)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      n integer := 0;
+      v_transactions boolean := coalesce(jsonb_array_length(p_rows->'transactions'), 0) > 0;
+      v_transfers boolean := coalesce(jsonb_array_length(p_rows->'transfers'), 0) > 0;
+      v_book_transfers boolean := coalesce(jsonb_array_length(p_rows->'book_transfers'), 0) > 0;
+      v_entries boolean := coalesce(jsonb_array_length(p_rows->'entries'), 0) > 0;
+      v_events boolean := coalesce(jsonb_array_length(p_rows->'events'), 0) + coalesce(jsonb_array_length(p_rows->'balance_events'), 0) > 0;
+      v_own_entries boolean;
+      v_event_shard integer;
+      v_ids text[]; v_programs text[]; v_types text[]; v_created timestamptz[];
+    BEGIN
+      -- Entries of book transfers written by this call have no other entries: counted here.
+      v_own_entries := NOT v_entries OR NOT EXISTS (
+        SELECT 1 FROM jsonb_to_recordset(p_rows->'entries') AS e(book_transfer_id text)
+        WHERE e.book_transfer_id NOT IN (SELECT b.id FROM jsonb_to_recordset(p_rows->'book_transfers') AS b(id text)));
+      PERFORM set_config('issuing.posting_counted',
+        ' transactions transfers events ' || CASE WHEN v_own_entries THEN ' book_transfers ' ELSE '' END, true);
+      IF v_transactions THEN
+        INSERT INTO issuing_transactions
+          (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
+          SELECT r.id, r.program_id, r.status, r.amount_minor, r.currency, r.card_id, NULL, r.mcc, r.merchant_name, r.created_at, r.updated_at
+          FROM jsonb_to_recordset(p_rows->'transactions') AS r(id text, program_id text, status text, amount_minor bigint, currency text,
+            card_id text, mcc text, merchant_name text, created_at timestamptz, updated_at timestamptz);
+      END IF;
+      IF v_transfers THEN
+        INSERT INTO issuing_transfers
+          (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
+           to_financial_account_id, status, description, metadata, created_at, updated_at)
+          SELECT r.id, r.program_id, r.transaction_id, r.payment_rail, r.amount_minor, r.currency, r.from_financial_account_id,
+            r.to_financial_account_id, r.status, r.description, coalesce(r.metadata, '{}'), r.created_at, r.created_at
+          FROM jsonb_to_recordset(p_rows->'transfers') AS r(id text, program_id text, transaction_id text, payment_rail text,
+            amount_minor bigint, currency text, from_financial_account_id text, to_financial_account_id text, status text,
+            description text, metadata text, created_at timestamptz);
+      END IF;
+      IF v_book_transfers THEN
+        INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+          SELECT r.id, r.program_id, r.transfer_id, r.transaction_id, r.amount_minor, r.currency, r.posted_at
+          FROM jsonb_to_recordset(p_rows->'book_transfers') AS r(id text, program_id text, transfer_id text, transaction_id text,
+            amount_minor bigint, currency text, posted_at timestamptz);
+      END IF;
+      IF v_entries THEN
+        INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency, posted_at)
+          SELECT r.book_transfer_id, r.position, r.financial_account_id, r.book, r.entry_type, r.amount_minor, r.currency, r.posted_at
+          FROM jsonb_to_recordset(p_rows->'entries') AS r(book_transfer_id text, position integer, financial_account_id text, book text,
+            entry_type text, amount_minor bigint, currency text, posted_at timestamptz);
+      END IF;
+      IF coalesce(jsonb_array_length(p_rows->'balances'), 0) > 0 THEN
+        INSERT INTO issuing_balances (financial_account_id, book, slot, currency, debits_minor, credits_minor, pending_minor, updated_at)
+          SELECT r.financial_account_id, r.book, 0, r.currency, r.debits_minor, r.credits_minor, coalesce(r.pending_minor, 0), r.updated_at
+          FROM jsonb_to_recordset(p_rows->'balances') AS r(financial_account_id text, book text, currency text, debits_minor bigint,
+            credits_minor bigint, pending_minor bigint, updated_at timestamptz)
+          ORDER BY r.financial_account_id, r.book
+          ON CONFLICT (financial_account_id, book, slot) DO UPDATE SET
+            debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
+            credits_minor = issuing_balances.credits_minor + excluded.credits_minor,
+            pending_minor = issuing_balances.pending_minor + excluded.pending_minor,
+            updated_at = excluded.updated_at;
+      END IF;
+      IF v_events THEN
+        -- A balance.updated row may say what the postings written after its own add to its account
+        -- (0430): its data is then the account as ITS posting left it, at its posting's time.
+        WITH written AS (
+          INSERT INTO issuing_events (id, program_id, type, created_at, data)
+            SELECT r.id, r.program_id, r.type, r.created_at, r.data
+            FROM jsonb_to_recordset(p_rows->'events') AS r(id text, program_id text, type text, created_at timestamptz, data text)
+            UNION ALL
+            SELECT r.id, r.program_id, 'balance.updated', r.created_at, json_build_object(
+    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
+    'currency', a.currency,
+    'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
+    'pending_balance', json_build_object('amount', b.pending_minor, 'currency', a.currency),
+    'available_balance', json_build_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
+    'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+            FROM jsonb_to_recordset(p_rows->'balance_events') AS r(id text, program_id text, account text, created_at timestamptz,
+              later_debits bigint, later_credits bigint, later_pending bigint)
+            JOIN issuing_financial_accounts a ON a.id = r.account
+            CROSS JOIN LATERAL (SELECT sum(x.debits_minor) - coalesce(r.later_debits, 0) AS debits_minor,
+                sum(x.credits_minor) - coalesce(r.later_credits, 0) AS credits_minor,
+                sum(x.pending_minor) - coalesce(r.later_pending, 0) AS pending_minor,
+                CASE WHEN r.later_debits IS NULL THEN max(x.updated_at) ELSE r.created_at END AS updated_at
+              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+            RETURNING id, program_id, type, created_at
+        )
+        SELECT array_agg(w.id), array_agg(w.program_id), array_agg(w.type), array_agg(w.created_at)
+          INTO v_ids, v_programs, v_types, v_created
+          FROM written w;
+        IF v_ids IS NOT NULL THEN v_event_shard := issuing_count_shard('events'); END IF;
+      END IF;
+      -- Every count of the call, one row per (list, program, key), in the order the triggers took
+      -- them (list by list as the statements ran, then program and key).
+      INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+        SELECT c.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
+        FROM (
+          SELECT 1 AS rank, 'transactions' AS list, r.program_id, s.v || '|' || cd.v AS key
+            FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END) AS r(program_id text, status text, card_id text)
+            CROSS JOIN LATERAL (VALUES (''), ('=' || r.status)) s(v)
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) cd(v)
+          UNION ALL
+          SELECT 2, 'transfers', r.program_id, s.v || '|' || rl.v || '|' || ac.v
+            FROM jsonb_to_recordset(CASE WHEN v_transfers THEN p_rows->'transfers' END) AS r(program_id text, status text,
+              payment_rail text, from_financial_account_id text, to_financial_account_id text)
+            CROSS JOIN LATERAL (VALUES (''), ('=' || r.status)) s(v)
+            CROSS JOIN LATERAL (VALUES (''), ('=' || r.payment_rail)) rl(v)
+            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[r.from_financial_account_id, r.to_financial_account_id]) x
+                                WHERE x IS NOT NULL) ac(v)
+          UNION ALL
+          SELECT 3, 'book_transfers', r.program_id, '|'
+            FROM jsonb_to_recordset(CASE WHEN v_book_transfers AND v_own_entries THEN p_rows->'book_transfers' END) AS r(program_id text)
+          UNION ALL
+          SELECT 4, 'book_transfers', k.program_id, k.key
+            FROM (SELECT DISTINCT b.program_id, e.book_transfer_id, k.v AS key
+                  FROM jsonb_to_recordset(CASE WHEN v_entries AND v_own_entries THEN p_rows->'entries' END)
+                    AS e(book_transfer_id text, financial_account_id text, book text)
+                  JOIN jsonb_to_recordset(p_rows->'book_transfers') AS b(id text, program_id text) ON b.id = e.book_transfer_id
+                  CROSS JOIN LATERAL (VALUES ('=' || e.financial_account_id || '|'), ('|=' || e.book),
+                                             ('=' || e.financial_account_id || '|=' || e.book)) k(v)) k
+          UNION ALL
+          SELECT 5, 'events', v.program_id, k.v
+            FROM unnest(v_programs, v_types) AS v(program_id, type)
+            CROSS JOIN LATERAL (VALUES (''), ('=' || v.type)) k(v)
+        ) c
+        GROUP BY c.list, c.program_id, c.key
+        ORDER BY min(c.rank), c.program_id, c.key
+        ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      PERFORM set_config('issuing.posting_counted', '', true);
+      IF v_ids IS NOT NULL THEN
+        n := issuing_webhook_fan_out_events(v_ids, v_programs, v_types, v_created, p_channel);
+      END IF;
+      RETURN n;
+    END $function$;
+`
+  }
+]
