@@ -2,8 +2,8 @@ import { Effect } from "effect"
 import { newEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { EMPTY_METADATA } from "../platform/Metadata.js"
-import type { CardMessagePosting, PostingOutcome, TransferPosting } from "./LedgerStore.js"
-import { accountsOf, type LedgerDeps, settlementAccount, type TransferError } from "./Posting.js"
+import type { CardMessagePosting, PostingRefusal, TransferPosting } from "./LedgerStore.js"
+import { accountsOf, type LedgerDeps, refused, settlementAccount, type TransferError } from "./Posting.js"
 import { prepareTransfer, transferPosting } from "./PrepareTransfer.js"
 import type { AmountMinor, Currency, Transaction } from "./Records.js"
 
@@ -26,6 +26,21 @@ export interface CardMessage {
   readonly activeCardId: string | null
   readonly transfer: { readonly kind: "clearing" | "return"; readonly amount: number } | null
 }
+
+/** A refusal for what a card message asked its posting to check: the funds (`requireAvailable`) or the card's state (`activeCardId`). */
+export type CardRefusal = Exclude<PostingRefusal, "balance_limit_exceeded">
+
+/**
+ * What a card message's posting did: posted (the caller wakes the webhook workers after its commit
+ * when `wake`), or refused for a check the message asked for, nothing written — the card flow
+ * records a decline then. A refusal of the ledger's own bounds fails with its 422 instead.
+ */
+export type CardMessageOutcome =
+  | { readonly posted: true; readonly wake: boolean }
+  | { readonly posted: false; readonly refusal: CardRefusal }
+
+const isCardRefusal = (refusal: PostingRefusal | null): refusal is CardRefusal =>
+  refusal === "insufficient_funds" || refusal === "card_frozen" || refusal === "card_closed"
 
 /** The clearing's or return's transfer posting, joining the card transaction (no funds check). */
 const cardTransfer = (ctx: LedgerDeps, programId: string, message: CardMessage, now: string) =>
@@ -65,7 +80,11 @@ const cardTransfer = (ctx: LedgerDeps, programId: string, message: CardMessage, 
  * there is one — which a message with a transfer needs (the settlement account may be created
  * before it); the caller commits and wakes the webhook workers when the outcome says so.
  */
-export const postCardMessage = (ctx: LedgerDeps, programId: string, message: CardMessage): Effect.Effect<PostingOutcome, TransferError> =>
+export const postCardMessage = (
+  ctx: LedgerDeps,
+  programId: string,
+  message: CardMessage
+): Effect.Effect<CardMessageOutcome, TransferError> =>
   Effect.gen(function* () {
     const now = message.transaction.updated_at
     const transfer: TransferPosting | null = message.transfer === null ? null : yield* cardTransfer(ctx, programId, message, now)
@@ -81,5 +100,8 @@ export const postCardMessage = (ctx: LedgerDeps, programId: string, message: Car
       events: [newEvent(programId, "transaction.updated", now, message.transaction)],
       balanceEventId: moves ? newId() : null
     }
-    return yield* ctx.store.postCardMessage(posting)
+    const outcome = yield* ctx.store.postCardMessage(posting)
+    if (outcome.posted) return { posted: true, wake: outcome.wake } as const
+    if (isCardRefusal(outcome.refusal)) return { posted: false, refusal: outcome.refusal } as const
+    return yield* refused(outcome)
   })

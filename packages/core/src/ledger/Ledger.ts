@@ -40,8 +40,7 @@ import type {
   WalletFilter
 } from "./Records.js"
 import { DEFAULT_CURRENCY } from "./Records.js"
-import { type CardMessage, postCardMessage } from "./CardPosting.js"
-import type { PostingOutcome } from "./LedgerStore.js"
+import { type CardMessage, type CardMessageOutcome, postCardMessage } from "./CardPosting.js"
 import { postBatch, type TransferBatchAborted, type TransferItemError } from "./TransferBatch.js"
 
 export type { PostedTransfer } from "./PrepareTransfer.js"
@@ -246,9 +245,11 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
         page(store.listTransactions(programId, filter, toWindow(request, TRANSACTION_ORDER_FIELDS))),
       /**
        * Writes one message of a card transaction (ledger/CardPosting.ts) in the caller's
-       * transaction, or as one atomic store call when it moves no money and there is none.
+       * transaction, or as one atomic store call when it moves no money and there is none. Refused
+       * for what the message asked to be checked (funds, the card's state): the outcome says which,
+       * nothing written; refused for the ledger's bounds: the 422.
        */
-      postCardMessage: (programId: string, message: CardMessage): Effect.Effect<PostingOutcome, TransferError> =>
+      postCardMessage: (programId: string, message: CardMessage): Effect.Effect<CardMessageOutcome, TransferError> =>
         postCardMessage(ctx, programId, message),
       /** A transaction of the program, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE). */
       lockTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
