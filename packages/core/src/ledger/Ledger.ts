@@ -159,6 +159,129 @@ const walletAccount = (ctx: LedgerDeps, programId: string, walletId: string) =>
 const findAccount = (ctx: LedgerDeps, programId: string, accountId: string) =>
   findOwned(accountId, ACCOUNT, (id) => ctx.store.findAccount(programId, id))
 
+/** The currency of an account, from the cache of immutable account attributes (read once per account and process). */
+const accountCurrency = (ctx: LedgerDeps, programId: string, accountId: string): Effect.Effect<Currency, NotFound | SqlError.SqlError> => {
+  const cached = ctx.accountCache.lookup(programId, [accountId], null)
+  if (cached !== undefined) return Effect.succeed(cached[0]!.currency as Currency)
+  return Effect.map(findAccount(ctx, programId, accountId), (account) => {
+    ctx.accountCache.remember([account])
+    // Decoded as a Currency when its wallet was created.
+    return account.currency as Currency
+  })
+}
+
+/** The wallets' use cases. */
+const walletOperations = (ctx: LedgerDeps) => ({
+  createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, SqlError.SqlError> => createWallet(ctx, programId, input),
+  getWallet: (programId: string, walletId: string): Effect.Effect<Wallet, NotFound | SqlError.SqlError> =>
+    findOwned(walletId, WALLET, (id) => ctx.store.findWallet(programId, id)),
+  /** A new tag or metadata change; NotFound (param wallet_id), InvalidRequest (param metadata). */
+  updateWallet: (
+    programId: string,
+    walletId: string,
+    change: UpdateWallet
+  ): Effect.Effect<Wallet, NotFound | InvalidRequest | SqlError.SqlError> => updateWallet(ctx, programId, walletId, change),
+  listWallets: (programId: string, filter: WalletFilter, request: PageRequest<WalletOrderField>) =>
+    page(ctx.store.listWallets(programId, filter, toWindow(request, WALLET_ORDER_FIELDS))),
+  /** The financial account of a wallet with its balance; NotFound (param wallet_id) for an unknown wallet. */
+  walletAccount: (
+    programId: string,
+    walletId: string
+  ): Effect.Effect<{ readonly wallet: Wallet; readonly account: FinancialAccount }, NotFound | SqlError.SqlError> =>
+    walletAccount(ctx, programId, walletId)
+})
+
+/** The financial accounts' use cases: an account, its balances and its book transfers. */
+const accountOperations = (ctx: LedgerDeps) => ({
+  getFinancialAccount: (programId: string, accountId: string): Effect.Effect<FinancialAccount, NotFound | SqlError.SqlError> =>
+    findAccount(ctx, programId, accountId),
+  /** The currency of an account of the program, from the account cache; for decisions that need no balance. */
+  accountCurrency: (programId: string, accountId: string): Effect.Effect<Currency, NotFound | SqlError.SqlError> =>
+    accountCurrency(ctx, programId, accountId),
+  listFinancialAccounts: (programId: string, filter: AccountFilter, request: PageRequest<FinancialAccountOrderField>) =>
+    page(ctx.store.listAccounts(programId, filter, toWindow(request, FINANCIAL_ACCOUNT_ORDER_FIELDS))),
+  /** Debits, credits and balance of every book of an account. */
+  balances: (programId: string, accountId: string): Effect.Effect<Page<BookBalance>, NotFound | SqlError.SqlError> =>
+    Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
+      page(Effect.map(ctx.store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))
+    ),
+  /** Book transfers with an entry on an account; 404 param financial_account_id. */
+  listAccountBookTransfers: (
+    programId: string,
+    accountId: string,
+    filter: Omit<BookTransferFilter, "financial_account_id">,
+    request: PageRequest<BookTransferOrderField>
+  ): Effect.Effect<Page<BookTransfer>, InvalidRequest | NotFound | SqlError.SqlError> =>
+    Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
+      page(
+        ctx.store.listBookTransfers(
+          programId,
+          { ...filter, financial_account_id: account.id },
+          toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)
+        )
+      )
+    )
+})
+
+/** The transfers' use cases: posting one or a batch, reading, settling. */
+const transferOperations = (ctx: LedgerDeps) => ({
+  postTransfer: (programId: string, request: TransferRequest): Effect.Effect<PostedTransfer, TransferError> =>
+    noCard(post(ctx, programId, { ...request, rail: request.payment_rail, card: null })),
+  /** Many transfers in one database transaction, each with its own result (or all-or-nothing when `atomic`). */
+  postTransfers: (
+    programId: string,
+    requests: ReadonlyArray<TransferRequest>,
+    atomic: boolean
+  ): Effect.Effect<ReadonlyArray<Either.Either<PostedTransfer, TransferItemError>>, TransferBatchAborted | SqlError.SqlError> =>
+    postBatch(
+      ctx,
+      programId,
+      requests.map((request) => ({ ...request, rail: request.payment_rail, card: null })),
+      atomic
+    ),
+  getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
+    findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, false)),
+  listTransfers: (programId: string, filter: TransferFilter, request: PageRequest<TransferOrderField>) =>
+    page(ctx.store.listTransfers(programId, filter, toWindow(request, TRANSFER_ORDER_FIELDS))),
+  settleTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | Conflict | SqlError.SqlError> =>
+    settleTransfer(ctx, programId, transferId)
+})
+
+/** The transactions' use cases, and what the card messages (cards/Authorizations.ts) post and lock through. */
+const transactionOperations = (ctx: LedgerDeps) => ({
+  getTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
+    findOwned(transactionId, TRANSACTION, (id) => ctx.store.findTransaction(programId, id, false)),
+  listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest<TransactionOrderField>) =>
+    page(ctx.store.listTransactions(programId, filter, toWindow(request, TRANSACTION_ORDER_FIELDS))),
+  /** Book transfers of a transaction; 404 param transaction_id for unknown or other-program ids. */
+  listTransactionBookTransfers: (
+    programId: string,
+    transactionId: string,
+    filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">,
+    request: PageRequest<BookTransferOrderField>
+  ): Effect.Effect<Page<BookTransfer>, InvalidRequest | NotFound | SqlError.SqlError> =>
+    Effect.flatMap(
+      findOwned(transactionId, TRANSACTION, (id) => ctx.store.findTransaction(programId, id, false)),
+      (found) =>
+        page(ctx.store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)))
+    ),
+  /**
+   * Writes one message of a card transaction (ledger/CardPosting.ts) in the caller's transaction,
+   * or as one atomic store call when it moves no money and there is none. Refused for what the
+   * message asked to be checked (funds, the card's state): the outcome says which, nothing written;
+   * refused for the ledger's bounds: the 422.
+   */
+  postCardMessage: (programId: string, message: CardMessage): Effect.Effect<CardMessageOutcome, TransferError> =>
+    postCardMessage(ctx, programId, message),
+  /** A transaction of the program, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE). */
+  lockTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
+    findOwned(transactionId, TRANSACTION, (id) => ctx.store.findTransaction(programId, id, true)),
+  /** Card transactions whose hold expired by `now`, claimed for the caller's transaction (see LedgerStore). */
+  claimExpiredHolds: (now: string, limit: number) => ctx.store.claimExpiredHolds(now, limit),
+  /** Wakes the webhook workers after a commit that queued deliveries. */
+  wakeDeliveries: ctx.webhooks.wake
+})
+
 /**
  * The ledger's use cases: wallets, financial accounts, transfers, transactions and book transfers
  * (docs/ledger.md). Checks and rows come from PrepareTransfer (pure); the store posts
@@ -177,115 +300,6 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
       webhooks: yield* WebhookStore,
       accountCache: makeAccountCache()
     }
-    const { store } = ctx
-    return {
-      createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, SqlError.SqlError> =>
-        createWallet(ctx, programId, input),
-      getWallet: (programId: string, walletId: string): Effect.Effect<Wallet, NotFound | SqlError.SqlError> =>
-        findOwned(walletId, WALLET, (id) => store.findWallet(programId, id)),
-      /** A new tag or metadata change; NotFound (param wallet_id), InvalidRequest (param metadata). */
-      updateWallet: (
-        programId: string,
-        walletId: string,
-        change: UpdateWallet
-      ): Effect.Effect<Wallet, NotFound | InvalidRequest | SqlError.SqlError> => updateWallet(ctx, programId, walletId, change),
-      listWallets: (programId: string, filter: WalletFilter, request: PageRequest<WalletOrderField>) =>
-        page(store.listWallets(programId, filter, toWindow(request, WALLET_ORDER_FIELDS))),
-      /** The financial account of a wallet with its balance; NotFound (param wallet_id) for an unknown wallet. */
-      walletAccount: (
-        programId: string,
-        walletId: string
-      ): Effect.Effect<{ readonly wallet: Wallet; readonly account: FinancialAccount }, NotFound | SqlError.SqlError> =>
-        walletAccount(ctx, programId, walletId),
-      getFinancialAccount: (programId: string, accountId: string): Effect.Effect<FinancialAccount, NotFound | SqlError.SqlError> =>
-        findAccount(ctx, programId, accountId),
-      /**
-       * The currency of an account of the program, from the cache of immutable account attributes
-       * (read once per account and process); for decisions that need no balance.
-       */
-      accountCurrency: (programId: string, accountId: string): Effect.Effect<Currency, NotFound | SqlError.SqlError> => {
-        const cached = ctx.accountCache.lookup(programId, [accountId], null)
-        if (cached !== undefined) return Effect.succeed(cached[0]!.currency as Currency)
-        return Effect.map(findAccount(ctx, programId, accountId), (account) => {
-          ctx.accountCache.remember([account])
-          // Decoded as a Currency when its wallet was created.
-          return account.currency as Currency
-        })
-      },
-      listFinancialAccounts: (programId: string, filter: AccountFilter, request: PageRequest<FinancialAccountOrderField>) =>
-        page(store.listAccounts(programId, filter, toWindow(request, FINANCIAL_ACCOUNT_ORDER_FIELDS))),
-      /** Debits, credits and balance of every book of an account. */
-      balances: (programId: string, accountId: string): Effect.Effect<Page<BookBalance>, NotFound | SqlError.SqlError> =>
-        Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
-          page(Effect.map(store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))
-        ),
-      postTransfer: (programId: string, request: TransferRequest): Effect.Effect<PostedTransfer, TransferError> =>
-        noCard(post(ctx, programId, { ...request, rail: request.payment_rail, card: null })),
-      /** Many transfers in one database transaction, each with its own result (or all-or-nothing when `atomic`). */
-      postTransfers: (
-        programId: string,
-        requests: ReadonlyArray<TransferRequest>,
-        atomic: boolean
-      ): Effect.Effect<ReadonlyArray<Either.Either<PostedTransfer, TransferItemError>>, TransferBatchAborted | SqlError.SqlError> =>
-        postBatch(
-          ctx,
-          programId,
-          requests.map((request) => ({ ...request, rail: request.payment_rail, card: null })),
-          atomic
-        ),
-      getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
-        findOwned(transferId, TRANSFER, (id) => store.findTransfer(programId, id, false)),
-      listTransfers: (programId: string, filter: TransferFilter, request: PageRequest<TransferOrderField>) =>
-        page(store.listTransfers(programId, filter, toWindow(request, TRANSFER_ORDER_FIELDS))),
-      settleTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | Conflict | SqlError.SqlError> =>
-        settleTransfer(ctx, programId, transferId),
-      getTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
-        findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
-      listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest<TransactionOrderField>) =>
-        page(store.listTransactions(programId, filter, toWindow(request, TRANSACTION_ORDER_FIELDS))),
-      /**
-       * Writes one message of a card transaction (ledger/CardPosting.ts) in the caller's
-       * transaction, or as one atomic store call when it moves no money and there is none. Refused
-       * for what the message asked to be checked (funds, the card's state): the outcome says which,
-       * nothing written; refused for the ledger's bounds: the 422.
-       */
-      postCardMessage: (programId: string, message: CardMessage): Effect.Effect<CardMessageOutcome, TransferError> =>
-        postCardMessage(ctx, programId, message),
-      /** A transaction of the program, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE). */
-      lockTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
-        findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, true)),
-      /** Card transactions whose hold expired by `now`, claimed for the caller's transaction (see LedgerStore). */
-      claimExpiredHolds: (now: string, limit: number) => store.claimExpiredHolds(now, limit),
-      /** Wakes the webhook workers after a commit that queued deliveries. */
-      wakeDeliveries: ctx.webhooks.wake,
-      /** Book transfers of a transaction; 404 param transaction_id for unknown or other-program ids. */
-      listTransactionBookTransfers: (
-        programId: string,
-        transactionId: string,
-        filter: Omit<BookTransferFilter, "transaction_id" | "financial_account_id">,
-        request: PageRequest<BookTransferOrderField>
-      ): Effect.Effect<Page<BookTransfer>, InvalidRequest | NotFound | SqlError.SqlError> =>
-        Effect.flatMap(
-          findOwned(transactionId, TRANSACTION, (id) => store.findTransaction(programId, id, false)),
-          (found) =>
-            page(store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)))
-        ),
-      /** Book transfers with an entry on an account; 404 param financial_account_id. */
-      listAccountBookTransfers: (
-        programId: string,
-        accountId: string,
-        filter: Omit<BookTransferFilter, "financial_account_id">,
-        request: PageRequest<BookTransferOrderField>
-      ): Effect.Effect<Page<BookTransfer>, InvalidRequest | NotFound | SqlError.SqlError> =>
-        Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
-          page(
-            store.listBookTransfers(
-              programId,
-              { ...filter, financial_account_id: account.id },
-              toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)
-            )
-          )
-        )
-    }
+    return { ...walletOperations(ctx), ...accountOperations(ctx), ...transferOperations(ctx), ...transactionOperations(ctx) }
   })
 }) {}
