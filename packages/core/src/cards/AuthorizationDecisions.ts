@@ -1,11 +1,11 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { ChangeFeed } from "../changes/ChangeFeed.js"
+import { ChangeFeed, type ChangeFeedService } from "../changes/ChangeFeed.js"
 import { makeVersionedCache } from "../changes/VersionedCache.js"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
-import { Vault } from "../vault/Vault.js"
+import { Vault, type VaultService } from "../vault/Vault.js"
 import { secretKey } from "../webhooks/Signing.js"
 import {
   AUTHORIZATION_DECISION_LIMITS,
@@ -13,7 +13,7 @@ import {
   type StoredAuthorizationEndpoint,
   type TimeoutDecision
 } from "./AuthorizationEndpointRecords.js"
-import { AuthorizationEndpointStore } from "./AuthorizationEndpointStore.js"
+import { AuthorizationEndpointStore, type AuthorizationEndpointStoreService } from "./AuthorizationEndpointStore.js"
 import { makeDecisionClient } from "./DecisionClient.js"
 import { type AskResult, type AuthorizationAnswer, type Decision, decide, readAnswer } from "./DecisionRules.js"
 import type { Card } from "./Records.js"
@@ -105,6 +105,92 @@ const askEmbedded = (decider: AuthorizationDecider, request: AuthorizationReques
     }
   })
 
+/** A program's endpoint with its secrets opened (the previous one while it is still accepted). */
+const openEndpoint = (vault: VaultService, endpoint: StoredAuthorizationEndpoint): ReadyEndpoint => ({
+  url: endpoint.url,
+  timeoutMs: endpoint.timeout_ms,
+  timeoutDecision: endpoint.timeout_decision,
+  key: secretKey(vault.decrypt(endpoint.secret_sealed)),
+  previous:
+    endpoint.previous_secret_sealed === null || endpoint.previous_secret_expires_at === null
+      ? null
+      : {
+          key: secretKey(vault.decrypt(endpoint.previous_secret_sealed)),
+          expiresAtMs: Date.parse(endpoint.previous_secret_expires_at)
+        }
+})
+
+/** The program's enabled endpoint, or null, through a cache of both (no endpoint is the common case) per change-feed version. */
+const makeEndpointLookup = (store: AuthorizationEndpointStoreService, feed: ChangeFeedService, vault: VaultService) => {
+  const cache = makeVersionedCache<ReadyEndpoint | null>({
+    maxEntries: AUTHORIZATION_DECISION_LIMITS.cacheMaxEntries,
+    maxAgeMs: AUTHORIZATION_DECISION_LIMITS.cacheMaxAgeMs
+  })
+  return (programId: string): Effect.Effect<ReadyEndpoint | null, SqlError.SqlError> =>
+    Effect.gen(function* () {
+      // Seen before the read: a change committed meanwhile retires what is read.
+      const version = yield* feed.version
+      const now = yield* nowMs
+      const cached = cache.get(programId, version, now)
+      if (cached !== undefined) return cached
+      const found = yield* store.findForProgram(programId)
+      const ready = Option.isSome(found) && !found.value.disabled ? openEndpoint(vault, found.value) : null
+      cache.set(programId, ready, version, now)
+      return ready
+    })
+}
+
+type DecisionClient = ReturnType<typeof makeDecisionClient>
+
+/** POSTs the request to the endpoint, signed with its key (and the previous one while accepted). */
+const askEndpoint = (client: DecisionClient, endpoint: ReadyEndpoint, request: AuthorizationRequest) =>
+  Effect.gen(function* () {
+    const now = yield* nowMs
+    const keys = endpoint.previous !== null && endpoint.previous.expiresAtMs > now ? [endpoint.key, endpoint.previous.key] : [endpoint.key]
+    const body = requestBody(request)
+    return yield* Effect.promise((signal) =>
+      client.post({ url: endpoint.url, messageId: newId(), body, keys, timeoutMs: endpoint.timeoutMs }, signal)
+    )
+  })
+
+/** What asking ended in means (DecisionRules.decide, pure), dated now. */
+const decided = (request: AuthorizationRequest, result: AskResult, timeoutDecision: TimeoutDecision) =>
+  Effect.map(nowMs, (now) => Option.some(decide(request, result, timeoutDecision, new Date(now).toISOString())))
+
+/** Where the decision is asked: the host's decider when it gave one, else the program's endpoint when it has one. */
+interface DecisionSources {
+  readonly embedded: Option.Option<Context.Tag.Service<typeof EmbeddedAuthorizationDecider>>
+  readonly endpointOf: (programId: string) => Effect.Effect<ReadyEndpoint | null, SqlError.SqlError>
+  readonly client: DecisionClient
+}
+
+const ask = (
+  sources: DecisionSources,
+  programId: string,
+  request: AuthorizationRequest
+): Effect.Effect<Option.Option<Decision>, SqlError.SqlError> =>
+  Option.match(sources.embedded, {
+    onSome: ({ decider, timeoutMs, timeoutDecision }) =>
+      Effect.flatMap(
+        Effect.promise(() => askEmbedded(decider, request, timeoutMs)),
+        (result) => decided(request, result, timeoutDecision)
+      ),
+    onNone: () =>
+      Effect.flatMap(sources.endpointOf(programId), (endpoint) =>
+        endpoint === null
+          ? Effect.succeed(Option.none())
+          : Effect.flatMap(askEndpoint(sources.client, endpoint, request), (result) => decided(request, result, endpoint.timeoutDecision))
+      )
+  })
+
+/** Asks outside any transaction: waiting on a receiver for seconds with one open would hold its locks and connection. */
+const askOutsideTransaction = (sources: DecisionSources, programId: string, request: AuthorizationRequest) =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+    Option.isSome(transaction)
+      ? Effect.dieMessage("AuthorizationDecisions.decide runs outside any database transaction: it waits for the receiver")
+      : ask(sources, programId, request)
+  )
+
 /**
  * Real-time authorization decisions (docs/card-transactions.md#real-time-decisions): asks the
  * program's authorization endpoint — or the host's embedded decider — whether to approve an
@@ -112,88 +198,14 @@ const askEmbedded = (decider: AuthorizationDecider, request: AuthorizationReques
  */
 export class AuthorizationDecisions extends Effect.Service<AuthorizationDecisions>()("@issuing/core/AuthorizationDecisions", {
   scoped: Effect.gen(function* () {
-    const store = yield* AuthorizationEndpointStore
-    const feed = yield* ChangeFeed
-    const vault = yield* Vault
+    const endpointOf = makeEndpointLookup(yield* AuthorizationEndpointStore, yield* ChangeFeed, yield* Vault)
     const config = yield* IssuingConfig
     const embedded = yield* Effect.serviceOption(EmbeddedAuthorizationDecider)
     const client = yield* Effect.acquireRelease(
       Effect.sync(() => makeDecisionClient({ allowPrivate: config.webhookAllowPrivateUrls })),
       (client) => Effect.sync(client.close)
     )
-    // The program's endpoint, or its absence (the common case, so cached too), per change-feed version.
-    const cache = makeVersionedCache<ReadyEndpoint | null>({
-      maxEntries: AUTHORIZATION_DECISION_LIMITS.cacheMaxEntries,
-      maxAgeMs: AUTHORIZATION_DECISION_LIMITS.cacheMaxAgeMs
-    })
-
-    const openEndpoint = (endpoint: StoredAuthorizationEndpoint): ReadyEndpoint => ({
-      url: endpoint.url,
-      timeoutMs: endpoint.timeout_ms,
-      timeoutDecision: endpoint.timeout_decision,
-      key: secretKey(vault.decrypt(endpoint.secret_sealed)),
-      previous:
-        endpoint.previous_secret_sealed === null || endpoint.previous_secret_expires_at === null
-          ? null
-          : {
-              key: secretKey(vault.decrypt(endpoint.previous_secret_sealed)),
-              expiresAtMs: Date.parse(endpoint.previous_secret_expires_at)
-            }
-    })
-
-    const endpointOf = (programId: string) =>
-      Effect.gen(function* () {
-        // Seen before the read: a change committed meanwhile retires what is read.
-        const version = yield* feed.version
-        const now = yield* nowMs
-        const cached = cache.get(programId, version, now)
-        if (cached !== undefined) return cached
-        const found = yield* store.findForProgram(programId)
-        const ready = Option.isSome(found) && !found.value.disabled ? openEndpoint(found.value) : null
-        cache.set(programId, ready, version, now)
-        return ready
-      })
-
-    const askEndpoint = (endpoint: ReadyEndpoint, request: AuthorizationRequest) =>
-      Effect.gen(function* () {
-        const now = yield* nowMs
-        const keys =
-          endpoint.previous !== null && endpoint.previous.expiresAtMs > now ? [endpoint.key, endpoint.previous.key] : [endpoint.key]
-        const body = requestBody(request)
-        return yield* Effect.promise((signal) =>
-          client.post({ url: endpoint.url, messageId: newId(), body, keys, timeoutMs: endpoint.timeoutMs }, signal)
-        )
-      })
-
-    const decided = (request: AuthorizationRequest, result: AskResult, timeoutDecision: TimeoutDecision) =>
-      Effect.map(nowMs, (now) => decide(request, result, timeoutDecision, new Date(now).toISOString()))
-
-    // Waiting on a receiver for seconds with a transaction open would hold its locks and connection.
-    const decideFor = (programId: string, request: AuthorizationRequest): Effect.Effect<Option.Option<Decision>, SqlError.SqlError> =>
-      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-        Option.isSome(transaction)
-          ? Effect.dieMessage("AuthorizationDecisions.decide runs outside any database transaction: it waits for the receiver")
-          : ask(programId, request)
-      )
-
-    const ask = (programId: string, request: AuthorizationRequest): Effect.Effect<Option.Option<Decision>, SqlError.SqlError> =>
-      Option.match(embedded, {
-        onSome: ({ decider, timeoutMs, timeoutDecision }) =>
-          Effect.promise(() => askEmbedded(decider, request, timeoutMs)).pipe(
-            Effect.flatMap((result) => decided(request, result, timeoutDecision)),
-            Effect.map(Option.some)
-          ),
-        onNone: () =>
-          Effect.flatMap(endpointOf(programId), (endpoint) =>
-            endpoint === null
-              ? Effect.succeed(Option.none())
-              : askEndpoint(endpoint, request).pipe(
-                  Effect.flatMap((result) => decided(request, result, endpoint.timeoutDecision)),
-                  Effect.map(Option.some)
-                )
-          )
-      })
-
+    const sources: DecisionSources = { embedded, endpointOf, client }
     return {
       /**
        * Asks whether to approve `request` for the program, and what the answer means. Call it after
@@ -214,7 +226,8 @@ export class AuthorizationDecisions extends Effect.Service<AuthorizationDecision
        * Never fails for the receiver's sake (timeouts, connection errors, non-2xx, bad JSON all end in
        * the endpoint's `timeout_decision`); only the endpoint's read can fail (`SqlError`).
        */
-      decide: decideFor
+      decide: (programId: string, request: AuthorizationRequest): Effect.Effect<Option.Option<Decision>, SqlError.SqlError> =>
+        askOutsideTransaction(sources, programId, request)
     }
   })
 }) {}
