@@ -3,8 +3,8 @@ import { Deferred, Duration, Effect, Metric } from "effect"
 import { RateLimited } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
-import { Transactor } from "../sql/Transactor.js"
-import { AccessStore, type RateBucket } from "./AccessStore.js"
+import { Transactor, type TransactorService } from "../sql/Transactor.js"
+import { AccessStore, type AccessStoreService, type RateBucket } from "./AccessStore.js"
 
 /** A key's bucket, linked in the order of last use (a doubly linked list: O(1) to move or drop). */
 interface Bucket {
@@ -238,26 +238,16 @@ const leaseFallbacks = Metric.counter("issuing.rate_limit.lease_fallbacks", {
 })
 
 /**
- * The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits), held
- * across every node on the database: each key has one token bucket in the store, and a node leases
- * a few tokens at a time from it (a share of what is there, so a small bucket is leased token by
- * token), spends them without a database round trip, and gives back what it did not spend when
- * the lease runs out. Why leases rather than buckets kept in step by the change feed:
- * docs/operations.md#rate-limits-across-nodes.
+ * A node's record of failed leases (noteLeaseFailure, noteLeaseLanded), counted and logged: each
+ * failure at DEBUG, a warning once they have persisted.
  */
-export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/RateLimiter", {
-  effect: Effect.gen(function* () {
-    const config = yield* IssuingConfig
-    const store = yield* AccessStore
-    const transactor = yield* Transactor
-    const rate = config.rateLimitPerSecond
-    const burst = config.rateLimitBurst
-    const held = new Map<string, Held>()
-    // While the database cannot be asked, each node limits a key by itself, as before leases.
-    const ownBuckets = makeTokenBuckets(rate, burst)
-    const ownBucket = (apiKeyId: string, now: number) => ownBuckets.take(apiKeyId, now)
-    let failures = NO_LEASE_FAILURES
-    const reportFailure = (error: SqlError.SqlError, now: number) => {
+const makeLeaseFailureLog = () => {
+  let failures = NO_LEASE_FAILURES
+  return {
+    landed: () => {
+      failures = noteLeaseLanded(failures)
+    },
+    report: (error: SqlError.SqlError, now: number) => {
       const noted = noteLeaseFailure(failures, now)
       failures = noted.failures
       return Effect.zipRight(
@@ -270,106 +260,153 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
           : Effect.logDebug("rate limit: the shared bucket could not be leased; limiting by this node's bucket", error)
       )
     }
+  }
+}
 
-    const heldOf = (apiKeyId: string, now: number): Held => {
-      let entry = held.get(apiKeyId)
-      if (entry === undefined) {
-        if (held.size >= MAX_TRACKED_KEYS) {
-          for (const [key, other] of held)
-            if (other.lease === null && Math.max(other.expiresAtMs, other.emptyUntilMs, other.ownBucketUntilMs) <= now) held.delete(key)
-        }
-        entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, ownBucketUntilMs: 0, lease: null }
-        held.set(apiKeyId, entry)
-      }
-      return entry
+/** What the limiter works with, gathered once when the service is built. */
+interface Limiter {
+  readonly store: AccessStoreService
+  readonly transactor: TransactorService
+  readonly ratePerSecond: number
+  readonly burst: number
+  /** What this node holds of each key's bucket, at most MAX_TRACKED_KEYS keys. */
+  readonly held: Map<string, Held>
+  /** While the database cannot be asked, each node limits a key by itself, as before leases. */
+  readonly ownBuckets: ReturnType<typeof makeTokenBuckets>
+  readonly failures: ReturnType<typeof makeLeaseFailureLog>
+}
+
+/** The key's entry, made when it has none; past MAX_TRACKED_KEYS, the entries with nothing in force are dropped first. */
+const heldOf = (held: Map<string, Held>, apiKeyId: string, now: number): Held => {
+  let entry = held.get(apiKeyId)
+  if (entry === undefined) {
+    if (held.size >= MAX_TRACKED_KEYS) {
+      for (const [key, other] of held)
+        if (other.lease === null && Math.max(other.expiresAtMs, other.emptyUntilMs, other.ownBucketUntilMs) <= now) held.delete(key)
     }
+    entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, ownBucketUntilMs: 0, lease: null }
+    held.set(apiKeyId, entry)
+  }
+  return entry
+}
 
-    /**
-     * Leases tokens for the key (giving back what it held) and spends one of them; the seconds to
-     * wait when the bucket is empty. The token is spent as the lease lands: a lease whose life ran
-     * out before its requester looked again would otherwise be leased again, and again. When the
-     * database fails the lease, the key is limited by the node's own bucket for a while: a rate
-     * limit is no reason to refuse a request the node may still serve (a cached read).
-     */
-    const lease = (apiKeyId: string, entry: Held, now: number) =>
-      Effect.flatMap(Deferred.make<void>(), (done) => {
-        const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
-        entry.tokens = 0
-        entry.lease = done
-        // Disconnected: a transaction waiting for its connection or the write lock cannot be
-        // interrupted (@effect/sql acquires it uninterruptibly), so the time-out would otherwise wait
-        // with it — on SQLite behind another process's lock, the whole 5 s busy timeout, and every
-        // request of the key waits for this lease meanwhile (found by the fault suite,
-        // test/faults/database.test.ts). Abandoned, it rolls back in the background once it can.
-        return Effect.interruptible(
-          Effect.disconnect(
-            transactor.withTransaction(
-              Effect.gen(function* () {
-                const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
-                const planned = planLease(stored, now, returned, rate, burst)
-                yield* store.saveRateBucket(apiKeyId, planned.bucket)
-                return planned
-              })
-            )
-          )
-        ).pipe(
-          Effect.timeoutFail({
-            duration: Duration.millis(LEASE_TIMEOUT_MS),
-            onTimeout: () => new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${LEASE_TIMEOUT_MS} ms` })
-          }),
-          Effect.map((planned) => {
-            failures = noteLeaseLanded(failures)
-            entry.tokens = Math.max(0, planned.granted - 1)
-            entry.leasedAtMs = now
-            entry.expiresAtMs = now + planned.ttlMs
-            entry.emptyUntilMs = now + planned.emptyForMs
-            return planned.retryAfterSeconds
-          }),
-          Effect.catchAll((error: SqlError.SqlError) =>
-            Effect.zipRight(
-              reportFailure(error, now),
-              Effect.sync(() => {
-                entry.ownBucketUntilMs = now + OWN_BUCKET_AFTER_FAILURE_MS
-                return ownBucket(apiKeyId, now)
-              })
-            )
-          ),
-          Effect.ensuring(
-            Effect.suspend(() => {
-              entry.lease = null
-              return Deferred.succeed(done, undefined)
-            })
-          ),
-          Effect.uninterruptible
+/**
+ * One lease's transaction: the key's shared bucket locked, the lease planned (`planLease`, pure)
+ * and the bucket saved — abandoned after LEASE_TIMEOUT_MS.
+ */
+const leaseTransaction = (limiter: Limiter, apiKeyId: string, returned: Returned, now: number): Effect.Effect<Lease, SqlError.SqlError> =>
+  // Disconnected: a transaction waiting for its connection or the write lock cannot be
+  // interrupted (@effect/sql acquires it uninterruptibly), so the time-out would otherwise wait
+  // with it — on SQLite behind another process's lock, the whole 5 s busy timeout, and every
+  // request of the key waits for this lease meanwhile (found by the fault suite,
+  // test/faults/database.test.ts). Abandoned, it rolls back in the background once it can.
+  Effect.interruptible(
+    Effect.disconnect(
+      limiter.transactor.withTransaction(
+        Effect.gen(function* () {
+          const { store, burst } = limiter
+          const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
+          const planned = planLease(stored, now, returned, limiter.ratePerSecond, burst)
+          yield* store.saveRateBucket(apiKeyId, planned.bucket)
+          return planned
+        })
+      )
+    )
+  ).pipe(
+    Effect.timeoutFail({
+      duration: Duration.millis(LEASE_TIMEOUT_MS),
+      onTimeout: () => new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${LEASE_TIMEOUT_MS} ms` })
+    })
+  )
+
+/**
+ * Leases tokens for the key (giving back what it held) and spends one of them; the seconds to
+ * wait when the bucket is empty. The token is spent as the lease lands: a lease whose life ran
+ * out before its requester looked again would otherwise be leased again, and again. When the
+ * database fails the lease, the key is limited by the node's own bucket for a while: a rate
+ * limit is no reason to refuse a request the node may still serve (a cached read).
+ */
+const lease = (limiter: Limiter, apiKeyId: string, entry: Held, now: number) =>
+  Effect.flatMap(Deferred.make<void>(), (done) => {
+    const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
+    entry.tokens = 0
+    entry.lease = done
+    return leaseTransaction(limiter, apiKeyId, returned, now).pipe(
+      Effect.map((planned) => {
+        limiter.failures.landed()
+        entry.tokens = Math.max(0, planned.granted - 1)
+        entry.leasedAtMs = now
+        entry.expiresAtMs = now + planned.ttlMs
+        entry.emptyUntilMs = now + planned.emptyForMs
+        return planned.retryAfterSeconds
+      }),
+      Effect.catchAll((error: SqlError.SqlError) =>
+        Effect.zipRight(
+          limiter.failures.report(error, now),
+          Effect.sync(() => {
+            entry.ownBucketUntilMs = now + OWN_BUCKET_AFTER_FAILURE_MS
+            return limiter.ownBuckets.take(apiKeyId, now)
+          })
         )
-      })
+      ),
+      Effect.ensuring(
+        Effect.suspend(() => {
+          entry.lease = null
+          return Deferred.succeed(done, undefined)
+        })
+      ),
+      Effect.uninterruptible
+    )
+  })
 
-    /** The turns of `consume` after the first: the key's lease, own bucket, or a lease in flight. */
-    const consumeSlowly = (apiKeyId: string): Effect.Effect<void, RateLimited> =>
-      Effect.gen(function* () {
-        // Each turn spends a held token, or leases (spending one of the lease), or waits for the
-        // lease in flight: a turn that finds the tokens it waited for spent by the key's other
-        // requests leases next.
-        while (true) {
-          const now = yield* nowMs
-          const entry = heldOf(apiKeyId, now)
-          if (entry.tokens >= 1 && now < entry.expiresAtMs) {
-            entry.tokens -= 1
-            return
-          }
-          const own = now < entry.ownBucketUntilMs ? ownBucket(apiKeyId, now) : undefined
-          if (own !== undefined) return own === null ? undefined : yield* new RateLimited({ retryAfterSeconds: own })
-          if (now < entry.emptyUntilMs) {
-            return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
-          }
-          if (entry.lease === null) {
-            const retryAfterSeconds = yield* lease(apiKeyId, entry, now)
-            return retryAfterSeconds === null ? undefined : yield* new RateLimited({ retryAfterSeconds })
-          }
-          yield* Deferred.await(entry.lease)
-        }
-      })
+/** The turns of `consume` after the first: the key's lease, own bucket, or a lease in flight. */
+const consumeSlowly = (limiter: Limiter, apiKeyId: string): Effect.Effect<void, RateLimited> =>
+  Effect.gen(function* () {
+    // Each turn spends a held token, or leases (spending one of the lease), or waits for the
+    // lease in flight: a turn that finds the tokens it waited for spent by the key's other
+    // requests leases next.
+    while (true) {
+      const now = yield* nowMs
+      const entry = heldOf(limiter.held, apiKeyId, now)
+      if (entry.tokens >= 1 && now < entry.expiresAtMs) {
+        entry.tokens -= 1
+        return
+      }
+      const own = now < entry.ownBucketUntilMs ? limiter.ownBuckets.take(apiKeyId, now) : undefined
+      if (own !== undefined) return own === null ? undefined : yield* new RateLimited({ retryAfterSeconds: own })
+      if (now < entry.emptyUntilMs) {
+        return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((entry.emptyUntilMs - now) / 1000)) })
+      }
+      if (entry.lease === null) {
+        const retryAfterSeconds = yield* lease(limiter, apiKeyId, entry, now)
+        return retryAfterSeconds === null ? undefined : yield* new RateLimited({ retryAfterSeconds })
+      }
+      yield* Deferred.await(entry.lease)
+    }
+  })
 
+/**
+ * The per-key rate limit (ISSUING_RATE_LIMIT_PER_SECOND / _BURST; docs/api.md#rate-limits), held
+ * across every node on the database: each key has one token bucket in the store, and a node leases
+ * a few tokens at a time from it (a share of what is there, so a small bucket is leased token by
+ * token), spends them without a database round trip, and gives back what it did not spend when
+ * the lease runs out. Why leases rather than buckets kept in step by the change feed:
+ * docs/operations.md#rate-limits-across-nodes.
+ */
+export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/RateLimiter", {
+  effect: Effect.gen(function* () {
+    const config = yield* IssuingConfig
+    const rate = config.rateLimitPerSecond
+    const burst = config.rateLimitBurst
+    const limiter: Limiter = {
+      store: yield* AccessStore,
+      transactor: yield* Transactor,
+      ratePerSecond: rate,
+      burst,
+      held: new Map(),
+      ownBuckets: makeTokenBuckets(rate, burst),
+      failures: makeLeaseFailureLog()
+    }
     return {
       /**
        * Spends one request of a bucket's budget, or fails with the seconds to wait. The bucket is
@@ -381,19 +418,21 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
       consume: (apiKeyId: string): Effect.Effect<void, RateLimited> =>
         Effect.clockWith((clock) => {
           const now = clock.unsafeCurrentTimeMillis()
-          const entry = held.get(apiKeyId)
+          const entry = limiter.held.get(apiKeyId)
           if (entry !== undefined && entry.tokens >= 1 && now < entry.expiresAtMs) {
             entry.tokens -= 1
             return Effect.void
           }
-          return consumeSlowly(apiKeyId)
+          return consumeSlowly(limiter, apiKeyId)
         }),
       /**
        * Deletes the shared buckets untouched for a day, or for as long as a bucket takes to fill
        * if that is longer: such a bucket is full, as one created anew is, so nothing changes for
        * its key. Bounds the table, which gains a row for every portal session and OAuth grant.
        */
-      purgeIdle: Effect.flatMap(nowMs, (now) => store.purgeRateBuckets(now - Math.max(IDLE_SHARED_BUCKET_MS, (burst * 1000) / rate)))
+      purgeIdle: Effect.flatMap(nowMs, (now) =>
+        limiter.store.purgeRateBuckets(now - Math.max(IDLE_SHARED_BUCKET_MS, (burst * 1000) / rate))
+      )
     }
   })
 }) {}
