@@ -7,7 +7,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { InvalidRequest } from "../platform/Errors.js"
 import type { OrderFields, PageWindow } from "../platform/Paging.js"
-import { mergedPage } from "../platform/MergedRanges.js"
+import { mergedPage } from "../sql/MergedRanges.js"
 import { notInThisList, orderByClause, pageRows } from "../sql/OrderBy.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
@@ -484,7 +484,7 @@ const accountsByUpdate = (
 }
 
 /**
- * A ledger list merged from index ranges (`mergedPage`, platform/MergedRanges.ts). The ranges need
+ * A ledger list merged from index ranges (`mergedPage`, sql/MergedRanges.ts). The ranges need
  * no program condition where their first column (a card, an account) is of one program; the page's
  * rows and the `starting_after` row are read with the program, written out of the index choice.
  */

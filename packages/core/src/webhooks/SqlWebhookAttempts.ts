@@ -1,7 +1,7 @@
 import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { mergedPage, mergedPageRows } from "../platform/MergedRanges.js"
+import { mergedPage, mergedPageRows } from "../sql/MergedRanges.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { pageRows } from "../sql/OrderBy.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS, type WebhookAttemptOrderField } from "./OrderFields.js"

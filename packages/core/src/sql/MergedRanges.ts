@@ -1,8 +1,8 @@
 import type { SqlClient, SqlError, Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { isOrderField, type OrderFields, orderFieldNames, type PageWindow } from "./Paging.js"
-import type { InvalidRequest } from "./Errors.js"
-import { notInThisList, orderByClause } from "../sql/OrderBy.js"
+import { isOrderField, type OrderFields, orderFieldNames, type PageWindow } from "../platform/Paging.js"
+import type { InvalidRequest } from "../platform/Errors.js"
+import { notInThisList, orderByClause } from "./OrderBy.js"
 
 /**
  * A list whose index holds a column of a few values (an attempt's status, an audit record's action)
