@@ -1,7 +1,7 @@
 import { type OrderField, type OrderFields, orderFields } from "../platform/Paging.js"
 
 // Order fields of each ledger list (docs/ledger.md#endpoints-filters-and-order-fields). The columns
-// name the aliases of the store's queries (SqlLedgerStore.ts): `a`/`b` for accounts and their
+// name the aliases of the store's queries (SqlLedger*.ts): `a`/`b` for accounts and their
 // principal balance row, `bt` for book transfers.
 
 export const WALLET_ORDER_FIELDS = orderFields({ created_at: "created_at", updated_at: "updated_at" }, { newest: "created_at" })
