@@ -9,6 +9,7 @@ import { Events } from "./events/Events.js"
 import { Idempotency } from "./idempotency/Idempotency.js"
 import { Ledger } from "./ledger/Ledger.js"
 import { OAuth } from "./oauth/OAuth.js"
+import { OAuthDelegatedAccessLive } from "./oauth/OAuthDelegatedAccess.js"
 import { type WebhookSender, WebhookSenderLive } from "./webhooks/WebhookSender.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 
@@ -27,8 +28,11 @@ export type IssuingServices =
   | WebhookSender
   | OAuth
 
-/** Access, once: layers are memoized by reference, and OAuth must share its caches (forgetGrants). */
-const AccessLive = Access.Default.pipe(Layer.provide(Events.Default))
+/**
+ * Access, once: layers are memoized by reference, and OAuth must share its caches (forgetGrants).
+ * Its access tokens and a revoked key's grants are OAuth's, reached through the DelegatedAccess port.
+ */
+const AccessLive = Access.Default.pipe(Layer.provide(OAuthDelegatedAccessLive), Layer.provide(Events.Default))
 
 /** The domain services over whatever store is provided. */
 export const ServicesLive = Layer.mergeAll(

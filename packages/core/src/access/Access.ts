@@ -8,13 +8,10 @@ import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
 import { API_KEY_ORDER_FIELDS, type ApiKeyOrderField, PROGRAM_ORDER_FIELDS, type ProgramOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
-import { Events } from "../events/Events.js"
-import { accessTokenResolver } from "../oauth/AccessTokenCallers.js"
-import { type GrantRevocationDeps, revokeGrants } from "../oauth/Grants.js"
-import { OAuthStore } from "../oauth/OAuthStore.js"
 import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import { canSeeProgram, makeAuthentication } from "./Authentication.js"
+import { DelegatedAccess } from "./DelegatedAccess.js"
 import {
   type ApiKey,
   type ApiKeyWithSecret,
@@ -226,9 +223,8 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
     const deps: AccessDeps = { store: yield* AccessStore, transactor: yield* Transactor, config: yield* IssuingConfig }
     const { store } = deps
     const feed = yield* ChangeFeed
-    const oauthStore = yield* OAuthStore
-    const { authenticate, forgetGrants, forgetKey, resolveProgram } = makeAuthentication(store, feed, accessTokenResolver(oauthStore))
-    const grants: GrantRevocationDeps = { store: oauthStore, events: yield* Events, feed, forgetGrants }
+    const delegated = yield* DelegatedAccess
+    const { authenticate, forgetGrants, forgetKey, resolveProgram } = makeAuthentication(store, feed, delegated.resolveAccessToken)
 
     return {
       authenticate,
@@ -292,7 +288,7 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
               )
             )
             yield* feed.publish("api_key", revoked.id)
-            yield* revokeGrants(grants, { apiKeyId: revoked.id }, at)
+            yield* delegated.revokeGrantsOfKey(revoked.id, at, forgetGrants)
             forgetKey(revoked.id)
             return revoked
           })

@@ -6,7 +6,7 @@ import { EVENT_ORDER_FIELDS, type EventOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { commitWrite, WriteLane } from "../sql/WriteLane.js"
-import { WebhookStore } from "../webhooks/WebhookStore.js"
+import { EventFanOut } from "./EventFanOut.js"
 import { EventStore } from "./EventStore.js"
 import { type EventFilter, type EventType, type IssuingEvent, newEvent } from "./Records.js"
 
@@ -14,7 +14,7 @@ import { type EventFilter, type EventType, type IssuingEvent, newEvent } from ".
 export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
   effect: Effect.gen(function* () {
     const store = yield* EventStore
-    const webhooks = yield* WebhookStore
+    const fanOut = yield* EventFanOut
     const transactor = yield* Transactor
     const lane = yield* WriteLane
 
@@ -29,9 +29,9 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
         // commit together: in the caller's transaction, else — a lone emit — in one call where
         // the store has one (PostgreSQL: one statement), or through the store's write lane.
         const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-        const atOnce = webhooks.appendAndEnqueueAtOnce
+        const atOnce = fanOut.appendAndEnqueueAtOnce
         if (Option.isNone(outer) && Option.isSome(atOnce)) yield* lane.submit(atOnce.value(batch), { atomic: true })
-        else yield* commitWrite(lane, transactor, Effect.zipRight(store.appendAll(batch), webhooks.enqueueEvents(batch)))
+        else yield* commitWrite(lane, transactor, Effect.zipRight(store.appendAll(batch), fanOut.enqueueEvents(batch)))
         return batch
       })
 

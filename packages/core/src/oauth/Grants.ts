@@ -15,7 +15,7 @@ export const emitGrantEvent = (
 ): Effect.Effect<void, SqlError.SqlError> =>
   Effect.forEach(grant.program_ids, (programId) => deps.events.emit(programId, type, grantView(grant)), { discard: true })
 
-/** What revoking grants needs (Access revokes a key's grants with it). */
+/** What revoking grants needs (access revokes a key's grants with it, through OAuthDelegatedAccess.ts). */
 export type GrantRevocationDeps = Pick<OAuthDeps, "store" | "events" | "feed" | "forgetGrants">
 
 /**

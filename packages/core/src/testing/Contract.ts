@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import type { Layer } from "effect"
-import type { IssuingStores } from "../sql/SqlStores.js"
+import type { IssuingStores } from "../Stores.js"
 
 /** What a store package provides: every port plus its SqlClient. */
 export type ContractStores = IssuingStores | SqlClient.SqlClient

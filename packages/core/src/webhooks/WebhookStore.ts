@@ -1,6 +1,7 @@
 import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option, type Stream } from "effect"
+import type { EventFanOutService } from "../events/EventFanOut.js"
 import type { IssuingEvent } from "../events/Records.js"
 import type { PageWindow } from "../platform/Paging.js"
 import type { WebhookAttemptOrderField, WebhookSubscriptionOrderField } from "./OrderFields.js"
@@ -45,8 +46,12 @@ export interface FinishedTries {
   readonly nowIso: string
 }
 
-/** Storage port of webhooks: subscriptions, the delivery queue (leased claims) and attempts. */
-export interface WebhookStoreService {
+/**
+ * Storage port of webhooks: subscriptions, the delivery queue (leased claims) and attempts. It is
+ * the events' fan-out too (`enqueueEvents`, `appendAndEnqueueAtOnce`: EventFanOut, the same rows
+ * as `enqueueEvent` of each event).
+ */
+export interface WebhookStoreService extends EventFanOutService {
   readonly insertSubscription: (subscription: StoredSubscription) => Effect.Effect<void, SqlError.SqlError>
   /**
    * A subscription of the program; `forUpdate` (inside a transaction) locks its row until commit, so a
@@ -93,15 +98,6 @@ export interface WebhookStoreService {
 
   /** Fan-out: one delivery per enabled subscription of the event's program holding its type, in one statement. */
   readonly enqueueEvent: (event: IssuingEvent) => Effect.Effect<number, SqlError.SqlError>
-  /** Fan-out of several events (of one change) in one statement; the same rows as `enqueueEvent` of each. */
-  readonly enqueueEvents: (events: ReadonlyArray<IssuingEvent>) => Effect.Effect<number, SqlError.SqlError>
-  /**
-   * Where the store can: appends the events of a change that writes nothing else (a lone emit)
-   * and queues their deliveries as ONE call that is all-or-nothing by itself, to run outside any
-   * transaction (PostgreSQL: one statement in autocommit, one round trip instead of BEGIN, two
-   * statements and COMMIT). None where it cannot: SQLite's lone writes share the group-commit lane.
-   */
-  readonly appendAndEnqueueAtOnce: Option.Option<(events: ReadonlyArray<IssuingEvent>) => Effect.Effect<number, SqlError.SqlError>>
   /**
    * Replay: one delivery per event of the window whose type the subscription holds, in one
    * statement. With the subscription's `tag`, only the events that carry it, read through the
