@@ -72,7 +72,7 @@ describe("Idempotency", () => {
       const retried = yield* idempotency.run("org", "key", ["POST", "/v1/transfers", "body"], Effect.succeed("ran"), () =>
         Effect.succeed({ status: 200, body: "{}" })
       )
-      expect(retried).toEqual({ response: "ran", replayed: false })
+      expect(retried).toEqual({ _tag: "Ran", response: "ran" })
     }).pipe(Effect.provide(layer))
   })
 })
