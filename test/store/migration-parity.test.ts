@@ -105,13 +105,19 @@ const readSqlite = Effect.gen(function* () {
   return schema
 })
 
+/**
+ * PostgreSQL's own tables, with no counterpart in SQLite: the checksums of the stored functions'
+ * files (docs/architecture.md#stored-functions); SQLite has no stored functions.
+ */
+const ONLY_IN_PG = new Set(["issuing_function_checksums"])
+
 const readPg = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* sql<{ table_name: string; column_name: string; data_type: string; is_nullable: string }>`
     SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
     WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`
   const schema: Schema = new Map()
-  for (const row of rows.filter((column) => column.table_name.startsWith("issuing_"))) {
+  for (const row of rows.filter((column) => column.table_name.startsWith("issuing_") && !ONLY_IN_PG.has(column.table_name))) {
     const table = schema.get(row.table_name) ?? new Map<string, Column>()
     table.set(row.column_name, {
       declared: row.data_type,
