@@ -4,8 +4,8 @@
 // ONE program, each client posting from a wallet of its own to the program's settlement account
 // with `issuing_post_transfers` directly over node-postgres (no HTTP), so the figure is what the
 // database does with the settlement balance, not the Node side of a request. Setup goes through
-// the platform (migrations, program, wallets). The file runs unchanged from an older checkout
-// (the posting's JSON keys are those of migration 0230), so before and after are measured alike.
+// the platform (migrations, program, wallets). Each posting is the posting record of
+// packages/store-pg/src/PostingRecord.ts (issue 44; an older checkout sends its own shape).
 import { Access } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import { Effect } from "effect"
@@ -25,6 +25,7 @@ const posting = (programId, wallet, settlement) => {
     amount: 1,
     currency: "USD",
     now,
+    active_card: null,
     transaction_write: "insert",
     transaction_id: `txn_${id}`,
     transaction_status: "SETTLED",
@@ -36,22 +37,22 @@ const posting = (programId, wallet, settlement) => {
     rail: "fednow_instant",
     transfer_status: "SETTLED",
     description: null,
+    metadata: "{}",
     book_transfer_id: `bt_${id}`,
-    entry_accounts: [wallet, wallet, settlement, settlement],
-    entry_books: ["principal", "cash", "cash", "principal"],
-    entry_types: ["DEBIT", "CREDIT", "DEBIT", "CREDIT"],
-    entry_amounts: [1, 1, 1, 1],
-    delta_accounts: [wallet, wallet, settlement, settlement],
-    delta_books: ["principal", "cash", "cash", "principal"],
-    delta_debits: [1, 0, 1, 0],
-    delta_credits: [0, 1, 0, 1],
-    event_ids: [],
-    event_types: [],
-    event_data: [],
-    active_card: null,
-    delta_pending: [0, 0, 0, 0],
-    balance_event_ids: [],
-    balance_event_accounts: []
+    entries: [
+      { account: wallet, book: "principal", entry_type: "DEBIT", amount: 1 },
+      { account: wallet, book: "cash", entry_type: "CREDIT", amount: 1 },
+      { account: settlement, book: "cash", entry_type: "DEBIT", amount: 1 },
+      { account: settlement, book: "principal", entry_type: "CREDIT", amount: 1 }
+    ],
+    deltas: [
+      { account: wallet, book: "principal", debits: 1, credits: 0, pending: 0 },
+      { account: wallet, book: "cash", debits: 0, credits: 1, pending: 0 },
+      { account: settlement, book: "cash", debits: 1, credits: 0, pending: 0 },
+      { account: settlement, book: "principal", debits: 0, credits: 1, pending: 0 }
+    ],
+    events: [],
+    balance_events: []
   }
 }
 

@@ -5,7 +5,6 @@ import {
   decidePostings,
   isNewTransfer,
   LedgerPosting,
-  metadataText,
   notNewTransfers,
   type PostingOutcome,
   type PostingRefusal,
@@ -19,6 +18,7 @@ import {
 } from "@issuing/core"
 import { Effect, Layer } from "effect"
 import { makePostingCoalescer } from "./PostingCoalescer.js"
+import { postingRecord } from "./PostingRecord.js"
 
 type Sql = SqlClient.SqlClient
 /** How a batch's `balance.updated` events are written (`postingRows`). */
@@ -31,80 +31,31 @@ type BalanceEvents = "per batch" | "per posting"
  */
 const QUEUED = "current_setting('issuing.deliveries_queued', true) = 'yes'"
 
-/** One posting: one statement, `issuing_post_transfer` (migrations 0040 and 0080; its body since 0220, its arguments since 0270). */
-const postTransfer = (
-  sql: Sql,
-  { balanceEvents, bookTransfer, activeCardId, checkFunds, deltas, events, transaction: t, transactionWrite, transfer }: TransferPosting
-): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
-  sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_transfer(
-          ${t.program_id}, ${transfer.from_financial_account_id}, ${transfer.to_financial_account_id}, ${checkFunds},
-          ${transfer.amount}, ${transfer.currency}, ${transfer.created_at},
-          ${transactionWrite}, ${t.id}, ${t.status}, ${t.created_at}, ${t.card_id}, ${t.mcc}, ${t.merchant_name},
-          ${transfer.id}, ${transfer.payment_rail}, ${transfer.status}, ${transfer.description},
-          ${bookTransfer.id},
-          ${bookTransfer.entries.map((e) => e.financial_account_id)}::text[], ${bookTransfer.entries.map((e) => e.book)}::text[],
-          ${bookTransfer.entries.map((e) => e.entry_type)}::text[], ${bookTransfer.entries.map((e) => e.amount.amount)}::bigint[],
-          ${deltas.map((d) => d.financial_account_id)}::text[], ${deltas.map((d) => d.book)}::text[],
-          ${deltas.map((d) => d.debitsMinor)}::bigint[], ${deltas.map((d) => d.creditsMinor)}::bigint[],
-          ${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
-          ${events.map((e) => JSON.stringify(e.data.object))}::text[], NULL::text, ${activeCardId},
-          ${deltas.map((d) => d.pendingMinor)}::bigint[], ${balanceEvents.map((e) => e.id)}::text[],
-          ${balanceEvents.map((e) => e.financial_account_id)}::text[], ${metadataText(transfer.metadata)})`.pipe(
-    Effect.map((rows) => ({
-      posted: rows[0]!.posted === true,
-      refusal: (rows[0]!.refusal ?? null) as PostingRefusal | null,
-      availableMinor: rows[0]!.available === null ? 0 : toInt(rows[0]!.available),
-      wake: rows[0]!.queued === true
-    }))
-  )
-/** A posting as one element of issuing_post_transfers' jsonb array (the function's arguments by name). */
-const asJson = ({
-  activeCardId,
-  balanceEvents,
-  bookTransfer,
-  checkFunds,
-  deltas,
-  events,
-  transaction: t,
-  transactionWrite,
-  transfer
-}: TransferPosting) => ({
-  program_id: t.program_id,
-  source: transfer.from_financial_account_id,
-  target: transfer.to_financial_account_id,
-  check_funds: checkFunds,
-  amount: transfer.amount,
-  currency: transfer.currency,
-  now: transfer.created_at,
-  transaction_write: transactionWrite,
-  transaction_id: t.id,
-  transaction_status: t.status,
-  transaction_created_at: t.created_at,
-  card_id: t.card_id,
-  mcc: t.mcc,
-  merchant_name: t.merchant_name,
-  transfer_id: transfer.id,
-  rail: transfer.payment_rail,
-  transfer_status: transfer.status,
-  description: transfer.description,
-  book_transfer_id: bookTransfer.id,
-  entry_accounts: bookTransfer.entries.map((e) => e.financial_account_id),
-  entry_books: bookTransfer.entries.map((e) => e.book),
-  entry_types: bookTransfer.entries.map((e) => e.entry_type),
-  entry_amounts: bookTransfer.entries.map((e) => String(e.amount.amount)),
-  delta_accounts: deltas.map((d) => d.financial_account_id),
-  delta_books: deltas.map((d) => d.book),
-  delta_debits: deltas.map((d) => String(d.debitsMinor)),
-  delta_credits: deltas.map((d) => String(d.creditsMinor)),
-  event_ids: events.map((e) => e.id),
-  event_types: events.map((e) => e.type),
-  event_data: events.map((e) => JSON.stringify(e.data.object)),
-  active_card: activeCardId,
-  delta_pending: deltas.map((d) => String(d.pendingMinor)),
-  balance_event_ids: balanceEvents.map((e) => e.id),
-  balance_event_accounts: balanceEvents.map((e) => e.financial_account_id),
-  metadata: metadataText(transfer.metadata)
+/** A row a posting statement answers. */
+interface PostingRow {
+  readonly posted: boolean
+  readonly available: string | null
+  readonly refusal: string | null
+  readonly queued: boolean
+}
+
+/** A posting statement's answer, as the ledger reads it. */
+const outcomeOf = (row: PostingRow): PostingOutcome => ({
+  posted: row.posted === true,
+  refusal: (row.refusal ?? null) as PostingRefusal | null,
+  availableMinor: row.available === null ? 0 : toInt(row.available),
+  wake: row.queued === true
 })
+
+/**
+ * One posting: one statement, `issuing_post_transfer` (src/functions/issuing_post_transfer.sql),
+ * taking the posting record (PostingRecord.ts) as one jsonb argument.
+ */
+const postTransfer = (sql: Sql, posting: TransferPosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
+  sql<PostingRow>`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued
+      FROM issuing_post_transfer(${JSON.stringify(postingRecord(posting))}::jsonb, NULL::text)`.pipe(
+    Effect.map((rows) => outcomeOf(rows[0]!))
+  )
 /**
  * The running totals of every book of the accounts the postings touch, summed over their slots
  * (docs/ledger.md#settlement-slots); `lock`: every slot FOR UPDATE, in (account, book, slot) order.
@@ -199,12 +150,12 @@ const postNewTransfersDecided = (
   )
 
 /**
- * One message of a card transaction: ONE call of `issuing_post_card_message` (migrations 0230 and
- * 0470), its transfer included when it has one (as an element of `issuing_post_transfers`' array):
- * the message and its transfer are one statement, one round trip. A message that both locks the
- * wallet's row and posts a transfer (a clearing, a single-message approval) has the function take
- * the transfer's balance rows first, in the order every posting takes them
- * (docs/ledger.md#posting-rules).
+ * One message of a card transaction: ONE call of `issuing_post_card_message`
+ * (src/functions/issuing_post_card_message.sql), its transfer included when it has one (its posting
+ * record, as a single posting sends it): the message and its transfer are one statement, one round
+ * trip. A message that both locks the wallet's row and posts a transfer (a clearing, a
+ * single-message approval) has the function take the transfer's balance rows first, in the order
+ * every posting takes them (docs/ledger.md#posting-rules).
  */
 const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<PostingOutcome, SqlError.SqlError> =>
   Effect.gen(function* () {
@@ -216,31 +167,28 @@ const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<P
       posting.transfer === null
         ? null
         : JSON.stringify(
-            asJson({
+            postingRecord({
               ...posting.transfer,
               balanceEvents:
                 posting.balanceEventId === null ? [] : [{ id: posting.balanceEventId, financial_account_id: posting.financialAccountId }]
             })
           )
-    const [row] = yield* sql`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_card_message(
+    const [row] = yield* sql<PostingRow>`SELECT posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_card_message(
         ${JSON.stringify(t)}::jsonb, ${posting.transactionWrite}, ${posting.financialAccountId}, ${posting.pendingDelta},
         ${posting.requireAvailable}, ${posting.activeCardId}, ${t.updated_at},
         ${posting.events.map((e) => e.id)}::text[], ${posting.events.map((e) => e.type)}::text[],
         ${posting.events.map((e) => JSON.stringify(e.data.object))}::text[], ${balanceEventId}, NULL::text, ${transfer}::jsonb)`
-    return {
-      posted: row!.posted === true,
-      refusal: (row!.refusal ?? null) as PostingRefusal | null,
-      availableMinor: row!.available === null ? 0 : toInt(row!.available),
-      wake: row!.queued === true
-    }
+    return outcomeOf(row!)
   })
 
 /**
- * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the `issuing_post_transfer` function
- * (migrations 0040 and 0080, its body made leaner by 0220), so a transfer costs one round trip. Column arrays carry the entries, deltas
- * and events. New transfers posted concurrently on their own are coalesced into batches
- * (PostingCoalescer.ts; docs/ledger.md#coalesced-postings-on-postgresql). An outcome's `wake` says the write queued webhook deliveries: the ledger then wakes
- * the workers, of this process and (NOTIFY) of the others, once the write has committed.
+ * PostgreSQL's posting: ONE statement per transfer (a batch's new transfers: two per run), the
+ * `issuing_post_transfer` function, so a transfer costs one round trip; its one argument is the
+ * posting record (PostingRecord.ts), the same for a single posting, a batch's run and a card
+ * message's transfer. New transfers posted concurrently on their own are coalesced into batches
+ * (PostingCoalescer.ts; docs/ledger.md#coalesced-postings-on-postgresql). An outcome's `wake` says
+ * the write queued webhook deliveries: the ledger then wakes the workers, of this process and
+ * (NOTIFY) of the others, once the write has committed.
  */
 export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.SqlClient> = Layer.scoped(
   LedgerPosting,
@@ -270,16 +218,9 @@ export const PgLedgerPostingLive: Layer.Layer<LedgerPosting, never, SqlClient.Sq
           ? Effect.succeed([])
           : postings.every(isNewTransfer)
             ? postNewTransfersLocked(sql, postings, false, "per batch")
-            : sql`SELECT ord, posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_transfers(
-                  ${JSON.stringify(postings.map(asJson))}::jsonb, NULL::text) ORDER BY ord`.pipe(
-                Effect.map((rows) =>
-                  rows.map((row) => ({
-                    posted: row.posted === true,
-                    refusal: (row.refusal ?? null) as PostingRefusal | null,
-                    availableMinor: row.available === null ? 0 : toInt(row.available),
-                    wake: row.queued === true
-                  }))
-                )
+            : sql<PostingRow>`SELECT ord, posted, available, refusal, ${sql.literal(QUEUED)} AS queued FROM issuing_post_transfers(
+                  ${JSON.stringify(postings.map(postingRecord))}::jsonb, NULL::text) ORDER BY ord`.pipe(
+                Effect.map((rows) => rows.map(outcomeOf))
               ),
       // Its locks must be held until its write: in the caller's transaction the locked way (its
       // write is one statement, so all-or-nothing with no savepoint), else decided before locking.

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import { expectSchemaFile } from "../../../test/support/schemaFile.js"
-import { FUNCTION_FILES } from "../src/functions/index.js"
 import { functionFiles, functionsModuleText } from "./functionsModule.js"
 
 /**
@@ -18,6 +17,5 @@ describe("the stored functions' files", () => {
       expect(creates, file.name).toEqual([file.name])
       expect(file.text, file.name).toMatch(new RegExp(`^(--[^\\n]*\\n)*CREATE OR REPLACE FUNCTION ${file.name}\\(`))
     }
-    expect(FUNCTION_FILES.map((file) => file.name)).toEqual(functionFiles().map((file) => file.name))
   })
 })

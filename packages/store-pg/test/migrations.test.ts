@@ -14,6 +14,7 @@ import { Effect, Schedule } from "effect"
 import pg from "pg"
 import { createTestDatabase } from "../../../test/support/databases.js"
 import { migrations } from "../src/migrations/index.js"
+import type { PostingRecord } from "../src/PostingRecord.js"
 
 /**
  * Before/after checks of each migration (docs/architecture.md#migrations). One database is
@@ -1617,12 +1618,90 @@ describe("PostgreSQL migrations, each checked before and after", () => {
             if (check !== "schema only") yield* check.after(database).pipe(naming(id, "after"))
             if (id >= "0010") expect(yield* ledgerViolations, `ledger invariants after ${id}`).toEqual([])
           }
-          // The step-by-step run ends where the store's own migration ends.
+          // The step-by-step run ends where the store's own migration ends, which then applies the
+          // function files (src/functions/): today's functions, checked over every row written above.
           expect(yield* PgStore.migrate).toEqual([])
+          yield* functionFilesCheck.pipe(naming("the function files", "after"))
         }).pipe(Effect.provide(PgStore.clientLayer({ url: database.url, maxConnections: 2 })))
       }).pipe(Effect.scoped),
     { timeout: 60_000 }
   )
+})
+
+/** `t` as a posting record of today's `issuing_post_transfer` (src/PostingRecord.ts). */
+const recordOf = (t: Transfer, overrides: Partial<PostingRecord> = {}): PostingRecord => ({
+  program_id: PROGRAM,
+  source: t.source,
+  target: t.target,
+  check_funds: t.checkFunds,
+  amount: t.amount,
+  currency: "USD",
+  now: NOW,
+  active_card: null,
+  transaction_write: "insert",
+  transaction_id: t.transactionId,
+  transaction_status: "SETTLED",
+  transaction_created_at: NOW,
+  card_id: null,
+  mcc: null,
+  merchant_name: null,
+  transfer_id: t.transferId,
+  rail: "book",
+  transfer_status: "SETTLED",
+  description: null,
+  metadata: "{}",
+  book_transfer_id: t.bookTransferId,
+  entries: entriesOf(t).map((e) => ({ account: e.account, book: e.book, entry_type: e.type, amount: t.amount })),
+  deltas: entriesOf(t).map((e) => ({ account: e.account, book: e.book, debits: e.debits, credits: e.credits, pending: 0 })),
+  events: t.eventIds.map((id) => ({ id, type: "transfer.created", data: "{}" })),
+  balance_events: [],
+  ...overrides
+})
+
+/**
+ * Today's functions, from their files: the posting takes one record (a posting posts, a refusal
+ * and a record of another shape write nothing), a run of records posts each in order, a card
+ * message posts its transfer's record, and the counts and the ledger hold over everything every
+ * version wrote.
+ */
+const functionFilesCheck = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  expect(yield* postTransferSignatures).toEqual(["p_posting jsonb, p_channel text"])
+  const post = (record: unknown) =>
+    sql<PostingResult>`SELECT posted, available, refusal FROM issuing_post_transfer(${JSON.stringify(record)}::jsonb, ${CHANNEL})`
+  const alice = yield* principal(ALICE)
+  const paid = transfer(ALICE, BOB, 1, { events: 1 })
+  expect(yield* post(recordOf(paid, { balance_events: [{ id: nextId("evt"), account: ALICE }] }))).toEqual([
+    { posted: true, available: String(alice - (yield* pendingOf(ALICE))), refusal: null }
+  ])
+  expect(yield* principal(ALICE)).toBe(alice - 1)
+  const rows = yield* ledgerRowCounts
+  expect((yield* post(recordOf(transfer(ALICE, BOB, 10 ** 12))))[0]).toMatchObject({ posted: false, refusal: "insufficient_funds" })
+  const { entries: _, ...withoutEntries } = recordOf(transfer(ALICE, BOB, 1))
+  expect(yield* failureOf(post(withoutEntries))).toMatchObject({ code: "22023" })
+  expect(yield* ledgerRowCounts).toBe(rows)
+  const run = [recordOf(transfer(ALICE, BOB, 1)), recordOf(transfer(ALICE, BOB, 10 ** 12)), recordOf(transfer(BOB, ALICE, 1))]
+  expect(yield* sql`SELECT ord, posted FROM issuing_post_transfers(${JSON.stringify(run)}::jsonb, ${CHANNEL})`).toEqual([
+    { ord: 1, posted: true },
+    { ord: 2, posted: false },
+    { ord: 3, posted: true }
+  ])
+  const approval = transfer(CAROL, SETTLEMENT, 2, { checkFunds: false })
+  const [approved] = yield* sql<PostingResult>`SELECT posted, refusal FROM issuing_post_card_message(${JSON.stringify(
+    cardTransaction("txn_functions_approved", 2, "settled")
+  )}::jsonb, 'insert', ${CAROL}, 0, 2, NULL, ${NOW}, ARRAY[]::text[], ARRAY[]::text[], ARRAY[]::text[], NULL, ${CHANNEL},
+    ${JSON.stringify(
+      recordOf(approval, {
+        transaction_id: "txn_functions_approved",
+        transaction_write: "none",
+        balance_events: [{ id: "evt_functions_balance", account: CAROL }]
+      })
+    )}::jsonb)`
+  expect(approved).toEqual({ posted: true, refusal: null })
+  const data = (yield* sql<{ data: string }>`SELECT data FROM issuing_events WHERE id = 'evt_functions_balance'`)[0]!.data
+  expect(JSON.parse(data)).toMatchObject({ id: CAROL, object: "financial_account", balance: { amount: yield* principal(CAROL) } })
+  expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+  expect(yield* ledgerViolations).toEqual([])
 })
 
 /** Says which migration's check failed (its assertion's own diff follows). */

@@ -3,8 +3,10 @@ import type { SyncConnection } from "./SyncSql.js"
 
 /**
  * A `balance.updated` event: the account as it stands now (the financial_account of the API,
- * ledger/Records.ts), composed from its rows inside the write (the PostgreSQL migration 0230's
- * ACCOUNT_JSON is the same object).
+ * ledger/Records.ts), composed from its rows inside the write. The one definition of that object
+ * in this store, for every writer of the event (SqlitePosting.ts, NewTransfers.ts); PostgreSQL's is
+ * its `issuing_account_json` function, and test/ledger/balance-events.test.ts decodes both stores'
+ * with the TypeScript schema and compares them with GET /v1/financial-accounts/{id}.
  */
 export const INSERT_BALANCE_EVENT = `INSERT INTO issuing_events (id, program_id, type, created_at, data)
   SELECT ?, a.program_id, 'balance.updated', ?, json_object(

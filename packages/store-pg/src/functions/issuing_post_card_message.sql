@@ -68,14 +68,8 @@ AS $function$
         ORDER BY v.ord;
       IF p_balance_event_id IS NOT NULL THEN
         INSERT INTO issuing_events (id, program_id, type, created_at, data)
-          SELECT p_balance_event_id, v_program, 'balance.updated', p_now, json_build_object(
-    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
-    'currency', a.currency,
-    'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
-    'pending_balance', json_build_object('amount', b.pending_minor, 'currency', a.currency),
-    'available_balance', json_build_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
-    'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+          SELECT p_balance_event_id, v_program, 'balance.updated', p_now,
+                 issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
           FROM issuing_financial_accounts a
           JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
           WHERE a.id = p_account;
@@ -87,7 +81,7 @@ AS $function$
           array_fill(p_now, ARRAY[array_length(v_ids, 1)]), p_channel);
       END IF;
       IF p_transfer IS NOT NULL THEN
-        SELECT x.posted, x.available, x.refusal INTO v_transfer FROM issuing_post_transfers(jsonb_build_array(p_transfer), p_channel) x;
+        SELECT x.posted, x.available, x.refusal INTO v_transfer FROM issuing_post_transfer(p_transfer, p_channel) x;
         IF NOT v_transfer.posted THEN
           RETURN QUERY SELECT false, v_transfer.available, v_transfer.refusal;
           RETURN;

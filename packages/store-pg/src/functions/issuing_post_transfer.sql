@@ -5,53 +5,47 @@
 -- or update), transfer, book transfer, entries and events, the balance deltas added, each wallet
 -- account's balance.updated as the posting leaves it, the posting's own list counts in one upsert
 -- while the counting triggers skip (issuing.posting_counted), and the fan-out.
+--
+-- `p_posting` is the posting record, every field by name, built in one place
+-- (store-pg/src/PostingRecord.ts) for a single posting, a batch's (issuing_post_transfers) and a
+-- card message's transfer (issuing_post_card_message) alike. A record without one of its fields
+-- (a process of an earlier release sending another shape) is refused with SQLSTATE 22023 before
+-- anything is written.
 CREATE OR REPLACE FUNCTION issuing_post_transfer(
-    p_program_id text,
-    p_source text,
-    p_target text,
-    p_check_funds boolean,
-    p_amount bigint,
-    p_currency text,
-    p_now timestamp with time zone,
-    p_transaction_write text,
-    p_transaction_id text,
-    p_transaction_status text,
-    p_transaction_created_at timestamp with time zone,
-    p_card_id text,
-    p_mcc text,
-    p_merchant_name text,
-    p_transfer_id text,
-    p_rail text,
-    p_transfer_status text,
-    p_description text,
-    p_book_transfer_id text,
-    p_entry_accounts text[],
-    p_entry_books text[],
-    p_entry_types text[],
-    p_entry_amounts bigint[],
-    p_delta_accounts text[],
-    p_delta_books text[],
-    p_delta_debits bigint[],
-    p_delta_credits bigint[],
-    p_event_ids text[],
-    p_event_types text[],
-    p_event_data text[],
-    p_channel text,
-    p_active_card text,
-    p_delta_pending bigint[],
-    p_balance_event_ids text[],
-    p_balance_event_accounts text[],
-    p_metadata text
+    p_posting jsonb,
+    p_channel text
 )
  RETURNS TABLE(posted boolean, available bigint, refusal text)
  LANGUAGE plpgsql
 AS $function$
-    DECLARE v_available bigint; v_over boolean; v_card_state text; v_events integer := coalesce(array_length(p_event_ids, 1), 0);
-      v_balance_events integer := coalesce(array_length(p_balance_event_ids, 1), 0);
-      v_slot smallint;
+    DECLARE
+      v_program_id text := p_posting->>'program_id';
+      v_source text := p_posting->>'source';
+      v_target text := p_posting->>'target';
+      v_amount bigint := (p_posting->>'amount')::bigint;
+      v_currency text := p_posting->>'currency';
+      v_now timestamptz := (p_posting->>'now')::timestamptz;
+      v_active_card text := p_posting->>'active_card';
+      v_transaction_write text := p_posting->>'transaction_write';
+      v_transaction_id text := p_posting->>'transaction_id';
+      v_transaction_status text := p_posting->>'transaction_status';
+      v_card_id text := p_posting->>'card_id';
+      v_transfer_id text := p_posting->>'transfer_id';
+      v_rail text := p_posting->>'rail';
+      v_transfer_status text := p_posting->>'transfer_status';
+      v_book_transfer_id text := p_posting->>'book_transfer_id';
+      v_events integer := jsonb_array_length(p_posting->'events');
+      v_balance_events integer := jsonb_array_length(p_posting->'balance_events');
+      v_available bigint; v_over boolean; v_card_state text; v_slot smallint;
     BEGIN
-      IF p_active_card IS NOT NULL THEN
-        SELECT c.state INTO v_card_state FROM issuing_cards c WHERE c.id = p_active_card FOR SHARE;
+      IF NOT p_posting ?& ARRAY['program_id', 'source', 'target', 'check_funds', 'amount', 'currency', 'now', 'active_card',
+          'transaction_write', 'transaction_id', 'transaction_status', 'transaction_created_at', 'card_id', 'mcc',
+          'merchant_name', 'transfer_id', 'rail', 'transfer_status', 'description', 'metadata', 'book_transfer_id', 'entries',
+          'deltas', 'events', 'balance_events'] THEN
+        RAISE EXCEPTION 'issuing_post_transfer: not a posting record (store-pg/src/PostingRecord.ts)' USING ERRCODE = '22023';
+      END IF;
+      IF v_active_card IS NOT NULL THEN
+        SELECT c.state INTO v_card_state FROM issuing_cards c WHERE c.id = v_active_card FOR SHARE;
         IF v_card_state IS DISTINCT FROM 'ACTIVE' THEN
           RETURN QUERY SELECT false, NULL::bigint,
             CASE WHEN v_card_state = 'FROZEN' THEN 'card_frozen' ELSE 'card_closed' END;
@@ -59,22 +53,22 @@ AS $function$
         END IF;
       END IF;
       -- The rows this posting adds into: a wallet's (slot 0), this backend's slot of a settlement account.
-      v_slot := issuing_lock_posting_rows(p_source, p_target);
+      v_slot := issuing_lock_posting_rows(v_source, v_target);
       -- Decided over each (account, book) summed over its slots: a wallet's one row is locked; a
       -- settlement account's other slots are as committed (it is never funds-checked).
-      SELECT max(b.credits_minor - b.debits_minor - b.pending_minor) FILTER (WHERE b.account = p_source AND b.book = 'principal'),
+      SELECT max(b.credits_minor - b.debits_minor - b.pending_minor) FILTER (WHERE b.account = v_source AND b.book = 'principal'),
              coalesce(bool_or(b.debits_minor + d.debits > 9007199254740991 OR b.credits_minor + d.credits > 9007199254740991), false)
         INTO v_available, v_over
         FROM (SELECT l.financial_account_id AS account, l.book, sum(l.debits_minor) AS debits_minor,
                      sum(l.credits_minor) AS credits_minor, sum(l.pending_minor) AS pending_minor
               FROM issuing_balances l
-              WHERE l.financial_account_id IN (p_source, p_target)
+              WHERE l.financial_account_id IN (v_source, v_target)
               GROUP BY l.financial_account_id, l.book) b
-        LEFT JOIN unnest(p_delta_accounts, p_delta_books, p_delta_debits, p_delta_credits) AS d(account, book, debits, credits)
+        LEFT JOIN jsonb_to_recordset(p_posting->'deltas') AS d(account text, book text, debits bigint, credits bigint)
           ON d.account = b.account AND d.book = b.book;
-      IF p_check_funds THEN
+      IF (p_posting->>'check_funds')::boolean THEN
         v_available := coalesce(v_available, 0);
-        IF v_available < p_amount THEN
+        IF v_available < v_amount THEN
           RETURN QUERY SELECT false, v_available, 'insufficient_funds';
           RETURN;
         END IF;
@@ -86,41 +80,41 @@ AS $function$
         RETURN;
       END IF;
       PERFORM set_config('issuing.posting_counted',
-        CASE WHEN p_transaction_write = 'insert' THEN ' transactions ' ELSE '' END || ' transfers book_transfers events ', true);
+        CASE WHEN v_transaction_write = 'insert' THEN ' transactions ' ELSE '' END || ' transfers book_transfers events ', true);
       WITH inserted_transaction AS (
         INSERT INTO issuing_transactions
           (id, program_id, status, amount_minor, currency, card_id, decline_reason, mcc, merchant_name, created_at, updated_at)
-          SELECT p_transaction_id, p_program_id, p_transaction_status, p_amount, p_currency, p_card_id, NULL, p_mcc,
-                 p_merchant_name, p_transaction_created_at, p_now
-          WHERE p_transaction_write = 'insert'
+          SELECT v_transaction_id, v_program_id, v_transaction_status, v_amount, v_currency, v_card_id, NULL, p_posting->>'mcc',
+                 p_posting->>'merchant_name', (p_posting->>'transaction_created_at')::timestamptz, v_now
+          WHERE v_transaction_write = 'insert'
       ), updated_transaction AS (
-        UPDATE issuing_transactions SET status = p_transaction_status, updated_at = p_now
-          WHERE id = p_transaction_id AND p_transaction_write = 'update'
+        UPDATE issuing_transactions SET status = v_transaction_status, updated_at = v_now
+          WHERE id = v_transaction_id AND v_transaction_write = 'update'
       ), inserted_transfer AS (
         INSERT INTO issuing_transfers
           (id, program_id, transaction_id, payment_rail, amount_minor, currency, from_financial_account_id,
            to_financial_account_id, status, description, metadata, created_at, updated_at)
-          VALUES (p_transfer_id, p_program_id, p_transaction_id, p_rail, p_amount, p_currency, p_source, p_target,
-                  p_transfer_status, p_description, p_metadata, p_now, p_now)
+          VALUES (v_transfer_id, v_program_id, v_transaction_id, v_rail, v_amount, v_currency, v_source, v_target,
+                  v_transfer_status, p_posting->>'description', p_posting->>'metadata', v_now, v_now)
       ), inserted_book_transfer AS (
         INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
-          VALUES (p_book_transfer_id, p_program_id, p_transfer_id, p_transaction_id, p_amount, p_currency, p_now)
+          VALUES (v_book_transfer_id, v_program_id, v_transfer_id, v_transaction_id, v_amount, v_currency, v_now)
       ), inserted_entries AS (
         INSERT INTO issuing_book_entries (book_transfer_id, position, financial_account_id, book, entry_type, amount_minor, currency, posted_at)
-          SELECT p_book_transfer_id, e.ord - 1, e.account, e.book, e.entry_type, e.amount, p_currency, p_now
-          FROM unnest(p_entry_accounts, p_entry_books, p_entry_types, p_entry_amounts)
+          SELECT v_book_transfer_id, e.ord - 1, e.account, e.book, e.entry_type, e.amount, v_currency, v_now
+          FROM ROWS FROM (jsonb_to_recordset(p_posting->'entries') AS (account text, book text, entry_type text, amount bigint))
             WITH ORDINALITY AS e(account, book, entry_type, amount, ord)
       ), inserted_events AS (
         INSERT INTO issuing_events (id, program_id, type, created_at, data)
-          SELECT v.id, p_program_id, v.type, p_now, v.data
-          FROM unnest(p_event_ids, p_event_types, p_event_data) WITH ORDINALITY AS v(id, type, data, ord)
+          SELECT v.id, v_program_id, v.type, v_now, v.data
+          FROM ROWS FROM (jsonb_to_recordset(p_posting->'events') AS (id text, type text, data text))
+            WITH ORDINALITY AS v(id, type, data, ord)
           ORDER BY v.ord
       )
       INSERT INTO issuing_balances (financial_account_id, book, slot, currency, debits_minor, credits_minor, pending_minor, updated_at)
-        SELECT d.account, d.book, CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END, p_currency, d.debits, d.credits,
-               d.pending, p_now
-        FROM unnest(p_delta_accounts, p_delta_books, p_delta_debits, p_delta_credits, p_delta_pending)
-          AS d(account, book, debits, credits, pending)
+        SELECT d.account, d.book, CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END, v_currency, d.debits, d.credits,
+               d.pending, v_now
+        FROM jsonb_to_recordset(p_posting->'deltas') AS d(account text, book text, debits bigint, credits bigint, pending bigint)
         JOIN issuing_financial_accounts a ON a.id = d.account
         ORDER BY d.account, d.book
         ON CONFLICT (financial_account_id, book, slot) DO UPDATE SET
@@ -130,42 +124,39 @@ AS $function$
           updated_at = excluded.updated_at;
       IF v_balance_events > 0 THEN
         INSERT INTO issuing_events (id, program_id, type, created_at, data)
-          SELECT v.id, p_program_id, 'balance.updated', p_now, json_build_object(
-    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
-    'currency', a.currency,
-    'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
-    'pending_balance', json_build_object('amount', b.pending_minor, 'currency', a.currency),
-    'available_balance', json_build_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
-    'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
-          FROM unnest(p_balance_event_ids, p_balance_event_accounts) WITH ORDINALITY AS v(id, account, ord)
+          SELECT v.id, v_program_id, 'balance.updated', v_now,
+                 issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
+          FROM ROWS FROM (jsonb_to_recordset(p_posting->'balance_events') AS (id text, account text))
+            WITH ORDINALITY AS v(id, account, ord)
           JOIN issuing_financial_accounts a ON a.id = v.account
           CROSS JOIN LATERAL (SELECT sum(x.debits_minor) AS debits_minor, sum(x.credits_minor) AS credits_minor,
-      sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
-    FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+                                     sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
+                              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
           ORDER BY v.ord;
       END IF;
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-        SELECT c.list, p_program_id, c.key, pg_backend_pid() % 16, count(*)
+        SELECT c.list, v_program_id, c.key, pg_backend_pid() % 16, count(*)
         FROM (
           SELECT 1 AS rank, 'transactions' AS list, s.v || '|' || cd.v AS key
-            FROM (VALUES (''), ('=' || p_transaction_status)) s(v)
-            CROSS JOIN (SELECT '' UNION ALL SELECT '=' || p_card_id WHERE p_card_id IS NOT NULL) cd(v)
-            WHERE p_transaction_write = 'insert'
+            FROM (VALUES (''), ('=' || v_transaction_status)) s(v)
+            CROSS JOIN (SELECT '' UNION ALL SELECT '=' || v_card_id WHERE v_card_id IS NOT NULL) cd(v)
+            WHERE v_transaction_write = 'insert'
           UNION ALL
           SELECT 2, 'transfers', s.v || '|' || r.v || '|' || a.v
-            FROM (VALUES (''), ('=' || p_transfer_status)) s(v)
-            CROSS JOIN (VALUES (''), ('=' || p_rail)) r(v)
-            CROSS JOIN (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[p_source, p_target]) x WHERE x IS NOT NULL) a(v)
+            FROM (VALUES (''), ('=' || v_transfer_status)) s(v)
+            CROSS JOIN (VALUES (''), ('=' || v_rail)) r(v)
+            CROSS JOIN (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[v_source, v_target]) x WHERE x IS NOT NULL) a(v)
           UNION ALL
           SELECT 3, 'book_transfers', '|'
           UNION ALL
           SELECT DISTINCT 4, 'book_transfers', k.v
-            FROM unnest(p_entry_accounts, p_entry_books) e(account, book)
+            FROM jsonb_to_recordset(p_posting->'entries') AS e(account text, book text)
             CROSS JOIN LATERAL (VALUES ('=' || e.account || '|'), ('|=' || e.book), ('=' || e.account || '|=' || e.book)) k(v)
           UNION ALL
           SELECT 5, 'events', k.v
-            FROM unnest(coalesce(p_event_types, '{}') || array_fill('balance.updated'::text, ARRAY[v_balance_events])) t(type)
+            FROM (SELECT e.type FROM jsonb_to_recordset(p_posting->'events') AS e(type text)
+                  UNION ALL
+                  SELECT 'balance.updated' FROM jsonb_array_elements(p_posting->'balance_events')) t(type)
             CROSS JOIN LATERAL (VALUES (''), ('=' || t.type)) k(v)
         ) c
         GROUP BY c.list, c.key
@@ -173,10 +164,13 @@ AS $function$
         ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       PERFORM set_config('issuing.posting_counted', '', true);
       IF v_events + v_balance_events > 0 THEN
-        PERFORM issuing_webhook_fan_out_events(p_event_ids || p_balance_event_ids,
-          array_fill(p_program_id, ARRAY[v_events + v_balance_events]),
-          p_event_types || array_fill('balance.updated'::text, ARRAY[v_balance_events]),
-          array_fill(p_now, ARRAY[v_events + v_balance_events]), p_channel);
+        PERFORM issuing_webhook_fan_out_events(array_agg(v.id ORDER BY v.ord), array_fill(v_program_id, ARRAY[v_events + v_balance_events]),
+            array_agg(v.type ORDER BY v.ord), array_fill(v_now, ARRAY[v_events + v_balance_events]), p_channel)
+          FROM (SELECT e.id, e.type, e.ord FROM ROWS FROM (jsonb_to_recordset(p_posting->'events') AS (id text, type text))
+                  WITH ORDINALITY AS e(id, type, ord)
+                UNION ALL
+                SELECT e.id, 'balance.updated', v_events + e.ord FROM ROWS FROM (jsonb_to_recordset(p_posting->'balance_events') AS (id text))
+                  WITH ORDINALITY AS e(id, ord)) v;
       END IF;
       RETURN QUERY SELECT true, v_available, NULL::text;
     END $function$;

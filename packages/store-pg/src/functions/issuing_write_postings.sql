@@ -78,14 +78,8 @@ AS $function$
             SELECT r.id, r.program_id, r.type, r.created_at, r.data
             FROM jsonb_to_recordset(p_rows->'events') AS r(id text, program_id text, type text, created_at timestamptz, data text)
             UNION ALL
-            SELECT r.id, r.program_id, 'balance.updated', r.created_at, json_build_object(
-    'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
-    'currency', a.currency,
-    'balance', json_build_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
-    'pending_balance', json_build_object('amount', b.pending_minor, 'currency', a.currency),
-    'available_balance', json_build_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
-    'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'updated_at', to_char(b.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+            SELECT r.id, r.program_id, 'balance.updated', r.created_at,
+                   issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
             FROM jsonb_to_recordset(p_rows->'balance_events') AS r(id text, program_id text, account text, created_at timestamptz,
               later_debits bigint, later_credits bigint, later_pending bigint)
             JOIN issuing_financial_accounts a ON a.id = r.account
