@@ -41,9 +41,10 @@ export const applyFunctionFiles = (files: ReadonlyArray<FunctionFile>, latestMig
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     yield* sql.unsafe(CHECKSUMS_TABLE)
     const [latest] = yield* sql<{ id: number | null }>`SELECT max(migration_id) AS id FROM issuing_migrations`
-    if (latest?.id !== null && latest?.id !== undefined && Number(latest.id) > latestMigrationId) {
+    const databaseMigrationId = Number(latest?.id ?? 0)
+    if (databaseMigrationId > latestMigrationId) {
       yield* Effect.logWarning(
-        `The database has migration ${latest.id}, newer than this release's ${latestMigrationId}: its stored functions are left as they are`
+        `The database has migration ${databaseMigrationId}, newer than this release's ${latestMigrationId}: its stored functions are left as they are`
       )
       return [] as ReadonlyArray<string>
     }

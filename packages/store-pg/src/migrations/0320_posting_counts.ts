@@ -13,8 +13,9 @@ const unlessCounted = (list: string) => `WHEN (strpos(coalesce(current_setting('
 
 /**
  * 0310's `issuing_post_transfer`, counting its own rows in one upsert while their triggers skip
- * (the text this migration ran, written out whole). Every count a posting adds, ONE upsert (the keys of docs/operations.md#exact-totals-at-any-size,
- * spelled as 0210's triggers spell them): its new transaction's (`|`, `=status|`, with its card
+ * (the text this migration ran, written out whole). Every count a posting adds, ONE upsert (the
+ * keys of docs/operations.md#exact-totals-at-any-size, spelled as 0210's triggers spell them):
+ * its new transaction's (`|`, `=status|`, with its card
  * `|=card` and `=status|=card`), its transfer's 2 × 2 × (1 + accounts) (status, rail, either
  * account), its book transfer's `|` and per distinct account and book of its entries `=account|`,
  * `|=book`, `=account|=book`, and each event's `` and `=type` (balance.updated among them). In the
