@@ -326,9 +326,14 @@ const DOMAIN_FAILURES = {
   Conflict: (error) => apiFailure("conflict", error.message, error.param),
   BusinessRuleViolation: (error) => apiFailure(error.code, error.message, error.param),
   RateLimited: (error) =>
-    apiFailure("rate_limited", "Too many requests for this caller (an API key, an access token or a portal session). Retry after the time in Retry-After.", null, {
-      retryAfterSeconds: error.retryAfterSeconds
-    })
+    apiFailure(
+      "rate_limited",
+      "Too many requests for this caller (an API key, an access token or a portal session). Retry after the time in Retry-After.",
+      null,
+      {
+        retryAfterSeconds: error.retryAfterSeconds
+      }
+    )
 } as const satisfies { readonly [T in DomainError["_tag"]]: (error: Extract<DomainError, { readonly _tag: T }>) => ApiFailure }
 
 /** The HTTP failure a domain failure becomes, with its status (read off the table above). */
