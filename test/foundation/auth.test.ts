@@ -263,6 +263,7 @@ describe.each(STORE_KINDS)("authentication and authorization on %s", (kind) => {
       "id",
       "inbound_funding",
       "name",
+      "network",
       "object",
       "pan_reveal",
       "program_ids",

@@ -22,6 +22,7 @@ export type ApiKey = {
   readonly pan_reveal: boolean
   readonly card_display: boolean
   readonly inbound_funding: boolean
+  readonly network: boolean
   readonly revoked_at: string | null
 }
 
@@ -36,6 +37,7 @@ export type ApiKeyWithSecret = {
   readonly pan_reveal: boolean
   readonly card_display: boolean
   readonly inbound_funding: boolean
+  readonly network: boolean
   readonly revoked_at: string | null
   readonly secret: string
 }
@@ -412,6 +414,7 @@ export type CreateApiKeyParams = {
   readonly pan_reveal?: boolean | undefined
   readonly card_display?: boolean | undefined
   readonly inbound_funding?: boolean | undefined
+  readonly network?: boolean | undefined
 }
 
 /** The body of `cards.create`. */

@@ -1577,6 +1577,17 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         yield* sql`UPDATE issuing_wallets SET tag = NULL WHERE id = 'wallet_fa_carol'`
         expect(yield* ledgerViolations).toEqual([])
       })
+  },
+  "0500_network_right": {
+    // The keys 0120 seeded are still there: only each organization's first admin key holds the right.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT id FROM issuing_api_keys WHERE network ORDER BY id`).toEqual([
+          { id: "key_admin" },
+          { id: "key_other_org" }
+        ])
+      })
   }
 }
 

@@ -481,6 +481,16 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* sql`DELETE FROM issuing_event_tags WHERE event_id LIKE 'evt_0490_%'`
       yield* sql`UPDATE issuing_wallets SET tag = NULL WHERE id = 'wallet_1'`
     })
+  },
+  "0500_network_right": {
+    // The keys 0120 seeded are still there: only each organization's first admin key holds the right.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT id FROM issuing_api_keys WHERE network = 1 ORDER BY id`).toEqual([
+        { id: "key_admin" },
+        { id: "key_other_org" }
+      ])
+    })
   }
 }
 

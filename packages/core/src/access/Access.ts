@@ -64,7 +64,8 @@ const requireUnlimitedAdmin = (caller: Caller): Effect.Effect<void, PermissionDe
 const callerRights = (caller: Caller): Record<KeyRight, boolean> => ({
   pan_reveal: caller.panReveal,
   card_display: caller.cardDisplay,
-  inbound_funding: caller.inboundFunding
+  inbound_funding: caller.inboundFunding,
+  network: caller.network
 })
 
 /** The keys an admin may list and revoke: within its programs, holding only rights it holds. */
@@ -102,8 +103,8 @@ const storeNewKey = (
   })
 
 /**
- * A new organization with a default program and an admin key (PAN reveal and inbound funding
- * enabled) whose secret is `secret` when given.
+ * A new organization with a default program and an admin key (PAN reveal, inbound funding and the
+ * network right enabled) whose secret is `secret` when given.
  */
 const createOrganizationWith = (deps: AccessDeps, name: string, secret: string | undefined) =>
   deps.transactor.withTransaction(
@@ -123,6 +124,7 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
           pan_reveal: true,
           card_display: true,
           inbound_funding: true,
+          network: true,
           created_at: now
         },
         secret
@@ -132,16 +134,25 @@ const createOrganizationWith = (deps: AccessDeps, name: string, secret: string |
   )
 
 /**
- * A key can only hand out what it has: its programs and its PAN reveal, card display and inbound
- * funding rights (403 naming the field otherwise). `programIds` null means every program.
+ * A key can only hand out what it has: its programs and its PAN reveal, card display, inbound
+ * funding and network rights (403 naming the field otherwise). `programIds` null means every program.
  */
 const checkGrant = (
   caller: Caller,
   programIds: ReadonlyArray<string> | null,
   panReveal: boolean,
   cardDisplay: boolean,
-  inboundFunding: boolean
+  inboundFunding: boolean,
+  network: boolean
 ) => {
+  if (network && !caller.network) {
+    return Effect.fail(
+      new PermissionDenied({
+        message: "This API key cannot create a key with network: it does not hold the network right itself.",
+        param: "network"
+      })
+    )
+  }
   if (inboundFunding && !caller.inboundFunding) {
     return Effect.fail(
       new PermissionDenied({
@@ -198,7 +209,8 @@ const createApiKey = (
     // Viewers only read (an embed session is a POST); others display cards unless the creator cannot.
     const cardDisplay = input.card_display ?? (input.role !== "viewer" && caller.cardDisplay)
     const inboundFunding = input.inbound_funding ?? false
-    yield* checkGrant(caller, programIds, panReveal, cardDisplay, inboundFunding)
+    const network = input.network ?? false
+    yield* checkGrant(caller, programIds, panReveal, cardDisplay, inboundFunding, network)
     if (programIds !== null && (yield* deps.store.countPrograms(caller.organizationId, programIds)) !== programIds.length) {
       return yield* new InvalidRequest({
         message: "program_ids names a program that does not exist in this organization.",
@@ -213,6 +225,7 @@ const createApiKey = (
       pan_reveal: panReveal,
       card_display: cardDisplay,
       inbound_funding: inboundFunding,
+      network,
       created_at: yield* nowIso
     })
   })

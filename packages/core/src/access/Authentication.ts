@@ -66,7 +66,8 @@ export const makeAuthentication = (store: AccessStoreService, feed: ChangeFeedSe
         programIds: key.value.program_ids,
         panReveal: key.value.pan_reveal,
         cardDisplay: key.value.card_display,
-        inboundFunding: key.value.inbound_funding
+        inboundFunding: key.value.inbound_funding,
+        network: key.value.network
       }
       keyCache.set(secretHash, caller, version, now)
       return caller

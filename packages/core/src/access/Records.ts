@@ -50,6 +50,7 @@ export const ApiKey = Schema.Struct({
   pan_reveal: Schema.Boolean,
   card_display: Schema.Boolean,
   inbound_funding: Schema.Boolean,
+  network: Schema.Boolean,
   created_at: Schema.String,
   revoked_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApiKey" })
@@ -69,7 +70,7 @@ export type ApiKeyWithSecret = typeof ApiKeyWithSecret.Type
  * The rights a key may hold beside its role and programs, each a boolean field of ApiKey. A key
  * grants, lists and revokes only keys whose rights it holds too (docs/api.md#authentication-and-roles).
  */
-export const KEY_RIGHTS = ["pan_reveal", "card_display", "inbound_funding"] as const satisfies ReadonlyArray<keyof ApiKey>
+export const KEY_RIGHTS = ["pan_reveal", "card_display", "inbound_funding", "network"] as const satisfies ReadonlyArray<keyof ApiKey>
 export type KeyRight = (typeof KEY_RIGHTS)[number]
 
 /**
@@ -95,6 +96,11 @@ export interface Caller {
    * funding"); never held by an OAuth access token.
    */
   readonly inboundFunding: boolean
+  /**
+   * May send card network messages and rail outcomes (/v1/network/*, docs/network.md); never held
+   * by an OAuth access token.
+   */
+  readonly network: boolean
   /**
    * Set when the caller is an OAuth access token rather than an API key (docs/oauth.md#access-tokens-on-v1):
    * `apiKeyId` then holds the grant's id (its rate limit and audit identity).
@@ -160,6 +166,7 @@ export const CreateApiKey = Schema.Struct({
   program_ids: Schema.optional(Schema.NullOr(ProgramIds)),
   pan_reveal: Schema.optional(Schema.Boolean),
   card_display: Schema.optional(Schema.Boolean),
-  inbound_funding: Schema.optional(Schema.Boolean)
+  inbound_funding: Schema.optional(Schema.Boolean),
+  network: Schema.optional(Schema.Boolean)
 })
 export type CreateApiKey = typeof CreateApiKey.Type

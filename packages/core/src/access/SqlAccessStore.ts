@@ -27,6 +27,7 @@ const toApiKey = (row: any): StoredApiKey => ({
   pan_reveal: toBool(row.pan_reveal),
   card_display: toBool(row.card_display),
   inbound_funding: toBool(row.inbound_funding),
+  network: toBool(row.network),
   created_at: toIso(row.created_at),
   revoked_at: toIsoOrNull(row.revoked_at)
 })
@@ -96,11 +97,12 @@ const keyQueries = (
 ): Pick<AccessStoreService, "insertApiKey" | "findActiveKeyByHash" | "findApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> => ({
   insertApiKey: (key, secretHash) =>
     sql`INSERT INTO issuing_api_keys
-          (id, organization_id, name, role, program_ids, pan_reveal, card_display, inbound_funding, secret_hash, created_at, revoked_at)
+          (id, organization_id, name, role, program_ids, pan_reveal, card_display, inbound_funding, network, secret_hash,
+           created_at, revoked_at)
         VALUES (${key.id}, ${key.organization_id}, ${key.name}, ${key.role},
                 ${key.program_ids === null ? null : JSON.stringify(key.program_ids)},
                 ${boolParam(key.pan_reveal)}, ${boolParam(key.card_display)},
-                ${boolParam(key.inbound_funding)}, ${secretHash}, ${key.created_at}, NULL)`.pipe(Effect.asVoid),
+                ${boolParam(key.inbound_funding)}, ${boolParam(key.network)}, ${secretHash}, ${key.created_at}, NULL)`.pipe(Effect.asVoid),
   findActiveKeyByHash: (secretHash) =>
     sql`SELECT * FROM issuing_api_keys WHERE secret_hash = ${secretHash} AND revoked_at IS NULL`.pipe(Effect.map(firstKey)),
   findApiKey: (organizationId, keyId) =>

@@ -21,6 +21,8 @@ export const callerOfAccessToken = (token: ActiveAccessToken): Caller => {
     cardDisplay: write,
     // Inbound funding is a key right an admin grants, never part of a scope (docs/decisions.md).
     inboundFunding: false,
+    // So is the network right (docs/network.md#authentication).
+    network: false,
     oauth: {
       grantId: token.grant_id,
       oauthClientId: token.oauth_client_id,

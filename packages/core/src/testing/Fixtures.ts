@@ -32,6 +32,7 @@ export const sampleApiKey = (organizationId: string, overrides: Partial<StoredAp
   pan_reveal: false,
   card_display: true,
   inbound_funding: false,
+  network: false,
   created_at: stamp(),
   revoked_at: null,
   ...overrides

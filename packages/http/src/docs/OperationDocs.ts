@@ -33,7 +33,7 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   "apiKeys.create": {
     summary: "Create an API key",
     description:
-      "A new key of the organization with a role (admin, developer, viewer), optionally limited to program_ids. Its `secret` is in this answer only. A key hands out only the rights it has (pan_reveal, card_display, inbound_funding).",
+      "A new key of the organization with a role (admin, developer, viewer), optionally limited to program_ids. Its `secret` is in this answer only. A key hands out only the rights it has (pan_reveal, card_display, inbound_funding, network).",
     example: { name: "Back office", role: "developer", program_ids: null, pan_reveal: false }
   },
   "apiKeys.list": { summary: "List API keys", description: list("the keys within the caller's reach (never their secrets)") },

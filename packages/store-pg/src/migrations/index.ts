@@ -45,6 +45,7 @@ import vacuumAsTablesGrow from "./0460_vacuum_as_tables_grow.js"
 import cardMessageOneCall from "./0470_card_message_one_call.js"
 import walletTags from "./0480_wallet_tags.js"
 import eventTags from "./0490_event_tags.js"
+import networkRight from "./0500_network_right.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -98,5 +99,6 @@ export const migrations = {
   "0460_vacuum_as_tables_grow": vacuumAsTablesGrow,
   "0470_card_message_one_call": cardMessageOneCall,
   "0480_wallet_tags": walletTags,
-  "0490_event_tags": eventTags
+  "0490_event_tags": eventTags,
+  "0500_network_right": networkRight
 }

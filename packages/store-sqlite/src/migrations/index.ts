@@ -31,6 +31,7 @@ import liveGrantsIndex from "./0412_live_grants_index.js"
 import walksAsRanges from "./0450_walks_as_ranges.js"
 import walletTags from "./0480_wallet_tags.js"
 import eventTags from "./0490_event_tags.js"
+import networkRight from "./0500_network_right.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -69,5 +70,6 @@ export const migrations = {
   "0412_live_grants_index": liveGrantsIndex,
   "0450_walks_as_ranges": walksAsRanges,
   "0480_wallet_tags": walletTags,
-  "0490_event_tags": eventTags
+  "0490_event_tags": eventTags,
+  "0500_network_right": networkRight
 }
