@@ -89,6 +89,15 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       const settled = await platform.request("POST", `/v1/simulate/transfers/${id}/settle`)
       expect(settled.status, settled.text).toBe(200)
     }
+    // Returned by their rail (docs/ledger.md#returns): a settled ACH transfer and a pending wire,
+    // each with its reversing transfer, SETTLED, back into b.
+    for (const [id, code] of [
+      [pending[2]!, "R01"],
+      [pending[3]!, "Account closed"]
+    ]) {
+      const returned = await platform.request("POST", `/v1/network/transfers/${id}/return`, { body: { return_code: code } })
+      expect(returned.status, returned.text).toBe(200)
+    }
     // Card transactions of two cards: held (PENDING), cleared (SETTLED), reversed (VOIDED), declined.
     for (const wallet of [walletA, walletB]) cards.push((await issueCard(platform, (wallet as any).id)).id)
     const authorize = async (card: string, amount: number) => {
@@ -125,8 +134,9 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
 
   it("lists the program's transfers with status, rail or both, and an account's, in every order", async () => {
     const all = (await get("/v1/transfers", "page_size=100")).data
-    // 2 fundings, 7 book transfers, 5 sent out (2 of them settled), 2 card clearings.
-    expect(all).toHaveLength(16)
+    // 2 fundings, 7 book transfers, 5 sent out (2 of them settled, 2 returned), 2 returns' reversals, 2 card clearings.
+    expect(all).toHaveLength(18)
+    expect(all.filter((row) => row.status === "RETURNED")).toHaveLength(2)
     expect(new Set(all.map((row) => row.amount)).size).toBeLessThan(all.length)
     expect(all.some((row) => row.updated_at !== row.created_at)).toBe(true)
     const filters: ReadonlyArray<[string, (row: Row) => boolean]> = [
@@ -138,6 +148,9 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       ["status=PENDING&payment_rail=card", () => false],
       ["status=SETTLED&payment_rail=ach_same_day", (row) => row.status === "SETTLED" && row.payment_rail === "ach_same_day"],
       ["status=PENDING&payment_rail=wire", (row) => row.status === "PENDING" && row.payment_rail === "wire"],
+      ["status=RETURNED", (row) => row.status === "RETURNED"],
+      ["status=RETURNED&payment_rail=wire", (row) => row.status === "RETURNED" && row.payment_rail === "wire"],
+      ["status=RETURNED&payment_rail=book", () => false],
       [`financial_account_id=${a}`, (row) => row.from_financial_account_id === a || row.to_financial_account_id === a],
       [
         `financial_account_id=${a}&status=PENDING`,
@@ -161,7 +174,11 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         `financial_account_id=${a}&status=SETTLED&payment_rail=ach_same_day`,
         (row) => row.from_financial_account_id === a && row.status === "SETTLED" && row.payment_rail === "ach_same_day"
       ],
-      [`financial_account_id=${c}&payment_rail=card`, () => false]
+      [`financial_account_id=${c}&payment_rail=card`, () => false],
+      [
+        `financial_account_id=${b}&status=RETURNED`,
+        (row) => (row.from_financial_account_id === b || row.to_financial_account_id === b) && row.status === "RETURNED"
+      ]
     ]
     for (const [filter, keep] of filters) {
       for (const field of ["amount", "updated_at", "created_at"] as const) await expectList("/v1/transfers", all, filter, keep, field)
@@ -238,6 +255,9 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
     // without a rail: page 1 merges every (side, status, rail) range; page 2 probes them first and
     // merges those holding a transfer.
     const PROBED = -1
+    // An account's ranges without a rail: per side, one per (status, rail) a transfer can have —
+    // SETTLED on each of the 5 rails, PENDING and RETURNED on ach_same_day and wire only.
+    const accountRanges = (filter: Record<string, string>) => 2 * (filter.status === undefined ? 9 : filter.status === "SETTLED" ? 5 : 2)
     const transfers = (await get("/v1/transfers", "page_size=100")).data
     const heldRanges = (filter: Record<string, string>) =>
       new Set(
@@ -249,22 +269,24 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         )
       ).size
     const transferCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
-      [{}, "amount", "issuing_transfers_by_status_rail_amount", 10, 3],
-      [{}, "updated_at", "issuing_transfers_by_status_rail_update", 10, 3],
-      [{ status: "PENDING" }, "created_at", "issuing_transfers_by_status_rail", 5, 3],
-      [{ payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 2, 3],
+      [{}, "amount", "issuing_transfers_by_status_rail_amount", 9, 3],
+      [{}, "updated_at", "issuing_transfers_by_status_rail_update", 9, 3],
+      [{ status: "PENDING" }, "created_at", "issuing_transfers_by_status_rail", 2, 3],
+      [{ payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 3, 3],
       [{ status: "PENDING", payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 1, 3],
       [{ status: "SETTLED" }, "amount", "issuing_transfers_by_status_rail_amount", 5, 3],
-      [{ payment_rail: "book" }, "updated_at", "issuing_transfers_by_status_rail_update", 2, 3],
+      [{ payment_rail: "book" }, "updated_at", "issuing_transfers_by_status_rail_update", 1, 3],
       [{ status: "SETTLED", payment_rail: "book" }, "amount", "issuing_transfers_by_status_rail_amount", 1, 3],
+      [{ status: "RETURNED" }, "updated_at", "issuing_transfers_by_status_rail_update", 2, 3],
       [{ financial_account_id: a }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
       [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
       [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", PROBED, 3],
       [{ financial_account_id: a, status: "PENDING" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
       [{ financial_account_id: a, status: "SETTLED" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
-      [{ financial_account_id: a, payment_rail: "wire" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", 4, 3],
-      [{ financial_account_id: a, payment_rail: "book" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", 4, 3],
-      [{ financial_account_id: a, payment_rail: "ach_same_day" }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", 4, 3],
+      [{ financial_account_id: b, status: "RETURNED" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
+      [{ financial_account_id: a, payment_rail: "wire" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", 6, 3],
+      [{ financial_account_id: a, payment_rail: "book" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", 2, 3],
+      [{ financial_account_id: a, payment_rail: "ach_same_day" }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", 6, 3],
       [
         { financial_account_id: a, status: "SETTLED", payment_rail: "book" },
         "updated_at",
@@ -309,11 +331,11 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         const probing = ranges === PROBED && number > 1
         const probes = statements.filter(([text]) => text.includes("WHERE EXISTS"))
         expect(probes, JSON.stringify([list, filter, field, number])).toHaveLength(probing ? 1 : 0)
-        const held = ranges === PROBED ? (probing ? heldRanges(filter) : filter.status === undefined ? 20 : 10) : ranges
+        const held = ranges === PROBED ? (probing ? heldRanges(filter) : accountRanges(filter)) : ranges
         if (probing) expect(held, JSON.stringify(filter)).toBeGreaterThan(1)
         checked.push([ids[0]!, index, held, equalities])
         // The probe: one seek of the index per range, every filter an equality of it.
-        for (const probe of probes) probed.push([probe, filter.status === undefined ? 20 : 10])
+        for (const probe of probes) probed.push([probe, accountRanges(filter)])
       }
     }
     if (kind === "postgres") {

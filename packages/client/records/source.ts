@@ -86,6 +86,8 @@ export type CreateWalletParams = typeof Core.CreateWallet.Encoded
 export type UpdateWalletParams = typeof Core.UpdateWallet.Encoded
 /** The body of `transfers.create`, and each item of `transfers.batch`. */
 export type CreateTransferParams = typeof Core.CreateTransfer.Encoded
+/** The body of `network.returnTransfer`: the rail's return code (ACH R01–R85, a wire's own text) and an optional reason. */
+export type ReturnTransferParams = typeof Core.ReturnTransfer.Encoded
 /** The body of `webhooks.create`. */
 export type CreateWebhookSubscriptionParams = typeof Core.CreateWebhookSubscription.Encoded
 /** The body of `webhooks.update`. */

@@ -54,6 +54,7 @@ import type {
   AuthorizationEndpoint,
   AuthorizationEndpointWithSecret,
   CreateAuthorizationEndpointParams,
+  ReturnTransferParams,
   SimulateAmountParams,
   SimulateClearingParams,
   SimulateIncrementParams,
@@ -340,5 +341,20 @@ export class IssuingClient {
       this.post<Transaction>(`/v1/simulate/transactions/${segment(transactionId)}/return`, params, options),
     settleTransfer: (id: string, options?: RequestOptions) =>
       this.post<Transfer>(`/v1/simulate/transfers/${segment(id)}/settle`, undefined, options)
+  }
+
+  /**
+   * What the network and the bank partner send, in every environment (docs/network.md); the key
+   * needs the `network` right (PermissionError otherwise). Rail outcomes of a program's transfers:
+   * a settlement, or a return (RETURNED, the money back by a reversing transfer; ConflictError
+   * for a rail without returns or a second return).
+   */
+  readonly network = {
+    /** The rail settled a PENDING ach_same_day or wire transfer: SETTLED. */
+    settleTransfer: (id: string, options?: RequestOptions) =>
+      this.post<Transfer>(`/v1/network/transfers/${segment(id)}/settle`, undefined, options),
+    /** The rail returned a PENDING or SETTLED ach_same_day or wire transfer: RETURNED with `return_code` (docs/ledger.md#returns). */
+    returnTransfer: (id: string, params: ReturnTransferParams, options?: RequestOptions) =>
+      this.post<Transfer>(`/v1/network/transfers/${segment(id)}/return`, params, options)
   }
 }

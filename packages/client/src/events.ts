@@ -14,6 +14,8 @@ export interface EventObjects {
   "transfer.created": Transfer
   "transfer.settled": Transfer
   "transfer.settled.instant": Transfer
+  /** An ach_same_day or wire transfer returned by its rail: RETURNED, with its `return_code`. */
+  "transfer.returned": Transfer
   "transaction.updated": Transaction
   /** A wallet account's `balance` or `pending_balance` changed. */
   "balance.updated": FinancialAccount
@@ -36,6 +38,7 @@ export const EVENT_TYPES: ReadonlyArray<EventType> = [
   "transfer.created",
   "transfer.settled",
   "transfer.settled.instant",
+  "transfer.returned",
   "transaction.updated",
   "balance.updated",
   "oauth_grant.created",

@@ -167,8 +167,10 @@ export type Transfer = {
   readonly payment_rail: "card" | "book" | "ach_same_day" | "wire" | "fednow_instant"
   readonly from_financial_account_id: string
   readonly to_financial_account_id: string
-  readonly status: "PENDING" | "SETTLED"
+  readonly status: "PENDING" | "SETTLED" | "RETURNED"
   readonly description: string | null
+  readonly return_code: string | null
+  readonly return_reason: string | null
 }
 
 /** A transaction (a card authorization's, or the one a transfer created). */
@@ -471,6 +473,9 @@ export type CreateTransferParams = {
   readonly paymentRail?: "book" | "ach_same_day" | "wire" | "fednow_instant" | undefined
 }
 
+/** The body of `network.returnTransfer`: the rail's return code (ACH R01–R85, a wire's own text) and an optional reason. */
+export type ReturnTransferParams = { readonly return_code: string; readonly reason?: string | null | undefined }
+
 /** The body of `webhooks.create`. */
 export type CreateWebhookSubscriptionParams = {
   readonly url: string
@@ -581,7 +586,7 @@ export type AttemptFilter = {
 export type FinancialAccountKind = "wallet" | "settlement"
 
 /** A transfer's status. */
-export type TransferStatus = "PENDING" | "SETTLED"
+export type TransferStatus = "PENDING" | "SETTLED" | "RETURNED"
 
 /** A transfer's rail. */
 export type TransferRail = "card" | "book" | "ach_same_day" | "wire" | "fednow_instant"

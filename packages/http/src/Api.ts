@@ -3,7 +3,14 @@ import { ApiKeysApi } from "./api/ApiKeysApi.js"
 import { AuthorizationEndpointsApi } from "./api/AuthorizationEndpointsApi.js"
 import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi, SimulateTransactionsApi } from "./api/CardsApi.js"
 import { EventsApi } from "./api/EventsApi.js"
-import { FinancialAccountsApi, SimulateTransfersApi, TransactionsApi, TransfersApi, WalletsApi } from "./api/LedgerApi.js"
+import {
+  FinancialAccountsApi,
+  NetworkTransfersApi,
+  SimulateTransfersApi,
+  TransactionsApi,
+  TransfersApi,
+  WalletsApi
+} from "./api/LedgerApi.js"
 import { MetaApi } from "./api/MetaApi.js"
 import { OAuthClientsApi, OAuthGrantsApi, OAuthInteractionsApi, OAuthProtocolApi } from "./api/OAuthApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
@@ -31,6 +38,7 @@ export class IssuingApi extends refuseUnknownParameters(
     .add(TransfersApi)
     .add(TransactionsApi)
     .add(SimulateTransfersApi)
+    .add(NetworkTransfersApi)
     .add(EventsApi)
     .add(WebhookSubscriptionsApi)
     .add(WebhookDeliveriesApi)

@@ -36,6 +36,7 @@ import {
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
 import {
   FinancialAccountsHandlersLive,
+  NetworkTransfersHandlersLive,
   SimulateTransfersHandlersLive,
   TransactionsHandlersLive,
   TransfersHandlersLive,
@@ -135,6 +136,7 @@ const HandlersLive = Layer.mergeAll(
   TransfersHandlersLive,
   TransactionsHandlersLive,
   SimulateTransfersHandlersLive,
+  NetworkTransfersHandlersLive,
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,
   WebhookDeliveriesHandlersLive,

@@ -1588,8 +1588,35 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
           { id: "key_other_org" }
         ])
       })
+  },
+  "0550_transfer_returns": {
+    before: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        transfersBefore0550 = yield* sql`SELECT * FROM issuing_transfers ORDER BY id`
+        expect(transfersBefore0550.length).toBeGreaterThan(0)
+      }),
+    // Every transfer as it was with no return; RETURNED allowed with its code and reason, another
+    // status refused by the wider CHECK.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT * FROM issuing_transfers ORDER BY id`).toEqual(
+          transfersBefore0550.map((row: any) => ({ ...row, return_code: null, return_reason: null }))
+        )
+        const [first] = transfersBefore0550 as ReadonlyArray<any>
+        yield* sql`UPDATE issuing_transfers SET status = 'RETURNED', return_code = 'R01', return_reason = 'why' WHERE id = ${first.id}`
+        expect(yield* failureOf(sql`UPDATE issuing_transfers SET status = 'REVERSED' WHERE id = ${first.id}`)).toMatchObject({
+          code: "23514",
+          message: expect.stringContaining("issuing_transfers_status_check")
+        })
+        yield* sql`UPDATE issuing_transfers SET status = ${first.status}, return_code = NULL, return_reason = NULL WHERE id = ${first.id}`
+      })
   }
 }
+
+/** The transfers before migration 0550. */
+let transfersBefore0550: ReadonlyArray<unknown> = []
 
 /** How many entries there were before migration 0310. */
 let entriesBefore0310 = 0

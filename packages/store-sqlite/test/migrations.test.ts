@@ -491,11 +491,54 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         { id: "key_other_org" }
       ])
     })
+  },
+  "0550_transfer_returns": {
+    // The transfers, their indexes and triggers and the counts they keep, as the rebuild finds them.
+    before: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      transfersBefore0550 = yield* sql`SELECT * FROM issuing_transfers ORDER BY id`
+      expect(transfersBefore0550.length).toBeGreaterThan(0)
+      dependentsBefore0550 = yield* sql`SELECT type, name, sql FROM sqlite_schema
+        WHERE tbl_name = 'issuing_transfers' AND type IN ('index', 'trigger') ORDER BY type, name`
+      countsBefore0550 = yield* maintainedListCounts
+    }),
+    // The table rebuilt: every transfer as it was with no return; the same indexes and triggers,
+    // the counts unmoved (the rows were copied back before the triggers were made again) and kept
+    // on a change of status; RETURNED allowed, another status refused; the book transfers' foreign
+    // key still holds.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT * FROM issuing_transfers ORDER BY id`).toEqual(
+        transfersBefore0550.map((row: any) => ({ ...row, return_code: null, return_reason: null }))
+      )
+      expect(
+        yield* sql`SELECT type, name, sql FROM sqlite_schema
+          WHERE tbl_name = 'issuing_transfers' AND type IN ('index', 'trigger') ORDER BY type, name`
+      ).toEqual(dependentsBefore0550)
+      expect(yield* maintainedListCounts).toEqual(countsBefore0550)
+      expect(yield* sql`PRAGMA foreign_key_check`).toEqual([])
+      const [first] = transfersBefore0550 as ReadonlyArray<any>
+      const returnedCount = sql`SELECT COALESCE(SUM(n), 0) AS n FROM issuing_list_counts WHERE list = 'transfers' AND key = '=RETURNED||'`
+      yield* sql`UPDATE issuing_transfers SET status = 'RETURNED', return_code = 'R01', return_reason = 'why' WHERE id = ${first.id}`
+      expect(yield* returnedCount).toEqual([{ n: 1 }])
+      expect(yield* failureOf(sql`UPDATE issuing_transfers SET status = 'REVERSED' WHERE id = ${first.id}`)).toContain("CHECK")
+      yield* sql`UPDATE issuing_transfers SET status = ${first.status}, return_code = NULL, return_reason = NULL WHERE id = ${first.id}`
+      expect(yield* returnedCount).toEqual([{ n: 0 }])
+      expect(
+        yield* failureOf(sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                             VALUES ('bt_0550', 'program_1', 'no_such_transfer', ${first.transaction_id}, 1, 'USD', ${NOW})`)
+      ).toContain("FOREIGN KEY")
+    })
   }
 }
 
 /** The entries of before migration 0310. */
 let entriesBefore0310: ReadonlyArray<unknown> = []
+
+/** The transfers, their indexes and triggers and the maintained counts before migration 0550's rebuild. */
+let transfersBefore0550: ReadonlyArray<unknown> = []
+let dependentsBefore0550: ReadonlyArray<unknown> = []
+let countsBefore0550: unknown = null
 
 /** The balance rows of before migration 0300. */
 let balancesBeforeSlots: ReadonlyArray<unknown> = []

@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   "transfer.created",
   "transfer.settled",
   "transfer.settled.instant",
+  "transfer.returned",
   "transaction.updated",
   "balance.updated",
   "oauth_grant.created",

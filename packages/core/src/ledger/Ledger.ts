@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Effect, type Either, Option } from "effect"
 import { Events } from "../events/Events.js"
-import { Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
+import { type BusinessRuleViolation, Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { applyMetadataChange, initialMetadata, sameMetadata } from "../platform/Metadata.js"
@@ -24,7 +24,7 @@ import { WriteLane } from "../sql/WriteLane.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
 import { makeAccountCache } from "./AccountCache.js"
 import { type AccountFilter, type BookTransferFilter, LedgerStore, type TransactionFilter, type TransferFilter } from "./LedgerStore.js"
-import { type LedgerDeps, noCard, post, type TransferError } from "./Posting.js"
+import { type LedgerDeps, noCard, post, refused, type TransferError } from "./Posting.js"
 import type { PostedTransfer } from "./PrepareTransfer.js"
 import type {
   BookBalance,
@@ -32,6 +32,7 @@ import type {
   CreateWallet,
   Currency,
   FinancialAccount,
+  ReturnTransfer,
   Transaction,
   Transfer,
   TransferRequest,
@@ -42,6 +43,7 @@ import type {
 import { DEFAULT_CURRENCY } from "./Records.js"
 import { type CardMessage, type CardMessageOutcome, postCardMessage } from "./CardPosting.js"
 import { postBatch, type TransferBatchAborted, type TransferItemError } from "./TransferBatch.js"
+import { checkReturn, returnPosting } from "./Returns.js"
 
 export type { PostedTransfer } from "./PrepareTransfer.js"
 
@@ -113,7 +115,8 @@ const updateWallet = (ctx: LedgerDeps, programId: string, walletId: string, chan
   )
 
 /**
- * Settles a PENDING transfer (sandbox simulation of the rail): emits transfer.settled, and
+ * Settles a PENDING transfer (the rail's outcome: the network's settle and the sandbox's simulation
+ * of it run this one path): emits transfer.settled, and
  * transaction.updated when its transaction becomes SETTLED; 409 when already settled. The entries
  * were posted when the transfer was created; settling posts none.
  */
@@ -147,6 +150,44 @@ const settleTransfer = (ctx: LedgerDeps, programId: string, transferId: string) 
       }
       return transfer
     })
+  )
+
+/**
+ * The rail returned a PENDING or SETTLED ach_same_day or wire transfer (docs/ledger.md#returns):
+ * under the transfer's and its transaction's locks, the transfer becomes RETURNED with its code and
+ * reason and a reversing transfer posts through the store's one posting, with `transfer.returned`
+ * in the same transaction. Refused, nothing written: 404 (param transfer_id), 409 (a rail without
+ * returns, already returned), 400 (param return_code), 422 balance_limit_exceeded.
+ */
+const returnTransfer = (ctx: LedgerDeps, programId: string, transferId: string, input: ReturnTransfer) =>
+  Effect.flatMap(
+    ctx.transactor.withTransaction(
+      Effect.gen(function* () {
+        const found = yield* findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, true))
+        yield* checkReturn(found, input)
+        const transaction = yield* findOwned(found.transaction_id, TRANSACTION, (id) => ctx.store.findTransaction(programId, id, true))
+        const [from, to] = yield* Effect.all([
+          findAccount(ctx, programId, found.from_financial_account_id),
+          findAccount(ctx, programId, found.to_financial_account_id)
+        ])
+        const now = yield* nowIso
+        // The returned transfer is no longer PENDING: the transaction's status counts its others.
+        const pendingTransfers = (yield* ctx.store.countPendingTransfers(transaction.id)) - (found.status === "PENDING" ? 1 : 0)
+        const returned = returnPosting(found, input, { from, to }, transaction, pendingTransfers, now)
+        yield* ctx.store.setTransferReturned(returned.transfer)
+        const outcome = yield* ctx.store.postTransfer(returned.posting)
+        if (!outcome.posted) return yield* refused(outcome)
+        const { release } = returned
+        const released =
+          release !== null &&
+          (yield* ctx.store.releasePending(release.financialAccountId, release.amountMinor, now, {
+            id: release.balanceEventId,
+            program_id: programId
+          }))
+        return { transfer: returned.transfer, wake: outcome.wake || released }
+      })
+    ),
+    ({ transfer, wake }) => (wake ? Effect.as(ctx.webhooks.wake, transfer) : Effect.succeed(transfer))
   )
 
 const walletAccount = (ctx: LedgerDeps, programId: string, walletId: string) =>
@@ -243,8 +284,16 @@ const transferOperations = (ctx: LedgerDeps) => ({
     findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, false)),
   listTransfers: (programId: string, filter: TransferFilter, request: PageRequest<TransferOrderField>) =>
     page(ctx.store.listTransfers(programId, filter, toWindow(request, TRANSFER_ORDER_FIELDS))),
+  /** The rail settled a PENDING transfer (the sandbox's settle and the network's alike). */
   settleTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | Conflict | SqlError.SqlError> =>
-    settleTransfer(ctx, programId, transferId)
+    settleTransfer(ctx, programId, transferId),
+  /** The rail returned a transfer: RETURNED, the money back by a reversing transfer (docs/ledger.md#returns). */
+  returnTransfer: (
+    programId: string,
+    transferId: string,
+    input: ReturnTransfer
+  ): Effect.Effect<Transfer, NotFound | Conflict | InvalidRequest | BusinessRuleViolation | SqlError.SqlError> =>
+    returnTransfer(ctx, programId, transferId, input)
 })
 
 /** The transactions' use cases, and what the card messages (cards/Authorizations.ts) post and lock through. */

@@ -275,6 +275,8 @@ export interface LedgerStoreService {
     filter: TransferFilter,
     window: PageWindow<TransferOrderField>
   ) => Effect.Effect<Rows<Transfer>, SqlError.SqlError | InvalidRequest>
+  /** Writes a returned transfer's status, return code and reason and updated_at (the caller holds its row lock). */
+  readonly setTransferReturned: (transfer: Transfer) => Effect.Effect<void, SqlError.SqlError>
 
   /** Posts a transfer: the store's one posting (see `LedgerPostingService`). */
   readonly postTransfer: LedgerPostingService["postTransfer"]

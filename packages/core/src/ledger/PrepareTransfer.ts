@@ -6,7 +6,16 @@ import { newId } from "../platform/Ids.js"
 import { EMPTY_METADATA } from "../platform/Metadata.js"
 import type { TransferPosting } from "./LedgerStore.js"
 import { balanceDeltas, transferEntries } from "./PostingRules.js"
-import type { BookTransfer, FinancialAccount, Transaction, TransactionStatus, Transfer, TransferRail, TransferRequest } from "./Records.js"
+import {
+  type BookTransfer,
+  type FinancialAccount,
+  RAILS_SETTLING_AT_ONCE,
+  type Transaction,
+  type TransactionStatus,
+  type Transfer,
+  type TransferRail,
+  type TransferRequest
+} from "./Records.js"
 
 /**
  * A transfer from request to rows, as pure functions: which accounts to read, the checks of the
@@ -40,8 +49,7 @@ export interface PreparedTransfer {
 /** Failures of the checks before any write. */
 export type PrepareError = InvalidRequest | NotFound | BusinessRuleViolation
 
-/** Rails whose transfers settle when posted; the others stay PENDING until the rail settles them. */
-const SETTLES_AT_ONCE: ReadonlySet<TransferRail> = new Set(["book", "fednow_instant", "card"])
+const SETTLES_AT_ONCE: ReadonlySet<TransferRail> = new Set(RAILS_SETTLING_AT_ONCE)
 
 const EXTERNAL_RAILS: ReadonlySet<TransferRail> = new Set(["ach_same_day", "wire", "fednow_instant"])
 
@@ -182,16 +190,29 @@ const newTransaction = (p: PreparedTransfer, status: TransactionStatus, now: str
  * The transaction after the posting and what to write of it. A transfer-driven transaction is
  * SETTLED once every one of its transfers is; a card transaction's status is its messages' (CardTransactions).
  */
-const transactionAfter = (p: PreparedTransfer, plan: TransactionPlan, transferStatus: Transfer["status"], now: string) => {
+const transactionAfter = (p: PreparedTransfer, plan: TransactionPlan, transferStatus: "PENDING" | "SETTLED", now: string) => {
   if (plan._tag === "Card") return { transaction: plan.transaction, write: "none" as const }
   if (plan._tag === "New") return { transaction: newTransaction(p, transferStatus, now), write: "insert" as const }
-  const existing = plan.transaction
-  if (existing.status !== "PENDING" && existing.status !== "SETTLED") return { transaction: existing, write: "none" as const }
-  const pending = plan.pendingTransfers + (transferStatus === "PENDING" ? 1 : 0)
+  return attachedTransactionAfter(plan.transaction, plan.pendingTransfers, transferStatus, now)
+}
+
+/**
+ * An existing transfer-driven transaction after one more transfer of `transferStatus` joins it
+ * (its other PENDING transfers counted under its lock): PENDING while any of its transfers is,
+ * else SETTLED; and what to write of it.
+ */
+export const attachedTransactionAfter = (
+  existing: Transaction,
+  pendingTransfers: number,
+  transferStatus: "PENDING" | "SETTLED",
+  now: string
+): { readonly transaction: Transaction; readonly write: "update" | "none" } => {
+  if (existing.status !== "PENDING" && existing.status !== "SETTLED") return { transaction: existing, write: "none" }
+  const pending = pendingTransfers + (transferStatus === "PENDING" ? 1 : 0)
   const next: TransactionStatus = pending > 0 ? "PENDING" : "SETTLED"
   return next === existing.status
-    ? { transaction: existing, write: "none" as const }
-    : { transaction: { ...existing, status: next, updated_at: now }, write: "update" as const }
+    ? { transaction: existing, write: "none" }
+    : { transaction: { ...existing, status: next, updated_at: now }, write: "update" }
 }
 
 /**
@@ -222,6 +243,8 @@ export const transferPosting = (
     status,
     description: p.order.description,
     metadata: p.order.metadata ?? EMPTY_METADATA,
+    return_code: null,
+    return_reason: null,
     created_at: now,
     updated_at: now
   }

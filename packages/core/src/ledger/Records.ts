@@ -63,9 +63,24 @@ export const AccountKind = Schema.Literal("wallet", "settlement")
 export type AccountKind = typeof AccountKind.Type
 export const EntryType = Schema.Literal("DEBIT", "CREDIT")
 export type EntryType = typeof EntryType.Type
-export const TRANSFER_STATUSES = ["PENDING", "SETTLED"] as const
+/**
+ * PENDING until its rail settles it (ach_same_day, wire), SETTLED, or RETURNED by its rail
+ * (docs/ledger.md#returns); a transfer of a rail that settles at once is SETTLED from the start.
+ */
+export const TRANSFER_STATUSES = ["PENDING", "SETTLED", "RETURNED"] as const
 export const TransferStatus = Schema.Literal(...TRANSFER_STATUSES)
 export type TransferStatus = typeof TransferStatus.Type
+
+/** Rails whose transfers settle when posted; the others stay PENDING until the rail settles them. */
+export const RAILS_SETTLING_AT_ONCE: ReadonlyArray<TransferRail> = ["book", "fednow_instant", "card"]
+
+/**
+ * The statuses a transfer of a rail can have: SETTLED alone for a rail that settles at once, every
+ * status for the others (the rails with returns, docs/ledger.md#returns). The lists read one index
+ * range per (status, rail) a transfer can have, not per pair of the two unions.
+ */
+export const statusesOfRail = (rail: TransferRail): ReadonlyArray<TransferStatus> =>
+  RAILS_SETTLING_AT_ONCE.includes(rail) ? ["SETTLED"] : TRANSFER_STATUSES
 /**
  * PENDING/SETTLED for transfer-driven transactions; a card transaction is PENDING while its hold is
  * open, then SETTLED, VOIDED or EXPIRED, or DECLINED from the start (docs/card-transactions.md).
@@ -139,6 +154,10 @@ export const Transfer = Schema.Struct({
   status: TransferStatus,
   description: Schema.NullOr(Schema.String),
   metadata: Metadata,
+  /** The rail's return code when RETURNED (ACH `R01`–`R85`, a wire's own text), else null (docs/ledger.md#returns). */
+  return_code: Schema.NullOr(Schema.String),
+  /** The reason sent with the return, or null. */
+  return_reason: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Transfer" })
@@ -360,3 +379,30 @@ export const CreateTransferBatch = Schema.Struct({
   atomic: Schema.optional(Schema.Boolean)
 })
 export type CreateTransferBatch = typeof CreateTransferBatch.Type
+
+/** Rails whose transfers their rail may return (docs/ledger.md#returns): the ones that settle later. */
+export const RETURNABLE_RAILS = ["ach_same_day", "wire"] as const satisfies ReadonlyArray<TransferRail>
+/** Longest return code, in characters: a wire's free text (an ACH code is three). */
+export const MAX_RETURN_CODE_LENGTH = 32
+/** Longest reason sent with a return, in characters. */
+export const MAX_RETURN_REASON_LENGTH = 500
+
+/**
+ * POST /v1/network/transfers/{transfer_id}/return: the rail's return code and an optional reason.
+ * Which codes a rail takes is the transfer's rail's rule (`returnCodeProblem`, ledger/Returns.ts),
+ * checked once the transfer is found.
+ */
+export const ReturnTransfer = Schema.Struct({
+  return_code: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "must not be empty" }),
+    Schema.maxLength(MAX_RETURN_CODE_LENGTH, { message: () => `must be at most ${MAX_RETURN_CODE_LENGTH} characters` })
+  ),
+  reason: Schema.optional(
+    Schema.NullOr(
+      Schema.String.pipe(
+        Schema.maxLength(MAX_RETURN_REASON_LENGTH, { message: () => `must be at most ${MAX_RETURN_REASON_LENGTH} characters` })
+      )
+    )
+  )
+}).annotations({ identifier: "ReturnTransfer" })
+export type ReturnTransfer = typeof ReturnTransfer.Type

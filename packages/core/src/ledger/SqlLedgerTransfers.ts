@@ -5,7 +5,7 @@ import { toInt, toIso } from "../platform/Rows.js"
 import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import type { LedgerStoreService, TransferFilter } from "./LedgerStore.js"
 import { TRANSFER_ORDER_FIELDS } from "./OrderFields.js"
-import { type Transfer, type TransferRail, type TransferStatus, TRANSFER_RAILS, TRANSFER_STATUSES } from "./Records.js"
+import { statusesOfRail, type Transfer, type TransferRail, type TransferStatus, TRANSFER_RAILS } from "./Records.js"
 import { type LedgerQueries, ledgerPage, type MergedList } from "./SqlLedgerQueries.js"
 
 const toTransfer = (row: any): Transfer => ({
@@ -21,6 +21,8 @@ const toTransfer = (row: any): Transfer => ({
   status: row.status as TransferStatus,
   description: row.description ?? null,
   metadata: metadataOf(row.metadata),
+  return_code: row.return_code ?? null,
+  return_reason: row.return_reason ?? null,
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
 })
@@ -41,6 +43,11 @@ export const transferStatements = (q: LedgerQueries) => {
 
     setTransferStatus: (transferId, status, at) =>
       sql`UPDATE issuing_transfers SET status = ${status}, updated_at = ${at} WHERE id = ${transferId}`.pipe(Effect.asVoid),
+
+    setTransferReturned: (transfer) =>
+      sql`UPDATE issuing_transfers SET status = ${transfer.status}, return_code = ${transfer.return_code},
+          return_reason = ${transfer.return_reason}, updated_at = ${transfer.updated_at}
+        WHERE id = ${transfer.id}`.pipe(Effect.asVoid),
 
     listTransfers: (programId, filter, window) => {
       const condition = where([
@@ -82,11 +89,11 @@ export const transferStatements = (q: LedgerQueries) => {
  * and the ones it receives, per status and rail, are ranges of
  * `issuing_transfers_by_from_status_rail[_amount|_update]` / `_by_to_status_rail[…]` (account,
  * status, rail, order column, id; migration 0450), merged (`mergedPage`): one per side and per
- * status and rail the filters leave open — 2 with both, 4 with a rail, 10 with a status, 20 without
- * (2 statuses, 5 rails). Without a rail most of those are empty for an account, and every range
+ * (status, rail) pair the filters leave open that a transfer can have (`statusRailPairs`) — 2 with
+ * both, 18 without. Without a rail most of those are empty for an account, and every range
  * merged costs each row a deep page skips one more merge step (20 made SQLite's deep page of the
  * volume bench's busy wallet 3× its 4 before), so for a deep page they are probed first and only
- * the ranges holding transfers merged (page 1 merges all 20: an empty range is one seek either way). The
+ * the ranges holding transfers merged (page 1 merges all 18: an empty range is one seek either way). The
  * ranges need no program condition: a transfer's two accounts are of its program, so an account's
  * transfers are all of the account's program, and the page's rows are read with the program (an
  * account of another program lists nothing). They need no test that the other side is another
@@ -99,19 +106,17 @@ const accountTransfers = (
   filter: TransferFilter & { readonly financial_account_id: string }
 ): MergedList => {
   const account = filter.financial_account_id
-  const statuses = filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES
-  const rails = filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
   return {
     table: "issuing_transfers",
     programId,
     ranges: (["from_financial_account_id", "to_financial_account_id"] as const).flatMap((side) =>
-      statuses.flatMap((status) =>
-        rails.map((rail) => sql`${sql.literal(side)} = ${account} AND status = ${status} AND payment_rail = ${rail}`)
+      statusRailPairs(filter).map(
+        ([status, rail]) => sql`${sql.literal(side)} = ${account} AND status = ${status} AND payment_rail = ${rail}`
       )
     ),
-    // An account uses a rail or two: without a rail filter, a deep page probes the 10 or 20 ranges
-    // and leaves the empty ones out, so it merges what the account holds (4 for a wallet that only
-    // makes book transfers) rather than 20 ranges.
+    // An account uses a rail or two: without a rail filter, a deep page probes the ranges and
+    // leaves the empty ones out, so it merges what the account holds (2 for a wallet that only
+    // makes book transfers) rather than 18 ranges.
     probe: filter.payment_rail === undefined,
     member: sql.and([
       sql`(from_financial_account_id = ${account} OR to_financial_account_id = ${account})`,
@@ -124,22 +129,33 @@ const accountTransfers = (
 /**
  * The program's transfers with `status`, `payment_rail` or both, or by amount or updated_at: ranges
  * of `issuing_transfers_by_status_rail[_amount|_update]` (program, status, rail, order column, id),
- * one per (status, rail) the filters allow — 1 with both, 5 with a status, 2 with a rail, 10 with
- * neither (migration 0400; the statuses and rails are the closed unions of Records.ts, which the
- * API decodes the filters with).
+ * one per (status, rail) pair the filters allow that a transfer can have (`statusRailPairs`) — 1
+ * with both, 9 with neither (migration 0400; the statuses and rails are the closed unions of
+ * Records.ts, which the API decodes the filters with).
  */
-const programTransfers = (sql: SqlClient.SqlClient, programId: string, filter: TransferFilter): MergedList => {
-  const statuses = filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES
-  const rails = filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
-  return {
-    table: "issuing_transfers",
-    programId,
-    ranges: statuses.flatMap((status) =>
-      rails.map((rail) => sql`program_id = ${programId} AND status = ${status} AND payment_rail = ${rail}`)
-    ),
-    member: sql.and([
-      ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
-      ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
-    ])
-  }
+const programTransfers = (sql: SqlClient.SqlClient, programId: string, filter: TransferFilter): MergedList => ({
+  table: "issuing_transfers",
+  programId,
+  ranges: statusRailPairs(filter).map(([status, rail]) => sql`program_id = ${programId} AND status = ${status} AND payment_rail = ${rail}`),
+  member: sql.and([
+    ...(filter.status !== undefined ? [sql`(status || '') = ${filter.status}`] : []),
+    ...(filter.payment_rail !== undefined ? [sql`(payment_rail || '') = ${filter.payment_rail}`] : [])
+  ])
+})
+
+/**
+ * The (status, rail) pairs a list of transfers reads one index range each of: the pair the filters
+ * name when they name both (a pair no transfer can have reads one empty range), else every pair the
+ * filters leave open that a transfer can have (`statusesOfRail`: a rail that settles at once has
+ * SETTLED transfers only) — 9 without a filter, 2 with status PENDING or RETURNED, 5 with SETTLED,
+ * 1 with a rail that settles at once, 3 with ach_same_day or wire.
+ */
+const statusRailPairs = (filter: TransferFilter): ReadonlyArray<readonly [TransferStatus, TransferRail]> => {
+  const rails = filter.payment_rail !== undefined ? [filter.payment_rail as TransferRail] : TRANSFER_RAILS
+  if (filter.status !== undefined && filter.payment_rail !== undefined) return [[filter.status, rails[0]!]]
+  return rails.flatMap((rail) =>
+    statusesOfRail(rail)
+      .filter((status) => filter.status === undefined || status === filter.status)
+      .map((status) => [status, rail] as const)
+  )
 }

@@ -129,6 +129,8 @@ const transferRows = (
     status: "SETTLED",
     description: "contract",
     metadata: { order: "o_1" },
+    return_code: null,
+    return_reason: null,
     created_at: at,
     updated_at: at
   }

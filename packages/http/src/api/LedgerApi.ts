@@ -8,6 +8,7 @@ import {
   CreateWallet,
   Currency,
   FinancialAccount,
+  ReturnTransfer,
   Transaction,
   TransactionStatus,
   Transfer,
@@ -178,6 +179,27 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
       .addError(NotFoundFailure)
       .addError(BusinessRuleFailure)
       .addSuccess(Transaction)
+  )
+  .middleware(ProgramScoped)
+  .prefix("/v1") {}
+
+/**
+ * The rails' outcomes from the program's bank partner (docs/network.md#rail-outcomes), in every
+ * environment: a settlement and a return. Program-scoped as transfers are; the caller needs the
+ * `network` right (403 otherwise, checked by the handlers).
+ */
+export class NetworkTransfersApi extends HttpApiGroup.make("networkTransfers")
+  .add(
+    post("settle", "/network/transfers/:transfer_id/settle").setPath(pathId("transfer_id")).addError(NotFoundFailure).addSuccess(Transfer)
+  )
+  .add(
+    post("return", "/network/transfers/:transfer_id/return")
+      .setPath(pathId("transfer_id"))
+      .setPayload(ReturnTransfer)
+      .addError(NotFoundFailure)
+      // balance_limit_exceeded: the reversal would take a running total past 2^53 − 1.
+      .addError(BusinessRuleFailure)
+      .addSuccess(Transfer)
   )
   .middleware(ProgramScoped)
   .prefix("/v1") {}

@@ -26,6 +26,10 @@ export const EVENT_CATALOGUE: { readonly [T in EventType | "balance.updated"]: E
   "transfer.created": { object: "Transfer", when: "A transfer was created, on any rail, in a batch too." },
   "transfer.settled": { object: "Transfer", when: "A transfer settled: a book transfer at once, ach_same_day and wire when they settle." },
   "transfer.settled.instant": { object: "Transfer", when: "A fednow_instant transfer settled (at once)." },
+  "transfer.returned": {
+    object: "Transfer",
+    when: "The rail returned an ach_same_day or wire transfer (POST /v1/network/transfers/{transfer_id}/return): RETURNED with its return_code; the reversing transfer's transfer.created and transfer.settled follow."
+  },
   "transaction.updated": {
     object: "Transaction",
     when: "A transaction was created or changed status (a transfer's, or a card authorization's)."

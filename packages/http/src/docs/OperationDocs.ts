@@ -204,7 +204,19 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   },
   "simulateTransfers.settle": {
     summary: "Settle a pending transfer",
-    description: "Sandbox only (404 in production): a PENDING ach_same_day or wire transfer becomes SETTLED. Emits `transfer.settled`."
+    description:
+      "Sandbox only (404 in production): a PENDING ach_same_day or wire transfer becomes SETTLED, as the rail's settle (POST /v1/network/transfers/{transfer_id}/settle) does. Emits `transfer.settled`."
+  },
+  "networkTransfers.settle": {
+    summary: "Settle a pending transfer (rail outcome)",
+    description:
+      "The bank partner's settlement of a PENDING ach_same_day or wire transfer: SETTLED, `transfer.settled`; an inbound credit becomes available. Every environment; needs the key's `network` right (403 otherwise); 409 unless PENDING (docs/network.md#rail-outcomes)."
+  },
+  "networkTransfers.return": {
+    summary: "Return a transfer (rail outcome)",
+    description:
+      "The rail returned a PENDING or SETTLED ach_same_day or wire transfer: RETURNED with `return_code` (ACH R01–R85; a wire's own text, 1–32 characters) and `return_reason`, the money back by a reversing transfer in the same transaction (an outbound return re-credits the wallet; an inbound return debits it, possibly below zero; a PENDING inbound credit's pending amount is released). Emits `transfer.returned`. Every environment; needs the `network` right (403); 409 for another rail or a second return; 400 param return_code for a code the rail does not take (docs/ledger.md#returns).",
+    example: { return_code: "R01", reason: "Insufficient funds at the receiving bank" }
   },
   "events.list": {
     summary: "List events",

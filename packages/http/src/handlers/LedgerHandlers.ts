@@ -10,6 +10,7 @@ import {
   inboundFundingRefusal,
   IssuingConfig,
   Ledger,
+  requireNetworkRight,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
   type PostedTransfer,
@@ -211,9 +212,28 @@ export const TransactionsHandlersLive = HttpApiBuilder.group(IssuingApi, "transa
 export const SimulateTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "simulateTransfers", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger
-    // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly).
+    // Sandbox only: the pipeline answers it as an unknown URL in production (SandboxOnly). The
+    // network's settle runs the same use case.
     return handlers.handle("settle", ({ path }) =>
       Effect.flatMap(programId, (program) => mapToApiFailure(ledger.settleTransfer(program, path.transfer_id)))
     )
+  })
+)
+
+/** The caller's program, once its `network` right is checked (403 otherwise, before anything is read). */
+const networkProgram = Effect.flatMap(CurrentProgram, (caller) =>
+  Effect.as(mapToApiFailure(requireNetworkRight(caller)), caller.program.id)
+)
+
+export const NetworkTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "networkTransfers", (handlers) =>
+  Effect.gen(function* () {
+    const ledger = yield* Ledger
+    return handlers
+      .handle("settle", ({ path }) =>
+        Effect.flatMap(networkProgram, (program) => mapToApiFailure(ledger.settleTransfer(program, path.transfer_id)))
+      )
+      .handle("return", ({ path, payload }) =>
+        Effect.flatMap(networkProgram, (program) => mapToApiFailure(ledger.returnTransfer(program, path.transfer_id, payload)))
+      )
   })
 )

@@ -32,6 +32,7 @@ import walksAsRanges from "./0450_walks_as_ranges.js"
 import walletTags from "./0480_wallet_tags.js"
 import eventTags from "./0490_event_tags.js"
 import networkRight from "./0500_network_right.js"
+import transferReturns from "./0550_transfer_returns.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -71,5 +72,6 @@ export const migrations = {
   "0450_walks_as_ranges": walksAsRanges,
   "0480_wallet_tags": walletTags,
   "0490_event_tags": eventTags,
-  "0500_network_right": networkRight
+  "0500_network_right": networkRight,
+  "0550_transfer_returns": transferReturns
 }
