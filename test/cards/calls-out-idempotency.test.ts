@@ -119,12 +119,12 @@ describe.each(STORE_KINDS)("Idempotency-Keys on operations that call out, on %s"
     expect(refused.first.body).toMatchObject({ status: "DECLINED", decline_reason: "MCC_BLOCKED" })
     expectReplayOf(refused.first, refused.again)
     expect(await askedAbout(refused.first.body.id)).toBe(0)
-    // Past the funds, once the program approves: declined by the posting, after the call.
+    // Past the available funds: a built-in decline too, the program never asked (issue 45, item 5).
     await decideWith("/approve")
     const poor = await twice("/v1/simulate/authorizations", { card_id: card.id, amount: 20_000, mcc: "5411" })
     expect(poor.first.body).toMatchObject({ status: "DECLINED", decline_reason: "INSUFFICIENT_FUNDS" })
     expectReplayOf(poor.first, poor.again)
-    expect(await askedAbout(poor.first.body.id)).toBe(1)
+    expect(await askedAbout(poor.first.body.id)).toBe(0)
     expect((await transactionsOf(card.id)).length).toBe(2)
     expect((await transactionsOf(blocked.id)).length).toBe(1)
     expect(await pending(accountId)).toBe(0)

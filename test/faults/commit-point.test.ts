@@ -13,7 +13,8 @@ import { sleep } from "./scenario.js"
  * arms for one key: as that request's answer is being stored, or right after it committed and
  * before it is sent. Restarted on the same database, a retry with the key gets either a fresh
  * single effect (nothing of the killed request was committed; after the claim's lease) or the
- * stored answer (`Idempotent-Replayed: true`) — never a second hold, on either store.
+ * stored answer (`Idempotent-Replayed: true`) — never a second hold, on either store. The same for
+ * card network messages, claimed by their network_message_id (issue 45, item 3).
  */
 
 const AMOUNT = 1_000
@@ -139,6 +140,133 @@ describe.each(STORE_KINDS)("a crash between the real-time decision and the answe
     expect(transactions.map((t) => t.id).sort()).toEqual([fresh.body.id, stored.body.id].sort())
     const account = await ok("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
     expect([account.balance.amount, account.pending_balance.amount]).toEqual([100_000, 2 * AMOUNT + 1 + INCREMENT])
+    await server.stop()
+    expect(server.child.exitCode).toBe(0)
+  }, 120_000)
+
+  // The same crash points for card network messages (docs/network.md#exactly-once): the message is
+  // claimed by its network_message_id (stored as `network_message:<id>`) before the program is asked.
+  it("applies a network message once: a retransmission after the crash gets a fresh single effect or the stored answer", async () => {
+    await server?.kill()
+    await database?.drop()
+    database = await createTestDatabase(kind)
+    decisions ??= await startDecisionReceiver()
+    const env = serverEnv(database.url)
+    const startArmed = async (messageId: string, at: "storing" | "committed") => {
+      server = await startServer(bundle, { ...env, COMMIT_POINT_CRASH_KEY: `network_message:${messageId}`, COMMIT_POINT_CRASH_AT: at })
+    }
+    let programId = ""
+    const call = async (method: string, route: string, body?: unknown, program: string | null = programId) => {
+      const response = await fetch(`${server!.url}${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${ADMIN_KEY}`,
+          ...(program === null ? {} : { "x-program-id": program }),
+          ...(body === undefined ? {} : { "content-type": "application/json" })
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000)
+      })
+      const text = await response.text()
+      return { status: response.status, replayed: response.headers.get("idempotent-replayed"), text, body: JSON.parse(text) }
+    }
+    const ok = async (method: string, route: string, body?: unknown) => {
+      const response = await call(method, route, body)
+      expect(response.status, response.text).toBe(200)
+      return response.body
+    }
+    const send = (message: unknown) => call("POST", "/v1/network/card-messages", message, null)
+    const killedBy = async (message: unknown) => {
+      await expect(send(message)).rejects.toThrow()
+      await server!.exited
+      expect(server!.child.signalCode).toBe("SIGKILL")
+    }
+    /** Retransmits while the killed delivery's claim holds the id (409), up to its lease and margin. */
+    const retransmit = async (message: unknown) => {
+      const deadline = Date.now() + LEASE_WAIT_MS
+      for (;;) {
+        const response = await send(message)
+        if (response.status !== 409 || Date.now() > deadline) return response
+        await sleep(250)
+      }
+    }
+    const ids = { held: `msg-${crypto.randomUUID()}`, answered: `msg-${crypto.randomUUID()}`, grown: `msg-${crypto.randomUUID()}` }
+    const ntid = `ntx-${crypto.randomUUID()}`
+
+    // 1. Armed for the first authorization: killed as its answer is stored, after the program was asked.
+    await startArmed(ids.held, "storing")
+    programId = (await ok("GET", "/v1/programs")).data[0].id
+    await ok("POST", "/v1/authorization-endpoints", { url: decisions.url("/approve"), timeout_ms: 5000 })
+    const wallet = await ok("POST", "/v1/wallets", { holder: { name: "Crash holder" } })
+    await ok("POST", "/v1/transfers", {
+      payment_rail: "fednow_instant",
+      amount: 100_000,
+      currency: "USD",
+      to_financial_account_id: wallet.financial_account_id
+    })
+    const card = await ok("POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL" })
+    const number = (await ok("POST", `/v1/cards/${card.id}/reveal`)).pan
+    const asked = async (kind: string) =>
+      (await decisions!.log()).filter((received) => received.body?.data?.card?.id === card.id && received.body?.data?.kind === kind).length
+    const merchant = { acceptor_id: "ACQ-1", name: "Crash Cafe", mcc: "5812" }
+    const authorization = {
+      network_message_id: ids.held,
+      type: "AUTHORIZATION",
+      network_transaction_id: ntid,
+      card: { number },
+      amount: AMOUNT,
+      currency: "USD",
+      merchant
+    }
+    await killedBy(authorization)
+    expect(await asked("AUTHORIZATION")).toBe(1)
+
+    // 2. Restarted: nothing of the killed delivery was committed, so the retransmission, once the
+    // claim's lease is over, runs afresh — asked again, one hold.
+    await startArmed(ids.answered, "committed")
+    const fresh = await retransmit(authorization)
+    expect(fresh.status, fresh.text).toBe(200)
+    expect(fresh.replayed).toBeNull()
+    expect(fresh.body).toMatchObject({ result: "APPROVED", response_code: "00", approved_amount: AMOUNT })
+    expect(await asked("AUTHORIZATION")).toBe(2)
+    const again = await send(authorization)
+    expect([again.replayed, again.text]).toEqual(["true", fresh.text])
+
+    // 3. An increment killed right after its answer committed, before sending it: the retransmission
+    // replays it at once, the hold grown once.
+    const increment = {
+      network_message_id: ids.answered,
+      type: "INCREMENTAL_AUTHORIZATION",
+      network_transaction_id: ntid,
+      amount: INCREMENT,
+      currency: "USD"
+    }
+    await killedBy(increment)
+    await startArmed(ids.grown, "storing")
+    const stored = await send(increment)
+    expect(stored.status, stored.text).toBe(200)
+    expect(stored.replayed).toBe("true")
+    expect(stored.body).toMatchObject({ transaction_id: fresh.body.transaction_id, result: "APPROVED", approved_amount: INCREMENT })
+    expect(await asked("INCREMENTAL_AUTHORIZATION")).toBe(1)
+
+    // 4. A clearing killed as its answer is stored: the retransmission posts it once.
+    const clearing = { network_message_id: ids.grown, type: "CLEARING", network_transaction_id: ntid, amount: AMOUNT, currency: "USD" }
+    await killedBy(clearing)
+    server = await startServer(bundle, env)
+    const cleared = await retransmit(clearing)
+    expect(cleared.status, cleared.text).toBe(200)
+    expect(cleared.body).toMatchObject({ result: "ACKNOWLEDGED", approved_amount: AMOUNT })
+
+    // One transaction, authorized once and grown once, cleared once; the books as they say.
+    const transactions = (await ok("GET", `/v1/transactions?card_id=${card.id}`)).data as Array<any>
+    expect(transactions.map((t) => t.id)).toEqual([fresh.body.transaction_id])
+    expect(transactions[0].card_events.map((event: { type: string }) => event.type)).toEqual([
+      "AUTHORIZATION",
+      "INCREMENTAL_AUTHORIZATION",
+      "CLEARING"
+    ])
+    const account = await ok("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
+    expect([account.balance.amount, account.pending_balance.amount]).toEqual([100_000 - AMOUNT, 0])
     await server.stop()
     expect(server.child.exitCode).toBe(0)
   }, 120_000)

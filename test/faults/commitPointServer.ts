@@ -3,7 +3,8 @@
  * (`createIssuing` with `configFromEnv`, the same ISSUING_* variables, the first organization
  * bootstrapped with ISSUING_BOOTSTRAP_API_KEY, the "listening on" line `startServer` waits for),
  * with one crash point of the test's own, so that nothing of it is in the product: its store's
- * IdempotencyStore is wrapped so that the request with Idempotency-Key COMMIT_POINT_CRASH_KEY
+ * IdempotencyStore is wrapped so that the request with Idempotency-Key COMMIT_POINT_CRASH_KEY (a
+ * card network message: `network_message:<its network_message_id>`, the key it is claimed under)
  * kills the process with SIGKILL when its 200 answer is stored —
  * - COMMIT_POINT_CRASH_AT=storing: as the answer is written, before it commits (after the
  *   real-time decision, with the posting made in whatever transaction the platform made it);

@@ -159,6 +159,7 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
           now: new Date().toISOString(),
           token: "a-request-elsewhere",
           staleBefore: new Date(Date.now() - 60_000).toISOString(),
+          expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
           expiredBefore: new Date(Date.now() - 86_400_000).toISOString()
         })
       )
@@ -264,10 +265,12 @@ describe.each(STORE_KINDS)("idempotency keys on %s", (kind) => {
   it("purges keys past the 24 h retention", async () => {
     const key = uuid()
     expect((await post("Purged", key)).status).toBe(200)
-    const dayAgo = new Date(Date.now() - 25 * 3_600_000).toISOString()
-    const stamp = platform.kind === "sqlite" ? `'${dayAgo}'` : `'${dayAgo}'::timestamptz`
+    const stamp = (hoursAgo: number) => {
+      const at = new Date(Date.now() - hoursAgo * 3_600_000).toISOString()
+      return platform.kind === "sqlite" ? `'${at}'` : `'${at}'::timestamptz`
+    }
     await onDatabase(platform, (query) =>
-      query(`UPDATE issuing_idempotency_keys SET created_at = ${stamp} WHERE idempotency_key = '${key}'`)
+      query(`UPDATE issuing_idempotency_keys SET created_at = ${stamp(25)}, expires_at = ${stamp(1)} WHERE idempotency_key = '${key}'`)
     )
     const purged = await platform.instance.runtime.runPromise(Effect.flatMap(Idempotency, (idempotency) => idempotency.purgeExpired))
     expect(purged).toBeGreaterThanOrEqual(1)

@@ -8,6 +8,7 @@ import { Cards } from "./cards/Cards.js"
 import { Events } from "./events/Events.js"
 import { Idempotency } from "./idempotency/Idempotency.js"
 import { Ledger } from "./ledger/Ledger.js"
+import { NetworkCardMessages } from "./network/CardMessages.js"
 import { OAuth } from "./oauth/OAuth.js"
 import { OAuthDelegatedAccessLive } from "./oauth/OAuthDelegatedAccess.js"
 import { type WebhookSender, WebhookSenderLive } from "./webhooks/WebhookSender.js"
@@ -27,12 +28,18 @@ export type IssuingServices =
   | Webhooks
   | WebhookSender
   | OAuth
+  | NetworkCardMessages
 
 /**
  * Access, once: layers are memoized by reference, and OAuth must share its caches (forgetGrants).
  * Its access tokens and a revoked key's grants are OAuth's, reached through the DelegatedAccess port.
  */
 const AccessLive = Access.Default.pipe(Layer.provide(OAuthDelegatedAccessLive), Layer.provide(Events.Default))
+
+// Layers are memoized by reference: cards share the one Ledger (and its group commit) built above.
+const CardsLive = Layer.mergeAll(Cards.Default, CardAuthorizations.Default.pipe(Layer.provide(AuthorizationDecisions.Default))).pipe(
+  Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default)))
+)
 
 /** The domain services over whatever store is provided. */
 export const ServicesLive = Layer.mergeAll(
@@ -46,8 +53,7 @@ export const ServicesLive = Layer.mergeAll(
   Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
   Ledger.Default.pipe(Layer.provide(Events.Default)),
   OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, AccessLive))),
-  // Layers are memoized by reference: cards share the one Ledger (and its group commit) built above.
-  Layer.mergeAll(Cards.Default, CardAuthorizations.Default.pipe(Layer.provide(AuthorizationDecisions.Default))).pipe(
-    Layer.provide(Ledger.Default.pipe(Layer.provideMerge(Events.Default)))
-  )
+  CardsLive,
+  // The network's door runs the cards' own operations: the same instances, built once.
+  NetworkCardMessages.Default.pipe(Layer.provide(Layer.mergeAll(CardsLive, AccessLive, Idempotency.Default)))
 )

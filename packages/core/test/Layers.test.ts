@@ -13,6 +13,7 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["oauth", "webhooks"],
   ["ledger"],
   ["cards"],
+  ["network"],
   ["."],
   ["testing"]
 ]

@@ -12,6 +12,7 @@ import {
   WalletsApi
 } from "./api/LedgerApi.js"
 import { MetaApi } from "./api/MetaApi.js"
+import { NetworkCardMessagesApi } from "./api/NetworkApi.js"
 import { OAuthClientsApi, OAuthGrantsApi, OAuthInteractionsApi, OAuthProtocolApi } from "./api/OAuthApi.js"
 import { ProgramsApi } from "./api/ProgramsApi.js"
 import { refuseUnknownParameters } from "./api/UnknownParameters.js"
@@ -39,6 +40,7 @@ export class IssuingApi extends refuseUnknownParameters(
     .add(TransactionsApi)
     .add(SimulateTransfersApi)
     .add(NetworkTransfersApi)
+    .add(NetworkCardMessagesApi)
     .add(EventsApi)
     .add(WebhookSubscriptionsApi)
     .add(WebhookDeliveriesApi)

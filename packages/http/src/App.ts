@@ -34,6 +34,7 @@ import {
   SimulateTransactionsHandlersLive
 } from "./handlers/CardsHandlers.js"
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
+import { NetworkCardMessagesHandlersLive, NetworkRightLive } from "./handlers/NetworkHandlers.js"
 import {
   FinancialAccountsHandlersLive,
   NetworkTransfersHandlersLive,
@@ -137,6 +138,7 @@ const HandlersLive = Layer.mergeAll(
   TransactionsHandlersLive,
   SimulateTransfersHandlersLive,
   NetworkTransfersHandlersLive,
+  NetworkCardMessagesHandlersLive,
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,
   WebhookDeliveriesHandlersLive,
@@ -148,7 +150,7 @@ const HandlersLive = Layer.mergeAll(
   OAuthGrantsHandlersLive,
   OAuthProtocolHandlersLive,
   MetaHandlersLive
-).pipe(Layer.provide(Layer.mergeAll(OrganizationScopedLive, ProgramScopedLive)))
+).pipe(Layer.provide(Layer.mergeAll(OrganizationScopedLive, ProgramScopedLive, NetworkRightLive)))
 
 /**
  * The API's routes, read once from its definition, per environment (production's leave the

@@ -1589,6 +1589,42 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         ])
       })
   },
+  "0510_network_messages": {
+    // An idempotency record from before the migration: it is kept 24 h from its creation.
+    before: () =>
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`INSERT INTO issuing_idempotency_keys (organization_id, idempotency_key, fingerprint, locked_at, created_at)
+                     VALUES ('org_1', 'key_0510', 'fp', ${NOW}, ${NOW})`
+      ),
+    // Its expiry backfilled; a network transaction id is unique per program, not across programs; the
+    // card message's function fills the new columns from the transaction it is given.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [kept] = yield* sql<{ expires_at: Date }>`SELECT expires_at FROM issuing_idempotency_keys WHERE idempotency_key = 'key_0510'`
+        expect(kept!.expires_at.toISOString()).toBe("2026-01-02T00:00:00.000Z")
+        yield* sql`DELETE FROM issuing_idempotency_keys WHERE idempotency_key = 'key_0510'`
+        yield* sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+                   VALUES ('program_0510', 'org_1', 'Other program', '400000', ${NOW}, ${NOW})`
+        const insert = (id: string, program: string) =>
+          sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, network_transaction_id,
+                merchant, created_at, updated_at)
+              VALUES (${id}, ${program}, 'DECLINED', 100, 'USD', 'card_ACTIVE', 'ntx_0510', '{"acceptor_id":"a"}', ${NOW}, ${NOW})`
+        yield* insert("txn_0510_a", PROGRAM)
+        yield* insert("txn_0510_b", "program_0510")
+        expect(yield* failureOf(insert("txn_0510_c", PROGRAM))).toMatchObject({
+          code: "23505",
+          message: expect.stringContaining("issuing_transactions_by_network_id")
+        })
+        const populated = yield* sql<{ merchant: string; network_transaction_id: string }>`
+          SELECT r.merchant, r.network_transaction_id FROM jsonb_populate_record(NULL::issuing_transactions,
+            ${JSON.stringify({ id: "t", merchant: JSON.stringify({ acceptor_id: "a" }), network_transaction_id: "n" })}::jsonb) r`
+        expect(populated).toEqual([{ merchant: '{"acceptor_id":"a"}', network_transaction_id: "n" }])
+        yield* sql`DELETE FROM issuing_transactions WHERE id IN ('txn_0510_a', 'txn_0510_b')`
+        yield* sql`DELETE FROM issuing_programs WHERE id = 'program_0510'`
+      })
+  },
   "0550_transfer_returns": {
     before: () =>
       Effect.gen(function* () {

@@ -209,6 +209,8 @@ const TRANSACTION_COLUMNS = [
   "decline_reason",
   "mcc",
   "merchant_name",
+  "merchant",
+  "network_transaction_id",
   "created_at",
   "updated_at",
   "status",

@@ -492,6 +492,33 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       ])
     })
   },
+  "0510_network_messages": {
+    // An idempotency record from before the migration: it is kept 24 h from its creation.
+    before: Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql`INSERT INTO issuing_idempotency_keys (organization_id, idempotency_key, fingerprint, locked_at, created_at)
+                   VALUES ('org_1', 'key_0510', 'fp', ${NOW}, ${NOW})`
+    ),
+    // Its expiry backfilled; a network transaction id is unique per program, not across programs.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT expires_at FROM issuing_idempotency_keys WHERE idempotency_key = 'key_0510'`).toEqual([
+        { expires_at: "2026-01-02T00:00:00.000Z" }
+      ])
+      yield* sql`DELETE FROM issuing_idempotency_keys WHERE idempotency_key = 'key_0510'`
+      yield* sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+                 VALUES ('program_0510', 'org_1', 'Other program', '400000', ${NOW}, ${NOW})`
+      const insert = (id: string, program: string) =>
+        sql`INSERT INTO issuing_transactions (id, program_id, status, amount_minor, currency, card_id, network_transaction_id,
+              merchant, created_at, updated_at)
+            VALUES (${id}, ${program}, 'PENDING', 100, 'USD', 'card_1', 'ntx_0510', '{"acceptor_id":"a"}', ${NOW}, ${NOW})`
+      yield* insert("txn_0510_a", "program_1")
+      yield* insert("txn_0510_b", "program_0510")
+      expect(yield* failureOf(insert("txn_0510_c", "program_1"))).toContain("UNIQUE constraint failed")
+      yield* sql`DELETE FROM issuing_transactions WHERE id IN ('txn_0510_a', 'txn_0510_b')`
+      yield* sql`DELETE FROM issuing_programs WHERE id = 'program_0510'`
+    })
+  },
   "0550_transfer_returns": {
     // The transfers, their indexes and triggers and the counts they keep, as the rebuild finds them.
     before: Effect.gen(function* () {

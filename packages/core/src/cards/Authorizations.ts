@@ -4,7 +4,7 @@ import type { ProgramCaller } from "../access/Records.js"
 import { commitAtPoint } from "../idempotency/IdempotentCommit.js"
 import { Ledger } from "../ledger/Ledger.js"
 import type { Transaction } from "../ledger/Records.js"
-import { BusinessRuleViolation, type Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
+import { BusinessRuleViolation, type Conflict, InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { type IssuingSettings, IssuingConfig } from "../platform/IssuingConfig.js"
 import { nowMs } from "../platform/Time.js"
@@ -12,11 +12,15 @@ import { Transactor, type TransactorService } from "../sql/Transactor.js"
 import { commitWrite, WriteLane, type WriteLaneService } from "../sql/WriteLane.js"
 import { AuthorizationDecisions } from "./AuthorizationDecisions.js"
 import {
+  adviceOpening,
+  advicePlan,
+  type AuthorizationMessage,
   authorizationPosting,
   cardIdOf,
   clearingPlan,
   expirable,
   expiryPlan,
+  forcePostPlan,
   incrementable,
   incrementPosting,
   newAuthorization,
@@ -26,12 +30,14 @@ import {
   refusalDecline,
   returnPlan,
   reversalPlan,
+  type StartingMessage,
+  unlinkedReturnPlan,
   type Verdict,
   verdictOf
 } from "./CardMessageRules.js"
 import { CardStore, type CardStoreService } from "./CardStore.js"
 import { CARD } from "./Issuance.js"
-import type { Card, SimulateAmount, SimulateAuthorization, SimulateClearing, SimulateIncrement } from "./Records.js"
+import type { Card, DeclineReason, SimulateAmount, SimulateAuthorization, SimulateClearing, SimulateIncrement } from "./Records.js"
 import { controlDecline, exceedsSpendingPeriod, windowed, windowFirstDay } from "./SpendRules.js"
 
 export { controlDecline, windowStart } from "./SpendRules.js"
@@ -117,20 +123,41 @@ const spendDeclineLocked = (deps: MessageDeps, programId: string, card: Card, au
   )
 
 /**
- * Decides an authorization or an increment before it posts: the card's state and merchant lists,
- * its spending period (on a plain read), then — only when they approve — the program's real-time
- * decision (AuthorizationDecisions, with no transaction open and no lock held).
+ * The funds check before the program is asked (docs/card-transactions.md#real-time-decisions): the
+ * card account's available balance on a plain read, without a lock — the posting checks it again
+ * under its locks, so this only spares the program a question whose answer could not post.
+ */
+const fundsDecline = (deps: MessageDeps, programId: string, card: Card, amount: number) =>
+  Effect.map(deps.ledger.getFinancialAccount(programId, card.financial_account_id), (account) =>
+    account.available_balance.amount < amount ? ("INSUFFICIENT_FUNDS" as const) : null
+  )
+
+/**
+ * Decides an authorization or an increment before it posts: the credentials as sent, the card's
+ * state and merchant lists, its spending period and the funds available (on plain reads), then —
+ * only when every one approves — the program's real-time decision (AuthorizationDecisions, with no
+ * transaction open and no lock held). A built-in decline never asks.
  */
 const decide = (
   deps: MessageDeps,
   programId: string,
   card: Card,
-  ask: { readonly transaction: Transaction; readonly mcc: string | null; readonly authorizedBefore: number; readonly amount: number },
+  ask: {
+    readonly transaction: Transaction
+    readonly mcc: string | null
+    readonly authorizedBefore: number
+    readonly amount: number
+    readonly credentialDecline: DeclineReason | null
+  },
   kind: "AUTHORIZATION" | "FINANCIAL_AUTHORIZATION" | "INCREMENTAL_AUTHORIZATION",
   partial: boolean
-): Effect.Effect<Verdict, SqlError.SqlError> =>
+): Effect.Effect<Verdict, NotFound | SqlError.SqlError> =>
   Effect.gen(function* () {
-    const builtIn = controlDecline(card, ask.mcc) ?? (yield* spendDecline(deps, card, ask.authorizedBefore, ask.amount))
+    const builtIn =
+      ask.credentialDecline ??
+      controlDecline(card, ask.mcc) ??
+      (yield* spendDecline(deps, card, ask.authorizedBefore, ask.amount)) ??
+      (yield* fundsDecline(deps, programId, card, ask.amount))
     const decision =
       builtIn === null
         ? yield* deps.decisions.decide(programId, {
@@ -157,22 +184,33 @@ const authorizationCurrency = (deps: MessageDeps, programId: string, card: Card,
   )
 
 /**
- * An authorization: find the card, decide, post once at the request's commit point — so under an
- * Idempotency-Key the posting and the request's answer commit together, the program having been
- * asked before with nothing written (docs/api.md#idempotency). An approval on a card whose period
- * sums a window posts under the card's row lock with the rule checked again.
+ * An authorization of a card found (by its id, or by its number on the network's way): decide,
+ * post once at the request's commit point — so under an Idempotency-Key or a network message id the
+ * posting and the answer commit together, the program having been asked before with nothing
+ * written (docs/api.md#idempotency). An approval on a card whose period sums a window posts under
+ * the card's row lock with the rule checked again.
  */
-const authorize = (deps: MessageDeps, caller: ProgramCaller, input: SimulateAuthorization): Effect.Effect<Transaction, MessageError> =>
+const authorizeCard = (
+  deps: MessageDeps,
+  caller: ProgramCaller,
+  card: Card,
+  message: AuthorizationMessage
+): Effect.Effect<Transaction, MessageError> =>
   Effect.gen(function* () {
     const programId = caller.program.id
-    const card = yield* cardOf(deps, programId, input.card_id)
     // Immutable, so served from the ledger's account cache: no read per authorization.
-    const currency = yield* authorizationCurrency(deps, programId, card, input.currency)
-    const kind = input.kind ?? "AUTHORIZATION"
+    const currency = yield* authorizationCurrency(deps, programId, card, message.currency)
+    const kind = message.kind
     const atMs = yield* nowMs
-    const opened = newAuthorization(programId, card, input, currency, isoAt(atMs))
-    const ask = { transaction: opened, mcc: input.mcc, authorizedBefore: 0, amount: input.amount }
-    const verdict = yield* decide(deps, programId, card, ask, kind, input.partial_approval_capable ?? false)
+    const opened = newAuthorization(programId, card, message, currency, isoAt(atMs))
+    const ask = {
+      transaction: opened,
+      mcc: message.mcc,
+      authorizedBefore: 0,
+      amount: message.amount,
+      credentialDecline: message.credentialDecline
+    }
+    const verdict = yield* decide(deps, programId, card, ask, kind, message.partialApprovalCapable)
     const holdExpiresAt = isoAt(atMs + deps.config.authorizationHoldDays * 86_400_000)
     const posting = (final: Verdict) => post(deps, programId, card, authorizationPosting(opened, kind, final, holdExpiresAt), "insert")
     if (verdict._tag === "Declined") return yield* commitAtPoint(commit(deps, posting(verdict), true))
@@ -181,6 +219,72 @@ const authorize = (deps: MessageDeps, caller: ProgramCaller, input: SimulateAuth
       posting(over === null ? verdict : overSpendingLimit(verdict))
     )
     return yield* commitAtPoint(commit(deps, locked, false))
+  })
+
+/** The messages that open a card transaction with nothing to decide (docs/network.md#the-messages). */
+export type UndecidedOpening = "AUTHORIZATION_ADVICE" | "FORCE_POST" | "RETURN"
+
+/**
+ * A message that opens a card transaction the issuer does not decide: a stand-in advice (held), a
+ * force post (cleared without authorization) or an unlinked refund — no built-in check, no program
+ * asked, posted once at the request's commit point. Refused only for the account's currency (422)
+ * or the ledger's own bounds.
+ */
+const openUndecided = (
+  deps: MessageDeps,
+  caller: ProgramCaller,
+  card: Card,
+  message: StartingMessage,
+  kind: UndecidedOpening
+): Effect.Effect<Transaction, MessageError> =>
+  Effect.gen(function* () {
+    const programId = caller.program.id
+    const currency = yield* authorizationCurrency(deps, programId, card, message.currency)
+    const atMs = yield* nowMs
+    const opened = newAuthorization(programId, card, message, currency, isoAt(atMs))
+    const plan =
+      kind === "AUTHORIZATION_ADVICE"
+        ? adviceOpening(opened, isoAt(atMs + deps.config.authorizationHoldDays * 86_400_000))
+        : kind === "FORCE_POST"
+          ? forcePostPlan(opened)
+          : unlinkedReturnPlan(opened)
+    // A plan with a transfer runs in a transaction of its own (the settlement account may be created first).
+    return yield* commitAtPoint(commit(deps, post(deps, programId, card, { plan, declined: null }, "insert"), plan.transfer === null))
+  })
+
+const invalid = (message: string, param: string) => Effect.fail(new InvalidRequest({ message, param }))
+
+/**
+ * The network message a simulated authorization stands for (docs/network.md#the-sandbox): the same
+ * message the network's way builds, for the card named by id. Its merchant is `merchant`, or `mcc`
+ * and `merchant_name` as before it; sent together they must agree (400).
+ */
+export const simulatedAuthorization = (input: SimulateAuthorization): Effect.Effect<AuthorizationMessage, InvalidRequest> => {
+  const merchant = input.merchant ?? null
+  if (merchant === null && input.mcc === undefined) return invalid("Give the merchant: mcc, or the merchant object.", "mcc")
+  if (merchant !== null && input.mcc !== undefined && input.mcc !== merchant.mcc)
+    return invalid("mcc and merchant.mcc differ; send one of them.", "mcc")
+  const merchantName = input.merchant_name ?? null
+  if (merchant !== null && merchantName !== null && merchantName !== merchant.name)
+    return invalid("merchant_name and merchant.name differ; send one of them.", "merchant_name")
+  return Effect.succeed({
+    kind: input.kind ?? "AUTHORIZATION",
+    amount: input.amount,
+    currency: input.currency ?? null,
+    mcc: merchant?.mcc ?? input.mcc!,
+    merchantName: merchant?.name ?? merchantName,
+    merchant: merchant === null ? null : { ...merchant, city: merchant.city ?? null, country: merchant.country ?? null },
+    networkTransactionId: null,
+    partialApprovalCapable: input.partial_approval_capable ?? false,
+    credentialDecline: null
+  })
+}
+
+/** A simulated authorization: the network's message for the card named by id, on the same path (authorizeCard). */
+const authorize = (deps: MessageDeps, caller: ProgramCaller, input: SimulateAuthorization): Effect.Effect<Transaction, MessageError> =>
+  Effect.gen(function* () {
+    const card = yield* cardOf(deps, caller.program.id, input.card_id)
+    return yield* authorizeCard(deps, caller, card, yield* simulatedAuthorization(input))
   })
 
 /** A message on an existing card transaction, decided and written under its row lock. */
@@ -218,7 +322,13 @@ const increment = (
     const cardId = yield* cardIdOf(seen)
     yield* incrementable(seen)
     const card = yield* cardOf(deps, programId, cardId)
-    const ask = { transaction: seen, mcc: seen.mcc, authorizedBefore: seen.authorized_amount!, amount: input.amount }
+    const ask = {
+      transaction: seen,
+      mcc: seen.mcc,
+      authorizedBefore: seen.authorized_amount!,
+      amount: input.amount,
+      credentialDecline: null
+    }
     const verdict = yield* decide(deps, programId, card, ask, "INCREMENTAL_AUTHORIZATION", false)
     const write = (t: Transaction, locked: Card, at: string) =>
       Effect.gen(function* () {
@@ -279,18 +389,31 @@ export class CardAuthorizations extends Effect.Service<CardAuthorizations>()("@i
       config: yield* IssuingConfig,
       decisions: yield* AuthorizationDecisions
     }
+    // At the request's commit point: under a network message id (or an Idempotency-Key of a route
+    // that calls out) the message and its answer commit together; elsewhere it just runs.
     const onTransactionPlan =
       <I>(plan: (t: Transaction, input: I, at: string) => Effect.Effect<Plan, Conflict | BusinessRuleViolation>) =>
       (caller: ProgramCaller, transactionId: string, input: I): Effect.Effect<Transaction, MessageError> =>
-        onTransaction(deps, caller, transactionId, (t, card, at) =>
-          Effect.flatMap(plan(t, input, at), (p) => postPlan(deps, caller.program.id, card, p))
+        commitAtPoint(
+          onTransaction(deps, caller, transactionId, (t, card, at) =>
+            Effect.flatMap(plan(t, input, at), (p) => postPlan(deps, caller.program.id, card, p))
+          )
         )
     return {
       authorize: (caller: ProgramCaller, input: SimulateAuthorization) => authorize(deps, caller, input),
+      /** An authorization of a card already found: the network's way (docs/network.md) and the sandbox's. */
+      authorizeCard: (caller: ProgramCaller, card: Card, message: AuthorizationMessage) => authorizeCard(deps, caller, card, message),
       increment: (caller: ProgramCaller, transactionId: string, input: SimulateIncrement) => increment(deps, caller, transactionId, input),
       clear: onTransactionPlan<SimulateClearing>(clearingPlan),
       reverse: onTransactionPlan<SimulateAmount>(reversalPlan),
       refund: onTransactionPlan<SimulateAmount>(returnPlan),
+      /** A stand-in advice, force post or unlinked refund opening a transaction (the network's way). */
+      openUndecided: (caller: ProgramCaller, card: Card, message: StartingMessage, kind: UndecidedOpening) =>
+        openUndecided(deps, caller, card, message, kind),
+      /** A stand-in advice on a known transaction: its hold set to `amount`, whatever the checks say. */
+      advise: onTransactionPlan<number>((t, amount, at) =>
+        advicePlan(t, amount, at, isoAt(Date.parse(at) + deps.config.authorizationHoldDays * 86_400_000))
+      ),
       expire: (caller: ProgramCaller, transactionId: string) =>
         onTransactionPlan<void>((t, _, at) => expirable(t, at))(caller, transactionId),
       expireDue: (limit: number) => expireDue(deps, limit)

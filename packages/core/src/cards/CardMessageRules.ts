@@ -1,10 +1,10 @@
 import { Either, Option } from "effect"
 import type { CardMessage, CardRefusal } from "../ledger/CardPosting.js"
-import type { CardEvent, CardEventType, RequestHistoryEntry, Transaction } from "../ledger/Records.js"
+import type { CardEvent, CardEventType, Merchant, RequestHistoryEntry, Transaction } from "../ledger/Records.js"
 import { BusinessRuleViolation, Conflict } from "../platform/Errors.js"
 import { newId } from "../platform/Ids.js"
 import type { Decision } from "./DecisionRules.js"
-import type { Card, DeclineReason, SimulateAmount, SimulateAuthorization, SimulateClearing } from "./Records.js"
+import type { Card, DeclineReason, SimulateAmount, SimulateClearing } from "./Records.js"
 
 /**
  * What each card message does to its card transaction (docs/card-transactions.md#the-messages), as
@@ -79,25 +79,46 @@ export const overSpendingLimit = (verdict: Verdict): Verdict => ({
 export const refusalDecline = (refusal: CardRefusal): DeclineReason =>
   refusal === "insufficient_funds" ? "INSUFFICIENT_FUNDS" : refusal === "card_frozen" ? "CARD_FROZEN" : "CARD_CLOSED"
 
-/** A new card transaction as an authorization opens it, before anything is decided: what is asked, nothing held. */
-export const newAuthorization = (
-  programId: string,
-  card: Card,
-  input: SimulateAuthorization,
-  currency: string,
-  at: string
-): Transaction => ({
+/**
+ * A message that may start a card transaction, however it arrived: a network message
+ * (docs/network.md) or the sandbox's simulation of one, which builds the same (one path).
+ */
+export interface StartingMessage {
+  readonly amount: number
+  /** The currency the message names, or null for the card account's. */
+  readonly currency: string | null
+  readonly mcc: string | null
+  readonly merchantName: string | null
+  readonly merchant: Merchant | null
+  readonly networkTransactionId: string | null
+}
+
+/** An authorization (or a financial one): a starting message the built-in checks and the program decide. */
+export interface AuthorizationMessage extends StartingMessage {
+  readonly kind: "AUTHORIZATION" | "FINANCIAL_AUTHORIZATION"
+  readonly partialApprovalCapable: boolean
+  /**
+   * The decline the card's credentials as sent call for (an expiry or code that is not the card's:
+   * CARD_EXPIRED, INCORRECT_CVV), checked before everything else; null when they match or none was sent.
+   */
+  readonly credentialDecline: DeclineReason | null
+}
+
+/** A new card transaction as a message opens it, before anything is decided: what is asked, nothing held. */
+export const newAuthorization = (programId: string, card: Card, message: StartingMessage, currency: string, at: string): Transaction => ({
   id: newId(),
   object: "transaction",
   program_id: programId,
   status: "PENDING",
-  amount: input.amount,
+  amount: message.amount,
   currency,
   card_id: card.id,
   decline_reason: null,
-  mcc: input.mcc,
-  merchant_name: input.merchant_name ?? null,
-  authorized_amount: input.amount,
+  mcc: message.mcc,
+  merchant_name: message.merchantName,
+  merchant: message.merchant,
+  network_transaction_id: message.networkTransactionId,
+  authorized_amount: message.amount,
   pending_amount: 0,
   settled_amount: 0,
   expires_at: null,
@@ -278,3 +299,90 @@ export const expirable = (t: Transaction, at: string): Either.Either<Plan, Confl
   t.status === "PENDING"
     ? Either.right(expiryPlan(t, at))
     : Either.left(conflict(`The card transaction is ${t.status}; only an open hold can expire.`))
+
+/**
+ * A stand-in advice that opens a transaction (docs/network.md#authorization_advice): the network
+ * approved on the issuer's behalf, so the amount is held whatever the checks say now — no funds or
+ * card check, and the wallet's available balance may go below zero — until `holdExpiresAt`.
+ */
+export const adviceOpening = (opened: Transaction, holdExpiresAt: string): Plan => ({
+  transaction: {
+    ...opened,
+    status: "PENDING",
+    pending_amount: opened.amount,
+    expires_at: holdExpiresAt,
+    card_events: [cardEvent("AUTHORIZATION_ADVICE", opened.amount, null, opened.created_at)]
+  },
+  pendingDelta: opened.amount,
+  requireAvailable: 0,
+  activeCardId: null,
+  transfer: null
+})
+
+/**
+ * A stand-in advice on a known transaction: its hold becomes the advised amount, whatever the checks
+ * say. An open hold grows or shrinks to it (what was authorized grows with it); a declined
+ * transaction — the issuer's answer the network did not wait for — is held after all. Any other
+ * state has no hold to set (409).
+ */
+export const advicePlan = (t: Transaction, amount: number, at: string, holdExpiresAt: string): Either.Either<Plan, Conflict> => {
+  if (t.status !== "PENDING" && t.status !== "DECLINED")
+    return Either.left(conflict(`The card transaction is ${t.status}; an advice sets only an open or declined hold.`))
+  const pending = t.status === "PENDING" ? t.pending_amount! : 0
+  const authorized = t.status === "PENDING" ? t.authorized_amount! + Math.max(0, amount - pending) : amount
+  return Either.right({
+    transaction: {
+      ...t,
+      status: "PENDING",
+      decline_reason: null,
+      amount: authorized,
+      authorized_amount: authorized,
+      pending_amount: amount,
+      expires_at: t.status === "PENDING" ? t.expires_at : holdExpiresAt,
+      card_events: [...t.card_events, cardEvent("AUTHORIZATION_ADVICE", amount, null, at)],
+      updated_at: at
+    },
+    pendingDelta: amount - pending,
+    requireAvailable: 0,
+    activeCardId: null,
+    transfer: null
+  })
+}
+
+/**
+ * A clearing with no authorization (a force post, or a clearing of a transaction never seen;
+ * docs/network.md#clearing-and-force_post): a SETTLED transaction that authorized nothing, its
+ * amount posted wallet → settlement. Never refused for funds or the card's state (the merchant has
+ * been paid): it may take the wallet's balance below zero.
+ */
+export const forcePostPlan = (opened: Transaction): Plan => ({
+  transaction: {
+    ...opened,
+    status: "SETTLED",
+    authorized_amount: 0,
+    settled_amount: opened.amount,
+    card_events: [cardEvent("CLEARING", opened.amount, null, opened.created_at)]
+  },
+  pendingDelta: 0,
+  requireAvailable: 0,
+  activeCardId: null,
+  transfer: { kind: "clearing", amount: opened.amount }
+})
+
+/**
+ * A refund with no purchase (docs/network.md#return): a SETTLED transaction that authorized nothing
+ * and settled minus its amount (cleared − returned), posted settlement → wallet.
+ */
+export const unlinkedReturnPlan = (opened: Transaction): Plan => ({
+  transaction: {
+    ...opened,
+    status: "SETTLED",
+    authorized_amount: 0,
+    settled_amount: -opened.amount,
+    card_events: [cardEvent("RETURN", opened.amount, null, opened.created_at)]
+  },
+  pendingDelta: 0,
+  requireAvailable: 0,
+  activeCardId: null,
+  transfer: { kind: "return", amount: opened.amount }
+})

@@ -53,6 +53,14 @@ export interface CardStoreService {
     programId: string,
     fingerprints: ReadonlyArray<string>
   ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
+  /**
+   * The card, of any program, whose stored fingerprint is any of `fingerprints` (numbers are
+   * globally unique): a network message names a card by its number alone (docs/network.md); the
+   * caller checks the program is one it may reach.
+   */
+  readonly findByFingerprintsInAnyProgram: (
+    fingerprints: ReadonlyArray<string>
+  ) => Effect.Effect<Option.Option<CardRecord>, SqlError.SqlError>
   /** True when any card of any program has one of these fingerprints (numbers are globally unique). */
   readonly fingerprintTaken: (fingerprints: ReadonlyArray<string>) => Effect.Effect<boolean, SqlError.SqlError>
   /** Moves the card to `to` when its state is one of `from`; none when it was not in such a state. */

@@ -162,7 +162,10 @@ export interface CardAccessContext extends CardRequestContext {
   readonly apiKeyId: string
 }
 
-/** Why a simulated authorization was declined. */
+/**
+ * Why an authorization was declined. CARD_EXPIRED and INCORRECT_CVV come only with a network
+ * message that sent the card's expiry or code (docs/network.md#response-codes).
+ */
 export const DeclineReason = Schema.Literal(
   "CARD_FROZEN",
   "CARD_CLOSED",
@@ -170,7 +173,9 @@ export const DeclineReason = Schema.Literal(
   "MCC_BLOCKED",
   "SPENDING_LIMIT_EXCEEDED",
   "INSUFFICIENT_FUNDS",
-  "WEBHOOK_DECLINED"
+  "WEBHOOK_DECLINED",
+  "CARD_EXPIRED",
+  "INCORRECT_CVV"
 )
 export type DeclineReason = typeof DeclineReason.Type
 
@@ -370,16 +375,44 @@ const MerchantName = Schema.String.pipe(
   Schema.filter((name) => name.trim().length > 0 || `must be 1 to ${MAX_MERCHANT_NAME_LENGTH} characters`)
 )
 
+/** Longest card acceptor id and city accepted, in characters. */
+export const MAX_ACCEPTOR_TEXT_LENGTH = 64
+
+/** Text of a merchant field: printable, not blank, at most `max` characters. */
+const MerchantText = (max: number) =>
+  Schema.String.pipe(
+    Schema.maxLength(max, { message: () => `must be 1 to ${max} characters` }),
+    Schema.filter((text) => text.trim().length > 0 || `must be 1 to ${max} characters`)
+  )
+
+/**
+ * The merchant as a card message sends it (docs/network.md#the-merchant): the card acceptor's id
+ * and name, its city and country (ISO 3166 alpha-2, upper case) when known, and its category.
+ */
+export const MerchantInput = Schema.Struct({
+  acceptor_id: MerchantText(MAX_ACCEPTOR_TEXT_LENGTH),
+  name: MerchantName,
+  city: Schema.optional(Schema.NullOr(MerchantText(MAX_ACCEPTOR_TEXT_LENGTH))),
+  country: Schema.optional(
+    Schema.NullOr(Schema.String.pipe(Schema.pattern(/^[A-Z]{2}$/, { message: () => "must be an ISO 3166 alpha-2 code, e.g. US" })))
+  ),
+  mcc: MccCode
+}).annotations({ identifier: "MerchantInput" })
+export type MerchantInput = typeof MerchantInput.Type
+
 /**
  * POST /v1/simulate/authorizations. The currency defaults to the card account's; naming another
- * one is a business-rule failure (422), decided by the service.
+ * one is a business-rule failure (422), decided by the service. The merchant is `merchant` (the
+ * network message's object) or, as before it, `mcc` and `merchant_name`; one of `mcc` and
+ * `merchant` is required, and a `merchant` with them must agree with them (400 otherwise).
  */
 export const SimulateAuthorization = Schema.Struct({
   card_id: Uuid,
   amount: AmountMinor,
-  mcc: MccCode,
+  mcc: Schema.optional(MccCode),
   currency: Schema.optional(Schema.NullOr(Currency)),
   merchant_name: Schema.optional(Schema.NullOr(MerchantName)),
+  merchant: Schema.optional(Schema.NullOr(MerchantInput)),
   /** AUTHORIZATION (default) opens a hold; FINANCIAL_AUTHORIZATION (single message) clears at once. */
   kind: Schema.optional(Schema.NullOr(Schema.Literal("AUTHORIZATION", "FINANCIAL_AUTHORIZATION"))),
   partial_approval_capable: Schema.optional(Schema.NullOr(Schema.Boolean))

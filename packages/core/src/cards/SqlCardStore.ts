@@ -93,7 +93,10 @@ const auditWhere = (sql: Sql, programId: string, filter: CardAuditFilter) => {
 /** Cards: rows, lookups by id and by fingerprint, lists. */
 const cardQueries = (
   sql: Sql
-): Pick<CardStoreService, "insertCard" | "findCard" | "lockCard" | "listCards" | "findByFingerprints" | "fingerprintTaken"> => ({
+): Pick<
+  CardStoreService,
+  "insertCard" | "findCard" | "lockCard" | "listCards" | "findByFingerprints" | "findByFingerprintsInAnyProgram" | "fingerprintTaken"
+> => ({
   insertCard: ({ card, sealed }) =>
     sql`INSERT INTO issuing_cards
           (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
@@ -128,6 +131,10 @@ const cardQueries = (
       ? Effect.succeed(Option.none())
       : sql`SELECT * FROM issuing_cards
             WHERE program_id = ${programId} AND ${sql.in("pan_fingerprint", fingerprints)}`.pipe(Effect.map(first)),
+  findByFingerprintsInAnyProgram: (fingerprints) =>
+    fingerprints.length === 0
+      ? Effect.succeed(Option.none())
+      : sql`SELECT * FROM issuing_cards WHERE ${sql.in("pan_fingerprint", fingerprints)} LIMIT 1`.pipe(Effect.map(first)),
   fingerprintTaken: (fingerprints) =>
     fingerprints.length === 0
       ? Effect.succeed(false)

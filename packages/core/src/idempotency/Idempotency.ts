@@ -12,6 +12,27 @@ import { IdempotentCommit, type IdempotentCommitService } from "./IdempotentComm
 /** How long a key is remembered: 24 h (docs/api.md#idempotency). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000
 
+/**
+ * A kind of idempotency key, kept in the same table and run by the same machinery: a prefix keeps
+ * its keys apart from the other kinds', its retention is its own, and its refusals (409) name the
+ * field that carries it.
+ */
+export interface IdempotencyNamespace {
+  readonly prefix: string
+  readonly retentionMs: number
+  readonly param: string
+}
+
+/** Idempotency-Key headers (UUIDs, so no prefix can meet one): kept 24 h. */
+export const REQUEST_KEYS: IdempotencyNamespace = { prefix: "", retentionMs: RETENTION_MS, param: "Idempotency-Key" }
+
+/** A card network message's `network_message_id`: kept 35 days, as networks retransmit (docs/network.md#exactly-once). */
+export const NETWORK_MESSAGE_KEYS: IdempotencyNamespace = {
+  prefix: "network_message:",
+  retentionMs: 35 * RETENTION_MS,
+  param: "network_message_id"
+}
+
 /** A response as the idempotency layer sees it: status and JSON body text. */
 export interface PlainResponse {
   readonly status: number
@@ -35,11 +56,10 @@ class NotStorable<A> extends Data.TaggedError("NotStorable")<{ readonly response
 /** The request's claim ran out (it stalled past its lease) and another request took the key over. */
 class ClaimLost extends Data.TaggedError("ClaimLost") {}
 
-const claimLostConflict = () =>
+const claimLostConflict = (param: string) =>
   new Conflict({
-    message:
-      "Another request with this Idempotency-Key took over while this one was stalled; nothing of this one was kept. Retry to get that request's response.",
-    param: "Idempotency-Key"
+    message: `Another request with this ${param} took over while this one was stalled; nothing of this one was kept. Retry to get that request's response.`,
+    param
   })
 
 /**
@@ -125,16 +145,12 @@ const unsealed = (vault: VaultService, sealed: string): string | undefined => {
 }
 
 /** The answer to a claim that is not ours to run: a 409, or the stored response to replay. */
-const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly _tag: "Claimed" }>) => {
+const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly _tag: "Claimed" }>, param: string) => {
   switch (claim._tag) {
     case "Mismatch":
-      return Effect.fail(
-        new Conflict({ message: "This Idempotency-Key was already used with a different request.", param: "Idempotency-Key" })
-      )
+      return Effect.fail(new Conflict({ message: `This ${param} was already used with a different request.`, param }))
     case "InProgress":
-      return Effect.fail(
-        new Conflict({ message: "A request with this Idempotency-Key is still being processed; retry later.", param: "Idempotency-Key" })
-      )
+      return Effect.fail(new Conflict({ message: `A request with this ${param} is still being processed; retry later.`, param }))
     case "Replay": {
       // Sealed under a vault key no longer configured (removed within 24 h of a rotation, against
       // docs/operations.md): the response cannot be replayed, and running the request again could
@@ -143,9 +159,8 @@ const answerClaim = <A>(deps: IdempotencyDeps, claim: Exclude<Claim, { readonly 
       return body === undefined
         ? Effect.fail(
             new Conflict({
-              message:
-                "The stored response for this Idempotency-Key can no longer be read (its vault key was removed); send the request with a new key if it must run again.",
-              param: "Idempotency-Key"
+              message: `The stored response for this ${param} can no longer be read (its vault key was removed); send the request with a new key if it must run again.`,
+              param
             })
           )
         : Effect.succeed<IdempotentResult<A>>({ _tag: "Replayed", response: { status: claim.response.status, body } })
@@ -172,7 +187,8 @@ const claimedCommitPoint = (
   deps: IdempotencyDeps,
   claim: HeldClaim,
   answerOf: (value: unknown) => Effect.Effect<PlainResponse>,
-  committed: Ref.Ref<Option.Option<PlainResponse>>
+  committed: Ref.Ref<Option.Option<PlainResponse>>,
+  param: string
 ): IdempotentCommitService => ({
   commit: (write) =>
     Effect.flatMap(Ref.get(committed), (before) =>
@@ -191,7 +207,7 @@ const claimedCommitPoint = (
             .pipe(
               Effect.catchIf(
                 (error): error is ClaimLost => error instanceof ClaimLost,
-                () => Effect.fail(claimLostConflict())
+                () => Effect.fail(claimLostConflict(param))
               ),
               Effect.flatMap(([value, plain]) => Effect.as(Ref.set(committed, Option.some(plain)), value))
             )
@@ -210,7 +226,8 @@ const runClaimed = <A, E, R>(
   claim: HeldClaim,
   execute: Effect.Effect<A, E, R>,
   toPlain: (result: A) => Effect.Effect<PlainResponse>,
-  options: RunOptions
+  options: RunOptions,
+  param: string
 ) => {
   const { key, organizationId, token } = claim
   /** The request's response, kept unless a 5xx; in the request's own transaction when it has one. */
@@ -225,14 +242,14 @@ const runClaimed = <A, E, R>(
       yield* deps.transactor.withTransaction(store).pipe(
         Effect.catchIf(
           (error): error is ClaimLost => error instanceof ClaimLost,
-          () => Effect.logWarning("An Idempotency-Key's claim was taken over while its request ran; its response was not stored")
+          () => Effect.logWarning(`The claim of a request's ${param} was taken over while it ran; its response was not stored`)
         )
       )
     })
   const executeAndStore: Effect.Effect<IdempotentResult<A>, E | SqlError.SqlError | NotStorable<A> | ClaimLost, R> = options.callsOut
     ? Effect.gen(function* () {
         const committed = yield* Ref.make(Option.none<PlainResponse>())
-        const point = claimedCommitPoint(deps, claim, options.answerOf, committed)
+        const point = claimedCommitPoint(deps, claim, options.answerOf, committed, param)
         const result = yield* Effect.provideService(execute, IdempotentCommit, point)
         const answer = yield* Ref.get(committed)
         if (Option.isSome(answer)) return { _tag: "Committed", response: answer.value }
@@ -254,7 +271,7 @@ const runClaimed = <A, E, R>(
     Effect.onError(() => releaseClaim(deps, organizationId, key, token)),
     Effect.catchIf(
       (error): error is ClaimLost => error instanceof ClaimLost,
-      () => Effect.fail(claimLostConflict())
+      () => Effect.fail(claimLostConflict(param))
     )
   )
 }
@@ -284,9 +301,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
           : Effect.fail(new InvalidRequest({ message: "Idempotency-Key must be a UUID.", param: "Idempotency-Key" })),
 
       /**
-       * Runs `execute` at most once per (organization, key). `toPlain` turns its result into the
-       * status and body to keep; results with a status ≥ 500 roll the transaction back and are not
-       * kept. `options.callsOut`: see RunOptions.
+       * Runs `execute` at most once per (organization, key) of `namespace` (Idempotency-Key headers
+       * by default). `toPlain` turns its result into the status and body to keep; results with a
+       * status ≥ 500 roll the transaction back and are not kept. `options.callsOut`: see RunOptions.
        */
       run: <A, E, R>(
         organizationId: string,
@@ -294,7 +311,8 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
         requestParts: ReadonlyArray<string>,
         execute: Effect.Effect<A, E, R>,
         toPlain: (result: A) => Effect.Effect<PlainResponse>,
-        options: RunOptions = { callsOut: false }
+        options: RunOptions = { callsOut: false },
+        namespace: IdempotencyNamespace = REQUEST_KEYS
       ): Effect.Effect<IdempotentResult<A>, E | Conflict | SqlError.SqlError, R> =>
         Effect.gen(function* () {
           // Under every configured vault key, current first: a retry across a key rotation is still
@@ -302,22 +320,26 @@ export class Idempotency extends Effect.Service<Idempotency>()("@issuing/core/Id
           const [fingerprint, ...olderFingerprints] = deps.vault.fingerprints(canonicalRequest(requestParts))
           const now = yield* nowMs
           const token = newId()
+          const storedKey = namespace.prefix + key
           const claim = yield* deps.store.claim({
             organizationId,
-            key,
+            key: storedKey,
             fingerprint: fingerprint!,
             olderFingerprints,
             now: new Date(now).toISOString(),
             token,
             staleBefore: new Date(now - CLAIM_LEASE_MS).toISOString(),
+            expiresAt: new Date(now + namespace.retentionMs).toISOString(),
             expiredBefore: new Date(now - RETENTION_MS).toISOString()
           })
-          if (claim._tag !== "Claimed") return yield* answerClaim<A>(deps, claim)
-          return yield* runClaimed(deps, { organizationId, key, token }, execute, toPlain, options)
+          if (claim._tag !== "Claimed") return yield* answerClaim<A>(deps, claim, namespace.param)
+          return yield* runClaimed(deps, { organizationId, key: storedKey, token }, execute, toPlain, options, namespace.param)
         }),
 
       /** Deletes keys past retention; run periodically by the server. */
-      purgeExpired: Effect.flatMap(nowMs, (now) => deps.store.purge(new Date(now - RETENTION_MS).toISOString()))
+      purgeExpired: Effect.flatMap(nowMs, (now) =>
+        deps.store.purge(new Date(now).toISOString(), new Date(now - RETENTION_MS).toISOString())
+      )
     }
   })
 }) {}

@@ -32,7 +32,12 @@ export interface ClaimRequest {
    * be taken over.
    */
   readonly staleBefore: string
-  /** A record created before this instant is past retention and counts as absent. */
+  /** When a record this claim creates is past retention (its namespace's: docs/api.md#idempotency). */
+  readonly expiresAt: string
+  /**
+   * A record past its `expires_at` counts as absent; one without (an older release wrote it) when it
+   * was created before this instant.
+   */
   readonly expiredBefore: string
 }
 
@@ -64,8 +69,11 @@ export interface IdempotencyStoreService {
    * claim named `token` and no other — a late release never frees a later request's takeover.
    */
   readonly release: (organizationId: string, key: string, token: string) => Effect.Effect<void, SqlError.SqlError>
-  /** Deletes records created before the instant; returns how many. */
-  readonly purge: (createdBefore: string) => Effect.Effect<number, SqlError.SqlError>
+  /**
+   * Deletes records past retention at `now`; those without an end of their own (an older release
+   * wrote them) when created before `unexpiringCreatedBefore`. Returns how many.
+   */
+  readonly purge: (now: string, unexpiringCreatedBefore: string) => Effect.Effect<number, SqlError.SqlError>
 }
 
 /** The idempotency storage port. */

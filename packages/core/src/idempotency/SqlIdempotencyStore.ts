@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { toInt, toIso } from "../platform/Rows.js"
-import { type Claim, IdempotencyStore } from "./IdempotencyStore.js"
+import { type Claim, type ClaimRequest, IdempotencyStore } from "./IdempotencyStore.js"
 
 /** Claims renewed per statement. */
 const RENEW_BATCH = 200
@@ -15,34 +15,38 @@ export const SqlIdempotencyStoreLive = Layer.effect(
   Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
 
-    const insert = (organizationId: string, key: string, fingerprint: string, now: string, token: string) =>
-      sql`INSERT INTO issuing_idempotency_keys (organization_id, idempotency_key, fingerprint, locked_at, created_at, claim_token)
-          VALUES (${organizationId}, ${key}, ${fingerprint}, ${now}, ${now}, ${token})
+    const insertClaim = (request: ClaimRequest) =>
+      sql`INSERT INTO issuing_idempotency_keys
+            (organization_id, idempotency_key, fingerprint, locked_at, created_at, claim_token, expires_at)
+          VALUES (${request.organizationId}, ${request.key}, ${request.fingerprint}, ${request.now}, ${request.now},
+                  ${request.token}, ${request.expiresAt})
           ON CONFLICT (organization_id, idempotency_key) DO NOTHING
           RETURNING idempotency_key`.pipe(Effect.map((rows) => rows.length === 1))
+
+    /** Past retention: after its own end, or (written by an older release, which sets none) created before the cut. */
+    const expired = (row: any, request: ClaimRequest) =>
+      row.expires_at === null || row.expires_at === undefined
+        ? toIso(row.created_at) < request.expiredBefore
+        : toIso(row.expires_at) <= request.now
 
     return {
       claim: (request) =>
         Effect.gen(function* () {
           const { organizationId, key, fingerprint, now, token } = request
-          if (yield* insert(organizationId, key, fingerprint, now, token)) return { _tag: "Claimed" } as Claim
+          const insert = () => insertClaim(request)
+          if (yield* insert()) return { _tag: "Claimed" } as Claim
           const rows = yield* sql`SELECT * FROM issuing_idempotency_keys
                                   WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`
           const row = rows[0]
           if (row === undefined) {
             // Deleted between our insert and read: try once more, then report it as running.
-            return (yield* insert(organizationId, key, fingerprint, now, token))
-              ? ({ _tag: "Claimed" } as Claim)
-              : ({ _tag: "InProgress" } as Claim)
+            return (yield* insert()) ? ({ _tag: "Claimed" } as Claim) : ({ _tag: "InProgress" } as Claim)
           }
-          const createdAt = toIso(row.created_at)
-          if (createdAt < request.expiredBefore) {
+          if (expired(row, request)) {
             yield* sql`DELETE FROM issuing_idempotency_keys
                        WHERE organization_id = ${organizationId} AND idempotency_key = ${key}
                          AND created_at = ${row.created_at}`
-            return (yield* insert(organizationId, key, fingerprint, now, token))
-              ? ({ _tag: "Claimed" } as Claim)
-              : ({ _tag: "InProgress" } as Claim)
+            return (yield* insert()) ? ({ _tag: "Claimed" } as Claim) : ({ _tag: "InProgress" } as Claim)
           }
           if (row.fingerprint !== fingerprint && !request.olderFingerprints.includes(row.fingerprint as string)) {
             return { _tag: "Mismatch" } as Claim
@@ -95,9 +99,13 @@ export const SqlIdempotencyStoreLive = Layer.effect(
         sql`DELETE FROM issuing_idempotency_keys
             WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND status_code IS NULL
               AND claim_token = ${token}`.pipe(Effect.asVoid),
-      purge: (createdBefore) =>
-        sql`DELETE FROM issuing_idempotency_keys WHERE created_at < ${createdBefore} RETURNING idempotency_key`.pipe(
-          Effect.map((rows) => rows.length)
+      // Each through its own index: the purge reads what it deletes, not the records kept longer.
+      purge: (now, unexpiringCreatedBefore) =>
+        Effect.zipWith(
+          sql`DELETE FROM issuing_idempotency_keys WHERE expires_at <= ${now} RETURNING idempotency_key`,
+          sql`DELETE FROM issuing_idempotency_keys WHERE expires_at IS NULL AND created_at < ${unexpiringCreatedBefore}
+              RETURNING idempotency_key`,
+          (expired, unexpiring) => expired.length + unexpiring.length
         )
     }
   })

@@ -259,6 +259,11 @@ export interface LedgerStoreService {
     transactionId: string,
     lock: boolean
   ) => Effect.Effect<Option.Option<Transaction>, SqlError.SqlError>
+  /**
+   * The card transactions, of any program, that a network linked by `networkTransactionId` (unique
+   * per program; docs/network.md): one probe of its index. The caller keeps those of programs it may reach.
+   */
+  readonly findTransactionsByNetworkId: (networkTransactionId: string) => Effect.Effect<ReadonlyArray<Transaction>, SqlError.SqlError>
   readonly setTransactionStatus: (transactionId: string, status: TransactionStatus, at: string) => Effect.Effect<void, SqlError.SqlError>
   readonly listTransactions: (
     programId: string,

@@ -176,6 +176,8 @@ const newTransaction = (p: PreparedTransfer, status: TransactionStatus, now: str
   decline_reason: null,
   mcc: null,
   merchant_name: null,
+  merchant: null,
+  network_transaction_id: null,
   authorized_amount: null,
   pending_amount: null,
   settled_amount: null,

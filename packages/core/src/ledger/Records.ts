@@ -163,11 +163,15 @@ export const Transfer = Schema.Struct({
 }).annotations({ identifier: "Transfer" })
 export type Transfer = typeof Transfer.Type
 
-/** The messages of a card transaction (docs/card-transactions.md). */
+/**
+ * The messages of a card transaction (docs/card-transactions.md). AUTHORIZATION_ADVICE is the
+ * network's stand-in approval, held whatever the checks say (docs/network.md#authorization_advice).
+ */
 export const CARD_EVENT_TYPES = [
   "AUTHORIZATION",
   "FINANCIAL_AUTHORIZATION",
   "INCREMENTAL_AUTHORIZATION",
+  "AUTHORIZATION_ADVICE",
   "AUTHORIZATION_REVERSAL",
   "AUTHORIZATION_EXPIRY",
   "CLEARING",
@@ -198,6 +202,19 @@ export const RequestHistoryEntry = Schema.Struct({
 }).annotations({ identifier: "AuthorizationDecisionRecord" })
 export type RequestHistoryEntry = typeof RequestHistoryEntry.Type
 
+/**
+ * The merchant of a card transaction as its network sent it (docs/network.md#the-merchant): the
+ * card acceptor's id and name, its city and country (ISO 3166 alpha-2) when sent, and its category.
+ */
+export const Merchant = Schema.Struct({
+  acceptor_id: Schema.String,
+  name: Schema.String,
+  city: Schema.NullOr(Schema.String),
+  country: Schema.NullOr(Schema.String),
+  mcc: Schema.String
+}).annotations({ identifier: "Merchant" })
+export type Merchant = typeof Merchant.Type
+
 export const Transaction = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("transaction"),
@@ -210,6 +227,10 @@ export const Transaction = Schema.Struct({
   decline_reason: Schema.NullOr(Schema.String),
   mcc: Schema.NullOr(Schema.String),
   merchant_name: Schema.NullOr(Schema.String),
+  /** Card transactions: the merchant object its messages sent (`mcc` and `merchant_name` repeat two of its fields); else null. */
+  merchant: Schema.NullOr(Merchant),
+  /** The network's id linking the messages of this card transaction (docs/network.md); null when none sent one. */
+  network_transaction_id: Schema.NullOr(Schema.String),
   /** Card transactions only (null otherwise): approved by authorizations and increments. */
   authorized_amount: Schema.NullOr(Schema.Number),
   /** Card transactions only: the open hold. */

@@ -4,7 +4,7 @@ import { toInt, toIso } from "../platform/Rows.js"
 import { listTotal, maintained } from "../sql/ListCounts.js"
 import type { LedgerStoreService, TransactionFilter } from "./LedgerStore.js"
 import { TRANSACTION_ORDER_FIELDS } from "./OrderFields.js"
-import { type Transaction, type TransactionStatus, TRANSACTION_STATUSES } from "./Records.js"
+import { type Merchant, type Transaction, type TransactionStatus, TRANSACTION_STATUSES } from "./Records.js"
 import { type LedgerQueries, ledgerPage, type MergedList } from "./SqlLedgerQueries.js"
 
 const toTransaction = (row: any): Transaction => ({
@@ -18,6 +18,8 @@ const toTransaction = (row: any): Transaction => ({
   decline_reason: row.decline_reason ?? null,
   mcc: row.mcc ?? null,
   merchant_name: row.merchant_name ?? null,
+  merchant: row.merchant === null || row.merchant === undefined ? null : (JSON.parse(row.merchant) as Merchant),
+  network_transaction_id: row.network_transaction_id ?? null,
   ...cardFields(row),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
@@ -49,6 +51,8 @@ export const transactionRow = (t: Transaction, financialAccountId: string | null
   decline_reason: t.decline_reason,
   mcc: t.mcc,
   merchant_name: t.merchant_name,
+  merchant: t.merchant === null ? null : JSON.stringify(t.merchant),
+  network_transaction_id: t.network_transaction_id,
   created_at: t.created_at,
   updated_at: t.updated_at,
   status: t.status,
@@ -70,6 +74,11 @@ export const transactionStatements = (q: LedgerQueries) => {
     findTransaction: (programId, transactionId, lock) =>
       sql`SELECT * FROM issuing_transactions WHERE id = ${transactionId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTransaction))
+      ),
+
+    findTransactionsByNetworkId: (networkTransactionId) =>
+      sql`SELECT * FROM issuing_transactions WHERE network_transaction_id = ${networkTransactionId} LIMIT 100`.pipe(
+        Effect.map((rows) => rows.map(toTransaction))
       ),
 
     setTransactionStatus: (transactionId, status, at) =>

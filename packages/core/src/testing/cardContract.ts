@@ -54,6 +54,9 @@ const storesAndFindsByProgram = (it: It) =>
       const fingerprints = [newId(), record.sealed.pan_fingerprint]
       expect(Option.getOrThrow(yield* cards.findByFingerprints(program.id, fingerprints)).card.id).toBe(record.card.id)
       expect(Option.isNone(yield* cards.findByFingerprints(other.program.id, fingerprints))).toBe(true)
+      // A network message finds it by its number alone, in whatever program it is.
+      expect(Option.getOrThrow(yield* cards.findByFingerprintsInAnyProgram(fingerprints)).card.id).toBe(record.card.id)
+      expect(Option.isNone(yield* cards.findByFingerprintsInAnyProgram([newId()]))).toBe(true)
       // Numbers are unique across programs: the fingerprint is taken for every program.
       expect(yield* cards.fingerprintTaken([record.sealed.pan_fingerprint])).toBe(true)
       expect(yield* cards.fingerprintTaken([newId()])).toBe(false)

@@ -13,14 +13,15 @@ const iso = (ms: number) => new Date(ms).toISOString()
 /** The lease the contract's claims are made with. */
 const LEASE_MS = 4_000
 
-/** A claim at `nowMs` under a token of its own, with a 4 s lease and 24 h retention. */
+/** A claim at `nowMs` under a token of its own, with a 4 s lease and 24 h retention (or `retentionMs`). */
 const claimAt = (
   organizationId: string,
   key: string,
   fingerprint: string,
   nowMs: number,
   olderFingerprints: ReadonlyArray<string> = [],
-  token: string = newId()
+  token: string = newId(),
+  retentionMs: number = 24 * HOUR_MS
 ): ClaimRequest => ({
   organizationId,
   key,
@@ -29,6 +30,7 @@ const claimAt = (
   now: new Date(nowMs).toISOString(),
   token,
   staleBefore: new Date(nowMs - LEASE_MS).toISOString(),
+  expiresAt: new Date(nowMs + retentionMs).toISOString(),
   expiredBefore: new Date(nowMs - 24 * HOUR_MS).toISOString()
 })
 
@@ -180,10 +182,29 @@ export const idempotencyContract: PortContract = (name, store) =>
         yield* keys.claim(claimAt(org, stale, "fp", old))
         const fresh = newId()
         yield* keys.claim(claimAt(org, fresh, "fp", Date.now()))
-        const purged = yield* keys.purge(new Date(Date.now() - 24 * HOUR_MS).toISOString())
+        const purged = yield* keys.purge(new Date().toISOString(), new Date(Date.now() - 24 * HOUR_MS).toISOString())
         expect(purged).toBeGreaterThanOrEqual(1)
         expect(yield* keys.claim(claimAt(org, stale, "other", Date.now()))).toEqual({ _tag: "Claimed" })
         expect(yield* keys.claim(claimAt(org, fresh, "fp", Date.now()))).toEqual({ _tag: "InProgress" })
+      })
+    )
+
+    it.effect("keeps a record for its own retention: a 35-day one outlives the 24 h ones", () =>
+      Effect.gen(function* () {
+        const keys = yield* IdempotencyStore
+        const org = newId()
+        const key = newId()
+        const old = Date.now() - 25 * HOUR_MS
+        const long = claimAt(org, key, "fp", old, [], newId(), 35 * 24 * HOUR_MS)
+        yield* keys.claim(long)
+        yield* keys.complete(org, key, long.token, { status: 200, sealedBody: "kept" })
+        yield* keys.purge(new Date().toISOString(), new Date(Date.now() - 24 * HOUR_MS).toISOString())
+        expect(yield* keys.claim(claimAt(org, key, "fp", Date.now()))).toEqual({
+          _tag: "Replay",
+          response: { status: 200, sealedBody: "kept" }
+        })
+        // Past its own end it is absent, whatever the 24 h cut says.
+        expect(yield* keys.claim(claimAt(org, key, "other", old + 35 * 24 * HOUR_MS))).toEqual({ _tag: "Claimed" })
       })
     )
 

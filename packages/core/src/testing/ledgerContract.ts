@@ -107,6 +107,8 @@ const transferRows = (
     decline_reason: null,
     mcc: null,
     merchant_name: null,
+    merchant: null,
+    network_transaction_id: null,
     authorized_amount: null,
     pending_amount: null,
     settled_amount: null,

@@ -97,8 +97,28 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   "simulateAuthorizations.create": {
     summary: "Simulate a card authorization",
     description:
-      "Sandbox only (404 in production): an authorization on a card, decided by its state, merchant category lists, spending period, the program's real-time decision (its authorization endpoint) and the wallet's available funds. AUTHORIZATION (the default) answers a PENDING transaction holding the amount; FINANCIAL_AUTHORIZATION clears at once (SETTLED); a decline is DECLINED with its decline_reason (docs/card-transactions.md).",
-    example: { card_id: CARD, amount: 1250, currency: "USD", mcc: "5812", merchant_name: "Corner Cafe", kind: "AUTHORIZATION" }
+      "Sandbox only (404 in production): an authorization on a card, decided by its state, merchant category lists, spending period, the program's real-time decision (its authorization endpoint) and the wallet's available funds. AUTHORIZATION (the default) answers a PENDING transaction holding the amount; FINANCIAL_AUTHORIZATION clears at once (SETTLED); a decline is DECLINED with its decline_reason (docs/card-transactions.md). The merchant is `merchant` (the network message's object) or `mcc` and `merchant_name`; it is the network message's path for a card named by id (docs/network.md#the-sandbox).",
+    example: {
+      card_id: CARD,
+      amount: 1250,
+      currency: "USD",
+      merchant: { acceptor_id: "ACQ-000123", name: "Corner Cafe", city: "Springfield", country: "US", mcc: "5812" },
+      kind: "AUTHORIZATION"
+    }
+  },
+  "networkCardMessages.create": {
+    summary: "Receive a card network message",
+    description:
+      "A network gateway's or processor's card message (docs/network.md): AUTHORIZATION, FINANCIAL_AUTHORIZATION, INCREMENTAL_AUTHORIZATION, AUTHORIZATION_ADVICE, AUTHORIZATION_REVERSAL, CLEARING, FORCE_POST or RETURN. The card is found by its number (no X-Program-ID), the transaction by network_transaction_id; the answer is the ISO 8583 one (response_code, authorization_code on every approval, approved_amount), 200 for every decision, declines included. Exactly once per network_message_id for 35 days: a repeat returns the first answer with Idempotent-Replayed: true. Needs the key's `network` right (403 otherwise), in every environment.",
+    example: {
+      network_message_id: "msg-0001",
+      type: "AUTHORIZATION",
+      network_transaction_id: "ntx-0001",
+      card: { number: "4000001234567899", exp_month: 12, exp_year: 2028, cvv: "123" },
+      amount: 1250,
+      currency: "USD",
+      merchant: { acceptor_id: "ACQ-000123", name: "Corner Cafe", city: "Springfield", country: "US", mcc: "5812" }
+    }
   },
   "simulateTransactions.increment": {
     summary: "Simulate an incremental authorization",

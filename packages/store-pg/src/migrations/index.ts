@@ -46,6 +46,7 @@ import cardMessageOneCall from "./0470_card_message_one_call.js"
 import walletTags from "./0480_wallet_tags.js"
 import eventTags from "./0490_event_tags.js"
 import networkRight from "./0500_network_right.js"
+import networkMessages from "./0510_network_messages.js"
 import transferReturns from "./0550_transfer_returns.js"
 
 /**
@@ -102,5 +103,6 @@ export const migrations = {
   "0480_wallet_tags": walletTags,
   "0490_event_tags": eventTags,
   "0500_network_right": networkRight,
+  "0510_network_messages": networkMessages,
   "0550_transfer_returns": transferReturns
 }

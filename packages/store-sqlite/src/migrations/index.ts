@@ -32,6 +32,7 @@ import walksAsRanges from "./0450_walks_as_ranges.js"
 import walletTags from "./0480_wallet_tags.js"
 import eventTags from "./0490_event_tags.js"
 import networkRight from "./0500_network_right.js"
+import networkMessages from "./0510_network_messages.js"
 import transferReturns from "./0550_transfer_returns.js"
 
 /**
@@ -73,5 +74,6 @@ export const migrations = {
   "0480_wallet_tags": walletTags,
   "0490_event_tags": eventTags,
   "0500_network_right": networkRight,
+  "0510_network_messages": networkMessages,
   "0550_transfer_returns": transferReturns
 }

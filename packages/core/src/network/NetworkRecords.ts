@@ -1,0 +1,124 @@
+import { ParseResult, Schema } from "effect"
+import { CardNumberText, MerchantInput } from "../cards/Records.js"
+import { AmountMinor, Currency } from "../ledger/Records.js"
+
+/**
+ * Card network messages as a network gateway or processor sends them (docs/network.md): the
+ * request of POST /v1/network/card-messages, decoded once at the edge, and its answer.
+ */
+
+/** The eight messages a network sends about a card transaction (docs/network.md#the-messages). */
+export const NETWORK_MESSAGE_TYPES = [
+  "AUTHORIZATION",
+  "FINANCIAL_AUTHORIZATION",
+  "INCREMENTAL_AUTHORIZATION",
+  "AUTHORIZATION_ADVICE",
+  "AUTHORIZATION_REVERSAL",
+  "CLEARING",
+  "FORCE_POST",
+  "RETURN"
+] as const
+export const NetworkMessageType = Schema.Literal(...NETWORK_MESSAGE_TYPES)
+export type NetworkMessageType = typeof NetworkMessageType.Type
+
+/** The messages that may start a card transaction: each carries the card. */
+export const STARTING_MESSAGE_TYPES: ReadonlyArray<NetworkMessageType> = [
+  "AUTHORIZATION",
+  "FINANCIAL_AUTHORIZATION",
+  "AUTHORIZATION_ADVICE",
+  "FORCE_POST",
+  "RETURN"
+]
+
+/** Longest network message or transaction id, in characters. */
+export const MAX_NETWORK_ID_LENGTH = 64
+
+/** A network's id: 1 to 64 printable ASCII characters, not blank. */
+const NetworkId = Schema.String.pipe(
+  Schema.pattern(/^[\x20-\x7e]{1,64}$/, { message: () => `must be 1 to ${MAX_NETWORK_ID_LENGTH} printable ASCII characters` }),
+  Schema.filter((id) => id.trim().length > 0 || `must be 1 to ${MAX_NETWORK_ID_LENGTH} printable ASCII characters`)
+)
+
+/** The ISO 4217 codes the runtime knows: a currency outside them is an unknown one (400). */
+const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"))
+
+/** A currency a network may name: an ISO 4217 code the platform knows. */
+const NetworkCurrency = Currency.pipe(Schema.filter((code) => KNOWN_CURRENCIES.has(code) || "must be a known ISO 4217 currency code"))
+
+/** The card as a message presents it: its number, and its expiry and verification code when the terminal read them. */
+export const PresentedCard = Schema.Struct({
+  number: CardNumberText,
+  exp_month: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(1, 12, { message: () => "must be a month, 1 to 12" })))),
+  exp_year: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(2000, 2099, { message: () => "must be a four-digit year" })))),
+  cvv: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.pattern(/^\d{3,4}$/, { message: () => "must be 3 or 4 digits" }))))
+}).annotations({ identifier: "PresentedCard" })
+export type PresentedCard = typeof PresentedCard.Type
+
+/** POST /v1/network/card-messages as sent. */
+const CardMessageBody = Schema.Struct({
+  network_message_id: NetworkId,
+  type: NetworkMessageType,
+  network_transaction_id: NetworkId,
+  card: Schema.optional(Schema.NullOr(PresentedCard)),
+  amount: AmountMinor,
+  currency: NetworkCurrency,
+  merchant: Schema.optional(Schema.NullOr(MerchantInput)),
+  partial_approval_capable: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  final: Schema.optional(Schema.NullOr(Schema.Boolean))
+})
+
+/**
+ * POST /v1/network/card-messages, decoded: the body's fields, with the card required on the
+ * messages that may start a card transaction (400 `card` otherwise).
+ */
+export const CardMessageRequest = Schema.transformOrFail(CardMessageBody, Schema.typeSchema(CardMessageBody), {
+  strict: true,
+  decode: (body, _, ast) =>
+    STARTING_MESSAGE_TYPES.includes(body.type) && (body.card === undefined || body.card === null)
+      ? ParseResult.fail(
+          new ParseResult.Pointer("card", body, new ParseResult.Type(ast, undefined, `is required on a ${body.type} message`))
+        )
+      : ParseResult.succeed(body),
+  encode: ParseResult.succeed
+}).annotations({ identifier: "CardMessageRequest" })
+export type CardMessageRequest = typeof CardMessageRequest.Type
+
+/** What a card message answers: approved (in full or in part), declined, or acknowledged (a message the issuer does not decide). */
+export const NetworkResult = Schema.Literal("APPROVED", "PARTIALLY_APPROVED", "DECLINED", "ACKNOWLEDGED")
+export type NetworkResult = typeof NetworkResult.Type
+
+/**
+ * ISO 8583 field 39, as the answers use it (docs/network.md#response-codes): `00` approved, `10`
+ * partial approval, `51` insufficient funds, `05` declined by the program's real-time decision,
+ * `14` unknown card number, `54` expired card or wrong expiry, `N7` wrong verification code, `62`
+ * frozen card, `46` closed card, `57` merchant category not allowed, `61` spending limit exceeded,
+ * `13` invalid amount, `30` format error.
+ */
+export const RESPONSE_CODES = ["00", "10", "51", "05", "14", "54", "N7", "62", "46", "57", "61", "13", "30"] as const
+export const ResponseCode = Schema.Literal(...RESPONSE_CODES)
+export type ResponseCode = typeof ResponseCode.Type
+
+/**
+ * Why a message was declined without a card transaction to record it on: no card has the number
+ * (or none the key may reach), an amount the transaction cannot take, a message that does not fit it.
+ */
+export const NETWORK_DECLINE_REASONS = ["UNKNOWN_CARD", "INVALID_AMOUNT", "FORMAT_ERROR"] as const
+export type NetworkDeclineReason = (typeof NETWORK_DECLINE_REASONS)[number]
+
+/** The answer to a card network message: the same for the first delivery and every retransmission. */
+export const NetworkCardMessage = Schema.Struct({
+  object: Schema.Literal("network_card_message"),
+  network_message_id: Schema.String,
+  type: NetworkMessageType,
+  /** The card transaction the message started or moved; null when it found or opened none. */
+  transaction_id: Schema.NullOr(Schema.String),
+  result: NetworkResult,
+  /** What was approved, acknowledged or held; 0 when declined. */
+  approved_amount: Schema.Number,
+  response_code: ResponseCode,
+  /** Six characters [0-9A-Z] on every approval; null otherwise. */
+  authorization_code: Schema.NullOr(Schema.String),
+  decline_reason: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+}).annotations({ identifier: "NetworkCardMessage" })
+export type NetworkCardMessage = typeof NetworkCardMessage.Type
