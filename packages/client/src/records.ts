@@ -188,6 +188,14 @@ export type Transaction = {
   readonly decline_reason: string | null
   readonly mcc: string | null
   readonly merchant_name: string | null
+  readonly merchant: {
+    readonly name: string
+    readonly mcc: string
+    readonly acceptor_id: string
+    readonly city: string | null
+    readonly country: string | null
+  } | null
+  readonly network_transaction_id: string | null
   readonly authorized_amount: number | null
   readonly pending_amount: number | null
   readonly settled_amount: number | null
@@ -198,6 +206,7 @@ export type Transaction = {
       | "AUTHORIZATION"
       | "FINANCIAL_AUTHORIZATION"
       | "INCREMENTAL_AUTHORIZATION"
+      | "AUTHORIZATION_ADVICE"
       | "AUTHORIZATION_REVERSAL"
       | "AUTHORIZATION_EXPIRY"
       | "CLEARING"
@@ -222,6 +231,7 @@ export type CardEvent = {
     | "AUTHORIZATION"
     | "FINANCIAL_AUTHORIZATION"
     | "INCREMENTAL_AUTHORIZATION"
+    | "AUTHORIZATION_ADVICE"
     | "AUTHORIZATION_REVERSAL"
     | "AUTHORIZATION_EXPIRY"
     | "CLEARING"
@@ -500,10 +510,20 @@ export type UpdateWebhookSubscriptionParams = {
 export type SimulateAuthorizationParams = {
   readonly amount: number
   readonly card_id: string
-  readonly mcc: string
   readonly kind?: "AUTHORIZATION" | "FINANCIAL_AUTHORIZATION" | null | undefined
   readonly currency?: string | null | undefined
+  readonly mcc?: string | undefined
   readonly merchant_name?: string | null | undefined
+  readonly merchant?:
+    | {
+        readonly name: string
+        readonly mcc: string
+        readonly acceptor_id: string
+        readonly city?: string | null | undefined
+        readonly country?: string | null | undefined
+      }
+    | null
+    | undefined
   readonly partial_approval_capable?: boolean | null | undefined
 }
 
