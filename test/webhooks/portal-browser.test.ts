@@ -159,9 +159,10 @@ describe.runIf(available)("webhook endpoint portal in real headless Chromium", (
     expect(await frame.locator("#attempts tr.attempt").count()).toBe(1)
     expect(await frame.locator("#attempts .status-SUCCESS").count()).toBe(1)
 
-    // A wallet's event is delivered by the worker; a replay of the window queues it again.
+    // The customer's wallet's event is delivered by the worker; a replay of the window queues it
+    // again. Another customer's endpoint never receives it (docs/webhooks.md#customers-and-tags).
     const before = receiver.received.length
-    const wallet = await api("POST", "/v1/wallets", { holder: { name: "Ada" } })
+    const wallet = await api("POST", "/v1/wallets", { holder: { name: "Ada" }, tag: "customer-1" })
     await receiver.waitFor((all) => all.slice(before).some((r) => r.body.includes(wallet.id)))
     await frame.getByRole("button", { name: "Attempts" }).click()
     await frame.locator("#replay-end").fill(new Date(Date.now() + 60_000).toISOString())
@@ -177,8 +178,10 @@ describe.runIf(available)("webhook endpoint portal in real headless Chromium", (
     }
     await page.screenshot({ path: path.join(SCREENSHOTS, "webhook-portal-attempts.png"), fullPage: true })
 
-    // The other customer's endpoint was never shown or touched, and the portal page holds no key.
+    // The other customer's endpoint was never shown, touched or sent this customer's event, and
+    // the portal page holds no key.
     expect(await frame.locator("#endpoints").textContent()).not.toContain("other-customer")
+    expect(receiver.received.filter((r) => r.path.endsWith("/other-customer") && r.body.includes(wallet.id))).toEqual([])
     expect(await api("GET", `/v1/webhook-subscriptions/${theirs.id}`)).toMatchObject({ tag: "customer-2", disabled: false })
     const html = await frame.locator("html").innerHTML()
     expect(html).not.toContain(apiKey)
