@@ -89,8 +89,11 @@ describe.each(STORE_KINDS)("rail outcomes on %s", (kind) => {
       for (const key of [developer.secret, admin.secret]) {
         expectEnvelope(await p.settle(inbound.id, key), 403, { code: "permission_denied" })
         expectEnvelope(await p.returnTransfer(inbound.id, { return_code: "R01" }, key), 403, { code: "permission_denied" })
-        // The right is checked before the transfer is looked up: an unknown one is a 403 too.
+        // The right is checked before the transfer is looked up or the body decoded: an unknown
+        // transfer or a malformed code is a 403 too.
         expectEnvelope(await p.returnTransfer(uuid(), { return_code: "R01" }, key), 403, { code: "permission_denied" })
+        expectEnvelope(await p.returnTransfer(inbound.id, { return_code: 5 }, key), 403, { code: "permission_denied" })
+        expectEnvelope(await p.returnTransfer(inbound.id, { return_code: "R01", extra: 1 }, key), 403, { code: "permission_denied" })
       }
       expect(await snapshot()).toEqual(before)
       // A key granted the right by the first admin key may.

@@ -275,13 +275,13 @@ export interface LedgerStoreService {
 
   readonly findTransfer: (programId: string, transferId: string, lock: boolean) => Effect.Effect<Option.Option<Transfer>, SqlError.SqlError>
   readonly setTransferStatus: (transferId: string, status: TransferStatus, at: string) => Effect.Effect<void, SqlError.SqlError>
+  /** Writes a returned transfer's status, return code and reason and updated_at (the caller holds its row lock). */
+  readonly setTransferReturned: (transfer: Transfer) => Effect.Effect<void, SqlError.SqlError>
   readonly listTransfers: (
     programId: string,
     filter: TransferFilter,
     window: PageWindow<TransferOrderField>
   ) => Effect.Effect<Rows<Transfer>, SqlError.SqlError | InvalidRequest>
-  /** Writes a returned transfer's status, return code and reason and updated_at (the caller holds its row lock). */
-  readonly setTransferReturned: (transfer: Transfer) => Effect.Effect<void, SqlError.SqlError>
 
   /** Posts a transfer: the store's one posting (see `LedgerPostingService`). */
   readonly postTransfer: LedgerPostingService["postTransfer"]

@@ -22,6 +22,7 @@ import {
 import { Schema } from "effect"
 import { SandboxOnly } from "./Annotations.js"
 import { ListOf, PagingParams, patch, post } from "./Common.js"
+import { NetworkRight } from "./NetworkApi.js"
 import { ProgramScoped } from "./Security.js"
 import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
 
@@ -186,7 +187,7 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
 /**
  * The rails' outcomes from the program's bank partner (docs/network.md#rail-outcomes), in every
  * environment: a settlement and a return. Program-scoped as transfers are; the caller needs the
- * `network` right (403 otherwise, checked by the handlers).
+ * `network` right (403 before the body is decoded or anything read: NetworkRight).
  */
 export class NetworkTransfersApi extends HttpApiGroup.make("networkTransfers")
   .add(
@@ -201,6 +202,7 @@ export class NetworkTransfersApi extends HttpApiGroup.make("networkTransfers")
       .addError(BusinessRuleFailure)
       .addSuccess(Transfer)
   )
+  .middleware(NetworkRight)
   .middleware(ProgramScoped)
   .prefix("/v1") {}
 

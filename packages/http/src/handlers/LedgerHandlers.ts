@@ -10,7 +10,6 @@ import {
   inboundFundingRefusal,
   IssuingConfig,
   Ledger,
-  requireNetworkRight,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
   type PostedTransfer,
@@ -220,20 +219,16 @@ export const SimulateTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "s
   })
 )
 
-/** The caller's program, once its `network` right is checked (403 otherwise, before anything is read). */
-const networkProgram = Effect.flatMap(CurrentProgram, (caller) =>
-  Effect.as(mapToApiFailure(requireNetworkRight(caller)), caller.program.id)
-)
-
+/** The bank partner's rail outcomes: the group's NetworkRight middleware has checked the caller's `network` right. */
 export const NetworkTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "networkTransfers", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger
     return handlers
       .handle("settle", ({ path }) =>
-        Effect.flatMap(networkProgram, (program) => mapToApiFailure(ledger.settleTransfer(program, path.transfer_id)))
+        Effect.flatMap(programId, (program) => mapToApiFailure(ledger.settleTransfer(program, path.transfer_id)))
       )
       .handle("return", ({ path, payload }) =>
-        Effect.flatMap(networkProgram, (program) => mapToApiFailure(ledger.returnTransfer(program, path.transfer_id, payload)))
+        Effect.flatMap(programId, (program) => mapToApiFailure(ledger.returnTransfer(program, path.transfer_id, payload)))
       )
   })
 )
