@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { onDatabase } from "../foundation/fixtures.js"
+import { createClient, startOAuthPlatform } from "../oauth/support.js"
+import { tokensFor } from "../security/support.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
 import { expectBooksBalance } from "./support.js"
@@ -17,7 +19,7 @@ describe.each(STORE_KINDS)("rail outcomes on %s", (kind) => {
   describe("in production", () => {
     let platform: TestPlatform
     beforeAll(async () => {
-      platform = await startPlatform(kind, { environment: "production" })
+      platform = await startOAuthPlatform(kind, { environment: "production" })
     })
     afterAll(async () => {
       await platform?.close()
@@ -101,6 +103,28 @@ describe.each(STORE_KINDS)("rail outcomes on %s", (kind) => {
       const settled = await p.settle(inbound.id, network.secret)
       expect(settled.status, settled.text).toBe(200)
       expect(settled.body).toMatchObject({ id: inbound.id, status: "SETTLED", return_code: null, return_reason: null })
+    })
+
+    it("never lets an OAuth access token settle or return, whatever its scopes, and writes nothing", async () => {
+      const created = await platform.request("POST", "/v1/wallets", { body: { holder: { name: "Token" } } })
+      const inbound = await platform.request("POST", "/v1/transfers", {
+        body: { payment_rail: "ach_same_day", amount: 40, currency: "USD", to_financial_account_id: created.body.financial_account_id }
+      })
+      expect(inbound.status, inbound.text).toBe(200)
+      const client = await createClient(platform, { scopes: ["read", "write", "pan_reveal"] })
+      const tokens = await tokensFor(platform, client, { scopes: ["read", "write", "pan_reveal"] })
+      const before = await snapshot()
+      for (const [path, body] of [
+        ["settle", undefined],
+        ["return", { return_code: "R01" }]
+      ] as const) {
+        const response = await platform.request("POST", `/v1/network/transfers/${inbound.body.id}/${path}`, {
+          key: tokens.access_token,
+          body
+        })
+        expectEnvelope(response, 403, { code: "permission_denied" })
+      }
+      expect(await snapshot()).toEqual(before)
     })
 
     it("settles a PENDING transfer in production as the sandbox's settle does: the inbound credit becomes available, 409 after", async () => {
