@@ -5,7 +5,7 @@ import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { EMBED_HEADERS, embedDocument } from "../embed/EmbedDocument.js"
 import { mapToApiFailure } from "../errors.js"
-import { currentRequestId } from "../middleware/RequestPipeline.js"
+import { currentRequestId } from "../middleware/Scopes.js"
 import { paging } from "./Paging.js"
 
 /**

@@ -20,7 +20,7 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { ApiFailure, type ApiFailureAt, decodeIssuesFailure, envelope, mapToApiFailure, toApiFailure } from "../errors.js"
-import { currentRequestId } from "../middleware/RequestPipeline.js"
+import { currentRequestId } from "../middleware/Scopes.js"
 import { countPostedTransfers } from "../Telemetry.js"
 import { paging } from "./Paging.js"
 

@@ -1,39 +1,15 @@
 import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { SqlError } from "@effect/sql"
 import { Access, type Caller, Idempotency, IssuingConfig, isRetryableSqlError, type ProgramCaller, RateLimiter } from "@issuing/core"
-import { Cause, type Context, Effect, Option } from "effect"
+import { Cause, type Context, Effect, FiberRef, Option } from "effect"
 import * as crypto from "node:crypto"
 import { ApiFailure, apiFailure, decodeIssuesFailure, failureResponse, mapToApiFailure, unknownParameterFailure } from "../errors.js"
 import { answerFromReadBody, answerFromReadFormBody, bodyOfNoFieldsFailure, inspectJson, MAX_JSON_DEPTH, readBody } from "./RequestBody.js"
 import type { RouteMatch, RouteTable } from "./RouteTable.js"
+import { currentResolvedRequest, type ResolvedRequest } from "./Scopes.js"
 
 /** Unknown URLs: neither their path nor their method is repeated (it may hold anything, docs/api.md#errors). */
 const UNRECOGNIZED_URL = "Unrecognized request URL."
-/** What the pipeline learnt of a request, for the handlers: its id and the caller it resolved. */
-interface RequestState {
-  readonly requestId: string
-  access: Option.Option<Caller | ProgramCaller>
-}
-
-/**
- * Each request's state, by its request object (the one the router hands the handlers). Not
- * FiberRefs set with `Effect.locally`: each `locally` copies the fiber's FiberRefs twice and runs
- * a dozen operations, per request (docs/operations.md#volume, "The Node side, profiled").
- */
-const requestStates = new WeakMap<HttpServerRequest.HttpServerRequest, RequestState>()
-
-/** The caller resolved by the pipeline for this request, handed to the route's auth middleware; none outside the pipeline. */
-export const currentAccess: Effect.Effect<Option.Option<Caller | ProgramCaller>, never, HttpServerRequest.HttpServerRequest> = Effect.map(
-  HttpServerRequest.HttpServerRequest,
-  (request) => requestStates.get(request)?.access ?? Option.none()
-)
-
-/** The id of the request being handled (for audit records); "" outside the pipeline. */
-export const currentRequestId: Effect.Effect<string, never, HttpServerRequest.HttpServerRequest> = Effect.map(
-  HttpServerRequest.HttpServerRequest,
-  (request) => requestStates.get(request)?.requestId ?? ""
-)
-
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"])
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
 
@@ -106,40 +82,44 @@ const asApiFailure = (error: unknown): ApiFailure | undefined => {
 
 type MatchedRoute = Extract<RouteMatch, { _tag: "Matched" }>
 
-/** The route of a request, or the 404 / 405 envelope. */
-const matchRoute = (routes: RouteTable, method: string, pathname: string): Effect.Effect<MatchedRoute, ApiFailure> => {
-  const route = routes.match(method, pathname)
-  if (route._tag === "NotFound") return Effect.fail(apiFailure("not_found", UNRECOGNIZED_URL, null))
-  if (route._tag === "MethodNotAllowed") {
-    return Effect.fail(
-      apiFailure("method_not_allowed", `This method is not allowed on this path. Allowed: ${route.allow.join(", ")}.`, null, {
+/** The 404 or 405 envelope of a request no route matched. */
+const unmatchedFailure = (route: Exclude<RouteMatch, { _tag: "Matched" }>): ApiFailure =>
+  route._tag === "NotFound"
+    ? apiFailure("not_found", UNRECOGNIZED_URL, null)
+    : apiFailure("method_not_allowed", `This method is not allowed on this path. Allowed: ${route.allow.join(", ")}.`, null, {
         allow: route.allow.join(", ")
       })
-    )
-  }
-  return Effect.succeed(route)
-}
 
-/** A JSON body's checks: the Content-Type, well-formed JSON, nesting depth, storable text; the body parsed. */
-const checkJsonBody = (contentType: string | undefined, bodyText: string): Effect.Effect<unknown, ApiFailure> => {
+/**
+ * A JSON body's checks: the Content-Type, well-formed JSON, nesting depth, storable text; the body
+ * parsed, or the failure (JSON.parse never makes an ApiFailure, so `instanceof` tells them apart).
+ * Plain checks, not effects: each effect step is an operation of the fiber, on every request.
+ */
+const checkJsonBody = (contentType: string | undefined, bodyText: string): unknown => {
   const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase()
   if (mediaType !== "application/json") {
-    return Effect.fail(apiFailure("invalid_request", "Content-Type must be application/json for a request with a body.", "Content-Type"))
+    return apiFailure("invalid_request", "Content-Type must be application/json for a request with a body.", "Content-Type")
   }
   let parsed: unknown
   try {
     parsed = JSON.parse(bodyText)
   } catch {
-    return Effect.fail(apiFailure("invalid_request", "The request body is not valid JSON.", null))
+    return apiFailure("invalid_request", "The request body is not valid JSON.", null)
   }
   const problem = inspectJson(parsed)
   if (problem?._tag === "TooDeep") {
-    return Effect.fail(
-      apiFailure("invalid_request", `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, null)
-    )
+    return apiFailure("invalid_request", `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, null)
   }
-  if (problem?._tag === "UnstorableText") return Effect.fail(unstorableTextFailure(problem.path === "" ? null : problem.path))
-  return Effect.succeed(parsed)
+  if (problem?._tag === "UnstorableText") return unstorableTextFailure(problem.path === "" ? null : problem.path)
+  return parsed
+}
+
+/** The 400 of a query value holding U+0000 (it would reach the database as a filter), or undefined. */
+const queryTextFailure = (url: URL): ApiFailure | undefined => {
+  for (const [name, value] of url.searchParams) {
+    if (value.includes("\u0000")) return unstorableTextFailure(name.includes("\u0000") ? null : name)
+  }
+  return undefined
 }
 
 /** A request's body as read: its text, and its JSON as parsed by the checks (undefined when empty or not JSON-checked). */
@@ -161,22 +141,21 @@ const readCheckedBody = (
   method: string,
   route: MatchedRoute,
   maxBodyBytes: number
-): Effect.Effect<ReadBody, ApiFailure> =>
-  Effect.gen(function* () {
-    let body = NO_BODY
-    if (BODY_METHODS.has(method)) {
-      if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) {
-        return yield* apiFailure("request_too_large", `The request body exceeds ${maxBodyBytes} bytes.`, null)
-      }
-      const text = yield* readBody(request, maxBodyBytes)
-      const checked = text.trim().length > 0 && !route.oauthProtocol
-      body = { text, parsed: checked ? yield* checkJsonBody(request.headers["content-type"], text) : undefined }
-    }
-    for (const [name, value] of url.searchParams) {
-      if (value.includes("\u0000")) return yield* unstorableTextFailure(name.includes("\u0000") ? null : name)
-    }
-    return body
+): Effect.Effect<ReadBody, ApiFailure> => {
+  if (!BODY_METHODS.has(method)) {
+    const failure = queryTextFailure(url)
+    return failure === undefined ? Effect.succeed(NO_BODY) : Effect.fail(failure)
+  }
+  if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) {
+    return Effect.fail(apiFailure("request_too_large", `The request body exceeds ${maxBodyBytes} bytes.`, null))
+  }
+  return Effect.flatMap(readBody(request, maxBodyBytes), (text) => {
+    const checked = text.trim().length > 0 && !route.oauthProtocol
+    const parsed = checked ? checkJsonBody(request.headers["content-type"], text) : undefined
+    const failure = parsed instanceof ApiFailure ? parsed : queryTextFailure(url)
+    return failure === undefined ? Effect.succeed({ text, parsed }) : Effect.fail(failure)
   })
+}
 
 /**
  * On an operation that declares no query, any parameter is unknown; on one that declares no body,
@@ -184,13 +163,12 @@ const readCheckedBody = (
  * decoded them (operations that declare them refuse unknown ones when they decode them,
  * api/UnknownParameters.ts).
  */
-const refuseUndeclaredInput = (url: URL, body: ReadBody, route: MatchedRoute): Effect.Effect<void, ApiFailure> => {
+const undeclaredInputFailure = (url: URL, body: ReadBody, route: MatchedRoute): ApiFailure | undefined => {
   const first = url.searchParams.keys().next()
   if (route.refusesQuery && first.done !== true) {
-    return Effect.fail(first.value.includes("\u0000") ? unstorableTextFailure(null) : unknownParameterFailure(first.value))
+    return first.value.includes("\u0000") ? unstorableTextFailure(null) : unknownParameterFailure(first.value)
   }
-  const bodyFailure = route.refusesBody && body.parsed !== undefined ? bodyOfNoFieldsFailure(body.parsed) : undefined
-  return bodyFailure === undefined ? Effect.void : Effect.fail(bodyFailure)
+  return route.refusesBody && body.parsed !== undefined ? bodyOfNoFieldsFailure(body.parsed) : undefined
 }
 
 /** The answer a request stored with its write at its commit point: what any replay of it sends too. */
@@ -271,6 +249,9 @@ const catchToResponseInTransaction =
       return Option.isSome(transient) ? Effect.fail(transient.value as SqlError.SqlError) : renderCause(respondWith, requestId, cause)
     })
 
+/** Sets what the pipeline resolved on the request's fiber, for the route's scope middleware (middleware/Scopes.ts). */
+const resolve = (resolved: ResolvedRequest) => FiberRef.set(currentResolvedRequest, resolved)
+
 /** One request through the pipeline: route, body, caller, then the handler (idempotent when asked). */
 const handleRequest = (
   services: PipelineServices,
@@ -281,11 +262,10 @@ const handleRequest = (
 ) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const state: RequestState = { requestId, access: Option.none() }
-    requestStates.set(request, state)
     const url = new URL(request.url, "http://localhost")
     const method = request.method.toUpperCase()
-    const route = yield* matchRoute(routes, method, url.pathname)
+    const route = routes.match(method, url.pathname)
+    if (route._tag !== "Matched") return yield* unmatchedFailure(route)
     const body = yield* readCheckedBody(request, url, method, route, services.config.maxBodyBytes)
     // Failures of the router and handlers become envelopes here, inside any idempotent
     // transaction, so a 4xx is stored with the key; defects become 500s and are not stored.
@@ -297,11 +277,15 @@ const handleRequest = (
       else answerFromReadBody(request, body.text, body.parsed)
     }
     // Where the router would decode a query or body: after the caller's checks, inside any idempotent transaction.
-    const routed = Effect.zipRight(refuseUndeclaredInput(url, body, route), app)
-    if (route.scope === "public") return yield* toResponse(routed)
+    const undeclared = undeclaredInputFailure(url, body, route)
+    const routed = undeclared === undefined ? app : Effect.fail(undeclared)
+    if (route.scope === "public") {
+      yield* resolve({ requestId, caller: null })
+      return yield* toResponse(routed)
+    }
 
     const { caller, scoped } = yield* authorizeCaller(services, request, route, method)
-    state.access = Option.some(scoped)
+    yield* resolve({ requestId, caller: scoped })
     const handled = toResponse(routed)
     const idempotencyKey = request.headers["idempotency-key"]
     if (method !== "POST" || idempotencyKey === undefined) return yield* handled
@@ -335,10 +319,23 @@ const handleRequest = (
     }
   })
 
+/** Every response's headers: its Request-Id, and no shared or edge cache may keep a card or a balance (docs/operations.md#running-several-nodes). */
+const withResponseHeaders = (response: HttpServerResponse.HttpServerResponse, requestId: string) => {
+  const noStore = response.headers["cache-control"] === undefined
+  const withId = response.headers["request-id"] === undefined
+  // One copy of the response and its headers for both, the usual case.
+  if (noStore && withId) return HttpServerResponse.setHeaders(response, { "cache-control": "no-store", "request-id": requestId })
+  if (noStore) return HttpServerResponse.setHeader(response, "cache-control", "no-store")
+  return withId ? HttpServerResponse.setHeader(response, "request-id", requestId) : response
+}
+
 /**
  * The one place every request passes through, around the router: request id, route match (404,
  * 405), body limits and JSON well-formedness, Content-Type, authentication, role, rate limit,
  * program scope, idempotency, and rendering of every failure as the error envelope (docs/api.md#errors).
+ * Around the router, not in its middleware: an Idempotency-Key's transaction wraps the router
+ * (decoding included), and the caller it is claimed for must be known before it
+ * (docs/decisions.md#one-pipeline-before-the-router).
  */
 export const requestPipeline = (routes: RouteTable) =>
   HttpApiBuilder.middleware(
@@ -351,29 +348,29 @@ export const requestPipeline = (routes: RouteTable) =>
       }
 
       return (app: HttpApp.Default): HttpApp.Default =>
-        Effect.gen(function* () {
+        Effect.suspend(() => {
           const requestId = crypto.randomUUID()
           const respondWith = (failure: ApiFailure) => {
             const response = failureResponse(failure, requestId, services.config.baseUrl)
             // An oversized body is not read to its end: close the connection after answering.
             return failure.code === "request_too_large" ? HttpServerResponse.setHeader(response, "connection", "close") : response
           }
-          const response = yield* handleRequest(services, routes, app, requestId, respondWith).pipe(
-            Effect.catchAll((failure) => Effect.succeed(respondWith(failure))),
-            Effect.catchAllDefect((defect) =>
-              Effect.as(
-                Effect.logError("Unhandled defect", { request_id: requestId, defect: String(defect) }),
+          // Failures and defects in one handler, the headers in one map: two operations fewer per
+          // request than a generator with catchAll and catchAllDefect.
+          return handleRequest(services, routes, app, requestId, respondWith).pipe(
+            Effect.catchAllCause((cause) => {
+              const failure = Cause.failureOption(cause)
+              if (Option.isSome(failure)) return Effect.succeed(respondWith(failure.value))
+              const defect = Cause.dieOption(cause)
+              // An interruption stays one.
+              if (Option.isNone(defect)) return Effect.failCause(cause as Cause.Cause<never>)
+              return Effect.as(
+                Effect.logError("Unhandled defect", { request_id: requestId, defect: String(defect.value) }),
                 respondWith(apiFailure("internal_error", "An internal error occurred. Retry with the same Idempotency-Key.", null))
               )
-            )
+            }),
+            Effect.map((response) => withResponseHeaders(response, requestId))
           )
-          // No shared or edge cache may keep a card or a balance (docs/operations.md#running-several-nodes).
-          const noStore = response.headers["cache-control"] === undefined
-          const withId = response.headers["request-id"] === undefined
-          // One copy of the response and its headers for both, the usual case.
-          if (noStore && withId) return HttpServerResponse.setHeaders(response, { "cache-control": "no-store", "request-id": requestId })
-          if (noStore) return HttpServerResponse.setHeader(response, "cache-control", "no-store")
-          return withId ? HttpServerResponse.setHeader(response, "request-id", requestId) : response
         })
     })
   )

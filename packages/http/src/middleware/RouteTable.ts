@@ -11,21 +11,11 @@ export type RouteScope = "public" | "organization" | "program"
 
 interface Route {
   readonly method: string
-  /** The endpoint's path as declared (`/v1/cards/:card_id`): what telemetry names a route by. */
-  readonly template: string
   readonly pattern: RegExp
   readonly segments: number
   readonly staticSegments: number
-  readonly scope: RouteScope
-  readonly callsOut: boolean
-  /** A route that calls out: how it answers its handler's value, stored at the request's commit point. */
-  readonly answer: SuccessAnswer | null
-  readonly oauthProtocol: boolean
-  readonly requiredScope: RequiredScopeName | null
-  /** A /v1 operation that declares no query: any query parameter is unknown (400). */
-  readonly refusesQuery: boolean
-  /** A /v1 operation that declares no body: any body field is unknown (400). */
-  readonly refusesBody: boolean
+  /** What a request matching it is answered, made once: a match allocates nothing. */
+  readonly matched: Extract<RouteMatch, { _tag: "Matched" }>
 }
 
 /** The scope an OAuth access token needs on a route beyond its method's own (docs/oauth.md#access-tokens-on-v1). */
@@ -35,13 +25,17 @@ export type RequiredScopeName = "read" | "write" | "pan_reveal"
 export type RouteMatch =
   | {
       readonly _tag: "Matched"
+      /** The endpoint's path as declared (`/v1/cards/:card_id`): what telemetry names a route by. */
       readonly template: string
       readonly scope: RouteScope
       readonly callsOut: boolean
+      /** A route that calls out: how it answers its handler's value, stored at the request's commit point. */
       readonly answer: SuccessAnswer | null
       readonly oauthProtocol: boolean
       readonly requiredScope: RequiredScopeName | null
+      /** A /v1 operation that declares no query: any query parameter is unknown (400). */
       readonly refusesQuery: boolean
+      /** A /v1 operation that declares no body: any body field is unknown (400). */
       readonly refusesBody: boolean
     }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
@@ -80,9 +74,11 @@ export const isSandboxOnly = (annotations: Context.Context<never>): boolean =>
 /**
  * The API's routes with the scope each one needs, read from the HttpApi definition (a group's
  * auth middleware decides its scope). The request pipeline matches a request here before the
- * router runs, so that unknown routes (404), wrong methods (405) and authentication are decided
- * in one place, in that order. In production the sandbox-only routes are not in the table: they
- * are unknown URLs, for any method, with or without a key (docs/api.md#errors).
+ * router runs, so that unknown routes (404), wrong methods (405), the body's checks,
+ * authentication and the Idempotency-Key's transaction around the router are decided in one
+ * place, in that order (why not in the router's middleware, and what matching twice costs:
+ * docs/decisions.md#one-pipeline-before-the-router). In production the sandbox-only routes are not
+ * in the table: they are unknown URLs, for any method, with or without a key (docs/api.md#errors).
  */
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
@@ -103,48 +99,49 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
       const requiredScope = Context.getOption(mergedAnnotations, RequiredScope).pipe(Option.getOrNull)
       routes.push({
         method: endpoint.method,
-        template: endpoint.path,
         ...compile(endpoint.path),
-        scope,
-        callsOut,
-        answer: callsOut ? successAnswer(endpoint) : null,
-        oauthProtocol,
-        requiredScope,
-        refusesQuery: refusesEveryQueryParameter(endpoint),
-        refusesBody: refusesEveryBodyField(endpoint)
+        matched: {
+          _tag: "Matched",
+          template: endpoint.path,
+          scope,
+          callsOut,
+          answer: callsOut ? successAnswer(endpoint) : null,
+          oauthProtocol,
+          requiredScope,
+          refusesQuery: refusesEveryQueryParameter(endpoint),
+          refusesBody: refusesEveryBodyField(endpoint)
+        }
       })
     }
   })
-  const bySegments = new Map<number, Array<Route>>()
-  for (const route of routes) bySegments.set(route.segments, [...(bySegments.get(route.segments) ?? []), route])
+  // By segment count, then method: a request is tested against the routes of its own method
+  // first; only a request none of them matches (404, 405) looks at the other methods' routes.
+  const byShape = new Map<number, Map<string, Array<Route>>>()
+  for (const route of routes) {
+    const byMethod = byShape.get(route.segments) ?? new Map<string, Array<Route>>()
+    byMethod.set(route.method, [...(byMethod.get(route.method) ?? []), route])
+    byShape.set(route.segments, byMethod)
+  }
   return {
     match(requestMethod: string, pathname: string): RouteMatch {
       // HEAD is a GET without the body (the router and the Node server handle the rest).
       const method = requestMethod === "HEAD" ? "GET" : requestMethod
+      const byMethod = byShape.get(segmentCount(pathname))
+      if (byMethod === undefined) return NOT_FOUND
       let best: Route | undefined
-      const allow = new Set<string>()
-      for (const route of bySegments.get(segmentCount(pathname)) ?? []) {
-        if (!route.pattern.test(pathname)) continue
-        allow.add(route.method)
-        if (route.method === method && (best === undefined || route.staticSegments > best.staticSegments)) best = route
+      for (const route of byMethod.get(method) ?? []) {
+        if ((best === undefined || route.staticSegments > best.staticSegments) && route.pattern.test(pathname)) best = route
       }
-      if (best !== undefined) {
-        return {
-          _tag: "Matched",
-          template: best.template,
-          scope: best.scope,
-          callsOut: best.callsOut,
-          answer: best.answer,
-          oauthProtocol: best.oauthProtocol,
-          requiredScope: best.requiredScope,
-          refusesQuery: best.refusesQuery,
-          refusesBody: best.refusesBody
-        }
+      if (best !== undefined) return best.matched
+      const allow: Array<string> = []
+      for (const [other, candidates] of byMethod) {
+        if (other !== method && candidates.some((route) => route.pattern.test(pathname))) allow.push(other)
       }
-      if (allow.size > 0) return { _tag: "MethodNotAllowed", allow: [...allow].sort() }
-      return { _tag: "NotFound" }
+      return allow.length > 0 ? { _tag: "MethodNotAllowed", allow: allow.sort() } : NOT_FOUND
     }
   }
 }
+
+const NOT_FOUND: RouteMatch = { _tag: "NotFound" }
 
 export type RouteTable = ReturnType<typeof makeRouteTable>

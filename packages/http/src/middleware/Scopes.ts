@@ -1,8 +1,31 @@
 import type { Caller, ProgramCaller } from "@issuing/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, FiberRef, Layer } from "effect"
 import { OrganizationScoped, ProgramScoped } from "../api/Security.js"
 import { apiFailure } from "../errors.js"
-import { currentAccess } from "./RequestPipeline.js"
+
+/**
+ * What the request pipeline resolved of a request before the router runs: its id, and on a scoped
+ * route its caller, resolved for the route's scope (with the program of X-Program-ID on a
+ * program-scoped route); null on a public route.
+ */
+export interface ResolvedRequest {
+  readonly requestId: string
+  readonly caller: Caller | ProgramCaller | null
+}
+
+/**
+ * The request being handled, as the pipeline resolved it; null outside the pipeline. The pipeline
+ * sets it on the request's fiber, which serves that request alone; the scope middlewares hand its
+ * caller on to the handlers. A FiberRef set once, not a service provided around the router: that
+ * copies the fiber's context, every service of the platform, and restores it after, ≈ 25 more
+ * operations, one more FiberRef write and 15 KB more per request (docs/decisions.md#one-pipeline-before-the-router).
+ */
+export const currentResolvedRequest: FiberRef.FiberRef<ResolvedRequest | null> = FiberRef.unsafeMake<ResolvedRequest | null>(null)
+
+const resolved = FiberRef.get(currentResolvedRequest)
+
+/** The id of the request being handled (for audit records); "" outside the pipeline. */
+export const currentRequestId: Effect.Effect<string> = Effect.map(resolved, (request) => request?.requestId ?? "")
 
 // The pipeline resolves the caller of every scoped route before routing; without one, the route
 // was reached some other way, and it is refused as unauthenticated.
@@ -11,18 +34,13 @@ const unauthenticated = apiFailure("authentication_error", "Authentication requi
 /** Hands the organization-scoped caller resolved by the request pipeline to the handler. */
 export const OrganizationScopedLive = Layer.succeed(
   OrganizationScoped,
-  Effect.flatMap(currentAccess, (access) =>
-    Option.match(access, {
-      onNone: () => Effect.fail(unauthenticated),
-      onSome: (caller): Effect.Effect<Caller> => Effect.succeed(caller)
-    })
-  )
+  Effect.flatMap(resolved, (request) => (request?.caller != null ? Effect.succeed<Caller>(request.caller) : Effect.fail(unauthenticated)))
 )
 
 /** Hands the program-scoped caller resolved by the request pipeline to the handler. */
 export const ProgramScopedLive = Layer.succeed(
   ProgramScoped,
-  Effect.flatMap(currentAccess, (access) =>
-    Option.isSome(access) && "program" in access.value ? Effect.succeed(access.value as ProgramCaller) : Effect.fail(unauthenticated)
+  Effect.flatMap(resolved, (request) =>
+    request?.caller != null && "program" in request.caller ? Effect.succeed(request.caller as ProgramCaller) : Effect.fail(unauthenticated)
   )
 )
