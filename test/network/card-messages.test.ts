@@ -310,6 +310,32 @@ describe.each(STORE_KINDS)("card network messages on %s", (kind) => {
     expect(await account(accountId)).toEqual({ balance: 100, pending: 0, available: 100 })
   })
 
+  it("answers two first messages of one network transaction at once with one transaction: the other is 30", async () => {
+    const { accountId, card } = await setup(10_000)
+    const ntid = `ntx-${uuid()}`
+    const both = await Promise.all(
+      [1, 2].map(() => send(message("AUTHORIZATION", { network_transaction_id: ntid, card, amount: 1_000, merchant: MERCHANT })))
+    )
+    expect(both.map((r) => r.status)).toEqual([200, 200])
+    expect(both.map((r) => r.body.response_code).sort()).toEqual(["00", "30"])
+    expect(await account(accountId)).toMatchObject({ pending: 1_000 })
+    // A message naming another card than its transaction's does not fit it either.
+    const other = await setup(10_000)
+    const mismatched = await answered(message("AUTHORIZATION_ADVICE", { network_transaction_id: ntid, card: other.card, amount: 5 }))
+    expect(mismatched).toMatchObject({ result: "DECLINED", response_code: "30" })
+  })
+
+  it("posts a late presentment: a clearing after the hold expired", async () => {
+    const { accountId, card } = await setup(10_000)
+    const ntid = `ntx-${uuid()}`
+    const opened = await answered(message("AUTHORIZATION", { network_transaction_id: ntid, card, amount: 1_000, merchant: MERCHANT }))
+    expect((await platform.request("POST", `/v1/transactions/${opened.transaction_id}/expire`)).status).toBe(200)
+    const late = await answered(message("CLEARING", { network_transaction_id: ntid, amount: 1_000 }))
+    expect(late).toMatchObject({ transaction_id: opened.transaction_id, result: "ACKNOWLEDGED", approved_amount: 1_000 })
+    expect(await transaction(opened.transaction_id)).toMatchObject({ status: "SETTLED", settled_amount: 1_000 })
+    expect(await account(accountId)).toEqual({ balance: 9_000, pending: 0, available: 9_000 })
+  })
+
   it("refuses bad input with 400 naming the field, and a key without the right with 403, writing nothing", async () => {
     const { card } = await setup(1_000)
     const valid = () => message("AUTHORIZATION", { network_transaction_id: `ntx-${uuid()}`, card, amount: 100, merchant: MERCHANT })

@@ -14,6 +14,7 @@ import { LedgerStore, type LedgerStoreService } from "../ledger/LedgerStore.js"
 import type { Merchant, Transaction } from "../ledger/Records.js"
 import { BusinessRuleViolation, Conflict, InvalidRequest, NotFound, type PermissionDenied } from "../platform/Errors.js"
 import { nowMs } from "../platform/Time.js"
+import { sqlErrorCode } from "../sql/SqlErrorCode.js"
 import { Vault, type VaultService } from "../vault/Vault.js"
 import { acknowledgedWithoutEffect, answerOfTransaction, declinedWithoutRecord, type MessageContext } from "./NetworkAnswers.js"
 import type { CardMessageRequest, NetworkCardMessage, PresentedCard } from "./NetworkRecords.js"
@@ -134,6 +135,9 @@ const authorizationMessage = (
   credentialDecline: declined
 })
 
+/** A unique index refusing a row, as each store's driver names it. */
+const UNIQUE_VIOLATIONS: ReadonlySet<string> = new Set(["23505", "SQLITE_CONSTRAINT_UNIQUE"])
+
 /**
  * A card operation's refusal as the network's answer (nothing was written): an amount beyond what
  * the transaction may move is an invalid amount (13); a message that does not fit its transaction
@@ -150,6 +154,8 @@ const refusal = (
     return Effect.succeed(declinedWithoutRecord(context, "INVALID_AMOUNT", transactionId))
   }
   const doesNotFit =
+    // Two first messages of one network transaction at once: the second's insert meets the first's id.
+    UNIQUE_VIOLATIONS.has(sqlErrorCode(error) ?? "") ||
     error instanceof BusinessRuleViolation ||
     error instanceof NotFound ||
     error instanceof InvalidRequest ||
@@ -182,6 +188,10 @@ const handle = (
     const card = presented === null ? Option.none<FoundCard>() : yield* cardOfNumber(deps, caller, presented.number)
     if (presented !== null && Option.isNone(card)) return declinedWithoutRecord(context, "UNKNOWN_CARD", null)
     const linked = yield* linkedTransaction(deps, caller, request.network_transaction_id, card)
+    // The transaction of another card than the one the message names: the message does not fit it.
+    if (Option.isSome(card) && Option.isSome(linked) && linked.value.transaction.card_id !== card.value.record.card.id) {
+      return declinedWithoutRecord(context, "FORMAT_ERROR", linked.value.transaction.id)
+    }
     const answer = (operation: Parameters<typeof answered>[2], transactionId: string | null) => answered(context, transactionId, operation)
     const { authorizations } = deps
     switch (request.type) {
