@@ -544,6 +544,42 @@ export const ledgerContract: PortContract = (name, store) =>
       })
     )
 
+    it.effect("finds card transactions by the network's transaction id, in every program, with their merchant", () =>
+      Effect.gen(function* () {
+        const ledger = yield* LedgerStore
+        const { program } = yield* freshOrganization
+        const other = yield* freshOrganization
+        const at = new Date().toISOString()
+        const networkId = `ntx-${newId()}`
+        const merchant = { acceptor_id: "ACQ-1", name: "Corner Cafe", city: null, country: "US", mcc: "5812" }
+        const card = (programId: string): Transaction => ({
+          ...transferRows(programId, "fa_x", "fa_y", 10).transaction,
+          status: "DECLINED",
+          card_id: newId(),
+          decline_reason: "CARD_FROZEN",
+          mcc: "5812",
+          merchant_name: "Corner Cafe",
+          merchant,
+          network_transaction_id: networkId,
+          authorized_amount: 10,
+          pending_amount: 0,
+          settled_amount: 0,
+          created_at: at,
+          updated_at: at
+        })
+        const mine = card(program.id)
+        const theirs = card(other.program.id)
+        yield* ledger.insertTransaction(mine)
+        yield* ledger.insertTransaction(theirs)
+        const found = yield* ledger.findTransactionsByNetworkId(networkId)
+        expect([...found].sort((a, b) => (a.id < b.id ? -1 : 1))).toEqual([mine, theirs].sort((a, b) => (a.id < b.id ? -1 : 1)))
+        expect(Option.getOrThrow(yield* ledger.findTransaction(program.id, mine.id, false)).merchant).toEqual(merchant)
+        expect(yield* ledger.findTransactionsByNetworkId(`ntx-${newId()}`)).toEqual([])
+        // Unique per program: a second transaction of the program with the id is refused.
+        expect((yield* Effect.either(ledger.insertTransaction({ ...card(program.id), id: newId() })))._tag).toBe("Left")
+      })
+    )
+
     it.effect("keeps programs apart: another program's transfers, transactions and book transfers are not found", () =>
       Effect.gen(function* () {
         const ledger = yield* LedgerStore
