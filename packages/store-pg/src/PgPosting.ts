@@ -18,7 +18,7 @@ import {
 } from "@issuing/core"
 import { Effect, Layer } from "effect"
 import { makePostingCoalescer } from "./PostingCoalescer.js"
-import { postingRecord } from "./PostingRecord.js"
+import { deltaRows, postingRecord } from "./PostingRecord.js"
 
 type Sql = SqlClient.SqlClient
 /** How a batch's `balance.updated` events are written (`postingRows`). */
@@ -129,13 +129,7 @@ const postNewTransfersDecided = (
       check_funds: checkFunds,
       posted: outcomes[i]!.posted,
       refusal: outcomes[i]!.refusal,
-      deltas: deltas.map((d) => ({
-        account: d.financial_account_id,
-        book: d.book,
-        debits: d.debitsMinor,
-        credits: d.creditsMinor,
-        pending: d.pendingMinor
-      }))
+      deltas: deltaRows(deltas)
     }))
     const [row] = yield* sql<{ available: ReadonlyArray<string>; queued: boolean }>`SELECT available, ${sql.literal(QUEUED)} AS queued
       FROM (SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(decided)}::jsonb,

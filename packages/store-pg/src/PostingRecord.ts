@@ -48,6 +48,16 @@ export const PostingRecord = Schema.Struct({
 })
 export type PostingRecord = typeof PostingRecord.Type
 
+/** A posting's balance deltas as the stored functions read them, by (account, book). */
+export const deltaRows = (deltas: ReadonlyArray<TransferPosting["deltas"][number]>) =>
+  deltas.map((d) => ({
+    account: d.financial_account_id,
+    book: d.book,
+    debits: d.debitsMinor,
+    credits: d.creditsMinor,
+    pending: d.pendingMinor
+  }))
+
 /** The posting record of `posting`: the one place a posting's fields are spelled for PostgreSQL. */
 export const postingRecord = ({
   activeCardId,
@@ -87,13 +97,7 @@ export const postingRecord = ({
     entry_type: e.entry_type,
     amount: e.amount.amount
   })),
-  deltas: deltas.map((d) => ({
-    account: d.financial_account_id,
-    book: d.book,
-    debits: d.debitsMinor,
-    credits: d.creditsMinor,
-    pending: d.pendingMinor
-  })),
+  deltas: deltaRows(deltas),
   events: events.map((e) => ({ id: e.id, type: e.type, data: JSON.stringify(e.data.object) })),
   balance_events: balanceEvents.map((e) => ({ id: e.id, account: e.financial_account_id }))
 })
