@@ -42,6 +42,8 @@ export type AuthorizationEndpoint = typeof Core.AuthorizationEndpoint.Encoded
 export type AuthorizationEndpointWithSecret = typeof Core.AuthorizationEndpointWithSecret.Encoded
 /** What an authorization endpoint answers (docs/card-transactions.md#real-time-decisions). */
 export type AuthorizationAnswer = { readonly [K in keyof Core.AuthorizationAnswer]: Core.AuthorizationAnswer[K] }
+/** The answer to a card network message (docs/network.md#the-answer): the same for its first delivery and every retransmission. */
+export type NetworkCardMessage = typeof Core.NetworkCardMessage.Encoded
 /** An event as `GET /v1/events` lists it, `data.object` untyped (see `WebhookEvent` for the typed union). */
 export type Event = typeof Core.IssuingEvent.Encoded
 /** A webhook subscription (never its secret). */
@@ -88,6 +90,8 @@ export type UpdateWalletParams = typeof Core.UpdateWallet.Encoded
 export type CreateTransferParams = typeof Core.CreateTransfer.Encoded
 /** The body of `network.returnTransfer`: the rail's return code (ACH R01–R85, a wire's own text) and an optional reason. */
 export type ReturnTransferParams = typeof Core.ReturnTransfer.Encoded
+/** The body of `network.sendCardMessage`: one message of a card network (docs/network.md#card-messages). */
+export type SendCardMessageParams = typeof Core.CardMessageRequest.Encoded
 /** The body of `webhooks.create`. */
 export type CreateWebhookSubscriptionParams = typeof Core.CreateWebhookSubscription.Encoded
 /** The body of `webhooks.update`. */

@@ -54,7 +54,9 @@ import type {
   AuthorizationEndpoint,
   AuthorizationEndpointWithSecret,
   CreateAuthorizationEndpointParams,
+  NetworkCardMessage,
   ReturnTransferParams,
+  SendCardMessageParams,
   SimulateAmountParams,
   SimulateClearingParams,
   SimulateIncrementParams,
@@ -345,11 +347,18 @@ export class IssuingClient {
 
   /**
    * What the network and the bank partner send, in every environment (docs/network.md); the key
-   * needs the `network` right (PermissionError otherwise). Rail outcomes of a program's transfers:
+   * needs the `network` right (PermissionError otherwise). Card messages, and rail outcomes of a program's transfers:
    * a settlement, or a return (RETURNED, the money back by a reversing transfer; ConflictError
    * for a rail without returns or a second return).
    */
   readonly network = {
+    /**
+     * One card network message (docs/network.md#card-messages): the card found by its number, no
+     * X-Program-ID. Every decision answers 200 with its ISO 8583 `response_code`; a repeated
+     * `network_message_id` answers the first answer again and applies nothing twice.
+     */
+    sendCardMessage: (params: SendCardMessageParams, options?: RequestOptions) =>
+      this.post<NetworkCardMessage>("/v1/network/card-messages", params, options),
     /** The rail settled a PENDING ach_same_day or wire transfer: SETTLED. */
     settleTransfer: (id: string, options?: RequestOptions) =>
       this.post<Transfer>(`/v1/network/transfers/${segment(id)}/settle`, undefined, options),

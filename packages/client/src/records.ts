@@ -284,6 +284,28 @@ export type AuthorizationAnswer = {
   readonly metadata?: Record<string, unknown> | undefined
 }
 
+/** The answer to a card network message (docs/network.md#the-answer): the same for its first delivery and every retransmission. */
+export type NetworkCardMessage = {
+  readonly object: "network_card_message"
+  readonly created_at: string
+  readonly type:
+    | "AUTHORIZATION"
+    | "FINANCIAL_AUTHORIZATION"
+    | "INCREMENTAL_AUTHORIZATION"
+    | "AUTHORIZATION_ADVICE"
+    | "AUTHORIZATION_REVERSAL"
+    | "CLEARING"
+    | "RETURN"
+    | "FORCE_POST"
+  readonly transaction_id: string | null
+  readonly decline_reason: string | null
+  readonly result: "DECLINED" | "APPROVED" | "PARTIALLY_APPROVED" | "ACKNOWLEDGED"
+  readonly network_message_id: string
+  readonly approved_amount: number
+  readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30"
+  readonly authorization_code: string | null
+}
+
 /** An event as `GET /v1/events` lists it, `data.object` untyped (see `WebhookEvent` for the typed union). */
 export type Event = {
   readonly object: "event"
@@ -331,9 +353,9 @@ export type WebhookAttempt = {
   readonly created_at: string
   readonly updated_at: string
   readonly status: "SUCCESS" | "FAILED"
+  readonly response_code: number
   readonly event_id: string
   readonly webhook_subscription_id: string
-  readonly response_code: number
   readonly response_body: string
   readonly attempted_at: string
 }
@@ -485,6 +507,44 @@ export type CreateTransferParams = {
 
 /** The body of `network.returnTransfer`: the rail's return code (ACH R01–R85, a wire's own text) and an optional reason. */
 export type ReturnTransferParams = { readonly return_code: string; readonly reason?: string | null | undefined }
+
+/** The body of `network.sendCardMessage`: one message of a card network (docs/network.md#card-messages). */
+export type SendCardMessageParams = {
+  readonly type:
+    | "AUTHORIZATION"
+    | "FINANCIAL_AUTHORIZATION"
+    | "INCREMENTAL_AUTHORIZATION"
+    | "AUTHORIZATION_ADVICE"
+    | "AUTHORIZATION_REVERSAL"
+    | "CLEARING"
+    | "RETURN"
+    | "FORCE_POST"
+  readonly amount: number
+  readonly currency: string
+  readonly network_transaction_id: string
+  readonly network_message_id: string
+  readonly card?:
+    | {
+        readonly number: string
+        readonly exp_month?: number | null | undefined
+        readonly exp_year?: number | null | undefined
+        readonly cvv?: string | null | undefined
+      }
+    | null
+    | undefined
+  readonly merchant?:
+    | {
+        readonly name: string
+        readonly mcc: string
+        readonly acceptor_id: string
+        readonly city?: string | null | undefined
+        readonly country?: string | null | undefined
+      }
+    | null
+    | undefined
+  readonly partial_approval_capable?: boolean | null | undefined
+  readonly final?: boolean | null | undefined
+}
 
 /** The body of `webhooks.create`. */
 export type CreateWebhookSubscriptionParams = {
