@@ -83,7 +83,11 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       card = await issueCard(platform, wallet.id)
       transaction = ok(
         await platform.request("POST", "/v1/simulate/authorizations", {
-          body: { card_id: card.id, amount: 2_500, mcc: "5411", merchant_name: "Corner Grocery" }
+          body: {
+            card_id: card.id,
+            amount: 2_500,
+            merchant: { acceptor_id: "ACQ-000123", name: "Corner Grocery", city: "Springfield", country: "US", mcc: "5411" }
+          }
         })
       )
       ok(await platform.request("POST", `/v1/simulate/transactions/${transaction.id}/clearing`, { body: { amount: 2_700 } }))
@@ -189,6 +193,11 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       await page.locator("ol.timeline").waitFor()
       const types = await page.locator("ol.timeline li").evaluateAll((items) => items.map((item) => item.getAttribute("data-event-type")))
       expect(types).toEqual(["AUTHORIZATION", "CLEARING"])
+      // The merchant object the authorization named, in the timeline above its messages.
+      expect(await page.locator(".card-timeline [data-field=merchant]").textContent()).toBe(
+        "Corner Grocery · Springfield, US · MCC 5411 · acceptor ACQ-000123"
+      )
+      expect(await page.locator("ol.timeline li").first().textContent()).toMatch(/^Authorization 25\.00 USD · APPROVED · /)
       expect(await page.locator("[data-field=status]").textContent()).toBe("SETTLED")
       const bookTransfers = ok(await fixture.platform.request("GET", `/v1/transactions/${transaction.id}/book-transfers`))
       await expect

@@ -78,6 +78,16 @@ export interface Transaction {
   readonly decline_reason: string | null
   readonly mcc: string | null
   readonly merchant_name: string | null
+  /** The card acceptor as the network named it (docs/network.md#the-merchant), or null. */
+  readonly merchant: {
+    readonly acceptor_id: string
+    readonly name: string
+    readonly city: string | null
+    readonly country: string | null
+    readonly mcc: string
+  } | null
+  /** The id the network links the transaction's messages by, or null (docs/network.md). */
+  readonly network_transaction_id: string | null
   readonly authorized_amount: number | null
   readonly pending_amount: number | null
   readonly settled_amount: number | null

@@ -15,6 +15,7 @@ const EVENT_NAMES: Record<string, string> = {
   AUTHORIZATION: "Authorization",
   FINANCIAL_AUTHORIZATION: "Financial authorization",
   INCREMENTAL_AUTHORIZATION: "Increment",
+  AUTHORIZATION_ADVICE: "Advice (stand-in)",
   AUTHORIZATION_REVERSAL: "Reversal",
   AUTHORIZATION_EXPIRY: "Expiry",
   CLEARING: "Clearing",
@@ -41,27 +42,56 @@ export const transactionsView = (context: ViewContext): HTMLElement => {
   )
 }
 
-/** The card messages in the order they happened, each with what it did. */
+/**
+ * Who sent the messages: the merchant as the network named it (name, city, country, category,
+ * acceptor id), else the name and category an older transaction kept; null when none was given.
+ */
+const merchantLine = (transaction: Transaction): HTMLElement | null => {
+  const merchant = transaction.merchant
+  if (merchant === null && transaction.merchant_name === null && transaction.mcc === null) return null
+  const place = merchant === null ? [] : [merchant.city, merchant.country].filter((part) => part !== null)
+  const parts = [
+    place.length === 0 ? null : place.join(", "),
+    (merchant?.mcc ?? transaction.mcc) === null ? null : `MCC ${merchant?.mcc ?? transaction.mcc}`,
+    merchant === null ? null : `acceptor ${merchant.acceptor_id}`,
+    transaction.network_transaction_id === null ? null : `network transaction ${transaction.network_transaction_id}`
+  ].filter((part) => part !== null)
+  return h(
+    "p",
+    { class: "timeline-merchant", "data-field": "merchant" },
+    h("strong", {}, merchant?.name ?? transaction.merchant_name ?? "Unnamed merchant"),
+    parts.length === 0 ? null : ` · ${parts.join(" · ")}`
+  )
+}
+
+/**
+ * The card messages in the order they happened, each with what it did (its result and decline
+ * reason; the ISO response code a network was answered is not kept on the transaction), under
+ * the merchant that sent them.
+ */
 const timeline = (transaction: Transaction): HTMLElement =>
   transaction.card_events.length === 0
     ? h("p", { class: "muted" }, "Not a card transaction: no card messages.")
-    : h(
-        "ol",
-        { class: "timeline", "aria-label": "Card events" },
-        ...[...transaction.card_events]
-          .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
-          .map((event: CardEvent) =>
-            h(
-              "li",
-              { "data-event-type": event.type, class: event.result === "DECLINED" ? "declined" : "" },
-              h("strong", {}, EVENT_NAMES[event.type] ?? event.type),
-              ` ${money(event.amount, transaction.currency)} · `,
-              badge(event.result),
-              event.decline_reason === null ? null : ` ${event.decline_reason}`,
-              h("span", { class: "muted" }, ` · ${time(event.created_at)}`)
-            )
-          )
+    : h("div", { class: "card-timeline" }, merchantLine(transaction), timelineEvents(transaction))
+
+const timelineEvents = (transaction: Transaction): HTMLElement =>
+  h(
+    "ol",
+    { class: "timeline", "aria-label": "Card events" },
+    ...[...transaction.card_events]
+      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+      .map((event: CardEvent) =>
+        h(
+          "li",
+          { "data-event-type": event.type, class: event.result === "DECLINED" ? "declined" : "" },
+          h("strong", {}, EVENT_NAMES[event.type] ?? event.type),
+          ` ${money(event.amount, transaction.currency)} · `,
+          badge(event.result),
+          event.decline_reason === null ? null : ` ${event.decline_reason}`,
+          h("span", { class: "muted" }, ` · ${time(event.created_at)}`)
+        )
       )
+  )
 
 /** One transaction. */
 export const transactionView = async (context: ViewContext, transactionId: string): Promise<HTMLElement> => {
