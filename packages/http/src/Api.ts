@@ -6,6 +6,7 @@ import { EventsApi } from "./api/EventsApi.js"
 import {
   FinancialAccountsApi,
   NetworkTransfersApi,
+  SettlementReportsApi,
   SimulateTransfersApi,
   TransactionsApi,
   TransfersApi,
@@ -40,6 +41,7 @@ export class IssuingApi extends refuseUnknownParameters(
     .add(TransactionsApi)
     .add(SimulateTransfersApi)
     .add(NetworkTransfersApi)
+    .add(SettlementReportsApi)
     .add(NetworkCardMessagesApi)
     .add(EventsApi)
     .add(WebhookSubscriptionsApi)

@@ -38,6 +38,7 @@ import { NetworkCardMessagesHandlersLive, NetworkRightLive } from "./handlers/Ne
 import {
   FinancialAccountsHandlersLive,
   NetworkTransfersHandlersLive,
+  SettlementReportsHandlersLive,
   SimulateTransfersHandlersLive,
   TransactionsHandlersLive,
   TransfersHandlersLive,
@@ -138,6 +139,7 @@ const HandlersLive = Layer.mergeAll(
   TransactionsHandlersLive,
   SimulateTransfersHandlersLive,
   NetworkTransfersHandlersLive,
+  SettlementReportsHandlersLive,
   NetworkCardMessagesHandlersLive,
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,

@@ -556,6 +556,31 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
                              VALUES ('bt_0550', 'program_1', 'no_such_transfer', ${first.transaction_id}, 1, 'USD', ${NOW})`)
       ).toContain("FOREIGN KEY")
     })
+  },
+  "0560_settlement_totals": {
+    // The card transfers already posted counted once by kind, and a card transfer posted after it
+    // counted by the trigger on its own UTC day; a transfer of another rail is not.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(
+        yield* sql`SELECT program_id, day, currency, kind, count, amount_minor FROM issuing_settlement_totals ORDER BY program_id, day, kind`
+      ).toEqual([{ program_id: "program_1", day: "2026-01-01", currency: "USD", kind: "clearing", count: 1, amount_minor: 70 }])
+      const [template] = (yield* sql`SELECT * FROM issuing_transfers ORDER BY id LIMIT 1`) as ReadonlyArray<any>
+      const insert = (id: string, rail: string) =>
+        sql`INSERT INTO issuing_transfers (id, program_id, transaction_id, payment_rail, amount_minor, currency,
+              from_financial_account_id, to_financial_account_id, status, created_at, updated_at)
+            VALUES (${id}, ${template.program_id}, ${template.transaction_id}, ${rail}, 25, 'USD', ${template.from_financial_account_id},
+              ${template.to_financial_account_id}, 'SETTLED', '2030-01-03T23:59:59.999Z', '2030-01-03T23:59:59.999Z')`
+      yield* insert("tr_0560_card", "card")
+      yield* insert("tr_0560_book", "book")
+      yield* insert("tr_0560_card_2", "card")
+      expect(
+        yield* sql`SELECT day, sum(count) AS count, sum(amount_minor) AS amount_minor FROM issuing_settlement_totals
+                        WHERE day = '2030-01-03' GROUP BY day`
+      ).toEqual([{ day: "2030-01-03", count: 2, amount_minor: 50 }])
+      yield* sql`DELETE FROM issuing_transfers WHERE id IN ('tr_0560_card', 'tr_0560_book', 'tr_0560_card_2')`
+      yield* sql`DELETE FROM issuing_settlement_totals WHERE day = '2030-01-03'`
+    })
   }
 }
 

@@ -42,6 +42,7 @@ import type {
 } from "./Records.js"
 import { DEFAULT_CURRENCY } from "./Records.js"
 import { type CardMessage, type CardMessageOutcome, postCardMessage } from "./CardPosting.js"
+import { type SettlementReportQuery, settlementReport } from "./SettlementReports.js"
 import { postBatch, type TransferBatchAborted, type TransferItemError } from "./TransferBatch.js"
 import { checkReturn, returnPosting } from "./Returns.js"
 
@@ -325,6 +326,8 @@ const transactionOperations = (ctx: LedgerDeps) => ({
   /** A transaction of the program, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE). */
   lockTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
     findOwned(transactionId, TRANSACTION, (id) => ctx.store.findTransaction(programId, id, true)),
+  /** A UTC day's settlement totals of a currency (ledger/SettlementReports.ts); 400 param date or currency. */
+  settlementReport: (programId: string, query: SettlementReportQuery) => settlementReport(ctx.store, programId, query),
   /** Card transactions whose hold expired by `now`, claimed for the caller's transaction (see LedgerStore). */
   claimExpiredHolds: (now: string, limit: number) => ctx.store.claimExpiredHolds(now, limit),
   /** Wakes the webhook workers after a commit that queued deliveries. */

@@ -219,6 +219,13 @@ export interface NewAccount {
  * Storage port of the ledger. Postings are append-only: book transfers and entries are inserted,
  * never updated; each posting updates the (account, book) balance rows in the same transaction.
  */
+/** One kind's total of a program's card transfers on one UTC day and currency (docs/network.md#reconciliation). */
+export interface SettlementTotal {
+  readonly kind: "clearing" | "force_post" | "return"
+  readonly count: number
+  readonly amount: number
+}
+
 export interface LedgerStoreService {
   /** Inserts an account and a zero balance row for each book. */
   readonly insertAccount: (account: NewAccount) => Effect.Effect<void, SqlError.SqlError>
@@ -297,6 +304,15 @@ export interface LedgerStoreService {
   readonly postCardMessage: LedgerPostingService["postCardMessage"]
   /** Releases a settled inbound credit's pending amount (see `LedgerPostingService`). */
   readonly releasePending: LedgerPostingService["releasePending"]
+  /**
+   * The settlement totals of a program's UTC day (`YYYY-MM-DD`) and currency, one row per kind
+   * that has any: kept by the stores' trigger on card transfers as they post (migration 0560).
+   */
+  readonly settlementTotals: (
+    programId: string,
+    day: string,
+    currency: string
+  ) => Effect.Effect<ReadonlyArray<SettlementTotal>, SqlError.SqlError>
   /**
    * Card transactions whose hold expired by `now` (PENDING, `expires_at` ≤ now), soonest first, at
    * most `limit`; on PostgreSQL locked FOR UPDATE SKIP LOCKED, so workers in other processes take

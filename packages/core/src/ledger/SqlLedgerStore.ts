@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
+import { toInt } from "../platform/Rows.js"
 import { LedgerPosting, LedgerStore } from "./LedgerStore.js"
 import { accountStatements } from "./SqlLedgerAccounts.js"
 import { bookTransferStatements } from "./SqlLedgerBookTransfers.js"
@@ -30,7 +31,14 @@ export const SqlLedgerStoreLive: Layer.Layer<LedgerStore, never, SqlClient.SqlCl
       lockAccounts: posting.lockAccounts,
       postCardMessage: posting.postCardMessage,
       releasePending: posting.releasePending,
-      ...bookTransferStatements(q)
+      ...bookTransferStatements(q),
+      // At most three kinds × 16 shards (PostgreSQL; one row per kind on SQLite), by the primary key.
+      settlementTotals: (programId, day, currency) =>
+        q.sql<{ kind: "clearing" | "force_post" | "return"; count: unknown; amount: unknown }>`SELECT kind, sum(count) AS count,
+            sum(amount_minor) AS amount FROM issuing_settlement_totals
+          WHERE program_id = ${programId} AND day = ${day} AND currency = ${currency} GROUP BY kind`.pipe(
+          Effect.map((rows) => rows.map((r) => ({ kind: r.kind, count: toInt(r.count), amount: toInt(r.amount) })))
+        )
     }
   })
 )

@@ -9,6 +9,7 @@ import {
   Currency,
   FinancialAccount,
   ReturnTransfer,
+  SettlementReport,
   Transaction,
   TransactionStatus,
   Transfer,
@@ -180,6 +181,20 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
       .addError(NotFoundFailure)
       .addError(BusinessRuleFailure)
       .addSuccess(Transaction)
+  )
+  .middleware(ProgramScoped)
+  .prefix("/v1") {}
+
+/**
+ * A program's settlement totals of one UTC day and currency (docs/network.md#reconciliation), for
+ * reconciling against the network's settlement file. Both parameters are checked by the ledger
+ * (400 param date / currency), so they arrive as plain strings.
+ */
+export class SettlementReportsApi extends HttpApiGroup.make("settlementReports")
+  .add(
+    HttpApiEndpoint.get("get", "/settlement-reports")
+      .setUrlParams(Schema.Struct({ date: Schema.optional(Schema.String), currency: Schema.optional(Schema.String) }))
+      .addSuccess(SettlementReport)
   )
   .middleware(ProgramScoped)
   .prefix("/v1") {}

@@ -238,6 +238,11 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
       "The rail returned a PENDING or SETTLED ach_same_day or wire transfer: RETURNED with `return_code` (ACH R01–R85; a wire's own text, 1–32 characters) and `return_reason`, the money back by a reversing transfer in the same transaction (an outbound return re-credits the wallet; an inbound return debits it, possibly below zero; a PENDING inbound credit's pending amount is released). Emits `transfer.returned`. Every environment; needs the `network` right (403); 409 for another rail or a second return; 400 param return_code for a code the rail does not take (docs/ledger.md#returns).",
     example: { return_code: "R01", reason: "Insufficient funds at the receiving bank" }
   },
+  "settlementReports.get": {
+    summary: "Settlement totals of a day",
+    description:
+      "The program's card settlement totals of one UTC day (`date`, YYYY-MM-DD) and `currency`: `clearings`, `force_posts` and `returns`, each `{count, amount}`, and `net_amount` = clearings + force posts − returns (minor units), read from totals kept as each card message posts, for reconciling against the network's settlement file. Any key that may read. 400 param date or currency for a missing or malformed one (docs/network.md#reconciliation)."
+  },
   "events.list": {
     summary: "List events",
     description: list("the program's events (the /docs/events catalogue shows each type's payload)", "Filter by `type`.")

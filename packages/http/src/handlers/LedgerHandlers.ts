@@ -220,6 +220,15 @@ export const SimulateTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "s
 )
 
 /** The bank partner's rail outcomes: the group's NetworkRight middleware has checked the caller's `network` right. */
+export const SettlementReportsHandlersLive = HttpApiBuilder.group(IssuingApi, "settlementReports", (handlers) =>
+  Effect.gen(function* () {
+    const ledger = yield* Ledger
+    return handlers.handle("get", ({ urlParams }) =>
+      Effect.flatMap(programId, (program) => mapToApiFailure(ledger.settlementReport(program, urlParams)))
+    )
+  })
+)
+
 export const NetworkTransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "networkTransfers", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger

@@ -34,6 +34,7 @@ import eventTags from "./0490_event_tags.js"
 import networkRight from "./0500_network_right.js"
 import networkMessages from "./0510_network_messages.js"
 import transferReturns from "./0550_transfer_returns.js"
+import settlementTotals from "./0560_settlement_totals.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -75,5 +76,6 @@ export const migrations = {
   "0490_event_tags": eventTags,
   "0500_network_right": networkRight,
   "0510_network_messages": networkMessages,
-  "0550_transfer_returns": transferReturns
+  "0550_transfer_returns": transferReturns,
+  "0560_settlement_totals": settlementTotals
 }
