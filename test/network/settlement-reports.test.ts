@@ -1,3 +1,4 @@
+import { IssuingClient } from "@issuing/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createKey, createWallet, fund, issueCard, reveal } from "../cards/helpers.js"
 import { STORE_KINDS } from "../support/databases.js"
@@ -114,6 +115,9 @@ describe.each(STORE_KINDS)("settlement reports on %s", (kind) => {
     const viewer = await createKey(platform, { role: "viewer" })
     const seen = await platform.request("GET", `/v1/settlement-reports?date=${day}&currency=USD`, { key: viewer.secret })
     expect([seen.status, seen.body]).toEqual([200, expected])
+    // The client's method reads the same report.
+    const client = new IssuingClient({ apiKey: viewer.secret, baseUrl: platform.baseUrl, programId: platform.org.program_id })
+    expect(await client.settlementReports.get({ date: day, currency: "USD" })).toEqual(expected)
 
     // Another currency, another day: nothing.
     expect(await report(platform, day, "EUR")).toEqual(empty(day, "EUR"))

@@ -44,6 +44,8 @@ export type AuthorizationEndpointWithSecret = typeof Core.AuthorizationEndpointW
 export type AuthorizationAnswer = { readonly [K in keyof Core.AuthorizationAnswer]: Core.AuthorizationAnswer[K] }
 /** The answer to a card network message (docs/network.md#the-answer): the same for its first delivery and every retransmission. */
 export type NetworkCardMessage = typeof Core.NetworkCardMessage.Encoded
+/** A program's settlement totals of one UTC day and currency (docs/network.md#reconciliation). */
+export type SettlementReport = typeof Core.SettlementReport.Encoded
 /** An event as `GET /v1/events` lists it, `data.object` untyped (see `WebhookEvent` for the typed union). */
 export type Event = typeof Core.IssuingEvent.Encoded
 /** A webhook subscription (never its secret). */

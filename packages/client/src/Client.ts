@@ -57,6 +57,7 @@ import type {
   NetworkCardMessage,
   ReturnTransferParams,
   SendCardMessageParams,
+  SettlementReport,
   SimulateAmountParams,
   SimulateClearingParams,
   SimulateIncrementParams,
@@ -219,6 +220,13 @@ export class IssuingClient {
     expire: (id: string, options?: RequestOptions) => this.post<Transaction>(`/v1/transactions/${segment(id)}/expire`, undefined, options),
     bookTransfers: (id: string, params?: BookTransferListParams, options?: RequestOptions) =>
       this.list<BookTransfer, BookTransferListParams>(`/v1/transactions/${segment(id)}/book-transfers`, params, options)
+  }
+
+  /** Settlement totals per UTC day, for reconciling against the network's settlement file (docs/network.md#reconciliation). */
+  readonly settlementReports = {
+    /** A day's (`date`, YYYY-MM-DD) clearings, force posts, returns and net in `currency`; any key that may read. */
+    get: (params: { readonly date: string; readonly currency: string }, options?: RequestOptions) =>
+      this.get<SettlementReport>("/v1/settlement-reports", { date: params.date, currency: params.currency }, options)
   }
 
   /** Events of the program, newest first; `resend` delivers one again. */

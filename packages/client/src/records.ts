@@ -306,6 +306,17 @@ export type NetworkCardMessage = {
   readonly authorization_code: string | null
 }
 
+/** A program's settlement totals of one UTC day and currency (docs/network.md#reconciliation). */
+export type SettlementReport = {
+  readonly object: "settlement_report"
+  readonly currency: string
+  readonly date: string
+  readonly clearings: { readonly amount: number; readonly count: number }
+  readonly returns: { readonly amount: number; readonly count: number }
+  readonly force_posts: { readonly amount: number; readonly count: number }
+  readonly net_amount: number
+}
+
 /** An event as `GET /v1/events` lists it, `data.object` untyped (see `WebhookEvent` for the typed union). */
 export type Event = {
   readonly object: "event"
