@@ -475,9 +475,10 @@ CREATE TABLE issuing_settlement_totals (
     day TEXT NOT NULL,
     currency TEXT NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('clearing', 'force_post', 'return')),
+    shard INTEGER NOT NULL,
     count INTEGER NOT NULL,
     amount_minor INTEGER NOT NULL,
-    PRIMARY KEY (program_id, day, currency, kind)
+    PRIMARY KEY (program_id, day, currency, kind, shard)
   ) WITHOUT ROWID;
 
 CREATE TABLE issuing_transactions (
@@ -637,14 +638,14 @@ CREATE TRIGGER issuing_count_transfers_update AFTER UPDATE OF program_id, status
 CREATE TRIGGER issuing_settlement_totals_card AFTER INSERT ON issuing_transfers
     WHEN NEW.payment_rail = 'card'
     BEGIN
-      INSERT INTO issuing_settlement_totals (program_id, day, currency, kind, count, amount_minor)
+      INSERT INTO issuing_settlement_totals (program_id, day, currency, kind, shard, count, amount_minor)
         SELECT NEW.program_id, substr(NEW.created_at, 1, 10), NEW.currency,
           CASE WHEN NEW.from_financial_account_id = t.financial_account_id
             THEN CASE WHEN t.authorized_minor = 0 THEN 'force_post' ELSE 'clearing' END
             ELSE 'return' END,
-          1, NEW.amount_minor
+          0, 1, NEW.amount_minor
         FROM issuing_transactions t WHERE t.id = NEW.transaction_id
-        ON CONFLICT (program_id, day, currency, kind)
+        ON CONFLICT (program_id, day, currency, kind, shard)
           DO UPDATE SET count = count + 1, amount_minor = amount_minor + excluded.amount_minor;
     END;
 
