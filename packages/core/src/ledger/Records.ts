@@ -34,6 +34,12 @@ export const Currency = Schema.String.pipe(
 ).annotations({ identifier: "Currency" })
 export type Currency = typeof Currency.Type
 
+/** The ISO 4217 codes the runtime knows: a currency outside them is an unknown one (400). */
+const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"))
+
+/** True when `code` is an ISO 4217 currency code the runtime knows (upper case). */
+export const isKnownCurrency = (code: string): boolean => KNOWN_CURRENCIES.has(code)
+
 /** An amount to move, in minor units: a positive integer no larger than MAX_AMOUNT_MINOR. */
 export const AmountMinor = Schema.Number.pipe(
   Schema.filter(

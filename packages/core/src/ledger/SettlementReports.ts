@@ -2,6 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { InvalidRequest } from "../platform/Errors.js"
 import type { LedgerStoreService, SettlementTotal } from "./LedgerStore.js"
+import { isKnownCurrency } from "./Records.js"
 
 /**
  * A program's settlement totals of one UTC day and currency (docs/network.md#reconciliation), read
@@ -29,8 +30,6 @@ export interface SettlementReportQuery {
   readonly currency?: string | undefined
 }
 
-const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"))
-
 /** A calendar day written YYYY-MM-DD (2026-02-30 is not one). */
 const isDay = (text: string): boolean =>
   /^\d{4}-\d{2}-\d{2}$/.test(text) &&
@@ -40,7 +39,7 @@ const isDay = (text: string): boolean =>
 const parseQuery = (query: SettlementReportQuery): Effect.Effect<{ day: string; currency: string }, InvalidRequest> => {
   if (query.date === undefined || !isDay(query.date))
     return Effect.fail(new InvalidRequest({ message: "date must be a UTC day written YYYY-MM-DD.", param: "date" }))
-  if (query.currency === undefined || !/^[A-Z]{3}$/.test(query.currency) || !KNOWN_CURRENCIES.has(query.currency))
+  if (query.currency === undefined || !/^[A-Z]{3}$/.test(query.currency) || !isKnownCurrency(query.currency))
     return Effect.fail(
       new InvalidRequest({ message: "currency must be a known ISO 4217 code in upper case, e.g. USD.", param: "currency" })
     )

@@ -14,7 +14,7 @@ import { LedgerStore, type LedgerStoreService } from "../ledger/LedgerStore.js"
 import type { Merchant, Transaction } from "../ledger/Records.js"
 import { BusinessRuleViolation, Conflict, InvalidRequest, NotFound, type PermissionDenied } from "../platform/Errors.js"
 import { nowMs } from "../platform/Time.js"
-import { sqlErrorCode } from "../sql/SqlErrorCode.js"
+import { isUniqueViolation } from "../sql/Transactor.js"
 import { Vault, type VaultService } from "../vault/Vault.js"
 import { acknowledgedWithoutEffect, answerOfTransaction, declinedWithoutRecord, type MessageContext } from "./NetworkAnswers.js"
 import type { CardMessageRequest, NetworkCardMessage, PresentedCard } from "./NetworkRecords.js"
@@ -135,9 +135,6 @@ const authorizationMessage = (
   credentialDecline: declined
 })
 
-/** A unique index refusing a row, as each store's driver names it. */
-const UNIQUE_VIOLATIONS: ReadonlySet<string> = new Set(["23505", "SQLITE_CONSTRAINT_UNIQUE"])
-
 /**
  * A card operation's refusal as the network's answer (nothing was written): an amount beyond what
  * the transaction may move is an invalid amount (13); a message that does not fit its transaction
@@ -155,7 +152,7 @@ const refusal = (
   }
   const doesNotFit =
     // Two first messages of one network transaction at once: the second's insert meets the first's id.
-    UNIQUE_VIOLATIONS.has(sqlErrorCode(error) ?? "") ||
+    isUniqueViolation(error) ||
     error instanceof BusinessRuleViolation ||
     error instanceof NotFound ||
     error instanceof InvalidRequest ||

@@ -1,6 +1,6 @@
 import { ParseResult, Schema } from "effect"
 import { CardNumberText, MerchantInput } from "../cards/Records.js"
-import { AmountMinor, Currency } from "../ledger/Records.js"
+import { AmountMinor, Currency, isKnownCurrency } from "../ledger/Records.js"
 
 /**
  * Card network messages as a network gateway or processor sends them (docs/network.md): the
@@ -39,11 +39,8 @@ const NetworkId = Schema.String.pipe(
   Schema.filter((id) => id.trim().length > 0 || `must be 1 to ${MAX_NETWORK_ID_LENGTH} printable ASCII characters`)
 )
 
-/** The ISO 4217 codes the runtime knows: a currency outside them is an unknown one (400). */
-const KNOWN_CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"))
-
 /** A currency a network may name: an ISO 4217 code the platform knows. */
-const NetworkCurrency = Currency.pipe(Schema.filter((code) => KNOWN_CURRENCIES.has(code) || "must be a known ISO 4217 currency code"))
+const NetworkCurrency = Currency.pipe(Schema.filter((code) => isKnownCurrency(code) || "must be a known ISO 4217 currency code"))
 
 /** The card as a message presents it: its number, and its expiry and verification code when the terminal read them. */
 export const PresentedCard = Schema.Struct({
