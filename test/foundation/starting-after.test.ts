@@ -41,7 +41,6 @@ describe.each(STORE_KINDS)("starting_after on %s", (kind) => {
     const wallets = []
     for (let index = 0; index < 3; index += 1) wallets.push(await createWallet(platform, `Holder ${index}`))
     firstWallet = wallets[0]!
-    // Amounts repeat, so order_by=amount has ties that break on id.
     for (let index = 0; index < 9; index += 1) await fund(platform, wallets[index % 3]!.financial_account_id, 100 * (1 + (index % 2)))
     for (let index = 0; index < 4; index += 1) {
       const moved = await transfer(platform, {
@@ -152,11 +151,8 @@ describe.each(STORE_KINDS)("starting_after on %s", (kind) => {
     expect(walkedLists).toBeGreaterThan(40)
   }, 240_000)
 
-  it("breaks ties on id: order_by=name and order_by=amount walk the tied rows in id order", async () => {
-    for (const [path, field, program] of [
-      ["/v1/programs", "name", null],
-      ["/v1/transfers", "amount", undefined]
-    ] as const) {
+  it("breaks ties on id: order_by=name walks the tied rows in id order", async () => {
+    for (const [path, field, program] of [["/v1/programs", "name", null]] as const) {
       for (const ascending of [true, false]) {
         const walked = await walk(path, `order_by=${field}&ascending=${ascending}`, 2, program ?? undefined)
         const rows = (await get(path, `order_by=${field}&ascending=${ascending}&page_size=100`, program ?? undefined)).data as Array<

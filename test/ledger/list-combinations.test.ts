@@ -21,7 +21,7 @@ interface Row {
   readonly card_id?: string | null
 }
 
-type Field = "created_at" | "updated_at" | "amount"
+type Field = "created_at" | "updated_at"
 
 /** The rows in the list's order: the field, then id, both in the direction asked (docs/api.md#paging). */
 const ordered = (rows: ReadonlyArray<Row>, field: Field, ascending: boolean) =>
@@ -37,7 +37,7 @@ const ordered = (rows: ReadonlyArray<Row>, field: Field, ascending: boolean) =>
 /**
  * Every filter and order combination of `GET /v1/transfers` and `GET /v1/transactions` that reads
  * ranges merged (migration 0400, docs/operations.md#volume): each lists exactly the program's rows
- * with those filters, in the order's field then id (ties in amount included), with an exact total,
+ * with those filters, in the order's field then id, with an exact total,
  * the same by `page=` and by `starting_after`; and its plan reads index ranges in order, never a
  * sort and never the program's other index walked for a filter.
  */
@@ -181,7 +181,7 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       ]
     ]
     for (const [filter, keep] of filters) {
-      for (const field of ["amount", "updated_at", "created_at"] as const) await expectList("/v1/transfers", all, filter, keep, field)
+      for (const field of ["updated_at", "created_at"] as const) await expectList("/v1/transfers", all, filter, keep, field)
     }
   })
 
@@ -201,7 +201,7 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       [`card_id=${cards[1]}&status=EXPIRED`, () => false]
     ]
     for (const [filter, keep] of filters) {
-      for (const field of ["amount", "updated_at", "created_at"] as const) await expectList("/v1/transactions", all, filter, keep, field)
+      for (const field of ["updated_at", "created_at"] as const) await expectList("/v1/transactions", all, filter, keep, field)
     }
   })
 
@@ -212,12 +212,12 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
     const onCard1 = transactions.find((row) => row.card_id === cards[1] && row.status !== "DECLINED")!
     const settled = transactions.find((row) => row.status === "SETTLED")!
     for (const [path, query] of [
-      ["/v1/transfers", `order_by=amount&status=PENDING&starting_after=${settledBook.id}`],
+      ["/v1/transfers", `order_by=updated_at&status=PENDING&starting_after=${settledBook.id}`],
       ["/v1/transfers", `order_by=updated_at&payment_rail=wire&starting_after=${settledBook.id}`],
-      ["/v1/transfers", `order_by=amount&financial_account_id=${c}&status=PENDING&starting_after=${settledBook.id}`],
-      ["/v1/transfers", "order_by=amount&starting_after=00000000-0000-7000-8000-000000000000"],
+      ["/v1/transfers", `order_by=updated_at&financial_account_id=${c}&status=PENDING&starting_after=${settledBook.id}`],
+      ["/v1/transfers", "order_by=updated_at&starting_after=00000000-0000-7000-8000-000000000000"],
       ["/v1/transfers", `financial_account_id=${a}&payment_rail=wire&starting_after=${settledBook.id}`],
-      ["/v1/transactions", `order_by=amount&card_id=${cards[0]}&starting_after=${onCard1.id}`],
+      ["/v1/transactions", `order_by=updated_at&card_id=${cards[0]}&starting_after=${onCard1.id}`],
       ["/v1/transactions", `card_id=${cards[1]}&status=DECLINED&starting_after=${onCard1.id}`],
       ["/v1/transactions", `order_by=updated_at&status=PENDING&starting_after=${settled.id}`]
     ] as const) {
@@ -225,10 +225,10 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
     }
     const stranger = await platform.createOrganization("Stranger")
     for (const [path, query] of [
-      ["/v1/transfers", `order_by=amount&financial_account_id=${a}`],
+      ["/v1/transfers", `order_by=updated_at&financial_account_id=${a}`],
       ["/v1/transfers", `order_by=updated_at&financial_account_id=${a}&page=2&page_size=2`],
-      ["/v1/transfers", "order_by=amount&status=SETTLED"],
-      ["/v1/transactions", `order_by=amount&card_id=${cards[0]}`],
+      ["/v1/transfers", "order_by=updated_at&status=SETTLED"],
+      ["/v1/transactions", `order_by=updated_at&card_id=${cards[0]}`],
       ["/v1/transactions", "order_by=updated_at"]
     ] as const) {
       const response = await platform.request("GET", `${path}?${query}`, { key: stranger.api_key, program: stranger.program_id })
@@ -236,7 +236,7 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       expect(response.body).toEqual({ data: [], total_count: 0 })
     }
     expectEnvelope(
-      await platform.request("GET", `/v1/transfers?order_by=amount&financial_account_id=${a}&starting_after=${settledBook.id}`, {
+      await platform.request("GET", `/v1/transfers?order_by=updated_at&financial_account_id=${a}&starting_after=${settledBook.id}`, {
         key: stranger.api_key,
         program: stranger.program_id
       }),
@@ -269,23 +269,17 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
         )
       ).size
     const transferCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
-      [{}, "amount", "issuing_transfers_by_status_rail_amount", 9, 3],
       [{}, "updated_at", "issuing_transfers_by_status_rail_update", 9, 3],
       [{ status: "PENDING" }, "created_at", "issuing_transfers_by_status_rail", 2, 3],
       [{ payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 3, 3],
       [{ status: "PENDING", payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 1, 3],
-      [{ status: "SETTLED" }, "amount", "issuing_transfers_by_status_rail_amount", 5, 3],
       [{ payment_rail: "book" }, "updated_at", "issuing_transfers_by_status_rail_update", 1, 3],
-      [{ status: "SETTLED", payment_rail: "book" }, "amount", "issuing_transfers_by_status_rail_amount", 1, 3],
       [{ status: "RETURNED" }, "updated_at", "issuing_transfers_by_status_rail_update", 2, 3],
       [{ financial_account_id: a }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
-      [{ financial_account_id: a }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
       [{ financial_account_id: a }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", PROBED, 3],
       [{ financial_account_id: a, status: "PENDING" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
-      [{ financial_account_id: a, status: "SETTLED" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", PROBED, 3],
       [{ financial_account_id: b, status: "RETURNED" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", PROBED, 3],
       [{ financial_account_id: a, payment_rail: "wire" }, "created_at", "issuing_transfers_by_(from|to)_status_rail", 6, 3],
-      [{ financial_account_id: a, payment_rail: "book" }, "amount", "issuing_transfers_by_(from|to)_status_rail_amount", 2, 3],
       [{ financial_account_id: a, payment_rail: "ach_same_day" }, "updated_at", "issuing_transfers_by_(from|to)_status_rail_update", 6, 3],
       [
         { financial_account_id: a, status: "SETTLED", payment_rail: "book" },
@@ -296,15 +290,11 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       ]
     ]
     const transactionCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
-      [{}, "amount", "issuing_transactions_by_status_amount", 5, 2],
       [{}, "updated_at", "issuing_transactions_by_status_update", 5, 2],
-      [{ status: "PENDING" }, "amount", "issuing_transactions_by_status_amount", 1, 2],
       [{ status: "SETTLED" }, "updated_at", "issuing_transactions_by_status_update", 1, 2],
-      [{ card_id: cards[0]! }, "amount", "issuing_transactions_by_card_status_amount", 5, 2],
       [{ card_id: cards[0]! }, "updated_at", "issuing_transactions_by_card_status_update", 5, 2],
       [{ card_id: cards[0]! }, "created_at", "issuing_transactions_by_card_status", 5, 2],
       [{ card_id: cards[0]!, status: "SETTLED" }, "created_at", "issuing_transactions_by_card_status", 1, 2],
-      [{ card_id: cards[0]!, status: "PENDING" }, "amount", "issuing_transactions_by_card_status_amount", 1, 2],
       [{ card_id: cards[0]!, status: "VOIDED" }, "updated_at", "issuing_transactions_by_card_status_update", 1, 2]
     ]
     const cases = [

@@ -14,13 +14,13 @@ import type { LedgerQueries } from "./SqlLedgerQueries.js"
 
 /**
  * One page of an account's book transfers (docs/ledger.md#an-accounts-book-transfers), newest or
- * oldest first or by amount, O(page) whatever the number of its entries, a deep page O(its depth).
+ * oldest first, O(page) whatever the number of its entries, a deep page O(its depth).
  * Every account a book transfer moves has exactly one entry in each book (the posting rule,
  * PostingRules.transferEntries: the source's principal debit and cash credit, the target's cash
  * debit and principal credit), so the account's book transfers, with `book=principal`, with
  * `book=cash` or without `book`, are one set: its principal entries. Those are indexed by
- * (account, posted_at, book transfer) and (account, amount, book transfer), partial indexes of the
- * principal book (migration 0360; each entry carries its book transfer's posted_at and amount), so
+ * (account, posted_at, book transfer), a partial index of the principal book (migration 0360; each
+ * entry carries its book transfer's posted_at), so
  * a page is one range of one index, read in order (OFFSET counted off the index alone), and then its
  * book transfers by primary key. A book no posting writes lists nothing. `starting_after` reads its
  * book transfer's order value by primary key — a 400 unless it has an entry of the account (in the
@@ -32,7 +32,8 @@ const accountPage = (
   window: PageWindow<BookTransferOrderField>,
   list: { readonly accountId: string; readonly book: string | undefined }
 ): Effect.Effect<ReadonlyArray<any>, SqlError | InvalidRequest> => {
-  const key = sql.literal(BOOK_TRANSFER_ORDER_FIELDS.columns[window.orderBy] === "bt.amount_minor" ? "amount_minor" : "posted_at")
+  // Book transfers order by time only (posted_at, created_at its alias): the entries' posted_at.
+  const key = sql.literal("posted_at")
   const direction = sql.literal(window.descending ? "DESC" : "ASC")
   const known = list.book === undefined || (BOOKS as ReadonlyArray<string>).includes(list.book)
   // The principal book is written into the statement, not bound: a partial index serves only a
