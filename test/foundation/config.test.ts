@@ -133,6 +133,24 @@ describe("configuration from the environment", () => {
     expect(database({ ISSUING_PG_NOTIFY: "OFF" })).toMatchObject({ notify: false })
     expect(database({ ISSUING_PG_NOTIFY: "on" })).toMatchObject({ notify: true })
   })
+  it("reads the ISO 8583 host's address and refuses it off loopback without mutual TLS", () => {
+    expect(Either.getOrThrow(loadConfig({})).iso8583).toBeUndefined()
+    expect(Either.getOrThrow(loadConfig({ ISSUING_ISO8583_LISTEN: "127.0.0.1:8583" })).iso8583).toEqual({
+      host: "127.0.0.1",
+      port: 8583,
+      organizationId: undefined,
+      tls: undefined
+    })
+    expect(Either.getOrThrow(loadConfig({ ISSUING_ISO8583_LISTEN: "[::1]:0" })).iso8583).toMatchObject({ host: "::1", port: 0 })
+    expect(problem({ ISSUING_ISO8583_LISTEN: "0.0.0.0:8583" })).toMatch(/ISSUING_ISO8583_LISTEN is off loopback.*ISSUING_ISO8583_TLS_CERT/)
+    expect(problem({ ISSUING_ISO8583_LISTEN: "8583" })).toContain("ISSUING_ISO8583_LISTEN must be HOST:PORT")
+    expect(problem({ ISSUING_ISO8583_LISTEN: "127.0.0.1:8583", ISSUING_ISO8583_TLS_CERT: "/etc/hosts" })).toContain("set together")
+    expect(problem({ ISSUING_ISO8583_LISTEN: "127.0.0.1:8583", ISSUING_ISO8583_ORGANIZATION_ID: "acme" })).toContain(
+      "ISSUING_ISO8583_ORGANIZATION_ID must be an organization id"
+    )
+    const files = { ISSUING_ISO8583_TLS_CERT: "/etc/hosts", ISSUING_ISO8583_TLS_KEY: "/etc/hosts", ISSUING_ISO8583_TLS_CA: "/nowhere.pem" }
+    expect(problem({ ISSUING_ISO8583_LISTEN: "0.0.0.0:8583", ...files })).toContain("ISSUING_ISO8583_TLS_CA names no file")
+  })
   it("takes a bootstrap API key of 32 characters or more, not shorter", () => {
     expect(Either.getOrThrow(loadConfig({ ISSUING_BOOTSTRAP_API_KEY: "k".repeat(32) })).bootstrapApiKey).toBe("k".repeat(32))
     expect(problem({ ISSUING_BOOTSTRAP_API_KEY: "k".repeat(31) })).toContain("ISSUING_BOOTSTRAP_API_KEY must be 32 to 256")

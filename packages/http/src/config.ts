@@ -38,6 +38,16 @@ export interface ServerConfig {
   readonly baseUrlFromListenAddress?: boolean | undefined
   /** ISSUING_TEST_CLOCK_OFFSET_MS: the clock shifted ahead, for tests (docs/card-transactions.md#expiry). */
   readonly clockOffsetMs?: number | undefined
+  /** ISSUING_ISO8583_*: the ISO 8583 authorization host `issuing serve` starts beside the API (docs/iso8583.md); unset, none. */
+  readonly iso8583?: Iso8583Config | undefined
+}
+
+/** Where the ISO 8583 host listens, for which organization, and its mutual TLS files (paths or PEM text). */
+export interface Iso8583Config {
+  readonly host: string
+  readonly port: number
+  readonly organizationId: string | undefined
+  readonly tls: { readonly cert: string; readonly key: string; readonly ca: string } | undefined
 }
 
 type Env = Record<string, string | undefined>
@@ -233,6 +243,53 @@ const readOAuthInteractionUrl = (env: Env): string | undefined => {
   return value
 }
 
+/** A PEM file's path (it must exist) or PEM text, as an ISSUING_ISO8583_TLS_* variable gives it. */
+const pemSource = (name: string, value: string): string => {
+  if (!value.includes("-----BEGIN") && !fs.existsSync(value)) fail(name, `names no file (got "${value}")`)
+  return value
+}
+
+/**
+ * ISSUING_ISO8583_LISTEN (`HOST:PORT`), ISSUING_ISO8583_ORGANIZATION_ID and ISSUING_ISO8583_TLS_CERT,
+ * _KEY and _CA (all three or none; required off loopback): docs/iso8583.md#running-it.
+ */
+const readIso8583 = (env: Env): Iso8583Config | undefined => {
+  const listen = text(env, "ISSUING_ISO8583_LISTEN")
+  const files = {
+    cert: text(env, "ISSUING_ISO8583_TLS_CERT"),
+    key: text(env, "ISSUING_ISO8583_TLS_KEY"),
+    ca: text(env, "ISSUING_ISO8583_TLS_CA")
+  }
+  const organizationId = text(env, "ISSUING_ISO8583_ORGANIZATION_ID")
+  if (listen === undefined) return undefined
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(listen)
+  if (match === null || Number(match[2]) > 65535)
+    return fail("ISSUING_ISO8583_LISTEN", `must be HOST:PORT, e.g. 127.0.0.1:8583 (got "${listen}")`)
+  const host = match[1]!.replace(/^\[|\]$/g, "")
+  const given = Object.values(files).filter((value) => value !== undefined).length
+  if (given !== 0 && given !== 3) {
+    fail("ISSUING_ISO8583_TLS_CERT", "ISSUING_ISO8583_TLS_KEY and ISSUING_ISO8583_TLS_CA must be set together (mutual TLS)")
+  }
+  if (given === 0 && !isLoopbackHost(host)) {
+    fail(
+      "ISSUING_ISO8583_LISTEN",
+      `is off loopback (${host}): the ISO 8583 host needs mutual TLS there; set ISSUING_ISO8583_TLS_CERT, ISSUING_ISO8583_TLS_KEY and ISSUING_ISO8583_TLS_CA, or listen on 127.0.0.1`
+    )
+  }
+  if (organizationId !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(organizationId)) {
+    fail("ISSUING_ISO8583_ORGANIZATION_ID", `must be an organization id, a UUID (got "${organizationId}")`)
+  }
+  const tls =
+    given === 3
+      ? {
+          cert: pemSource("ISSUING_ISO8583_TLS_CERT", files.cert!),
+          key: pemSource("ISSUING_ISO8583_TLS_KEY", files.key!),
+          ca: pemSource("ISSUING_ISO8583_TLS_CA", files.ca!)
+        }
+      : undefined
+  return { host, port: Number(match[2]), organizationId, tls }
+}
+
 /** True when ISSUING_HOST is a loopback address or `localhost`: the server listens on loopback only. */
 export const isLoopbackHost = (host: string): boolean => {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host
@@ -286,7 +343,8 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
     }
     const baseUrlFromListenAddress = text(env, "ISSUING_BASE_URL") === undefined
     const clockOffsetMs = integer(env, "ISSUING_TEST_CLOCK_OFFSET_MS", 0, 0, 3_650 * 86_400_000)
-    return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey, baseUrlFromListenAddress, clockOffsetMs })
+    const iso8583 = readIso8583(env)
+    return Either.right({ database, host, port, settings, vaultKey, bootstrapApiKey, baseUrlFromListenAddress, clockOffsetMs, iso8583 })
   } catch (error) {
     if (error instanceof ConfigProblem) return Either.left(error.line)
     throw error

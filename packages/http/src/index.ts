@@ -10,6 +10,14 @@ export {
   type StoreLayer
 } from "./App.js"
 export { IssuingApi } from "./Api.js"
+export {
+  type Iso8583Host,
+  type Iso8583HostOptions,
+  type Iso8583Tls,
+  MAX_IN_FLIGHT_PER_CONNECTION,
+  type PemSource,
+  startIso8583Host
+} from "./iso8583/Host.js"
 export { configFromEnv, type HostConfig, type HostMount } from "./HostConfig.js"
 export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
 export { ApiFailure, ERROR_CODES, type ErrorCode, type ErrorCodeDoc, toApiFailure } from "./errors.js"

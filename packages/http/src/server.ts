@@ -7,11 +7,14 @@ import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { resolveVaultKeys, type ServerConfig } from "./config.js"
 import { storeFor } from "./Store.js"
 import type { TelemetryLayer } from "./Telemetry.js"
+import { type Iso8583Host, startIso8583Host } from "./iso8583/Host.js"
 
 /** A running standalone server. */
 export interface RunningServer {
   readonly url: string
   readonly instance: IssuingInstance
+  /** The ISO 8583 host, when ISSUING_ISO8583_LISTEN started one (docs/iso8583.md). */
+  readonly iso8583?: Iso8583Host | undefined
   /** Stops accepting connections, lets in-flight requests finish (bounded), then closes the store. */
   readonly close: () => Promise<void>
 }
@@ -105,10 +108,12 @@ const bootstrapAndReport = async (instance: IssuingInstance, config: ServerConfi
  * The graceful shutdown of a started server, run once however often it is called: stop accepting,
  * let in-flight requests finish (at most SHUTDOWN_GRACE_MS), then stop the background work and close the store.
  */
-const gracefulClose = (server: http.Server, instance: IssuingInstance) => {
+const gracefulClose = (server: http.Server, instance: IssuingInstance, iso8583: Iso8583Host | undefined) => {
   let closing: Promise<void> | undefined
   return () => {
     closing ??= (async () => {
+      // The ISO 8583 host's messages in flight finish and are answered before the store closes.
+      const isoClosed = iso8583?.close()
       const drained = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
       // Keep-alive connections turn idle as their last request finishes: close them as they do.
@@ -117,6 +122,7 @@ const gracefulClose = (server: http.Server, instance: IssuingInstance) => {
       await drained
       clearInterval(sweeper)
       clearTimeout(timer)
+      await isoClosed
       await instance.dispose()
     })()
     return closing
@@ -148,13 +154,21 @@ export const startServer = async (
     await early.refuse()
     throw error
   }
+  let iso8583: Iso8583Host | undefined
   try {
     await bootstrapAndReport(instance, config, print)
+    if (config.iso8583 !== undefined) {
+      iso8583 = await startIso8583Host(instance, { ...config.iso8583, log: print })
+      const address = iso8583.host.includes(":") ? `[${iso8583.host}]` : iso8583.host
+      print(
+        `ISO 8583 host listening on ${address}:${iso8583.port} (${iso8583.tls ? "mutual TLS" : "plain TCP, loopback"}; organization ${iso8583.organizationId})`
+      )
+    }
   } catch (error) {
     await early.refuse()
     await instance.dispose()
     throw error
   }
   early.open(instance)
-  return { url: early.url, instance, close: gracefulClose(early.server, instance) }
+  return { url: early.url, instance, iso8583, close: gracefulClose(early.server, instance, iso8583) }
 }
