@@ -3,6 +3,7 @@ import { Access } from "@issuing/core"
 import { Effect, Either, HashMap, Logger, LogLevel, Option } from "effect"
 import { createIssuing } from "./App.js"
 import { cardsCommand } from "./commands/CardsCommand.js"
+import { networkCommand } from "./commands/NetworkCommand.js"
 import { vaultCommand } from "./commands/VaultCommand.js"
 import { loadConfig, resolveVaultKeys, type ServerConfig } from "./config.js"
 import { progress, type StepProgress } from "./Progress.js"
@@ -21,6 +22,8 @@ Commands:
   orgs create --name NAME   Create an organization with a default program and an admin key
   vault reseal              Re-encrypt card data and webhook secrets under the current vault key (after rotation)
   cards reseal              Alias of vault reseal
+  network send --iso8583 HOST:PORT --mti MTI ...
+                            Send one ISO 8583 message to an authorization host and print the answer
 
 Configuration is read from ISSUING_* environment variables (see README.md).`
 
@@ -168,6 +171,8 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
     return 0
   }
   if (command === undefined) return usageError("a command is needed")
+  // A client of a running host: no configuration, no database.
+  if (command === "network") return networkCommand(rest, out, err)
   if (!Object.hasOwn(BUILT_IN, command) && !Object.hasOwn(COMMANDS, command)) {
     return usageError(command.startsWith("-") ? `unknown option '${command}'` : `unknown command '${command}'`)
   }
