@@ -8,6 +8,7 @@ import { createWallet, fund, issueCard, reveal } from "../cards/helpers.js"
 import { chromiumAvailable, launchChromium } from "../support/chromium.js"
 import { ROOT } from "../support/cli.js"
 import { STORE_KINDS } from "../support/databases.js"
+import { startDecisionReceiver } from "../support/decisionReceiver.js"
 import { type DeliveryFixture, startDeliveries } from "../webhooks/deliveries.js"
 
 const available = chromiumAvailable("console")
@@ -81,15 +82,25 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       await fund(platform, wallet.financial_account_id, 10_000)
       await fund(platform, wallet.financial_account_id, 4_000)
       card = await issueCard(platform, wallet.id)
-      transaction = ok(
-        await platform.request("POST", "/v1/simulate/authorizations", {
-          body: {
-            card_id: card.id,
-            amount: 2_500,
-            merchant: { acceptor_id: "ACQ-000123", name: "Corner Grocery", city: "Springfield", country: "US", mcc: "5411" }
-          }
-        })
-      )
+      // The program approves 25.00 of the 30.00 asked (a partial approval, 10); an increment over the funds declines (51).
+      const decisions = await startDecisionReceiver()
+      const endpoint = ok(await platform.request("POST", "/v1/authorization-endpoints", { body: { url: decisions.url("/amount/2500") } }))
+      try {
+        transaction = ok(
+          await platform.request("POST", "/v1/simulate/authorizations", {
+            body: {
+              card_id: card.id,
+              amount: 3_000,
+              partial_approval_capable: true,
+              merchant: { acceptor_id: "ACQ-000123", name: "Corner Grocery", city: "Springfield", country: "US", mcc: "5411" }
+            }
+          })
+        )
+      } finally {
+        ok(await platform.request("DELETE", `/v1/authorization-endpoints/${endpoint.id}`))
+        decisions.close()
+      }
+      ok(await platform.request("POST", `/v1/simulate/transactions/${transaction.id}/increment`, { body: { amount: 20_000 } }))
       ok(await platform.request("POST", `/v1/simulate/transactions/${transaction.id}/clearing`, { body: { amount: 2_700 } }))
       page = await context.newPage()
       page.on("console", (message) => {
@@ -192,12 +203,18 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       await page.getByRole("link", { name: `Transaction ${transaction.id}` }).click()
       await page.locator("ol.timeline").waitFor()
       const types = await page.locator("ol.timeline li").evaluateAll((items) => items.map((item) => item.getAttribute("data-event-type")))
-      expect(types).toEqual(["AUTHORIZATION", "CLEARING"])
+      expect(types).toEqual(["AUTHORIZATION", "INCREMENTAL_AUTHORIZATION", "CLEARING"])
       // The merchant object the authorization named, in the timeline above its messages.
       expect(await page.locator(".card-timeline [data-field=merchant]").textContent()).toBe(
         "Corner Grocery · Springfield, US · MCC 5411 · acceptor ACQ-000123"
       )
-      expect(await page.locator("ol.timeline li").first().textContent()).toMatch(/^Authorization 25\.00 USD · APPROVED · /)
+      expect(await page.locator("ol.timeline li").first().textContent()).toMatch(
+        /^Authorization 25\.00 USD · APPROVED · response code 10 · /
+      )
+      // Each message's ISO 8583 response code, as the API gives it: the partial approval, the funds decline, the clearing.
+      const codes = await page.locator("ol.timeline li [data-field=response-code] code").allTextContents()
+      expect(codes).toEqual(["10", "51", "00"])
+      expect(await page.locator("ol.timeline li.declined").textContent()).toContain("response code 51 INSUFFICIENT_FUNDS")
       expect(await page.locator("[data-field=status]").textContent()).toBe("SETTLED")
       const bookTransfers = ok(await fixture.platform.request("GET", `/v1/transactions/${transaction.id}/book-transfers`))
       await expect

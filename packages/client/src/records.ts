@@ -214,6 +214,7 @@ export type Transaction = {
     readonly amount: number
     readonly decline_reason: string | null
     readonly result: "DECLINED" | "APPROVED"
+    readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30" | null
   }[]
   readonly request_history: readonly {
     readonly created_at: string
@@ -239,6 +240,7 @@ export type CardEvent = {
   readonly amount: number
   readonly decline_reason: string | null
   readonly result: "DECLINED" | "APPROVED"
+  readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30" | null
 }
 
 /** One real-time decision asked of the program (`transaction.request_history`). */
@@ -300,9 +302,9 @@ export type NetworkCardMessage = {
   readonly transaction_id: string | null
   readonly decline_reason: string | null
   readonly result: "DECLINED" | "APPROVED" | "PARTIALLY_APPROVED" | "ACKNOWLEDGED"
+  readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30"
   readonly network_message_id: string
   readonly approved_amount: number
-  readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30"
   readonly authorization_code: string | null
 }
 

@@ -5,6 +5,7 @@ import { BusinessRuleViolation, Conflict } from "../platform/Errors.js"
 import { newId } from "../platform/Ids.js"
 import type { Decision } from "./DecisionRules.js"
 import type { Card, DeclineReason, SimulateAmount, SimulateClearing } from "./Records.js"
+import { approvalCode, declineCode } from "./ResponseCodes.js"
 
 /**
  * What each card message does to its card transaction (docs/card-transactions.md#the-messages), as
@@ -33,12 +34,17 @@ export type Verdict =
   | { readonly _tag: "Declined"; readonly reason: DeclineReason; readonly history: ReadonlyArray<RequestHistoryEntry> }
   | { readonly _tag: "Approved"; readonly amount: number; readonly history: ReadonlyArray<RequestHistoryEntry> }
 
-const cardEvent = (type: CardEventType, amount: number, decline: string | null, at: string): CardEvent => ({
+/**
+ * One message's card event, with the response code it is answered with: a decline's code, `10`
+ * when less than `requested` was approved (a partial approval), else `00`.
+ */
+const cardEvent = (type: CardEventType, amount: number, decline: DeclineReason | null, at: string, requested = amount): CardEvent => ({
   id: newId(),
   type,
   amount,
   result: decline === null ? "APPROVED" : "DECLINED",
   decline_reason: decline,
+  response_code: decline === null ? approvalCode(requested, amount) : declineCode(decline),
   created_at: at
 })
 
@@ -159,7 +165,7 @@ export const authorizationPosting = (
     pending_amount: single ? 0 : amount,
     settled_amount: single ? amount : 0,
     expires_at: single ? null : holdExpiresAt,
-    card_events: [cardEvent(kind, amount, null, at)],
+    card_events: [cardEvent(kind, amount, null, at, opened.amount)],
     request_history: verdict.history
   }
   const plan: Plan = {
@@ -202,7 +208,7 @@ export const incrementPosting = (t: Transaction, requested: number, verdict: Ver
       amount: t.amount + amount,
       authorized_amount: t.authorized_amount! + amount,
       pending_amount: t.pending_amount! + amount,
-      card_events: [...t.card_events, cardEvent("INCREMENTAL_AUTHORIZATION", amount, null, at)],
+      card_events: [...t.card_events, cardEvent("INCREMENTAL_AUTHORIZATION", amount, null, at, requested)],
       request_history: [...t.request_history, ...verdict.history],
       updated_at: at
     },

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { ResponseCode } from "../cards/ResponseCodes.js"
 import { Uuid } from "../platform/Ids.js"
 import { initialMetadata, Metadata, MetadataInput } from "../platform/Metadata.js"
 import { WebhookTag } from "../webhooks/Records.js"
@@ -193,6 +194,12 @@ export const CardEvent = Schema.Struct({
   amount: Schema.Number,
   result: Schema.Literal("APPROVED", "DECLINED"),
   decline_reason: Schema.NullOr(Schema.String),
+  /**
+   * The ISO 8583 response code the message was answered with (docs/network.md#response-codes): `00`
+   * approved or acknowledged, `10` a partial approval, a decline's code (`51`, `05`, `62`, ...).
+   * Null only on an event stored before events kept it whose code cannot be told (docs/decisions.md).
+   */
+  response_code: Schema.NullOr(ResponseCode),
   created_at: Schema.String
 }).annotations({ identifier: "CardEvent" })
 export type CardEvent = typeof CardEvent.Type

@@ -1,10 +1,18 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import { storedEventCode } from "../cards/ResponseCodes.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { listTotal, maintained } from "../sql/ListCounts.js"
 import type { LedgerStoreService, TransactionFilter } from "./LedgerStore.js"
 import { TRANSACTION_ORDER_FIELDS } from "./OrderFields.js"
-import { type Merchant, type Transaction, type TransactionStatus, TRANSACTION_STATUSES } from "./Records.js"
+import {
+  type CardEvent,
+  type Merchant,
+  type RequestHistoryEntry,
+  type Transaction,
+  type TransactionStatus,
+  TRANSACTION_STATUSES
+} from "./Records.js"
 import { type LedgerQueries, ledgerPage, type MergedList } from "./SqlLedgerQueries.js"
 
 const toTransaction = (row: any): Transaction => ({
@@ -36,10 +44,20 @@ const cardFields = (row: any) => {
     pending_amount: card ? toInt(row.pending_minor ?? 0) : null,
     settled_amount: card ? toInt(row.settled_minor ?? 0) : null,
     expires_at: row.expires_at === null || row.expires_at === undefined ? null : toIso(row.expires_at),
-    card_events: jsonArray(row.card_events),
-    request_history: jsonArray(row.request_history)
+    ...cardHistory(jsonArray(row.card_events), jsonArray(row.request_history))
   }
 }
+
+/**
+ * The card events and decisions as stored; an event stored before events kept their response
+ * code gets the one what was stored tells (`storedEventCode`), so every reader sees the field.
+ */
+const cardHistory = (events: ReadonlyArray<any>, history: ReadonlyArray<RequestHistoryEntry>) => ({
+  card_events: events.map(
+    (event): CardEvent => (event.response_code === undefined ? { ...event, response_code: storedEventCode(event, history.length) } : event)
+  ),
+  request_history: history
+})
 
 /** The columns of a transaction row (both stores), as `issuing_post_card_message` and the inserts take them. */
 export const transactionRow = (t: Transaction, financialAccountId: string | null) => ({

@@ -283,7 +283,6 @@ const receive = (
     const context: MessageContext = {
       networkMessageId: request.network_message_id,
       type: request.type,
-      requested: request.amount,
       at: new Date(yield* nowMs).toISOString()
     }
     const result = yield* deps.idempotency.run(

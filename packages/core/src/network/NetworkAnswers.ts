@@ -1,34 +1,16 @@
 import * as crypto from "node:crypto"
 import type { DeclineReason } from "../cards/Records.js"
+import { declineCode, type NetworkDeclineReason, storedEventCode } from "../cards/ResponseCodes.js"
 import type { CardEvent, Transaction } from "../ledger/Records.js"
-import type { NetworkCardMessage, NetworkDeclineReason, NetworkMessageType, ResponseCode } from "./NetworkRecords.js"
+import type { NetworkCardMessage, NetworkMessageType } from "./NetworkRecords.js"
 
 /**
  * What a card network message answers (docs/network.md#response-codes), as pure functions of what
  * the message did: the card event it left on its transaction, or why it found nothing to act on.
  */
 
-/**
- * The response code of each decline (ISO 8583 field 39). A closed table: a decline reason added
- * to the cards' or the network's list does not compile until it has its code here.
- */
-const DECLINE_CODES: Record<DeclineReason | NetworkDeclineReason, ResponseCode> = {
-  INSUFFICIENT_FUNDS: "51",
-  WEBHOOK_DECLINED: "05",
-  CARD_FROZEN: "62",
-  CARD_CLOSED: "46",
-  MCC_NOT_ALLOWED: "57",
-  MCC_BLOCKED: "57",
-  SPENDING_LIMIT_EXCEEDED: "61",
-  CARD_EXPIRED: "54",
-  INCORRECT_CVV: "N7",
-  UNKNOWN_CARD: "14",
-  INVALID_AMOUNT: "13",
-  FORMAT_ERROR: "30"
-}
-
-/** The response code of a decline reason. */
-export const declineCode = (reason: DeclineReason | NetworkDeclineReason): ResponseCode => DECLINE_CODES[reason]
+/** The response code of a decline reason (the one table: cards/ResponseCodes.ts). */
+export { declineCode }
 
 /** The messages the issuer decides: they are approved, partially approved or declined; the others are acknowledged. */
 const DECIDED: ReadonlyArray<NetworkMessageType> = ["AUTHORIZATION", "FINANCIAL_AUTHORIZATION", "INCREMENTAL_AUTHORIZATION"]
@@ -51,15 +33,14 @@ export const authorizationCode = (cardEventId: string): string => {
 export interface MessageContext {
   readonly networkMessageId: string
   readonly type: NetworkMessageType
-  /** The amount the message asked for. */
-  readonly requested: number
   readonly at: string
 }
 
 /**
- * The answer of a message that left `event` on `transaction`: an authorization, a financial one or
- * an increment is approved in full (00), in part (10, a partial approval's smaller amount) or
- * declined (its reason's code); any other message is acknowledged (00) with the amount it moved.
+ * The answer of a message that left `event` on `transaction`, told by the response code the event
+ * keeps: an authorization, a financial one or an increment is approved in full (00), in part (10,
+ * a partial approval's smaller amount) or declined (its reason's code); any other message is
+ * acknowledged (00) with the amount it moved.
  */
 export const answerOfEvent = (context: MessageContext, transaction: Transaction, event: CardEvent): NetworkCardMessage => {
   const base = {
@@ -69,15 +50,15 @@ export const answerOfEvent = (context: MessageContext, transaction: Transaction,
     transaction_id: transaction.id,
     created_at: context.at
   }
+  const code = event.response_code ?? storedEventCode(event, transaction.request_history.length) ?? "30"
   if (event.result === "DECLINED") {
-    const reason = (event.decline_reason ?? "FORMAT_ERROR") as DeclineReason
     return {
       ...base,
       result: "DECLINED",
       approved_amount: 0,
-      response_code: declineCode(reason),
+      response_code: code,
       authorization_code: null,
-      decline_reason: reason
+      decline_reason: event.decline_reason ?? "FORMAT_ERROR"
     }
   }
   if (!DECIDED.includes(context.type)) {
@@ -85,17 +66,16 @@ export const answerOfEvent = (context: MessageContext, transaction: Transaction,
       ...base,
       result: "ACKNOWLEDGED",
       approved_amount: event.amount,
-      response_code: "00",
+      response_code: code,
       authorization_code: null,
       decline_reason: null
     }
   }
-  const partial = event.amount < context.requested
   return {
     ...base,
-    result: partial ? "PARTIALLY_APPROVED" : "APPROVED",
+    result: code === "10" ? "PARTIALLY_APPROVED" : "APPROVED",
     approved_amount: event.amount,
-    response_code: partial ? "10" : "00",
+    response_code: code,
     authorization_code: authorizationCode(event.id),
     decline_reason: null
   }

@@ -1,5 +1,6 @@
 import { ParseResult, Schema } from "effect"
 import { CardNumberText, MerchantInput } from "../cards/Records.js"
+import { ResponseCode } from "../cards/ResponseCodes.js"
 import { AmountMinor, Currency, isKnownCurrency } from "../ledger/Records.js"
 
 /**
@@ -84,23 +85,8 @@ export type CardMessageRequest = typeof CardMessageRequest.Type
 export const NetworkResult = Schema.Literal("APPROVED", "PARTIALLY_APPROVED", "DECLINED", "ACKNOWLEDGED")
 export type NetworkResult = typeof NetworkResult.Type
 
-/**
- * ISO 8583 field 39, as the answers use it (docs/network.md#response-codes): `00` approved, `10`
- * partial approval, `51` insufficient funds, `05` declined by the program's real-time decision,
- * `14` unknown card number, `54` expired card or wrong expiry, `N7` wrong verification code, `62`
- * frozen card, `46` closed card, `57` merchant category not allowed, `61` spending limit exceeded,
- * `13` invalid amount, `30` format error.
- */
-export const RESPONSE_CODES = ["00", "10", "51", "05", "14", "54", "N7", "62", "46", "57", "61", "13", "30"] as const
-export const ResponseCode = Schema.Literal(...RESPONSE_CODES)
-export type ResponseCode = typeof ResponseCode.Type
-
-/**
- * Why a message was declined without a card transaction to record it on: no card has the number
- * (or none the key may reach), an amount the transaction cannot take, a message that does not fit it.
- */
-export const NETWORK_DECLINE_REASONS = ["UNKNOWN_CARD", "INVALID_AMOUNT", "FORMAT_ERROR"] as const
-export type NetworkDeclineReason = (typeof NETWORK_DECLINE_REASONS)[number]
+/** ISO 8583 field 39 and the declines without a record live with the card events that keep them. */
+export { NETWORK_DECLINE_REASONS, type NetworkDeclineReason, RESPONSE_CODES, ResponseCode } from "../cards/ResponseCodes.js"
 
 /** The answer to a card network message: the same for the first delivery and every retransmission. */
 export const NetworkCardMessage = Schema.Struct({

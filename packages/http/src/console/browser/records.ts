@@ -67,6 +67,8 @@ export interface CardEvent {
   readonly amount: number
   readonly result: string
   readonly decline_reason: string | null
+  /** The ISO 8583 response code the message was answered with (docs/network.md#response-codes); null when not kept. */
+  readonly response_code: string | null
   readonly created_at: string
 }
 export interface Transaction {

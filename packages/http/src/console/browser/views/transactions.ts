@@ -65,9 +65,9 @@ const merchantLine = (transaction: Transaction): HTMLElement | null => {
 }
 
 /**
- * The card messages in the order they happened, each with what it did (its result and decline
- * reason; the ISO response code a network was answered is not kept on the transaction), under
- * the merchant that sent them.
+ * The card messages in the order they happened, each with what it did (its result, the ISO 8583
+ * response code it was answered with as the API gives it, and its decline reason), under the
+ * merchant that sent them.
  */
 const timeline = (transaction: Transaction): HTMLElement =>
   transaction.card_events.length === 0
@@ -87,6 +87,9 @@ const timelineEvents = (transaction: Transaction): HTMLElement =>
           h("strong", {}, EVENT_NAMES[event.type] ?? event.type),
           ` ${money(event.amount, transaction.currency)} · `,
           badge(event.result),
+          event.response_code === null
+            ? null
+            : h("span", { class: "response-code", "data-field": "response-code" }, " · response code ", h("code", {}, event.response_code)),
           event.decline_reason === null ? null : ` ${event.decline_reason}`,
           h("span", { class: "muted" }, ` · ${time(event.created_at)}`)
         )
