@@ -3,6 +3,7 @@ import {
   createIssuing,
   type IssuingInstance,
   sampleDeliveryQueue,
+  startIso8583Host,
   storeFor,
   telemetryFromEnv,
   telemetryLayer,
@@ -15,6 +16,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, STORE_KINDS, type TestDatabase } from "../support/databases.js"
+import { connectIso, nextStan, transmissionTime } from "../support/iso8583.js"
 import { TEST_VAULT_KEY } from "../support/platform.js"
 import { startReceiver } from "../webhooks/receiver.js"
 
@@ -224,6 +226,43 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
     ])
     expect(values.map(String)).not.toContain(revealed.cvv)
     expect(everything).not.toMatch(new RegExp(`cvv[^,}]*${revealed.cvv}`))
+  })
+
+  it("the ISO 8583 host's connections, messages by MTI and response code, and their latencies, with no card number", async () => {
+    const org = await instance.runtime.runPromise(
+      Effect.flatMap(
+        Effect.promise(() => import("@issuing/core")),
+        ({ Access }) => Effect.flatMap(Access, (access) => access.createOrganization("ISO traced"))
+      )
+    )
+    const host = await startIso8583Host(instance, { host: "127.0.0.1", port: 0, organizationId: org.organization_id, log: null })
+    const pan = "4000009999999991"
+    try {
+      const acquirer = await connectIso(host.port)
+      const common = { 7: transmissionTime(), 32: "4321", 49: "840", 3: "000000", 4: "000000000100" }
+      expect((await acquirer.send({ 0: "0800", 7: transmissionTime(), 11: nextStan(), 70: "301" }))["39"]).toBe("00")
+      expect((await acquirer.send({ 0: "0100", 2: pan, 11: nextStan(), ...common }))["39"]).toBe("14")
+      acquirer.close()
+      await acquirer.closed
+    } finally {
+      await host.close()
+    }
+    const metrics = metricsByName((await reader.collect()).resourceMetrics)
+    const answered = metrics.get("issuing.iso8583.messages") ?? []
+    expect(answered).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ attributes: { mti: "0800", response_code: "00" } }),
+        expect.objectContaining({ attributes: { mti: "0100", response_code: "14" } })
+      ])
+    )
+    expect((metrics.get("issuing.iso8583.message.duration_ms") ?? []).map((point) => point.attributes.mti)).toEqual(
+      expect.arrayContaining(["0800", "0100"])
+    )
+    expect(Number(metrics.get("issuing.iso8583.connections.accepted")?.[0]?.value)).toBeGreaterThanOrEqual(1)
+    expect(metrics.has("issuing.iso8583.connections")).toBe(true)
+    expect(JSON.stringify([...metrics.entries()].map(([name, points]) => [name, points.map((point) => point.attributes)]))).not.toContain(
+      pan
+    )
   })
 })
 

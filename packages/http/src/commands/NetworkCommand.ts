@@ -237,6 +237,10 @@ const exchange = async (socket: net.Socket, request: IsoMessage, timeoutMs: numb
 
 /** `issuing network send …`; resolves to the exit code. */
 export const networkCommand = async (args: ReadonlyArray<string>, out: (line: string) => void, err: (line: string) => void) => {
+  if (args[0] === "send" && (args.includes("--help") || args.includes("-h"))) {
+    out(NETWORK_USAGE)
+    return 0
+  }
   if (args[0] !== "send") {
     err(
       `issuing: ${args[0] === undefined ? "network needs a subcommand: network send" : `unknown network command '${args[0]}'`}\n\n${NETWORK_USAGE}`
