@@ -340,5 +340,196 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       // Nothing the console did broke its own policy.
       expect(violations).toEqual([])
     })
+
+    /** The posted balance of a wallet account, through the API. */
+    const posted = async (accountId: string) =>
+      ok(await fixture.platform.request("GET", `/v1/financial-accounts/${accountId}`)).balance.amount as number
+    let grace: { id: string; financial_account_id: string }
+
+    it("creates a wallet, funds it, sends a book transfer and issues a card, amounts entered in major units", async () => {
+      const { platform } = fixture
+      await page.getByRole("link", { name: "Wallets" }).click()
+      const form = page.locator("#new-wallet")
+      await form.getByLabel("Holder name").fill("Grace Hopper")
+      await form.getByLabel("Holder email (optional)").fill("grace@example.com")
+      await form.getByRole("button", { name: "Create wallet" }).click()
+      await page.getByRole("heading", { name: "Wallet of Grace Hopper" }).waitFor()
+      grace = ok(await platform.request("GET", `/v1/wallets/${new URL(page.url()).hash.split("/")[2]}`))
+      expect(grace).toMatchObject({ holder: { name: "Grace Hopper", email: "grace@example.com" } })
+
+      // Funding (a sandbox key): the amount in dollars, the currency in the label; a third decimal is refused before asking.
+      const fund = page.locator("#fund-wallet")
+      await fund.getByLabel("Amount (USD)").fill("12.345")
+      await fund.getByRole("button", { name: "Fund wallet" }).click()
+      await expect.poll(() => fund.locator("[role=alert]").textContent()).toBe("USD has 2 decimals.")
+      expect(await posted(grace.financial_account_id)).toBe(0)
+      await fund.getByLabel("Amount (USD)").fill("1,250.50")
+      await fund.getByRole("button", { name: "Fund wallet" }).click()
+      await expect.poll(() => page.locator("[data-balance=posted]").textContent()).toBe("1,250.50 USD")
+      expect(await posted(grace.financial_account_id)).toBe(125_050)
+
+      // A book transfer to Ada's wallet, chosen by her name.
+      const ada = ok(await platform.request("GET", "/v1/wallets?page_size=100")).data.find((w: any) => w.holder.name === "Ada Lovelace")
+      const adaBefore = await posted(ada.financial_account_id)
+      const send = page.locator("#book-transfer")
+      await send.getByLabel("To wallet").selectOption({ label: "Ada Lovelace" })
+      await send.getByLabel("Amount (USD)").fill("50")
+      await send.getByLabel("Description (optional)").fill("Lunch")
+      await send.getByRole("button", { name: "Send" }).click()
+      await expect.poll(() => page.locator("[data-balance=posted]").textContent()).toBe("1,200.50 USD")
+      expect(await posted(ada.financial_account_id)).toBe(adaBefore + 5_000)
+      // Its book transfers name the accounts by holder, not by id.
+      await expect
+        .poll(() => page.locator("table").filter({ hasText: "Book transfers of this wallet" }).locator(".entries").first().textContent())
+        .toContain("Ada Lovelace")
+      await shot("wallet-acting")
+
+      // A card on this wallet: its view names the wallet by holder, and its limit is in dollars.
+      await page.locator("#new-card").getByLabel("Card type").selectOption("VIRTUAL")
+      await page.getByRole("button", { name: "Issue card" }).click()
+      await page.getByRole("heading", { name: /^Card •••• \d{4}/ }).waitFor()
+      const cardId = new URL(page.url()).hash.split("/")[2]!
+      expect(ok(await platform.request("GET", `/v1/cards/${cardId}`)).wallet_id).toBe(grace.id)
+      expect(await page.getByRole("link", { name: "Wallet of Grace Hopper" }).textContent()).toBe("Grace Hopper")
+      await page.getByLabel("Spending period").selectOption("DAILY")
+      await page.getByLabel("Period limit (USD)").fill("75.25")
+      await page.getByRole("button", { name: "Save controls" }).click()
+      await expect
+        .poll(async () => ok(await platform.request("GET", `/v1/cards/${cardId}`)).spending_period)
+        .toEqual({
+          interval: "DAILY",
+          amount: 7_525
+        })
+      await expect.poll(() => page.locator(".fields").textContent()).toContain("DAILY: 75.25 USD")
+      expect(await page.getByLabel("Period limit (USD)").inputValue()).toBe("75.25")
+      // Every date in one format: year first, to the second.
+      expect(await page.locator(".fields dd").last().textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+      await shot("card-created")
+    })
+
+    it("lists transfers with both sides named, filters them, and sends a book transfer from the Transfers view", async () => {
+      await page.getByRole("link", { name: "Transfers" }).click()
+      await page.getByRole("heading", { name: "Transfers" }).waitFor()
+      const rows = page.locator("table").filter({ hasText: "Transfers" }).locator("tbody tr")
+      await expect.poll(() => rows.first().textContent()).toContain("Grace Hopper")
+      expect(await rows.first().textContent()).toContain("Ada Lovelace")
+      expect(await rows.first().textContent()).toContain("50.00 USD")
+      await page.getByLabel("Rail").selectOption("fednow_instant")
+      await expect.poll(() => rows.locator("td:nth-child(2)").allTextContents()).toEqual(expect.arrayContaining(["fednow_instant"]))
+      expect(new Set(await rows.locator("td:nth-child(2)").allTextContents())).toEqual(new Set(["fednow_instant"]))
+      const form = page.locator("#new-transfer")
+      await form.getByLabel("From wallet").selectOption({ label: "Grace Hopper <grace@example.com>" })
+      await form.getByLabel("To wallet").selectOption({ label: "Ada Lovelace" })
+      await expect.poll(() => form.locator("label[for=book-amount]").textContent()).toBe("Amount (USD)")
+      await form.getByLabel("Amount (USD)").fill("0.5")
+      await form.getByRole("button", { name: "Send" }).click()
+      await expect.poll(() => form.locator(".success").textContent()).toBe("0.50 USD sent from Grace Hopper to Ada Lovelace: SETTLED.")
+      expect(await posted(grace.financial_account_id)).toBe(120_000)
+      // More than the wallet holds: the API's refusal, shown with its code, and nothing moves.
+      await form.getByLabel("Amount (USD)").fill("5000")
+      await form.getByRole("button", { name: "Send" }).click()
+      await expect.poll(() => form.locator("[role=alert]").textContent()).toContain("422")
+      expect(await posted(grace.financial_account_id)).toBe(120_000)
+      await shot("transfers")
+    })
+
+    it("creates a webhook subscription (its secret shown once), disables, enables and deletes it", async () => {
+      const { platform, receiver } = fixture
+      await page.getByRole("link", { name: "Webhooks" }).click()
+      const form = page.locator("#new-subscription")
+      await form.getByLabel("Endpoint URL").fill(`${receiver.url}/console-made`)
+      await form.getByLabel("Event types").fill("no.such.type")
+      await form.getByRole("button", { name: "Create subscription" }).click()
+      await expect.poll(() => form.locator("[role=alert]").textContent()).toContain("(event_types")
+      await form.getByLabel("Event types").fill("card.updated, wallet.updated")
+      await form.getByRole("button", { name: "Create subscription" }).click()
+      await expect.poll(() => form.locator("code.secret").textContent()).toMatch(/^whsec_/)
+      await form.getByRole("link", { name: "Open the subscription" }).click()
+      await page.getByRole("heading", { name: /Webhook subscription/ }).waitFor()
+      const id = new URL(page.url()).hash.split("/")[2]!
+      expect(ok(await platform.request("GET", `/v1/webhook-subscriptions/${id}`)).event_types).toEqual(["card.updated", "wallet.updated"])
+      await page.getByRole("button", { name: "Disable" }).click()
+      await page.getByRole("button", { name: "Enable" }).waitFor()
+      expect(ok(await platform.request("GET", `/v1/webhook-subscriptions/${id}`)).disabled).toBe(true)
+      await page.getByRole("button", { name: "Enable" }).click()
+      await page.getByRole("button", { name: "Disable" }).waitFor()
+      expect(ok(await platform.request("GET", `/v1/webhook-subscriptions/${id}`)).disabled).toBe(false)
+      await shot("subscription-acting")
+      await page.getByRole("button", { name: "Delete" }).click()
+      await page.getByRole("button", { name: "Confirm: delete" }).click()
+      await page.getByRole("heading", { name: "Webhook subscriptions" }).waitFor()
+      expect((await platform.request("GET", `/v1/webhook-subscriptions/${id}`)).status).toBe(404)
+    })
+
+    it("creates an API key limited to the program (its secret shown once) and revokes it", async () => {
+      const { platform } = fixture
+      await page.getByRole("link", { name: "API keys" }).click()
+      const form = page.locator("#new-key")
+      await form.getByLabel("Name").fill("Console-made reader")
+      await form.getByLabel("Role").selectOption("viewer")
+      await form.getByRole("button", { name: "Create key" }).click()
+      const secret = (await form.locator("code.secret").textContent())!
+      expect(secret).toMatch(/^sk_sandbox_/)
+      const made = ok(await platform.request("GET", "/v1/api-keys?page_size=100", { program: null })).data.find(
+        (key: any) => key.name === "Console-made reader"
+      )
+      expect(made).toMatchObject({ role: "viewer", program_ids: [platform.org.program_id], pan_reveal: false })
+      expect((await platform.request("GET", "/v1/wallets", { key: secret })).status).toBe(200)
+      await expect.poll(() => page.locator("table").filter({ hasText: "API keys" }).textContent()).toContain("Console-made reader")
+      await shot("api-keys")
+      await page.getByRole("button", { name: "Revoke key Console-made reader" }).click()
+      await page.getByRole("button", { name: "Confirm: revoke" }).click()
+      await expect.poll(async () => (await platform.request("GET", "/v1/wallets", { key: secret })).status).toBe(401)
+    })
+
+    it("draws the balance chart with round ticks on both axes", async () => {
+      await page.getByRole("link", { name: "Wallets" }).click()
+      await page.getByRole("link", { name: "Wallet of Ada Lovelace" }).click()
+      await page.locator("svg.chart path.chart-line").waitFor()
+      const amounts = await page.locator("svg.chart [data-axis=y] text").allTextContents()
+      expect(amounts.length).toBeGreaterThanOrEqual(2)
+      // Round steps (1, 2 or 5 × a power of ten) starting at zero: the wallet's balance never went below it.
+      const values = amounts.map((label) => Math.round(Number(label.replace(/[^\d.]/g, "")) * 100))
+      expect(values[0]).toBe(0)
+      const step = values[1]! - values[0]!
+      expect(String(step)).toMatch(/^[125]0*$/)
+      expect(values.every((value, index) => value === index * step)).toBe(true)
+      const times = await page.locator("svg.chart [data-axis=x] text").allTextContents()
+      expect(times.length).toBeGreaterThanOrEqual(1)
+      for (const label of times) expect(label).toMatch(/^(\d{4}-\d{2}-\d{2}|\d{2}:\d{2}(:\d{2})?)$/)
+      await shot("chart")
+    })
+
+    it("is usable at phone width: nothing wider than the screen, every view", async () => {
+      const { platform } = fixture
+      const phone = await context.newPage()
+      try {
+        await phone.setViewportSize({ width: 390, height: 844 })
+        await phone.goto(`${platform.baseUrl}/console`)
+        await phone.getByLabel("API key or access token").fill(platform.org.api_key)
+        await phone.getByLabel("API key or access token").press("Enter")
+        await phone.getByRole("heading", { name: "Wallets" }).waitFor()
+        const views = [
+          ["wallets", "/wallets"],
+          ["wallet", `/wallets/${grace.id}`],
+          ["card", `/cards/${card.id}`],
+          ["transaction", `/transactions/${transaction.id}`],
+          ["transfers", "/transfers"],
+          ["webhooks", "/webhooks"],
+          ["api-keys", "/api-keys"]
+        ] as const
+        for (const [name, route] of views) {
+          await phone.goto(`${platform.baseUrl}/console#${route}`)
+          await phone.locator("#view-title").waitFor()
+          await phone.waitForLoadState("networkidle")
+          const widths = await phone.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: window.innerWidth }))
+          expect(widths.page, `${name} at 390 px`).toBeLessThanOrEqual(widths.screen)
+          await phone.screenshot({ path: path.join(SCREENSHOTS, `console-${kind}-phone-${name}.png`), fullPage: true })
+        }
+      } finally {
+        await phone.close()
+      }
+      expect(violations).toEqual([])
+    })
   })
 })

@@ -43,9 +43,9 @@ export class Api {
     return this.send<T>("GET", path, query, undefined, scope)
   }
 
-  /** POST (with a fresh Idempotency-Key, so a retried click is never done twice) or PATCH. */
-  write<T>(method: "POST" | "PATCH", path: string, body?: unknown): Promise<T> {
-    return this.send<T>(method, path, {}, body, "program")
+  /** POST (with a fresh Idempotency-Key, so a retried click is never done twice), PATCH or DELETE. */
+  write<T>(method: "POST" | "PATCH" | "DELETE", path: string, body?: unknown, scope: "program" | "organization" = "program"): Promise<T> {
+    return this.send<T>(method, path, {}, body, scope)
   }
 
   private async send<T>(method: string, path: string, query: Query, body: unknown, scope: "program" | "organization"): Promise<T> {

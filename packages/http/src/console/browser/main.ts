@@ -11,7 +11,9 @@ import { errorBox, link, pagedList } from "./ui.js"
 import { cardsView, cardView } from "./views/cards.js"
 import type { ViewContext } from "./views/context.js"
 import { eventsView, eventView } from "./views/events.js"
+import { apiKeysView } from "./views/keys.js"
 import { transactionsView, transactionView } from "./views/transactions.js"
+import { transfersView } from "./views/transfers.js"
 import { walletsView, walletView } from "./views/wallets.js"
 import { webhooksView, webhookView } from "./views/webhooks.js"
 
@@ -22,6 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 interface Session {
   readonly api: Api
+  readonly sandbox: boolean
   programId: string | null
   /** The programs the credential may list (an OAuth token may not: it names its program instead). */
   programs: ReadonlyArray<Program> | null
@@ -77,7 +80,12 @@ const signIn = (problem?: unknown) => {
  * one chosen). A key that may not list programs (an OAuth token) is asked for its program id.
  */
 const open = async (credential: string): Promise<Session> => {
-  const session: Session = { api: new Api(basePath, credential, () => session.programId), programId: null, programs: null }
+  const session: Session = {
+    api: new Api(basePath, credential, () => session.programId),
+    sandbox: credential.startsWith("sk_sandbox_"),
+    programId: null,
+    programs: null
+  }
   try {
     const page = await session.api.get<Page<Program>>(
       "/programs",
@@ -134,8 +142,10 @@ const NAV = [
   ["/wallets", "Wallets"],
   ["/cards", "Cards"],
   ["/transactions", "Transactions"],
+  ["/transfers", "Transfers"],
   ["/webhooks", "Webhooks"],
-  ["/events", "Events"]
+  ["/events", "Events"],
+  ["/api-keys", "API keys"]
 ] as const
 
 /** The programs the credential may see, each a way into it. */
@@ -175,10 +185,22 @@ const viewFor = async (session: Session, route: string, rerender: () => void, ch
   const [, section = "", id] = route.split("/")
   if (section === "programs") return programsView(session, choose)
   if (session.programId === null) return h("p", { role: "alert" }, "Choose a program first.")
-  const context: ViewContext = { api: session.api, programId: session.programId }
+  const context: ViewContext = {
+    api: session.api,
+    programId: session.programId,
+    sandbox: session.sandbox,
+    navigate: (to) => {
+      location.hash = `#${to}`
+    },
+    rerender
+  }
   switch (section) {
     case "cards":
-      return id === undefined ? cardsView(context) : cardView(context, id, rerender)
+      return id === undefined ? cardsView(context) : cardView(context, id)
+    case "transfers":
+      return transfersView(context)
+    case "api-keys":
+      return apiKeysView(context)
     case "transactions":
       return id === undefined ? transactionsView(context) : transactionView(context, id)
     case "webhooks":

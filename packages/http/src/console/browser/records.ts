@@ -127,3 +127,28 @@ export interface IssuingEvent {
   readonly created_at: string
   readonly data: { readonly object: unknown }
 }
+export interface Transfer {
+  readonly id: string
+  readonly transaction_id: string
+  readonly payment_rail: string
+  readonly amount: number
+  readonly currency: string
+  readonly from_financial_account_id: string
+  readonly to_financial_account_id: string
+  readonly status: string
+  readonly description: string | null
+  readonly created_at: string
+}
+export interface ApiKey {
+  readonly id: string
+  readonly name: string
+  readonly role: string
+  /** null: every program of the organization. */
+  readonly program_ids: ReadonlyArray<string> | null
+  readonly pan_reveal: boolean
+  readonly card_display: boolean
+  readonly inbound_funding: boolean
+  readonly network: boolean
+  readonly created_at: string
+  readonly revoked_at: string | null
+}

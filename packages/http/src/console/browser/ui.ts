@@ -29,14 +29,18 @@ export const errorBox = (error: unknown): HTMLElement => {
 export const fields = (pairs: ReadonlyArray<readonly [string, Child]>): HTMLElement =>
   h("dl", { class: "fields" }, ...pairs.map(([label, value]) => [h("dt", {}, label), h("dd", {}, value ?? "—")]))
 
-/** A table with a caption (its accessible name), column headers and rows. */
+/** A table with a caption (its accessible name), column headers and rows; on a narrow screen it scrolls sideways in its box. */
 export const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<Child>>): HTMLElement =>
   h(
-    "table",
-    {},
-    h("caption", {}, caption),
-    h("thead", {}, h("tr", {}, ...headers.map((title) => h("th", { scope: "col" }, title)))),
-    h("tbody", {}, ...rows.map((cells) => h("tr", {}, ...cells.map((cell) => h("td", {}, cell)))))
+    "div",
+    { class: "table-scroll" },
+    h(
+      "table",
+      {},
+      h("caption", {}, caption),
+      h("thead", {}, h("tr", {}, ...headers.map((title) => h("th", { scope: "col" }, title)))),
+      h("tbody", {}, ...rows.map((cells) => h("tr", {}, ...cells.map((cell) => h("td", {}, cell)))))
+    )
   )
 
 /** A link to a console view (a hash route: the page never reloads, the credential stays in memory). */
@@ -66,6 +70,86 @@ export const actionButton = (
     } finally {
       button.disabled = false
     }
+  })
+  return button
+}
+
+/** A labelled field of a form: its label, its control (whose `id` the label names) and a hint under it. */
+export type FormField = readonly [label: string, control: HTMLInputElement | HTMLSelectElement, hint?: string]
+
+/**
+ * A form that acts through the API: its fields, one submit button (disabled while it runs), and a
+ * live region under it that shows what `run` returns, or the API's refusal with its `param`, or a
+ * problem `run` found before asking (a thrown string).
+ */
+export const actionForm = (options: {
+  readonly id: string
+  readonly title: string
+  readonly intro?: string
+  readonly fields: ReadonlyArray<FormField>
+  readonly submit: string
+  readonly run: () => Promise<Child>
+}): HTMLElement => {
+  const status = h("div", { "aria-live": "polite", class: "form-status" })
+  const submit = h("button", { type: "submit" }, options.submit)
+  const form = h(
+    "form",
+    { class: "action-form panel", id: options.id, "aria-labelledby": `${options.id}-title` },
+    h("h3", { id: `${options.id}-title` }, options.title),
+    options.intro === undefined ? null : h("p", { class: "muted" }, options.intro),
+    ...options.fields.map(([label, control, hint]) =>
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: control.id }, label),
+        control,
+        hint === undefined ? null : h("p", { class: "muted hint" }, hint)
+      )
+    ),
+    h("div", { class: "form-actions" }, submit),
+    status
+  )
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault()
+    submit.disabled = true
+    replace(status, h("p", { class: "muted" }, `${options.submit}…`))
+    try {
+      replace(status, await options.run())
+    } catch (error) {
+      replace(status, typeof error === "string" ? h("p", { class: "error", role: "alert" }, error) : errorBox(error))
+    } finally {
+      submit.disabled = false
+    }
+  })
+  return form
+}
+
+/** A text field. */
+export const input = (id: string, attributes: Record<string, string | boolean> = {}): HTMLInputElement =>
+  h("input", { id, name: id, type: "text", spellcheck: "false", ...attributes })
+
+/** A select of `[value, text]` options. */
+export const select = (id: string, options: ReadonlyArray<readonly [string, string]>, selected?: string): HTMLSelectElement =>
+  h("select", { id, name: id }, ...options.map(([value, text]) => h("option", { value, selected: value === selected }, text)))
+
+/** A success message. */
+export const success = (...children: Array<Child>): HTMLElement => h("div", { class: "success", role: "status" }, ...children)
+
+/** A button for a final step: it first asks, in `status`, with `warning` and a Confirm and a Cancel button. */
+export const confirmButton = (
+  text: string,
+  warning: string,
+  status: HTMLElement,
+  run: () => Promise<unknown>,
+  attributes: Record<string, string> = {}
+): HTMLButtonElement => {
+  const button = h("button", { type: "button", ...attributes }, text)
+  button.addEventListener("click", () => {
+    const confirm = actionButton(`Confirm: ${text.toLowerCase()}`, status, run)
+    const cancel = h("button", { type: "button" }, "Cancel")
+    cancel.addEventListener("click", () => replace(status))
+    replace(status, h("p", { class: "warning" }, warning, " ", confirm, " ", cancel))
+    confirm.focus()
   })
   return button
 }

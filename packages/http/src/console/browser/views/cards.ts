@@ -1,8 +1,8 @@
 /** Cards: the list, and one card with its state, controls, actions, secure display and transactions. */
 import type { Page } from "../api.js"
 import { h, replace } from "../dom.js"
-import { money, time, shortId } from "../format.js"
-import type { Card, Transaction } from "../records.js"
+import { money, shortId, time, toMajorInput, toMinor } from "../format.js"
+import type { Card, FinancialAccount, Transaction, Wallet } from "../records.js"
 import { actionButton, badge, errorBox, fields, link, pagedList } from "../ui.js"
 import type { ViewContext } from "./context.js"
 import { cardsList } from "./wallets.js"
@@ -52,8 +52,8 @@ const mccList = (text: string): Array<string> | null => {
   return codes.length === 0 ? null : codes
 }
 
-/** The spend controls as a form: each sent as it stands, an empty one cleared (PATCH /v1/cards/{id}). */
-const spendControls = (context: ViewContext, card: Card, status: HTMLElement, reload: () => void): HTMLElement => {
+/** The spend controls as a form: each sent as it stands, an empty one cleared (PATCH /v1/cards/{id}); the limit in major units of `currency`. */
+const spendControls = (context: ViewContext, card: Card, currency: string, status: HTMLElement, reload: () => void): HTMLElement => {
   const allowed = h("input", {
     id: "allowed-mcc",
     type: "text",
@@ -76,10 +76,9 @@ const spendControls = (context: ViewContext, card: Card, status: HTMLElement, re
   )
   const amount = h("input", {
     id: "period-amount",
-    type: "number",
-    min: "1",
-    step: "1",
-    value: card.spending_period?.amount ?? "",
+    type: "text",
+    inputmode: "decimal",
+    value: card.spending_period === null ? "" : toMajorInput(card.spending_period.amount, currency),
     "aria-describedby": "amount-help"
   })
   const save = h("button", { type: "submit", disabled: card.state === "CLOSED" }, "Save controls")
@@ -94,19 +93,28 @@ const spendControls = (context: ViewContext, card: Card, status: HTMLElement, re
     blocked,
     h("label", { for: "period-interval" }, "Spending period"),
     interval,
-    h("label", { for: "period-amount" }, "Period limit (minor units)"),
+    h("label", { for: "period-amount" }, `Period limit (${currency})`),
     amount,
-    h("p", { id: "amount-help", class: "muted" }, "In the wallet's minor units, e.g. 5000 for 50.00."),
+    h("p", { id: "amount-help", class: "muted" }, `In ${currency}, e.g. 50.00.`),
     save
   )
   form.addEventListener("submit", async (event) => {
     event.preventDefault()
+    let limit: number | null = null
+    if (interval.value !== "") {
+      const parsed = toMinor(amount.value, currency)
+      if ("problem" in parsed) {
+        replace(status, h("p", { class: "error", role: "alert" }, `Period limit: ${parsed.problem}`))
+        return
+      }
+      limit = parsed.minor
+    }
     save.disabled = true
     try {
       await context.api.write<Card>("PATCH", `/cards/${card.id}`, {
         allowed_mcc_codes: mccList(allowed.value),
         blocked_mcc_codes: mccList(blocked.value),
-        spending_period: interval.value === "" ? null : { interval: interval.value, amount: Number(amount.value) }
+        spending_period: limit === null ? null : { interval: interval.value, amount: limit }
       })
       reload()
     } catch (error) {
@@ -155,8 +163,11 @@ const cardDisplay = (context: ViewContext, card: Card): HTMLElement => {
 }
 
 /** One card. */
-export const cardView = async (context: ViewContext, cardId: string, rerender: () => void): Promise<HTMLElement> => {
+export const cardView = async (context: ViewContext, cardId: string): Promise<HTMLElement> => {
+  const { rerender } = context
   const card = await context.api.get<Card>(`/cards/${encodeURIComponent(cardId)}`)
+  const wallet = await context.api.get<Wallet>(`/wallets/${card.wallet_id}`)
+  const { currency } = await context.api.get<FinancialAccount>(`/financial-accounts/${wallet.financial_account_id}`)
   const status = h("div", { role: "status" })
   const act = (name: string, text: string) =>
     actionButton(
@@ -195,20 +206,20 @@ export const cardView = async (context: ViewContext, cardId: string, rerender: (
       ["Card", h("code", {}, card.id)],
       ["State", h("span", { "data-field": "state" }, card.state)],
       ["Type", card.type],
-      ["Wallet", link(`/wallets/${card.wallet_id}`, shortId(card.wallet_id), `Wallet ${card.wallet_id}`)],
+      ["Wallet", link(`/wallets/${card.wallet_id}`, wallet.holder.name, `Wallet of ${wallet.holder.name}`)],
       ["Expires", `${String(card.exp_month).padStart(2, "0")}/${card.exp_year}`],
       ["Allowed MCCs", card.allowed_mcc_codes.length === 0 ? "any" : card.allowed_mcc_codes.join(", ")],
       ["Blocked MCCs", card.blocked_mcc_codes.length === 0 ? "none" : card.blocked_mcc_codes.join(", ")],
       [
         "Spending period",
-        card.spending_period === null ? "none" : `${card.spending_period.interval}: ${card.spending_period.amount} (minor units)`
+        card.spending_period === null ? "none" : `${card.spending_period.interval}: ${money(card.spending_period.amount, currency)}`
       ],
       ["Updated", time(card.updated_at)]
     ]),
     h("div", { class: "actions", role: "group", "aria-label": "Card actions" }, ...actions),
     status,
     card.state === "CLOSED" ? null : cardDisplay(context, card),
-    spendControls(context, card, status, rerender),
+    spendControls(context, card, currency, status, rerender),
     h("h3", {}, "Transactions"),
     transactionsList(context, "Transactions of this card", { card_id: card.id })
   )

@@ -147,7 +147,7 @@ export const transactionView = async (context: ViewContext, transactionId: strin
           ])
         ),
     h("h3", {}, "Book transfers"),
-    bookTransfersList("Book transfers of this transaction", (query) =>
+    bookTransfersList(context, "Book transfers of this transaction", (query) =>
       context.api.get<Page<BookTransfer>>(`/transactions/${transaction.id}/book-transfers`, query)
     )
   )

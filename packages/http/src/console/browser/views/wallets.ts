@@ -2,16 +2,43 @@
 import type { Page } from "../api.js"
 import { type BalancePoint, balanceChart, balanceSeries } from "../chart.js"
 import { h, replace } from "../dom.js"
-import { money, time, shortId } from "../format.js"
-import type { BookTransfer, Card, FinancialAccount, Wallet } from "../records.js"
-import { badge, errorBox, fields, link, pagedList } from "../ui.js"
+import { money, shortId, time, toMinor } from "../format.js"
+import { AccountNames, walletChoices, walletLabel } from "../names.js"
+import type { BookTransfer, Card, FinancialAccount, Transfer, Wallet } from "../records.js"
+import { actionForm, badge, errorBox, fields, input, link, pagedList, select, success } from "../ui.js"
 import type { ViewContext } from "./context.js"
 
 type WalletRow = Wallet & { readonly account: FinancialAccount | null }
 
+/** The form that opens a wallet (POST /v1/wallets) and then shows it. */
+const newWalletForm = (context: ViewContext): HTMLElement => {
+  const name = input("holder-name", { autocomplete: "off", required: true })
+  const email = input("holder-email", { type: "email", autocomplete: "off" })
+  const currency = input("wallet-currency", { value: "USD", size: "4", maxlength: "3", autocapitalize: "characters" })
+  return actionForm({
+    id: "new-wallet",
+    title: "New wallet",
+    fields: [
+      ["Holder name", name],
+      ["Holder email (optional)", email],
+      ["Currency", currency, "ISO 4217, e.g. USD or EUR."]
+    ],
+    submit: "Create wallet",
+    run: async () => {
+      const wallet = await context.api.write<Wallet>("POST", "/wallets", {
+        holder: { name: name.value, email: email.value.trim() === "" ? null : email.value.trim() },
+        currency: currency.value.trim().toUpperCase()
+      })
+      context.navigate(`/wallets/${wallet.id}`)
+      return success(`Wallet of ${wallet.holder.name} created.`)
+    }
+  })
+}
+
 /** The wallets of the program, a page at a time, each with its account's three balances. */
-export const walletsView = ({ api }: ViewContext): HTMLElement =>
-  h(
+export const walletsView = (context: ViewContext): HTMLElement => {
+  const { api } = context
+  return h(
     "section",
     { "aria-labelledby": "view-title" },
     h("h2", { id: "view-title", tabindex: "-1" }, "Wallets"),
@@ -36,8 +63,10 @@ export const walletsView = ({ api }: ViewContext): HTMLElement =>
         },
         { title: "Created", cell: (row) => time(row.created_at) }
       ]
-    })
+    }),
+    newWalletForm(context)
   )
+}
 
 /** How many postings one step of the chart reads (a page of the API at most). */
 const CHART_PAGE = 100
@@ -84,12 +113,21 @@ const balanceOverTime = (context: ViewContext, account: FinancialAccount): HTMLE
   return section
 }
 
-/** Book transfers with their entries (the ledger's view of a wallet or a transaction). */
+/** A name filled in when it is read (the cell shows the short id until then). */
+export const nameOf = (names: AccountNames, accountId: string): HTMLElement => {
+  const cell = h("span", { "data-account": accountId }, shortId(accountId))
+  void names.name(accountId).then((name) => replace(cell, name))
+  return cell
+}
+
+/** Book transfers with their entries (the ledger's view of a wallet or a transaction), accounts named. */
 export const bookTransfersList = (
+  context: ViewContext,
   caption: string,
   load: (query: { page_size: number; starting_after?: string | undefined }) => Promise<Page<BookTransfer>>
-) =>
-  pagedList<BookTransfer>({
+) => {
+  const names = new AccountNames(context.api)
+  return pagedList<BookTransfer>({
     caption,
     empty: "No book transfers.",
     pageSize: 10,
@@ -113,13 +151,14 @@ export const bookTransfersList = (
                 "li",
                 {},
                 `${entry.entry_type} ${money(entry.amount.amount, entry.amount.currency)} · ${entry.book} · `,
-                h("code", {}, shortId(entry.financial_account_id))
+                nameOf(names, entry.financial_account_id)
               )
             )
           )
       }
     ]
   })
+}
 
 /** The cards of a wallet, or of the program. */
 export const cardsList = (context: ViewContext, caption: string, filter: { wallet_id?: string; state?: string }) =>
@@ -136,10 +175,106 @@ export const cardsList = (context: ViewContext, caption: string, filter: { walle
     ]
   })
 
-/** One wallet. */
+/** An amount field in major units, its currency in its label. */
+export const amountField = (id: string, currency: string): [string, HTMLInputElement, string] => [
+  `Amount (${currency})`,
+  input(id, { inputmode: "decimal", autocomplete: "off", required: true }),
+  `In ${currency}, e.g. 12.50.`
+]
+
+/** The minor units an amount field holds, or the problem to show (thrown, so the form shows it). */
+export const minorOf = (field: HTMLInputElement, currency: string): number => {
+  const amount = toMinor(field.value, currency)
+  if ("problem" in amount) throw amount.problem
+  return amount.minor
+}
+
+/** Issues a card on the wallet (POST /v1/cards) and opens it. */
+const newCardForm = (context: ViewContext, wallet: Wallet): HTMLElement => {
+  const type = select("card-type", [
+    ["VIRTUAL", "Virtual"],
+    ["PHYSICAL", "Physical"]
+  ])
+  return actionForm({
+    id: "new-card",
+    title: "Issue a card",
+    fields: [["Card type", type]],
+    submit: "Issue card",
+    run: async () => {
+      const card = await context.api.write<Card>("POST", "/cards", { wallet_id: wallet.id, type: type.value })
+      context.navigate(`/cards/${card.id}`)
+      return success(`Card •••• ${card.last_four} issued.`)
+    }
+  })
+}
+
+/**
+ * Funds the wallet from outside, in the sandbox only: an inbound instant transfer (POST
+ * /v1/transfers, `fednow_instant` to the wallet's account), which the sandbox settles at once.
+ */
+const fundForm = (context: ViewContext, account: FinancialAccount): HTMLElement => {
+  const [label, amount, hint] = amountField("fund-amount", account.currency)
+  return actionForm({
+    id: "fund-wallet",
+    title: "Fund this wallet (sandbox)",
+    intro: "An inbound instant transfer from outside the platform, as a bank would send it.",
+    fields: [[label, amount, hint]],
+    submit: "Fund wallet",
+    run: async () => {
+      const minor = minorOf(amount, account.currency)
+      await context.api.write<Transfer>("POST", "/transfers", {
+        payment_rail: "fednow_instant",
+        amount: minor,
+        currency: account.currency,
+        to_financial_account_id: account.id
+      })
+      context.rerender()
+      return success(`${money(minor, account.currency)} sent to this wallet.`)
+    }
+  })
+}
+
+/** Moves money from this wallet to another of the program's (a book transfer, POST /v1/transfers). */
+const bookTransferForm = (context: ViewContext, wallet: Wallet, account: FinancialAccount, others: ReadonlyArray<Wallet>): HTMLElement => {
+  const to = select(
+    "transfer-to",
+    others.filter((other) => other.id !== wallet.id).map((other) => [other.financial_account_id, walletLabel(other)] as const)
+  )
+  const [label, amount, hint] = amountField("transfer-amount", account.currency)
+  const description = input("transfer-description", { maxlength: "500", autocomplete: "off" })
+  return actionForm({
+    id: "book-transfer",
+    title: "Send to another wallet",
+    fields: [
+      ["To wallet", to, "The program's newest 100 wallets, by holder."],
+      [label, amount, hint],
+      ["Description (optional)", description]
+    ],
+    submit: "Send",
+    run: async () => {
+      const minor = minorOf(amount, account.currency)
+      if (to.value === "") throw "Choose the wallet to send to."
+      await context.api.write<Transfer>("POST", "/transfers", {
+        payment_rail: "book",
+        amount: minor,
+        currency: account.currency,
+        from_financial_account_id: account.id,
+        to_financial_account_id: to.value,
+        description: description.value.trim() === "" ? null : description.value.trim()
+      })
+      context.rerender()
+      return success(`${money(minor, account.currency)} sent.`)
+    }
+  })
+}
+
+/** One wallet: its balances and chart, and what can be done with it (fund, send, issue a card). */
 export const walletView = async (context: ViewContext, walletId: string): Promise<HTMLElement> => {
   const wallet = await context.api.get<Wallet>(`/wallets/${encodeURIComponent(walletId)}`)
-  const account = await context.api.get<FinancialAccount>(`/financial-accounts/${wallet.financial_account_id}`)
+  const [account, others] = await Promise.all([
+    context.api.get<FinancialAccount>(`/financial-accounts/${wallet.financial_account_id}`),
+    walletChoices(context.api)
+  ])
   return h(
     "section",
     { "aria-labelledby": "view-title" },
@@ -155,10 +290,17 @@ export const walletView = async (context: ViewContext, walletId: string): Promis
       ["Created", time(wallet.created_at)]
     ]),
     balanceOverTime(context, account),
+    h(
+      "div",
+      { class: "forms" },
+      context.sandbox ? fundForm(context, account) : null,
+      bookTransferForm(context, wallet, account, others),
+      newCardForm(context, wallet)
+    ),
     h("h3", {}, "Cards"),
     cardsList(context, "Cards of this wallet", { wallet_id: wallet.id }),
     h("h3", {}, "Book transfers"),
-    bookTransfersList("Book transfers of this wallet", (query) =>
+    bookTransfersList(context, "Book transfers of this wallet", (query) =>
       context.api.get<Page<BookTransfer>>(`/financial-accounts/${account.id}/book-transfers`, query)
     )
   )

@@ -3,8 +3,50 @@ import type { Page } from "../api.js"
 import { h, replace } from "../dom.js"
 import { fromLocalInput, time, toLocalInput, shortId } from "../format.js"
 import type { Attempt, Subscription } from "../records.js"
-import { actionButton, badge, errorBox, fields, link, pagedList } from "../ui.js"
+import { actionButton, actionForm, badge, confirmButton, errorBox, fields, input, link, pagedList } from "../ui.js"
 import type { ViewContext } from "./context.js"
+
+/** A signing secret, shown once: with the advice to keep it now. */
+const secretShown = (secret: string, what: string): HTMLElement =>
+  h(
+    "div",
+    { class: "success", role: "status" },
+    h("p", {}, `${what} Its signing secret, shown this once:`),
+    h("code", { class: "secret" }, secret)
+  )
+
+/** Subscribes an endpoint to event types (POST /v1/webhook-subscriptions); shows its secret once. */
+const newSubscriptionForm = (context: ViewContext): HTMLElement => {
+  const url = input("subscription-url", { type: "url", required: true, autocomplete: "off" })
+  const types = input("subscription-types", { required: true, placeholder: "transaction.updated, card.updated", autocomplete: "off" })
+  const description = input("subscription-description", { maxlength: "500", autocomplete: "off" })
+  return actionForm({
+    id: "new-subscription",
+    title: "New webhook subscription",
+    fields: [
+      ["Endpoint URL", url, "The URL that receives the events (https in production)."],
+      ["Event types", types, "Separated by commas (the event types are listed in docs/webhooks.md and at /docs/events)."],
+      ["Description (optional)", description]
+    ],
+    submit: "Create subscription",
+    run: async () => {
+      const created = await context.api.write<Subscription & { secret: string }>("POST", "/webhook-subscriptions", {
+        url: url.value.trim(),
+        event_types: types.value
+          .split(",")
+          .map((type) => type.trim())
+          .filter((type) => type !== ""),
+        ...(description.value.trim() === "" ? {} : { description: description.value.trim() })
+      })
+      return h(
+        "div",
+        {},
+        secretShown(created.secret, "Subscription created."),
+        h("p", {}, link(`/webhooks/${created.id}`, "Open the subscription"))
+      )
+    }
+  })
+}
 
 /** The program's subscriptions. */
 export const webhooksView = (context: ViewContext): HTMLElement =>
@@ -25,7 +67,8 @@ export const webhooksView = (context: ViewContext): HTMLElement =>
         { title: "State", cell: (subscription) => badge(subscription.disabled ? "DISABLED" : "ENABLED") },
         { title: "Created", cell: (subscription) => time(subscription.created_at) }
       ]
-    })
+    }),
+    newSubscriptionForm(context)
   )
 
 /** Attempts of a subscription (or of an event), newest first, each with its outcome and a resend. */
@@ -132,16 +175,28 @@ export const webhookView = async (context: ViewContext, subscriptionId: string):
   refreshButton.addEventListener("click", refresh)
   const rotate = actionButton("Rotate secret", status, async () => {
     const rotated = await context.api.write<{ secret: string }>("POST", `/webhook-subscriptions/${subscription.id}/rotate-secret`)
-    replace(
-      status,
-      h(
-        "div",
-        { class: "success" },
-        h("p", {}, "The new signing secret, shown this once (the old one keeps signing for a while, docs/webhooks.md):"),
-        h("code", { class: "secret" }, rotated.secret)
-      )
-    )
+    replace(status, secretShown(rotated.secret, "Secret rotated (the old one keeps signing for a while, docs/webhooks.md)."))
   })
+  // Disable stops deliveries and keeps the subscription; enable resumes them.
+  const toggle = actionButton(
+    subscription.disabled ? "Enable" : "Disable",
+    status,
+    async () => {
+      await context.api.write<Subscription>("PATCH", `/webhook-subscriptions/${subscription.id}`, { disabled: !subscription.disabled })
+      context.rerender()
+    },
+    { "data-action": subscription.disabled ? "enable" : "disable" }
+  )
+  const remove = confirmButton(
+    "Delete",
+    "Deleting stops every delivery to this endpoint for good.",
+    status,
+    async () => {
+      await context.api.write("DELETE", `/webhook-subscriptions/${subscription.id}`)
+      context.navigate("/webhooks")
+    },
+    { "data-action": "delete" }
+  )
   const test = actionButton(
     "Send test event",
     status,
@@ -170,7 +225,7 @@ export const webhookView = async (context: ViewContext, subscriptionId: string):
       ["Event types", subscription.event_types.join(", ")],
       ["Created", time(subscription.created_at)]
     ]),
-    h("div", { class: "actions", role: "group", "aria-label": "Subscription actions" }, rotate, test, refreshButton),
+    h("div", { class: "actions", role: "group", "aria-label": "Subscription actions" }, rotate, test, refreshButton, toggle, remove),
     status,
     replayForm(context, subscription, status, refresh),
     h("h3", {}, "Attempts"),
