@@ -46,6 +46,8 @@ export type AuthorizationAnswer = { readonly [K in keyof Core.AuthorizationAnswe
 export type NetworkCardMessage = typeof Core.NetworkCardMessage.Encoded
 /** A program's settlement totals of one UTC day and currency (docs/network.md#reconciliation). */
 export type SettlementReport = typeof Core.SettlementReport.Encoded
+/** A dispute of a card transaction's settled money (docs/disputes.md). */
+export type Dispute = typeof Core.Dispute.Encoded
 /** An event as `GET /v1/events` lists it, `data.object` untyped (see `WebhookEvent` for the typed union). */
 export type Event = typeof Core.IssuingEvent.Encoded
 /** A webhook subscription (never its secret). */
@@ -92,6 +94,12 @@ export type UpdateWalletParams = typeof Core.UpdateWallet.Encoded
 export type CreateTransferParams = typeof Core.CreateTransfer.Encoded
 /** The body of `network.returnTransfer`: the rail's return code (ACH R01–R85, a wire's own text) and an optional reason. */
 export type ReturnTransferParams = typeof Core.ReturnTransfer.Encoded
+/** The body of `disputes.create`: `amount` defaults to all that is disputable. */
+export type CreateDisputeParams = typeof Core.CreateDispute.Encoded
+/** The body of `simulate.resolveDispute` and `network.resolveDispute`: WON or LOST. */
+export type ResolveDisputeParams = typeof Core.ResolveDispute.Encoded
+/** A dispute's status. */
+export type DisputeStatus = typeof Core.DisputeStatus.Encoded
 /** The body of `network.sendCardMessage`: one message of a card network (docs/network.md#card-messages). */
 export type SendCardMessageParams = typeof Core.CardMessageRequest.Encoded
 /** The body of `webhooks.create`. */

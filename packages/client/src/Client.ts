@@ -15,6 +15,9 @@ import type {
   CardReveal,
   CreateApiKeyParams,
   CreateCardParams,
+  CreateDisputeParams,
+  Dispute,
+  DisputeStatus,
   CreateOAuthClientParams,
   CreateProgramParams,
   CreateTransferParams,
@@ -55,6 +58,7 @@ import type {
   AuthorizationEndpointWithSecret,
   CreateAuthorizationEndpointParams,
   NetworkCardMessage,
+  ResolveDisputeParams,
   ReturnTransferParams,
   SendCardMessageParams,
   SettlementReport,
@@ -102,6 +106,10 @@ export type TransferListParams = PageParams & {
 export type TransactionListParams = PageParams & {
   readonly status?: TransactionStatus | undefined
   readonly card_id?: string | undefined
+}
+export type DisputeListParams = PageParams & {
+  readonly transaction_id?: string | undefined
+  readonly status?: DisputeStatus | undefined
 }
 export type BookTransferListParams = PageParams & {
   readonly book?: string | undefined
@@ -220,6 +228,18 @@ export class IssuingClient {
     expire: (id: string, options?: RequestOptions) => this.post<Transaction>(`/v1/transactions/${segment(id)}/expire`, undefined, options),
     bookTransfers: (id: string, params?: BookTransferListParams, options?: RequestOptions) =>
       this.list<BookTransfer, BookTransferListParams>(`/v1/transactions/${segment(id)}/book-transfers`, params, options)
+  }
+
+  /**
+   * Disputes of card transactions' settled money (docs/disputes.md): a submission credits the
+   * wallet provisionally; BusinessRuleError `amount_exceeds_disputable` beyond settled − returned −
+   * already disputed, `transaction_not_disputable` for a transfer's or a DECLINED transaction.
+   */
+  readonly disputes = {
+    create: (params: CreateDisputeParams, options?: RequestOptions) => this.post<Dispute>("/v1/disputes", params, options),
+    /** The program's disputes in time order, or one transaction's, or one status's. */
+    list: (params?: DisputeListParams, options?: RequestOptions) => this.list<Dispute, DisputeListParams>("/v1/disputes", params, options),
+    retrieve: (id: string, options?: RequestOptions) => this.get<Dispute>(`/v1/disputes/${segment(id)}`, undefined, options)
   }
 
   /** Settlement totals per UTC day, for reconciling against the network's settlement file (docs/network.md#reconciliation). */
@@ -350,7 +370,10 @@ export class IssuingClient {
     return: (transactionId: string, params: SimulateAmountParams = {}, options?: RequestOptions) =>
       this.post<Transaction>(`/v1/simulate/transactions/${segment(transactionId)}/return`, params, options),
     settleTransfer: (id: string, options?: RequestOptions) =>
-      this.post<Transfer>(`/v1/simulate/transfers/${segment(id)}/settle`, undefined, options)
+      this.post<Transfer>(`/v1/simulate/transfers/${segment(id)}/settle`, undefined, options),
+    /** The network's decision on a SUBMITTED dispute: WON keeps the provisional credit, LOST takes it back; ConflictError once resolved. */
+    resolveDispute: (id: string, params: ResolveDisputeParams, options?: RequestOptions) =>
+      this.post<Dispute>(`/v1/simulate/disputes/${segment(id)}/resolve`, params, options)
   }
 
   /**
@@ -372,6 +395,9 @@ export class IssuingClient {
       this.post<Transfer>(`/v1/network/transfers/${segment(id)}/settle`, undefined, options),
     /** The rail returned a PENDING or SETTLED ach_same_day or wire transfer: RETURNED with `return_code` (docs/ledger.md#returns). */
     returnTransfer: (id: string, params: ReturnTransferParams, options?: RequestOptions) =>
-      this.post<Transfer>(`/v1/network/transfers/${segment(id)}/return`, params, options)
+      this.post<Transfer>(`/v1/network/transfers/${segment(id)}/return`, params, options),
+    /** The network's decision on a SUBMITTED dispute (docs/disputes.md): WON or LOST; ConflictError once resolved. */
+    resolveDispute: (id: string, params: ResolveDisputeParams, options?: RequestOptions) =>
+      this.post<Dispute>(`/v1/network/disputes/${segment(id)}/resolve`, params, options)
   }
 }

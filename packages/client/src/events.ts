@@ -1,4 +1,4 @@
-import type { Card, FinancialAccount, OAuthGrant, Transaction, Transfer, Wallet, WebhookSubscription } from "./records.js"
+import type { Card, Dispute, FinancialAccount, OAuthGrant, Transaction, Transfer, Wallet, WebhookSubscription } from "./records.js"
 
 /**
  * Each event type and the resource its `data.object` holds (docs/webhooks.md#event-types). The
@@ -19,6 +19,10 @@ export interface EventObjects {
   "transaction.updated": Transaction
   /** A wallet account's `balance` or `pending_balance` changed. */
   "balance.updated": FinancialAccount
+  /** A dispute was submitted: its provisional credit's transfer and the transaction's update follow. */
+  "dispute.created": Dispute
+  /** A dispute was resolved, WON or LOST. */
+  "dispute.updated": Dispute
   "oauth_grant.created": OAuthGrant
   "oauth_grant.revoked": OAuthGrant
   /** Sent by `webhooks.sendTest` to that one subscription only; its `data.object` is the subscription. */
@@ -41,6 +45,8 @@ export const EVENT_TYPES: ReadonlyArray<EventType> = [
   "transfer.returned",
   "transaction.updated",
   "balance.updated",
+  "dispute.created",
+  "dispute.updated",
   "oauth_grant.created",
   "oauth_grant.revoked",
   "webhook.test"

@@ -199,6 +199,7 @@ export type Transaction = {
   readonly authorized_amount: number | null
   readonly pending_amount: number | null
   readonly settled_amount: number | null
+  readonly disputed_amount: number | null
   readonly card_events: readonly {
     readonly id: string
     readonly created_at: string
@@ -317,6 +318,23 @@ export type SettlementReport = {
   readonly returns: { readonly amount: number; readonly count: number }
   readonly force_posts: { readonly amount: number; readonly count: number }
   readonly net_amount: number
+}
+
+/** A dispute of a card transaction's settled money (docs/disputes.md). */
+export type Dispute = {
+  readonly object: "dispute"
+  readonly id: string
+  readonly created_at: string
+  readonly updated_at: string
+  readonly program_id: string
+  readonly amount: number
+  readonly currency: string
+  readonly transaction_id: string
+  readonly status: "SUBMITTED" | "WON" | "LOST"
+  readonly reason: "FRAUD" | "NOT_RECEIVED" | "DUPLICATE" | "INCORRECT_AMOUNT" | "CANCELED" | "OTHER"
+  readonly explanation: string | null
+  readonly provisional_credit_transfer_id: string
+  readonly reversal_transfer_id: string | null
 }
 
 /** An event as `GET /v1/events` lists it, `data.object` untyped (see `WebhookEvent` for the typed union). */
@@ -520,6 +538,20 @@ export type CreateTransferParams = {
 
 /** The body of `network.returnTransfer`: the rail's return code (ACH R01–R85, a wire's own text) and an optional reason. */
 export type ReturnTransferParams = { readonly return_code: string; readonly reason?: string | null | undefined }
+
+/** The body of `disputes.create`: `amount` defaults to all that is disputable. */
+export type CreateDisputeParams = {
+  readonly transaction_id: string
+  readonly reason: "FRAUD" | "NOT_RECEIVED" | "DUPLICATE" | "INCORRECT_AMOUNT" | "CANCELED" | "OTHER"
+  readonly amount?: number | null | undefined
+  readonly explanation?: string | null | undefined
+}
+
+/** The body of `simulate.resolveDispute` and `network.resolveDispute`: WON or LOST. */
+export type ResolveDisputeParams = { readonly outcome: "WON" | "LOST" }
+
+/** A dispute's status. */
+export type DisputeStatus = "SUBMITTED" | "WON" | "LOST"
 
 /** The body of `network.sendCardMessage`: one message of a card network (docs/network.md#card-messages). */
 export type SendCardMessageParams = {

@@ -5,6 +5,7 @@ import { AuthorizationDecisions } from "./cards/AuthorizationDecisions.js"
 import { AuthorizationEndpoints } from "./cards/AuthorizationEndpoints.js"
 import { CardAuthorizations } from "./cards/Authorizations.js"
 import { Cards } from "./cards/Cards.js"
+import { Disputes } from "./disputes/Disputes.js"
 import { Events } from "./events/Events.js"
 import { Idempotency } from "./idempotency/Idempotency.js"
 import { Ledger } from "./ledger/Ledger.js"
@@ -25,6 +26,7 @@ export type IssuingServices =
   | Idempotency
   | Events
   | Ledger
+  | Disputes
   | Webhooks
   | WebhookSender
   | OAuth
@@ -52,6 +54,7 @@ export const ServicesLive = Layer.mergeAll(
   AuthorizationDecisions.Default,
   Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
   Ledger.Default.pipe(Layer.provide(Events.Default)),
+  Disputes.Default.pipe(Layer.provide(Events.Default)),
   OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, AccessLive))),
   CardsLive,
   // The network's door runs the cards' own operations: the same instances, built once.

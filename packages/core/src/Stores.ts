@@ -6,6 +6,8 @@ import type { AuthorizationEndpointStore } from "./cards/AuthorizationEndpointSt
 import type { CardStore } from "./cards/CardStore.js"
 import { SqlAuthorizationEndpointStoreLive } from "./cards/SqlAuthorizationEndpointStore.js"
 import { SqlCardStoreLive } from "./cards/SqlCardStore.js"
+import type { DisputeStore } from "./disputes/DisputeStore.js"
+import { SqlDisputeStoreLive } from "./disputes/SqlDisputeStore.js"
 import type { ChangeFeed } from "./changes/ChangeFeed.js"
 import { EventFanOut } from "./events/EventFanOut.js"
 import type { EventStore } from "./events/EventStore.js"
@@ -30,6 +32,7 @@ export type IssuingStores =
   | AuthorizationEndpointStore
   | ChangeFeed
   | CardStore
+  | DisputeStore
   | IdempotencyStore
   | EventStore
   | EventFanOut
@@ -52,6 +55,7 @@ const SqlPortsLive = EventFanOutLive.pipe(
       SqlIdempotencyStoreLive,
       SqlEventStoreLive,
       SqlLedgerStoreLive,
+      SqlDisputeStoreLive,
       SqlWebhookStoreLive,
       SqlOAuthStoreLive
     )

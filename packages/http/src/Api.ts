@@ -2,6 +2,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
 import { AuthorizationEndpointsApi } from "./api/AuthorizationEndpointsApi.js"
 import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi, SimulateTransactionsApi } from "./api/CardsApi.js"
+import { DisputesApi, NetworkDisputesApi, SimulateDisputesApi } from "./api/DisputesApi.js"
 import { EventsApi } from "./api/EventsApi.js"
 import {
   FinancialAccountsApi,
@@ -42,6 +43,9 @@ export class IssuingApi extends refuseUnknownParameters(
     .add(SimulateTransfersApi)
     .add(NetworkTransfersApi)
     .add(SettlementReportsApi)
+    .add(DisputesApi)
+    .add(SimulateDisputesApi)
+    .add(NetworkDisputesApi)
     .add(NetworkCardMessagesApi)
     .add(EventsApi)
     .add(WebhookSubscriptionsApi)

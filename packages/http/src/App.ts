@@ -33,6 +33,7 @@ import {
   SimulateAuthorizationsHandlersLive,
   SimulateTransactionsHandlersLive
 } from "./handlers/CardsHandlers.js"
+import { DisputesHandlersLive, NetworkDisputesHandlersLive, SimulateDisputesHandlersLive } from "./handlers/DisputesHandlers.js"
 import { EventsHandlersLive } from "./handlers/EventsHandlers.js"
 import { NetworkCardMessagesHandlersLive, NetworkRightLive } from "./handlers/NetworkHandlers.js"
 import {
@@ -140,6 +141,9 @@ const HandlersLive = Layer.mergeAll(
   SimulateTransfersHandlersLive,
   NetworkTransfersHandlersLive,
   SettlementReportsHandlersLive,
+  DisputesHandlersLive,
+  SimulateDisputesHandlersLive,
+  NetworkDisputesHandlersLive,
   NetworkCardMessagesHandlersLive,
   EventsHandlersLive,
   WebhookSubscriptionsHandlersLive,

@@ -214,6 +214,20 @@ export const ERROR_CODES = {
     title: "Amount exceeds the settled amount",
     description:
       "A return may refund at most what the card transaction has settled (its settled_amount: cleared minus returned). Nothing was written. param: amount."
+  },
+  amount_exceeds_disputable: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Amount exceeds the disputable amount",
+    description:
+      "A dispute may claim at most what the card transaction settled and was neither returned nor disputed already (settled_amount − disputed_amount; a lost dispute's amount stays disputed). Nothing was written. param: amount (docs/disputes.md)."
+  },
+  transaction_not_disputable: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Transaction not disputable",
+    description:
+      "Only a card transaction's settled money can be disputed: a transfer's transaction or a DECLINED card transaction cannot. Nothing was written. param: transaction_id (docs/disputes.md)."
   }
 } as const satisfies { readonly [C in ErrorCode]: C extends BusinessRuleCode ? BusinessRuleDoc : ErrorCodeDoc }
 

@@ -30,6 +30,7 @@ const transfer = (from: string, to: string, amount: number, checkFunds = true): 
     authorized_amount: null,
     pending_amount: null,
     settled_amount: null,
+    disputed_amount: null,
     expires_at: null,
     card_events: [],
     request_history: [],

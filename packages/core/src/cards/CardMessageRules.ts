@@ -127,6 +127,7 @@ export const newAuthorization = (programId: string, card: Card, message: Startin
   authorized_amount: message.amount,
   pending_amount: 0,
   settled_amount: 0,
+  disputed_amount: 0,
   expires_at: null,
   card_events: [],
   request_history: [],

@@ -14,6 +14,8 @@ export const EVENT_TYPES = [
   "transfer.returned",
   "transaction.updated",
   "balance.updated",
+  "dispute.created",
+  "dispute.updated",
   "oauth_grant.created",
   "oauth_grant.revoked",
   "webhook.test"

@@ -181,6 +181,7 @@ const newTransaction = (p: PreparedTransfer, status: TransactionStatus, now: str
   authorized_amount: null,
   pending_amount: null,
   settled_amount: null,
+  disputed_amount: null,
   expires_at: null,
   card_events: [],
   request_history: [],

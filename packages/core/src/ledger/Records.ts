@@ -250,6 +250,11 @@ export const Transaction = Schema.Struct({
   pending_amount: Schema.NullOr(Schema.Number),
   /** Card transactions only: cleared − returned. */
   settled_amount: Schema.NullOr(Schema.Number),
+  /**
+   * Card transactions only: the sum of its disputes' amounts, whatever their status
+   * (docs/disputes.md): what is still disputable is `settled_amount − disputed_amount`.
+   */
+  disputed_amount: Schema.NullOr(Schema.Number),
   /** Card transactions only: when the open hold expires. */
   expires_at: Schema.NullOr(Schema.String),
   card_events: Schema.Array(CardEvent),

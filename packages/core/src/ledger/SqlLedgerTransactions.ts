@@ -43,6 +43,8 @@ const cardFields = (row: any) => {
     authorized_amount: card ? toInt(row.authorized_minor ?? row.amount_minor) : null,
     pending_amount: card ? toInt(row.pending_minor ?? 0) : null,
     settled_amount: card ? toInt(row.settled_minor ?? 0) : null,
+    // NULL until the transaction's first dispute (migration 0690 adds the column without a default).
+    disputed_amount: card ? toInt(row.disputed_minor ?? 0) : null,
     expires_at: row.expires_at === null || row.expires_at === undefined ? null : toIso(row.expires_at),
     ...cardHistory(jsonArray(row.card_events), jsonArray(row.request_history))
   }

@@ -52,6 +52,8 @@ export type BusinessRuleCode =
   | "subscription_limit_reached"
   | "amount_exceeds_pending"
   | "amount_exceeds_settled"
+  | "amount_exceeds_disputable"
+  | "transaction_not_disputable"
 
 /** Valid input that breaks a business rule; `code` is the machine-readable rule (e.g. insufficient_funds). */
 export class BusinessRuleViolation extends Data.TaggedError("BusinessRuleViolation")<{

@@ -18,7 +18,9 @@ export const COUNTED_LISTS = {
   cards: ["wallet_id", "state"],
   card_audit_records: ["card_id", "action"],
   webhook_attempts: ["webhook_subscription_id", "status"],
-  book_transfers: ["financial_account_id", "book"]
+  book_transfers: ["financial_account_id", "book"],
+  // Kept by the dispute store's own writes (disputes/SqlDisputeStore.ts), not by triggers.
+  disputes: ["transaction_id", "status"]
 } as const satisfies Record<string, ReadonlyArray<string>>
 
 export type CountedList = keyof typeof COUNTED_LISTS

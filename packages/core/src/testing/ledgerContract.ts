@@ -112,6 +112,7 @@ const transferRows = (
     authorized_amount: null,
     pending_amount: null,
     settled_amount: null,
+    disputed_amount: null,
     expires_at: null,
     card_events: [],
     request_history: [],
@@ -562,6 +563,7 @@ export const ledgerContract: PortContract = (name, store) =>
           authorized_amount: 10,
           pending_amount: 0,
           settled_amount: 0,
+          disputed_amount: 0,
           created_at: at,
           updated_at: at
         })

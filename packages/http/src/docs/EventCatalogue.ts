@@ -38,6 +38,14 @@ export const EVENT_CATALOGUE: { readonly [T in EventType | "balance.updated"]: E
     object: "FinancialAccount",
     when: "A wallet account's balance or pending balance changed (postings, card holds and their release)."
   },
+  "dispute.created": {
+    object: "Dispute",
+    when: "A dispute of a card transaction was submitted (POST /v1/disputes): SUBMITTED, its provisional credit's transfer.created and transfer.settled, the transaction's transaction.updated (its disputed_amount) and the wallet's balance.updated follow in the same transaction (docs/disputes.md)."
+  },
+  "dispute.updated": {
+    object: "Dispute",
+    when: "A dispute was resolved, WON (the provisional credit stays) or LOST (the credit is taken back by a transfer wallet → settlement, whose transfer.created and transfer.settled follow), by POST /v1/simulate/disputes/{dispute_id}/resolve or POST /v1/network/disputes/{dispute_id}/resolve."
+  },
   "oauth_grant.created": { object: "OAuthGrant", when: "A user granted a connected application access (an OAuth consent)." },
   "oauth_grant.revoked": {
     object: "OAuthGrant",

@@ -222,6 +222,34 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     summary: "List a transaction's book transfers",
     description: list("the book transfers of the transaction, with their entries")
   },
+  "disputes.create": {
+    summary: "Dispute a card transaction",
+    description:
+      "Disputes `amount` (default: all that is disputable) of a card transaction's settled money for the cardholder: a SUBMITTED dispute and, in the same transaction, a provisional credit settlement → the card's wallet account. At most settled − returned − already disputed (422 amount_exceeds_disputable, param amount), also under concurrent submissions; a transfer's or a DECLINED transaction: 422 transaction_not_disputable. Emits `dispute.created` (docs/disputes.md).",
+    example: {
+      transaction_id: "0196a0b2-7c3e-7d41-9a55-2f1e4c8b9a06",
+      amount: 1200,
+      reason: "NOT_RECEIVED",
+      explanation: "Never delivered"
+    }
+  },
+  "disputes.list": {
+    summary: "List disputes",
+    description: list("the program's disputes", "Filter by `transaction_id` and `status`; ordered by `created_at` or `updated_at`.")
+  },
+  "disputes.get": { summary: "Retrieve a dispute", description: "One dispute of the program." },
+  "simulateDisputes.resolve": {
+    summary: "Resolve a dispute (simulation)",
+    description:
+      "Sandbox only (404 in production): the network's decision, as POST /v1/network/disputes/{dispute_id}/resolve records it. WON keeps the provisional credit; LOST takes it back (wallet → settlement, possibly below zero). 409 once resolved. Emits `dispute.updated`.",
+    example: { outcome: "WON" }
+  },
+  "networkDisputes.resolve": {
+    summary: "Resolve a dispute (network outcome)",
+    description:
+      "The network's decision on a SUBMITTED dispute: WON keeps the provisional credit; LOST takes it back by a transfer wallet → settlement (the wallet may go below zero). Every environment; needs the key's `network` right (403 otherwise); 409 once resolved. Emits `dispute.updated` (docs/disputes.md).",
+    example: { outcome: "LOST" }
+  },
   "simulateTransfers.settle": {
     summary: "Settle a pending transfer",
     description:

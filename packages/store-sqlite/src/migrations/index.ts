@@ -35,6 +35,7 @@ import networkRight from "./0500_network_right.js"
 import networkMessages from "./0510_network_messages.js"
 import transferReturns from "./0550_transfer_returns.js"
 import settlementTotals from "./0560_settlement_totals.js"
+import disputes from "./0690_disputes.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -77,5 +78,6 @@ export const migrations = {
   "0500_network_right": networkRight,
   "0510_network_messages": networkMessages,
   "0550_transfer_returns": transferReturns,
-  "0560_settlement_totals": settlementTotals
+  "0560_settlement_totals": settlementTotals,
+  "0690_disputes": disputes
 }
