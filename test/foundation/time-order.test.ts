@@ -26,6 +26,7 @@ describe.each(STORE_KINDS)("time-only order of growing lists on %s", (kind) => {
     [`/v1/transactions/${transactionId}/book-transfers`, "posted_at, created_at"],
     [`/v1/financial-accounts/${accountId}/book-transfers`, "posted_at, created_at"],
     ["/v1/card-audit-records", "created_at"],
+    ["/v1/disputes", "created_at, updated_at"],
     ["/v1/webhook-attempts", "created_at, attempted_at"]
   ]
 
