@@ -162,6 +162,20 @@ const doors = async (platform) => {
   }
 }
 
+/**
+ * Rate and latencies, and this process's CPU per authorization (client and platform together, both
+ * doors alike): on a machine other sessions load, CPU time per message varies far less than rates do.
+ */
+const figures = (sorted, elapsedSeconds, cpuBefore) => {
+  const used = process.cpuUsage(cpuBefore)
+  return {
+    rate: sorted.length / elapsedSeconds,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    cpuMs: sorted.length === 0 ? 0 : (used.user + used.system) / 1000 / sorted.length
+  }
+}
+
 /** `inflight` authorizations at once for `seconds` (after one unmeasured second): rate and latencies. */
 const closedLoop = async (authorize, inflight, seconds) => {
   const latencies = []
@@ -182,10 +196,11 @@ const closedLoop = async (authorize, inflight, seconds) => {
   recording = true
   deadline = performance.now() + seconds * 1000
   const began = performance.now()
+  const cpu = process.cpuUsage()
   await Promise.all(Array.from({ length: inflight }, loop))
   const elapsed = (performance.now() - began) / 1000
   latencies.sort((a, b) => a - b)
-  return { rate: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failed }
+  return { ...figures(latencies, elapsed, cpu), failed }
 }
 
 /** `rate` authorizations a second on a fixed schedule for `seconds`: the rate reached and the latencies. */
@@ -194,6 +209,7 @@ const openLoop = async (authorize, rate, seconds) => {
   let failed = 0
   const pending = []
   const began = performance.now()
+  const cpu = process.cpuUsage()
   const total = Math.round(rate * seconds)
   for (let i = 0; i < total; i++) {
     const due = began + (i * 1000) / rate
@@ -210,12 +226,12 @@ const openLoop = async (authorize, rate, seconds) => {
   await Promise.all(pending)
   const elapsed = (performance.now() - began) / 1000
   latencies.sort((a, b) => a - b)
-  return { rate: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failed }
+  return { ...figures(latencies, elapsed, cpu), failed }
 }
 
 const line = (store, label, door, r) =>
   console.log(
-    `${store.padEnd(9)} ${label.padEnd(14)} ${door.padEnd(5)} ${r.rate.toFixed(0).padStart(6)} authorizations/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms${r.failed ? `  (${r.failed} not approved)` : ""}  load ${loadavg()}`
+    `${store.padEnd(9)} ${label.padEnd(14)} ${door.padEnd(5)} ${r.rate.toFixed(0).padStart(6)} authorizations/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  cpu ${r.cpuMs.toFixed(2)} ms/authorization${r.failed ? `  (${r.failed} not approved)` : ""}  load ${loadavg()}`
   )
 
 const measure = async (store, target, { seconds, inflights, rate }) => {

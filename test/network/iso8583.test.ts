@@ -315,14 +315,19 @@ describe.each(STORE_KINDS)("ISO 8583 host on %s", (kind) => {
   })
 })
 
-describe("ISO 8583 host over mutual TLS", () => {
+/** The test's certificates, made once for the file (openssl key generation is the slow part). */
+let madeCertificates: ReturnType<typeof makeCertificates> | undefined
+afterAll(() => madeCertificates?.remove())
+
+describe.each(STORE_KINDS)("ISO 8583 host over mutual TLS on %s", (kind) => {
   let platform: TestPlatform
   let certificates: ReturnType<typeof makeCertificates>
   let host: Iso8583Host
 
   beforeAll(async () => {
-    platform = await startPlatform("sqlite")
-    certificates = makeCertificates()
+    platform = await startPlatform(kind)
+    madeCertificates ??= makeCertificates()
+    certificates = madeCertificates
     host = await startIso8583Host(platform.instance, {
       host: "127.0.0.1",
       port: 0,
@@ -334,7 +339,6 @@ describe("ISO 8583 host over mutual TLS", () => {
   afterAll(async () => {
     await host?.close()
     await platform?.close()
-    certificates?.remove()
   })
 
   const echo = { 0: "0800", 7: "1129120000", 11: "000001", 70: "301" }
