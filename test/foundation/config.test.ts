@@ -1,4 +1,4 @@
-import { loadConfig } from "@issuing/http"
+import { configFromEnv, loadConfig } from "@issuing/http"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 
@@ -150,6 +150,14 @@ describe("configuration from the environment", () => {
     )
     const files = { ISSUING_ISO8583_TLS_CERT: "/etc/hosts", ISSUING_ISO8583_TLS_KEY: "/etc/hosts", ISSUING_ISO8583_TLS_CA: "/nowhere.pem" }
     expect(problem({ ISSUING_ISO8583_LISTEN: "0.0.0.0:8583", ...files })).toContain("ISSUING_ISO8583_TLS_CA names no file")
+    // A host app gets the same from configFromEnv, for startIso8583Host.
+    const key = Buffer.alloc(32, 3).toString("base64")
+    const hosted = configFromEnv({
+      ISSUING_VAULT_KEY: key,
+      ISSUING_ISO8583_LISTEN: "localhost:8583",
+      ISSUING_DATABASE_URL: "sqlite::memory:"
+    })
+    expect(hosted.iso8583).toEqual({ host: "localhost", port: 8583, organizationId: undefined, tls: undefined })
   })
   it("takes a bootstrap API key of 32 characters or more, not shorter", () => {
     expect(Either.getOrThrow(loadConfig({ ISSUING_BOOTSTRAP_API_KEY: "k".repeat(32) })).bootstrapApiKey).toBe("k".repeat(32))

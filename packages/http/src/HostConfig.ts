@@ -1,7 +1,7 @@
 import type { IssuingSettings } from "@issuing/core"
 import { Either } from "effect"
 import type { IssuingOptions } from "./App.js"
-import { loadConfig, resolveVaultKeys } from "./config.js"
+import { type Iso8583Config, loadConfig, resolveVaultKeys } from "./config.js"
 import { normalizeBasePath } from "./Mount.js"
 import { storeFor } from "./Store.js"
 
@@ -22,6 +22,11 @@ export interface HostConfig extends IssuingOptions {
    * and whether private webhook targets are allowed are decided by this address, as for `issuing serve`.
    */
   readonly listen: { readonly host: string; readonly port: number }
+  /**
+   * ISSUING_ISO8583_LISTEN and its TLS and organization variables, when set: pass it to
+   * `startIso8583Host(issuing, config.iso8583)` (docs/iso8583.md#running-it).
+   */
+  readonly iso8583: Iso8583Config | undefined
 }
 
 /**
@@ -46,6 +51,7 @@ export const configFromEnv = (env: Record<string, string | undefined> = process.
     vaultKeys: resolveVaultKeys(config),
     settings,
     basePath,
-    listen: { host: config.host, port: config.port }
+    listen: { host: config.host, port: config.port },
+    iso8583: config.iso8583
   }
 }

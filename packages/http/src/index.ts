@@ -19,7 +19,7 @@ export {
   startIso8583Host
 } from "./iso8583/Host.js"
 export { configFromEnv, type HostConfig, type HostMount } from "./HostConfig.js"
-export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget } from "./config.js"
+export { loadConfig, resolveVaultKeys, type ServerConfig, type DatabaseTarget, type Iso8583Config } from "./config.js"
 export { ApiFailure, ERROR_CODES, type ErrorCode, type ErrorCodeDoc, toApiFailure } from "./errors.js"
 export { bootstrapOrganization, startServer, type RunningServer } from "./server.js"
 export { connectionNotes, loadStore, type LoadedStore, StorePackageMissing, storeFor } from "./Store.js"
