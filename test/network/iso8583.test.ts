@@ -200,6 +200,26 @@ describe.each(STORE_KINDS)("ISO 8583 host on %s", (kind) => {
     expect(await acquirer.send(unlinked)).toMatchObject({ 0: "0410", 39: "30" })
   })
 
+  it("maps an 0100 with field 90 to an increment, a 20 processing code to a refund, an unlinked 0220 to a force post", async () => {
+    const card = await setup(10_000)
+    const authorization = request(card, 1_000)
+    expect((await acquirer.send(authorization))["39"]).toBe("00")
+    const increment = await acquirer.send(linked("0100", authorization, 500))
+    expect(increment).toMatchObject({ 0: "0110", 39: "00", 38: expect.stringMatching(/^[0-9A-Z]{6}$/) })
+    expect(await account(card.accountId)).toEqual({ balance: 10_000, pending: 1_500 })
+    // A completion with no authorization seen: posted against the card it names.
+    expect(await acquirer.send(request(card, 700, { 0: "0220" }))).toMatchObject({ 0: "0230", 39: "00" })
+    expect(await account(card.accountId)).toEqual({ balance: 9_300, pending: 1_500 })
+    // A refund of a purchase never seen: settlement → the wallet.
+    expect(await acquirer.send(request(card, 200, { 0: "0200", 3: "200000" }))).toMatchObject({ 0: "0210", 39: "00" })
+    expect(await account(card.accountId)).toEqual({ balance: 9_500, pending: 1_500 })
+    const types = (await transactionsOf(card.cardId)).flatMap((t: any) => t.card_events.map((event: any) => event.type)).sort()
+    expect(types).toEqual(["AUTHORIZATION", "CLEARING", "INCREMENTAL_AUTHORIZATION", "RETURN"])
+    // The same acquirer, STAN and time with another amount is not a repeat but a mistake: 30, nothing moves.
+    expect((await acquirer.send({ ...authorization, 4: "000000000999" }))["39"]).toBe("30")
+    expect(await account(card.accountId)).toEqual({ balance: 9_500, pending: 1_500 })
+  })
+
   it("answers a repeat as the first, once: an 0101, the same acquirer, STAN and time again, and both at once", async () => {
     const card = await setup(10_000)
     const first = request(card, 1_000)
