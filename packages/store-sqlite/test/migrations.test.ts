@@ -581,7 +581,9 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* sql`DELETE FROM issuing_transfers WHERE id IN ('tr_0560_card', 'tr_0560_book', 'tr_0560_card_2')`
       yield* sql`DELETE FROM issuing_settlement_totals WHERE day = '2030-01-03'`
     })
-  }
+  },
+  "0690_disputes": "schema only",
+  "0691_time_only_list_indexes": "schema only"
 }
 
 /** The entries of before migration 0310. */

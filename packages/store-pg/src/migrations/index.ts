@@ -50,6 +50,7 @@ import networkMessages from "./0510_network_messages.js"
 import transferReturns from "./0550_transfer_returns.js"
 import settlementTotals from "./0560_settlement_totals.js"
 import disputes from "./0690_disputes.js"
+import timeOnlyListIndexes from "./0691_time_only_list_indexes.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -108,5 +109,6 @@ export const migrations = {
   "0510_network_messages": networkMessages,
   "0550_transfer_returns": transferReturns,
   "0560_settlement_totals": settlementTotals,
-  "0690_disputes": disputes
+  "0690_disputes": disputes,
+  "0691_time_only_list_indexes": timeOnlyListIndexes
 }

@@ -36,6 +36,7 @@ import networkMessages from "./0510_network_messages.js"
 import transferReturns from "./0550_transfer_returns.js"
 import settlementTotals from "./0560_settlement_totals.js"
 import disputes from "./0690_disputes.js"
+import timeOnlyListIndexes from "./0691_time_only_list_indexes.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -79,5 +80,6 @@ export const migrations = {
   "0510_network_messages": networkMessages,
   "0550_transfer_returns": transferReturns,
   "0560_settlement_totals": settlementTotals,
-  "0690_disputes": disputes
+  "0690_disputes": disputes,
+  "0691_time_only_list_indexes": timeOnlyListIndexes
 }
