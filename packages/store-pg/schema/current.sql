@@ -92,7 +92,6 @@ CREATE TABLE public.issuing_book_transfers (
   CONSTRAINT issuing_book_transfers_transfer_id_key UNIQUE (transfer_id),
   CONSTRAINT issuing_book_transfers_amount_minor_check CHECK ((amount_minor > 0))
 ) WITH (autovacuum_vacuum_insert_threshold=20000, autovacuum_vacuum_insert_scale_factor=0);
-CREATE INDEX issuing_book_transfers_by_program ON public.issuing_book_transfers USING btree (program_id, posted_at, id);
 CREATE INDEX issuing_book_transfers_by_transaction ON public.issuing_book_transfers USING btree (transaction_id, posted_at, id);
 CREATE TRIGGER issuing_book_transfers_immutable BEFORE DELETE OR UPDATE ON public.issuing_book_transfers FOR EACH ROW EXECUTE FUNCTION issuing_refuse_change();
 CREATE TRIGGER issuing_count_book_transfers_insert AFTER INSERT ON public.issuing_book_transfers REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT WHEN ((strpos(COALESCE(current_setting('issuing.posting_counted'::text, true), ''::text), ' book_transfers '::text) = 0)) EXECUTE FUNCTION issuing_count_book_transfers();

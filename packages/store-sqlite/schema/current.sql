@@ -93,8 +93,6 @@ CREATE TABLE issuing_book_transfers (
     posted_at TEXT NOT NULL
   );
 
-CREATE INDEX issuing_book_transfers_by_program ON issuing_book_transfers (program_id, posted_at, id);
-
 CREATE INDEX issuing_book_transfers_by_transaction ON issuing_book_transfers (transaction_id, posted_at, id);
 
 CREATE TRIGGER issuing_book_transfers_no_delete BEFORE DELETE ON issuing_book_transfers
