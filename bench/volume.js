@@ -1,4 +1,4 @@
-// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS] [--drop-indexes=NAME,…]`
+// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS] [--drop-indexes=NAME,…] [--keep]`
 //
 // Whether the API stays as fast at production volume as on a fresh database (issue 24;
 // docs/operations.md#volume). One program is grown through `POST /v1/transfers/batch` — batches of
@@ -378,7 +378,7 @@ const dropIndexes = async (target, names) => {
 }
 
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
-const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped }) => {
+const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped, keep }) => {
   const database = await benchDatabase(kind, "issuing_bench_volume", { explainOverMs })
   const server = http.createServer()
   server.keepAliveTimeout = 60_000
@@ -603,7 +603,8 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
     receiver.closeAllConnections()
     await new Promise((resolve) => receiver.close(resolve))
     await instance.dispose()
-    await database.drop()
+    if (keep) console.log(`kept: ${JSON.stringify(database.target)}`)
+    else await database.drop()
   }
 }
 
@@ -635,7 +636,9 @@ export async function run(args) {
     explainOverMs: numberOption(args, "explain"),
     // --drop-indexes=NAME,…: indexes dropped before the growth (an experiment; see the header).
     dropped: (option(args, "drop-indexes", undefined) ?? "").split(",").filter((name) => name !== ""),
-    samples: Number(option(args, "samples", "15"))
+    samples: Number(option(args, "samples", "15")),
+    // --keep: the grown database is left in place (its URL or file printed) for EXPLAIN and size queries.
+    keep: args.includes("--keep")
   }
   console.log(
     `volume: one program grown through POST /v1/transfers/batch (${BATCH} a batch, ${settings.inFlight} in flight) to ${checkpoints.map(count).join(", ")} transfers; ` +

@@ -1,0 +1,285 @@
+// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements]`
+//
+// The database's work per transfer on PostgreSQL (issue 46 item 2; docs/operations.md#volume),
+// measured without HTTP or the API node: posting calls per second on PostgreSQL alone, on
+// `--connections` connections (16), beside the lean function of the same rows
+// (support/leanLedger.js: `lean_post_transfer`, 7 tables with primary keys only), and the CPU time
+// every process of the embedded server spent per transfer after a warm-up (its postmaster and every process it
+// started: the backends, the WAL writer, the checkpointer, autovacuum — /proc/<pid>/stat), ours
+// over lean.
+//
+// Ours: `issuing_post_transfer(p_posting jsonb, NULL)` — the one statement a single
+// `POST /v1/transfers` posts with (store-pg/src/PgPosting.ts) — called with the posting record the
+// product sends for a book transfer between two funded wallets (store-pg/src/PostingRecord.ts: its
+// every field; the events' data the objects the API shows, as JSON text), each in its own
+// transaction (autocommit), on the platform's schema after every migration. The wallets are made
+// and funded through the platform itself. Both sides pick the pair of accounts the same way, among
+// 64. `--runs` alternates ours and lean that many times, on fresh databases of one server, so the
+// ratio of each run is of one time window; the load average is printed with each.
+// --statements loads pg_stat_statements (nested statements too) and prints, after each run of ours,
+// the statements that took the most execution time per transfer (a function's statements beside
+// the call that ran them, so their times overlap); it costs every statement, so read the CPU
+// figures of runs without it.
+import { Access } from "@issuing/core"
+import { createIssuing, storeFor } from "@issuing/http"
+import { Effect } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { v7 as uuidv7 } from "uuid"
+import { option, percentile } from "./support/common.js"
+import { leanWriter, prepareLean } from "./support/leanLedger.js"
+import { benchPool, createDatabase, resetStatements, startPostgres, statementsOf } from "./support/postgres.js"
+import { fundedWallets } from "./support/wallets.js"
+
+const WALLETS = 64
+const FUNDING_MINOR = 1_000_000_000_000
+const TICKS_PER_SECOND = 100
+
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ")
+
+/** The CPU time so far (ms) of the embedded server in `dataDir`: its postmaster and every process it started. */
+const serverCpuMs = (dataDir) => {
+  const postmaster = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0])
+  let total = 0
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      // Fields 4 (ppid), 14 and 15 (utime, stime) of stat(5), counted from the state (field 3) here.
+      if (Number(entry) === postmaster || Number(fields[1]) === postmaster)
+        total += ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+  return total
+}
+
+const pick = (accounts) => {
+  const from = Math.floor(Math.random() * accounts.length)
+  let to = Math.floor(Math.random() * (accounts.length - 1))
+  if (to >= from) to += 1
+  return [accounts[from], accounts[to]]
+}
+
+/**
+ * The posting record of a book transfer of `amount` from `from` to `to` (both wallets), as
+ * PostingRecord.ts builds it for a new transfer that settles at once: a new transaction, its
+ * transfer and book transfer, the 4 entries, the deltas, transfer.created, transaction.updated and
+ * transfer.settled (each its object as the API shows it), and one balance.updated per wallet.
+ */
+const postingRecord = (programId, from, to, amount) => {
+  const now = new Date().toISOString()
+  const transaction = {
+    id: uuidv7(),
+    object: "transaction",
+    program_id: programId,
+    status: "SETTLED",
+    amount,
+    currency: "USD",
+    card_id: null,
+    decline_reason: null,
+    mcc: null,
+    merchant_name: null,
+    merchant: null,
+    network_transaction_id: null,
+    authorized_amount: null,
+    pending_amount: null,
+    settled_amount: null,
+    expires_at: null,
+    card_events: [],
+    request_history: [],
+    created_at: now,
+    updated_at: now
+  }
+  const transfer = {
+    id: uuidv7(),
+    object: "transfer",
+    program_id: programId,
+    transaction_id: transaction.id,
+    payment_rail: "book",
+    amount,
+    currency: "USD",
+    from_financial_account_id: from,
+    to_financial_account_id: to,
+    status: "SETTLED",
+    description: null,
+    metadata: {},
+    return_code: null,
+    return_reason: null,
+    created_at: now,
+    updated_at: now
+  }
+  const event = (type, object) => ({ id: uuidv7(), type, data: JSON.stringify(object) })
+  return {
+    program_id: programId,
+    source: from,
+    target: to,
+    check_funds: true,
+    amount,
+    currency: "USD",
+    now,
+    active_card: null,
+    transaction_write: "insert",
+    transaction_id: transaction.id,
+    transaction_status: "SETTLED",
+    transaction_created_at: now,
+    card_id: null,
+    mcc: null,
+    merchant_name: null,
+    transfer_id: transfer.id,
+    rail: "book",
+    transfer_status: "SETTLED",
+    description: null,
+    metadata: "{}",
+    book_transfer_id: uuidv7(),
+    entries: [
+      { account: from, book: "principal", entry_type: "DEBIT", amount },
+      { account: from, book: "cash", entry_type: "CREDIT", amount },
+      { account: to, book: "cash", entry_type: "DEBIT", amount },
+      { account: to, book: "principal", entry_type: "CREDIT", amount }
+    ],
+    deltas: [
+      { account: from, book: "principal", debits: amount, credits: 0, pending: 0 },
+      { account: from, book: "cash", debits: 0, credits: amount, pending: 0 },
+      { account: to, book: "cash", debits: amount, credits: 0, pending: 0 },
+      { account: to, book: "principal", debits: 0, credits: amount, pending: 0 }
+    ],
+    events: [event("transfer.created", transfer), event("transaction.updated", transaction), event("transfer.settled", transfer)],
+    balance_events: [
+      { id: uuidv7(), account: from },
+      { id: uuidv7(), account: to }
+    ]
+  }
+}
+
+/** Our schema, migrated by the platform, with `WALLETS` funded wallets: `{ programId, accounts }`. */
+const prepareOurs = async (url) => {
+  const instance = await createIssuing({
+    store: storeFor({ kind: "postgres", url }),
+    vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null
+  })
+  try {
+    const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("posting")))
+    return { programId: org.program_id, accounts: await fundedWallets(instance, org.program_id, WALLETS, FUNDING_MINOR) }
+  } finally {
+    await instance.dispose()
+  }
+}
+
+/**
+ * Calls `write(from, to, amount)` from `connections` loops for `seconds` (after `warmup` seconds
+ * unmeasured: each connection plans its statements, plpgsql's included, on its first calls);
+ * resolves with calls/s, p50/p99 and the server's CPU ms per call.
+ */
+const drive = async (dataDir, accounts, { connections, seconds, warmup, onWarm }, write) => {
+  const loop = async (deadline, done) => {
+    while (performance.now() < deadline) {
+      const [from, to] = pick(accounts)
+      const t0 = performance.now()
+      await write(from, to, 1 + Math.floor(Math.random() * 100))
+      done(performance.now() - t0)
+    }
+  }
+  const warm = performance.now() + warmup * 1000
+  await Promise.all(Array.from({ length: connections }, () => loop(warm, () => {})))
+  if (onWarm !== undefined) await onWarm()
+  const latencies = []
+  const cpuBefore = serverCpuMs(dataDir)
+  const started = performance.now()
+  const deadline = started + seconds * 1000
+  await Promise.all(Array.from({ length: connections }, () => loop(deadline, (ms) => latencies.push(ms))))
+  const elapsedMs = performance.now() - started
+  const cpuMs = serverCpuMs(dataDir) - cpuBefore
+  const sorted = Float64Array.from(latencies).sort()
+  return {
+    perSecond: latencies.length / (elapsedMs / 1000),
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    cpuMsPerCall: cpuMs / latencies.length
+  }
+}
+
+const ours = async (adminUrl, dataDir, run, settings) => {
+  const name = `issuing_bench_posting_ours_${run}`
+  const url = await createDatabase(adminUrl, name)
+  const { programId, accounts } = await prepareOurs(url)
+  const pool = benchPool(url, settings.connections)
+  try {
+    const onWarm = settings.statements ? () => resetStatements(adminUrl) : undefined
+    const result = await drive(dataDir, accounts, { ...settings, onWarm }, async (from, to, amount) => {
+      const { rows } = await pool.query("SELECT posted, refusal FROM issuing_post_transfer($1::jsonb, NULL::text)", [
+        JSON.stringify(postingRecord(programId, from, to, amount))
+      ])
+      if (rows[0].posted !== true) throw new Error(`not posted: ${rows[0].refusal}`)
+    })
+    if (settings.statements) {
+      const calls =
+        (await statementsOf(adminUrl, name, 40)).find((row) => row.toplevel && /issuing_post_transfer/.test(row.query))?.calls ?? 1
+      console.log(`statements of ours per transfer (${calls} calls; nested times are within their caller's)`)
+      for (const row of await statementsOf(adminUrl, name, 25))
+        console.log(
+          `  ${row.toplevel ? "top" : "  n"} ${(row.calls / calls).toFixed(2).padStart(6)} calls ${(row.ms / calls).toFixed(3).padStart(8)} ms  ${row.query.replace(/\s+/g, " ").slice(0, 120)}`
+        )
+    }
+    return result
+  } finally {
+    await pool.end()
+  }
+}
+
+const lean = async (adminUrl, dataDir, run, settings) => {
+  const target = { kind: "postgres", url: await createDatabase(adminUrl, `issuing_bench_posting_lean_${run}`) }
+  const programId = crypto.randomUUID()
+  const accounts = await prepareLean(target, programId, WALLETS)
+  const writer = leanWriter(target, settings.connections)
+  try {
+    return await drive(dataDir, accounts, settings, (from, to, amount) => writer.write(programId, from, to, amount))
+  } finally {
+    await writer.close()
+  }
+}
+
+const ms = (value) => `${value.toFixed(value < 1 ? 3 : 1)} ms`
+
+export async function run(args) {
+  const seconds = Number(option(args, "seconds", "5"))
+  const connections = Number(option(args, "connections", "16"))
+  const runs = Number(option(args, "runs", "3"))
+  const statements = args.includes("--statements")
+  const settings = { seconds, connections, warmup: Number(option(args, "warmup", "3")), statements }
+  const server = await startPostgres({ statements })
+  if (server.dataDir === undefined) throw new Error("posting: measures the CPU of an embedded server; unset ISSUING_BENCH_PG_URL")
+  console.log(
+    `posting: issuing_post_transfer vs lean_post_transfer on PostgreSQL alone, ${connections} connections, ${seconds} s each, ${runs} alternated runs; ${os.cpus().length} cores`
+  )
+  const results = []
+  try {
+    for (let run = 1; run <= runs; run++) {
+      const a = await ours(server.adminUrl, server.dataDir, run, settings)
+      const loadOurs = loadAverage()
+      const b = await lean(server.adminUrl, server.dataDir, run, settings)
+      const loadLean = loadAverage()
+      results.push({ ours: a, lean: b })
+      console.log(
+        `run ${run}: ours ${Math.round(a.perSecond)}/s p50 ${ms(a.p50)} p99 ${ms(a.p99)} db CPU ${ms(a.cpuMsPerCall)}/transfer (load ${loadOurs})\n` +
+          `       lean ${Math.round(b.perSecond)}/s p50 ${ms(b.p50)} p99 ${ms(b.p99)} db CPU ${ms(b.cpuMsPerCall)}/transfer (load ${loadLean})\n` +
+          `       ours/lean: rate ${(a.perSecond / b.perSecond).toFixed(2)}, db CPU per transfer ${(a.cpuMsPerCall / b.cpuMsPerCall).toFixed(2)}×`
+      )
+    }
+  } finally {
+    await server.stop()
+  }
+  const ratios = (pick) => results.map((r) => pick(r).toFixed(2)).join(", ")
+  console.log(`\nours/lean rate: ${ratios((r) => r.ours.perSecond / r.lean.perSecond)}`)
+  console.log(`ours/lean db CPU per transfer: ${ratios((r) => r.ours.cpuMsPerCall / r.lean.cpuMsPerCall)}`)
+}
