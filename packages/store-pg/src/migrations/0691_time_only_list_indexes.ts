@@ -14,7 +14,8 @@ import { Effect } from "effect"
  * 1,000,000 on PostgreSQL, is freed (docs/operations.md#volume). The same indexes as the other
  * store's migration of this id.
  *
- * Numbered 0590, past every id already applied: the Migrator runs only ids above the latest one.
+ * Numbered 0691, past every id already applied (0690 landed first): the Migrator runs only ids above
+ * the latest one.
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
