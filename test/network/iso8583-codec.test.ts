@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { encodeMessage, frameReader, parseMessage } from "../../packages/http/src/iso8583/Codec.js"
+import { subelements } from "../../packages/http/src/iso8583/Messages.js"
 import { pack, unpack } from "../support/iso8583.js"
 
 /**
@@ -89,5 +90,18 @@ describe("the ISO 8583 codec against iso_8583", () => {
     expect(parseMessage(letters)).toMatchObject({ _tag: "Unparsable", mti: "0100", problem: "field 3 must be digits" })
     const trailing = Buffer.concat([Buffer.from("0100"), Buffer.from([0x20, 0, 0, 0, 0, 0, 0, 0]), Buffer.from("000000X")])
     expect(parseMessage(trailing)).toMatchObject({ _tag: "Unparsable", problem: "bytes follow the last field" })
+  })
+
+  it("reads field 48's subelements, with or without Mastercard's category code first, and nothing else", () => {
+    expect(subelements("9203123")).toEqual(new Map([["92", "123"]]))
+    expect(subelements("R610119203123")).toEqual(
+      new Map([
+        ["61", "1"],
+        ["92", "123"]
+      ])
+    )
+    expect(subelements("T6101092031234")).toBeNull()
+    expect(subelements("920312")).toBeNull()
+    expect(subelements("")).toEqual(new Map())
   })
 })

@@ -79,23 +79,28 @@ const originalOf = (field90: string) => ({
   acquirer: field90.slice(20, 31)
 })
 
-/**
- * Field 48's subelements, Mastercard DE 48 style: each a 2-digit tag, a 2-digit length and the
- * value. Null when the field is not such a list.
- */
-export const subelements = (field48: string): ReadonlyMap<string, string> | null => {
+/** Field 48's subelements from `offset`: each a 2-digit tag, a 2-digit length and the value; null when they do not fit. */
+const subelementsFrom = (field48: string, offset: number): ReadonlyMap<string, string> | null => {
   const found = new Map<string, string>()
-  let offset = 0
-  while (offset < field48.length) {
-    const head = field48.slice(offset, offset + 4)
+  let at = offset
+  while (at < field48.length) {
+    const head = field48.slice(at, at + 4)
     if (!/^\d{4}$/.test(head)) return null
     const size = Number(head.slice(2))
-    if (offset + 4 + size > field48.length) return null
-    found.set(head.slice(0, 2), field48.slice(offset + 4, offset + 4 + size))
-    offset += 4 + size
+    if (at + 4 + size > field48.length) return null
+    found.set(head.slice(0, 2), field48.slice(at + 4, at + 4 + size))
+    at += 4 + size
   }
   return found
 }
+
+/**
+ * Field 48's subelements, Mastercard DE 48 style: each a 2-digit tag, a 2-digit length and the
+ * value, after the one-letter transaction category code Mastercard puts first when there is one.
+ * Null when the field is not such a list.
+ */
+export const subelements = (field48: string): ReadonlyMap<string, string> | null =>
+  subelementsFrom(field48, 0) ?? (/^[A-Z]/.test(field48) ? subelementsFrom(field48, 1) : null)
 
 /** Field 48 subelement carrying the card verification code. */
 export const CVV_SUBELEMENT = "92"
