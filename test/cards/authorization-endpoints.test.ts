@@ -45,7 +45,7 @@ describe.each(STORE_KINDS)("authorization endpoints on %s", (kind) => {
     const listed = await platform.request("GET", "/v1/authorization-endpoints", as)
     expect(listed.status, listed.text).toBe(200)
     const { secret, ...shown } = endpoint
-    expect(listed.body).toEqual({ data: [shown], total_count: 1 })
+    expect(listed.body).toEqual({ data: [shown], total_count: 1, has_more: false })
     expect(listed.body.data[0].secret).toBeUndefined()
     const after = await platform.request("GET", `/v1/authorization-endpoints?starting_after=${endpoint.id}`, as)
     expect(after.body).toMatchObject({ data: [], total_count: 1 })

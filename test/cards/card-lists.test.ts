@@ -102,7 +102,11 @@ describe.each(STORE_KINDS)("cards' and card audit records' filters and orders on
     expectEnvelope(await platform.request("GET", `/v1/card-audit-records?starting_after=${other.id}`, theirs), 400, {
       param: "starting_after"
     })
-    expect((await platform.request("GET", "/v1/card-audit-records?page=2&page_size=2", theirs)).body).toEqual({ data: [], total_count: 0 })
+    expect((await platform.request("GET", "/v1/card-audit-records?page=2&page_size=2", theirs)).body).toEqual({
+      data: [],
+      total_count: 0,
+      has_more: false
+    })
   })
 
   it("reads cards by updated_at with wallet_id or state, and audit records with or without action, through one index in order", async () => {

@@ -23,7 +23,10 @@ const sentByEveryMethod = async (): Promise<ReadonlyArray<Sent>> => {
   const recordingFetch: typeof fetch = async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input))
     sent.push({ call: current, method: init?.method ?? "GET", pathname: url.pathname })
-    return new Response(JSON.stringify({ data: [], total_count: 0 }), { status: 200, headers: { "content-type": "application/json" } })
+    return new Response(JSON.stringify({ data: [], total_count: 0, has_more: false }), {
+      status: 200,
+      headers: { "content-type": "application/json" }
+    })
   }
   const client = new IssuingClient({
     apiKey: "sk_test",

@@ -32,8 +32,8 @@ describe.each(STORE_KINDS)("paging and sorting on %s", (kind) => {
   const list = async (query: string) => {
     const response = await platform.request("GET", `/v1/programs${query}`)
     expect(response.status, response.text).toBe(200)
-    expect(Object.keys(response.body).sort()).toEqual(["data", "total_count"])
-    return response.body as { data: Array<Listed>; total_count: number }
+    expect(Object.keys(response.body).sort()).toEqual(["data", "has_more", "total_count"])
+    return response.body as { data: Array<Listed>; total_count: number; has_more: boolean }
   }
   const ids = async (query: string) => (await list(query)).data.map((program) => program.id)
 
@@ -53,9 +53,25 @@ describe.each(STORE_KINDS)("paging and sorting on %s", (kind) => {
     expect(await ids("?page=2")).toEqual(newestFirst.slice(10, 20))
     expect(await ids("?page=3")).toEqual(newestFirst.slice(20, 24))
     const beyond = await list("?page=4")
-    expect(beyond).toEqual({ data: [], total_count: TOTAL })
+    expect(beyond).toEqual({ data: [], total_count: TOTAL, has_more: false })
     for (const page of ["0", "-3", "abc", "1.5", ""]) expect(await ids(`?page=${page}`)).toEqual(newestFirst.slice(0, 10))
     expect((await list("?page=99999999999999999999")).data).toEqual([])
+  })
+
+  it("has_more says whether an item follows the page, by page and by starting_after", async () => {
+    expect((await list("?page=1")).has_more).toBe(true)
+    expect((await list("?page=2")).has_more).toBe(true)
+    expect((await list("?page=3")).has_more).toBe(false)
+    expect((await list("?page=3&page_size=7")).has_more).toBe(true)
+    expect((await list("?page=4&page_size=6")).has_more).toBe(false)
+    expect((await list(`?page_size=100`)).has_more).toBe(false)
+    // Exactly a page of items left after the cursor: none after it.
+    const last = await list(`?page_size=10&starting_after=${newestFirst[13]}`)
+    expect(last.data.map((program) => program.id)).toEqual(newestFirst.slice(14))
+    expect(last.has_more).toBe(false)
+    const more = await list(`?page_size=10&starting_after=${newestFirst[12]}`)
+    expect(more.data).toHaveLength(10)
+    expect(more.has_more).toBe(true)
   })
 
   it("page_size: default 10, below 1 or invalid falls back to 10, above 100 is capped", async () => {

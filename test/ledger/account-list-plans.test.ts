@@ -148,7 +148,11 @@ describe.each(STORE_KINDS)("financial accounts by updated_at on %s", (kind) => {
     expectEnvelope(await platform.request("GET", `/v1/financial-accounts?order_by=updated_at&starting_after=${euro.id}`, theirs), 400, {
       param: "starting_after"
     })
-    expect((await platform.request("GET", "/v1/financial-accounts?order_by=updated_at", theirs)).body).toEqual({ data: [], total_count: 0 })
+    expect((await platform.request("GET", "/v1/financial-accounts?order_by=updated_at", theirs)).body).toEqual({
+      data: [],
+      total_count: 0,
+      has_more: false
+    })
   })
 
   it("reads the balance rows' index per currency in order, merged, never sorting the accounts", async () => {

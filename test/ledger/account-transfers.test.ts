@@ -126,7 +126,7 @@ describe.each(STORE_KINDS)("an account's transfers on %s", (kind) => {
     ]) {
       const response = await platform.request("GET", `/v1/transfers?${query}`, { key: stranger.api_key, program: stranger.program_id })
       expect(response.status, response.text).toBe(200)
-      expect(response.body).toEqual({ data: [], total_count: 0 })
+      expect(response.body).toEqual({ data: [], total_count: 0, has_more: false })
     }
     const ours = (await get(`financial_account_id=${a}&page_size=1`)).data[0]!
     expectEnvelope(

@@ -142,7 +142,7 @@ describe.each(STORE_KINDS)("book-transfer lists paged on %s", (kind) => {
     }
     // A book no posting writes lists nothing; its cursor is not in the list.
     const first = (await get(path, "page_size=1")).data[0]!
-    expect(await get(path, "book=fees")).toEqual({ data: [], total_count: 0 })
+    expect(await get(path, "book=fees")).toEqual({ data: [], total_count: 0, has_more: false })
     expectEnvelope(await platform.request("GET", `${path}?book=fees&starting_after=${first.id}`), 400, { param: "starting_after" })
     // Another account's book transfer, or an unknown id, is not a cursor of this list.
     const others = (await get(`/v1/financial-accounts/${other}/book-transfers`, "page_size=100")).data

@@ -233,7 +233,7 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
     ] as const) {
       const response = await platform.request("GET", `${path}?${query}`, { key: stranger.api_key, program: stranger.program_id })
       expect(response.status, response.text).toBe(200)
-      expect(response.body).toEqual({ data: [], total_count: 0 })
+      expect(response.body).toEqual({ data: [], total_count: 0, has_more: false })
     }
     expectEnvelope(
       await platform.request("GET", `/v1/transfers?order_by=updated_at&financial_account_id=${a}&starting_after=${settledBook.id}`, {

@@ -162,7 +162,7 @@ describe.each(STORE_KINDS)("wallet tags on %s", (kind) => {
     }
     await check("gold", gold)
     await check("silver", silver)
-    expect(await list("tag=bronze", as)).toEqual({ data: [], total_count: 0 })
+    expect(await list("tag=bronze", as)).toEqual({ data: [], total_count: 0, has_more: false })
     expect((await list("page_size=1", as)).total_count).toBe(10)
 
     // Re-tagged: the wallet and its count move from gold to silver; cleared: out of both.

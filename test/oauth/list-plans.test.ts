@@ -44,7 +44,7 @@ describe.each(STORE_KINDS)("the OAuth grants list on %s", (kind) => {
         }
       }
       const counted = (await platform.request("GET", "/v1/oauth/grants", { program: null })).body
-      expect(counted).toEqual({ data: [], total_count: 0 })
+      expect(counted).toEqual({ data: [], total_count: 0, has_more: false })
     } finally {
       db?.close()
     }
@@ -101,7 +101,7 @@ describe.each(STORE_KINDS)("the OAuth clients list on %s", (kind) => {
     expectEnvelope(await get(`/v1/oauth-clients?starting_after=${deleted[0]}`), 400, { param: "starting_after" })
     const stranger = await platform.createOrganization("Stranger")
     const theirs = await platform.request("GET", "/v1/oauth-clients", { key: stranger.api_key, program: null })
-    expect(theirs.body).toEqual({ data: [], total_count: 0 })
+    expect(theirs.body).toEqual({ data: [], total_count: 0, has_more: false })
   })
 
   it("reads the organization's live clients through their partial indexes in order", async () => {

@@ -108,7 +108,7 @@ describe.each(STORE_KINDS)("webhook attempts' filters and orders on %s", (kind) 
         key: stranger.api_key,
         program: stranger.program_id
       })
-      expect(none.body, query).toEqual({ data: [], total_count: 0 })
+      expect(none.body, query).toEqual({ data: [], total_count: 0, has_more: false })
     }
   })
 

@@ -1,7 +1,11 @@
-/** One page of a list: the items and the size of the whole filtered set (docs/api.md#paging). */
+/** One page of a list: the items, the size of the whole filtered set and whether more follow (docs/api.md#paging). */
 export interface Page<T> {
+  /** One page of the list, in its order. */
   readonly data: ReadonlyArray<T>
+  /** The size of the whole filtered list, not of the page. */
   readonly total_count: number
+  /** Whether an item follows this page: the next page (or `starting_after` the last item's id) is not empty. */
+  readonly has_more: boolean
 }
 
 /** Paging parameters every list takes. */
@@ -27,7 +31,7 @@ const MAX_PAGE_SIZE = 100
  * A list call: `await` it for one page, or iterate it with `for await` for every item across pages:
  * pages of 100 from the first one asked for (by `page` or `starting_after`), each next one by
  * `starting_after` the last item seen, so every page costs the same at any depth and items inserted
- * meanwhile never make one repeat or be skipped (docs/client.md); it stops at a short page.
+ * meanwhile never make one repeat or be skipped (docs/client.md); it stops at the page without `has_more`.
  */
 export class PageList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   constructor(
@@ -55,7 +59,7 @@ export class PageList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
       const result = await this.fetchPage(params)
       yield* result.data
       const last = result.data.at(-1) as { readonly id?: unknown } | undefined
-      if (result.data.length < size || typeof last?.id !== "string") return
+      if (result.has_more === false || result.data.length < size || typeof last?.id !== "string") return
       const { page: _page, ...rest } = params
       params = { ...rest, starting_after: last.id }
     }

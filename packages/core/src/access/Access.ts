@@ -4,7 +4,7 @@ import { InvalidRequest, type NotFound, PermissionDenied } from "../platform/Err
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { API_KEY_ORDER_FIELDS, type ApiKeyOrderField, PROGRAM_ORDER_FIELDS, type ProgramOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
@@ -258,9 +258,12 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
         caller: Caller,
         page: PageRequest<ProgramOrderField>
       ): Effect.Effect<Page<Program>, InvalidRequest | SqlError.SqlError> =>
-        store
-          .listPrograms(caller.organizationId, caller.programIds, toWindow(page, PROGRAM_ORDER_FIELDS))
-          .pipe(Effect.map(({ rows, total }) => ({ data: rows, total_count: total }))),
+        Effect.suspend(() => {
+          const window = toWindow(page, PROGRAM_ORDER_FIELDS)
+          return store
+            .listPrograms(caller.organizationId, caller.programIds, window)
+            .pipe(Effect.map(({ rows, total }) => pageOf(window, rows, total)))
+        }),
 
       /** GET /v1/programs/{program_id}: programs the key may not use are not found. */
       getProgram: (caller: Caller, programId: string): Effect.Effect<Program, NotFound | SqlError.SqlError> =>
@@ -277,8 +280,9 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
       ): Effect.Effect<Page<ApiKey>, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
         Effect.gen(function* () {
           yield* requireAdmin(caller)
-          const { rows, total } = yield* store.listApiKeys(caller.organizationId, toWindow(page, API_KEY_ORDER_FIELDS), keyScope(caller))
-          return { data: rows, total_count: total }
+          const window = toWindow(page, API_KEY_ORDER_FIELDS)
+          const { rows, total } = yield* store.listApiKeys(caller.organizationId, window, keyScope(caller))
+          return pageOf(window, rows, total)
         }),
 
       /**

@@ -5,7 +5,7 @@ import { Conflict, type InvalidRequest, type NotFound } from "../platform/Errors
 import { findOwned, type OwnedLookup } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { IssuingConfig, type IssuingSettings } from "../platform/IssuingConfig.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
 import { isUniqueViolation, Transactor, type TransactorService } from "../sql/Transactor.js"
 import { Vault, type VaultService } from "../vault/Vault.js"
@@ -217,13 +217,14 @@ export class AuthorizationEndpoints extends Effect.Service<AuthorizationEndpoint
       create: (programId: string, input: CreateAuthorizationEndpoint) => create(deps, programId, input),
       /** The program's endpoints (at most one), newest first by default. */
       list: (programId: string, page: PageRequest<AuthorizationEndpointOrderField>) =>
-        deps.store
-          .list(programId, toWindow(page, AUTHORIZATION_ENDPOINT_ORDER_FIELDS))
-          .pipe(
-            Effect.map(
-              ({ rows, total }): Page<AuthorizationEndpoint> => ({ data: rows.map(publicAuthorizationEndpoint), total_count: total })
+        Effect.suspend(() => {
+          const window = toWindow(page, AUTHORIZATION_ENDPOINT_ORDER_FIELDS)
+          return deps.store
+            .list(programId, window)
+            .pipe(
+              Effect.map(({ rows, total }): Page<AuthorizationEndpoint> => pageOf(window, rows.map(publicAuthorizationEndpoint), total))
             )
-          ),
+        }),
       /** One endpoint of the program (404 naming authorization_endpoint_id). */
       get: (programId: string, id: string) => Effect.map(load(deps, programId, id), publicAuthorizationEndpoint),
       /** Changes url, timeout_ms, timeout_decision or disabled. */

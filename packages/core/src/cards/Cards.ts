@@ -7,7 +7,7 @@ import { makeVersionedCache } from "../changes/VersionedCache.js"
 import { Events } from "../events/Events.js"
 import { Ledger } from "../ledger/Ledger.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS, type CardAuditOrderField, type CardOrderField } from "./OrderFields.js"
 import { nowMs } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
@@ -74,10 +74,18 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         filter: CardListQuery,
         page: PageRequest<CardOrderField>
       ): Effect.Effect<Page<Card>, InvalidRequest | SqlError.SqlError> =>
-        Effect.map(
-          store.listCards(caller.program.id, { walletId: filter.wallet_id, state: filter.state }, toWindow(page, CARD_ORDER_FIELDS)),
-          ({ rows, total }) => ({ data: rows.map((row) => row.card), total_count: total })
-        ),
+        Effect.suspend(() => {
+          const window = toWindow(page, CARD_ORDER_FIELDS)
+          return Effect.map(
+            store.listCards(caller.program.id, { walletId: filter.wallet_id, state: filter.state }, window),
+            ({ rows, total }) =>
+              pageOf(
+                window,
+                rows.map((row) => row.card),
+                total
+              )
+          )
+        }),
 
       /** Freeze, unfreeze, close or reissue; 409 from an incompatible state; emits card.updated. */
       lifecycle: changeLifecycle.bind(null, deps),
@@ -103,10 +111,13 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         filter: CardAuditQuery,
         page: PageRequest<CardAuditOrderField>
       ): Effect.Effect<Page<CardAuditRecord>, InvalidRequest | SqlError.SqlError> =>
-        Effect.map(
-          store.listAudit(caller.program.id, { cardId: filter.card_id, action: filter.action }, toWindow(page, CARD_AUDIT_ORDER_FIELDS)),
-          ({ rows, total }) => ({ data: rows, total_count: total })
-        ),
+        Effect.suspend(() => {
+          const window = toWindow(page, CARD_AUDIT_ORDER_FIELDS)
+          return Effect.map(
+            store.listAudit(caller.program.id, { cardId: filter.card_id, action: filter.action }, window),
+            ({ rows, total }) => pageOf(window, rows, total)
+          )
+        }),
 
       /** Deletes embed sessions that expired more than a day ago (a background task runs it). */
       purgeExpiredEmbedSessions: Effect.flatMap(nowMs, (now) =>

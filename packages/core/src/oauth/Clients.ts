@@ -5,7 +5,7 @@ import { hashSecret } from "../access/Secrets.js"
 import { Conflict, type InvalidRequest, type NotFound, PermissionDenied } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { OAUTH_CLIENT_ORDER_FIELDS, type OAuthClientOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { revokeGrants } from "./Grants.js"
@@ -56,8 +56,9 @@ export const listClients = (
 ): Effect.Effect<Page<OAuthClient>, InvalidRequest | PermissionDenied | SqlError.SqlError> =>
   Effect.gen(function* () {
     yield* requireOrganizationAdmin(caller)
-    const { rows, total } = yield* deps.store.listClients(caller.organizationId, toWindow(page, OAUTH_CLIENT_ORDER_FIELDS))
-    return { data: rows.map(clientView), total_count: total }
+    const window = toWindow(page, OAUTH_CLIENT_ORDER_FIELDS)
+    const { rows, total } = yield* deps.store.listClients(caller.organizationId, window)
+    return pageOf(window, rows.map(clientView), total)
   })
 
 /** GET /v1/oauth-clients/{id}. */

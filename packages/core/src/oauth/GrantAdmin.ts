@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import type { Caller } from "../access/Records.js"
 import type { InvalidRequest, NotFound, PermissionDenied } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { requireOrganizationAdmin } from "./Clients.js"
 import { grantView, revokeGrants } from "./Grants.js"
@@ -21,8 +21,9 @@ export const listGrants = (
 ): Effect.Effect<Page<OAuthGrant>, PermissionDenied | InvalidRequest | SqlError.SqlError> =>
   Effect.gen(function* () {
     yield* requireOrganizationAdmin(caller)
-    const { rows, total } = yield* deps.store.listGrants(caller.organizationId, toWindow(page, OAUTH_GRANT_ORDER_FIELDS))
-    return { data: rows.map(grantView), total_count: total }
+    const window = toWindow(page, OAUTH_GRANT_ORDER_FIELDS)
+    const { rows, total } = yield* deps.store.listGrants(caller.organizationId, window)
+    return pageOf(window, rows.map(grantView), total)
   })
 
 /**

@@ -7,7 +7,7 @@ import { type EventType, newEvent, SUBSCRIBABLE_EVENT_TYPES, TEST_EVENT_TYPE } f
 import { AuthenticationFailed, Conflict, InvalidRequest } from "../platform/Errors.js"
 import { newId } from "../platform/Ids.js"
 import type { Page, PageRequest } from "../platform/Paging.js"
-import { toWindow } from "../platform/Paging.js"
+import { pageOf, toWindow } from "../platform/Paging.js"
 import { nowMs } from "../platform/Time.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS, type WebhookAttemptOrderField, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import type {
@@ -174,12 +174,9 @@ export const portalOperations = (deps: WebhookDeps, session: StoredPortalSession
           false,
           tag
         )
-        const { rows, total } = yield* deps.store.listAttempts(
-          programId,
-          { ...filter, webhook_subscription_id: subscription.id },
-          toWindow(page, WEBHOOK_ATTEMPT_ORDER_FIELDS)
-        )
-        return { data: rows, total_count: total } satisfies Page<WebhookAttempt>
+        const window = toWindow(page, WEBHOOK_ATTEMPT_ORDER_FIELDS)
+        const { rows, total } = yield* deps.store.listAttempts(programId, { ...filter, webhook_subscription_id: subscription.id }, window)
+        return pageOf(window, rows, total) satisfies Page<WebhookAttempt>
       })
   }
 }

@@ -35,7 +35,7 @@ export const resend = (deps: WebhookDeps, programId: string, eventId: string, in
       deps,
       event,
       targets,
-      (attempts) => ({ data: attempts, total_count: attempts.length }) satisfies Page<WebhookAttempt>
+      (attempts) => ({ data: attempts, total_count: attempts.length, has_more: false }) satisfies Page<WebhookAttempt>
     )
   })
 

@@ -6,7 +6,7 @@ import { findOwned, type OwnedLookup } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import type { IssuingSettings } from "../platform/IssuingConfig.js"
 import { applyMetadataChange, initialMetadata } from "../platform/Metadata.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import { nowMs } from "../platform/Time.js"
 import type { TransactorService } from "../sql/Transactor.js"
@@ -146,9 +146,12 @@ export const listSubscriptions = (
   filter: SubscriptionFilter,
   page: PageRequest<WebhookSubscriptionOrderField>
 ) =>
-  deps.store
-    .listSubscriptions(programId, filter, toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS))
-    .pipe(Effect.map(({ rows, total }): Page<WebhookSubscription> => ({ data: rows.map(publicSubscription), total_count: total })))
+  Effect.suspend(() => {
+    const window = toWindow(page, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS)
+    return deps.store
+      .listSubscriptions(programId, filter, window)
+      .pipe(Effect.map(({ rows, total }): Page<WebhookSubscription> => pageOf(window, rows.map(publicSubscription), total)))
+  })
 
 /**
  * Changes url, description, event_types, disabled, tag or metadata (more than 50 keys after the

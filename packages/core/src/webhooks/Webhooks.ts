@@ -4,7 +4,7 @@ import { ChangeFeed } from "../changes/ChangeFeed.js"
 import { EventStore } from "../events/EventStore.js"
 import type { BusinessRuleViolation, Conflict, InvalidRequest, NotFound } from "../platform/Errors.js"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { WEBHOOK_ATTEMPT_ORDER_FIELDS, type WebhookAttemptOrderField, type WebhookSubscriptionOrderField } from "./OrderFields.js"
 import { Transactor } from "../sql/Transactor.js"
 import { Vault } from "../vault/Vault.js"
@@ -83,9 +83,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("@issuing/core/Webhooks
       resealWithCurrentKey: resealWithCurrentKey(deps),
       /** Attempts of the program, newest first, filtered by event, subscription or status. */
       listAttempts: (programId: string, filter: AttemptFilter, page: PageRequest<WebhookAttemptOrderField>) =>
-        deps.store
-          .listAttempts(programId, filter, toWindow(page, WEBHOOK_ATTEMPT_ORDER_FIELDS))
-          .pipe(Effect.map(({ rows, total }): Page<WebhookAttempt> => ({ data: rows, total_count: total })))
+        Effect.suspend(() => {
+          const window = toWindow(page, WEBHOOK_ATTEMPT_ORDER_FIELDS)
+          return deps.store
+            .listAttempts(programId, filter, window)
+            .pipe(Effect.map(({ rows, total }): Page<WebhookAttempt> => pageOf(window, rows, total)))
+        })
     }
   })
 }) {}
