@@ -1,7 +1,7 @@
 import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
-import type { PageWindow } from "../platform/Paging.js"
+import type { CreatedWindow, PageWindow } from "../platform/Paging.js"
 import type { EventOrderField } from "./OrderFields.js"
 import type { EventFilter, IssuingEvent } from "./Records.js"
 
@@ -14,7 +14,7 @@ export interface EventStoreService {
   readonly find: (programId: string, eventId: string) => Effect.Effect<Option.Option<IssuingEvent>, SqlError.SqlError>
   readonly list: (
     programId: string,
-    filter: EventFilter,
+    filter: EventFilter & { readonly created?: CreatedWindow | undefined },
     window: PageWindow<EventOrderField>
   ) => Effect.Effect<{ readonly rows: ReadonlyArray<IssuingEvent>; readonly total: number }, SqlError.SqlError | InvalidRequest>
 }

@@ -1,7 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { findOwned } from "../platform/FindOwned.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type CreatedWindow, type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { EVENT_ORDER_FIELDS, type EventOrderField } from "./OrderFields.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
@@ -48,10 +48,17 @@ export class Events extends Effect.Service<Events>()("@issuing/core/Events", {
       get: (programId: string, eventId: string) =>
         findOwned(eventId, { resource: "event", param: "event_id" }, (id) => store.find(programId, id)),
       /** The program's events, newest first by default, optionally of one type. */
-      list: (programId: string, filter: EventFilter, page: PageRequest<EventOrderField>) =>
-        store
-          .list(programId, filter, toWindow(page, EVENT_ORDER_FIELDS))
-          .pipe(Effect.map(({ rows, total }): Page<IssuingEvent> => ({ data: rows, total_count: total })))
+      list: (
+        programId: string,
+        filter: EventFilter & { readonly created?: CreatedWindow | undefined },
+        page: PageRequest<EventOrderField>
+      ) =>
+        Effect.suspend(() => {
+          const window = toWindow(page, EVENT_ORDER_FIELDS)
+          return store
+            .list(programId, filter, window)
+            .pipe(Effect.map(({ rows, total }): Page<IssuingEvent> => pageOf(window, rows, total)))
+        })
     }
   })
 }) {}

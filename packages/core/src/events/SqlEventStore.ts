@@ -1,8 +1,8 @@
-import { listTotal, maintained } from "../sql/ListCounts.js"
+import { inRanges, listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toIso } from "../platform/Rows.js"
-import { pageRows } from "../sql/OrderBy.js"
+import { createdConditions, pageRows } from "../sql/OrderBy.js"
 import { EVENT_ORDER_FIELDS } from "./OrderFields.js"
 import { EventStore } from "./EventStore.js"
 import { type EventType, eventRow, eventTagsSql, type IssuingEvent } from "./Records.js"
@@ -38,15 +38,21 @@ export const SqlEventStoreLive = Layer.effect(
         sql`SELECT ${sql.literal(columns)} FROM issuing_events WHERE id = ${eventId} AND program_id = ${programId}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toEvent))
         ),
-      list: (programId, filter, window) =>
-        Effect.all({
+      list: (programId, filter, window) => {
+        // A time filter bounds the range of the program's (or its type's) index the page reads.
+        const range = sql.and([where(programId, filter.type), ...createdConditions(sql, filter.created)])
+        return Effect.all({
           rows: pageRows(sql, window, EVENT_ORDER_FIELDS, {
             select: sql.literal(columns),
             from: sql.literal("issuing_events"),
-            where: where(programId, filter.type)
+            where: range
           }).pipe(Effect.map((rows) => rows.map(toEvent))),
-          total: listTotal(sql, maintained("events", programId, { type: filter.type }))
+          total: listTotal(
+            sql,
+            filter.created === undefined ? maintained("events", programId, { type: filter.type }) : inRanges("issuing_events", [range])
+          )
         })
+      }
     }
   })
 )

@@ -5,7 +5,7 @@ import { type BusinessRuleViolation, Conflict, type InvalidRequest, type NotFoun
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { applyMetadataChange, initialMetadata, sameMetadata } from "../platform/Metadata.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, type PageWindow, pageOf, toWindow } from "../platform/Paging.js"
 import {
   BOOK_TRANSFER_ORDER_FIELDS,
   type BookTransferOrderField,
@@ -57,8 +57,11 @@ const ACCOUNT = { resource: "financial account", param: "financial_account_id" }
 const TRANSFER = { resource: "transfer", param: "transfer_id" }
 const TRANSACTION = { resource: "transaction", param: "transaction_id" }
 
-const page = <A, E>(effect: Effect.Effect<{ readonly rows: ReadonlyArray<A>; readonly total: number }, E>) =>
-  Effect.map(effect, ({ rows, total }): Page<A> => ({ data: rows, total_count: total }))
+/** A list's page: the store's rows through the window `toWindow` made of the request (`pageOf`, for `has_more`). */
+const page = <F extends string, A, E, R>(
+  window: PageWindow<F>,
+  read: (window: PageWindow<F>) => Effect.Effect<{ readonly rows: ReadonlyArray<A>; readonly total: number }, E, R>
+) => Effect.map(read(window), ({ rows, total }): Page<A> => pageOf(window, rows, total))
 
 /** Creates a wallet and its financial account; emits financial_account.created and wallet.created. */
 const createWallet = (ctx: LedgerDeps, programId: string, input: CreateWallet) =>
@@ -224,7 +227,7 @@ const walletOperations = (ctx: LedgerDeps) => ({
     change: UpdateWallet
   ): Effect.Effect<Wallet, NotFound | InvalidRequest | SqlError.SqlError> => updateWallet(ctx, programId, walletId, change),
   listWallets: (programId: string, filter: WalletFilter, request: PageRequest<WalletOrderField>) =>
-    page(ctx.store.listWallets(programId, filter, toWindow(request, WALLET_ORDER_FIELDS))),
+    page(toWindow(request, WALLET_ORDER_FIELDS), (window) => ctx.store.listWallets(programId, filter, window)),
   /** The financial account of a wallet with its balance; NotFound (param wallet_id) for an unknown wallet. */
   walletAccount: (
     programId: string,
@@ -241,11 +244,11 @@ const accountOperations = (ctx: LedgerDeps) => ({
   accountCurrency: (programId: string, accountId: string): Effect.Effect<Currency, NotFound | SqlError.SqlError> =>
     accountCurrency(ctx, programId, accountId),
   listFinancialAccounts: (programId: string, filter: AccountFilter, request: PageRequest<FinancialAccountOrderField>) =>
-    page(ctx.store.listAccounts(programId, filter, toWindow(request, FINANCIAL_ACCOUNT_ORDER_FIELDS))),
+    page(toWindow(request, FINANCIAL_ACCOUNT_ORDER_FIELDS), (window) => ctx.store.listAccounts(programId, filter, window)),
   /** Debits, credits and balance of every book of an account. */
   balances: (programId: string, accountId: string): Effect.Effect<Page<BookBalance>, NotFound | SqlError.SqlError> =>
     Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
-      page(Effect.map(ctx.store.balancesOf(account.id), (rows) => ({ rows, total: rows.length })))
+      Effect.map(ctx.store.balancesOf(account.id), (rows): Page<BookBalance> => ({ data: rows, total_count: rows.length, has_more: false }))
     ),
   /** Book transfers with an entry on an account; 404 param financial_account_id. */
   listAccountBookTransfers: (
@@ -255,12 +258,8 @@ const accountOperations = (ctx: LedgerDeps) => ({
     request: PageRequest<BookTransferOrderField>
   ): Effect.Effect<Page<BookTransfer>, InvalidRequest | NotFound | SqlError.SqlError> =>
     Effect.flatMap(findAccount(ctx, programId, accountId), (account) =>
-      page(
-        ctx.store.listBookTransfers(
-          programId,
-          { ...filter, financial_account_id: account.id },
-          toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)
-        )
+      page(toWindow(request, BOOK_TRANSFER_ORDER_FIELDS), (window) =>
+        ctx.store.listBookTransfers(programId, { ...filter, financial_account_id: account.id }, window)
       )
     )
 })
@@ -284,7 +283,7 @@ const transferOperations = (ctx: LedgerDeps) => ({
   getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
     findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, false)),
   listTransfers: (programId: string, filter: TransferFilter, request: PageRequest<TransferOrderField>) =>
-    page(ctx.store.listTransfers(programId, filter, toWindow(request, TRANSFER_ORDER_FIELDS))),
+    page(toWindow(request, TRANSFER_ORDER_FIELDS), (window) => ctx.store.listTransfers(programId, filter, window)),
   /** The rail settled a PENDING transfer (the sandbox's settle and the network's alike). */
   settleTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | Conflict | SqlError.SqlError> =>
     settleTransfer(ctx, programId, transferId),
@@ -302,7 +301,7 @@ const transactionOperations = (ctx: LedgerDeps) => ({
   getTransaction: (programId: string, transactionId: string): Effect.Effect<Transaction, NotFound | SqlError.SqlError> =>
     findOwned(transactionId, TRANSACTION, (id) => ctx.store.findTransaction(programId, id, false)),
   listTransactions: (programId: string, filter: TransactionFilter, request: PageRequest<TransactionOrderField>) =>
-    page(ctx.store.listTransactions(programId, filter, toWindow(request, TRANSACTION_ORDER_FIELDS))),
+    page(toWindow(request, TRANSACTION_ORDER_FIELDS), (window) => ctx.store.listTransactions(programId, filter, window)),
   /** Book transfers of a transaction; 404 param transaction_id for unknown or other-program ids. */
   listTransactionBookTransfers: (
     programId: string,
@@ -313,7 +312,9 @@ const transactionOperations = (ctx: LedgerDeps) => ({
     Effect.flatMap(
       findOwned(transactionId, TRANSACTION, (id) => ctx.store.findTransaction(programId, id, false)),
       (found) =>
-        page(ctx.store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, toWindow(request, BOOK_TRANSFER_ORDER_FIELDS)))
+        page(toWindow(request, BOOK_TRANSFER_ORDER_FIELDS), (window) =>
+          ctx.store.listBookTransfers(programId, { ...filter, transaction_id: found.id }, window)
+        )
     ),
   /**
    * Writes one message of a card transaction (ledger/CardPosting.ts) in the caller's transaction,

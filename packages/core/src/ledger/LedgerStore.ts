@@ -2,7 +2,7 @@ import type { InvalidRequest } from "../platform/Errors.js"
 import type { SqlError } from "@effect/sql"
 import { Context, type Effect, type Option } from "effect"
 import type { IssuingEvent } from "../events/Records.js"
-import type { PageWindow } from "../platform/Paging.js"
+import type { CreatedWindow, PageWindow } from "../platform/Paging.js"
 import type {
   BookTransferOrderField,
   FinancialAccountOrderField,
@@ -41,11 +41,15 @@ export interface TransferFilter {
   readonly payment_rail?: string | undefined
   readonly transaction_id?: string | undefined
   readonly financial_account_id?: string | undefined
+  /** A window on created_at (docs/api.md#time-filters); the list is then in created_at order. */
+  readonly created?: CreatedWindow | undefined
 }
 
 export interface TransactionFilter {
   readonly status?: TransactionStatus | undefined
   readonly card_id?: string | undefined
+  /** A window on created_at (docs/api.md#time-filters); the list is then in created_at order. */
+  readonly created?: CreatedWindow | undefined
 }
 
 /** Filters of the two book-transfer lists (a transaction's and an account's; docs/ledger.md). */

@@ -38,6 +38,28 @@ export interface MergedList {
   readonly probe?: boolean
 }
 
+/**
+ * A list's page and count under a time filter (docs/api.md#time-filters): the window's bounds join
+ * every index range the page reads — each range is (equalities…, created_at, id), so they bound it —
+ * and the `starting_after` row's membership; the count is those ranges' entries (`inRanges`).
+ */
+export const withinCreated = (
+  sql: SqlClient.SqlClient,
+  time: ReadonlyArray<Fragment>,
+  condition: Fragment,
+  merged: MergedList | null
+): { readonly condition: Fragment; readonly merged: MergedList | null; readonly ranges: ReadonlyArray<Fragment> } => {
+  if (time.length === 0) return { condition, merged, ranges: merged === null ? [condition] : merged.ranges }
+  const bounded = sql.and([condition, ...time])
+  if (merged === null) return { condition: bounded, merged, ranges: [bounded] }
+  const ranges = merged.ranges.map((range) => sql.and([range, ...time]))
+  return {
+    condition: bounded,
+    merged: { ...merged, ranges, member: sql.and([...(merged.member === null ? [] : [merged.member]), ...time]) },
+    ranges
+  }
+}
+
 /** A ledger list's page: its ranges merged when it has them, else one range of `table` under `where`. */
 export const ledgerPage = <F extends string>(
   sql: SqlClient.SqlClient,

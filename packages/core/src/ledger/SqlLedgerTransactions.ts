@@ -2,7 +2,8 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { storedEventCode } from "../cards/ResponseCodes.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import { listTotal, maintained } from "../sql/ListCounts.js"
+import { inRanges, listTotal, maintained } from "../sql/ListCounts.js"
+import { createdConditions } from "../sql/OrderBy.js"
 import type { LedgerStoreService, TransactionFilter } from "./LedgerStore.js"
 import { TRANSACTION_ORDER_FIELDS } from "./OrderFields.js"
 import {
@@ -13,7 +14,7 @@ import {
   type TransactionStatus,
   TRANSACTION_STATUSES
 } from "./Records.js"
-import { type LedgerQueries, ledgerPage, type MergedList } from "./SqlLedgerQueries.js"
+import { type LedgerQueries, ledgerPage, type MergedList, withinCreated } from "./SqlLedgerQueries.js"
 
 const toTransaction = (row: any): Transaction => ({
   id: row.id,
@@ -105,24 +106,28 @@ export const transactionStatements = (q: LedgerQueries) => {
       sql`UPDATE issuing_transactions SET status = ${status}, updated_at = ${at} WHERE id = ${transactionId}`.pipe(Effect.asVoid),
 
     listTransactions: (programId, filter, window) => {
-      const condition = where([
+      const all = where([
         sql`program_id = ${programId}`,
         filter.status !== undefined && sql`status = ${filter.status}`,
         filter.card_id !== undefined && sql`card_id = ${filter.card_id}`
       ])
       // Newest or oldest first without a card: a range of the program's index or its status's.
       // Otherwise ranges merged (mergedPage): a card's one, or one per status the filter allows.
-      const merged =
+      const allMerged =
         filter.card_id !== undefined
           ? cardTransactions(sql, programId, { ...filter, card_id: filter.card_id })
           : TRANSACTION_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
             ? programTransactions(sql, programId, filter)
             : null
+      const { condition, merged, ranges } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
       return Effect.all({
         rows: ledgerPage(sql, window, TRANSACTION_ORDER_FIELDS, "issuing_transactions", condition, merged).pipe(
           Effect.map((rows) => rows.map(toTransaction))
         ),
-        total: listTotal(sql, maintained("transactions", programId, filter))
+        total: listTotal(
+          sql,
+          filter.created !== undefined ? inRanges("issuing_transactions", ranges) : maintained("transactions", programId, filter)
+        )
       })
     },
 

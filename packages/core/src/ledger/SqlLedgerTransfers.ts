@@ -2,11 +2,12 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { metadataOf } from "../platform/Metadata.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
+import { bounded, inRanges, listTotal, maintained } from "../sql/ListCounts.js"
+import { createdConditions } from "../sql/OrderBy.js"
 import type { LedgerStoreService, TransferFilter } from "./LedgerStore.js"
 import { TRANSFER_ORDER_FIELDS } from "./OrderFields.js"
 import { statusesOfRail, type Transfer, type TransferRail, type TransferStatus, TRANSFER_RAILS } from "./Records.js"
-import { type LedgerQueries, ledgerPage, type MergedList } from "./SqlLedgerQueries.js"
+import { type LedgerQueries, ledgerPage, type MergedList, withinCreated } from "./SqlLedgerQueries.js"
 
 const toTransfer = (row: any): Transfer => ({
   id: row.id,
@@ -50,7 +51,7 @@ export const transferStatements = (q: LedgerQueries) => {
         WHERE id = ${transfer.id}`.pipe(Effect.asVoid),
 
     listTransfers: (programId, filter, window) => {
-      const condition = where([
+      const all = where([
         sql`program_id = ${programId}`,
         filter.status !== undefined && sql`status = ${filter.status}`,
         filter.payment_rail !== undefined && sql`payment_rail = ${filter.payment_rail}`,
@@ -61,7 +62,7 @@ export const transferStatements = (q: LedgerQueries) => {
       // A transaction's transfers are a few (their own index); the program's newest or oldest first
       // a range of its index; every other list ranges merged (mergedPage): an account's two sides,
       // or one per (status, rail) its filters allow.
-      const merged =
+      const allMerged =
         filter.transaction_id !== undefined
           ? null
           : filter.financial_account_id !== undefined
@@ -71,13 +72,18 @@ export const transferStatements = (q: LedgerQueries) => {
                 TRANSFER_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
               ? programTransfers(sql, programId, filter)
               : null
+      const { condition, merged, ranges } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
       return Effect.all({
         rows: ledgerPage(sql, window, TRANSFER_ORDER_FIELDS, "issuing_transfers", condition, merged).pipe(
           Effect.map((rows) => rows.map(toTransfer))
         ),
         total: listTotal(
           sql,
-          filter.transaction_id !== undefined ? bounded("issuing_transfers", condition) : maintained("transfers", programId, filter)
+          filter.transaction_id !== undefined
+            ? bounded("issuing_transfers", condition)
+            : filter.created !== undefined
+              ? inRanges("issuing_transfers", ranges)
+              : maintained("transfers", programId, filter)
         )
       })
     }

@@ -1,6 +1,7 @@
 import { Either } from "effect"
 import { InvalidRequest } from "./Errors.js"
 import { isUuid } from "./Ids.js"
+import { parseWindowBound } from "./Time.js"
 
 /** Paging limits (docs/api.md#paging): page is 1-based, page_size defaults to 10 and is capped at 100. */
 export const DEFAULT_PAGE_SIZE = 10
@@ -54,7 +55,9 @@ export interface PageRequest<F extends string> {
 
 /**
  * The resolved ordering and window to apply in a query. With `after` (an id of the list) the page
- * is the `limit` rows that follow that row in the window's order, and `offset` is 0.
+ * is the `limit` rows that follow that row in the window's order, and `offset` is 0. A window made
+ * by `toWindow` reads one row past the page (`limit` = `pageSize` + 1): that row tells `has_more`
+ * and is not answered (`pageOf`).
  */
 export interface PageWindow<F extends string> {
   readonly orderBy: F
@@ -62,12 +65,26 @@ export interface PageWindow<F extends string> {
   readonly limit: number
   readonly offset: number
   readonly after?: string | null | undefined
+  /** The rows answered; `limit` when absent (a window that reads no row past its page). */
+  readonly pageSize?: number | undefined
 }
 
 /** A list response: the list envelope of docs/api.md#paging. */
 export interface Page<A> {
   readonly data: ReadonlyArray<A>
   readonly total_count: number
+  /** Whether an item follows this page in its order: the next page (or `starting_after` the last item) is not empty. */
+  readonly has_more: boolean
+}
+
+/**
+ * The list envelope of the rows a window read: at most its page size of them, and `has_more` from
+ * the row read past the page (`toWindow`), so it holds by `page` and by `starting_after` alike,
+ * without a count.
+ */
+export const pageOf = <A>(window: Pick<PageWindow<string>, "limit" | "pageSize">, rows: ReadonlyArray<A>, total: number): Page<A> => {
+  const size = window.pageSize ?? window.limit
+  return { data: rows.length > size ? rows.slice(0, size) : rows, total_count: total, has_more: rows.length > size }
 }
 
 /** The raw paging query parameters, aliases included, as they arrive. */
@@ -159,12 +176,88 @@ export const parsePaging = <F extends string>(query: PagingQuery, order: OrderFi
  * Turns a page request into the window to query. With order_by omitted the order is newest first
  * (the list's `newest` field descending) whatever `ascending` says; with order_by given, `ascending`
  * sets the direction. Ties always break on the list's id column in the same direction, so pages
- * never overlap or skip.
+ * never overlap or skip. It reads one row past the page, for `has_more` (`pageOf`).
  */
 export const toWindow = <F extends string>(request: PageRequest<F>, order: OrderFields<F>): PageWindow<F> => ({
   orderBy: request.orderBy ?? order.newest,
   descending: request.orderBy === null ? true : !request.ascending,
-  limit: request.pageSize,
+  limit: request.pageSize + 1,
+  pageSize: request.pageSize,
   offset: request.startingAfter === undefined ? (request.page - 1) * request.pageSize : 0,
   after: request.startingAfter ?? null
 })
+
+/**
+ * A window on a list's `created_at` (docs/api.md#time-filters): each bound given is an instant to the
+ * millisecond (ISO 8601 in UTC, as the stores keep `created_at`), the bound itself included (`gte`,
+ * `lte`) or not (`gt`, `lt`). It narrows the index range a page reads, in the `created_at` order.
+ */
+export interface CreatedWindow {
+  readonly gte?: string | undefined
+  readonly gt?: string | undefined
+  readonly lte?: string | undefined
+  readonly lt?: string | undefined
+}
+
+/** The time filter's query parameters as they arrive, Stripe's spelling. */
+export interface CreatedQuery {
+  readonly "created[gte]"?: string | undefined
+  readonly "created[gt]"?: string | undefined
+  readonly "created[lte]"?: string | undefined
+  readonly "created[lt]"?: string | undefined
+}
+
+/** The time filter's bounds, each with the way a sub-millisecond instant rounds to the stored milliseconds. */
+const CREATED_BOUNDS = [
+  // created_at >= x: the first stored millisecond at or after x.
+  ["gte", "begin"],
+  // created_at > x: stored milliseconds after x's (a stored time equal to x's millisecond but before x is not after it).
+  ["gt", "end"],
+  ["lte", "end"],
+  ["lt", "begin"]
+] as const
+
+/**
+ * Decodes `created[gte]`, `created[gt]`, `created[lte]`, `created[lt]`: each an RFC 3339 timestamp,
+ * else 400 invalid_request naming the parameter. Undefined when none is given. Bounds that leave
+ * nothing between them are no error: the list is empty.
+ */
+export const parseCreatedWindow = (query: CreatedQuery): Either.Either<CreatedWindow | undefined, InvalidRequest> => {
+  const window: Record<string, string> = {}
+  for (const [name, rounding] of CREATED_BOUNDS) {
+    const text = query[`created[${name}]`]
+    if (text === undefined) continue
+    const ms = parseWindowBound(text, rounding)
+    if (ms === undefined) {
+      return Either.left(
+        new InvalidRequest({
+          message: `created[${name}] must be an RFC 3339 timestamp, e.g. 2026-01-31T00:00:00Z.`,
+          param: `created[${name}]`
+        })
+      )
+    }
+    // Before 1970 or after 9999 nothing is stored: such a bound is the nearest one the text order keeps.
+    window[name] = new Date(Math.min(Math.max(ms, 0), MAX_INSTANT_MS)).toISOString()
+  }
+  return Either.right(Object.keys(window).length === 0 ? undefined : (window as CreatedWindow))
+}
+
+/** The last instant whose ISO text has a 4-digit year, so that text and time order agree on every store. */
+const MAX_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
+/**
+ * A time filter reads a range of the list's `created_at` order: with another `order_by` it would be
+ * a walk past the rows outside the window, so that is a 400 naming order_by (docs/api.md#time-filters).
+ */
+export const checkCreatedOrder = <F extends string>(
+  request: PageRequest<F>,
+  created: CreatedWindow | undefined
+): Either.Either<PageRequest<F>, InvalidRequest> =>
+  created === undefined || request.orderBy === null || request.orderBy === "created_at"
+    ? Either.right(request)
+    : Either.left(
+        new InvalidRequest({
+          message: "With a created[…] filter the list is in created_at order: order_by must be created_at.",
+          param: "order_by"
+        })
+      )

@@ -31,7 +31,8 @@ export type CountedList = keyof typeof COUNTED_LISTS
  *   combination, in the transaction that writes the rows — a sum over at most 16 shard rows,
  *   whatever the size of the table;
  * - `bounded`: `COUNT(*)` of a set whose size a documented limit bounds (the subscriptions of a
- *   program, an organization's keys, the transfers of one transaction …), read through an index.
+ *   program, an organization's keys, the transfers of one transaction …), read through an index;
+ * - `ranges`: with a time filter, the index entries inside its window counted (`inRanges`).
  */
 export type ListTotal =
   | {
@@ -41,6 +42,7 @@ export type ListTotal =
       readonly filter: Readonly<Record<string, string | undefined>>
     }
   | { readonly _tag: "bounded"; readonly table: string; readonly where: Fragment }
+  | { readonly _tag: "ranges"; readonly table: string; readonly ranges: ReadonlyArray<Fragment> }
 
 export const maintained = <L extends CountedList>(
   list: L,
@@ -49,6 +51,13 @@ export const maintained = <L extends CountedList>(
 ): ListTotal => ({ _tag: "maintained", list, programId, filter })
 
 export const bounded = (table: string, where: Fragment): ListTotal => ({ _tag: "bounded", table, where })
+
+/**
+ * The count of a list narrowed by a time filter (docs/api.md#time-filters): one `COUNT(*)` per index
+ * range the page reads — the ranges' equalities and the window's bounds — summed. It reads the
+ * index entries inside the window only, never the table's rows nor the entries outside it.
+ */
+export const inRanges = (table: string, ranges: ReadonlyArray<Fragment>): ListTotal => ({ _tag: "ranges", table, ranges })
 
 /** A combination's key: each filter `=value`, or empty for any value, joined with `|`. */
 export const countKey = (list: CountedList, filter: Readonly<Record<string, string | undefined>>): string =>
@@ -59,5 +68,10 @@ export const listTotal = (sql: SqlClient.SqlClient, total: ListTotal): Effect.Ef
   (total._tag === "maintained"
     ? sql`SELECT COALESCE(SUM(n), 0) AS n FROM issuing_list_counts
           WHERE list = ${total.list} AND program_id = ${total.programId} AND key = ${countKey(total.list, total.filter)}`
-    : sql`SELECT COUNT(*) AS n FROM ${sql.literal(total.table)} WHERE ${total.where}`
+    : total._tag === "bounded"
+      ? sql`SELECT COUNT(*) AS n FROM ${sql.literal(total.table)} WHERE ${total.where}`
+      : sql`SELECT COALESCE(SUM(n), 0) AS n FROM (${sql.join(
+          " UNION ALL ",
+          false
+        )(total.ranges.map((range) => sql`SELECT COUNT(*) AS n FROM ${sql.literal(total.table)} WHERE ${range}`))}) ranges`
   ).pipe(Effect.map((rows) => toInt(rows[0]!.n)))

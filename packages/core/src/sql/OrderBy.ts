@@ -1,7 +1,7 @@
 import type { SqlClient, SqlError, Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { InvalidRequest } from "../platform/Errors.js"
-import { isOrderField, type OrderFields, orderFieldNames, type PageWindow } from "../platform/Paging.js"
+import { type CreatedWindow, isOrderField, type OrderFields, orderFieldNames, type PageWindow } from "../platform/Paging.js"
 
 /**
  * The ORDER BY of a page window, shared by every repository's list: the window's field mapped to
@@ -93,4 +93,24 @@ export const pageRows = <F extends string>(
               WHERE ${query.where} AND ${keysetClause(sql, window, order, { value: found[0]!.cursor_value, id: after })}
               ORDER BY ${orderBy} LIMIT ${window.limit}`
   )
+}
+
+/**
+ * The conditions of a time filter on `column` (docs/api.md#time-filters), one per bound given: a
+ * bound of the index range of the list's `created_at` order, so a page after them reads no row
+ * outside the window. Text on SQLite and timestamptz on PostgreSQL compare alike with the ISO text.
+ */
+export const createdConditions = (
+  sql: SqlClient.SqlClient,
+  created: CreatedWindow | undefined,
+  column = "created_at"
+): ReadonlyArray<Statement.Fragment> => {
+  if (created === undefined) return []
+  const at = sql.unsafe(column)
+  return [
+    ...(created.gte !== undefined ? [sql`${at} >= ${created.gte}`] : []),
+    ...(created.gt !== undefined ? [sql`${at} > ${created.gt}`] : []),
+    ...(created.lte !== undefined ? [sql`${at} <= ${created.lte}`] : []),
+    ...(created.lt !== undefined ? [sql`${at} < ${created.lt}`] : [])
+  ]
 }

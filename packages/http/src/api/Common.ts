@@ -14,8 +14,32 @@ export const PagingParams = {
   starting_after: Schema.optional(Schema.String)
 }
 
-/** The list envelope: one page of `item` and the total across pages (docs/api.md#paging). */
-export const ListOf = <S extends Schema.Schema.Any>(item: S) => Schema.Struct({ data: Schema.Array(item), total_count: Schema.Number })
+/** A time bound's query parameter: an RFC 3339 instant (docs/api.md#time-filters). */
+const createdBound = (description: string) =>
+  Schema.optional(
+    Schema.String.annotations({
+      description: `${description} An RFC 3339 timestamp, e.g. 2026-01-31T00:00:00Z.`,
+      jsonSchema: { format: "date-time" }
+    })
+  )
+
+/** The time filter of the lists that grow with money movement (events, transfers, transactions). */
+export const CreatedParams = {
+  "created[gte]": createdBound("Only items created at or after this instant."),
+  "created[gt]": createdBound("Only items created after this instant."),
+  "created[lte]": createdBound("Only items created at or before this instant."),
+  "created[lt]": createdBound("Only items created before this instant.")
+}
+
+/** The list envelope: one page of `item`, the total across pages and whether more follow (docs/api.md#paging). */
+export const ListOf = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({
+    data: Schema.Array(item).annotations({ description: "One page of the list, in its order." }),
+    total_count: Schema.Int.annotations({ description: "The size of the whole filtered list, not of the page." }),
+    has_more: Schema.Boolean.annotations({
+      description: "Whether an item follows this page: the next page (or `starting_after` the last item's id) is not empty."
+    })
+  })
 
 /** A required, non-blank text of bounded length (kept as sent). */
 export const Name = (maxLength = 200) =>

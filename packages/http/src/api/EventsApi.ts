@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { EventFilter, IssuingEvent } from "@issuing/core"
 import { Schema } from "effect"
-import { ListOf, PagingParams } from "./Common.js"
+import { CreatedParams, ListOf, PagingParams } from "./Common.js"
 import { ProgramScoped } from "./Security.js"
 import { NotFoundFailure } from "../errors.js"
 
@@ -9,7 +9,7 @@ import { NotFoundFailure } from "../errors.js"
 export class EventsApi extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.get("list", "/events")
-      .setUrlParams(Schema.Struct({ ...PagingParams, ...EventFilter.fields }))
+      .setUrlParams(Schema.Struct({ ...PagingParams, ...CreatedParams, ...EventFilter.fields }))
       .addSuccess(ListOf(IssuingEvent))
   )
   .add(

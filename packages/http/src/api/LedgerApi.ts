@@ -22,7 +22,7 @@ import {
 } from "@issuing/core"
 import { Schema } from "effect"
 import { SandboxOnly } from "./Annotations.js"
-import { ListOf, PagingParams, patch, post } from "./Common.js"
+import { CreatedParams, ListOf, PagingParams, patch, post } from "./Common.js"
 import { NetworkRight } from "./NetworkApi.js"
 import { ProgramScoped } from "./Security.js"
 import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
@@ -142,6 +142,7 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
       .setUrlParams(
         Schema.Struct({
           ...PagingParams,
+          ...CreatedParams,
           status: Schema.optional(TransferStatus),
           payment_rail: Schema.optional(TransferRail),
           transaction_id: Schema.optional(Uuid),
@@ -158,7 +159,9 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
 export class TransactionsApi extends HttpApiGroup.make("transactions")
   .add(
     HttpApiEndpoint.get("list", "/transactions")
-      .setUrlParams(Schema.Struct({ ...PagingParams, status: Schema.optional(TransactionStatus), card_id: Schema.optional(Uuid) }))
+      .setUrlParams(
+        Schema.Struct({ ...PagingParams, ...CreatedParams, status: Schema.optional(TransactionStatus), card_id: Schema.optional(Uuid) })
+      )
       .addSuccess(ListOf(Transaction))
   )
   .add(

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
 import { CurrentProgram } from "../api/Security.js"
 import { mapToApiFailure } from "../errors.js"
-import { paging } from "./Paging.js"
+import { timePaging } from "./Paging.js"
 
 export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (handlers) =>
   Effect.gen(function* () {
@@ -13,8 +13,8 @@ export const EventsHandlersLive = HttpApiBuilder.group(IssuingApi, "events", (ha
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentProgram
-          const page = yield* paging(urlParams, EVENT_ORDER_FIELDS)
-          return yield* mapToApiFailure(events.list(caller.program.id, urlParams, page))
+          const { created, page } = yield* timePaging(urlParams, EVENT_ORDER_FIELDS)
+          return yield* mapToApiFailure(events.list(caller.program.id, { type: urlParams.type, created }, page))
         })
       )
       .handle("get", ({ path }) =>

@@ -22,7 +22,7 @@ import { CurrentProgram } from "../api/Security.js"
 import { ApiFailure, type ApiFailureAt, decodeIssuesFailure, envelope, mapToApiFailure, toApiFailure } from "../errors.js"
 import { currentRequestId } from "../middleware/Scopes.js"
 import { countPostedTransfers } from "../Telemetry.js"
-import { paging } from "./Paging.js"
+import { paging, timePaging } from "./Paging.js"
 
 const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 
@@ -166,10 +166,10 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
       .handle("batch", ({ payload }) => postBatch(ledger, payload))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
-          const page = yield* paging(urlParams, TRANSFER_ORDER_FIELDS)
+          const { created, page } = yield* timePaging(urlParams, TRANSFER_ORDER_FIELDS)
           const { financial_account_id, payment_rail, status, transaction_id } = urlParams
           return yield* mapToApiFailure(
-            ledger.listTransfers(yield* programId, { status, payment_rail, transaction_id, financial_account_id }, page)
+            ledger.listTransfers(yield* programId, { status, payment_rail, transaction_id, financial_account_id, created }, page)
           )
         })
       )
@@ -184,9 +184,9 @@ export const TransactionsHandlersLive = HttpApiBuilder.group(IssuingApi, "transa
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
-          const page = yield* paging(urlParams, TRANSACTION_ORDER_FIELDS)
+          const { created, page } = yield* timePaging(urlParams, TRANSACTION_ORDER_FIELDS)
           return yield* mapToApiFailure(
-            ledger.listTransactions(yield* programId, { status: urlParams.status, card_id: urlParams.card_id }, page)
+            ledger.listTransactions(yield* programId, { status: urlParams.status, card_id: urlParams.card_id, created }, page)
           )
         })
       )
