@@ -264,6 +264,16 @@ const accountOperations = (ctx: LedgerDeps) => ({
     )
 })
 
+/** A wallet's transfers as its account's filter, or none when the wallet cannot have any in this list. */
+const walletTransfers = (ctx: LedgerDeps, programId: string, walletId: string, filter: TransferFilter) =>
+  Effect.map(ctx.store.findWallet(programId, walletId), (wallet) =>
+    Option.filterMap(wallet, (found) =>
+      filter.financial_account_id !== undefined && filter.financial_account_id !== found.financial_account_id
+        ? Option.none()
+        : Option.some({ ...filter, financial_account_id: found.financial_account_id })
+    )
+  )
+
 /** The transfers' use cases: posting one or a batch, reading, settling. */
 const transferOperations = (ctx: LedgerDeps) => ({
   postTransfer: (programId: string, request: TransferRequest): Effect.Effect<PostedTransfer, TransferError> =>
@@ -282,8 +292,24 @@ const transferOperations = (ctx: LedgerDeps) => ({
     ),
   getTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | SqlError.SqlError> =>
     findOwned(transferId, TRANSFER, (id) => ctx.store.findTransfer(programId, id, false)),
-  listTransfers: (programId: string, filter: TransferFilter, request: PageRequest<TransferOrderField>) =>
-    page(toWindow(request, TRANSFER_ORDER_FIELDS), (window) => ctx.store.listTransfers(programId, filter, window)),
+  /**
+   * The program's transfers. `wallet_id` is its wallet's financial account's (either side); a
+   * wallet of no transfer — unknown, another program's, or another account than a
+   * `financial_account_id` also given — lists nothing.
+   */
+  listTransfers: (
+    programId: string,
+    { wallet_id, ...filter }: TransferFilter & { readonly wallet_id?: string | undefined },
+    request: PageRequest<TransferOrderField>
+  ) =>
+    Effect.flatMap(
+      wallet_id === undefined ? Effect.succeed(Option.some(filter)) : walletTransfers(ctx, programId, wallet_id, filter),
+      (found) =>
+        Option.match(found, {
+          onNone: () => Effect.succeed<Page<Transfer>>({ data: [], total_count: 0, has_more: false }),
+          onSome: (filter) => page(toWindow(request, TRANSFER_ORDER_FIELDS), (window) => ctx.store.listTransfers(programId, filter, window))
+        })
+    ),
   /** The rail settled a PENDING transfer (the sandbox's settle and the network's alike). */
   settleTransfer: (programId: string, transferId: string): Effect.Effect<Transfer, NotFound | Conflict | SqlError.SqlError> =>
     settleTransfer(ctx, programId, transferId),

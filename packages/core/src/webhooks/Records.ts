@@ -107,11 +107,25 @@ export const WebhookUrl = Schema.transform(Schema.String, Schema.String, {
   encode: (text) => text
 }).pipe(Schema.filter((text) => urlProblem(text) ?? true))
 
+/** The spelling of every subscribable event type (docs/webhooks.md#event-types): `["*"]`, alone. */
+export const EVERY_EVENT_TYPE = "*"
+
 /**
  * The event types of a subscription: at least one, each known and subscribable (not `webhook.test`,
- * which only the test endpoint sends); duplicates are collapsed by the service.
+ * which only the test endpoint sends); duplicates are collapsed by the service. `["*"]` stands for
+ * every subscribable type there is, written out as the list (docs/webhooks.md#event-types).
  */
-export const SubscribedEventTypes = Schema.Array(Schema.String).pipe(
+export const SubscribedEventTypes = Schema.transform(
+  Schema.Array(Schema.String).annotations({
+    description: `Event types to deliver; \`["${EVERY_EVENT_TYPE}"]\` subscribes to every type there is (stored as the list).`
+  }),
+  Schema.Array(Schema.String),
+  {
+    strict: true,
+    decode: (types) => (types.length === 1 && types[0] === EVERY_EVENT_TYPE ? [...SUBSCRIBABLE_EVENT_TYPES] : types),
+    encode: (types) => types
+  }
+).pipe(
   Schema.filter((types): types is ReadonlyArray<EventType> => types.length > 0 && types.every(isSubscribableEventType), {
     // Also the message of what is not an array of strings at all: `actual` may be anything.
     message: (issue) => {

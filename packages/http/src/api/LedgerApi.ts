@@ -146,7 +146,8 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
           status: Schema.optional(TransferStatus),
           payment_rail: Schema.optional(TransferRail),
           transaction_id: Schema.optional(Uuid),
-          financial_account_id: Schema.optional(Uuid)
+          financial_account_id: Schema.optional(Uuid),
+          wallet_id: Schema.optional(Uuid)
         })
       )
       .addSuccess(ListOf(Transfer))

@@ -167,9 +167,9 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const { created, page } = yield* timePaging(urlParams, TRANSFER_ORDER_FIELDS)
-          const { financial_account_id, payment_rail, status, transaction_id } = urlParams
+          const { financial_account_id, payment_rail, status, transaction_id, wallet_id } = urlParams
           return yield* mapToApiFailure(
-            ledger.listTransfers(yield* programId, { status, payment_rail, transaction_id, financial_account_id, created }, page)
+            ledger.listTransfers(yield* programId, { status, payment_rail, transaction_id, financial_account_id, wallet_id, created }, page)
           )
         })
       )
