@@ -8,7 +8,7 @@ import type { FinancialAccount, Transaction } from "../ledger/Records.js"
 import { Events } from "../events/Events.js"
 import { BusinessRuleViolation, type Conflict, NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
-import { type Page, type PageRequest, toWindow } from "../platform/Paging.js"
+import { type Page, type PageRequest, pageOf, toWindow } from "../platform/Paging.js"
 import { nowIso } from "../platform/Time.js"
 import { Transactor } from "../sql/Transactor.js"
 import { WebhookStore } from "../webhooks/WebhookStore.js"
@@ -125,10 +125,10 @@ export class Disputes extends Effect.Service<Disputes>()("@issuing/core/Disputes
         findOwned(disputeId, DISPUTE, (id) => store.findDispute(programId, id, false)),
       /** The program's disputes in time order, filtered by transaction and status. */
       list: (programId: string, filter: DisputeFilter, request: PageRequest<DisputeOrderField>) =>
-        Effect.map(
-          store.listDisputes(programId, filter, toWindow(request, DISPUTE_ORDER_FIELDS)),
-          ({ rows, total }): Page<Dispute> => ({ data: rows, total_count: total })
-        )
+        Effect.suspend(() => {
+          const window = toWindow(request, DISPUTE_ORDER_FIELDS)
+          return Effect.map(store.listDisputes(programId, filter, window), ({ rows, total }): Page<Dispute> => pageOf(window, rows, total))
+        })
     }
   })
 }) {}
