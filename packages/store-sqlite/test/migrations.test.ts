@@ -582,7 +582,27 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* sql`DELETE FROM issuing_settlement_totals WHERE day = '2030-01-03'`
     })
   },
-  "0690_disputes": "schema only",
+  "0690_disputes": {
+    // Every transaction disputed by nothing yet (NULL, read as 0); a dispute row takes a known
+    // reason and status, a positive amount and transfers that exist; the counts stay exact.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT COUNT(*) AS n FROM issuing_transactions WHERE disputed_minor IS NOT NULL`).toEqual([{ n: 0 }])
+      const [template] = (yield* sql`SELECT * FROM issuing_transfers ORDER BY id LIMIT 1`) as ReadonlyArray<any>
+      const insert = (id: string, fields: { amount?: number; reason?: string; status?: string; transfer?: string } = {}) =>
+        sql`INSERT INTO issuing_disputes (id, program_id, transaction_id, amount_minor, currency, reason, explanation, status,
+              provisional_credit_transfer_id, reversal_transfer_id, created_at, updated_at)
+            VALUES (${id}, ${template.program_id}, ${template.transaction_id}, ${fields.amount ?? 10}, 'USD', ${fields.reason ?? "FRAUD"},
+              NULL, ${fields.status ?? "SUBMITTED"}, ${fields.transfer ?? template.id}, NULL, ${NOW}, ${NOW})`
+      yield* insert("dsp_0690")
+      expect(yield* failureOf(insert("dsp_0690_a", { amount: 0 }))).toContain("CHECK")
+      expect(yield* failureOf(insert("dsp_0690_b", { reason: "BORED" }))).toContain("CHECK")
+      expect(yield* failureOf(insert("dsp_0690_c", { status: "OPEN" }))).toContain("CHECK")
+      expect(yield* failureOf(insert("dsp_0690_d", { transfer: "no_such_transfer" }))).toContain("FOREIGN KEY")
+      yield* sql`DELETE FROM issuing_disputes WHERE id = 'dsp_0690'`
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+    })
+  },
   "0691_time_only_list_indexes": "schema only"
 }
 

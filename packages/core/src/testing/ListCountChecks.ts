@@ -18,8 +18,12 @@ const SIMPLE_LISTS: ReadonlyArray<readonly [list: string, table: string, dims: R
   ["financial_accounts", "issuing_financial_accounts", [["kind"], ["wallet_id"], ["currency"]]],
   ["cards", "issuing_cards", [["wallet_id"], ["state"]]],
   ["card_audit_records", "issuing_card_audit_records", [["card_id"], ["action"]]],
-  ["webhook_attempts", "issuing_webhook_attempts", [["subscription_id"], ["status"]]]
+  ["webhook_attempts", "issuing_webhook_attempts", [["subscription_id"], ["status"]]],
+  ["disputes", "issuing_disputes", [["transaction_id"], ["status"]]]
 ]
+
+/** Lists whose table a later migration creates: absent in the migration tests of earlier ids, they count nothing there. */
+const LATER_TABLES: ReadonlySet<string> = new Set(["issuing_disputes"])
 
 /** Every key a row falls in: per filter, any value or each distinct non-NULL value of its columns. */
 const keysOfRow = (row: Record<string, unknown>, dims: ReadonlyArray<ReadonlyArray<string>>): Array<string> =>
@@ -56,6 +60,16 @@ const cmp = (a: ListCount, b: ListCount) =>
               ? 1
               : 0
 
+/** Whether the database has `table` (a failed read would abort a PostgreSQL transaction, so it is asked first). */
+const tableExists = (sql: SqlClient.SqlClient, table: string) =>
+  Effect.map(
+    sql.onDialectOrElse({
+      pg: () => sql`SELECT 1 AS found WHERE to_regclass(${table}) IS NOT NULL`,
+      orElse: () => sql`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ${table}`
+    }),
+    (rows) => rows.length > 0
+  )
+
 /** The counts the rows call for, sorted by list, program and key (zeros left out). */
 export const expectedListCounts = Effect.gen(function* () {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -66,6 +80,7 @@ export const expectedListCounts = Effect.gen(function* () {
     counts.set(id, { list, program_id: programId, key, n: (current?.n ?? 0) + 1 })
   }
   for (const [list, table, dims] of SIMPLE_LISTS) {
+    if (LATER_TABLES.has(table) && !(yield* tableExists(sql, table))) continue
     const rows = yield* sql`SELECT * FROM ${sql.literal(table)}`
     for (const row of rows) for (const key of keysOfRow(row, dims)) add(list, row.program_id as string, key)
   }

@@ -11,6 +11,7 @@ import { authorizationEndpointContract } from "./authorizationEndpointContract.j
 import { cardContract } from "./cardContract.js"
 import { changeFeedContract } from "./changeFeedContract.js"
 import type { ContractStoreLayer, PortContract } from "./Contract.js"
+import { disputeContract } from "./disputeContract.js"
 import { eventContract } from "./eventContract.js"
 import { idempotencyContract } from "./idempotencyContract.js"
 import { ledgerContract } from "./ledgerContract.js"
@@ -41,7 +42,8 @@ export const PORT_CONTRACTS: Record<string, PortContract> = {
   transactor: transactorContract,
   changes: changeFeedContract,
   oauth: oauthContract,
-  authorizationEndpoints: authorizationEndpointContract
+  authorizationEndpoints: authorizationEndpointContract,
+  disputes: disputeContract
 }
 
 /**
