@@ -141,6 +141,9 @@ describe.each(STORE_KINDS)("ISO 8583 host on %s", (kind) => {
     // A currency no ISO 4217 code names, and one that is not the card's: format errors.
     expect(await code(request(poor, 10, { 49: "999" }))).toBe("30")
     expect(await code(request(poor, 10, { 49: "978" }))).toBe("30")
+    // Without field 49 the amount is in US dollars, the card's currency here.
+    const { 49: _currency, ...dollars } = request(card, 10)
+    expect(await acquirer.send(dollars)).toMatchObject({ 39: "00" })
     // A zero amount is an invalid amount.
     expect(await code(request(poor, 0))).toBe("13")
     expect((await platform.request("POST", `/v1/cards/${poor.cardId}/freeze`)).status).toBe(200)
@@ -151,11 +154,11 @@ describe.each(STORE_KINDS)("ISO 8583 host on %s", (kind) => {
     const declined = await acquirer.send(request(poor, 10))
     expect(declined["38"]).toBeUndefined()
     expect(await account(poor.accountId)).toEqual({ balance: 100, pending: 0 })
-    // A reversal of more than the hold: 13, nothing released.
+    // A reversal of more than the hold: 13, nothing released (10 of the card is held by the dollars above).
     const held = request(card, 300)
     expect(await code(held)).toBe("00")
     expect(await code(linked("0400", held, 301))).toBe("13")
-    expect(await account(card.accountId)).toMatchObject({ pending: 300 })
+    expect(await account(card.accountId)).toMatchObject({ pending: 310 })
   })
 
   it("asks the program: its decline is 05, its partial approval 10 with the approved amount in field 4", async () => {

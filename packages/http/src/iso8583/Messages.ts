@@ -107,6 +107,9 @@ export const CVV_SUBELEMENT = "92"
 /** Field 48 subelement whose first position says whether the terminal takes a partial approval (`0` no, `1` yes). */
 export const PARTIAL_APPROVAL_SUBELEMENT = "61"
 
+/** The currency of a message without field 49: 840, US dollars. */
+export const DEFAULT_CURRENCY_NUMERIC = "840"
+
 /** ISO 4217 numeric (field 49) → alphabetic, or undefined for a code the list does not have. */
 export const currencyOfNumeric = (numeric: string): string | undefined => currencyCodes.number(numeric)?.code
 
@@ -159,8 +162,9 @@ export const translate = (message: IsoMessage): Translation => {
   const transmittedAt = fields.get(7)
   const stan = fields.get(11)
   const amountText = fields.get(4)
-  const currencyText = fields.get(49)
-  if (transmittedAt === undefined || stan === undefined || amountText === undefined || currencyText === undefined) return answer("30")
+  // Without field 49 the amount is in US dollars, as single-currency acquirers in the US send it.
+  const currencyText = fields.get(49) ?? DEFAULT_CURRENCY_NUMERIC
+  if (transmittedAt === undefined || stan === undefined || amountText === undefined) return answer("30")
   const currency = currencyOfNumeric(currencyText)
   if (currency === undefined) return answer("30")
   const amount = Number(amountText)
