@@ -82,6 +82,12 @@ describe("the ISO 8583 codec against iso_8583", () => {
       expect(reader.pendingBytes()).toBe(0)
     }
     expect(parseMessage(Buffer.from("hello"))).toMatchObject({ _tag: "Unparsable", mti: null })
+    const text = frameReader()
+    expect(text.push(Buffer.from("GET / HTTP/1.1"))).toEqual([])
+    expect(text.unreadableHead()).toBe(true)
+    const partial = frameReader()
+    partial.push(frames[0]!.subarray(0, 7))
+    expect(partial.unreadableHead()).toBe(false)
     // Field 2 announced (bit 2) but the frame ends in its length.
     const truncated = Buffer.concat([Buffer.from("0100"), Buffer.from([0x40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from("1")])
     expect(parseMessage(truncated)).toMatchObject({ _tag: "Unparsable", mti: "0100" })

@@ -326,6 +326,10 @@ describe.each(STORE_KINDS)("ISO 8583 host on %s", (kind) => {
     const working = acquirer.send(request(card, 100))
     await bad.closed
     expect((await working)["39"]).toBe("00")
+    // Text whose first two bytes read as a long length is closed at once, not waited on.
+    const text = await connectIso(host.port)
+    text.write(Buffer.from("GET / HTTP/1.1\r\n"))
+    await text.closed
     expect((await acquirer.send({ 0: "0800", 7: transmissionTime(), 11: nextStan(), 70: "301" }))["39"]).toBe("00")
   })
 

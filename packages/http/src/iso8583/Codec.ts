@@ -271,6 +271,11 @@ export const frameReader = () => {
       return frames
     },
     /** Bytes received that are not yet a whole frame. */
-    pendingBytes: () => pending.length
+    pendingBytes: () => pending.length,
+    /**
+     * True when the frame still arriving does not start with an MTI: the stream is not ISO 8583
+     * (or lost its framing), and no length it announces is worth waiting for.
+     */
+    unreadableHead: () => pending.length >= 6 && !MTI.test(pending.toString("latin1", 2, 6))
   }
 }

@@ -263,6 +263,12 @@ export const startIso8583Host = async (issuing: IssuingInstance, options: Iso858
           if (running < MAX_IN_FLIGHT_PER_CONNECTION && socket.isPaused() && !socket.destroyed) socket.resume()
         })
       }
+      // What follows the whole frames is no frame: close now rather than wait for the length it seems to announce.
+      if (!socket.destroyed && reader.unreadableHead()) {
+        refuseFrame(null)
+        log?.(`ISO 8583 connection from ${socket.remoteAddress} closed: the frame does not start with a 4-digit MTI`)
+        socket.destroy()
+      }
     })
     socket.on("error", () => socket.destroy())
     socket.on("close", () => {
