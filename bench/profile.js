@@ -329,6 +329,31 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, 
   }
 }
 
+/**
+ * One measured window, for `bench -- budget`: our server (or the lean baseline, `lean: true`) over
+ * `target` under the transfers load for `seconds` after `warmup` seconds, as `oneStore` measures
+ * it without a profile: `{ perSecond, failed, serverMs, databaseMs }`, the CPU per request of the
+ * server's process and (with the embedded server's `dataDir`) of every PostgreSQL process.
+ */
+export const cpuPerTransfer = async (target, { seconds, warmup, concurrency, lean = false, dataDir }) => {
+  const server = lean ? await startLean(target) : await startServer(target)
+  try {
+    await drive(server, warmup, concurrency)
+    const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
+    const before = cpuMsOf(server.child.pid)
+    const result = await drive(server, seconds, concurrency)
+    const requests = Math.max(1, result.ok + result.failed)
+    return {
+      perSecond: result.ok / (result.elapsedMs / 1000),
+      failed: result.failed,
+      serverMs: (cpuMsOf(server.child.pid) - before) / requests,
+      databaseMs: dataDir === undefined ? undefined : (postgresCpuMs(dataDir) - databaseBefore) / requests
+    }
+  } finally {
+    await stopServer(server.child)
+  }
+}
+
 /** Entry point for bench/run.js. */
 export async function run(args) {
   const stores = option(args, "store", "postgres,sqlite").split(",")

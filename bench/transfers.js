@@ -131,7 +131,7 @@ if (!isMainThread && workerData?.role === "driver") {
 
 // ---- the platform over HTTP ----------------------------------------------------------------
 
-const httpRun = async (target, seconds, concurrency, batch = 0, beforeLoad = async () => {}) => {
+export const httpRun = async (target, seconds, concurrency, batch = 0, beforeLoad = async () => {}) => {
   const server = http.createServer()
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
   const baseUrl = `http://127.0.0.1:${server.address().port}`
@@ -173,7 +173,7 @@ const httpRun = async (target, seconds, concurrency, batch = 0, beforeLoad = asy
 // ---- raw baselines: the same rows, the same drivers, no HTTP -------------------------------
 
 /** Starts the bare node:http baseline (support/bareServer.js) in its own process and drives it like ours. */
-const bareRun = async (target, seconds, concurrency) => {
+export const bareRun = async (target, seconds, concurrency) => {
   const { programId, accounts } = await prepareRaw(target)
   return serverRun({ ...target, programId }, accounts, seconds, concurrency)
 }

@@ -207,7 +207,11 @@ const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds
 
 // ---- one store --------------------------------------------------------------------------------------
 
-const benchStore = async (label, target, options) => {
+/**
+ * The four phases on one store (`target`, as `storeFor` takes it), printed under `label`; answers
+ * `{ deliveriesPerSecond, barePerSecond, latencies: [{ rate, p50Ms, p99Ms }] }` (for `bench -- budget`).
+ */
+export const benchStore = async (label, target, options) => {
   const receiver = await child("webhookReceiver.js")
   const receiverUrl = `http://127.0.0.1:${receiver.ready.port}/hooks`
   const vaultKey = crypto.randomBytes(32).toString("base64")
@@ -315,6 +319,11 @@ const benchStore = async (label, target, options) => {
       }
     }
     console.log(`${"".padEnd(9)} replay   ${replay.queued} events queued in ${replay.ms.toFixed(0)} ms`)
+    return {
+      deliveriesPerSecond,
+      barePerSecond,
+      latencies: latencies.map((l) => ({ rate: l.rate, p50Ms: percentile(l.total, 0.5), p99Ms: percentile(l.total, 0.99) }))
+    }
   } finally {
     if (emitter !== platform) await emitter.call("dispose").catch(() => emitter.kill())
     await platform.call("dispose").catch(() => platform.kill())
