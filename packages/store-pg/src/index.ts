@@ -2,7 +2,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { sqlStores, TransactionPerWriteLane } from "@issuing/core"
+import { sqlStores, TransactionPerWriteLane, WebhookClaimClient } from "@issuing/core"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import { FUNCTION_FILES } from "./functions/index.js"
@@ -77,6 +77,26 @@ export const clientLayer = (options: PgOptions) =>
     applicationName: "issuing"
   })
 
+/** The `application_name` of the webhook worker's claim connection (operators see it in pg_stat_activity). */
+export const CLAIM_APPLICATION_NAME = "issuing-claim"
+
+/**
+ * The webhook worker's claim connection (docs/webhooks.md#the-claims-own-connection): a pool of one
+ * of its own, so a claim never waits for a pooled connection behind the API's writes. Opened at
+ * start and closed after 10 s without a claim (pg's idle timeout), so a node that runs no worker
+ * holds it only for its first seconds. When it cannot be opened (a server at its connection
+ * limit) the claims run on the store's pool, as before it.
+ */
+const claimClientLayer = (options: PgOptions) =>
+  Layer.effect(WebhookClaimClient, SqlClient.SqlClient).pipe(
+    Layer.provide(
+      PgClient.layer({ url: Redacted.make(options.url), maxConnections: 1, minConnections: 0, applicationName: CLAIM_APPLICATION_NAME })
+    ),
+    Layer.catchAll((error) =>
+      Layer.effectDiscard(Effect.logWarning("The webhook claim connection could not be opened; claims use the pool", error))
+    )
+  )
+
 /** The tables the API's writes and the webhook worker touch on every request. */
 const HOT_TABLES = [
   "issuing_events",
@@ -138,6 +158,7 @@ export const layer = (options: PgOptions) => {
   return sqlStores(Layer.merge(PgLedgerPostingLive, TransactionPerWriteLane)).pipe(
     // Without a listener there are no wake-ups: the webhook worker polls the queue.
     Layer.provideMerge(listener === undefined ? Layer.empty : webhookWakeupsLayer(listener)),
+    Layer.provideMerge(claimClientLayer(options)),
     Layer.provideMerge(pgChangeFeedLayer(listener)),
     Layer.provideMerge(Layer.effectDiscard(warmPool(options.maxConnections ?? 10))),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),

@@ -1,8 +1,16 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { ChangeFeed, MAX_TRANSACTION_ATTEMPTS, Transactor, WEBHOOK_NOTIFY_CHANNEL, WebhookStore, WebhookWakeups } from "@issuing/core"
+import {
+  ChangeFeed,
+  MAX_TRANSACTION_ATTEMPTS,
+  Transactor,
+  WEBHOOK_NOTIFY_CHANNEL,
+  WebhookClaimClient,
+  WebhookStore,
+  WebhookWakeups
+} from "@issuing/core"
 import * as PgStore from "@issuing/store-pg"
-import { Deferred, Effect, Layer, Option, Queue, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
 import pg from "pg"
 import { createTestDatabase } from "../../../test/support/databases.js"
 
@@ -171,11 +179,58 @@ describe("webhook delivery claims on PostgreSQL", () => {
           // Inside a transaction the claim's setting is seen by what follows it there…
           const inside = yield* sql.withTransaction(Effect.zipRight(webhooks.claimDueWithNext("token", now, later, 10), setting))
           expect(inside).toBe("off")
-          // …and ends with its transaction: on its own (autocommit), the next statement of the one
-          // connection is durable again.
+          // …and ends with its transaction: on its own (autocommit, on the claim's own connection),
+          // the next statement of that one connection is durable again.
+          const claims = yield* WebhookClaimClient
           yield* webhooks.claimDueWithNext("token", now, later, 10)
-          expect(yield* setting).toBe("on")
+          expect(yield* claims<{ readonly value: string }>`SELECT current_setting('synchronous_commit') AS value`).toEqual([
+            { value: "on" }
+          ])
         }).pipe(Effect.provide(PgStore.layer({ url: database.url, maxConnections: 1 })))
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a claim does not wait for a pooled connection: it is answered while every connection of the pool is busy",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Effect.acquireRelease(
+          Effect.promise(() => createTestDatabase("postgres")),
+          (database) => Effect.promise(() => database.drop())
+        )
+        // A lock held outside the store, that every pooled connection then waits for.
+        const holder = new pg.Client({ connectionString: database.url })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => holder.connect()),
+          () => Effect.promise(() => holder.end())
+        )
+        yield* Effect.promise(() => holder.query("SELECT pg_advisory_lock(46)"))
+        yield* Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const webhooks = yield* WebhookStore
+          const busy = yield* Effect.fork(
+            Effect.all(
+              Array.from({ length: 2 }, () => sql`SELECT pg_advisory_xact_lock(46)`),
+              { concurrency: "unbounded" }
+            )
+          )
+          // Both pooled connections wait for the lock (seen by the server, asked on the holder's
+          // connection) before the claim is made.
+          const waitingForLock = Effect.promise(() =>
+            holder.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+          ).pipe(Effect.map((result) => Number(result.rows[0].n)))
+          yield* Effect.repeat(waitingForLock, { until: (n) => n === 2, schedule: Schedule.spaced("10 millis") })
+          const now = new Date().toISOString()
+          // On the pool this claim would wait until the lock is let go, which happens only after it.
+          const claimed = yield* webhooks
+            .claimDueWithNext("token", now, new Date(Date.now() + 60_000).toISOString(), 10)
+            .pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => "the claim waited for a pooled connection" }))
+          expect(claimed.claimed).toEqual([])
+          expect(Option.isNone(yield* Fiber.poll(busy))).toBe(true)
+          yield* Effect.promise(() => holder.query("SELECT pg_advisory_unlock(46)"))
+          yield* Fiber.join(busy)
+        }).pipe(Effect.provide(PgStore.layer({ url: database.url, maxConnections: 2 })))
       }).pipe(Effect.scoped),
     60_000
   )

@@ -272,8 +272,12 @@ const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string
       })
   })
 
-/** The delivery queue over SqlClient: fan-out, replay, single enqueues and leased claims. */
-export const queueStatements = (sql: Sql, queued: Effect.Effect<void>): QueueStatements => ({
+/**
+ * The delivery queue over SqlClient: fan-out, replay, single enqueues and leased claims; the
+ * worker's claim (`claimDueWithNext`, one autocommit statement) on `claimSql`, a connection of its
+ * own where the store has one (WebhookClaimClient).
+ */
+export const queueStatements = (sql: Sql, queued: Effect.Effect<void>, claimSql: Sql = sql): QueueStatements => ({
   dropQueued: (subscriptionIds) =>
     subscriptionIds.length === 0
       ? Effect.void
@@ -287,7 +291,7 @@ export const queueStatements = (sql: Sql, queued: Effect.Effect<void>): QueueSta
   }),
   ...replayStatements(sql, queued),
   claimDue: (token, nowIso, leaseUntilIso, limit) => claimDue(sql, token, nowIso, leaseUntilIso, limit),
-  claimDueWithNext: (token, nowIso, leaseUntilIso, limit) => claimDueWithNext(sql, token, nowIso, leaseUntilIso, limit),
+  claimDueWithNext: (token, nowIso, leaseUntilIso, limit) => claimDueWithNext(claimSql, token, nowIso, leaseUntilIso, limit),
   ...claimStatements(sql, queued)
 })
 

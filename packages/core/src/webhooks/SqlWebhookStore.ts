@@ -4,7 +4,7 @@ import { attemptStatements } from "./SqlWebhookAttempts.js"
 import { portalSessionStatements } from "./SqlWebhookPortalSessions.js"
 import { queueStatements } from "./SqlWebhookQueue.js"
 import { subscriptionStatements } from "./SqlWebhookSubscriptions.js"
-import { WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
+import { WebhookClaimClient, WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
 import { makeWorkSignal } from "./WorkSignal.js"
 import { afterCommit } from "../sql/Transactor.js"
 
@@ -15,13 +15,18 @@ export { sqliteFanOutParams, sqliteFanOutSql } from "./SqlWebhookQueue.js"
  * The webhook port over SqlClient, one SQL text for both dialects. The dialect choices (row locks,
  * `FOR UPDATE SKIP LOCKED` claims, NOTIFY, counting inserted rows, the fan-out function) sit next
  * to their SQL in the statement files. Workers wait on a work signal rung by this process's
- * enqueues and by other processes' notifications (PostgreSQL LISTEN, when WebhookWakeups is given).
+ * enqueues and by other processes' notifications (PostgreSQL LISTEN, when WebhookWakeups is given);
+ * their claims run on the client of their own when WebhookClaimClient is given.
  */
 export const SqlWebhookStoreLive = Layer.scoped(
   WebhookStore,
   Effect.gen(function* () {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const wakeups = yield* Effect.serviceOption(WebhookWakeups)
+    const claimSql = Option.match(yield* Effect.serviceOption(WebhookClaimClient), {
+      onNone: () => sql,
+      onSome: (client) => client.withoutTransforms()
+    })
     const signal = yield* makeWorkSignal(Option.map(wakeups, (service) => service.notifications))
     // SQLite: ring this process's workers at once (their claim waits for the one connection, so it
     // runs after the commit). PostgreSQL: after the commit, ring them and, unless one of them was
@@ -33,7 +38,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
     })
     const store: WebhookStoreService = {
       ...subscriptionStatements(sql),
-      ...queueStatements(sql, wake),
+      ...queueStatements(sql, wake, claimSql),
       ...attemptStatements(sql),
       ...portalSessionStatements(sql),
       wake,

@@ -1,5 +1,5 @@
 import type { InvalidRequest } from "../platform/Errors.js"
-import type { SqlError } from "@effect/sql"
+import type { SqlClient, SqlError } from "@effect/sql"
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { EventFanOutService } from "../events/EventFanOut.js"
 import type { IssuingEvent } from "../events/Records.js"
@@ -234,3 +234,13 @@ export class WebhookWakeups extends Context.Tag("@issuing/core/WebhookWakeups")<
   WebhookWakeups,
   { readonly notifications: Stream.Stream<unknown, unknown>; readonly announce: Effect.Effect<void> }
 >() {}
+
+/**
+ * A client of the delivery worker's own for its claims (a connection no other statement of the
+ * process holds): on the store's pool, a claim waited for a connection behind every write in
+ * flight, so a burst of writes delayed the delivery of events that had long committed
+ * (docs/webhooks.md#the-claims-own-connection). The PostgreSQL store provides it; without it the
+ * claim runs on the store's client (SQLite has one connection, and its claim runs after the
+ * commit it follows anyway).
+ */
+export class WebhookClaimClient extends Context.Tag("@issuing/core/WebhookClaimClient")<WebhookClaimClient, SqlClient.SqlClient>() {}
