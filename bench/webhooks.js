@@ -12,7 +12,8 @@
 //      them (a transaction per change, made in the platform's process) in ticks of at least 5 ms:
 //      at 200/s one event per transaction, at 1,000/s five; event created_at → receiver arrival,
 //      p50/p99, split into the emitting commit (created_at → the platform sees its commit) and the
-//      rest (commit → receiver: wake-up, claim, send);
+//      rest (commit → receiver: wake-up, claim, send); on PostgreSQL, how long the platform's
+//      statements waited for a pooled connection, per pool (the store's, the claim's own);
 //   3. baseline: a bare keep-alive node:http client (in this process) posting the same bodies to
 //      the same receiver at the same concurrency, in the same run; ratio = worker deliveries/s ÷
 //      bare requests/s;
@@ -287,6 +288,13 @@ export const benchStore = async (label, target, options) => {
       console.log(
         `${"".padEnd(18)}event loop delay p99 / max: platform ${delay(plat)} (CPU ${((plat.cpuMs * 1000) / l.count).toFixed(0)} µs/event, ${((100 * plat.systemMs) / Math.max(1, plat.cpuMs)).toFixed(0)}% of it in the kernel, longest GC pause ${plat.longestGcMs.toFixed(0)} ms)${emitting === undefined ? "" : `, emitting platform ${delay(emitting)}`}, receiver ${delay(rec)}, bench ${delay(bench)}`
       )
+      if (plat.pools.length > 0) {
+        const pools = plat.pools.map(
+          ([name, n, waited, p99, max]) =>
+            `${name} ${n} checkouts, ${waited} waited ≥ 5 ms, p99 / max ${p99.toFixed(0)} / ${max.toFixed(0)} ms`
+        )
+        console.log(`${"".padEnd(18)}waits for a pooled connection in the platform: ${pools.join("; ")}`)
+      }
       if (l.wal !== undefined) {
         console.log(
           `${"".padEnd(18)}server: p50 / p99 of created_at → commit record ${pair(l.toServerCommit)}, of commit record → receiver ${pair(l.fromServerCommit)}; ${l.wal.fsyncs} WAL fsyncs, ${(l.wal.fsyncMs / Math.max(1, l.wal.fsyncs)).toFixed(1)} ms each on average; ${l.wal.inits} new WAL segments (${l.wal.initMs.toFixed(0)} ms)`

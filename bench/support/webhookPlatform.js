@@ -12,9 +12,28 @@ import { Effect, Fiber, Schema } from "effect"
 import * as path from "node:path"
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import { pathToFileURL } from "node:url"
+import pg from "pg"
 import { v7 as uuidv7 } from "uuid"
 
 const config = JSON.parse(process.argv[2])
+
+// Every pooled connection this process checks out (the store's pool, the worker's claim
+// connection, named by their application_name), timed from the request to the connection: how
+// long a statement waited for a connection before it could be sent (docs/webhooks.md#the-claims-own-connection).
+// Patched before the store opens its pools; pg is the one @effect/sql-pg resolves (hoisted).
+const checkouts = new Map()
+const connect = pg.Pool.prototype.connect
+pg.Pool.prototype.connect = function (callback) {
+  if (typeof callback !== "function") return connect.call(this, callback)
+  const requestedMs = performance.now()
+  const name = this.options.application_name ?? "pg"
+  return connect.call(this, (error, client, release) => {
+    const waits = checkouts.get(name) ?? []
+    waits.push(performance.now() - requestedMs)
+    checkouts.set(name, waits)
+    callback(error, client, release)
+  })
+}
 const load = (name) =>
   import(
     config.packages === undefined ? `@issuing/${name}` : pathToFileURL(path.join(config.packages, "@issuing", name, "dist/index.js")).href
@@ -73,6 +92,7 @@ const phaseStart = () => {
   })
   gc.observe({ entryTypes: ["gc"] })
   loop.enable()
+  checkouts.clear()
   phase = { loop, gc, longestGcMs: 0, cpu: process.cpuUsage(), started: performance.now() }
 }
 const phaseStop = () => {
@@ -83,6 +103,11 @@ const phaseStop = () => {
     loopP99Ms: phase.loop.percentile(99) / 1e6,
     loopMaxMs: phase.loop.max / 1e6,
     longestGcMs: phase.longestGcMs,
+    // Per pool: [checkouts, those that waited 5 ms or more, p99 wait ms, longest wait ms].
+    pools: [...checkouts].map(([name, waits]) => {
+      const sorted = Float64Array.from(waits).sort()
+      return [name, sorted.length, sorted.filter((ms) => ms >= 5).length, sorted[Math.floor(sorted.length * 0.99)] ?? 0, sorted.at(-1) ?? 0]
+    }),
     cpuMs: (cpu.user + cpu.system) / 1000,
     systemMs: cpu.system / 1000,
     elapsedMs: performance.now() - phase.started
