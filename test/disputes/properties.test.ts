@@ -29,7 +29,7 @@ const step: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant("authorize" as const),
       amount: fc.integer({ min: 1, max: 900 }),
-      financial: fc.boolean()
+      financial: fc.integer({ min: 0, max: 2 }).map((n) => n > 0)
     }),
     weight: 4
   },
@@ -39,7 +39,8 @@ const step: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant("dispute" as const),
       pick,
-      amount: fc.option(fc.integer({ min: 1, max: 600 }), { nil: null }),
+      // Small amounts too, so that several of a burst fit.
+      amount: fc.option(fc.oneof(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 121, max: 600 })), { nil: null }),
       burst: fc.constantFrom(1, 1, 1, 6)
     }),
     weight: 5
@@ -52,7 +53,7 @@ const step: fc.Arbitrary<Op> = fc.oneof(
 
 const SEED = process.env.DISPUTE_PROPERTY_SEED === undefined ? 20_261_129 : Number(process.env.DISPUTE_PROPERTY_SEED)
 const RUNS = 4
-const STEPS = { minLength: 10, maxLength: 22 }
+const STEPS = { minLength: 14, maxLength: 26 }
 const FUNDS = 1_000_000
 
 interface ModelTransaction {
@@ -69,6 +70,8 @@ interface ModelDispute {
 }
 
 describe.each(STORE_KINDS)("dispute properties on %s", (kind) => {
+  /** What the runs reached, so that a generator that stops reaching a case fails the check below. */
+  const reached = new Set<string>()
   let platform: TestPlatform
   beforeAll(async () => {
     platform = await startPlatform(kind)
@@ -134,6 +137,7 @@ describe.each(STORE_KINDS)("dispute properties on %s", (kind) => {
               )
               if (t === undefined) return
               const amount = s.half ? Math.max(1, Math.floor(t.settled / 2)) : t.settled
+              if (t.disputed > 0) reached.add("a return after a dispute")
               await ok("POST", `/v1/simulate/transactions/${t.id}/return`, { amount })
               t.settled -= amount
               model.balance += amount
@@ -150,6 +154,10 @@ describe.each(STORE_KINDS)("dispute properties on %s", (kind) => {
               const fits = wanted > 0 ? Math.min(s.burst, Math.floor(disputable / wanted)) : 0
               const accepted = responses.filter((response) => response.status === 200)
               expect(accepted.length, JSON.stringify(responses.map((r) => r.text))).toBe(s.amount === null ? Math.min(fits, 1) : fits)
+              if (accepted.length > 1) reached.add("several accepted at once")
+              if (accepted.length > 0 && accepted.length < responses.length) reached.add("some of a burst refused")
+              if (s.amount === null && accepted.length === 1) reached.add("the default amount")
+              if (t.settled < t.disputed + (s.amount ?? 0) && t.disputed > 0) reached.add("refused after earlier disputes")
               for (const response of responses) {
                 if (response.status === 200) continue
                 expect(response.status, response.text).toBe(422)
@@ -177,12 +185,14 @@ describe.each(STORE_KINDS)("dispute properties on %s", (kind) => {
               if (d === undefined) return
               const response = await request("POST", `/v1/simulate/disputes/${d.id}/resolve`, { outcome: s.outcome })
               if (d.status !== "SUBMITTED") {
+                reached.add("resolved again")
                 expect(response.status, response.text).toBe(409)
                 return
               }
               expect(response.status, response.text).toBe(200)
               expect(response.body).toMatchObject({ status: s.outcome })
               d.status = s.outcome
+              reached.add(s.outcome)
               if (s.outcome === "LOST") model.balance -= d.amount
               return
             }
@@ -207,6 +217,21 @@ describe.each(STORE_KINDS)("dispute properties on %s", (kind) => {
         await expectBooksBalance(platform)
       }),
       { numRuns: RUNS, seed: SEED }
+    )
+  })
+
+  it("reached every case: several accepted at once, bursts partly refused, defaults, WON, LOST, second resolutions, returns after disputes", () => {
+    expect([...reached].sort()).toEqual(
+      [
+        "several accepted at once",
+        "some of a burst refused",
+        "the default amount",
+        "refused after earlier disputes",
+        "resolved again",
+        "WON",
+        "LOST",
+        "a return after a dispute"
+      ].sort()
     )
   })
 })
