@@ -2,7 +2,10 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { ATTEMPT_STATUSES, DeclineReason, type Environment, EVENT_TYPES, SpendingInterval, SUBSCRIBABLE_EVENT_TYPES } from "@issuing/core"
 import * as fs from "node:fs"
 import { IssuingApi } from "../Api.js"
+import { ProgramScoped } from "../api/Security.js"
+import { ERROR_CODES } from "../errors.js"
 import { isSandboxOnly } from "../middleware/RouteTable.js"
+import { makeGeneratorReady } from "./GeneratorReadyDocument.js"
 import { OAUTH_PATHS } from "./OAuthOpenApi.js"
 import { OPERATION_DOCS } from "./OperationDocs.js"
 
@@ -68,6 +71,18 @@ const sandboxOnlyOperations = (): ReadonlySet<string> => {
     onGroup() {},
     onEndpoint({ endpoint, group, mergedAnnotations }) {
       if (isSandboxOnly(mergedAnnotations)) ids.add(`${group.identifier}.${endpoint.name}`)
+    }
+  })
+  return ids
+}
+
+/** The operation ids of the program-scoped endpoints: each needs X-Program-ID. */
+const programScopedOperations = (): ReadonlySet<string> => {
+  const ids = new Set<string>()
+  HttpApi.reflect(IssuingApi, {
+    onGroup() {},
+    onEndpoint({ endpoint, group, middleware }) {
+      if (middleware.has(ProgramScoped as any)) ids.add(`${group.identifier}.${endpoint.name}`)
     }
   })
   return ids
@@ -145,6 +160,10 @@ export const openApiDocument = (baseUrl: string, environment: Environment = "san
   }
   closeProperties(spec.paths)
   closeProperties(spec.components.schemas)
+  makeGeneratorReady(spec, {
+    programScoped: programScopedOperations(),
+    errorTypes: [...new Set(Object.values(ERROR_CODES).map((doc) => doc.type))]
+  })
   const event = spec.components.schemas.Event as any
   if (event?.properties?.type !== undefined) close(event.properties.type, EVENT_TYPES)
   spec.info.version = packageVersion() ?? spec.info.version

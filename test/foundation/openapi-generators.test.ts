@@ -1,0 +1,165 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import openapiTS, { astToString } from "openapi-typescript"
+import ts from "typescript"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { STORE_KINDS } from "../support/databases.js"
+import { startPlatform, type TestPlatform } from "../support/platform.js"
+
+/** Where generated clients are written: under the repository, so they resolve its node_modules. */
+const OUT = path.resolve("node_modules/.cache/issuing-openapi-generators")
+
+/**
+ * A program written against the openapi-typescript types of the served document, with
+ * openapi-fetch: it must compile under `strict`, its `@ts-expect-error` lines must be errors (a
+ * wrong type the document would otherwise let through), and it runs against the server.
+ */
+const USAGE = `import createClient from "openapi-fetch"
+import type { paths } from "./schema.js"
+
+export const run = async (baseUrl: string, key: string, programId: string) => {
+  const client = createClient<paths>({ baseUrl, headers: { Authorization: \`Bearer \${key}\` } })
+  const header = { "X-Program-ID": programId }
+  const wallet = await client.POST("/v1/wallets", {
+    params: { header: { ...header, "Idempotency-Key": crypto.randomUUID() } },
+    body: { holder: { name: "Generated Client" } }
+  })
+  if (wallet.data === undefined) throw new Error(JSON.stringify(wallet.error))
+  const accountId: string = wallet.data.financial_account_id
+  const funded = await client.POST("/v1/transfers", {
+    params: { header },
+    body: { payment_rail: "fednow_instant", amount: 1500, currency: "USD", to_financial_account_id: accountId }
+  })
+  if (funded.data === undefined) throw new Error(JSON.stringify(funded.error))
+  const amount: number = funded.data.amount
+  const batch = await client.POST("/v1/transfers/batch", {
+    params: { header },
+    body: { transfers: [{ payment_rail: "fednow_instant", amount: 5, currency: "USD", to_financial_account_id: accountId }] }
+  })
+  if (batch.data === undefined) throw new Error(JSON.stringify(batch.error))
+  const page = await client.GET("/v1/transfers", {
+    params: { header, query: { page_size: 1, ascending: false, financial_account_id: accountId } }
+  })
+  if (page.data === undefined) throw new Error(JSON.stringify(page.error))
+  const refused = await client.GET("/v1/transfers", { params: { header, query: { order_by: "amount" } } })
+  const errorType: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "rate_limit_error" | "api_error" | undefined = refused.error?.error.type
+  return {
+    amount,
+    total: page.data.total_count,
+    hasMore: page.data.has_more,
+    first: page.data.data[0]?.id,
+    batch: batch.data.data.length,
+    refused: refused.response.status,
+    errorType,
+    requestId: page.response.headers.get("Request-Id")
+  }
+}
+
+export const wrong = (client: ReturnType<typeof createClient<paths>>, programId: string) => {
+  const header = { "X-Program-ID": programId }
+  // @ts-expect-error page_size is an integer, not a string
+  void client.GET("/v1/transfers", { params: { header, query: { page_size: "2" } } })
+  // @ts-expect-error a transfer names its rail
+  void client.POST("/v1/transfers", { params: { header }, body: { amount: 1, currency: "USD" } })
+  // @ts-expect-error a batch holds transfer bodies
+  void client.POST("/v1/transfers/batch", { params: { header }, body: { transfers: [42] } })
+  // @ts-expect-error X-Program-ID is required on program-scoped operations
+  void client.GET("/v1/wallets", { params: {} })
+  // @ts-expect-error the alias is accepted by the server but documented once, on payment_rail
+  void client.POST("/v1/transfers", { params: { header }, body: { paymentRail: "book", payment_rail: "book", amount: 1, currency: "USD" } })
+}
+`
+
+/** Type-checks `files` under strict options; the diagnostics as text. */
+const typeCheck = (files: ReadonlyArray<string>): Array<string> => {
+  const program = ts.createProgram(files, {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+    skipLibCheck: true,
+    types: []
+  })
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((diagnostic) =>
+      `${diagnostic.file?.fileName ?? ""}:${diagnostic.start ?? ""} ${ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")}`.trim()
+    )
+}
+
+// Issue 49 item 1: the served /openapi.json generates a client that compiles and calls the server
+// (openapi-typescript + openapi-fetch), on both stores; and states what generators need.
+describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
+  let platform: TestPlatform
+  let document: any
+  const dir = path.join(OUT, kind)
+
+  beforeAll(async () => {
+    platform = await startPlatform(kind)
+    document = (await platform.request("GET", "/openapi.json", { key: undefined, program: null })).body
+    fs.rmSync(dir, { recursive: true, force: true })
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
+    fs.writeFileSync(path.join(dir, "schema.d.ts"), astToString(await openapiTS(document)))
+    fs.writeFileSync(path.join(dir, "usage.ts"), USAGE)
+  })
+  afterAll(async () => {
+    await platform?.close()
+  })
+
+  it("declares the headers, typed paging, one spelling per field, HTML answers, closed error types and every tag", () => {
+    const operations = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([at, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ at, method, operation }))
+    )
+    const wallets = document.paths["/v1/wallets"].post
+    expect(wallets.parameters).toContainEqual(expect.objectContaining({ name: "X-Program-ID", in: "header", required: true }))
+    expect(wallets.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false }))
+    expect(document.paths["/v1/programs"].get.parameters.map((parameter: any) => parameter.name)).not.toContain("X-Program-ID")
+    for (const { at, method, operation } of operations) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+        if (at.startsWith("/v1/")) expect(response.headers?.["Request-Id"], `${method} ${at} ${status}`).toBeDefined()
+      }
+      const parameters = new Map((operation.parameters ?? []).map((parameter: any) => [parameter.name, parameter]))
+      for (const name of ["page-size", "order-by"]) expect(parameters.has(name), `${method} ${at} ${name}`).toBe(false)
+      if (parameters.has("page")) {
+        expect((parameters.get("page_size") as any).schema.type, `${at}`).toBe("integer")
+        expect((parameters.get("ascending") as any).schema.type, `${at}`).toBe("boolean")
+      }
+      for (const tag of operation.tags ?? [])
+        expect(
+          document.tags.map((declared: any) => declared.name),
+          tag
+        ).toContain(tag)
+    }
+    expect(document.paths["/v1/transfers"].post.responses["200"].headers["Idempotent-Replayed"]).toBeDefined()
+    const text = JSON.stringify(document)
+    for (const alias of ["paymentRail", "allowedMccCodes", "blockedMccCodes", "spendingPeriod"]) {
+      expect(text, alias).not.toContain(`"${alias}":`)
+    }
+    for (const page of ["/v1/cards/embed", "/v1/webhook-portal"]) {
+      expect(Object.keys(document.paths[page].get.responses["200"].content)).toEqual(["text/html"])
+      expect(document.paths[page].get.responses["204"]).toBeUndefined()
+    }
+    expect(document.components.schemas.ErrorEnvelope.properties.error.properties.type.enum).toContain("invalid_request_error")
+    expect(document.components.schemas.AmountMinor.type).toBe("integer")
+    expect(document.components.schemas.Transfer.properties.created_at.format).toBe("date-time")
+    expect(document.components.schemas.TransferBatchItem.properties.payment_rail).toBeDefined()
+    expect(document.components.schemas.PropertyKey).toBeUndefined()
+    expect(text).not.toContain('"type":"number"')
+  })
+
+  it("generates openapi-typescript types that an openapi-fetch program compiles against under strict, and that program calls the server", async () => {
+    const problems = typeCheck([path.join(dir, "usage.ts")])
+    expect(problems).toEqual([])
+    const emitted = ts.transpileModule(USAGE, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
+    }).outputText
+    fs.writeFileSync(path.join(dir, "usage.mjs"), emitted)
+    const usage = await import(path.join(dir, "usage.mjs"))
+    const result = await usage.run(platform.baseUrl, platform.org.api_key, platform.org.program_id)
+    expect(result).toMatchObject({ amount: 1500, total: 2, hasMore: true, batch: 1, refused: 400, errorType: "invalid_request_error" })
+    expect(result.requestId).toMatch(/^[0-9a-f-]{36}$/)
+  }, 120_000)
+})
