@@ -965,7 +965,8 @@ CREATE OR REPLACE FUNCTION public.issuing_lock_posting_rows(
 AS $function$
     DECLARE v_slot smallint := pg_backend_pid() % 16;
     BEGIN
-      PERFORM 1 FROM issuing_balances l JOIN issuing_financial_accounts a ON a.id = l.financial_account_id
+      PERFORM 1 FROM issuing_balances l
+        CROSS JOIN LATERAL (SELECT a.kind FROM issuing_financial_accounts a WHERE a.id = l.financial_account_id OFFSET 0) a
         WHERE l.financial_account_id IN (p_source, p_target)
           AND l.slot = CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END
         ORDER BY l.financial_account_id, l.book, l.slot FOR UPDATE OF l;
@@ -1224,7 +1225,7 @@ AS $function$
         SELECT d.account, d.book, CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END, v_currency, d.debits, d.credits,
                d.pending, v_now
         FROM jsonb_to_recordset(p_posting->'deltas') AS d(account text, book text, debits bigint, credits bigint, pending bigint)
-        JOIN issuing_financial_accounts a ON a.id = d.account
+        CROSS JOIN LATERAL (SELECT a.kind FROM issuing_financial_accounts a WHERE a.id = d.account OFFSET 0) a
         ORDER BY d.account, d.book
         ON CONFLICT (financial_account_id, book, slot) DO UPDATE SET
           debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
@@ -1234,13 +1235,13 @@ AS $function$
       IF v_balance_events > 0 THEN
         INSERT INTO issuing_events (id, program_id, type, created_at, data)
           SELECT v.id, v_program_id, 'balance.updated', v_now,
-                 issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
+                 issuing_account_json(fa.a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
           FROM ROWS FROM (jsonb_to_recordset(p_posting->'balance_events') AS (id text, account text))
             WITH ORDINALITY AS v(id, account, ord)
-          JOIN issuing_financial_accounts a ON a.id = v.account
+          CROSS JOIN LATERAL (SELECT a FROM issuing_financial_accounts a WHERE a.id = v.account OFFSET 0) fa
           CROSS JOIN LATERAL (SELECT sum(x.debits_minor) AS debits_minor, sum(x.credits_minor) AS credits_minor,
                                      sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
-                              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+                              FROM issuing_balances x WHERE x.financial_account_id = v.account AND x.book = 'principal') b
           ORDER BY v.ord;
       END IF;
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
@@ -1483,15 +1484,15 @@ AS $function$
             FROM jsonb_to_recordset(p_rows->'events') AS r(id text, program_id text, type text, created_at timestamptz, data text)
             UNION ALL
             SELECT r.id, r.program_id, 'balance.updated', r.created_at,
-                   issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
+                   issuing_account_json(fa.a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
             FROM jsonb_to_recordset(p_rows->'balance_events') AS r(id text, program_id text, account text, created_at timestamptz,
               later_debits bigint, later_credits bigint, later_pending bigint)
-            JOIN issuing_financial_accounts a ON a.id = r.account
+            CROSS JOIN LATERAL (SELECT a FROM issuing_financial_accounts a WHERE a.id = r.account OFFSET 0) fa
             CROSS JOIN LATERAL (SELECT sum(x.debits_minor) - coalesce(r.later_debits, 0) AS debits_minor,
                 sum(x.credits_minor) - coalesce(r.later_credits, 0) AS credits_minor,
                 sum(x.pending_minor) - coalesce(r.later_pending, 0) AS pending_minor,
                 CASE WHEN r.later_debits IS NULL THEN max(x.updated_at) ELSE r.created_at END AS updated_at
-              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+              FROM issuing_balances x WHERE x.financial_account_id = r.account AND x.book = 'principal') b
             RETURNING id, program_id, type, created_at
         )
         SELECT array_agg(w.id), array_agg(w.program_id), array_agg(w.type), array_agg(w.created_at)

@@ -436,7 +436,8 @@ AS $function$
     text: `-- The balance rows a posting between two accounts adds into, locked in the one order every write
 -- takes them (docs/ledger.md#posting-rules): each wallet's rows (slot 0) and this backend's slot of
 -- a settlement account's (docs/ledger.md#settlement-slots), by (account, book, slot). Returns the
--- slot the posting then adds into: the one place the slot rule is written.
+-- slot the posting then adds into: the one place the slot rule is written. Each row's account is a
+-- lookup by key (\`OFFSET 0\`), never a pass over the program's accounts.
 CREATE OR REPLACE FUNCTION issuing_lock_posting_rows(
     p_source text,
     p_target text
@@ -446,7 +447,8 @@ CREATE OR REPLACE FUNCTION issuing_lock_posting_rows(
 AS $function$
     DECLARE v_slot smallint := pg_backend_pid() % 16;
     BEGIN
-      PERFORM 1 FROM issuing_balances l JOIN issuing_financial_accounts a ON a.id = l.financial_account_id
+      PERFORM 1 FROM issuing_balances l
+        CROSS JOIN LATERAL (SELECT a.kind FROM issuing_financial_accounts a WHERE a.id = l.financial_account_id OFFSET 0) a
         WHERE l.financial_account_id IN (p_source, p_target)
           AND l.slot = CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END
         ORDER BY l.financial_account_id, l.book, l.slot FOR UPDATE OF l;
@@ -636,6 +638,11 @@ AS $function$
 -- card message's transfer (issuing_post_card_message) alike. A record without one of its fields
 -- (a process of an earlier release sending another shape) is refused with SQLSTATE 22023 before
 -- anything is written.
+--
+-- The posting's accounts are read by key, each from the record's own rows (a lateral lookup that
+-- \`OFFSET 0\` keeps a lookup): joined as tables, the planner, which takes a jsonb_to_recordset for
+-- 100 rows, read every account of a program of fewer and summed the balance rows of each
+-- (test/PostingWork.test.ts; docs/operations.md#the-databases-work-per-transfer-postgresql).
 CREATE OR REPLACE FUNCTION issuing_post_transfer(
     p_posting jsonb,
     p_channel text
@@ -740,7 +747,7 @@ AS $function$
         SELECT d.account, d.book, CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END, v_currency, d.debits, d.credits,
                d.pending, v_now
         FROM jsonb_to_recordset(p_posting->'deltas') AS d(account text, book text, debits bigint, credits bigint, pending bigint)
-        JOIN issuing_financial_accounts a ON a.id = d.account
+        CROSS JOIN LATERAL (SELECT a.kind FROM issuing_financial_accounts a WHERE a.id = d.account OFFSET 0) a
         ORDER BY d.account, d.book
         ON CONFLICT (financial_account_id, book, slot) DO UPDATE SET
           debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
@@ -750,13 +757,13 @@ AS $function$
       IF v_balance_events > 0 THEN
         INSERT INTO issuing_events (id, program_id, type, created_at, data)
           SELECT v.id, v_program_id, 'balance.updated', v_now,
-                 issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
+                 issuing_account_json(fa.a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
           FROM ROWS FROM (jsonb_to_recordset(p_posting->'balance_events') AS (id text, account text))
             WITH ORDINALITY AS v(id, account, ord)
-          JOIN issuing_financial_accounts a ON a.id = v.account
+          CROSS JOIN LATERAL (SELECT a FROM issuing_financial_accounts a WHERE a.id = v.account OFFSET 0) fa
           CROSS JOIN LATERAL (SELECT sum(x.debits_minor) AS debits_minor, sum(x.credits_minor) AS credits_minor,
                                      sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
-                              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+                              FROM issuing_balances x WHERE x.financial_account_id = v.account AND x.book = 'principal') b
           ORDER BY v.ord;
       END IF;
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
@@ -969,7 +976,8 @@ AS $function$
 -- counting triggers skip (the book transfers' only when every entry belongs to a book transfer of
 -- the call). A balance.updated row may say what the postings written after its own add to its
 -- account (\`later_*\`, coalesced postings): its data is then the account as ITS posting left it.
--- Returns the number of deliveries queued.
+-- Returns the number of deliveries queued. A balance.updated's account and balance rows are read by
+-- key from its own row (lateral lookups, as issuing_post_transfer's), never by a pass over the accounts.
 CREATE OR REPLACE FUNCTION issuing_write_postings(
     p_rows jsonb,
     p_channel text
@@ -1044,15 +1052,15 @@ AS $function$
             FROM jsonb_to_recordset(p_rows->'events') AS r(id text, program_id text, type text, created_at timestamptz, data text)
             UNION ALL
             SELECT r.id, r.program_id, 'balance.updated', r.created_at,
-                   issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
+                   issuing_account_json(fa.a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
             FROM jsonb_to_recordset(p_rows->'balance_events') AS r(id text, program_id text, account text, created_at timestamptz,
               later_debits bigint, later_credits bigint, later_pending bigint)
-            JOIN issuing_financial_accounts a ON a.id = r.account
+            CROSS JOIN LATERAL (SELECT a FROM issuing_financial_accounts a WHERE a.id = r.account OFFSET 0) fa
             CROSS JOIN LATERAL (SELECT sum(x.debits_minor) - coalesce(r.later_debits, 0) AS debits_minor,
                 sum(x.credits_minor) - coalesce(r.later_credits, 0) AS credits_minor,
                 sum(x.pending_minor) - coalesce(r.later_pending, 0) AS pending_minor,
                 CASE WHEN r.later_debits IS NULL THEN max(x.updated_at) ELSE r.created_at END AS updated_at
-              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+              FROM issuing_balances x WHERE x.financial_account_id = r.account AND x.book = 'principal') b
             RETURNING id, program_id, type, created_at
         )
         SELECT array_agg(w.id), array_agg(w.program_id), array_agg(w.type), array_agg(w.created_at)

@@ -11,6 +11,11 @@
 -- card message's transfer (issuing_post_card_message) alike. A record without one of its fields
 -- (a process of an earlier release sending another shape) is refused with SQLSTATE 22023 before
 -- anything is written.
+--
+-- The posting's accounts are read by key, each from the record's own rows (a lateral lookup that
+-- `OFFSET 0` keeps a lookup): joined as tables, the planner, which takes a jsonb_to_recordset for
+-- 100 rows, read every account of a program of fewer and summed the balance rows of each
+-- (test/PostingWork.test.ts; docs/operations.md#the-databases-work-per-transfer-postgresql).
 CREATE OR REPLACE FUNCTION issuing_post_transfer(
     p_posting jsonb,
     p_channel text
@@ -115,7 +120,7 @@ AS $function$
         SELECT d.account, d.book, CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END, v_currency, d.debits, d.credits,
                d.pending, v_now
         FROM jsonb_to_recordset(p_posting->'deltas') AS d(account text, book text, debits bigint, credits bigint, pending bigint)
-        JOIN issuing_financial_accounts a ON a.id = d.account
+        CROSS JOIN LATERAL (SELECT a.kind FROM issuing_financial_accounts a WHERE a.id = d.account OFFSET 0) a
         ORDER BY d.account, d.book
         ON CONFLICT (financial_account_id, book, slot) DO UPDATE SET
           debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
@@ -125,13 +130,13 @@ AS $function$
       IF v_balance_events > 0 THEN
         INSERT INTO issuing_events (id, program_id, type, created_at, data)
           SELECT v.id, v_program_id, 'balance.updated', v_now,
-                 issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
+                 issuing_account_json(fa.a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
           FROM ROWS FROM (jsonb_to_recordset(p_posting->'balance_events') AS (id text, account text))
             WITH ORDINALITY AS v(id, account, ord)
-          JOIN issuing_financial_accounts a ON a.id = v.account
+          CROSS JOIN LATERAL (SELECT a FROM issuing_financial_accounts a WHERE a.id = v.account OFFSET 0) fa
           CROSS JOIN LATERAL (SELECT sum(x.debits_minor) AS debits_minor, sum(x.credits_minor) AS credits_minor,
                                      sum(x.pending_minor) AS pending_minor, max(x.updated_at) AS updated_at
-                              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+                              FROM issuing_balances x WHERE x.financial_account_id = v.account AND x.book = 'principal') b
           ORDER BY v.ord;
       END IF;
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)

@@ -4,7 +4,8 @@
 -- counting triggers skip (the book transfers' only when every entry belongs to a book transfer of
 -- the call). A balance.updated row may say what the postings written after its own add to its
 -- account (`later_*`, coalesced postings): its data is then the account as ITS posting left it.
--- Returns the number of deliveries queued.
+-- Returns the number of deliveries queued. A balance.updated's account and balance rows are read by
+-- key from its own row (lateral lookups, as issuing_post_transfer's), never by a pass over the accounts.
 CREATE OR REPLACE FUNCTION issuing_write_postings(
     p_rows jsonb,
     p_channel text
@@ -79,15 +80,15 @@ AS $function$
             FROM jsonb_to_recordset(p_rows->'events') AS r(id text, program_id text, type text, created_at timestamptz, data text)
             UNION ALL
             SELECT r.id, r.program_id, 'balance.updated', r.created_at,
-                   issuing_account_json(a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
+                   issuing_account_json(fa.a, b.debits_minor, b.credits_minor, b.pending_minor, b.updated_at)
             FROM jsonb_to_recordset(p_rows->'balance_events') AS r(id text, program_id text, account text, created_at timestamptz,
               later_debits bigint, later_credits bigint, later_pending bigint)
-            JOIN issuing_financial_accounts a ON a.id = r.account
+            CROSS JOIN LATERAL (SELECT a FROM issuing_financial_accounts a WHERE a.id = r.account OFFSET 0) fa
             CROSS JOIN LATERAL (SELECT sum(x.debits_minor) - coalesce(r.later_debits, 0) AS debits_minor,
                 sum(x.credits_minor) - coalesce(r.later_credits, 0) AS credits_minor,
                 sum(x.pending_minor) - coalesce(r.later_pending, 0) AS pending_minor,
                 CASE WHEN r.later_debits IS NULL THEN max(x.updated_at) ELSE r.created_at END AS updated_at
-              FROM issuing_balances x WHERE x.financial_account_id = a.id AND x.book = 'principal') b
+              FROM issuing_balances x WHERE x.financial_account_id = r.account AND x.book = 'principal') b
             RETURNING id, program_id, type, created_at
         )
         SELECT array_agg(w.id), array_agg(w.program_id), array_agg(w.type), array_agg(w.created_at)

@@ -1,0 +1,131 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import * as PgStore from "@issuing/store-pg"
+import { Effect, Layer } from "effect"
+import { createTestDatabase } from "../../../test/support/databases.js"
+
+const store = Layer.unwrapScoped(
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.promise(() => createTestDatabase("postgres")),
+      (database) => Effect.promise(() => database.drop())
+    ),
+    (database) => PgStore.layer({ url: database.url, maxConnections: 2 })
+  )
+)
+
+const NOW = "2030-01-01T00:00:00.000Z"
+
+/** A posting record (src/PostingRecord.ts) of a settled book transfer of 1 between two wallet accounts. */
+const bookTransfer = (n: number, from: string, to: string) => {
+  const id = (kind: string) => `${kind}_work_${n}`
+  const transfer = JSON.stringify({ id: id("tr"), object: "transfer", amount: 1 })
+  return {
+    program_id: "prg_work",
+    source: from,
+    target: to,
+    check_funds: false,
+    amount: 1,
+    currency: "USD",
+    now: NOW,
+    active_card: null,
+    transaction_write: "insert",
+    transaction_id: id("txn"),
+    transaction_status: "SETTLED",
+    transaction_created_at: NOW,
+    card_id: null,
+    mcc: null,
+    merchant_name: null,
+    transfer_id: id("tr"),
+    rail: "book",
+    transfer_status: "SETTLED",
+    description: null,
+    metadata: "{}",
+    book_transfer_id: id("bt"),
+    entries: [
+      { account: from, book: "principal", entry_type: "DEBIT", amount: 1 },
+      { account: from, book: "cash", entry_type: "CREDIT", amount: 1 },
+      { account: to, book: "cash", entry_type: "DEBIT", amount: 1 },
+      { account: to, book: "principal", entry_type: "CREDIT", amount: 1 }
+    ],
+    deltas: [
+      { account: from, book: "principal", debits: 1, credits: 0, pending: 0 },
+      { account: from, book: "cash", debits: 0, credits: 1, pending: 0 },
+      { account: to, book: "cash", debits: 1, credits: 0, pending: 0 },
+      { account: to, book: "principal", debits: 0, credits: 1, pending: 0 }
+    ],
+    events: [
+      { id: id("evt_a"), type: "transfer.created", data: transfer },
+      { id: id("evt_b"), type: "transfer.settled", data: transfer }
+    ],
+    balance_events: [
+      { id: id("evt_c"), account: from },
+      { id: id("evt_d"), account: to }
+    ]
+  }
+}
+
+// What a single posting reads on PostgreSQL (docs/operations.md#the-databases-work-per-transfer-postgresql):
+// its own accounts' rows by key, never a pass over the program's accounts.
+describe("a posting on PostgreSQL", () => {
+  layer(store, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.effect("reads the same rows however many accounts the program has", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const addAccounts = (ids: ReadonlyArray<string>) =>
+          Effect.forEach(ids, (id) =>
+            Effect.zipRight(
+              sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+                  VALUES (${id}, 'prg_work', NULL, 'wallet', 'USD', ${NOW})`,
+              sql`INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at, program_id)
+                  VALUES (${id}, 'principal', 'USD', 0, 0, ${NOW}, 'prg_work'), (${id}, 'cash', 'USD', 0, 0, ${NOW}, 'prg_work')`
+            )
+          )
+        yield* sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('org_work', 'work', ${NOW})`
+        yield* sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+                   VALUES ('prg_work', 'org_work', 'work', '400000', ${NOW}, ${NOW})`
+        yield* addAccounts(["fa_work_a", "fa_work_b"])
+        // The rows one posting reads of the accounts and their balances, and how: the backend's
+        // counts of the two tables (pg_stat_xact_*) before and after it, in its transaction.
+        const counts = () =>
+          sql<{ relname: string; seq_scan: number; seq_tup_read: number; idx_scan: number; idx_tup_fetch: number }>`SELECT relname,
+              seq_scan::int, seq_tup_read::int, idx_scan::int, idx_tup_fetch::int
+            FROM pg_stat_xact_user_tables WHERE relname IN ('issuing_financial_accounts', 'issuing_balances') ORDER BY relname`
+        let n = 0
+        const post = () =>
+          sql.withTransaction(
+            Effect.gen(function* () {
+              n += 1
+              // Sequential scans ruled out, as a large program's planner rules them out by cost (on
+              // these few rows a pass over the table is cheaper than any lookup); no cache of
+              // lookups either, whose use depends on the table's size: each lookup counted.
+              yield* sql`SET LOCAL enable_seqscan = off`
+              yield* sql`SET LOCAL enable_memoize = off`
+              const before = yield* counts()
+              const [posted] = yield* sql<{ posted: boolean }>`SELECT posted
+                FROM issuing_post_transfer(${JSON.stringify(bookTransfer(n, "fa_work_a", "fa_work_b"))}::jsonb, NULL::text)`
+              expect(posted!.posted).toBe(true)
+              const after = yield* counts()
+              return after.map((row, i) => ({
+                relname: row.relname,
+                seq_scan: row.seq_scan - before[i]!.seq_scan,
+                seq_tup_read: row.seq_tup_read - before[i]!.seq_tup_read,
+                idx_scan: row.idx_scan - before[i]!.idx_scan,
+                idx_tup_fetch: row.idx_tup_fetch - before[i]!.idx_tup_fetch
+              }))
+            })
+          )
+        // Past plpgsql's first executions of each statement (custom plans, then maybe a generic one).
+        // The tables analyzed, as autovacuum does as they grow: the plans are the ones a program gets.
+        yield* sql`ANALYZE issuing_financial_accounts, issuing_balances`
+        for (let i = 0; i < 7; i++) yield* post()
+        const few = yield* post()
+        yield* addAccounts(Array.from({ length: 40 }, (_, i) => `fa_work_${i}`))
+        yield* sql`ANALYZE issuing_financial_accounts, issuing_balances`
+        for (let i = 0; i < 7; i++) yield* post()
+        const many = yield* post()
+        expect(many).toEqual(few)
+      })
+    )
+  })
+})
