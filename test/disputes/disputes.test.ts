@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createWallet, fund, issueCard } from "../cards/helpers.js"
+import { createWallet, fund, issueCard, reveal } from "../cards/helpers.js"
 import { onDatabase } from "../foundation/fixtures.js"
 import { expectBooksBalance } from "../ledger/support.js"
 import { STORE_KINDS } from "../support/databases.js"
@@ -107,6 +107,14 @@ describe.each(STORE_KINDS)("disputes on %s", (kind) => {
     // The events, tagged with the card's wallet's tag, and the transaction's update.
     const [event] = await eventsOf("dispute.created", first.id)
     expect(event).toMatchObject({ tags: ["customer_7"], data: { object: first } })
+    // Both types are subscribable, by the customer's tag too.
+    const subscription = await platform.request("POST", "/v1/webhook-subscriptions", {
+      body: { url: "https://example.com/hooks", event_types: ["dispute.created", "dispute.updated"], tag: "customer_7" }
+    })
+    expect(subscription.status, subscription.text).toBe(200)
+    expect((await simulate(rest.id, "WON")).status).toBe(200)
+    const [updated] = await eventsOf("dispute.updated", rest.id)
+    expect(updated).toMatchObject({ tags: ["customer_7"], data: { object: { id: rest.id, status: "WON" } } })
     const updates = (await eventsOf("transaction.updated", txn.id)).map((e: any) => e.data.object.disputed_amount)
     expect(updates).toEqual(expect.arrayContaining([1_200, 3_000]))
     expect(await eventsOf("transfer.created", credit.id)).toHaveLength(1)
@@ -299,6 +307,38 @@ describe.each(STORE_KINDS)("dispute resolution's doors on %s", (kind) => {
       const simulated = await platform.request("POST", `/v1/simulate/disputes/${id}/resolve`, { body: { outcome: "WON" } })
       expect(simulated.status).toBe(404)
       expect(simulated.body.error.param ?? null).toBeNull()
+
+      // In production a charge comes from the network; its dispute is decided by the network's route.
+      const wallet = await createWallet(platform)
+      await fund(platform, wallet.financial_account_id, 2_000)
+      const card = await issueCard(platform, wallet.id)
+      const data = await reveal(platform, card.id)
+      const message = await platform.request("POST", "/v1/network/card-messages", {
+        program: null,
+        body: {
+          network_message_id: uuid(),
+          type: "FINANCIAL_AUTHORIZATION",
+          network_transaction_id: `ntx-${uuid()}`,
+          card: { number: data.pan, exp_month: data.exp_month, exp_year: data.exp_year, cvv: data.cvv },
+          amount: 1_200,
+          currency: "USD"
+        }
+      })
+      expect(message.status, message.text).toBe(200)
+      expect(message.body).toMatchObject({ result: "APPROVED", response_code: "00" })
+      const created = await platform.request("POST", "/v1/disputes", {
+        body: { transaction_id: message.body.transaction_id, reason: "FRAUD" }
+      })
+      expect(created.status, created.text).toBe(200)
+      expect(created.body).toMatchObject({ amount: 1_200, status: "SUBMITTED" })
+      const path = `/v1/network/disputes/${created.body.id}/resolve`
+      expectEnvelope(await platform.request("POST", path, { key: developer.body.secret, body: { outcome: "LOST" } }), 403)
+      const lost = await platform.request("POST", path, { body: { outcome: "LOST" } })
+      expect(lost.status, lost.text).toBe(200)
+      expect(lost.body).toMatchObject({ status: "LOST" })
+      const account = await platform.request("GET", `/v1/financial-accounts/${wallet.financial_account_id}`)
+      expect(account.body.balance.amount).toBe(2_000 - 1_200)
+      expectEnvelope(await platform.request("POST", path, { body: { outcome: "WON" } }), 409)
     } finally {
       await platform.close()
     }
