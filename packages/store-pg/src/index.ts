@@ -114,11 +114,20 @@ const HOT_TABLES = [
 ]
 
 /**
+ * A lone emit of no events (`issuing_append_events` of empty arrays): it writes nothing, but
+ * compiles the emit's plpgsql (the append, the fan-out, the events' count trigger) and plans their
+ * statements on the connection. A pooled connection's first lone emit did that itself: 17–70 ms
+ * against 4–25 ms for its next ones, measured at load 19 (docs/operations.md#a-warm-pool).
+ */
+const EMIT_WARM_UP = "SELECT issuing_append_events('{}'::text[], '{}'::text[], '{}'::text[], '{}'::timestamptz[], '{}'::text[])"
+
+/**
  * Opens every connection of the pool at start and plans a statement over the hot tables on each,
  * so that their catalog entries are loaded before the first request instead of by it: measured, a
  * burst that made the pool open 6 connections at once had each one's first write take 57–65 ms
- * (docs/operations.md#a-warm-pool). A failure here (a server at its connection limit) leaves the
- * pool to open connections on demand, as without it.
+ * (docs/operations.md#a-warm-pool); then runs the emit's warm-up (EMIT_WARM_UP) on each. A failure
+ * here (a server at its connection limit) leaves the pool to open connections on demand, as
+ * without it.
  */
 const warmPool = (size: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -127,7 +136,10 @@ const warmPool = (size: number) =>
         Array.from({ length: size }, () => undefined),
         () =>
           Effect.flatMap(sql.reserve, (connection) =>
-            connection.execute(`SELECT 1 FROM ${HOT_TABLES.join(", ")} WHERE false`, [], undefined)
+            Effect.zipRight(
+              connection.execute(`SELECT 1 FROM ${HOT_TABLES.join(", ")} WHERE false`, [], undefined),
+              connection.execute(EMIT_WARM_UP, [], undefined)
+            )
           ),
         { concurrency: "unbounded", discard: true }
       )

@@ -28,12 +28,15 @@ const store = Layer.unwrapScoped(
 describe("the PostgreSQL store", () => {
   layer(store, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
     // First of the block, before any test has used the pool: a pool opened on demand would have 1–2.
-    it.effect("opens its whole pool at start (docs/operations.md#a-warm-pool)", () =>
+    it.effect("opens its whole pool at start and warms the emit on every connection (docs/operations.md#a-warm-pool)", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND application_name = 'issuing'`
+        const rows = yield* sql<{ n: number; warmed: number }>`SELECT count(*)::int AS n,
+            count(*) FILTER (WHERE query LIKE 'SELECT issuing_append_events(%')::int AS warmed
+          FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'issuing'`
         expect(rows[0]!.n).toBe(4)
+        // Each connection's last statement was the emit's warm-up, but the one that runs this query.
+        expect(rows[0]!.warmed).toBeGreaterThanOrEqual(3)
       })
     )
 
