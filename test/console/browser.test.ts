@@ -482,6 +482,27 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       await expect.poll(async () => (await platform.request("GET", "/v1/wallets", { key: secret })).status).toBe(401)
     })
 
+    it("finds a holder's wallets by the whole name or email, in any letter case", async () => {
+      await page.getByRole("link", { name: "Wallets" }).click()
+      const rows = page.locator("table").filter({ hasText: "Wallets" }).locator("tbody tr")
+      const search = page.getByLabel("Holder name or email")
+      await search.fill("GRACE HOPPER")
+      await page.getByRole("button", { name: "Find" }).click()
+      await expect.poll(() => page.locator("caption").first().textContent()).toBe("Wallets of GRACE HOPPER")
+      expect(await rows.allTextContents()).toEqual([expect.stringContaining("Grace Hopper")])
+      await search.fill("Grace@Example.com")
+      await search.press("Enter")
+      await expect.poll(() => page.locator("caption").first().textContent()).toBe("Wallets of Grace@Example.com")
+      expect(await rows.count()).toBe(1)
+      await shot("wallet-search")
+      // A part of a name is not a search: nothing found, said so.
+      await search.fill("Grace")
+      await search.press("Enter")
+      await expect.poll(() => page.locator(".pager [role=status]").first().textContent()).toBe("No wallet of that holder.")
+      await page.getByRole("button", { name: "Show all" }).click()
+      await expect.poll(() => rows.count()).toBe(ok(await fixture.platform.request("GET", "/v1/wallets")).total_count)
+    })
+
     it("draws the balance chart with round ticks on both axes", async () => {
       await page.getByRole("link", { name: "Wallets" }).click()
       await page.getByRole("link", { name: "Wallet of Ada Lovelace" }).click()

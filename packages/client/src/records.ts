@@ -695,7 +695,11 @@ export type CardAuditQuery = {
 export type EventFilter = { readonly type?: string | undefined }
 
 /** The filters of `wallets.list`. */
-export type WalletFilter = { readonly tag?: string | undefined }
+export type WalletFilter = {
+  readonly tag?: string | undefined
+  readonly holder_name?: string | undefined
+  readonly holder_email?: string | undefined
+}
 
 /** The filters of `webhooks.list`. */
 export type SubscriptionFilter = { readonly tag?: string | undefined; readonly disabled?: string | undefined }

@@ -1701,7 +1701,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
   },
-  "0691_time_only_list_indexes": "schema only"
+  "0691_time_only_list_indexes": "schema only",
+  "0695_wallet_holder_search": "schema only"
 }
 
 /** The transfers before migration 0550. */

@@ -324,9 +324,19 @@ export const UpdateWallet = Schema.Struct({
 }).annotations({ identifier: "UpdateWallet" })
 export type UpdateWallet = typeof UpdateWallet.Type
 
-/** The filters of GET /v1/wallets (paging aside): `tag` keeps the wallets of that tag. */
+/** A holder's name or email as a search names it: the whole of it, letter case aside (docs/ledger.md#finding-a-wallet). */
+const HolderSearch = (maxLength: number) =>
+  Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(maxLength))
+
+/**
+ * The filters of GET /v1/wallets (paging aside): `tag` keeps the wallets of that tag;
+ * `holder_name` and `holder_email` the wallets whose holder has exactly that name or email, letter
+ * case aside (an index range of the matches, never a scan of the program).
+ */
 export const WalletFilter = Schema.Struct({
-  tag: Schema.optional(WalletTag)
+  tag: Schema.optional(WalletTag),
+  holder_name: Schema.optional(HolderSearch(MAX_HOLDER_NAME_LENGTH)),
+  holder_email: Schema.optional(HolderSearch(MAX_EMAIL_LENGTH))
 })
 export type WalletFilter = typeof WalletFilter.Type
 

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { toIso } from "../platform/Rows.js"
-import { listTotal, maintained } from "../sql/ListCounts.js"
+import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import { pageRows } from "../sql/OrderBy.js"
 import type { LedgerStoreService } from "./LedgerStore.js"
 import { WALLET_ORDER_FIELDS } from "./OrderFields.js"
@@ -44,14 +44,26 @@ export const walletStatements = (q: LedgerQueries) => {
 
     // One tag's wallets: `tag = ?` implies the partial indexes' `tag IS NOT NULL` on both stores, so
     // the page is a range of issuing_wallets_by_tag (or _by_tag_update) in its order (migration 0480).
-    listWallets: (programId, filter, window) =>
-      Effect.all({
+    // A holder's: `lower(holder_…) = lower(?)` is a range of issuing_wallets_by_holder_name or
+    // _email (migration 0695), and its count the count of that range, which grows with the holder's
+    // wallets, never with the program's; the maintained counts know only the tag.
+    listWallets: (programId, filter, window) => {
+      const conditions = [
+        sql`program_id = ${programId}`,
+        ...(filter.tag === undefined ? [] : [sql`tag = ${filter.tag}`]),
+        ...(filter.holder_name === undefined ? [] : [sql`lower(holder_name) = lower(${filter.holder_name})`]),
+        ...(filter.holder_email === undefined ? [] : [sql`lower(holder_email) = lower(${filter.holder_email})`])
+      ]
+      const where = sql.and(conditions)
+      const byHolder = filter.holder_name !== undefined || filter.holder_email !== undefined
+      return Effect.all({
         rows: pageRows(sql, window, WALLET_ORDER_FIELDS, {
           select: sql.literal("*"),
           from: sql.literal("issuing_wallets"),
-          where: filter.tag === undefined ? sql`program_id = ${programId}` : sql`program_id = ${programId} AND tag = ${filter.tag}`
+          where
         }).pipe(Effect.map((rows) => rows.map(toWallet))),
-        total: listTotal(sql, maintained("wallets", programId, filter))
+        total: listTotal(sql, byHolder ? bounded("issuing_wallets", where) : maintained("wallets", programId, { tag: filter.tag }))
       })
+    }
   } satisfies Partial<LedgerStoreService>
 }

@@ -108,7 +108,13 @@ export const WalletsHandlersLive = HttpApiBuilder.group(IssuingApi, "wallets", (
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const page = yield* paging(urlParams, WALLET_ORDER_FIELDS)
-          return yield* mapToApiFailure(ledger.listWallets(yield* programId, { tag: urlParams.tag }, page))
+          return yield* mapToApiFailure(
+            ledger.listWallets(
+              yield* programId,
+              { tag: urlParams.tag, holder_name: urlParams.holder_name, holder_email: urlParams.holder_email },
+              page
+            )
+          )
         })
       )
       .handle("get", ({ path }) => Effect.flatMap(programId, (program) => mapToApiFailure(ledger.getWallet(program, path.wallet_id))))

@@ -51,6 +51,7 @@ import transferReturns from "./0550_transfer_returns.js"
 import settlementTotals from "./0560_settlement_totals.js"
 import disputes from "./0690_disputes.js"
 import timeOnlyListIndexes from "./0691_time_only_list_indexes.js"
+import walletHolderSearch from "./0695_wallet_holder_search.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -110,5 +111,6 @@ export const migrations = {
   "0550_transfer_returns": transferReturns,
   "0560_settlement_totals": settlementTotals,
   "0690_disputes": disputes,
-  "0691_time_only_list_indexes": timeOnlyListIndexes
+  "0691_time_only_list_indexes": timeOnlyListIndexes,
+  "0695_wallet_holder_search": walletHolderSearch
 }

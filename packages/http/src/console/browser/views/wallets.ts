@@ -35,35 +35,78 @@ const newWalletForm = (context: ViewContext): HTMLElement => {
   })
 }
 
-/** The wallets of the program, a page at a time, each with its account's three balances. */
+/** The wallets of the program, a page at a time, each with its account's three balances; or one holder's. */
+const walletsList = (context: ViewContext, filter: { holder_name?: string; holder_email?: string }, caption: string) =>
+  pagedList<WalletRow>({
+    caption,
+    empty:
+      filter.holder_name === undefined && filter.holder_email === undefined
+        ? "This program has no wallets yet."
+        : "No wallet of that holder.",
+    load: async (query) => {
+      const page = await context.api.get<Page<Wallet>>("/wallets", { ...query, ...filter })
+      // One page's accounts, fetched together: never more than a page of requests.
+      const accounts = await Promise.all(
+        page.data.map((wallet) => context.api.get<FinancialAccount>(`/financial-accounts/${wallet.financial_account_id}`).catch(() => null))
+      )
+      return { total_count: page.total_count, data: page.data.map((wallet, index) => ({ ...wallet, account: accounts[index] ?? null })) }
+    },
+    columns: [
+      { title: "Holder", cell: (row) => link(`/wallets/${row.id}`, row.holder.name, `Wallet of ${row.holder.name}`) },
+      { title: "Email", cell: (row) => row.holder.email ?? "—" },
+      { title: "Posted", cell: (row) => (row.account === null ? "—" : money(row.account.balance.amount, row.account.currency)) },
+      { title: "Pending", cell: (row) => (row.account === null ? "—" : money(row.account.pending_balance.amount, row.account.currency)) },
+      {
+        title: "Available",
+        cell: (row) => (row.account === null ? "—" : money(row.account.available_balance.amount, row.account.currency))
+      },
+      { title: "Created", cell: (row) => time(row.created_at) }
+    ]
+  })
+
+/**
+ * The search of a holder's wallets: the whole name, or the whole email (what holds an `@`),
+ * letter case aside, as the API finds them (docs/ledger.md#finding-a-wallet).
+ */
+const walletSearch = (context: ViewContext, list: HTMLElement): HTMLElement => {
+  const query = input("wallet-search", { type: "search", autocomplete: "off", placeholder: "Grace Hopper or grace@example.com" })
+  const show = () => {
+    const text = query.value.trim()
+    if (text === "") return replace(list, walletsList(context, {}, "Wallets"))
+    const filter = text.includes("@") ? { holder_email: text } : { holder_name: text }
+    replace(list, walletsList(context, filter, `Wallets of ${text}`))
+  }
+  const clear = h("button", { type: "button" }, "Show all")
+  clear.addEventListener("click", () => {
+    query.value = ""
+    show()
+  })
+  const form = h(
+    "form",
+    { class: "filters", role: "search" },
+    h("label", { for: "wallet-search" }, "Holder name or email"),
+    query,
+    h("button", { type: "submit" }, "Find"),
+    clear,
+    h("p", { class: "muted" }, "The whole name or email, in any letter case.")
+  )
+  form.addEventListener("submit", (event) => {
+    event.preventDefault()
+    show()
+  })
+  show()
+  return form
+}
+
+/** The wallets of the program, searchable by holder, and a new wallet. */
 export const walletsView = (context: ViewContext): HTMLElement => {
-  const { api } = context
+  const list = h("div", {})
   return h(
     "section",
     { "aria-labelledby": "view-title" },
     h("h2", { id: "view-title", tabindex: "-1" }, "Wallets"),
-    pagedList<WalletRow>({
-      caption: "Wallets",
-      empty: "This program has no wallets yet.",
-      load: async (query) => {
-        const page = await api.get<Page<Wallet>>("/wallets", query)
-        // One page's accounts, fetched together: never more than a page of requests.
-        const accounts = await Promise.all(
-          page.data.map((wallet) => api.get<FinancialAccount>(`/financial-accounts/${wallet.financial_account_id}`).catch(() => null))
-        )
-        return { total_count: page.total_count, data: page.data.map((wallet, index) => ({ ...wallet, account: accounts[index] ?? null })) }
-      },
-      columns: [
-        { title: "Holder", cell: (row) => link(`/wallets/${row.id}`, row.holder.name, `Wallet of ${row.holder.name}`) },
-        { title: "Posted", cell: (row) => (row.account === null ? "—" : money(row.account.balance.amount, row.account.currency)) },
-        { title: "Pending", cell: (row) => (row.account === null ? "—" : money(row.account.pending_balance.amount, row.account.currency)) },
-        {
-          title: "Available",
-          cell: (row) => (row.account === null ? "—" : money(row.account.available_balance.amount, row.account.currency))
-        },
-        { title: "Created", cell: (row) => time(row.created_at) }
-      ]
-    }),
+    walletSearch(context, list),
+    list,
     newWalletForm(context)
   )
 }
