@@ -1,12 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import {
-  type Caller,
-  CardMessageRequest,
-  type Conflict,
-  type NetworkCardMessage,
-  NetworkCardMessages,
-  type ResponseCode
-} from "@issuing/core"
+import { type Caller, CardMessageRequest, type Conflict, type NetworkCardMessage, NetworkCardMessages } from "@issuing/core"
 import { Duration, Effect, Either, Metric, MetricBoundaries, ParseResult, Schedule, Schema } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -14,7 +7,7 @@ import * as tls from "node:tls"
 import type { IssuingInstance } from "../App.js"
 import { isLoopbackHost } from "../config.js"
 import { encodeMessage, frameReader, type IsoMessage, parseMessage } from "./Codec.js"
-import { refusalCode, requestClass, responseOf, translate } from "./Messages.js"
+import { type HostResponseCode, refusalCode, requestClass, responseOf, translate } from "./Messages.js"
 
 /** PEM text, or the path of a PEM file. */
 export type PemSource = string | Buffer
@@ -121,7 +114,7 @@ const networkCaller = (organizationId: string): Caller => ({
 /** An answer a card message got: the ingress's answer, or a response code without one (its refusal, or 96 when the platform failed). */
 type Outcome =
   | { readonly _tag: "Answered"; readonly answer: NetworkCardMessage }
-  | { readonly _tag: "Code"; readonly code: ResponseCode | "96" }
+  | { readonly _tag: "Code"; readonly code: HostResponseCode }
 
 /** The first delivery of this message id still runs (here or in another process): retry until it has answered. */
 const stillRunning = (error: Conflict) => !error.message.includes("different request")
@@ -186,11 +179,7 @@ const answerOf = (
     outcome = started.finally(() => inFlight.delete(translation.networkMessageId))
   }
   return outcome.then((result) =>
-    done(
-      result._tag === "Answered"
-        ? responseOf(request, result.answer.response_code, result.answer)
-        : responseOf(request, result.code as ResponseCode)
-    )
+    done(result._tag === "Answered" ? responseOf(request, result.answer.response_code, result.answer) : responseOf(request, result.code))
   )
 }
 

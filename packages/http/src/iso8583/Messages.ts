@@ -36,6 +36,12 @@ const ECHOED = [2, 3, 4, 7, 11, 32, 37, 41, 42, 49, 70, 90] as const
 /** Field 70 of a network management request: what it asks. */
 export const NETWORK_MANAGEMENT_CODES: Readonly<Record<string, string>> = { "001": "sign-on", "002": "sign-off", "301": "echo test" }
 
+/**
+ * Field 39 as the host sets it: the ingress's response codes, and `96` (system malfunction) when the
+ * platform could not decide at all (docs/iso8583.md#response-codes).
+ */
+export type HostResponseCode = ResponseCode | "96"
+
 /** What a request is for the platform: a card message to send, or an answer known without one. */
 export type Translation =
   | { readonly _tag: "CardMessage"; readonly body: CardMessageBody; readonly networkMessageId: string }
@@ -228,7 +234,7 @@ export const refusalCode = (param: string | null): ResponseCode => {
  */
 export const responseOf = (
   request: { readonly mti: string; readonly fields: ReadonlyMap<number, string> },
-  responseCode: ResponseCode,
+  responseCode: HostResponseCode,
   answered?: Pick<NetworkCardMessage, "approved_amount" | "authorization_code">
 ): IsoMessage | null => {
   const mti = responseMti(request.mti)
