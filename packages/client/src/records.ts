@@ -359,7 +359,24 @@ export type WebhookSubscription = {
   readonly description: string
   readonly url: string
   readonly disabled: boolean
-  readonly event_types: readonly string[]
+  readonly event_types: readonly (
+    | "wallet.created"
+    | "wallet.updated"
+    | "financial_account.created"
+    | "card.created"
+    | "card.updated"
+    | "transfer.created"
+    | "transfer.settled"
+    | "transfer.settled.instant"
+    | "transfer.returned"
+    | "transaction.updated"
+    | "balance.updated"
+    | "dispute.created"
+    | "dispute.updated"
+    | "oauth_grant.created"
+    | "oauth_grant.revoked"
+    | "webhook.test"
+  )[]
 }
 
 /** A webhook subscription with its secret (creation, rotation). */
@@ -374,7 +391,24 @@ export type WebhookSubscriptionWithSecret = {
   readonly description: string
   readonly url: string
   readonly disabled: boolean
-  readonly event_types: readonly string[]
+  readonly event_types: readonly (
+    | "wallet.created"
+    | "wallet.updated"
+    | "financial_account.created"
+    | "card.created"
+    | "card.updated"
+    | "transfer.created"
+    | "transfer.settled"
+    | "transfer.settled.instant"
+    | "transfer.returned"
+    | "transaction.updated"
+    | "balance.updated"
+    | "dispute.created"
+    | "dispute.updated"
+    | "oauth_grant.created"
+    | "oauth_grant.revoked"
+    | "webhook.test"
+  )[]
 }
 
 /** One delivery attempt of an event to a subscription. */
@@ -406,7 +440,24 @@ export type WebhookPortalSession = {
   readonly expires_at: string
   readonly url: string
   readonly scope_tag: string
-  readonly allowed_event_types: readonly string[]
+  readonly allowed_event_types: readonly (
+    | "wallet.created"
+    | "wallet.updated"
+    | "financial_account.created"
+    | "card.created"
+    | "card.updated"
+    | "transfer.created"
+    | "transfer.settled"
+    | "transfer.settled.instant"
+    | "transfer.returned"
+    | "transaction.updated"
+    | "balance.updated"
+    | "dispute.created"
+    | "dispute.updated"
+    | "oauth_grant.created"
+    | "oauth_grant.revoked"
+    | "webhook.test"
+  )[]
 }
 
 /** A connected application (OAuth client), never its secret. */

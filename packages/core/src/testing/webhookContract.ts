@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Option } from "effect"
 import { EventStore } from "../events/EventStore.js"
-import { type IssuingEvent, newEvent } from "../events/Records.js"
+import { type EventType, type IssuingEvent, newEvent } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import type { PageWindow } from "../platform/Paging.js"
 import { Transactor } from "../sql/Transactor.js"
@@ -26,7 +26,7 @@ const END_OF_LEASES = "9999-12-31T00:00:00.000Z"
 /** A subscription record of the program (not stored). */
 const subscription = (
   programId: string,
-  eventTypes: ReadonlyArray<string>,
+  eventTypes: ReadonlyArray<EventType>,
   overrides: Partial<StoredSubscription> = {}
 ): StoredSubscription => {
   const at = new Date().toISOString()

@@ -1,5 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
-import { type EventType, isSubscribableEventType, SUBSCRIBABLE_EVENT_TYPES } from "../events/Records.js"
+import { EVENT_TYPES, type EventType, isSubscribableEventType, SUBSCRIBABLE_EVENT_TYPES } from "../events/Records.js"
 import { Uuid } from "../platform/Ids.js"
 import { parseWindowBound } from "../platform/Time.js"
 import { Metadata, MetadataInput } from "../platform/Metadata.js"
@@ -16,7 +16,8 @@ const subscriptionFields = {
   object: Schema.Literal("webhook_subscription"),
   url: Schema.String,
   description: Schema.String,
-  event_types: Schema.Array(Schema.String),
+  /** The event types delivered (the union of event types: a typed client checks them). */
+  event_types: Schema.Array(Schema.Literal(...EVENT_TYPES)),
   disabled: Schema.Boolean,
   /** The customer the subscription belongs to (the endpoint portal's scope), or null. */
   tag: Schema.NullOr(Schema.String),
@@ -265,7 +266,7 @@ export const WebhookPortalSession = Schema.Struct({
   url: Schema.String,
   expires_at: Schema.String,
   scope_tag: Schema.String,
-  allowed_event_types: Schema.Array(Schema.String)
+  allowed_event_types: Schema.Array(Schema.Literal(...EVENT_TYPES))
 }).annotations({ identifier: "WebhookPortalSession" })
 export type WebhookPortalSession = typeof WebhookPortalSession.Type
 

@@ -1,3 +1,4 @@
+import type { EventType } from "../events/Records.js"
 import { metadataOf } from "../platform/Metadata.js"
 import { fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import type { AttemptStatus, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
@@ -11,7 +12,7 @@ export const toSubscription = (row: any): StoredSubscription => ({
   program_id: row.program_id,
   url: row.url,
   description: row.description,
-  event_types: fromJson<Array<string>>(row.event_types),
+  event_types: fromJson<Array<EventType>>(row.event_types),
   disabled: toBool(row.disabled),
   tag: row.tag ?? null,
   secret_sealed: row.secret_sealed,
