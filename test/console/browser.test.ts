@@ -216,6 +216,8 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       expect(codes).toEqual(["10", "51", "00"])
       expect(await page.locator("ol.timeline li.declined").textContent()).toContain("response code 51 INSUFFICIENT_FUNDS")
       expect(await page.locator("[data-field=status]").textContent()).toBe("SETTLED")
+      // The card by its last four digits, not its id.
+      expect(await page.getByRole("link", { name: `Card ${card.id}` }).textContent()).toBe(`•••• ${card.last_four}`)
       const bookTransfers = ok(await fixture.platform.request("GET", `/v1/transactions/${transaction.id}/book-transfers`))
       await expect
         .poll(() => page.locator("table").filter({ hasText: "Book transfers of this transaction" }).locator("tbody tr").count())
@@ -378,6 +380,13 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       await send.getByRole("button", { name: "Send" }).click()
       await expect.poll(() => page.locator("[data-balance=posted]").textContent()).toBe("1,200.50 USD")
       expect(await posted(ada.financial_account_id)).toBe(adaBefore + 5_000)
+      // Its transfers (GET /v1/transfers?wallet_id=): the funding and the book transfer, sides named.
+      const walletTransfers = page
+        .locator("table", { has: page.locator("caption", { hasText: /^Transfers of this wallet$/ }) })
+        .locator("tbody tr")
+      await expect.poll(() => walletTransfers.count()).toBe(2)
+      expect(await walletTransfers.first().textContent()).toContain("Lunch")
+      expect(await walletTransfers.first().textContent()).toContain("Ada Lovelace")
       // Its book transfers name the accounts by holder, not by id.
       await expect
         .poll(() => page.locator("table").filter({ hasText: "Book transfers of this wallet" }).locator(".entries").first().textContent())

@@ -4,6 +4,7 @@
  * page shows: never a whole list.
  */
 import type { Api, Page } from "./api.js"
+import { h, replace } from "./dom.js"
 import { shortId } from "./format.js"
 import type { FinancialAccount, Wallet } from "./records.js"
 
@@ -48,4 +49,11 @@ export class AccountNames {
       return shortId(accountId)
     }
   }
+}
+
+/** A name filled in when it is read (the cell shows the short id until then). */
+export const nameOf = (names: AccountNames, accountId: string): HTMLElement => {
+  const cell = h("span", { "data-account": accountId }, shortId(accountId))
+  void names.name(accountId).then((name) => replace(cell, name))
+  return cell
 }

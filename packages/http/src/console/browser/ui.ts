@@ -1,6 +1,7 @@
 /** The console's building blocks: error messages, field lists, tables, buttons that call the API, paged lists. */
 import { ApiError, type Page } from "./api.js"
 import { type Child, h, replace } from "./dom.js"
+import { toMinor } from "./format.js"
 
 /** How a failure reads: the API's own message, its code and param, and the request id to quote. */
 export const errorBox = (error: unknown): HTMLElement => {
@@ -216,4 +217,18 @@ export const pagedList = <T extends { readonly id: string }>(options: {
   }
   void show(0)
   return section
+}
+
+/** An amount field in major units, its currency in its label. */
+export const amountField = (id: string, currency: string): [string, HTMLInputElement, string] => [
+  `Amount (${currency})`,
+  input(id, { inputmode: "decimal", autocomplete: "off", required: true }),
+  `In ${currency}, e.g. 12.50.`
+]
+
+/** The minor units an amount field holds, or the problem to show (thrown, so the form shows it). */
+export const minorOf = (field: HTMLInputElement, currency: string): number => {
+  const amount = toMinor(field.value, currency)
+  if ("problem" in amount) throw amount.problem
+  return amount.minor
 }

@@ -2,7 +2,7 @@
 import type { Page } from "../api.js"
 import { h, replace } from "../dom.js"
 import { money, time, shortId } from "../format.js"
-import type { BookTransfer, CardEvent, Transaction } from "../records.js"
+import type { BookTransfer, Card, CardEvent, Transaction } from "../records.js"
 import { badge, fields, link, table } from "../ui.js"
 import { transactionsList } from "./cards.js"
 import type { ViewContext } from "./context.js"
@@ -99,6 +99,8 @@ const timelineEvents = (transaction: Transaction): HTMLElement =>
 /** One transaction. */
 export const transactionView = async (context: ViewContext, transactionId: string): Promise<HTMLElement> => {
   const transaction = await context.api.get<Transaction>(`/transactions/${encodeURIComponent(transactionId)}`)
+  // The card by its last four digits, not its id (null when it cannot be read).
+  const card = transaction.card_id === null ? null : await context.api.get<Card>(`/cards/${transaction.card_id}`).catch(() => null)
   const amount = (value: number | null) => (value === null ? "—" : money(value, transaction.currency))
   return h(
     "section",
@@ -117,7 +119,11 @@ export const transactionView = async (context: ViewContext, transactionId: strin
         "Card",
         transaction.card_id === null
           ? "—"
-          : link(`/cards/${transaction.card_id}`, shortId(transaction.card_id), `Card ${transaction.card_id}`)
+          : link(
+              `/cards/${transaction.card_id}`,
+              card === null ? shortId(transaction.card_id) : `•••• ${card.last_four}`,
+              `Card ${transaction.card_id}`
+            )
       ],
       [
         "Merchant",

@@ -2,11 +2,10 @@
 import type { Page } from "../api.js"
 import { h, replace } from "../dom.js"
 import { money, time } from "../format.js"
-import { AccountNames, walletChoices, walletLabel } from "../names.js"
+import { AccountNames, nameOf, walletChoices, walletLabel } from "../names.js"
 import type { FinancialAccount, Transfer, Wallet } from "../records.js"
-import { actionForm, badge, link, pagedList, select, success } from "../ui.js"
+import { actionForm, amountField, badge, link, minorOf, pagedList, select, success } from "../ui.js"
 import type { ViewContext } from "./context.js"
-import { amountField, minorOf, nameOf } from "./wallets.js"
 
 const STATUSES = ["", "PENDING", "SETTLED", "RETURNED"] as const
 const RAILS = ["", "book", "ach_same_day", "wire", "fednow_instant", "card"] as const
@@ -62,6 +61,32 @@ const transferForm = (context: ViewContext, wallets: ReadonlyArray<Wallet>, afte
   return form
 }
 
+/** Transfers (GET /v1/transfers), newest first, as filtered, both sides named. */
+export const transfersList = (
+  context: ViewContext,
+  names: AccountNames,
+  caption: string,
+  filter: { status?: string; payment_rail?: string; wallet_id?: string }
+) =>
+  pagedList<Transfer>({
+    caption,
+    empty: "No transfers.",
+    load: (query) => context.api.get<Page<Transfer>>("/transfers", { ...query, ...filter }),
+    columns: [
+      { title: "Created", cell: (transfer) => time(transfer.created_at) },
+      { title: "Rail", cell: (transfer) => transfer.payment_rail },
+      { title: "Amount", cell: (transfer) => money(transfer.amount, transfer.currency) },
+      { title: "From", cell: (transfer) => nameOf(names, transfer.from_financial_account_id) },
+      { title: "To", cell: (transfer) => nameOf(names, transfer.to_financial_account_id) },
+      { title: "Status", cell: (transfer) => badge(transfer.status) },
+      {
+        title: "Transaction",
+        cell: (transfer) =>
+          link(`/transactions/${transfer.transaction_id}`, transfer.description ?? "Transaction", `Transaction ${transfer.transaction_id}`)
+      }
+    ]
+  })
+
 /** The program's transfers (GET /v1/transfers), newest first, filtered by status and rail. */
 export const transfersView = async (context: ViewContext): Promise<HTMLElement> => {
   const wallets = await walletChoices(context.api)
@@ -76,32 +101,7 @@ export const transfersView = async (context: ViewContext): Promise<HTMLElement> 
     RAILS.map((value) => [value, value === "" ? "Any rail" : value])
   )
   const list = h("div", {})
-  const show = () =>
-    replace(
-      list,
-      pagedList<Transfer>({
-        caption: "Transfers",
-        empty: "No transfers.",
-        load: (query) => context.api.get<Page<Transfer>>("/transfers", { ...query, status: status.value, payment_rail: rail.value }),
-        columns: [
-          { title: "Created", cell: (transfer) => time(transfer.created_at) },
-          { title: "Rail", cell: (transfer) => transfer.payment_rail },
-          { title: "Amount", cell: (transfer) => money(transfer.amount, transfer.currency) },
-          { title: "From", cell: (transfer) => nameOf(names, transfer.from_financial_account_id) },
-          { title: "To", cell: (transfer) => nameOf(names, transfer.to_financial_account_id) },
-          { title: "Status", cell: (transfer) => badge(transfer.status) },
-          {
-            title: "Transaction",
-            cell: (transfer) =>
-              link(
-                `/transactions/${transfer.transaction_id}`,
-                transfer.description ?? "Transaction",
-                `Transaction ${transfer.transaction_id}`
-              )
-          }
-        ]
-      })
-    )
+  const show = () => replace(list, transfersList(context, names, "Transfers", { status: status.value, payment_rail: rail.value }))
   status.addEventListener("change", show)
   rail.addEventListener("change", show)
   show()

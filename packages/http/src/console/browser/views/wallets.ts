@@ -2,11 +2,12 @@
 import type { Page } from "../api.js"
 import { type BalancePoint, balanceChart, balanceSeries } from "../chart.js"
 import { h, replace } from "../dom.js"
-import { money, shortId, time, toMinor } from "../format.js"
-import { AccountNames, walletChoices, walletLabel } from "../names.js"
+import { money, shortId, time } from "../format.js"
+import { AccountNames, nameOf, walletChoices, walletLabel } from "../names.js"
 import type { BookTransfer, Card, FinancialAccount, Transfer, Wallet } from "../records.js"
-import { actionForm, badge, errorBox, fields, input, link, pagedList, select, success } from "../ui.js"
+import { actionForm, amountField, badge, errorBox, fields, input, link, minorOf, pagedList, select, success } from "../ui.js"
 import type { ViewContext } from "./context.js"
+import { transfersList } from "./transfers.js"
 
 type WalletRow = Wallet & { readonly account: FinancialAccount | null }
 
@@ -156,13 +157,6 @@ const balanceOverTime = (context: ViewContext, account: FinancialAccount): HTMLE
   return section
 }
 
-/** A name filled in when it is read (the cell shows the short id until then). */
-export const nameOf = (names: AccountNames, accountId: string): HTMLElement => {
-  const cell = h("span", { "data-account": accountId }, shortId(accountId))
-  void names.name(accountId).then((name) => replace(cell, name))
-  return cell
-}
-
 /** Book transfers with their entries (the ledger's view of a wallet or a transaction), accounts named. */
 export const bookTransfersList = (
   context: ViewContext,
@@ -217,20 +211,6 @@ export const cardsList = (context: ViewContext, caption: string, filter: { walle
       { title: "Created", cell: (card) => time(card.created_at) }
     ]
   })
-
-/** An amount field in major units, its currency in its label. */
-export const amountField = (id: string, currency: string): [string, HTMLInputElement, string] => [
-  `Amount (${currency})`,
-  input(id, { inputmode: "decimal", autocomplete: "off", required: true }),
-  `In ${currency}, e.g. 12.50.`
-]
-
-/** The minor units an amount field holds, or the problem to show (thrown, so the form shows it). */
-export const minorOf = (field: HTMLInputElement, currency: string): number => {
-  const amount = toMinor(field.value, currency)
-  if ("problem" in amount) throw amount.problem
-  return amount.minor
-}
 
 /** Issues a card on the wallet (POST /v1/cards) and opens it. */
 const newCardForm = (context: ViewContext, wallet: Wallet): HTMLElement => {
@@ -318,6 +298,8 @@ export const walletView = async (context: ViewContext, walletId: string): Promis
     context.api.get<FinancialAccount>(`/financial-accounts/${wallet.financial_account_id}`),
     walletChoices(context.api)
   ])
+  const names = new AccountNames(context.api)
+  names.know([wallet, ...others])
   return h(
     "section",
     { "aria-labelledby": "view-title" },
@@ -342,6 +324,8 @@ export const walletView = async (context: ViewContext, walletId: string): Promis
     ),
     h("h3", {}, "Cards"),
     cardsList(context, "Cards of this wallet", { wallet_id: wallet.id }),
+    h("h3", {}, "Transfers"),
+    transfersList(context, names, "Transfers of this wallet", { wallet_id: wallet.id }),
     h("h3", {}, "Book transfers"),
     bookTransfersList(context, "Book transfers of this wallet", (query) =>
       context.api.get<Page<BookTransfer>>(`/financial-accounts/${account.id}/book-transfers`, query)
