@@ -14,6 +14,7 @@
 // Every measurement is one short run, so a figure near its goal needs the full bench (three
 // alternated runs) before it is called won or lost; the load average is printed at the start and
 // the end, since on a shared machine it moves every figure.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -41,6 +42,16 @@ const GOALS = {
 const BATCH = 100
 const CONCURRENCY = 32
 const BATCH_CONCURRENCY = 8
+
+/** The commit measured (and whether the tree differs from it), for the note the output goes into. */
+const measuredCommit = () => {
+  try {
+    const git = (...args) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--untracked-files=no") === "" ? "" : " with uncommitted changes"}`
+  } catch {
+    return "an unknown commit"
+  }
+}
 
 const loadAverage = () =>
   os
@@ -112,7 +123,9 @@ export async function run(args) {
   const seconds = Number(option(args, "seconds", "4"))
   const stores = option(args, "store", "sqlite,postgres").split(",")
   const startedAt = new Date()
-  console.log(`budget: issue 46's goals, ${seconds} s per measurement, ${os.cpus().length} cores, load average ${loadAverage()}`)
+  console.log(
+    `budget: issue 46's goals, ${measuredCommit()}, ${seconds} s per measurement, ${os.cpus().length} cores, load average ${loadAverage()}`
+  )
   const figures = new Map()
   if (stores.includes("sqlite")) await sqliteFigures(seconds, figures)
   if (stores.includes("postgres")) await postgresFigures(seconds, figures)
