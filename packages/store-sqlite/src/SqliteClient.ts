@@ -166,9 +166,15 @@ const makeAwaitingLock = (db: Sqlite.Database, busyTimeoutMs: number) => {
     Schedule.jittered,
     Schedule.upTo(Duration.millis(busyTimeoutMs))
   )
+  const waitsForLock = (error: SqlError) => isBusy(error) && !db.inTransaction
+  // The retry (its schedule's driver, built by every `Effect.retry` call) is set up only once a
+  // statement found the lock taken (it tries once more at once, then on the schedule): every
+  // statement paid for it before, the rare busy one needs it.
   return <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> =>
-    Effect.retry(effect, { schedule: lockWait, while: (error) => isBusy(error) && !db.inTransaction }).pipe(
-      Effect.mapError((error) => (isBusy(error) && !db.inTransaction ? lockWaitTimedOut(error, busyTimeoutMs) : error))
+    Effect.catchIf(effect, waitsForLock, () =>
+      Effect.retry(effect, { schedule: lockWait, while: waitsForLock }).pipe(
+        Effect.mapError((error) => (waitsForLock(error) ? lockWaitTimedOut(error, busyTimeoutMs) : error))
+      )
     )
 }
 
