@@ -66,6 +66,24 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
     expect(await transfersOf(a.financial_account_id)).toBe(3)
   })
 
+  it("answers a transfer, single or batched, with the text GET answers for it, and an item's error as a single POST's", async () => {
+    const a = await createWallet(platform, "A")
+    const b = await createWallet(platform, "B")
+    await fund(platform, a.financial_account_id, 100)
+    const described = { ...book(a.financial_account_id, b.financial_account_id, 7), description: "rent", metadata: { order: "42" } }
+    const single = await platform.request("POST", "/v1/transfers", { body: described })
+    expect(single.status, single.text).toBe(200)
+    expect(single.text).toBe((await platform.request("GET", `/v1/transfers/${single.body.id}`)).text)
+    const response = await batch({ transfers: [described, book(a.financial_account_id, b.financial_account_id, 1_000)] })
+    expect(response.status, response.text).toBe(200)
+    const [posted, refused] = response.body.data
+    expect(JSON.stringify(posted)).toBe((await platform.request("GET", `/v1/transfers/${posted.id}`)).text)
+    const alone = await platform.request("POST", "/v1/transfers", { body: book(a.financial_account_id, b.financial_account_id, 1_000) })
+    expect(Object.keys(refused)).toEqual(["error"])
+    expect(Object.entries(refused.error).map(([key]) => key)).toEqual(Object.keys(alone.body.error))
+    expect({ ...refused.error, request_id: null }).toEqual({ ...alone.body.error, request_id: null })
+  })
+
   it("atomic: the first failing item fails the request, naming it, and nothing of the batch is written", async () => {
     const a = await createWallet(platform, "A")
     const b = await createWallet(platform, "B")

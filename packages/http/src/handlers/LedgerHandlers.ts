@@ -12,14 +12,17 @@ import {
   Ledger,
   TRANSACTION_ORDER_FIELDS,
   TRANSFER_ORDER_FIELDS,
+  Transfer,
   type PostedTransfer,
   type TransferRequest,
   WALLET_ORDER_FIELDS
 } from "@issuing/core"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
+import { TransferBatch } from "../api/LedgerApi.js"
 import { CurrentProgram } from "../api/Security.js"
 import { ApiFailure, type ApiFailureAt, decodeIssuesFailure, envelope, mapToApiFailure, toApiFailure } from "../errors.js"
+import { plainAnswer } from "../middleware/PlainAnswer.js"
 import { currentRequestId } from "../middleware/Scopes.js"
 import { countPostedTransfers } from "../Telemetry.js"
 import { paging, timePaging } from "./Paging.js"
@@ -27,6 +30,10 @@ import { paging, timePaging } from "./Paging.js"
 const programId = Effect.map(CurrentProgram, (caller) => caller.program.id)
 
 // Inputs arrive decoded by the API's schemas (core's ledger/Records.ts); handlers only call the service.
+
+// The transfer and the batch answered as their schemas encode them, without running them (they encode as themselves).
+const transferAnswer = plainAnswer(Transfer)
+const batchAnswer = plainAnswer(TransferBatch)
 
 // An item refuses unknown fields as a POST /v1/transfers body does (api/UnknownParameters.ts).
 const decodeItem = Schema.decodeUnknownEither(CreateTransfer, { errors: "first", onExcessProperty: "error" })
@@ -97,7 +104,7 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
         onRight: (transfer) => transfer.transfer
       })
     })
-    return { object: "transfer_batch" as const, data }
+    return batchAnswer({ object: "transfer_batch" as const, data })
   })
 
 export const WalletsHandlersLive = HttpApiBuilder.group(IssuingApi, "wallets", (handlers) =>
@@ -164,7 +171,7 @@ export const TransfersHandlersLive = HttpApiBuilder.group(IssuingApi, "transfers
           Effect.flatMap(mayRecord(caller, environment, payload), (request) =>
             mapToApiFailure(ledger.postTransfer(caller.program.id, request)).pipe(
               Effect.tap(() => countPostedTransfers(1)),
-              Effect.map((posted) => posted.transfer)
+              Effect.map((posted) => transferAnswer(posted.transfer))
             )
           )
         )
