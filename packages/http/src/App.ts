@@ -19,7 +19,7 @@ import {
   Vault,
   Webhooks
 } from "@issuing/core"
-import { Clock, Effect, Fiber, Layer, ManagedRuntime, Runtime, Schedule } from "effect"
+import { Clock, Context, Effect, Fiber, Layer, ManagedRuntime, Runtime, Schedule } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Server } from "node:net"
 import type { Duplex } from "node:stream"
@@ -300,6 +300,24 @@ const mountedRoute =
   }
 
 /**
+ * The runtime each request's fiber starts from: the platform's own services left out, the
+ * framework's kept. Every service a request reaches was taken from the context when its layer was
+ * built (the request pipeline's, the middlewares', the handler groups' — a group's handlers run
+ * in the context it captured, merged with the request's), so the request's fiber needs none of
+ * them, and every context write of a request (its request, scope, route, program, transaction:
+ * about twelve per transfer) copies the whole context: 39 services before, 7 now
+ * (docs/decisions.md#the-cost-of-a-request-on-the-api-node).
+ */
+const requestRuntime = <R>(runtime: Runtime.Runtime<R>): Runtime.Runtime<R> =>
+  Runtime.make({
+    context: Context.unsafeMake(
+      new Map([...runtime.context.unsafeMap].filter(([key]) => key.startsWith("@effect/platform/")))
+    ) as Context.Context<R>,
+    fiberRefs: runtime.fiberRefs,
+    runtimeFlags: runtime.runtimeFlags
+  })
+
+/**
  * Starts the platform over a store and returns handlers a host app mounts under its own path.
  *
  * ```ts
@@ -333,7 +351,7 @@ export const createIssuing = async <E>(options: IssuingOptions<E>): Promise<Issu
   const app = options.telemetry === undefined ? built : traceRequests(built, ROUTES[settings.environment])
   // @effect/platform's own server span records the full URL and query, where an embed session
   // token travels: off; traceRequests records the route template instead.
-  const handlerRuntime = Runtime.setFiberRef(await runtime.runtime(), HttpMiddleware.currentTracerDisabledWhen, () => true)
+  const handlerRuntime = requestRuntime(Runtime.setFiberRef(await runtime.runtime(), HttpMiddleware.currentTracerDisabledWhen, () => true))
   const nodeHandler = await Runtime.runPromise(handlerRuntime)(NodeHttpServer.makeHandler(app))
   const webHandler = HttpApp.toWebHandlerRuntime(handlerRuntime)(app)
   const basePath = normalizeBasePath(options.basePath)
