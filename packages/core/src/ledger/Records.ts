@@ -365,6 +365,9 @@ const TransferBody = Schema.Struct({
   })
 )
 
+/** The fields a POST /v1/transfers body may have: any other is unknown (400). */
+export const TRANSFER_BODY_FIELDS: ReadonlySet<string> = new Set(Object.keys(TransferBody.from.fields))
+
 /** A transfer request, decoded: one rail, ids in lower case, absent references as null. */
 export interface TransferRequest {
   readonly payment_rail: PaymentRail
