@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { issueCard } from "../cards/helpers.js"
 import { createWallet, fund, transfer } from "../ledger/support.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, startPlatform, type TestPlatform, uuid } from "../support/platform.js"
@@ -9,7 +10,7 @@ interface Transfer {
   readonly to_financial_account_id: string
 }
 
-// Issue 49 item 4, over HTTP on both stores: transfers by wallet_id, and event_types ["*"].
+// Issue 49 item 4, over HTTP on both stores: transfers by wallet_id, cards by last_four, and event_types ["*"].
 describe.each(STORE_KINDS)("list filters on %s", (kind) => {
   let platform: TestPlatform
   let walletA: { id: string; financial_account_id: string }
@@ -73,6 +74,39 @@ describe.each(STORE_KINDS)("list filters on %s", (kind) => {
     })
     expect(theirs.body).toEqual(none)
     expectEnvelope(await platform.request("GET", "/v1/transfers?wallet_id=nope"), 400, { param: "wallet_id" })
+  })
+
+  it("lists the cards whose number ends with last_four, with the other filters, and follows a reissue", async () => {
+    const cards: Array<{ id: string; last_four: string; wallet_id: string }> = []
+    for (let index = 0; index < 4; index += 1) cards.push(await issueCard(platform, (index % 2 === 0 ? walletA : walletB).id))
+    const cardsOf = async (query: string) => {
+      const response = await platform.request("GET", `/v1/cards?${query}`)
+      expect(response.status, response.text).toBe(200)
+      return response.body as { data: Array<{ id: string; last_four: string }>; total_count: number; has_more: boolean }
+    }
+    const all = (await cardsOf("page_size=100")).data
+    for (const card of cards) {
+      const expected = all.filter((row) => row.last_four === card.last_four).map((row) => row.id)
+      const found = await cardsOf(`last_four=${card.last_four}`)
+      expect(found.data.map((row) => row.id)).toEqual(expected)
+      expect(found.total_count).toBe(expected.length)
+      const ofWallet = await cardsOf(`last_four=${card.last_four}&wallet_id=${card.wallet_id}&order_by=updated_at`)
+      expect(ofWallet.data.map((row) => row.id)).toContain(card.id)
+      expect(ofWallet.total_count).toBe(ofWallet.data.length)
+    }
+    // A reissue gives a new number: the card is found by its new last four, not by its old one
+    // (unless the new number happens to end the same).
+    const reissued = await platform.request("POST", `/v1/cards/${cards[0]!.id}/reissue`)
+    expect(reissued.status, reissued.text).toBe(200)
+    expect((await cardsOf(`last_four=${reissued.body.last_four}`)).data.map((row) => row.id)).toContain(cards[0]!.id)
+    if (reissued.body.last_four !== cards[0]!.last_four) {
+      expect((await cardsOf(`last_four=${cards[0]!.last_four}`)).data.map((row) => row.id)).not.toContain(cards[0]!.id)
+    }
+    const unused = ["0000", "1111", "2222", "3333", "4444"].find((digits) => !all.some((row) => row.last_four === digits))!
+    expect(await cardsOf(`last_four=${unused}`)).toEqual({ data: [], total_count: 0, has_more: false })
+    for (const bad of ["123", "12345", "abcd", "4242 "]) {
+      expectEnvelope(await platform.request("GET", `/v1/cards?last_four=${encodeURIComponent(bad)}`), 400, { param: "last_four" })
+    }
   })
 
   it('subscribes to every event type with event_types ["*"], and refuses "*" among others', async () => {

@@ -734,7 +734,11 @@ export type GrantInteractionParams = {
 }
 
 /** The filters of `cards.list`. */
-export type CardListQuery = { readonly wallet_id?: string | undefined; readonly state?: "ACTIVE" | "FROZEN" | "CLOSED" | undefined }
+export type CardListQuery = {
+  readonly wallet_id?: string | undefined
+  readonly state?: "ACTIVE" | "FROZEN" | "CLOSED" | undefined
+  readonly last_four?: string | undefined
+}
 
 /** The filters of `cards.listAuditRecords`. */
 export type CardAuditQuery = {

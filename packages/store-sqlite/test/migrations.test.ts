@@ -604,7 +604,8 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
     })
   },
   "0691_time_only_list_indexes": "schema only",
-  "0695_wallet_holder_search": "schema only"
+  "0695_wallet_holder_search": "schema only",
+  "0699_card_last_four": "schema only"
 }
 
 /** The entries of before migration 0310. */

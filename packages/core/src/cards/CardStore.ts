@@ -22,6 +22,8 @@ export interface CardChange extends SpendControls {
 export interface CardFilter {
   readonly walletId?: string | undefined
   readonly state?: CardState | undefined
+  /** The number's last four digits: one range of `issuing_cards_by_last_four` (migration 0699). */
+  readonly lastFour?: string | undefined
 }
 
 export interface CardAuditFilter {

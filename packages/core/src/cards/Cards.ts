@@ -77,7 +77,7 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         Effect.suspend(() => {
           const window = toWindow(page, CARD_ORDER_FIELDS)
           return Effect.map(
-            store.listCards(caller.program.id, { walletId: filter.wallet_id, state: filter.state }, window),
+            store.listCards(caller.program.id, { walletId: filter.wallet_id, state: filter.state, lastFour: filter.last_four }, window),
             ({ rows, total }) =>
               pageOf(
                 window,

@@ -335,7 +335,13 @@ export type UpdateCard = typeof UpdateCard.Type
 /** Filters of GET /v1/cards. */
 export const CardListQuery = Schema.Struct({
   wallet_id: Schema.optional(Uuid),
-  state: Schema.optional(CardState)
+  state: Schema.optional(CardState),
+  /** The last four digits of the number (docs/card-data.md#finding-a-card). */
+  last_four: Schema.optional(
+    Schema.String.pipe(Schema.pattern(/^\d{4}$/, { message: () => "must be the last four digits of a card number" })).annotations({
+      description: "Only cards whose number ends with these four digits."
+    })
+  )
 })
 export type CardListQuery = typeof CardListQuery.Type
 

@@ -1,4 +1,4 @@
-import { listTotal, maintained } from "../sql/ListCounts.js"
+import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AmountMinor } from "../ledger/Records.js"
@@ -80,6 +80,7 @@ const cardWhere = (sql: Sql, programId: string, filter: CardFilter) => {
   const parts = [sql`program_id = ${programId}`]
   if (filter.walletId !== undefined) parts.push(sql`wallet_id = ${filter.walletId}`)
   if (filter.state !== undefined) parts.push(sql`state = ${filter.state}`)
+  if (filter.lastFour !== undefined) parts.push(sql`last_four = ${filter.lastFour}`)
   return sql.and(parts)
 }
 
@@ -124,7 +125,13 @@ const cardQueries = (
         from: sql.literal("issuing_cards"),
         where: cardWhere(sql, programId, filter)
       }).pipe(Effect.map((rows) => rows.map(toCardRecord))),
-      total: listTotal(sql, maintained("cards", programId, { wallet_id: filter.walletId, state: filter.state }))
+      // The cards with given last four are a few of the program's (one in ten thousand): counted along their index's range.
+      total: listTotal(
+        sql,
+        filter.lastFour !== undefined
+          ? bounded("issuing_cards", cardWhere(sql, programId, filter))
+          : maintained("cards", programId, { wallet_id: filter.walletId, state: filter.state })
+      )
     }),
   findByFingerprints: (programId, fingerprints) =>
     fingerprints.length === 0
