@@ -143,8 +143,8 @@ export const transactionStatements = (q: LedgerQueries) => {
 
 /**
  * A card's transactions in any order, with or without `status`: ranges of
- * `issuing_transactions_by_card_status[_amount|_update]` (card, status, order column, id), partial
- * indexes of the transactions that have a card (migration 0450): the status's one range, or one per
+ * `issuing_transactions_by_card_status[_update]` (card, status, order column, id), partial indexes
+ * of the transactions that have a card (migrations 0450 and 0691): the status's one range, or one per
  * status (5) merged. A card's transactions are all of its program, so the ranges need no program
  * condition; the page's rows are read with the program (another program's card lists nothing).
  */
@@ -165,9 +165,9 @@ const cardTransactions = (
 })
 
 /**
- * The program's transactions by amount or updated_at: ranges of
- * `issuing_transactions_by_status_amount` / `_by_status_update` (program, status, order column, id),
- * the filter's status or one per status (5; the closed union of Records.ts).
+ * The program's transactions by updated_at: ranges of `issuing_transactions_by_status_update`
+ * (program, status, updated_at, id), the filter's status or one per status (5; the closed union of
+ * Records.ts).
  */
 const programTransactions = (sql: SqlClient.SqlClient, programId: string, filter: TransactionFilter): MergedList => ({
   table: "issuing_transactions",

@@ -93,8 +93,8 @@ export const transferStatements = (q: LedgerQueries) => {
 /**
  * An account's transfers in any order, with any of `status` and `payment_rail`: the ones it sends
  * and the ones it receives, per status and rail, are ranges of
- * `issuing_transfers_by_from_status_rail[_amount|_update]` / `_by_to_status_rail[…]` (account,
- * status, rail, order column, id; migration 0450), merged (`mergedPage`): one per side and per
+ * `issuing_transfers_by_from_status_rail[_update]` / `_by_to_status_rail[…]` (account, status,
+ * rail, order column, id; migrations 0450 and 0691), merged (`mergedPage`): one per side and per
  * (status, rail) pair the filters leave open that a transfer can have (`statusRailPairs`) — 2 with
  * both, 18 without. Without a rail most of those are empty for an account, and every range
  * merged costs each row a deep page skips one more merge step (20 made SQLite's deep page of the
@@ -133,8 +133,8 @@ const accountTransfers = (
 }
 
 /**
- * The program's transfers with `status`, `payment_rail` or both, or by amount or updated_at: ranges
- * of `issuing_transfers_by_status_rail[_amount|_update]` (program, status, rail, order column, id),
+ * The program's transfers with `status`, `payment_rail` or both, or by updated_at: ranges of
+ * `issuing_transfers_by_status_rail[_update]` (program, status, rail, order column, id),
  * one per (status, rail) pair the filters allow that a transfer can have (`statusRailPairs`) — 1
  * with both, 9 with neither (migration 0400; the statuses and rails are the closed unions of
  * Records.ts, which the API decodes the filters with).
