@@ -512,6 +512,18 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       await expect.poll(() => rows.count()).toBe(ok(await fixture.platform.request("GET", "/v1/wallets")).total_count)
     })
 
+    it("finds cards by their last four digits", async () => {
+      await page.getByRole("link", { name: "Cards" }).click()
+      await page.getByLabel("Last four digits").fill(card.last_four)
+      await page.getByRole("button", { name: "Find" }).click()
+      await expect.poll(() => page.locator("caption").first().textContent()).toBe(`Cards ending ${card.last_four}`)
+      const expected = ok(await fixture.platform.request("GET", `/v1/cards?last_four=${card.last_four}`))
+      expect(expected.total_count).toBeGreaterThan(0)
+      const shown = await page.locator("table tbody tr td:first-child").allTextContents()
+      expect(shown).toEqual(expected.data.map(() => `•••• ${card.last_four}`))
+      await shot("card-search")
+    })
+
     it("draws the balance chart with round ticks on both axes", async () => {
       await page.getByRole("link", { name: "Wallets" }).click()
       await page.getByRole("link", { name: "Wallet of Ada Lovelace" }).click()

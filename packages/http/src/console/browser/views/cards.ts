@@ -10,20 +10,45 @@ import { cardsList } from "./wallets.js"
 const STATES = ["", "ACTIVE", "FROZEN", "CLOSED"] as const
 const INTERVALS = ["PER_TRANSACTION", "DAILY", "WEEKLY", "MONTHLY", "YEARLY", "ALL_TIME"] as const
 
-/** The program's cards, filtered by state. */
+/** The program's cards, filtered by state and found by their last four digits (`GET /v1/cards?last_four=`). */
 export const cardsView = (context: ViewContext): HTMLElement => {
   const list = h("div", {})
   const state = h("select", { id: "card-state" }, ...STATES.map((value) => h("option", { value }, value === "" ? "Any state" : value)))
-  const show = () => replace(list, cardsList(context, "Cards", state.value === "" ? {} : { state: state.value }))
+  const lastFour = h("input", {
+    id: "card-last-four",
+    type: "search",
+    inputmode: "numeric",
+    maxlength: "4",
+    size: "6",
+    autocomplete: "off",
+    placeholder: "4242"
+  })
+  const show = () => {
+    const digits = lastFour.value.trim()
+    replace(
+      list,
+      cardsList(context, digits === "" ? "Cards" : `Cards ending ${digits}`, {
+        ...(state.value === "" ? {} : { state: state.value }),
+        ...(digits === "" ? {} : { last_four: digits })
+      })
+    )
+  }
   state.addEventListener("change", show)
-  show()
-  return h(
-    "section",
-    { "aria-labelledby": "view-title" },
-    h("h2", { id: "view-title", tabindex: "-1" }, "Cards"),
-    h("div", { class: "filters" }, h("label", { for: "card-state" }, "State"), state),
-    list
+  const form = h(
+    "form",
+    { class: "filters", role: "search" },
+    h("label", { for: "card-state" }, "State"),
+    state,
+    h("label", { for: "card-last-four" }, "Last four digits"),
+    lastFour,
+    h("button", { type: "submit" }, "Find")
   )
+  form.addEventListener("submit", (event) => {
+    event.preventDefault()
+    show()
+  })
+  show()
+  return h("section", { "aria-labelledby": "view-title" }, h("h2", { id: "view-title", tabindex: "-1" }, "Cards"), form, list)
 }
 
 /** Transactions of a card or of the program. */

@@ -198,7 +198,7 @@ export const bookTransfersList = (
 }
 
 /** The cards of a wallet, or of the program. */
-export const cardsList = (context: ViewContext, caption: string, filter: { wallet_id?: string; state?: string }) =>
+export const cardsList = (context: ViewContext, caption: string, filter: { wallet_id?: string; state?: string; last_four?: string }) =>
   pagedList<Card>({
     caption,
     empty: "No cards.",
