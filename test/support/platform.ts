@@ -59,7 +59,9 @@ export const servePlatform = async (
 ): Promise<ServedPlatform> => {
   // Keep-alive longer than any client idles between requests under load (Node's default 5 s races with reuse).
   const server = http.createServer({ keepAliveTimeout: 65_000 })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  // A backlog above Node's 511: the fuzz suite opens a connection per route × junk id at once
+  // (over 1,200), and a full accept queue under load answers some with a reset.
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: "127.0.0.1", backlog: 4096 }, resolve))
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const instance = await createIssuing({
     store: storeFor(
