@@ -6,6 +6,7 @@ import { createWallet, fund, issueCard, luhnValid, reveal } from "./helpers.js"
 const CARD_FIELDS = [
   "allowed_mcc_codes",
   "blocked_mcc_codes",
+  "cardholder_id",
   "created_at",
   "exp_month",
   "exp_year",

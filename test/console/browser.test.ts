@@ -287,6 +287,53 @@ describe.runIf(available)("the console in real headless Chromium", () => {
       expect(new URL(page.url()).hash).toBe("#/transactions")
     })
 
+    it("lists the program's cardholders with their verification, never their date of birth or street", async () => {
+      const { platform } = fixture
+      const address = { line1: "7 Hidden Lane", city: "Springfield", postal_code: "12345", country: "CA" }
+      const dob = { day: 17, month: 3, year: 1984 }
+      const grace = ok(
+        await platform.request("POST", "/v1/cardholders", {
+          body: {
+            type: "individual",
+            name: "Grace Hopper",
+            email: "grace@example.com",
+            billing_address: address,
+            individual: { first_name: "Grace", last_name: "Hopper", dob }
+          }
+        })
+      )
+      ok(
+        await platform.request("POST", "/v1/cardholders", {
+          body: { type: "business", name: "Acme Ltd", billing_address: { ...address, country: "GB" } }
+        })
+      )
+      ok(await platform.request("POST", `/v1/cardholders/${grace.id}/verification`, { body: { status: "VERIFIED", reference: "kyc_77" } }))
+      await page.getByRole("link", { name: "Cardholders" }).click()
+      await page.getByRole("heading", { name: "Cardholders" }).waitFor()
+      const rows = page.locator("table").filter({ hasText: "Cardholders" }).locator("tbody tr")
+      await expect.poll(() => rows.count()).toBe(2)
+      expect((await rows.nth(0).locator("td").allTextContents()).slice(0, 6)).toEqual([
+        "Acme Ltd",
+        "business",
+        "—",
+        "GB",
+        "PENDING_VERIFICATION",
+        "—"
+      ])
+      expect((await rows.nth(1).locator("td").allTextContents()).slice(0, 6)).toEqual([
+        "Grace Hopper",
+        "individual",
+        "grace@example.com",
+        "CA",
+        "VERIFIED",
+        "kyc_77"
+      ])
+      const shown = (await page.locator("main").textContent()) ?? ""
+      expect(shown).not.toContain("Hidden Lane")
+      expect(shown).not.toContain("1984")
+      await shot("cardholders")
+    })
+
     it("shows a viewer key what it may see, and the API's refusal of what it may not do", async () => {
       const { platform } = fixture
       const viewer = ok(await platform.request("POST", "/v1/api-keys", { program: null, body: { name: "viewer", role: "viewer" } }))

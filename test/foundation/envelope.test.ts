@@ -188,7 +188,7 @@ describe.each(STORE_KINDS)("the error envelope on %s", (kind) => {
     expect(put.headers.get("allow")).toBe("GET, POST")
     const del = await platform.request("DELETE", `/v1/programs/${platform.org.program_id}`)
     expectEnvelope(del, 405, { code: "method_not_allowed" })
-    expect(del.headers.get("allow")).toBe("GET")
+    expect(del.headers.get("allow")).toBe("GET, PATCH")
     const head = await platform.request("HEAD", "/v1/programs")
     expect(head.status).toBe(200)
     expect(head.text).toBe("")

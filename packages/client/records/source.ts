@@ -22,6 +22,8 @@ export type CardEmbedSession = typeof Core.CardEmbedSession.Encoded
 export type CardAuditRecord = typeof Core.CardAuditRecord.Encoded
 /** A wallet and its holder. */
 export type Wallet = typeof Core.Wallet.Encoded
+/** A person or business the program issues cards to, with the outcome of the program's verification. */
+export type Cardholder = typeof Core.Cardholder.Encoded
 /** A financial account (a wallet's or the program's settlement account) and its balance. */
 export type FinancialAccount = typeof Core.FinancialAccount.Encoded
 /** One book of an account: debits, credits, balance. */
@@ -78,6 +80,14 @@ export type MetadataParams = typeof Core.MetadataInput.Encoded
 
 /** The body of `programs.create`. */
 export type CreateProgramParams = typeof Core.CreateProgram.Encoded
+/** The body of `programs.update` (admin keys): a field left out is kept. */
+export type UpdateProgramParams = typeof Core.UpdateProgram.Encoded
+/** The body of `cardholders.create`. */
+export type CreateCardholderParams = typeof Core.CreateCardholder.Encoded
+/** The body of `cardholders.update`: a field left out is kept, null clears an optional one; `metadata` is merged. */
+export type UpdateCardholderParams = typeof Core.UpdateCardholder.Encoded
+/** The body of `cardholders.recordVerification`. */
+export type RecordVerificationParams = typeof Core.RecordVerification.Encoded
 /** The body of `apiKeys.create`. */
 export type CreateApiKeyParams = typeof Core.CreateApiKey.Encoded
 /** The body of `cards.create`. */
@@ -137,6 +147,8 @@ export type CardAuditQuery = typeof Core.CardAuditQuery.Encoded
 export type EventFilter = typeof Core.EventFilter.Encoded
 /** The filters of `wallets.list`. */
 export type WalletFilter = typeof Core.WalletFilter.Encoded
+/** The filters of `cardholders.list`. */
+export type CardholderFilter = typeof Core.CardholderFilter.Encoded
 /** The filters of `webhooks.list`. */
 export type SubscriptionFilter = typeof Core.SubscriptionFilter.Encoded
 /** The filters of `webhooks.listAttempts`. */

@@ -2,6 +2,12 @@ import type { ErrorEnvelope } from "./errors.js"
 import type { WebhookEvent } from "./events.js"
 import { type Page, PageList, type PageParams } from "./pagination.js"
 import type {
+  Cardholder,
+  CardholderFilter,
+  CreateCardholderParams,
+  RecordVerificationParams,
+  UpdateCardholderParams,
+  UpdateProgramParams,
   ApiKey,
   ApiKeyWithSecret,
   AttemptFilter,
@@ -90,6 +96,8 @@ export type CardListParams = PageParams & Partial<CardListQuery>
 export type CardAuditListParams = PageParams & Partial<CardAuditQuery>
 export type EventListParams = PageParams & Partial<EventFilter>
 export type WalletListParams = PageParams & Partial<WalletFilter>
+/** The query of `cardholders.list`: paging and the filters `status` and `email`. */
+export type CardholderListParams = PageParams & Partial<CardholderFilter>
 export type WebhookSubscriptionListParams = PageParams & Partial<SubscriptionFilter>
 export type WebhookAttemptListParams = PageParams & Partial<AttemptFilter>
 export type FinancialAccountListParams = PageParams & {
@@ -155,7 +163,10 @@ export class IssuingClient {
   readonly programs = {
     create: (params: CreateProgramParams, options?: RequestOptions) => this.post<Program>("/v1/programs", params, options),
     list: (params?: PageParams, options?: RequestOptions) => this.list<Program, PageParams>("/v1/programs", params, options),
-    retrieve: (id: string, options?: RequestOptions) => this.get<Program>(`/v1/programs/${segment(id)}`, undefined, options)
+    retrieve: (id: string, options?: RequestOptions) => this.get<Program>(`/v1/programs/${segment(id)}`, undefined, options),
+    /** A program's settings (admin keys): `require_verified_cardholder` (docs/cardholders.md). */
+    update: (id: string, params: UpdateProgramParams, options?: RequestOptions) =>
+      this.patch<Program>(`/v1/programs/${segment(id)}`, params, options)
   }
 
   /** API keys of the organization (admin keys only). */
@@ -195,6 +206,21 @@ export class IssuingClient {
     /** A new tag (null clears it) or a metadata change; a field left out is kept (docs/ledger.md#wallet-tags). */
     update: (id: string, params: UpdateWalletParams, options?: RequestOptions) =>
       this.patch<Wallet>(`/v1/wallets/${segment(id)}`, params, options)
+  }
+
+  /** Cardholders and the outcome of the program's own verification of them (docs/cardholders.md). */
+  readonly cardholders = {
+    create: (params: CreateCardholderParams, options?: RequestOptions) => this.post<Cardholder>("/v1/cardholders", params, options),
+    /** The program's cardholders, newest first, optionally of one `status` or `email`. */
+    list: (params?: CardholderListParams, options?: RequestOptions) =>
+      this.list<Cardholder, CardholderListParams>("/v1/cardholders", params, options),
+    retrieve: (id: string, options?: RequestOptions) => this.get<Cardholder>(`/v1/cardholders/${segment(id)}`, undefined, options),
+    /** New details: a field left out is kept, null clears an optional one; `metadata` is merged. */
+    update: (id: string, params: UpdateCardholderParams, options?: RequestOptions) =>
+      this.patch<Cardholder>(`/v1/cardholders/${segment(id)}`, params, options),
+    /** Records the outcome of the program's own check: VERIFIED or REJECTED, with its `reference`. */
+    recordVerification: (id: string, params: RecordVerificationParams, options?: RequestOptions) =>
+      this.post<Cardholder>(`/v1/cardholders/${segment(id)}/verification`, params, options)
   }
 
   /** Financial accounts, their balances per book and their book transfers. */

@@ -1,4 +1,14 @@
-import type { Card, Dispute, FinancialAccount, OAuthGrant, Transaction, Transfer, Wallet, WebhookSubscription } from "./records.js"
+import type {
+  Card,
+  Cardholder,
+  Dispute,
+  FinancialAccount,
+  OAuthGrant,
+  Transaction,
+  Transfer,
+  Wallet,
+  WebhookSubscription
+} from "./records.js"
 
 /**
  * Each event type and the resource its `data.object` holds (docs/webhooks.md#event-types). The
@@ -8,6 +18,9 @@ export interface EventObjects {
   "wallet.created": Wallet
   /** A wallet's `tag` or `metadata` changed (`wallets.update`). */
   "wallet.updated": Wallet
+  "cardholder.created": Cardholder
+  /** A cardholder's details or the program's verification of it changed (`cardholders.update`, `cardholders.recordVerification`). */
+  "cardholder.updated": Cardholder
   "financial_account.created": FinancialAccount
   "card.created": Card
   "card.updated": Card
@@ -36,6 +49,8 @@ export type EventType = keyof EventObjects
 export const EVENT_TYPES: ReadonlyArray<EventType> = [
   "wallet.created",
   "wallet.updated",
+  "cardholder.created",
+  "cardholder.updated",
   "financial_account.created",
   "card.created",
   "card.updated",

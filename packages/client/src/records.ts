@@ -7,6 +7,7 @@ export type Program = {
   readonly id: string
   readonly name: string
   readonly bin: string
+  readonly require_verified_cardholder: boolean
   readonly created_at: string
   readonly updated_at: string
 }
@@ -58,6 +59,7 @@ export type Card = {
   readonly program_id: string
   readonly wallet_id: string
   readonly financial_account_id: string
+  readonly cardholder_id: string | null
   readonly type: "VIRTUAL" | "PHYSICAL"
   readonly state: "ACTIVE" | "FROZEN" | "CLOSED"
   readonly last_four: string
@@ -106,8 +108,42 @@ export type Wallet = {
   readonly metadata: { readonly [key: string]: string }
   readonly program_id: string
   readonly financial_account_id: string
+  readonly cardholder_id: string | null
   readonly holder: { readonly name: string; readonly email: string | null }
   readonly tag: string | null
+}
+
+/** A person or business the program issues cards to, with the outcome of the program's verification. */
+export type Cardholder = {
+  readonly object: "cardholder"
+  readonly id: string
+  readonly name: string
+  readonly created_at: string
+  readonly updated_at: string
+  readonly metadata: { readonly [key: string]: string }
+  readonly program_id: string
+  readonly type: "individual" | "business"
+  readonly email: string | null
+  readonly phone_number: string | null
+  readonly billing_address: {
+    readonly state: string | null
+    readonly line1: string
+    readonly line2: string | null
+    readonly city: string
+    readonly postal_code: string
+    readonly country: string
+  }
+  readonly individual: {
+    readonly first_name: string
+    readonly last_name: string
+    readonly dob: { readonly day: number; readonly month: number; readonly year: number }
+  } | null
+  readonly status: "PENDING_VERIFICATION" | "VERIFIED" | "REJECTED"
+  readonly verification: {
+    readonly updated_at: string
+    readonly status: "PENDING_VERIFICATION" | "VERIFIED" | "REJECTED"
+    readonly reference: string | null
+  }
 }
 
 /** A financial account (a wallet's or the program's settlement account) and its balance. */
@@ -162,12 +198,12 @@ export type Transfer = {
   readonly metadata: { readonly [key: string]: string }
   readonly program_id: string
   readonly amount: number
+  readonly status: "PENDING" | "SETTLED" | "RETURNED"
   readonly currency: string
   readonly transaction_id: string
   readonly payment_rail: "card" | "book" | "ach_same_day" | "wire" | "fednow_instant"
   readonly from_financial_account_id: string
   readonly to_financial_account_id: string
-  readonly status: "PENDING" | "SETTLED" | "RETURNED"
   readonly description: string | null
   readonly return_code: string | null
   readonly return_reason: string | null
@@ -183,17 +219,17 @@ export type Transaction = {
   readonly amount: number
   readonly card_id: string | null
   readonly expires_at: string | null
-  readonly currency: string
   readonly status: "PENDING" | "SETTLED" | "VOIDED" | "EXPIRED" | "DECLINED"
+  readonly currency: string
   readonly decline_reason: string | null
   readonly mcc: string | null
   readonly merchant_name: string | null
   readonly merchant: {
     readonly name: string
-    readonly mcc: string
-    readonly acceptor_id: string
     readonly city: string | null
     readonly country: string | null
+    readonly mcc: string
+    readonly acceptor_id: string
   } | null
   readonly network_transaction_id: string | null
   readonly authorized_amount: number | null
@@ -328,9 +364,9 @@ export type Dispute = {
   readonly updated_at: string
   readonly program_id: string
   readonly amount: number
+  readonly status: "SUBMITTED" | "WON" | "LOST"
   readonly currency: string
   readonly transaction_id: string
-  readonly status: "SUBMITTED" | "WON" | "LOST"
   readonly reason: "FRAUD" | "NOT_RECEIVED" | "DUPLICATE" | "INCORRECT_AMOUNT" | "CANCELED" | "OTHER"
   readonly explanation: string | null
   readonly provisional_credit_transfer_id: string
@@ -522,6 +558,63 @@ export type MetadataParams = "" | { readonly [key: string]: string } | null
 /** The body of `programs.create`. */
 export type CreateProgramParams = { readonly name: string; readonly bin?: string | undefined }
 
+/** The body of `programs.update` (admin keys): a field left out is kept. */
+export type UpdateProgramParams = { readonly require_verified_cardholder?: boolean | undefined }
+
+/** The body of `cardholders.create`. */
+export type CreateCardholderParams = {
+  readonly name: string
+  readonly type: "individual" | "business"
+  readonly billing_address: {
+    readonly line1: string
+    readonly city: string
+    readonly postal_code: string
+    readonly country: string
+    readonly state?: string | null | undefined
+    readonly line2?: string | null | undefined
+  }
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
+  readonly email?: string | null | undefined
+  readonly phone_number?: string | null | undefined
+  readonly individual?:
+    | {
+        readonly first_name: string
+        readonly last_name: string
+        readonly dob: { readonly day: number; readonly month: number; readonly year: number }
+      }
+    | null
+    | undefined
+}
+
+/** The body of `cardholders.update`: a field left out is kept, null clears an optional one; `metadata` is merged. */
+export type UpdateCardholderParams = {
+  readonly name?: string | undefined
+  readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
+  readonly email?: string | null | undefined
+  readonly phone_number?: string | null | undefined
+  readonly billing_address?:
+    | {
+        readonly line1: string
+        readonly city: string
+        readonly postal_code: string
+        readonly country: string
+        readonly state?: string | null | undefined
+        readonly line2?: string | null | undefined
+      }
+    | undefined
+  readonly individual?:
+    | {
+        readonly first_name: string
+        readonly last_name: string
+        readonly dob: { readonly day: number; readonly month: number; readonly year: number }
+      }
+    | null
+    | undefined
+}
+
+/** The body of `cardholders.recordVerification`. */
+export type RecordVerificationParams = { readonly status: "VERIFIED" | "REJECTED"; readonly reference?: string | null | undefined }
+
 /** The body of `apiKeys.create`. */
 export type CreateApiKeyParams = {
   readonly name: string
@@ -541,6 +634,7 @@ export type CreateCardParams = {
   readonly allowed_mcc_codes?: readonly string[] | null | undefined
   readonly blocked_mcc_codes?: readonly string[] | null | undefined
   readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
+  readonly cardholder_id?: string | null | undefined
   readonly allowedMccCodes?: readonly string[] | null | undefined
   readonly blockedMccCodes?: readonly string[] | null | undefined
   readonly spendingPeriod?: { readonly interval: string; readonly amount: number } | null | undefined
@@ -564,6 +658,7 @@ export type SearchByPanParams = { readonly pan: string }
 export type CreateWalletParams = {
   readonly holder: { readonly name: string; readonly email?: string | null | undefined }
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
+  readonly cardholder_id?: string | null | undefined
   readonly tag?: string | null | undefined
   readonly currency?: string | undefined
 }
@@ -754,6 +849,12 @@ export type WalletFilter = {
   readonly tag?: string | undefined
   readonly holder_name?: string | undefined
   readonly holder_email?: string | undefined
+}
+
+/** The filters of `cardholders.list`. */
+export type CardholderFilter = {
+  readonly email?: string | undefined
+  readonly status?: "PENDING_VERIFICATION" | "VERIFIED" | "REJECTED" | undefined
 }
 
 /** The filters of `webhooks.list`. */

@@ -6,6 +6,7 @@ import { AuthorizationEndpoints } from "./cards/AuthorizationEndpoints.js"
 import { CardAuthorizations } from "./cards/Authorizations.js"
 import { Cards } from "./cards/Cards.js"
 import { Disputes } from "./disputes/Disputes.js"
+import { Cardholders } from "./cardholders/Cardholders.js"
 import { Events } from "./events/Events.js"
 import { Idempotency } from "./idempotency/Idempotency.js"
 import { Ledger } from "./ledger/Ledger.js"
@@ -19,6 +20,7 @@ import { Webhooks } from "./webhooks/Webhooks.js"
 export type IssuingServices =
   | Access
   | Cards
+  | Cardholders
   | CardAuthorizations
   | AuthorizationEndpoints
   | AuthorizationDecisions
@@ -55,6 +57,7 @@ export const ServicesLive = Layer.mergeAll(
   Webhooks.Default.pipe(Layer.provideMerge(WebhookSenderLive)),
   Ledger.Default.pipe(Layer.provide(Events.Default)),
   Disputes.Default.pipe(Layer.provide(Events.Default)),
+  Cardholders.Default.pipe(Layer.provide(Events.Default)),
   OAuth.Default.pipe(Layer.provide(Layer.merge(Events.Default, AccessLive))),
   CardsLive,
   // The network's door runs the cards' own operations: the same instances, built once.

@@ -4,6 +4,8 @@ import type { AccessStore } from "./access/AccessStore.js"
 import { SqlAccessStoreLive } from "./access/SqlAccessStore.js"
 import type { AuthorizationEndpointStore } from "./cards/AuthorizationEndpointStore.js"
 import type { CardStore } from "./cards/CardStore.js"
+import type { CardholderStore } from "./cardholders/CardholderStore.js"
+import { SqlCardholderStoreLive } from "./cardholders/SqlCardholderStore.js"
 import { SqlAuthorizationEndpointStoreLive } from "./cards/SqlAuthorizationEndpointStore.js"
 import { SqlCardStoreLive } from "./cards/SqlCardStore.js"
 import type { DisputeStore } from "./disputes/DisputeStore.js"
@@ -33,6 +35,7 @@ export type IssuingStores =
   | ChangeFeed
   | CardStore
   | DisputeStore
+  | CardholderStore
   | IdempotencyStore
   | EventStore
   | EventFanOut
@@ -51,6 +54,7 @@ const SqlPortsLive = EventFanOutLive.pipe(
     Layer.mergeAll(
       SqlAccessStoreLive,
       SqlCardStoreLive,
+      SqlCardholderStoreLive,
       SqlAuthorizationEndpointStoreLive,
       SqlIdempotencyStoreLive,
       SqlEventStoreLive,

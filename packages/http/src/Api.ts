@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiKeysApi } from "./api/ApiKeysApi.js"
 import { AuthorizationEndpointsApi } from "./api/AuthorizationEndpointsApi.js"
+import { CardholdersApi } from "./api/CardholdersApi.js"
 import { CardEmbedApi, CardsApi, SimulateAuthorizationsApi, SimulateTransactionsApi } from "./api/CardsApi.js"
 import { DisputesApi, NetworkDisputesApi, SimulateDisputesApi } from "./api/DisputesApi.js"
 import { EventsApi } from "./api/EventsApi.js"
@@ -37,6 +38,7 @@ export class IssuingApi extends refuseUnknownParameters(
     .add(SimulateAuthorizationsApi)
     .add(SimulateTransactionsApi)
     .add(WalletsApi)
+    .add(CardholdersApi)
     .add(FinancialAccountsApi)
     .add(TransfersApi)
     .add(TransactionsApi)

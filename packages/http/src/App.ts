@@ -26,6 +26,7 @@ import type { Duplex } from "node:stream"
 import { IssuingApi } from "./Api.js"
 import { clientErrorListener, connectListener } from "./ClientErrors.js"
 import { ApiKeysHandlersLive } from "./handlers/ApiKeysHandlers.js"
+import { CardholdersHandlersLive } from "./handlers/CardholdersHandlers.js"
 import { AuthorizationEndpointsHandlersLive } from "./handlers/AuthorizationEndpointsHandlers.js"
 import {
   CardEmbedHandlersLive,
@@ -135,6 +136,7 @@ const HandlersLive = Layer.mergeAll(
   SimulateAuthorizationsHandlersLive,
   SimulateTransactionsHandlersLive,
   WalletsHandlersLive,
+  CardholdersHandlersLive,
   FinancialAccountsHandlersLive,
   TransfersHandlersLive,
   TransactionsHandlersLive,

@@ -228,6 +228,13 @@ export const ERROR_CODES = {
     title: "Transaction not disputable",
     description:
       "Only a card transaction's settled money can be disputed: a transfer's transaction or a DECLINED card transaction cannot. Nothing was written. param: transaction_id (docs/disputes.md)."
+  },
+  cardholder_not_verified: {
+    status: 422,
+    type: "invalid_request_error",
+    title: "Cardholder not verified",
+    description:
+      "The program requires a VERIFIED cardholder for every card (require_verified_cardholder), and the card's cardholder (its own cardholder_id, else its wallet's) is missing or not VERIFIED. Record the program's check with POST /v1/cardholders/{cardholder_id}/verification first. Nothing was written. param: cardholder_id."
   }
 } as const satisfies { readonly [C in ErrorCode]: C extends BusinessRuleCode ? BusinessRuleDoc : ErrorCodeDoc }
 

@@ -1703,7 +1703,29 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
   },
   "0691_time_only_list_indexes": "schema only",
   "0695_wallet_holder_search": "schema only",
-  "0699_card_last_four": "schema only"
+  "0699_card_last_four": "schema only",
+  "0705_cardholders": {
+    // Wallets, cards and programs keep their rows with no cardholder and no requirement; the new
+    // list's count follows an insert, a verification, an email change and a delete.
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT count(*)::int AS n FROM issuing_wallets WHERE cardholder_id IS NOT NULL`).toEqual([{ n: 0 }])
+        expect(yield* sql`SELECT count(*)::int AS n FROM issuing_cards WHERE cardholder_id IS NOT NULL`).toEqual([{ n: 0 }])
+        expect(yield* sql`SELECT DISTINCT require_verified_cardholder AS r FROM issuing_programs`).toEqual([{ r: false }])
+        const at = "2026-01-01T00:00:00.000Z"
+        yield* sql`INSERT INTO issuing_cardholders (id, program_id, type, name, email, billing_address, status,
+                     verification_updated_at, created_at, updated_at)
+                   VALUES ('ch_0705', ${PROGRAM}, 'individual', 'Ada', 'a@example.com', '{}', 'PENDING_VERIFICATION', ${at}, ${at}, ${at})`
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        yield* sql`UPDATE issuing_cardholders SET status = 'VERIFIED' WHERE id = 'ch_0705'`
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        yield* sql`UPDATE issuing_cardholders SET email = NULL WHERE id = 'ch_0705'`
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        yield* sql`DELETE FROM issuing_cardholders WHERE id = 'ch_0705'`
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
+  }
 }
 
 /** The transfers before migration 0550. */

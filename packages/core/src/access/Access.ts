@@ -18,6 +18,7 @@ import {
   type Caller,
   type CreateApiKey,
   type CreateProgram,
+  type UpdateProgram,
   KEY_RIGHTS,
   type KeyRight,
   type KeyScope,
@@ -86,6 +87,7 @@ const newProgram = (organizationId: string, name: string, bin: string, now: stri
   organization_id: organizationId,
   name,
   bin,
+  require_verified_cardholder: false,
   created_at: now,
   updated_at: now
 })
@@ -270,6 +272,32 @@ export class Access extends Effect.Service<Access>()("@issuing/core/Access", {
         findOwned(programId, PROGRAM, (id) =>
           canSeeProgram(caller, id) ? store.findProgram(caller.organizationId, id) : Effect.succeed(Option.none())
         ),
+
+      /**
+       * PATCH /v1/programs/{program_id} (admin): the program's settings. `require_verified_cardholder`
+       * is read from the database by every card issuance (never from a node's program cache), so it
+       * holds on every node from the commit.
+       */
+      updateProgram: (
+        caller: Caller,
+        programId: string,
+        change: UpdateProgram
+      ): Effect.Effect<Program, PermissionDenied | NotFound | SqlError.SqlError> =>
+        Effect.gen(function* () {
+          yield* requireAdmin(caller)
+          const current = yield* findOwned(programId, PROGRAM, (id) =>
+            canSeeProgram(caller, id) ? store.findProgram(caller.organizationId, id) : Effect.succeed(Option.none())
+          )
+          const required = change.require_verified_cardholder ?? current.require_verified_cardholder
+          if (required === current.require_verified_cardholder) return current
+          const updated = yield* store.updateProgram(
+            caller.organizationId,
+            current.id,
+            { require_verified_cardholder: required },
+            yield* nowIso
+          )
+          return Option.getOrElse(updated, () => current)
+        }),
 
       createApiKey: createApiKey.bind(null, deps),
 

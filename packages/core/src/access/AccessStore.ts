@@ -10,6 +10,13 @@ export interface AccessStoreService {
   readonly insertOrganization: (organization: Organization) => Effect.Effect<void, SqlError.SqlError>
   readonly insertProgram: (program: StoredProgram) => Effect.Effect<void, SqlError.SqlError>
   readonly findProgram: (organizationId: string, programId: string) => Effect.Effect<Option.Option<StoredProgram>, SqlError.SqlError>
+  /** Sets a program's settings (`require_verified_cardholder`) and updated_at; none when the organization has no such program. */
+  readonly updateProgram: (
+    organizationId: string,
+    programId: string,
+    change: { readonly require_verified_cardholder: boolean },
+    at: string
+  ) => Effect.Effect<Option.Option<StoredProgram>, SqlError.SqlError>
   /** Programs of an organization, limited to `programIds` when given. */
   readonly listPrograms: (
     organizationId: string,

@@ -31,6 +31,8 @@ export const Program = Schema.Struct({
   object: Schema.Literal("program"),
   name: Schema.String,
   bin: Schema.String,
+  /** Cards only for VERIFIED cardholders (docs/cardholders.md#requiring-verified-cardholders). */
+  require_verified_cardholder: Schema.Boolean,
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Program" })
@@ -141,6 +143,12 @@ export const CreateProgram = Schema.Struct({
   bin: Schema.optional(Bin)
 })
 export type CreateProgram = typeof CreateProgram.Type
+
+/** PATCH /v1/programs/{program_id} (admin): a field left out is kept. */
+export const UpdateProgram = Schema.Struct({
+  require_verified_cardholder: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "UpdateProgram" })
+export type UpdateProgram = typeof UpdateProgram.Type
 
 /**
  * The programs a new key is limited to: 1 to MAX_PROGRAM_IDS program UUIDs, decoded to lower case

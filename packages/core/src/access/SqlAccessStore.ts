@@ -13,6 +13,7 @@ const toProgram = (row: any): StoredProgram => ({
   organization_id: row.organization_id,
   name: row.name,
   bin: row.bin,
+  require_verified_cardholder: toBool(row.require_verified_cardholder),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
 })
@@ -39,7 +40,10 @@ const firstKey = (rows: ReadonlyArray<any>) => Option.map(Option.fromNullable(ro
 /** Organizations and programs; lists limited to a key's programs when it has a list. */
 const programQueries = (
   sql: Sql
-): Pick<AccessStoreService, "insertOrganization" | "insertProgram" | "findProgram" | "listPrograms" | "countPrograms"> => {
+): Pick<
+  AccessStoreService,
+  "insertOrganization" | "insertProgram" | "findProgram" | "updateProgram" | "listPrograms" | "countPrograms"
+> => {
   const programFilter = (organizationId: string, programIds: ReadonlyArray<string> | null) =>
     programIds === null
       ? sql`organization_id = ${organizationId}`
@@ -56,6 +60,11 @@ const programQueries = (
                   ${program.created_at}, ${program.updated_at})`.pipe(Effect.asVoid),
     findProgram: (organizationId, programId) =>
       sql`SELECT * FROM issuing_programs WHERE id = ${programId} AND organization_id = ${organizationId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toProgram))
+      ),
+    updateProgram: (organizationId, programId, change, at) =>
+      sql`UPDATE issuing_programs SET require_verified_cardholder = ${boolParam(change.require_verified_cardholder)}, updated_at = ${at}
+          WHERE id = ${programId} AND organization_id = ${organizationId} RETURNING *`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toProgram))
       ),
     listPrograms: (organizationId, programIds, window) =>

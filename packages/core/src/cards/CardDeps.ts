@@ -1,3 +1,4 @@
+import type { CardholderStoreService } from "../cardholders/CardholderStore.js"
 import type { ChangeFeedService } from "../changes/ChangeFeed.js"
 import type { Events } from "../events/Events.js"
 import type { Ledger } from "../ledger/Ledger.js"
@@ -16,4 +17,6 @@ export interface CardDeps {
   readonly config: IssuingSettings
   /** Lifecycle changes are published in their transaction; reads of cards are cached against it. */
   readonly feed: ChangeFeedService
+  /** A card's cardholder, checked at issuance (docs/cardholders.md). */
+  readonly cardholders: CardholderStoreService
 }

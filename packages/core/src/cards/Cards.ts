@@ -1,3 +1,4 @@
+import { CardholderStore } from "../cardholders/CardholderStore.js"
 import type { SqlError } from "@effect/sql"
 import type { InvalidRequest } from "../platform/Errors.js"
 import { Effect } from "effect"
@@ -44,7 +45,8 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
       vault: yield* Vault,
       events: yield* Events,
       config: yield* IssuingConfig,
-      feed: yield* ChangeFeed
+      feed: yield* ChangeFeed,
+      cardholders: yield* CardholderStore
     }
     const { store } = deps
     // Only the read of one card is served from it: lifecycle, reveal, embed and authorizations

@@ -6,6 +6,7 @@ import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { EMPTY_METADATA } from "../platform/Metadata.js"
 import { nowIso, nowMs } from "../platform/Time.js"
+import { cardholderForCard } from "../cardholders/Cardholders.js"
 import { expiryFrom, generateCvv, generatePan, replacementExpiry } from "./CardNumbers.js"
 import type { CardDeps } from "./CardDeps.js"
 import type { CardSecrets } from "./CardStore.js"
@@ -74,6 +75,7 @@ export const issueCard = (
     Effect.gen(function* () {
       const programId = caller.program.id
       const { wallet } = yield* deps.ledger.walletAccount(programId, input.wallet_id)
+      const cardholder = yield* cardholderForCard(deps.cardholders, programId, input.cardholder_id ?? wallet.cardholder_id)
       const id = newId()
       const secrets = yield* newSecrets(deps, caller.program.bin, id)
       const now = yield* nowIso
@@ -83,6 +85,7 @@ export const issueCard = (
         program_id: programId,
         wallet_id: wallet.id,
         financial_account_id: wallet.financial_account_id,
+        cardholder_id: cardholder?.id ?? null,
         type: input.type,
         state: "ACTIVE",
         last_four: secrets.last_four,

@@ -53,6 +53,8 @@ export const Card = Schema.Struct({
   program_id: Schema.String,
   wallet_id: Schema.String,
   financial_account_id: Schema.String,
+  /** The program's cardholder the card is for (docs/cardholders.md): its own, else its wallet's; or null. */
+  cardholder_id: Schema.NullOr(Schema.String),
   type: CardType,
   state: CardState,
   last_four: Schema.String,
@@ -212,7 +214,13 @@ const SpendControlsBody = {
 }
 
 /** POST /v1/cards as sent. */
-const IssueCardBody = Schema.Struct({ wallet_id: Uuid, type: CardType, ...SpendControlsBody, metadata: Schema.optional(MetadataInput) })
+const IssueCardBody = Schema.Struct({
+  wallet_id: Uuid,
+  type: CardType,
+  cardholder_id: Schema.optional(Schema.NullOr(Uuid)),
+  ...SpendControlsBody,
+  metadata: Schema.optional(MetadataInput)
+})
 
 /** A failure of one field of the body, at `param`. */
 const fieldIssue = (param: string, actual: unknown, issue: ParseResult.ParseIssue) => new ParseResult.Pointer(param, actual, issue)
@@ -244,7 +252,13 @@ const aliased = <A, I>(
 export const IssueCard = Schema.transformOrFail(
   IssueCardBody,
   Schema.typeSchema(
-    Schema.Struct({ wallet_id: Schema.String, type: CardType, ...SpendControls.fields, metadata: Schema.optional(Metadata) })
+    Schema.Struct({
+      wallet_id: Schema.String,
+      type: CardType,
+      cardholder_id: Schema.NullOr(Schema.String),
+      ...SpendControls.fields,
+      metadata: Schema.optional(Metadata)
+    })
   ),
   {
     strict: true,
@@ -262,6 +276,7 @@ export const IssueCard = Schema.transformOrFail(
         return {
           wallet_id: body.wallet_id,
           type: body.type,
+          cardholder_id: body.cardholder_id ?? null,
           allowed_mcc_codes: allowed,
           blocked_mcc_codes: blocked,
           spending_period: spending,
@@ -272,6 +287,7 @@ export const IssueCard = Schema.transformOrFail(
       ParseResult.succeed({
         wallet_id: input.wallet_id,
         type: input.type,
+        cardholder_id: input.cardholder_id,
         allowedMccCodes: input.allowed_mcc_codes,
         blockedMccCodes: input.blocked_mcc_codes,
         spendingPeriod: input.spending_period,

@@ -26,6 +26,7 @@ const toCardRecord = (row: any): CardRecord => ({
     program_id: row.program_id,
     wallet_id: row.wallet_id,
     financial_account_id: row.financial_account_id,
+    cardholder_id: row.cardholder_id ?? null,
     type: row.type as CardType,
     state: row.state as CardState,
     last_four: row.last_four,
@@ -100,10 +101,10 @@ const cardQueries = (
 > => ({
   insertCard: ({ card, sealed }) =>
     sql`INSERT INTO issuing_cards
-          (id, program_id, wallet_id, financial_account_id, type, state, last_four, exp_month, exp_year,
+          (id, program_id, wallet_id, financial_account_id, cardholder_id, type, state, last_four, exp_month, exp_year,
            pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes,
            spending_interval, spending_amount_minor, metadata, created_at, updated_at)
-        VALUES (${card.id}, ${card.program_id}, ${card.wallet_id}, ${card.financial_account_id}, ${card.type},
+        VALUES (${card.id}, ${card.program_id}, ${card.wallet_id}, ${card.financial_account_id}, ${card.cardholder_id}, ${card.type},
                 ${card.state}, ${card.last_four}, ${card.exp_month}, ${card.exp_year},
                 ${sealed.pan_sealed}, ${sealed.cvv_sealed}, ${sealed.pan_fingerprint}, ${sealed.vault_key_id},
                 ${JSON.stringify(card.allowed_mcc_codes)}, ${JSON.stringify(card.blocked_mcc_codes)},

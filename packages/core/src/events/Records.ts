@@ -5,6 +5,8 @@ import { newId } from "../platform/Ids.js"
 export const EVENT_TYPES = [
   "wallet.created",
   "wallet.updated",
+  "cardholder.created",
+  "cardholder.updated",
   "financial_account.created",
   "card.created",
   "card.updated",

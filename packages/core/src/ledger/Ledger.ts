@@ -1,3 +1,5 @@
+import { CardholderStore } from "../cardholders/CardholderStore.js"
+import { findCardholder } from "../cardholders/Cardholders.js"
 import type { SqlError } from "@effect/sql"
 import { Effect, type Either, Option } from "effect"
 import { Events } from "../events/Events.js"
@@ -67,6 +69,10 @@ const page = <F extends string, A, E, R>(
 const createWallet = (ctx: LedgerDeps, programId: string, input: CreateWallet) =>
   ctx.transactor.withTransaction(
     Effect.gen(function* () {
+      const cardholder =
+        input.cardholder_id === undefined || input.cardholder_id === null
+          ? null
+          : yield* findCardholder(ctx.cardholders, programId, input.cardholder_id)
       const now = yield* nowIso
       const currency = input.currency ?? DEFAULT_CURRENCY
       const wallet: Wallet = {
@@ -76,6 +82,7 @@ const createWallet = (ctx: LedgerDeps, programId: string, input: CreateWallet) =
         holder: { name: input.holder.name, email: input.holder.email ?? null },
         financial_account_id: newId(),
         tag: input.tag ?? null,
+        cardholder_id: cardholder?.id ?? null,
         metadata: initialMetadata(input.metadata),
         created_at: now,
         updated_at: now
@@ -217,7 +224,9 @@ const accountCurrency = (ctx: LedgerDeps, programId: string, accountId: string):
 
 /** The wallets' use cases. */
 const walletOperations = (ctx: LedgerDeps) => ({
-  createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, SqlError.SqlError> => createWallet(ctx, programId, input),
+  /** A new wallet; NotFound (param cardholder_id) when it names a cardholder the program does not have. */
+  createWallet: (programId: string, input: CreateWallet): Effect.Effect<Wallet, NotFound | SqlError.SqlError> =>
+    createWallet(ctx, programId, input),
   getWallet: (programId: string, walletId: string): Effect.Effect<Wallet, NotFound | SqlError.SqlError> =>
     findOwned(walletId, WALLET, (id) => ctx.store.findWallet(programId, id)),
   /** A new tag or metadata change; NotFound (param wallet_id), InvalidRequest (param metadata). */
@@ -377,7 +386,8 @@ export class Ledger extends Effect.Service<Ledger>()("@issuing/core/Ledger", {
       lane: yield* WriteLane,
       events: yield* Events,
       webhooks: yield* WebhookStore,
-      accountCache: makeAccountCache()
+      accountCache: makeAccountCache(),
+      cardholders: yield* CardholderStore
     }
     return { ...walletOperations(ctx), ...accountOperations(ctx), ...transferOperations(ctx), ...transactionOperations(ctx) }
   })

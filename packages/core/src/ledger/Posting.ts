@@ -1,3 +1,4 @@
+import type { CardholderStoreService } from "../cardholders/CardholderStore.js"
 import type { SqlError } from "@effect/sql"
 import { type Context, Data, Effect, Option } from "effect"
 import type { Events } from "../events/Events.js"
@@ -79,6 +80,8 @@ export interface LedgerDeps {
   readonly events: Events
   readonly webhooks: Context.Tag.Service<typeof WebhookStore>
   readonly accountCache: AccountCache
+  /** A wallet's cardholder is checked against the program's (docs/cardholders.md). */
+  readonly cardholders: CardholderStoreService
 }
 
 /** Runs a write: joins the caller's transaction if there is one, else commits through the store's lane. */

@@ -111,6 +111,8 @@ export const Wallet = Schema.Struct({
   financial_account_id: Schema.String,
   /** The program's customer the wallet belongs to (docs/ledger.md#wallet-tags), or null. */
   tag: Schema.NullOr(Schema.String),
+  /** The program's cardholder the wallet is for (docs/cardholders.md), or null. */
+  cardholder_id: Schema.NullOr(Schema.String),
   metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -311,6 +313,8 @@ export const CreateWallet = Schema.Struct({
   currency: Schema.optional(Currency),
   /** null or absent: untagged. */
   tag: Schema.optional(Schema.NullOr(WalletTag)),
+  /** A cardholder of the program (404 param cardholder_id otherwise); null or absent: none. */
+  cardholder_id: Schema.optional(Schema.NullOr(Uuid)),
   metadata: Schema.optional(MetadataInput)
 })
 export type CreateWallet = typeof CreateWallet.Type

@@ -15,6 +15,7 @@ const toWallet = (row: any): Wallet => ({
   holder: { name: row.holder_name, email: row.holder_email ?? null },
   financial_account_id: row.financial_account_id,
   tag: row.tag ?? null,
+  cardholder_id: row.cardholder_id ?? null,
   metadata: metadataOf(row.metadata),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
@@ -30,10 +31,10 @@ export const walletStatements = (q: LedgerQueries) => {
   return {
     insertWallet: (wallet) =>
       sql`INSERT INTO issuing_wallets
-            (id, program_id, holder_name, holder_email, financial_account_id, tag, metadata, created_at, updated_at)
+            (id, program_id, holder_name, holder_email, financial_account_id, tag, cardholder_id, metadata, created_at, updated_at)
           VALUES (${wallet.id}, ${wallet.program_id}, ${wallet.holder.name}, ${wallet.holder.email},
-                  ${wallet.financial_account_id}, ${wallet.tag}, ${metadataText(wallet.metadata)}, ${wallet.created_at},
-                  ${wallet.updated_at})`.pipe(Effect.asVoid),
+                  ${wallet.financial_account_id}, ${wallet.tag}, ${wallet.cardholder_id}, ${metadataText(wallet.metadata)},
+                  ${wallet.created_at}, ${wallet.updated_at})`.pipe(Effect.asVoid),
 
     findWallet: (programId, walletId) => findWallet(programId, walletId, false),
     lockWallet: (programId, walletId) => findWallet(programId, walletId, true),

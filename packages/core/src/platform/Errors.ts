@@ -54,6 +54,7 @@ export type BusinessRuleCode =
   | "amount_exceeds_settled"
   | "amount_exceeds_disputable"
   | "transaction_not_disputable"
+  | "cardholder_not_verified"
 
 /** Valid input that breaks a business rule; `code` is the machine-readable rule (e.g. insufficient_funds). */
 export class BusinessRuleViolation extends Data.TaggedError("BusinessRuleViolation")<{

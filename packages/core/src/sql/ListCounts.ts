@@ -14,6 +14,7 @@ export const COUNTED_LISTS = {
   transfers: ["status", "payment_rail", "financial_account_id"],
   transactions: ["status", "card_id"],
   wallets: ["tag"],
+  cardholders: ["status", "email"],
   financial_accounts: ["kind", "wallet_id", "currency"],
   cards: ["wallet_id", "state"],
   card_audit_records: ["card_id", "action"],

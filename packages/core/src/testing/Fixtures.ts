@@ -15,6 +15,7 @@ export const sampleProgram = (organizationId: string, overrides: Partial<StoredP
     organization_id: organizationId,
     name: "Program",
     bin: "400000",
+    require_verified_cardholder: false,
     created_at: now,
     updated_at: now,
     ...overrides

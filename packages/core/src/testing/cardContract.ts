@@ -24,6 +24,7 @@ export const sampleCard = (programId: string, overrides: Partial<CardRecord["car
       program_id: programId,
       wallet_id: newId(),
       financial_account_id: newId(),
+      cardholder_id: null,
       type: "VIRTUAL",
       state: "ACTIVE",
       last_four: "4242",

@@ -9,6 +9,7 @@ import { describe } from "@effect/vitest"
 import { accessContract } from "./accessContract.js"
 import { authorizationEndpointContract } from "./authorizationEndpointContract.js"
 import { cardContract } from "./cardContract.js"
+import { cardholderContract } from "./cardholderContract.js"
 import { changeFeedContract } from "./changeFeedContract.js"
 import type { ContractStoreLayer, PortContract } from "./Contract.js"
 import { disputeContract } from "./disputeContract.js"
@@ -43,7 +44,8 @@ export const PORT_CONTRACTS: Record<string, PortContract> = {
   changes: changeFeedContract,
   oauth: oauthContract,
   authorizationEndpoints: authorizationEndpointContract,
-  disputes: disputeContract
+  disputes: disputeContract,
+  cardholders: cardholderContract
 }
 
 /**

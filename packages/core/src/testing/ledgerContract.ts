@@ -56,6 +56,7 @@ const storeWallet = (
       holder: { name: "Ada Lovelace", email: "ada@example.com" },
       financial_account_id: newId(),
       tag,
+      cardholder_id: null,
       // Read back equal by the checks below: the metadata column round-trips, keys and values as sent.
       metadata: { customer: "c_42", ["__proto__"]: "kept as a key", "ünïcode 🙂": "" },
       created_at: at,
@@ -492,6 +493,7 @@ export const ledgerContract: PortContract = (name, store) =>
             holder: { name: "Holder", email: null },
             financial_account_id: newId(),
             tag: null,
+            cardholder_id: null,
             metadata: {},
             created_at: at,
             updated_at: at

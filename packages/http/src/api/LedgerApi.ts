@@ -41,7 +41,7 @@ const BookTransferParams = {
 
 /** Wallets (docs/ledger.md). */
 export class WalletsApi extends HttpApiGroup.make("wallets")
-  .add(post("create", "/wallets").setPayload(CreateWallet).addSuccess(Wallet))
+  .add(post("create", "/wallets").setPayload(CreateWallet).addError(NotFoundFailure).addSuccess(Wallet))
   .add(
     HttpApiEndpoint.get("list", "/wallets")
       .setUrlParams(Schema.Struct({ ...PagingParams, ...WalletFilter.fields }))

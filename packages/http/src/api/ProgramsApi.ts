@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { CreateProgram, Program } from "@issuing/core"
+import { CreateProgram, Program, UpdateProgram } from "@issuing/core"
 import { Schema } from "effect"
-import { ListOf, PagingParams, post } from "./Common.js"
+import { ListOf, PagingParams, patch, post } from "./Common.js"
 import { OrganizationScoped } from "./Security.js"
 import { NotFoundFailure } from "../errors.js"
 
@@ -12,6 +12,13 @@ export class ProgramsApi extends HttpApiGroup.make("programs")
   .add(
     HttpApiEndpoint.get("get", "/programs/:program_id")
       .setPath(Schema.Struct({ program_id: Schema.String }))
+      .addError(NotFoundFailure)
+      .addSuccess(Program)
+  )
+  .add(
+    patch("update", "/programs/:program_id")
+      .setPath(Schema.Struct({ program_id: Schema.String }))
+      .setPayload(UpdateProgram)
       .addError(NotFoundFailure)
       .addSuccess(Program)
   )

@@ -14,6 +14,11 @@ export interface EventDoc {
 export const EVENT_CATALOGUE: { readonly [T in EventType | "balance.updated"]: EventDoc } = {
   "wallet.created": { object: "Wallet", when: "A wallet was created (POST /v1/wallets)." },
   "wallet.updated": { object: "Wallet", when: "A wallet's tag or metadata changed (PATCH /v1/wallets/{wallet_id})." },
+  "cardholder.created": { object: "Cardholder", when: "A cardholder was created (POST /v1/cardholders)." },
+  "cardholder.updated": {
+    object: "Cardholder",
+    when: "A cardholder changed: its details or metadata (PATCH /v1/cardholders/{cardholder_id}) or the outcome of the program's verification (POST /v1/cardholders/{cardholder_id}/verification). Carries the tags of the cardholder's wallets."
+  },
   "financial_account.created": {
     object: "FinancialAccount",
     when: "A financial account was created: a wallet's, or the program's settlement account of a currency on its first use."

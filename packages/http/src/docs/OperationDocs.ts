@@ -30,6 +30,12 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   },
   "programs.list": { summary: "List programs", description: list("the programs the key may use") },
   "programs.get": { summary: "Retrieve a program", description: "One program of the organization; 404 when the key cannot see it." },
+  "programs.update": {
+    summary: "Change a program's settings",
+    description:
+      "Admin keys: `require_verified_cardholder` true makes every new card need a VERIFIED cardholder (its own `cardholder_id`, else its wallet's), else 422 cardholder_not_verified. Read by every issuance from the database, so it holds on every node at once.",
+    example: { require_verified_cardholder: true }
+  },
   "apiKeys.create": {
     summary: "Create an API key",
     description:
@@ -155,6 +161,36 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     description:
       'A new `tag` (null clears it) or a change of `metadata` (keys given are set, "" removes one); a field left out is kept. Emits `wallet.updated`, unless nothing changed.',
     example: { tag: "customer_42", metadata: { plan: "gold" } }
+  },
+  "cardholders.create": {
+    summary: "Create a cardholder",
+    description:
+      "A person (`individual`, with `individual.dob`) or a `business` the program issues cards to, PENDING_VERIFICATION until the program records its own check. Its personal data is never written to logs (docs/cardholders.md). Emits `cardholder.created`.",
+    example: {
+      type: "individual",
+      name: "Ada Lovelace",
+      email: "ada@example.com",
+      phone_number: "+14155550123",
+      billing_address: { line1: "1 Main St", city: "San Francisco", state: "CA", postal_code: "94105", country: "US" },
+      individual: { first_name: "Ada", last_name: "Lovelace", dob: { day: 10, month: 12, year: 1990 } }
+    }
+  },
+  "cardholders.list": { summary: "List cardholders", description: list("the program's cardholders", "Filter by `status` and `email`.") },
+  "cardholders.get": { summary: "Retrieve a cardholder", description: "One cardholder of the program." },
+  "cardholders.update": {
+    summary: "Change a cardholder",
+    description:
+      'A field given replaces the cardholder\'s (null clears an optional one); `metadata` is merged ("" removes a key). The verification is kept. Emits `cardholder.updated`, unless nothing changed.',
+    example: {
+      email: "ada@lovelace.example",
+      billing_address: { line1: "2 Side St", city: "Oakland", postal_code: "94607", country: "US" }
+    }
+  },
+  "cardholders.verify": {
+    summary: "Record a cardholder's verification",
+    description:
+      "The outcome of the program's own identity check (admin or developer keys): VERIFIED or REJECTED, with the program's `reference` for it. Sets `status` and `verification`; emits `cardholder.updated`.",
+    example: { status: "VERIFIED", reference: "kyc_case_8841" }
   },
   "financialAccounts.list": {
     summary: "List financial accounts",

@@ -19,5 +19,8 @@ export const ProgramsHandlersLive = HttpApiBuilder.group(IssuingApi, "programs",
         })
       )
       .handle("get", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(access.getProgram(caller, path.program_id))))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentCaller, (caller) => mapToApiFailure(access.updateProgram(caller, path.program_id, payload)))
+      )
   })
 )

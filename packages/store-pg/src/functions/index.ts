@@ -170,6 +170,41 @@ AS $function$
 `
   },
   {
+    name: "issuing_count_cardholders",
+    text: `-- Keeps the cardholders' counts (docs/operations.md#exact-totals-at-any-size): per statement, one
+-- upsert of every (program, key) its rows add or remove, keys \`=status|=email\` with "any" ('') for
+-- each filter, on the backend's shard; an update moves a cardholder between keys (a verification,
+-- a new email).
+CREATE OR REPLACE FUNCTION issuing_count_cardholders()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'cardholders', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.email END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.email IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'cardholders', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.email END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.email IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      ELSE
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+   SELECT 'cardholders', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.email END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.email IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.email END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
+          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.email IS NOT NULL)) y) x
+   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
     name: "issuing_count_cards",
     text: `-- Keeps the cards' counts (docs/operations.md#exact-totals-at-any-size): per statement, one
 -- upsert of every (program, key) its rows add or remove, keys \`=wallet|=state\` with "any" ('') for
@@ -873,7 +908,8 @@ AS $function$
     text: `-- Writes the tags of the wallets an event concerns (docs/webhooks.md#customers-and-tags), from the
 -- event's own data at the time it is written: a wallet's own \`tag\`; \`wallet_id\` (accounts,
 -- balances, cards); the accounts of a transfer; the card of a card transaction (or of the
--- transaction a later object names); the transfers of a transaction that has no card. AFTER the
+-- transaction a later object names); the transfers of a transaction that has no card; for a
+-- cardholder's own events, the wallets of that cardholder (docs/cardholders.md#events). AFTER the
 -- inserting statement, so it sees every row that statement wrote (a posting's transfer and its
 -- transaction's event are sibling CTEs). A program without tagged wallets pays one index probe.
 CREATE OR REPLACE FUNCTION issuing_tag_event()
@@ -902,7 +938,10 @@ AS $function$
             UNION ALL
             SELECT a.wallet_id FROM issuing_transfers x
               JOIN issuing_financial_accounts a ON a.id IN (x.from_financial_account_id, x.to_financial_account_id)
-              WHERE NEW.type = 'transaction.updated' AND d->>'card_id' IS NULL AND x.transaction_id = d->>'id');
+              WHERE NEW.type = 'transaction.updated' AND d->>'card_id' IS NULL AND x.transaction_id = d->>'id'
+            UNION ALL
+            SELECT h.id FROM issuing_wallets h
+              WHERE NEW.type LIKE 'cardholder.%' AND h.program_id = NEW.program_id AND h.cardholder_id = d->>'id');
       END IF;
       IF v_tags IS NOT NULL THEN
         INSERT INTO issuing_event_tags (event_id, tag, program_id, created_at)

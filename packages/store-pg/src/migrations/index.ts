@@ -53,6 +53,7 @@ import disputes from "./0690_disputes.js"
 import timeOnlyListIndexes from "./0691_time_only_list_indexes.js"
 import walletHolderSearch from "./0695_wallet_holder_search.js"
 import cardLastFour from "./0699_card_last_four.js"
+import cardholders from "./0705_cardholders.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -114,5 +115,6 @@ export const migrations = {
   "0690_disputes": disputes,
   "0691_time_only_list_indexes": timeOnlyListIndexes,
   "0695_wallet_holder_search": walletHolderSearch,
-  "0699_card_last_four": cardLastFour
+  "0699_card_last_four": cardLastFour,
+  "0705_cardholders": cardholders
 }

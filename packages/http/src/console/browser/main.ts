@@ -14,6 +14,7 @@ import { eventsView, eventView } from "./views/events.js"
 import { apiKeysView } from "./views/keys.js"
 import { transactionsView, transactionView } from "./views/transactions.js"
 import { transfersView } from "./views/transfers.js"
+import { cardholdersView } from "./views/cardholders.js"
 import { walletsView, walletView } from "./views/wallets.js"
 import { webhooksView, webhookView } from "./views/webhooks.js"
 
@@ -140,6 +141,7 @@ const programPicker = (session: Session, onChange: () => void): HTMLElement => {
 const NAV = [
   ["/programs", "Programs"],
   ["/wallets", "Wallets"],
+  ["/cardholders", "Cardholders"],
   ["/cards", "Cards"],
   ["/transactions", "Transactions"],
   ["/transfers", "Transfers"],
@@ -209,6 +211,8 @@ const viewFor = async (session: Session, route: string, rerender: () => void, ch
       return id === undefined ? eventsView(context) : eventView(context, id)
     case "wallets":
       return id === undefined ? walletsView(context) : walletView(context, id)
+    case "cardholders":
+      return cardholdersView(context)
     default:
       return walletsView(context)
   }

@@ -21,6 +21,16 @@ export interface Wallet {
   readonly tag: string | null
   readonly created_at: string
 }
+export interface Cardholder {
+  readonly id: string
+  readonly type: string
+  readonly name: string
+  readonly email: string | null
+  readonly billing_address: { readonly country: string }
+  readonly status: string
+  readonly verification: { readonly reference: string | null }
+  readonly created_at: string
+}
 export interface FinancialAccount {
   readonly id: string
   readonly wallet_id: string | null
