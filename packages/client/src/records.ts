@@ -398,6 +398,8 @@ export type WebhookSubscription = {
   readonly event_types: readonly (
     | "wallet.created"
     | "wallet.updated"
+    | "cardholder.created"
+    | "cardholder.updated"
     | "financial_account.created"
     | "card.created"
     | "card.updated"
@@ -430,6 +432,8 @@ export type WebhookSubscriptionWithSecret = {
   readonly event_types: readonly (
     | "wallet.created"
     | "wallet.updated"
+    | "cardholder.created"
+    | "cardholder.updated"
     | "financial_account.created"
     | "card.created"
     | "card.updated"
@@ -479,6 +483,8 @@ export type WebhookPortalSession = {
   readonly allowed_event_types: readonly (
     | "wallet.created"
     | "wallet.updated"
+    | "cardholder.created"
+    | "cardholder.updated"
     | "financial_account.created"
     | "card.created"
     | "card.updated"
