@@ -41,6 +41,9 @@ export const run = async (baseUrl: string, key: string, programId: string) => {
     params: { header, query: { page_size: 1, ascending: false, financial_account_id: accountId } }
   })
   if (page.data === undefined) throw new Error(JSON.stringify(page.error))
+  const events = await client.GET("/v1/events", { params: { header, query: { type: "transfer.created", page_size: 1 } } })
+  const object = events.data?.data[0]?.data.object
+  const eventAmount: number | undefined = object?.object === "transfer" ? object.amount : undefined
   const refused = await client.GET("/v1/transfers", { params: { header, query: { order_by: "amount" } } })
   const errorType: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "rate_limit_error" | "api_error" | undefined = refused.error?.error.type
   return {
@@ -51,7 +54,8 @@ export const run = async (baseUrl: string, key: string, programId: string) => {
     batch: batch.data.data.length,
     refused: refused.response.status,
     errorType,
-    requestId: page.response.headers.get("Request-Id")
+    requestId: page.response.headers.get("Request-Id"),
+    eventAmount
   }
 }
 
@@ -147,6 +151,9 @@ describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
     expect(document.components.schemas.Transfer.properties.created_at.format).toBe("date-time")
     expect(document.components.schemas.TransferBatchItem.properties.payment_rail).toBeDefined()
     expect(document.components.schemas.PropertyKey).toBeUndefined()
+    const eventObject = document.components.schemas.Event.properties.data.properties.object
+    expect(eventObject.discriminator.propertyName).toBe("object")
+    expect(eventObject.oneOf).toContainEqual({ $ref: "#/components/schemas/Transfer" })
     expect(text).not.toContain('"type":"number"')
   })
 
@@ -160,6 +167,7 @@ describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
     const usage = await import(path.join(dir, "usage.mjs"))
     const result = await usage.run(platform.baseUrl, platform.org.api_key, platform.org.program_id)
     expect(result).toMatchObject({ amount: 1500, total: 2, hasMore: true, batch: 1, refused: 400, errorType: "invalid_request_error" })
+    expect(result.eventAmount).toBe(5)
     expect(result.requestId).toMatch(/^[0-9a-f-]{36}$/)
   }, 120_000)
 })

@@ -189,6 +189,19 @@ const giveFormats = (node: unknown): void => {
   for (const value of Object.values(node)) giveFormats(value)
 }
 
+/** The resources an event may carry: component, its `object` value, the event types that carry it. */
+const EVENT_OBJECTS: ReadonlyArray<readonly [string, string, string]> = [
+  ["Wallet", "wallet", "wallet.*"],
+  ["FinancialAccount", "financial_account", "financial_account.created and balance.updated"],
+  ["Card", "card", "card.*"],
+  ["Transfer", "transfer", "transfer.*"],
+  ["Transaction", "transaction", "transaction.updated"],
+  ["Dispute", "dispute", "dispute.*"],
+  ["Cardholder", "cardholder", "cardholder.*"],
+  ["OAuthGrant", "oauth_grant", "oauth_grant.*"],
+  ["WebhookSubscription", "webhook_subscription", "webhook.test"]
+]
+
 /** Whether `$ref` to `name` appears anywhere under `node`. */
 const refers = (node: unknown, name: string): boolean => JSON.stringify(node).includes(`"#/components/schemas/${name}"`)
 
@@ -271,6 +284,22 @@ export const makeGeneratorReady = (spec: OpenApi.OpenAPISpec, facts: ApiFacts): 
   }
   if (transferBody !== undefined && schemas.TransferBatchItem !== undefined) {
     schemas.TransferBatchItem = { ...structuredClone(transferBody), description: "A transfer, exactly as the body of POST /v1/transfers." }
+  }
+  // An event's `data.object` is one resource, told by its `object` field (docs/webhooks.md#event-types).
+  const eventObject = schemas.Event?.properties?.data?.properties?.object
+  if (eventObject !== undefined) {
+    const resources = EVENT_OBJECTS.filter(([component]) => schemas[component] !== undefined)
+    schemas.Event.properties.data.properties.object = {
+      description:
+        "The resource the event is about, as it was when the event happened; its `object` field tells which: " +
+        resources.map(([component, object, types]) => `${object} (${component}) for ${types}`).join("; ") +
+        ".",
+      oneOf: resources.map(([component]) => ({ $ref: `#/components/schemas/${component}` })),
+      discriminator: {
+        propertyName: "object",
+        mapping: Object.fromEntries(resources.map(([component, object]) => [object, `#/components/schemas/${component}`]))
+      }
+    }
   }
   if (schemas.AmountMinor !== undefined) {
     schemas.AmountMinor = {
