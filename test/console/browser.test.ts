@@ -613,6 +613,14 @@ describe.runIf(available)("the console in real headless Chromium", () => {
           await phone.waitForLoadState("networkidle")
           const widths = await phone.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: window.innerWidth }))
           expect(widths.page, `${name} at 390 px`).toBeLessThanOrEqual(widths.screen)
+          if (name === "wallet") {
+            // The chart's tick labels stay readable: drawn at least 10 px tall (the chart scrolls in its box instead of shrinking).
+            await phone.locator("svg.chart .chart-label").first().waitFor()
+            const heights = await phone
+              .locator("svg.chart .chart-label")
+              .evaluateAll((labels) => labels.map((label) => label.getBoundingClientRect().height))
+            expect(Math.min(...heights)).toBeGreaterThanOrEqual(10)
+          }
           await phone.screenshot({ path: path.join(SCREENSHOTS, `console-${kind}-phone-${name}.png`), fullPage: true })
         }
       } finally {

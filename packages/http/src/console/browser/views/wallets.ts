@@ -133,7 +133,9 @@ const balanceOverTime = (context: ViewContext, account: FinancialAccount): HTMLE
     earlier.addEventListener("click", () => void load())
     replace(
       body,
-      points.length === 0 ? h("p", { class: "muted" }, "No postings yet.") : balanceChart(points, before, account.currency),
+      points.length === 0
+        ? h("p", { class: "muted" }, "No postings yet.")
+        : h("div", { class: "chart-box" }, balanceChart(points, before, account.currency)),
       h("p", { class: "muted" }, `${points.length} most recent postings shown, balance after each.`, " ", earlier)
     )
   }
