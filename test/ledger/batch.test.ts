@@ -118,6 +118,18 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
     expect(await transfersOf(a.financial_account_id)).toBe(0)
   })
 
+  it("tells an item that is not an object what it must be, briefly, naming the item", async () => {
+    const notObjects = [42, "x", null, [1]]
+    const answered = await batch({ transfers: notObjects })
+    expect(answered.status, answered.text).toBe(200)
+    for (const item of answered.body.data) {
+      expect(item.error).toMatchObject({ code: "invalid_request", param: null })
+      expect(item.error.message).toBe("Invalid request: must be a transfer object, as the body of POST /v1/transfers")
+    }
+    const atomic = expectEnvelope(await batch({ atomic: true, transfers: [42] }), 400, { code: "invalid_request", param: "transfers.0" })
+    expect(atomic.message.length).toBeLessThan(100)
+  })
+
   it("takes one Idempotency-Key for the whole batch: the same request replays, another is 409", async () => {
     const a = await createWallet(platform, "A")
     const b = await createWallet(platform, "B")

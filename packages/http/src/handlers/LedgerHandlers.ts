@@ -44,6 +44,8 @@ const decodeStrict = Schema.decodeUnknownEither(CreateTransfer, { errors: "first
 const decodeKnownFields = Schema.decodeUnknownEither(CreateTransfer, { errors: "first" })
 const hasOnlyBodyFields = (item: unknown): boolean =>
   typeof item === "object" && item !== null && !Array.isArray(item) && Object.keys(item).every((key) => TRANSFER_BODY_FIELDS.has(key))
+const isObject = (item: unknown): boolean => typeof item === "object" && item !== null && !Array.isArray(item)
+const NOT_A_TRANSFER = "must be a transfer object, as the body of POST /v1/transfers"
 const decodeItem = (item: unknown) => (hasOnlyBodyFields(item) ? decodeKnownFields(item) : decodeStrict(item))
 
 /** Why a batch item is refused before posting: malformed (400), or an inbound transfer the caller may not record (403). */
@@ -88,7 +90,13 @@ const postBatch = (ledger: Ledger, payload: CreateTransferBatch) =>
     const decoded = payload.transfers.map(
       (item): Either.Either<TransferRequest, ItemRefusal> =>
         Either.match(decodeItem(item), {
-          onLeft: (error) => Either.left(decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error))),
+          onLeft: (error) =>
+            Either.left(
+              isObject(item)
+                ? decodeIssuesFailure(ParseResult.ArrayFormatter.formatErrorSync(error))
+                : // Not an object at all: what an item must be, not the whole schema's text.
+                  decodeIssuesFailure([{ _tag: "Type", path: [], message: NOT_A_TRANSFER }])
+            ),
           onRight: (request) => mayRecord(caller, config.environment, request)
         })
     )
