@@ -5,7 +5,9 @@ import { createWallet, fund, issueCard, luhnValid, reveal } from "./helpers.js"
 
 const CARD_FIELDS = [
   "allowed_mcc_codes",
+  "allowed_merchant_countries",
   "blocked_mcc_codes",
+  "blocked_merchant_countries",
   "cardholder_id",
   "created_at",
   "exp_month",

@@ -52,6 +52,8 @@ export type Card = {
   readonly metadata: { readonly [key: string]: string }
   readonly allowed_mcc_codes: readonly string[]
   readonly blocked_mcc_codes: readonly string[]
+  readonly allowed_merchant_countries: readonly string[]
+  readonly blocked_merchant_countries: readonly string[]
   readonly spending_period: {
     readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
     readonly amount: number
@@ -639,6 +641,8 @@ export type CreateCardParams = {
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly allowed_mcc_codes?: readonly string[] | null | undefined
   readonly blocked_mcc_codes?: readonly string[] | null | undefined
+  readonly allowed_merchant_countries?: readonly unknown[] | null | undefined
+  readonly blocked_merchant_countries?: readonly unknown[] | null | undefined
   readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
   readonly cardholder_id?: string | null | undefined
   readonly allowedMccCodes?: readonly string[] | null | undefined
@@ -651,6 +655,8 @@ export type UpdateCardParams = {
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly allowed_mcc_codes?: readonly string[] | null | undefined
   readonly blocked_mcc_codes?: readonly string[] | null | undefined
+  readonly allowed_merchant_countries?: readonly unknown[] | null | undefined
+  readonly blocked_merchant_countries?: readonly unknown[] | null | undefined
   readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
   readonly allowedMccCodes?: readonly string[] | null | undefined
   readonly blockedMccCodes?: readonly string[] | null | undefined

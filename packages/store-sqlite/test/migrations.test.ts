@@ -626,6 +626,15 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* sql`DELETE FROM issuing_cardholders WHERE id = 'ch_0705'`
       expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
     })
+  },
+  "0710_card_merchant_countries": {
+    // Every card issued before has neither list.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(
+        yield* sql`SELECT count(*) AS n FROM issuing_cards WHERE allowed_merchant_countries <> '[]' OR blocked_merchant_countries <> '[]'`
+      ).toEqual([{ n: 0 }])
+    })
   }
 }
 

@@ -145,6 +145,8 @@ const decide = (
   ask: {
     readonly transaction: Transaction
     readonly mcc: string | null
+    /** The merchant's country as its message sent it (`merchant.country`), or null. */
+    readonly country: string | null
     readonly authorizedBefore: number
     readonly amount: number
     readonly credentialDecline: DeclineReason | null
@@ -155,7 +157,7 @@ const decide = (
   Effect.gen(function* () {
     const builtIn =
       ask.credentialDecline ??
-      controlDecline(card, ask.mcc) ??
+      controlDecline(card, ask.mcc, ask.country) ??
       (yield* spendDecline(deps, card, ask.authorizedBefore, ask.amount)) ??
       (yield* fundsDecline(deps, programId, card, ask.amount))
     const decision =
@@ -206,6 +208,7 @@ const authorizeCard = (
     const ask = {
       transaction: opened,
       mcc: message.mcc,
+      country: message.merchant?.country ?? null,
       authorizedBefore: 0,
       amount: message.amount,
       credentialDecline: message.credentialDecline
@@ -325,6 +328,7 @@ const increment = (
     const ask = {
       transaction: seen,
       mcc: seen.mcc,
+      country: seen.merchant?.country ?? null,
       authorizedBefore: seen.authorized_amount!,
       amount: input.amount,
       credentialDecline: null

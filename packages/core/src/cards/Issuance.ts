@@ -93,6 +93,8 @@ export const issueCard = (
         exp_year: secrets.exp_year,
         allowed_mcc_codes: input.allowed_mcc_codes,
         blocked_mcc_codes: input.blocked_mcc_codes,
+        allowed_merchant_countries: input.allowed_merchant_countries,
+        blocked_merchant_countries: input.blocked_merchant_countries,
         spending_period: input.spending_period,
         metadata: input.metadata ?? EMPTY_METADATA,
         created_at: now,

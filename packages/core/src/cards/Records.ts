@@ -1,6 +1,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import type * as AST from "effect/SchemaAST"
 import { AmountMinor, Currency } from "../ledger/Records.js"
+import { CountryCode } from "../platform/Countries.js"
 import { Uuid } from "../platform/Ids.js"
 import { oneOf } from "../platform/Literals.js"
 import { initialMetadata, Metadata, MetadataInput } from "../platform/Metadata.js"
@@ -38,10 +39,18 @@ export const SpendingPeriod = Schema.Struct({
 }).annotations({ identifier: "SpendingPeriod", description: "At most `amount` minor units approved per UTC window." })
 export type SpendingPeriod = typeof SpendingPeriod.Type
 
-/** A card's spend controls: merchant category allow and block lists (sorted, no duplicates) and a limit. */
+/** Most countries in one merchant country allow or block list (every assigned alpha-2 code fits). */
+export const MAX_MERCHANT_COUNTRIES = 250
+
+/**
+ * A card's spend controls: merchant category and merchant country allow and block lists (sorted, no
+ * duplicates; countries ISO 3166-1 alpha-2, docs/card-transactions.md#controls) and a limit.
+ */
 export const SpendControls = Schema.Struct({
   allowed_mcc_codes: Schema.Array(MccCode),
   blocked_mcc_codes: Schema.Array(MccCode),
+  allowed_merchant_countries: Schema.Array(Schema.String),
+  blocked_merchant_countries: Schema.Array(Schema.String),
   spending_period: Schema.NullOr(SpendingPeriod)
 })
 export type SpendControls = typeof SpendControls.Type
@@ -176,6 +185,7 @@ export const DeclineReason = Schema.Literal(
   "SPENDING_LIMIT_EXCEEDED",
   "INSUFFICIENT_FUNDS",
   "WEBHOOK_DECLINED",
+  "MERCHANT_COUNTRY_NOT_ALLOWED",
   "CARD_EXPIRED",
   "INCORRECT_CVV"
 )
@@ -195,6 +205,30 @@ const MccCodeList = Schema.transform(
   { strict: true, decode: (codes) => [...new Set(codes)].sort(), encode: (codes) => codes }
 )
 
+/** A merchant country allow or block list: assigned alpha-2 codes, decoded without duplicates and sorted. */
+const CountryList = Schema.transform(
+  Schema.Array(CountryCode)
+    .annotations({
+      message: () => ({ message: "must hold assigned ISO 3166-1 alpha-2 country codes in upper case, e.g. US", override: true })
+    })
+    .pipe(Schema.maxItems(MAX_MERCHANT_COUNTRIES, { message: () => `may hold at most ${MAX_MERCHANT_COUNTRIES} countries` })),
+  Schema.typeSchema(Schema.Array(Schema.String)),
+  { strict: true, decode: (codes) => [...new Set(codes)].sort(), encode: (codes) => codes }
+)
+
+/** The country lists as sent (snake_case only: they came after the release history's camelCase names). */
+const CountryListBody = Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)))
+
+/** Decodes a country list sent under `name`; null when absent or null. */
+const countryList = (body: Record<string, unknown>, name: string): Either.Either<ReadonlyArray<string> | null, ParseResult.ParseIssue> => {
+  const value = body[name]
+  if (value === undefined || value === null) return Either.right(null)
+  return Either.mapLeft(ParseResult.decodeUnknownEither(CountryList)(value), (issue) => fieldIssue(name, body, issue))
+}
+
+/** A country both allowed and blocked is refused, naming the block list (the message never repeats the codes). */
+const countryOverlap = (allowed: ReadonlyArray<string>, blocked: ReadonlyArray<string>) => allowed.some((code) => blocked.includes(code))
+
 // The body's own shapes; the values are checked once the alias is resolved, so that a failure
 // names the camelCase field whichever name was sent.
 const MccCodesBody = Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
@@ -210,7 +244,9 @@ const SpendControlsBody = {
   blockedMccCodes: MccCodesBody,
   blocked_mcc_codes: MccCodesBody,
   spendingPeriod: SpendingPeriodBody,
-  spending_period: SpendingPeriodBody
+  spending_period: SpendingPeriodBody,
+  allowed_merchant_countries: CountryListBody,
+  blocked_merchant_countries: CountryListBody
 }
 
 /** POST /v1/cards as sent. */
@@ -273,12 +309,20 @@ export const IssueCard = Schema.transformOrFail(
           return yield* Either.left(fieldIssue("blockedMccCodes", body, new ParseResult.Type(ast, blocked, message)))
         }
         const spending = yield* aliased(SpendingPeriod, body, ["spendingPeriod", "spending_period"], ast)
+        const allowedCountries = (yield* countryList(body, "allowed_merchant_countries")) ?? []
+        const blockedCountries = (yield* countryList(body, "blocked_merchant_countries")) ?? []
+        if (countryOverlap(allowedCountries, blockedCountries)) {
+          const message = "a merchant country cannot be both allowed and blocked"
+          return yield* Either.left(fieldIssue("blocked_merchant_countries", body, new ParseResult.Type(ast, blockedCountries, message)))
+        }
         return {
           wallet_id: body.wallet_id,
           type: body.type,
           cardholder_id: body.cardholder_id ?? null,
           allowed_mcc_codes: allowed,
           blocked_mcc_codes: blocked,
+          allowed_merchant_countries: allowedCountries,
+          blocked_merchant_countries: blockedCountries,
           spending_period: spending,
           metadata: initialMetadata(body.metadata)
         }
@@ -291,6 +335,8 @@ export const IssueCard = Schema.transformOrFail(
         allowedMccCodes: input.allowed_mcc_codes,
         blockedMccCodes: input.blocked_mcc_codes,
         spendingPeriod: input.spending_period,
+        allowed_merchant_countries: input.allowed_merchant_countries,
+        blocked_merchant_countries: input.blocked_merchant_countries,
         metadata: input.metadata
       })
   }
@@ -316,6 +362,8 @@ export const UpdateCard = Schema.transformOrFail(
     Schema.Struct({
       allowed_mcc_codes: Schema.optional(Schema.Array(MccCode)),
       blocked_mcc_codes: Schema.optional(Schema.Array(MccCode)),
+      allowed_merchant_countries: Schema.optional(Schema.Array(Schema.String)),
+      blocked_merchant_countries: Schema.optional(Schema.Array(Schema.String)),
       spending_period: Schema.optional(Schema.NullOr(SpendingPeriod)),
       metadata: Schema.optional(Schema.NullOr(Metadata))
     })
@@ -330,7 +378,11 @@ export const UpdateCard = Schema.transformOrFail(
         const allowed = yield* aliased(MccCodeList, body, ALLOWED, ast)
         const blocked = yield* aliased(MccCodeList, body, BLOCKED, ast)
         const period = yield* aliased(SpendingPeriod, body, PERIOD, ast)
+        const allowedCountries = yield* countryList(body, "allowed_merchant_countries")
+        const blockedCountries = yield* countryList(body, "blocked_merchant_countries")
         return {
+          ...(body.allowed_merchant_countries !== undefined ? { allowed_merchant_countries: allowedCountries ?? [] } : {}),
+          ...(body.blocked_merchant_countries !== undefined ? { blocked_merchant_countries: blockedCountries ?? [] } : {}),
           ...(sent(body, ALLOWED) ? { allowed_mcc_codes: allowed ?? [] } : {}),
           ...(sent(body, BLOCKED) ? { blocked_mcc_codes: blocked ?? [] } : {}),
           ...(sent(body, PERIOD) ? { spending_period: period } : {}),
@@ -342,6 +394,8 @@ export const UpdateCard = Schema.transformOrFail(
         allowedMccCodes: input.allowed_mcc_codes,
         blockedMccCodes: input.blocked_mcc_codes,
         spendingPeriod: input.spending_period,
+        allowed_merchant_countries: input.allowed_merchant_countries,
+        blocked_merchant_countries: input.blocked_merchant_countries,
         metadata: input.metadata
       })
   }

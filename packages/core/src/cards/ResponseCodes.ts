@@ -35,6 +35,7 @@ const DECLINE_CODES: Record<DeclineReason | NetworkDeclineReason, ResponseCode> 
   CARD_CLOSED: "46",
   MCC_NOT_ALLOWED: "57",
   MCC_BLOCKED: "57",
+  MERCHANT_COUNTRY_NOT_ALLOWED: "57",
   SPENDING_LIMIT_EXCEEDED: "61",
   CARD_EXPIRED: "54",
   INCORRECT_CVV: "N7",

@@ -14,12 +14,20 @@ import { findOwned } from "../platform/FindOwned.js"
 export const mergeControls = (card: SpendControls, change: UpdateCard): SpendControls => ({
   allowed_mcc_codes: change.allowed_mcc_codes ?? card.allowed_mcc_codes,
   blocked_mcc_codes: change.blocked_mcc_codes ?? card.blocked_mcc_codes,
+  allowed_merchant_countries: change.allowed_merchant_countries ?? card.allowed_merchant_countries,
+  blocked_merchant_countries: change.blocked_merchant_countries ?? card.blocked_merchant_countries,
   spending_period: change.spending_period === undefined ? card.spending_period : change.spending_period
 })
 
 const sameControls = (a: SpendControls, b: SpendControls) =>
-  JSON.stringify([a.allowed_mcc_codes, a.blocked_mcc_codes, a.spending_period]) ===
-  JSON.stringify([b.allowed_mcc_codes, b.blocked_mcc_codes, b.spending_period])
+  JSON.stringify([
+    a.allowed_mcc_codes,
+    a.blocked_mcc_codes,
+    a.allowed_merchant_countries,
+    a.blocked_merchant_countries,
+    a.spending_period
+  ]) ===
+  JSON.stringify([b.allowed_mcc_codes, b.blocked_mcc_codes, b.allowed_merchant_countries, b.blocked_merchant_countries, b.spending_period])
 
 const sameCard = (a: CardChange, b: Card) => sameControls(a, b) && sameMetadata(a.metadata, b.metadata)
 
@@ -53,6 +61,12 @@ export const updateSpendControls = (
         return yield* new InvalidRequest({
           message: "a merchant category code cannot be both allowed and blocked",
           param: change.blocked_mcc_codes !== undefined ? "blockedMccCodes" : "allowedMccCodes"
+        })
+      }
+      if (controls.allowed_merchant_countries.some((code) => controls.blocked_merchant_countries.includes(code))) {
+        return yield* new InvalidRequest({
+          message: "a merchant country cannot be both allowed and blocked",
+          param: change.blocked_merchant_countries !== undefined ? "blocked_merchant_countries" : "allowed_merchant_countries"
         })
       }
       const metadata =

@@ -43,12 +43,20 @@ export const windowFirstDay = (interval: SpendingInterval, nowMillis: number): s
   return start === null ? null : start.toISOString().slice(0, 10)
 }
 
-/** The decline reason from the card's state and merchant category controls, if any (checked before money). */
-export const controlDecline = (card: Card, mcc: string | null): DeclineReason | null => {
+/**
+ * The decline reason from the card's state and merchant controls, if any (checked before money).
+ * The merchant's country is the one its card message sent (`merchant.country`); a card with an
+ * allow list declines a merchant that sent none, as it declines an unknown category.
+ */
+export const controlDecline = (card: Card, mcc: string | null, country: string | null = null): DeclineReason | null => {
   if (card.state === "CLOSED") return "CARD_CLOSED"
   if (card.state === "FROZEN") return "CARD_FROZEN"
   if (mcc !== null && card.blocked_mcc_codes.includes(mcc)) return "MCC_BLOCKED"
   if (card.allowed_mcc_codes.length > 0 && (mcc === null || !card.allowed_mcc_codes.includes(mcc))) return "MCC_NOT_ALLOWED"
+  if (country !== null && card.blocked_merchant_countries.includes(country)) return "MERCHANT_COUNTRY_NOT_ALLOWED"
+  if (card.allowed_merchant_countries.length > 0 && (country === null || !card.allowed_merchant_countries.includes(country))) {
+    return "MERCHANT_COUNTRY_NOT_ALLOWED"
+  }
   return null
 }
 

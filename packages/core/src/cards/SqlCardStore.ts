@@ -34,6 +34,8 @@ const toCardRecord = (row: any): CardRecord => ({
     exp_year: toInt(row.exp_year),
     allowed_mcc_codes: fromJson<Array<string>>(row.allowed_mcc_codes),
     blocked_mcc_codes: fromJson<Array<string>>(row.blocked_mcc_codes),
+    allowed_merchant_countries: fromJson<Array<string>>(row.allowed_merchant_countries),
+    blocked_merchant_countries: fromJson<Array<string>>(row.blocked_merchant_countries),
     spending_period:
       row.spending_interval === null
         ? null
@@ -103,11 +105,12 @@ const cardQueries = (
     sql`INSERT INTO issuing_cards
           (id, program_id, wallet_id, financial_account_id, cardholder_id, type, state, last_four, exp_month, exp_year,
            pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes,
-           spending_interval, spending_amount_minor, metadata, created_at, updated_at)
+           allowed_merchant_countries, blocked_merchant_countries, spending_interval, spending_amount_minor, metadata, created_at, updated_at)
         VALUES (${card.id}, ${card.program_id}, ${card.wallet_id}, ${card.financial_account_id}, ${card.cardholder_id}, ${card.type},
                 ${card.state}, ${card.last_four}, ${card.exp_month}, ${card.exp_year},
                 ${sealed.pan_sealed}, ${sealed.cvv_sealed}, ${sealed.pan_fingerprint}, ${sealed.vault_key_id},
                 ${JSON.stringify(card.allowed_mcc_codes)}, ${JSON.stringify(card.blocked_mcc_codes)},
+                ${JSON.stringify(card.allowed_merchant_countries)}, ${JSON.stringify(card.blocked_merchant_countries)},
                 ${card.spending_period?.interval ?? null}, ${card.spending_period?.amount ?? null},
                 ${metadataText(card.metadata)}, ${card.created_at}, ${card.updated_at})`.pipe(Effect.asVoid),
   findCard: (programId, cardId) =>
@@ -163,6 +166,8 @@ const changeQueries = (
     sql`UPDATE issuing_cards
         SET allowed_mcc_codes = ${JSON.stringify(change.allowed_mcc_codes)},
             blocked_mcc_codes = ${JSON.stringify(change.blocked_mcc_codes)},
+            allowed_merchant_countries = ${JSON.stringify(change.allowed_merchant_countries)},
+            blocked_merchant_countries = ${JSON.stringify(change.blocked_merchant_countries)},
             spending_interval = ${change.spending_period?.interval ?? null},
             spending_amount_minor = ${change.spending_period?.amount ?? null},
             metadata = ${metadataText(change.metadata)},

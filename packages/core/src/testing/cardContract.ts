@@ -32,6 +32,8 @@ export const sampleCard = (programId: string, overrides: Partial<CardRecord["car
       exp_year: 2031,
       allowed_mcc_codes: ["5411", "5812"],
       blocked_mcc_codes: [],
+      allowed_merchant_countries: ["DE", "US"],
+      blocked_merchant_countries: [],
       spending_period: { interval: "DAILY", amount: AmountMinor.make(20_000) },
       metadata: { cost_center: "42" },
       created_at: now,
@@ -98,6 +100,8 @@ const updatesControlsAndMetadata = (it: It) =>
       const change = {
         allowed_mcc_codes: [],
         blocked_mcc_codes: ["7995"],
+        allowed_merchant_countries: [],
+        blocked_merchant_countries: ["KP"],
         spending_period: null,
         metadata: { team: "ops", ключ: "значение" }
       }

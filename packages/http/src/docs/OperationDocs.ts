@@ -50,7 +50,7 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
   "cards.create": {
     summary: "Issue a card",
     description:
-      "A VIRTUAL or PHYSICAL card on a wallet, with optional spend controls: allowed and blocked merchant category codes and a spending period. Emits `card.created`.",
+      "A VIRTUAL or PHYSICAL card on a wallet, with optional spend controls: allowed and blocked merchant category codes, allowed and blocked merchant countries (ISO 3166-1 alpha-2) and a spending period. Emits `card.created`.",
     example: {
       wallet_id: WALLET,
       type: "VIRTUAL",

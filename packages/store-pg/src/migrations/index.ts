@@ -54,6 +54,7 @@ import timeOnlyListIndexes from "./0691_time_only_list_indexes.js"
 import walletHolderSearch from "./0695_wallet_holder_search.js"
 import cardLastFour from "./0699_card_last_four.js"
 import cardholders from "./0705_cardholders.js"
+import cardMerchantCountries from "./0710_card_merchant_countries.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -116,5 +117,6 @@ export const migrations = {
   "0691_time_only_list_indexes": timeOnlyListIndexes,
   "0695_wallet_holder_search": walletHolderSearch,
   "0699_card_last_four": cardLastFour,
-  "0705_cardholders": cardholders
+  "0705_cardholders": cardholders,
+  "0710_card_merchant_countries": cardMerchantCountries
 }
