@@ -111,6 +111,9 @@ const isWholeNumber = (name: string) =>
   name === "count" ||
   name === "exp_month" ||
   name === "exp_year" ||
+  name === "day" ||
+  name === "month" ||
+  name === "year" ||
   name === "response_code" ||
   name === "events_queued" ||
   /_(amount|minor|count|ms|seconds)$/.test(name)
