@@ -20,6 +20,8 @@ export type CardReveal = typeof Core.CardReveal.Encoded
 export type CardEmbedSession = typeof Core.CardEmbedSession.Encoded
 /** An access to card data, as the audit trail keeps it. */
 export type CardAuditRecord = typeof Core.CardAuditRecord.Encoded
+/** One of a card's limits with its current window's spend and what remains (`cards.spendLimits`). */
+export type SpendLimitStatus = typeof Core.SpendLimitStatus.Encoded
 /** A wallet and its holder. */
 export type Wallet = typeof Core.Wallet.Encoded
 /** A person or business the program issues cards to, with the outcome of the program's verification. */

@@ -2,6 +2,7 @@ import type { ErrorEnvelope } from "./errors.js"
 import type { WebhookEvent } from "./events.js"
 import { type Page, PageList, type PageParams } from "./pagination.js"
 import type {
+  SpendLimitStatus,
   Cardholder,
   CardholderFilter,
   CreateCardholderParams,
@@ -182,6 +183,9 @@ export class IssuingClient {
     create: (params: CreateCardParams, options?: RequestOptions) => this.post<Card>("/v1/cards", params, options),
     list: (params?: CardListParams, options?: RequestOptions) => this.list<Card, CardListParams>("/v1/cards", params, options),
     retrieve: (id: string, options?: RequestOptions) => this.get<Card>(`/v1/cards/${segment(id)}`, undefined, options),
+    /** Each limit of the card with its current window's spend and what remains (docs/card-transactions.md#remaining-spend). */
+    spendLimits: (id: string, options?: RequestOptions) =>
+      this.get<Page<SpendLimitStatus>>(`/v1/cards/${segment(id)}/spend-limits`, undefined, options),
     /** New spend controls: a control left out is kept, null clears it (docs/card-data.md#changing-spend-controls). */
     update: (id: string, params: UpdateCardParams, options?: RequestOptions) =>
       this.patch<Card>(`/v1/cards/${segment(id)}`, params, options),

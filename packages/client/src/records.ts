@@ -101,6 +101,20 @@ export type CardAuditRecord = {
   readonly client_ip: string | null
 }
 
+/** One of a card's limits with its current window's spend and what remains (`cards.spendLimits`). */
+export type SpendLimitStatus = {
+  readonly object: "spend_limit"
+  readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
+  readonly amount: number | null
+  readonly count: number | null
+  readonly spent_amount: number | null
+  readonly spent_count: number | null
+  readonly remaining_amount: number | null
+  readonly remaining_count: number | null
+  readonly window_start: string | null
+  readonly window_end: string | null
+}
+
 /** A wallet and its holder. */
 export type Wallet = {
   readonly object: "wallet"

@@ -1,6 +1,6 @@
 import { CardholderStore } from "../cardholders/CardholderStore.js"
 import type { SqlError } from "@effect/sql"
-import type { InvalidRequest } from "../platform/Errors.js"
+import type { InvalidRequest, NotFound } from "../platform/Errors.js"
 import { Effect } from "effect"
 import type { ProgramCaller } from "../access/Records.js"
 import { ChangeFeed } from "../changes/ChangeFeed.js"
@@ -18,7 +18,8 @@ import { CardStore } from "./CardStore.js"
 import { updateSpendControls } from "./SpendControlsUpdate.js"
 import type { CardDeps } from "./CardDeps.js"
 import { changeLifecycle, findCard, issueCard } from "./Issuance.js"
-import type { Card, CardAuditQuery, CardAuditRecord, CardListQuery } from "./Records.js"
+import type { Card, CardAuditQuery, CardAuditRecord, CardListQuery, SpendLimitStatus } from "./Records.js"
+import { windowEnd, windowFirstDay, windowStart } from "./SpendRules.js"
 
 export type { CardDeps } from "./CardDeps.js"
 export { EMBED_TOKEN_BYTES, RESEAL_BATCH_SIZE } from "./CardData.js"
@@ -68,6 +69,36 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
           const { card } = yield* findCard(deps, caller.program.id, cardId)
           cardCache.set(key, card, version, now)
           return card
+        }),
+
+      /**
+       * GET /v1/cards/{card_id}/spend-limits: each limit of the card with its current window's spend
+       * and what remains, read from the spend kept per card and day (one row for ALL_TIME, at most
+       * 366 for YEARLY, whatever the card's history), as an authorization reads it.
+       */
+      spendLimits: (caller: ProgramCaller, cardId: string): Effect.Effect<Page<SpendLimitStatus>, NotFound | SqlError.SqlError> =>
+        Effect.gen(function* () {
+          const { card } = yield* findCard(deps, caller.program.id, cardId)
+          const limit = card.spending_period
+          if (limit === null) return { data: [], total_count: 0, has_more: false }
+          const now = yield* nowMs
+          const start = windowStart(limit.interval, now)
+          const end = windowEnd(limit.interval, start)
+          const perTransaction = limit.interval === "PER_TRANSACTION"
+          const spent = perTransaction ? null : yield* store.approvedSpendMinor(card.id, windowFirstDay(limit.interval, now))
+          const status: SpendLimitStatus = {
+            object: "spend_limit",
+            interval: limit.interval,
+            amount: limit.amount,
+            count: null,
+            spent_amount: spent,
+            spent_count: null,
+            remaining_amount: Math.max(0, limit.amount - (spent ?? 0)),
+            remaining_count: null,
+            window_start: start?.toISOString() ?? null,
+            window_end: end?.toISOString() ?? null
+          }
+          return { data: [status], total_count: 1, has_more: false }
         }),
 
       /** GET /v1/cards: the program's cards, filtered by wallet and state. */

@@ -77,6 +77,27 @@ export const Card = Schema.Struct({
 export type Card = typeof Card.Type
 
 /**
+ * One of a card's limits as it stands now (GET /v1/cards/{card_id}/spend-limits,
+ * docs/card-transactions.md#remaining-spend): the limit, what its current window has spent and
+ * what remains. A limit of amount only has `count`, `spent_count` and `remaining_count` null;
+ * PER_TRANSACTION has no window (`spent_amount` null: it limits each transaction on its own, and
+ * `remaining_amount` is what one new transaction may authorize).
+ */
+export const SpendLimitStatus = Schema.Struct({
+  object: Schema.Literal("spend_limit"),
+  interval: SpendingInterval,
+  amount: Schema.NullOr(Schema.Number),
+  count: Schema.NullOr(Schema.Number),
+  spent_amount: Schema.NullOr(Schema.Number),
+  spent_count: Schema.NullOr(Schema.Number),
+  remaining_amount: Schema.NullOr(Schema.Number),
+  remaining_count: Schema.NullOr(Schema.Number),
+  window_start: Schema.NullOr(Schema.String),
+  window_end: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "SpendLimitStatus" })
+export type SpendLimitStatus = typeof SpendLimitStatus.Type
+
+/**
  * The sensitive part of a card as stored: sealed by the vault, searchable only by keyed fingerprint.
  * Both ciphertexts are bound to their place (`CARD_TABLE`, their column, the card id): moved to
  * another row or column they do not decrypt. Cards sealed before binding (`v1.…`) are bound by

@@ -34,6 +34,30 @@ export const windowStart = (interval: SpendingInterval, nowMillis: number): Date
 }
 
 /**
+ * The end (exclusive, UTC) of the window that starts at `start`: the next day, week, month or year;
+ * null for ALL_TIME and PER_TRANSACTION.
+ */
+export const windowEnd = (interval: SpendingInterval, start: Date | null): Date | null => {
+  if (start === null) return null
+  const y = start.getUTCFullYear()
+  const m = start.getUTCMonth()
+  const d = start.getUTCDate()
+  switch (interval) {
+    case "DAILY":
+      return new Date(Date.UTC(y, m, d + 1))
+    case "WEEKLY":
+      return new Date(Date.UTC(y, m, d + 7))
+    case "MONTHLY":
+      return new Date(Date.UTC(y, m + 1, 1))
+    case "YEARLY":
+      return new Date(Date.UTC(y + 1, 0, 1))
+    case "ALL_TIME":
+    case "PER_TRANSACTION":
+      return null
+  }
+}
+
+/**
  * The first day (`YYYY-MM-DD`) of the window holding `nowMillis`, as the card store's spend is kept
  * per day; null for every day (ALL_TIME). Windows start at a UTC midnight: a window is its first day
  * and every day after it.

@@ -13,6 +13,7 @@ import {
   SimulateAuthorization,
   SimulateClearing,
   SimulateIncrement,
+  SpendLimitStatus,
   Transaction,
   UpdateCard
 } from "@issuing/core"
@@ -50,6 +51,12 @@ export class CardsApi extends HttpApiGroup.make("cards")
   )
   .add(post("searchByPan", "/cards/search-by-pan").setPayload(SearchByPan).addSuccess(Card).addError(NotFoundFailure))
   .add(HttpApiEndpoint.get("get", "/cards/:card_id").setPath(CardPath).addError(NotFoundFailure).addSuccess(Card))
+  .add(
+    HttpApiEndpoint.get("spendLimits", "/cards/:card_id/spend-limits")
+      .setPath(CardPath)
+      .addError(NotFoundFailure)
+      .addSuccess(ListOf(SpendLimitStatus))
+  )
   .add(
     patch("update", "/cards/:card_id")
       .setPath(CardPath)

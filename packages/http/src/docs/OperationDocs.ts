@@ -59,6 +59,11 @@ export const OPERATION_DOCS: Readonly<Record<string, OperationDoc>> = {
     }
   },
   "cards.list": { summary: "List cards", description: list("the program's cards", "Filter by `wallet_id` and `state`.") },
+  "cards.spendLimits": {
+    summary: "A card's remaining spend",
+    description:
+      "Each limit of the card with its current UTC window (`window_start` inclusive, `window_end` exclusive), what the window has spent (approved authorizations and increments, less reversals, expiries and returns) and what remains. Read from the spend kept per card and day, not from the card's transactions (docs/card-transactions.md#remaining-spend)."
+  },
   "cards.searchByPan": {
     summary: "Find a card by its number",
     description: "The program's card with this number (keys with pan_reveal), found through a keyed hash; 404 otherwise.",

@@ -47,6 +47,9 @@ export const CardsHandlersLive = HttpApiBuilder.group(IssuingApi, "cards", (hand
         Effect.flatMap(accessContext, ({ caller, context }) => mapToApiFailure(cards.searchByPan(caller, payload.pan, context)))
       )
       .handle("get", ({ path }) => Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(cards.get(caller, path.card_id))))
+      .handle("spendLimits", ({ path }) =>
+        Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(cards.spendLimits(caller, path.card_id)))
+      )
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentProgram, (caller) => mapToApiFailure(cards.update(caller, path.card_id, payload)))
       )
