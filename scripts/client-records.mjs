@@ -40,6 +40,61 @@ if (diagnostics.length > 0) {
     })
   )
 }
+// The descriptions of the OpenAPI document's components (packages/http/src/docs), by record name and
+// property: the client's records carry the same words as JSDoc (docs/client.md). Read from the
+// sources (the `source` export condition, run by tsx), so no build is needed.
+const componentDocs = JSON.parse(
+  execFileSync(
+    process.execPath,
+    [
+      "--conditions=source",
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "-e",
+      `const { openApiDocument } = await import(${JSON.stringify(path.join(ROOT, "packages/http/src/docs/OpenApiDocument.ts"))})
+       const schemas = openApiDocument("http://localhost:8080", "sandbox").components.schemas
+       const docs = {}
+       for (const [name, schema] of Object.entries(schemas)) {
+         docs[name] = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([, p]) => typeof p.description === "string").map(([k, p]) => [k, p.description]))
+       }
+       process.stdout.write(JSON.stringify(docs))`
+    ],
+    { cwd: ROOT, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] }
+  )
+)
+
+/** `printed` (an object type on one line) with a JSDoc comment before each top-level property that has a description. */
+const withPropertyDocs = (printed, docs) => {
+  if (docs === undefined || !printed.startsWith("{")) return printed
+  let out = ""
+  let depth = 0
+  let quote = null
+  for (let index = 0; index < printed.length; index += 1) {
+    const char = printed[index]
+    if (quote !== null) {
+      out += char
+      if (char === "\\") {
+        out += printed[index + 1] ?? ""
+        index += 1
+      } else if (char === quote) quote = null
+      continue
+    }
+    if (char === '"' || char === "'") quote = char
+    if (char === "{" || char === "(" || char === "[") depth += 1
+    if (char === "}" || char === ")" || char === "]") depth -= 1
+    out += char
+    // A member starts after the opening brace or a separator at depth 1.
+    if (depth === 1 && (char === "{" || char === ";")) {
+      const rest = printed.slice(index + 1)
+      const member = /^\s*(?:readonly\s+)?("?)([A-Za-z_$][\w$-]*)\1\??:/.exec(rest)
+      const description = member === null ? undefined : docs[member[2]]
+      if (description !== undefined) out += `\n/** ${description.replaceAll("*/", "*\\/")} */\n`
+    }
+  }
+  return out
+}
+
 const checker = program.getTypeChecker()
 const text = source.getFullText()
 const flags = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.InTypeAlias
@@ -56,7 +111,8 @@ for (const statement of source.statements) {
   if (/\bimport\(|\bSchema\.|\bBrand\b/.test(printed)) fail(`${statement.name.text} does not print as a plain type: ${printed}`)
   const comments = (ts.getLeadingCommentRanges(text, statement.pos) ?? []).map((range) => text.slice(range.pos, range.end))
   const doc = comments.filter((comment) => comment.startsWith("/**")).at(-1)
-  parts.push(...(doc === undefined ? [] : [doc]), `export type ${statement.name.text} = ${printed}`, "")
+  const documented = withPropertyDocs(printed, componentDocs[statement.name.text])
+  parts.push(...(doc === undefined ? [] : [doc]), `export type ${statement.name.text} = ${documented}`, "")
 }
 
 const biome = path.join(ROOT, "node_modules/@biomejs/biome/bin/biome")

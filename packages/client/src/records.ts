@@ -3,21 +3,31 @@
 
 /** A program of the organization. */
 export type Program = {
+  /** The kind of object. */
   readonly object: "program"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** A name. */
   readonly name: string
   readonly bin: string
   readonly require_verified_cardholder: boolean
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
 }
 
 /** An API key (never its secret). */
 export type ApiKey = {
+  /** The kind of object. */
   readonly object: "api_key"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** A name. */
   readonly name: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The key's role: admin, developer or viewer. */
   readonly role: "admin" | "developer" | "viewer"
   readonly program_ids: readonly string[] | null
   readonly pan_reveal: boolean
@@ -29,10 +39,15 @@ export type ApiKey = {
 
 /** A new API key: its secret is in this answer only. */
 export type ApiKeyWithSecret = {
+  /** The kind of object. */
   readonly object: "api_key"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** A name. */
   readonly name: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The key's role: admin, developer or viewer. */
   readonly role: "admin" | "developer" | "viewer"
   readonly program_ids: readonly string[] | null
   readonly pan_reveal: boolean
@@ -40,14 +55,19 @@ export type ApiKeyWithSecret = {
   readonly inbound_funding: boolean
   readonly network: boolean
   readonly revoked_at: string | null
+  /** The secret, shown in this answer only. */
   readonly secret: string
 }
 
 /** A card: never its number or code (see `CardReveal`). */
 export type Card = {
+  /** The kind of object. */
   readonly object: "card"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
   readonly allowed_mcc_codes: readonly string[]
@@ -58,22 +78,35 @@ export type Card = {
     readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
     readonly amount: number
   } | null
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The wallet's id. */
   readonly wallet_id: string
+  /** The financial account's id. */
   readonly financial_account_id: string
+  /** The cardholder's id. */
   readonly cardholder_id: string | null
+  /** The object's type. */
   readonly type: "VIRTUAL" | "PHYSICAL"
+  /** The object's state. */
   readonly state: "ACTIVE" | "FROZEN" | "CLOSED"
+  /** The last four digits of the card number. */
   readonly last_four: string
+  /** The month of expiry (1-12). */
   readonly exp_month: number
+  /** The year of expiry. */
   readonly exp_year: number
 }
 
 /** A card's number and code (keys with `pan_reveal`). */
 export type CardReveal = {
+  /** The kind of object. */
   readonly object: "card_reveal"
+  /** The month of expiry (1-12). */
   readonly exp_month: number
+  /** The year of expiry. */
   readonly exp_year: number
+  /** The card's id, or null when there is none. */
   readonly card_id: string
   readonly pan: string
   readonly cvv: string
@@ -81,22 +114,31 @@ export type CardReveal = {
 
 /** An embed session of the secure card display. */
 export type CardEmbedSession = {
+  /** The kind of object. */
   readonly object: "card_embed_session"
+  /** The card's id, or null when there is none. */
   readonly card_id: string
   readonly session_token: string
+  /** When it expires (RFC 3339, UTC). */
   readonly expires_at: string
   readonly embed_url: string
 }
 
 /** An access to card data, as the audit trail keeps it. */
 export type CardAuditRecord = {
+  /** The kind of object. */
   readonly object: "card_audit_record"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The card's id, or null when there is none. */
   readonly card_id: string | null
   readonly api_key_id: string | null
   readonly action: "reveal" | "search_by_pan" | "embed_session" | "embed_view"
+  /** The request's id, as in the Request-Id header. */
   readonly request_id: string
   readonly client_ip: string | null
 }
@@ -117,13 +159,20 @@ export type SpendLimitStatus = {
 
 /** A wallet and its holder. */
 export type Wallet = {
+  /** The kind of object. */
   readonly object: "wallet"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The financial account's id. */
   readonly financial_account_id: string
+  /** The cardholder's id. */
   readonly cardholder_id: string | null
   readonly holder: { readonly name: string; readonly email: string | null }
   readonly tag: string | null
@@ -131,13 +180,20 @@ export type Wallet = {
 
 /** A person or business the program issues cards to, with the outcome of the program's verification. */
 export type Cardholder = {
+  /** The kind of object. */
   readonly object: "cardholder"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** A name. */
   readonly name: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The object's type. */
   readonly type: "individual" | "business"
   readonly email: string | null
   readonly phone_number: string | null
@@ -154,6 +210,7 @@ export type Cardholder = {
     readonly last_name: string
     readonly dob: { readonly day: number; readonly month: number; readonly year: number }
   } | null
+  /** The object's status. */
   readonly status: "PENDING_VERIFICATION" | "VERIFIED" | "REJECTED"
   readonly verification: {
     readonly updated_at: string
@@ -164,13 +221,20 @@ export type Cardholder = {
 
 /** A financial account (a wallet's or the program's settlement account) and its balance. */
 export type FinancialAccount = {
+  /** The kind of object. */
   readonly object: "financial_account"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The wallet's id. */
   readonly wallet_id: string | null
   readonly kind: "wallet" | "settlement"
+  /** An ISO 4217 currency code, upper case. */
   readonly currency: string
   readonly balance: { readonly amount: number; readonly currency: string }
   readonly pending_balance: { readonly amount: number; readonly currency: string }
@@ -179,10 +243,14 @@ export type FinancialAccount = {
 
 /** One book of an account: debits, credits, balance. */
 export type BookBalance = {
+  /** The kind of object. */
   readonly object: "book_balance"
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The financial account's id. */
   readonly financial_account_id: string
   readonly balance: { readonly amount: number; readonly currency: string }
+  /** The book of the entry (principal or cash). */
   readonly book: "principal" | "cash"
   readonly debits: { readonly amount: number; readonly currency: string }
   readonly credits: { readonly amount: number; readonly currency: string }
@@ -190,36 +258,55 @@ export type BookBalance = {
 
 /** A balanced book transfer and its entries. */
 export type BookTransfer = {
+  /** The kind of object. */
   readonly object: "book_transfer"
+  /** The object's id (a UUID). */
   readonly id: string
   readonly amount: { readonly amount: number; readonly currency: string }
+  /** The transfer's id. */
   readonly transfer_id: string
+  /** The transaction's id. */
   readonly transaction_id: string
   readonly financial_account_ids: readonly string[]
+  /** The book transfer's entries, debits and credits in each book. */
   readonly entries: readonly {
     readonly financial_account_id: string
     readonly amount: { readonly amount: number; readonly currency: string }
     readonly book: "principal" | "cash"
     readonly entry_type: "DEBIT" | "CREDIT"
   }[]
+  /** When it was posted (RFC 3339, UTC). */
   readonly posted_at: string
 }
 
 /** A transfer on a rail. */
 export type Transfer = {
+  /** The kind of object. */
   readonly object: "transfer"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** An amount in minor units of the currency (cents for USD). */
   readonly amount: number
+  /** The object's status. */
   readonly status: "PENDING" | "SETTLED" | "RETURNED"
+  /** An ISO 4217 currency code, upper case. */
   readonly currency: string
+  /** The transaction's id. */
   readonly transaction_id: string
+  /** The rail that moves the money. */
   readonly payment_rail: "card" | "book" | "ach_same_day" | "wire" | "fednow_instant"
+  /** The account debited. */
   readonly from_financial_account_id: string
+  /** The account credited. */
   readonly to_financial_account_id: string
+  /** A free text description, or null. */
   readonly description: string | null
   readonly return_code: string | null
   readonly return_reason: string | null
@@ -227,17 +314,29 @@ export type Transfer = {
 
 /** A transaction (a card authorization's, or the one a transfer created). */
 export type Transaction = {
+  /** The kind of object. */
   readonly object: "transaction"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** An amount in minor units of the currency (cents for USD). */
   readonly amount: number
+  /** The card's id, or null when there is none. */
   readonly card_id: string | null
+  /** When it expires (RFC 3339, UTC). */
   readonly expires_at: string | null
+  /** The object's status. */
   readonly status: "PENDING" | "SETTLED" | "VOIDED" | "EXPIRED" | "DECLINED"
+  /** An ISO 4217 currency code, upper case. */
   readonly currency: string
+  /** Why it was declined, or null. */
   readonly decline_reason: string | null
+  /** The merchant category code (4 digits). */
   readonly mcc: string | null
   readonly merchant_name: string | null
   readonly merchant: {
@@ -279,8 +378,11 @@ export type Transaction = {
 
 /** One message of a card transaction (`transaction.card_events`), as it was decided. */
 export type CardEvent = {
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The object's type. */
   readonly type:
     | "AUTHORIZATION"
     | "FINANCIAL_AUTHORIZATION"
@@ -290,9 +392,12 @@ export type CardEvent = {
     | "AUTHORIZATION_EXPIRY"
     | "CLEARING"
     | "RETURN"
+  /** An amount in minor units of the currency (cents for USD). */
   readonly amount: number
+  /** Why it was declined, or null. */
   readonly decline_reason: string | null
   readonly result: "DECLINED" | "APPROVED"
+  /** The HTTP status the endpoint answered, 0 when none. */
   readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30" | null
 }
 
@@ -306,28 +411,43 @@ export type RequestHistoryEntry = {
 
 /** The program's authorization endpoint (never its secret). */
 export type AuthorizationEndpoint = {
+  /** The kind of object. */
   readonly object: "authorization_endpoint"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The URL. */
   readonly url: string
   readonly timeout_ms: number
   readonly timeout_decision: "DECLINE" | "APPROVE"
+  /** Whether delivery is paused. */
   readonly disabled: boolean
 }
 
 /** An authorization endpoint with its secret (creation, rotation). */
 export type AuthorizationEndpointWithSecret = {
+  /** The kind of object. */
   readonly object: "authorization_endpoint"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The secret, shown in this answer only. */
   readonly secret: string
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The URL. */
   readonly url: string
   readonly timeout_ms: number
   readonly timeout_decision: "DECLINE" | "APPROVE"
+  /** Whether delivery is paused. */
   readonly disabled: boolean
 }
 
@@ -341,8 +461,11 @@ export type AuthorizationAnswer = {
 
 /** The answer to a card network message (docs/network.md#the-answer): the same for its first delivery and every retransmission. */
 export type NetworkCardMessage = {
+  /** The kind of object. */
   readonly object: "network_card_message"
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The object's type. */
   readonly type:
     | "AUTHORIZATION"
     | "FINANCIAL_AUTHORIZATION"
@@ -352,9 +475,12 @@ export type NetworkCardMessage = {
     | "CLEARING"
     | "RETURN"
     | "FORCE_POST"
+  /** The transaction's id. */
   readonly transaction_id: string | null
+  /** Why it was declined, or null. */
   readonly decline_reason: string | null
   readonly result: "DECLINED" | "APPROVED" | "PARTIALLY_APPROVED" | "ACKNOWLEDGED"
+  /** The HTTP status the endpoint answered, 0 when none. */
   readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30"
   readonly network_message_id: string
   readonly approved_amount: number
@@ -363,7 +489,9 @@ export type NetworkCardMessage = {
 
 /** A program's settlement totals of one UTC day and currency (docs/network.md#reconciliation). */
 export type SettlementReport = {
+  /** The kind of object. */
   readonly object: "settlement_report"
+  /** An ISO 4217 currency code, upper case. */
   readonly currency: string
   readonly date: string
   readonly clearings: { readonly amount: number; readonly count: number }
@@ -374,14 +502,23 @@ export type SettlementReport = {
 
 /** A dispute of a card transaction's settled money (docs/disputes.md). */
 export type Dispute = {
+  /** The kind of object. */
   readonly object: "dispute"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** An amount in minor units of the currency (cents for USD). */
   readonly amount: number
+  /** The object's status. */
   readonly status: "SUBMITTED" | "WON" | "LOST"
+  /** An ISO 4217 currency code, upper case. */
   readonly currency: string
+  /** The transaction's id. */
   readonly transaction_id: string
   readonly reason: "FRAUD" | "NOT_RECEIVED" | "DUPLICATE" | "INCORRECT_AMOUNT" | "CANCELED" | "OTHER"
   readonly explanation: string | null
@@ -391,26 +528,41 @@ export type Dispute = {
 
 /** An event as `GET /v1/events` lists it, `data.object` untyped (see `WebhookEvent` for the typed union). */
 export type Event = {
+  /** The kind of object. */
   readonly object: "event"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The program the object belongs to. */
   readonly program_id: string
+  /** The object's type. */
   readonly type: string
+  /** The tags of the wallets the event concerns. */
   readonly tags: readonly string[]
+  /** The object the event describes, as it was when the event happened. */
   readonly data: { readonly object: unknown }
 }
 
 /** A webhook subscription (never its secret). */
 export type WebhookSubscription = {
+  /** The kind of object. */
   readonly object: "webhook_subscription"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
   readonly tag: string | null
+  /** A free text description, or null. */
   readonly description: string
+  /** The URL. */
   readonly url: string
+  /** Whether delivery is paused. */
   readonly disabled: boolean
+  /** The event types delivered; `["*"]` for every type. */
   readonly event_types: readonly (
     | "wallet.created"
     | "wallet.updated"
@@ -435,16 +587,25 @@ export type WebhookSubscription = {
 
 /** A webhook subscription with its secret (creation, rotation). */
 export type WebhookSubscriptionWithSecret = {
+  /** The kind of object. */
   readonly object: "webhook_subscription"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The secret, shown in this answer only. */
   readonly secret: string
   readonly metadata: { readonly [key: string]: string }
   readonly tag: string | null
+  /** A free text description, or null. */
   readonly description: string
+  /** The URL. */
   readonly url: string
+  /** Whether delivery is paused. */
   readonly disabled: boolean
+  /** The event types delivered; `["*"]` for every type. */
   readonly event_types: readonly (
     | "wallet.created"
     | "wallet.updated"
@@ -469,21 +630,32 @@ export type WebhookSubscriptionWithSecret = {
 
 /** One delivery attempt of an event to a subscription. */
 export type WebhookAttempt = {
+  /** The kind of object. */
   readonly object: "webhook_attempt"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The object's status. */
   readonly status: "SUCCESS" | "FAILED"
+  /** The HTTP status the endpoint answered, 0 when none. */
   readonly response_code: number
+  /** The event's id. */
   readonly event_id: string
+  /** The webhook subscription's id. */
   readonly webhook_subscription_id: string
   readonly response_body: string
+  /** When the attempt was made (RFC 3339, UTC). */
   readonly attempted_at: string
 }
 
 /** What a replay queued. */
 export type WebhookReplay = {
+  /** The kind of object. */
   readonly object: "webhook_replay"
+  /** The webhook subscription's id. */
   readonly webhook_subscription_id: string
   readonly begin: string
   readonly end: string
@@ -492,8 +664,11 @@ export type WebhookReplay = {
 
 /** A short-lived URL of the endpoint portal for one customer (a tag). */
 export type WebhookPortalSession = {
+  /** The kind of object. */
   readonly object: "webhook_portal_session"
+  /** When it expires (RFC 3339, UTC). */
   readonly expires_at: string
+  /** The URL. */
   readonly url: string
   readonly scope_tag: string
   readonly allowed_event_types: readonly (
@@ -520,53 +695,79 @@ export type WebhookPortalSession = {
 
 /** A connected application (OAuth client), never its secret. */
 export type OAuthClient = {
+  /** The kind of object. */
   readonly object: "oauth_client"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** A name. */
   readonly name: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The object's type. */
   readonly type: "confidential" | "public"
   readonly client_id: string
   readonly redirect_uris: readonly string[]
+  /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
 }
 
 /** A new or rotated OAuth client: a confidential client's secret is in this answer only. */
 export type OAuthClientWithSecret = {
+  /** The kind of object. */
   readonly object: "oauth_client"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** A name. */
   readonly name: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The object's type. */
   readonly type: "confidential" | "public"
   readonly client_id: string
   readonly redirect_uris: readonly string[]
+  /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
   readonly client_secret?: string | undefined
 }
 
 /** A pending authorization request, as the host app's consent screen reads it. */
 export type OAuthInteraction = {
+  /** The kind of object. */
   readonly object: "oauth_interaction"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** When it expires (RFC 3339, UTC). */
   readonly expires_at: string
+  /** The object's status. */
   readonly status: "pending" | "granted" | "denied"
+  /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
   readonly client: { readonly id: string; readonly name: string; readonly type: "confidential" | "public"; readonly client_id: string }
   readonly redirect_uri: string
 }
 
 /** Where the host app sends the browser after a grant or a denial. */
-export type OAuthRedirect = { readonly object: "oauth_redirect"; readonly redirect_to: string }
+export type OAuthRedirect = {
+  /** The kind of object. */
+  readonly object: "oauth_redirect"
+  readonly redirect_to: string
+}
 
 /** A grant a user consented to. */
 export type OAuthGrant = {
+  /** The kind of object. */
   readonly object: "oauth_grant"
+  /** The object's id (a UUID). */
   readonly id: string
+  /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
   readonly program_ids: readonly string[]
   readonly revoked_at: string | null
   readonly api_key_id: string | null
   readonly client_id: string
+  /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
   readonly oauth_client_id: string
 }
