@@ -145,8 +145,10 @@ export type CardAuditRecord = {
 
 /** One of a card's limits with its current window's spend and what remains (`cards.spendLimits`). */
 export type SpendLimitStatus = {
+  /** The kind of object. */
   readonly object: "spend_limit"
   readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
+  /** An amount in minor units of the currency (cents for USD). */
   readonly amount: number | null
   readonly count: number | null
   readonly spent_amount: number | null
