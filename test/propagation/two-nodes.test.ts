@@ -118,6 +118,39 @@ describe.each(MODES)("two nodes on one $name database", ({ kind, env }) => {
 
     expect((await call(a, "PATCH", `/v1/cards/${card.body.id}`, { body: { blocked_mcc_codes: null } })).status).toBe(200)
     expect((await authorize()).body).toMatchObject({ status: "PENDING" })
+
+    // Merchant countries (docs/card-transactions.md#controls) travel the same way.
+    const abroad = () =>
+      call(b, "POST", "/v1/simulate/authorizations", {
+        body: { card_id: card.body.id, amount: 100, merchant: { acceptor_id: "A1", name: "Shop", country: "FR", mcc: "5411" } }
+      })
+    expect((await abroad()).body.status).toBe("PENDING")
+    expect((await call(a, "PATCH", `/v1/cards/${card.body.id}`, { body: { allowed_merchant_countries: ["US"] } })).status).toBe(200)
+    expect((await abroad()).body).toMatchObject({ status: "DECLINED", decline_reason: "MERCHANT_COUNTRY_NOT_ALLOWED" })
+  })
+
+  it("require_verified_cardholder set on A refuses B's next card for an unverified cardholder; a verification on A lets B issue it", async () => {
+    const programPatch = (required: boolean) =>
+      fetch(`${a!.url}/v1/programs/${programId}`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${ADMIN_SECRET}`, "content-type": "application/json" },
+        body: JSON.stringify({ require_verified_cardholder: required })
+      })
+    const cardholder = await call(a, "POST", "/v1/cardholders", {
+      body: { type: "individual", name: "Ada", billing_address: { line1: "1 Main St", city: "X", postal_code: "1", country: "US" } }
+    })
+    expect(cardholder.status, cardholder.text).toBe(200)
+    const wallet = await call(b, "POST", "/v1/wallets", { body: { holder: { name: "Ada" }, cardholder_id: cardholder.body.id } })
+    const issue = () => call(b, "POST", "/v1/cards", { body: { wallet_id: wallet.body.id, type: "VIRTUAL" } })
+    // B has used the program (its program cache is warm) and issued a card before the change.
+    expect((await issue()).status).toBe(200)
+    expect((await programPatch(true)).status).toBe(200)
+    const refused = await issue()
+    expect(refused.status, refused.text).toBe(422)
+    expect(refused.body.error).toMatchObject({ code: "cardholder_not_verified", param: "cardholder_id" })
+    expect((await call(a, "POST", `/v1/cardholders/${cardholder.body.id}/verification`, { body: { status: "VERIFIED" } })).status).toBe(200)
+    expect((await issue()).body.cardholder_id).toBe(cardholder.body.id)
+    expect((await programPatch(false)).status).toBe(200)
   })
 
   it("an authorization endpoint created, changed, disabled or deleted on A decides B's next authorization", async () => {
