@@ -12,7 +12,8 @@ const SIMULATE_PATHS = [
   "/v1/simulate/transactions/00000000-0000-7000-8000-000000000000/clearing",
   "/v1/simulate/transactions/00000000-0000-7000-8000-000000000000/reversal",
   "/v1/simulate/transactions/00000000-0000-7000-8000-000000000000/return",
-  "/v1/simulate/transfers/00000000-0000-7000-8000-000000000000/settle"
+  "/v1/simulate/transfers/00000000-0000-7000-8000-000000000000/settle",
+  "/v1/simulate/disputes/00000000-0000-7000-8000-000000000000/resolve"
 ]
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
