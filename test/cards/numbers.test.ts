@@ -101,7 +101,14 @@ describe("spending windows (UTC)", () => {
 
 describe("control declines", () => {
   const card = (overrides: Record<string, unknown>) =>
-    ({ state: "ACTIVE", allowed_mcc_codes: [], blocked_mcc_codes: [], ...overrides }) as any
+    ({
+      state: "ACTIVE",
+      allowed_mcc_codes: [],
+      blocked_mcc_codes: [],
+      allowed_merchant_countries: [],
+      blocked_merchant_countries: [],
+      ...overrides
+    }) as any
   it("checks state first, then the block list, then the allow list", () => {
     expect(controlDecline(card({ state: "CLOSED", blocked_mcc_codes: ["5411"] }), "5411")).toBe("CARD_CLOSED")
     expect(controlDecline(card({ state: "FROZEN" }), "5411")).toBe("CARD_FROZEN")
@@ -109,5 +116,9 @@ describe("control declines", () => {
     expect(controlDecline(card({ allowed_mcc_codes: ["5812"] }), "5411")).toBe("MCC_NOT_ALLOWED")
     expect(controlDecline(card({ allowed_mcc_codes: ["5812"] }), "5812")).toBeNull()
     expect(controlDecline(card({}), "0001")).toBeNull()
+    expect(controlDecline(card({ blocked_merchant_countries: ["FR"] }), "5411", "FR")).toBe("MERCHANT_COUNTRY_NOT_ALLOWED")
+    expect(controlDecline(card({ allowed_merchant_countries: ["US"] }), "5411", null)).toBe("MERCHANT_COUNTRY_NOT_ALLOWED")
+    expect(controlDecline(card({ allowed_merchant_countries: ["US"] }), "5411", "US")).toBeNull()
+    expect(controlDecline(card({ state: "FROZEN", blocked_merchant_countries: ["FR"] }), "5411", "FR")).toBe("CARD_FROZEN")
   })
 })

@@ -10,10 +10,10 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["platform", "vault", "changes"],
   ["sql"],
   ["access", "idempotency", "events"],
-  ["oauth", "webhooks"],
+  ["oauth", "webhooks", "cardholders"],
   ["ledger"],
   ["cards"],
-  ["network"],
+  ["network", "disputes"],
   ["."],
   ["testing"]
 ]

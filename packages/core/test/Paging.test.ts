@@ -62,12 +62,26 @@ describe("paging rules", () => {
   })
 
   it("the window: default order is newest first whatever ascending says; order_by follows ascending", () => {
-    expect(toWindow(parse({}), FIELDS)).toEqual({ orderBy: "created_at", descending: true, limit: 10, offset: 0, after: null })
+    expect(toWindow(parse({}), FIELDS)).toEqual({
+      orderBy: "created_at",
+      descending: true,
+      limit: 11,
+      pageSize: 10,
+      offset: 0,
+      after: null
+    })
     expect(toWindow(parse({ ascending: "true" }), FIELDS).descending).toBe(true)
     expect(toWindow(parse({ ascending: "false" }), FIELDS).descending).toBe(true)
-    expect(toWindow(parse({ order_by: "name" }), FIELDS)).toEqual({ orderBy: "name", descending: false, limit: 10, offset: 0, after: null })
+    expect(toWindow(parse({ order_by: "name" }), FIELDS)).toEqual({
+      orderBy: "name",
+      descending: false,
+      limit: 11,
+      pageSize: 10,
+      offset: 0,
+      after: null
+    })
     expect(toWindow(parse({ order_by: "name", ascending: "false" }), FIELDS).descending).toBe(true)
-    expect(toWindow(parse({ page: "3", page_size: "25" }), FIELDS)).toMatchObject({ limit: 25, offset: 50 })
+    expect(toWindow(parse({ page: "3", page_size: "25" }), FIELDS)).toMatchObject({ limit: 26, pageSize: 25, offset: 50 })
     const attempts = orderFields({ created_at: "created_at", attempted_at: "attempted_at" }, { newest: "attempted_at" })
     expect(toWindow(Either.getOrThrow(parsePaging({}, attempts)), attempts).orderBy).toBe("attempted_at")
   })
@@ -76,7 +90,14 @@ describe("paging rules", () => {
     const id = "0193A0B1-1C2D-7E3F-8A4B-5C6D7E8F9A0B"
     const request = parse({ starting_after: id, page_size: "5", order_by: "name" })
     expect(request.startingAfter).toBe(id.toLowerCase())
-    expect(toWindow(request, FIELDS)).toEqual({ orderBy: "name", descending: false, limit: 5, offset: 0, after: id.toLowerCase() })
+    expect(toWindow(request, FIELDS)).toEqual({
+      orderBy: "name",
+      descending: false,
+      limit: 6,
+      pageSize: 5,
+      offset: 0,
+      after: id.toLowerCase()
+    })
     for (const query of [
       { starting_after: id, page: "1" },
       { starting_after: id, page: "" },
@@ -93,8 +114,10 @@ describe("paging rules", () => {
       fc.property(fc.option(fc.string()), fc.option(fc.string()), fc.option(fc.string()), (page, size, ascending) => {
         const request = parse({ page: page ?? undefined, page_size: size ?? undefined, ascending: ascending ?? undefined })
         const window = toWindow(request, FIELDS)
-        expect(window.limit).toBeGreaterThanOrEqual(1)
-        expect(window.limit).toBeLessThanOrEqual(MAX_PAGE_SIZE)
+        expect(window.pageSize).toBeGreaterThanOrEqual(1)
+        expect(window.pageSize).toBeLessThanOrEqual(MAX_PAGE_SIZE)
+        // One row past the page tells has_more (docs/api.md#paging).
+        expect(window.limit).toBe(window.pageSize + 1)
         expect(window.offset).toBeGreaterThanOrEqual(0)
         expect(Number.isSafeInteger(window.offset)).toBe(true)
       })

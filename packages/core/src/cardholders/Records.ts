@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { MAX_EMAIL_LENGTH } from "../ledger/Records.js"
+import { MAX_EMAIL_LENGTH } from "../platform/Email.js"
 import { CountryCode } from "../platform/Countries.js"
 import { oneOf } from "../platform/Literals.js"
 import { Metadata, MetadataInput } from "../platform/Metadata.js"

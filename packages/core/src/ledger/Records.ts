@@ -3,6 +3,7 @@ import { ResponseCode } from "../cards/ResponseCodes.js"
 import { Uuid } from "../platform/Ids.js"
 import { initialMetadata, Metadata, MetadataInput } from "../platform/Metadata.js"
 import { WebhookTag } from "../webhooks/Records.js"
+import { MAX_EMAIL_LENGTH } from "../platform/Email.js"
 
 /**
  * Ledger records (docs/ledger.md, docs/api.md#money): wallets, financial accounts, transfers,
@@ -23,8 +24,6 @@ export const MAX_TOTAL_MINOR = Number.MAX_SAFE_INTEGER
 export const MAX_DESCRIPTION_LENGTH = 500
 /** Longest holder name, in characters (after trimming). */
 export const MAX_HOLDER_NAME_LENGTH = 200
-/** Longest holder email, in characters. */
-export const MAX_EMAIL_LENGTH = 254
 /** The currency of a wallet created without one. */
 export const DEFAULT_CURRENCY = "USD"
 
