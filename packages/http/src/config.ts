@@ -319,6 +319,7 @@ export const loadConfig = (env: Env, cwd: string = process.cwd()): Either.Either
       baseUrl,
       rateLimitPerSecond: positiveNumber(env, "ISSUING_RATE_LIMIT_PER_SECOND", 100),
       rateLimitBurst: integer(env, "ISSUING_RATE_LIMIT_BURST", 200, 1, 1_000_000),
+      rateLimitLeaseTimeoutMs: integer(env, "ISSUING_RATE_LIMIT_LEASE_TIMEOUT_MS", 250, 10, 60_000),
       embedSessionTtlSeconds: integer(env, "ISSUING_EMBED_SESSION_TTL_SECONDS", 300, 1, 86_400),
       panSearchPerMinute: integer(env, "ISSUING_PAN_SEARCH_PER_MINUTE", 20, 1, 10_000),
       panSearchMaxMisses: integer(env, "ISSUING_PAN_SEARCH_MAX_MISSES", 10, 1, 10_000),

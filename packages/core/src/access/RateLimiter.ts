@@ -181,14 +181,6 @@ export const IDLE_SHARED_BUCKET_MS = 24 * 60 * 60 * 1000
 /** How long a node limits a key by its own bucket after a lease failed, before trying the database again. */
 export const OWN_BUCKET_AFTER_FAILURE_MS = 1_000
 
-/**
- * The longest a request waits for a lease. Past it the lease is abandoned (rolled back) and the
- * key is limited by this node's own bucket for a while: a write lock another process holds on
- * SQLite (up to its 5 s busy timeout) or a slow database must not stall every request, reads
- * included, behind the rate limiter (docs/operations.md#rate-limits-across-nodes).
- */
-export const LEASE_TIMEOUT_MS = 250
-
 /** How long leases must have kept failing, none landing meanwhile, before the fallback is worth a warning. */
 export const LEASE_FAILURES_WARN_AFTER_MS = 10_000
 
@@ -269,6 +261,14 @@ interface Limiter {
   readonly transactor: TransactorService
   readonly ratePerSecond: number
   readonly burst: number
+  /**
+   * The longest a request waits for a lease (ISSUING_RATE_LIMIT_LEASE_TIMEOUT_MS, 250 ms by
+   * default). Past it the lease is abandoned (rolled back) and the key is limited by this node's
+   * own bucket for a while: a write lock another process holds on SQLite (up to its 5 s busy
+   * timeout) or a slow database must not stall every request, reads included, behind the rate
+   * limiter (docs/operations.md#rate-limits-across-nodes).
+   */
+  readonly leaseTimeoutMs: number
   /** What this node holds of each key's bucket, at most MAX_TRACKED_KEYS keys. */
   readonly held: Map<string, Held>
   /** While the database cannot be asked, each node limits a key by itself, as before leases. */
@@ -292,7 +292,7 @@ const heldOf = (held: Map<string, Held>, apiKeyId: string, now: number): Held =>
 
 /**
  * One lease's transaction: the key's shared bucket locked, the lease planned (`planLease`, pure)
- * and the bucket saved — abandoned after LEASE_TIMEOUT_MS.
+ * and the bucket saved — abandoned after the lease time-out.
  */
 const leaseTransaction = (limiter: Limiter, apiKeyId: string, returned: Returned, now: number): Effect.Effect<Lease, SqlError.SqlError> =>
   // Disconnected: a transaction waiting for its connection or the write lock cannot be
@@ -314,8 +314,8 @@ const leaseTransaction = (limiter: Limiter, apiKeyId: string, returned: Returned
     )
   ).pipe(
     Effect.timeoutFail({
-      duration: Duration.millis(LEASE_TIMEOUT_MS),
-      onTimeout: () => new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${LEASE_TIMEOUT_MS} ms` })
+      duration: Duration.millis(limiter.leaseTimeoutMs),
+      onTimeout: () => new SqlError.SqlError({ cause: null, message: `the rate-limit lease took longer than ${limiter.leaseTimeoutMs} ms` })
     })
   )
 
@@ -403,6 +403,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("@issuing/core/Ra
       transactor: yield* Transactor,
       ratePerSecond: rate,
       burst,
+      leaseTimeoutMs: config.rateLimitLeaseTimeoutMs,
       held: new Map(),
       ownBuckets: makeTokenBuckets(rate, burst),
       failures: makeLeaseFailureLog()

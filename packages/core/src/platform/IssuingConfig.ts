@@ -10,6 +10,8 @@ export interface IssuingSettings {
   readonly baseUrl: string
   readonly rateLimitPerSecond: number
   readonly rateLimitBurst: number
+  /** How long a request waits for a rate-limit lease before its node limits the key alone (docs/operations.md#rate-limits-across-nodes). */
+  readonly rateLimitLeaseTimeoutMs: number
   readonly embedSessionTtlSeconds: number
   /** Search-by-pan requests one key may make per rolling minute (docs/card-data.md#reveal-and-search-by-pan). */
   readonly panSearchPerMinute: number
@@ -66,6 +68,7 @@ export const defaultSettings = (overrides: Partial<IssuingSettings> = {}): Issui
     baseUrl: "http://127.0.0.1:8080",
     rateLimitPerSecond: 100,
     rateLimitBurst: 200,
+    rateLimitLeaseTimeoutMs: 250,
     embedSessionTtlSeconds: 300,
     panSearchPerMinute: 20,
     panSearchMaxMisses: 10,
