@@ -179,7 +179,7 @@ export const bareRun = async (target, seconds, concurrency) => {
 }
 
 /** The same server over the lean schema (support/leanLedger.js), in its own process, driven like ours. */
-const leanRun = async (target, seconds, concurrency) => {
+export const leanRun = async (target, seconds, concurrency) => {
   const programId = crypto.randomUUID()
   const accounts = await prepareLean(target, programId, WALLETS)
   return serverRun({ ...target, programId, lean: true }, accounts, seconds, concurrency)
