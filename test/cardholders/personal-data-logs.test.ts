@@ -1,10 +1,8 @@
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { spawnCli, waitForOutput } from "../support/cli.js"
+import { serveWatchingOutput } from "../support/cli.js"
 
 // A cardholder's personal data (docs/cardholders.md#what-is-stored-and-for-how-long) never appears in
 // the server's output: not when it is stored, changed, listed by email, nor when a request carrying
@@ -17,34 +15,9 @@ describe("the standalone server and a cardholder's personal data", () => {
   })
 
   it("prints none of the name, email, phone number, address or date of birth while serving the cardholder routes", async () => {
-    const apiKey = `sk_sandbox_${crypto.randomBytes(24).toString("base64url")}`
-    const port = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as net.AddressInfo
-        probe.close(() => resolve(port))
-      })
-    })
-    const child = spawnCli(["serve"], {
-      ISSUING_DATABASE_URL: `sqlite:${path.join(dir, "issuing.db")}`,
-      ISSUING_PORT: String(port),
-      ISSUING_VAULT_KEY: crypto.randomBytes(32).toString("base64"),
-      ISSUING_BOOTSTRAP_API_KEY: apiKey
-    })
-    let output = ""
-    child.stdout!.on("data", (chunk) => (output += chunk))
-    child.stderr!.on("data", (chunk) => (output += chunk))
+    const server = await serveWatchingOutput(dir)
+    const { request } = server
     try {
-      const started = await waitForOutput(child, /listening on (http:\/\/\S+)/)
-      const base = /listening on (http:\/\/\S+)/.exec(started)![1]!
-      const programId = /X-Program-ID: ([0-9a-f-]{36})/.exec(started)![1]!
-      const request = async (method: string, route: string, body?: unknown, raw?: string) => {
-        const response = await fetch(`${base}${route}`, {
-          method,
-          headers: { authorization: `Bearer ${apiKey}`, "x-program-id": programId, "content-type": "application/json" },
-          body: raw ?? (body === undefined ? undefined : JSON.stringify(body))
-        })
-        return { status: response.status, body: await response.json().catch(() => undefined) }
-      }
       const person = {
         type: "individual",
         name: "Zelda Quixotic-Marwood",
@@ -73,14 +46,13 @@ describe("the standalone server and a cardholder's personal data", () => {
         (await request("POST", "/v1/cardholders", undefined, `{"name": "Zelda Quixotic-Marwood", "email": "zelda.quixotic@`)).status
       ).toBe(400)
 
-      child.kill("SIGTERM")
-      await new Promise((resolve) => child.once("exit", resolve))
+      const output = await server.stop()
       expect(output).toMatch(/listening on/)
       for (const personal of ["Zelda", "Quixotic", "zelda.quixotic", "4155559876", "Juniper", "Vexington", "Quarry", "1983", "X1234567"]) {
         expect(output, `the server printed ${personal}`).not.toContain(personal)
       }
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL")
+      server.kill()
     }
   }, 120_000)
 })

@@ -1,12 +1,10 @@
 import { execFile } from "node:child_process"
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { spawnCli, waitForOutput } from "../support/cli.js"
+import { serveWatchingOutput } from "../support/cli.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { startPlatform, type TestPlatform, type TestResponse, uuid } from "../support/platform.js"
 import { createWallet, fund } from "./helpers.js"
@@ -177,39 +175,9 @@ describe("card data never reaches the logs", () => {
   })
 
   it("the standalone server prints no number, code, session token or API key while serving every card endpoint", async () => {
-    const apiKey = `sk_sandbox_${crypto.randomBytes(24).toString("base64url")}`
-    // A free port, so that ISSUING_BASE_URL's default (http://HOST:PORT) is where the server listens.
-    const port = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as net.AddressInfo
-        probe.close(() => resolve(port))
-      })
-    })
-    const child = spawnCli(["serve"], {
-      ISSUING_DATABASE_URL: `sqlite:${path.join(dir, "issuing.db")}`,
-      ISSUING_PORT: String(port),
-      ISSUING_VAULT_KEY: crypto.randomBytes(32).toString("base64"),
-      ISSUING_BOOTSTRAP_API_KEY: apiKey
-    })
-    let output = ""
-    child.stdout!.on("data", (chunk) => (output += chunk))
-    child.stderr!.on("data", (chunk) => (output += chunk))
+    const server = await serveWatchingOutput(dir)
+    const { apiKey, base, request } = server
     try {
-      const started = await waitForOutput(child, /listening on (http:\/\/\S+)/)
-      const base = /listening on (http:\/\/\S+)/.exec(started)![1]!
-      const programId = /X-Program-ID: ([0-9a-f-]{36})/.exec(started)![1]!
-      const request = async (method: string, route: string, body?: unknown) => {
-        const response = await fetch(`${base}${route}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${apiKey}`,
-            "x-program-id": programId,
-            ...(body === undefined ? {} : { "content-type": "application/json" })
-          },
-          body: body === undefined ? undefined : JSON.stringify(body)
-        })
-        return { status: response.status, body: await response.json().catch(() => undefined) }
-      }
       const wallet = (await request("POST", "/v1/wallets", { holder: { name: "Log Test" } })).body
       await request("POST", "/v1/transfers", {
         paymentRail: "fednow_instant",
@@ -231,8 +199,7 @@ describe("card data never reaches the logs", () => {
       await request("POST", "/v1/cards", { wallet_id: wallet.id, type: "VIRTUAL", allowedMccCodes: [pan] })
       await request("POST", "/v1/cards/search-by-pan", { pan: `${pan}0000` })
 
-      child.kill("SIGTERM")
-      await new Promise((resolve) => child.once("exit", resolve))
+      const output = await server.stop()
       expect(output).toMatch(/listening on/)
       // Timestamps and ids are full of digits; strip them before looking for a 3-digit code.
       const scrubbed = output.replace(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/g, "").replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "")
@@ -246,7 +213,7 @@ describe("card data never reaches the logs", () => {
       expect(output).not.toContain(session.session_token)
       expect(output).not.toContain(apiKey)
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL")
+      server.kill()
     }
   })
 })

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
+import * as net from "node:net"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 
@@ -80,3 +82,74 @@ export const waitForOutput = (child: ChildProcess, pattern: RegExp, timeoutMs = 
       reject(new Error(`CLI exited with ${code} before ${pattern}; output: ${output}`))
     })
   })
+
+/** A standalone `issuing serve` whose whole output is kept, for tests that read its logs. */
+export interface WatchedServer {
+  readonly base: string
+  readonly programId: string
+  readonly apiKey: string
+  /** A request with the bootstrap key and program; `raw` is sent as the body as it is. */
+  readonly request: (method: string, route: string, body?: unknown, raw?: string) => Promise<{ status: number; body: any }>
+  /** Stops the server (SIGTERM) and answers everything it printed. */
+  readonly stop: () => Promise<string>
+  /** Kills the server if it is still running (for a `finally`). */
+  readonly kill: () => void
+}
+
+/**
+ * Starts `issuing serve` on SQLite in `dir`, on a free port (so ISSUING_BASE_URL's default is where
+ * it listens), with a bootstrap admin key, keeping stdout and stderr.
+ */
+export const serveWatchingOutput = async (dir: string): Promise<WatchedServer> => {
+  const apiKey = `sk_sandbox_${crypto.randomBytes(24).toString("base64url")}`
+  const port = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+  const child = spawnCli(["serve"], {
+    ISSUING_DATABASE_URL: `sqlite:${path.join(dir, "issuing.db")}`,
+    ISSUING_PORT: String(port),
+    ISSUING_VAULT_KEY: crypto.randomBytes(32).toString("base64"),
+    ISSUING_BOOTSTRAP_API_KEY: apiKey
+  })
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const kill = () => {
+    if (child.exitCode === null) child.kill("SIGKILL")
+  }
+  try {
+    const started = await waitForOutput(child, /listening on (http:\/\/\S+)/)
+    const base = /listening on (http:\/\/\S+)/.exec(started)![1]!
+    const programId = /X-Program-ID: ([0-9a-f-]{36})/.exec(started)![1]!
+    return {
+      base,
+      programId,
+      apiKey,
+      request: async (method, route, body, raw) => {
+        const text = raw ?? (body === undefined ? undefined : JSON.stringify(body))
+        const response = await fetch(`${base}${route}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${apiKey}`,
+            "x-program-id": programId,
+            ...(text === undefined ? {} : { "content-type": "application/json" })
+          },
+          body: text
+        })
+        return { status: response.status, body: await response.json().catch(() => undefined) }
+      },
+      stop: async () => {
+        child.kill("SIGTERM")
+        await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)))
+        return output
+      },
+      kill
+    }
+  } catch (error) {
+    kill()
+    throw error
+  }
+}
