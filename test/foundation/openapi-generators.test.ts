@@ -2,13 +2,17 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { createClient as heyApi } from "@hey-api/openapi-ts"
 import openapiTS, { astToString } from "openapi-typescript"
+import { generate as orval } from "orval"
 import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 
-/** Where generated clients are written: under the repository, so they resolve its node_modules. */
-const OUT = path.resolve("node_modules/.cache/issuing-openapi-generators")
+/**
+ * Where generated clients are written: under the repository (so they resolve its node_modules) and
+ * outside node_modules (so vitest compiles the TypeScript it imports from there).
+ */
+const OUT = path.resolve(".tmp/openapi-generators")
 
 /**
  * A program written against the openapi-typescript types of the served document, with
@@ -75,14 +79,87 @@ export const wrong = (client: ReturnType<typeof createClient<paths>>, programId:
 }
 `
 
-/** Type-checks `files` under strict options; the diagnostics as text. */
-const typeCheck = (files: ReadonlyArray<string>, resolution: "nodenext" | "bundler" = "nodenext"): Array<string> => {
+/**
+ * The same calls through the @hey-api/openapi-ts SDK: a client made at run time with the server's
+ * URL and the key (its bearer scheme), typed bodies and headers.
+ */
+const HEY_API_USAGE = `import { createClient } from "./hey-api/client"
+import { transfersCreate, transfersList, walletsCreate } from "./hey-api/sdk.gen"
+
+export const run = async (baseUrl: string, key: string, programId: string) => {
+  const client = createClient({ baseUrl, auth: key })
+  const headers = { "X-Program-ID": programId }
+  const wallet = await walletsCreate({ client, headers, body: { holder: { name: "Hey API Client" } } })
+  if (wallet.data === undefined) throw new Error(JSON.stringify(wallet.error))
+  const accountId: string = wallet.data.financial_account_id
+  const funded = await transfersCreate({
+    client,
+    headers,
+    body: { payment_rail: "fednow_instant", amount: 700, currency: "USD", to_financial_account_id: accountId }
+  })
+  if (funded.data === undefined) throw new Error(JSON.stringify(funded.error))
+  const refused = await transfersCreate({
+    client,
+    headers,
+    body: { payment_rail: "book", amount: 900, currency: "USD", from_financial_account_id: accountId, to_financial_account_id: accountId }
+  })
+  const page = await transfersList({ client, headers, query: { financial_account_id: accountId, page_size: 10 } })
+  const code: string | undefined = refused.error?.error.code
+  return { amount: funded.data.amount, refused: refused.response.status, code, total: page.data?.total_count }
+}
+`
+
+/**
+ * orval's fetch client calls this function (its documented "custom fetch" mutator) with each
+ * operation's path: the base URL and the key are set at run time, as an application would.
+ */
+const ORVAL_FETCHER = `let baseUrl = ""
+let key = ""
+
+export const configure = (url: string, apiKey: string): void => {
+  baseUrl = url
+  key = apiKey
+}
+
+export const customFetch = async <T>(url: string, options: RequestInit): Promise<T> => {
+  const headers = new Headers(options.headers)
+  headers.set("Authorization", \`Bearer \${key}\`)
+  const response = await fetch(\`\${baseUrl}\${url}\`, { ...options, headers })
+  const text = await response.text()
+  return { status: response.status, data: text === "" ? undefined : JSON.parse(text), headers: response.headers } as T
+}
+`
+
+/** The same calls through orval's functions: each answer a union by status, narrowed before use. */
+const ORVAL_USAGE = `import { transfersCreate, transfersList, walletsCreate } from "./orval/client"
+import { configure } from "./orval/fetcher"
+
+export const run = async (baseUrl: string, key: string, programId: string) => {
+  configure(baseUrl, key)
+  const headers = { "X-Program-ID": programId }
+  const wallet = await walletsCreate({ holder: { name: "Orval Client" } }, headers)
+  if (wallet.status !== 200) throw new Error(JSON.stringify(wallet.data))
+  const accountId: string = wallet.data.financial_account_id
+  const funded = await transfersCreate(
+    { payment_rail: "fednow_instant", amount: 300, currency: "USD", to_financial_account_id: accountId },
+    headers
+  )
+  if (funded.status !== 200) throw new Error(JSON.stringify(funded.data))
+  const page = await transfersList(headers, { financial_account_id: accountId, page_size: 10 })
+  if (page.status !== 200) throw new Error(JSON.stringify(page.data))
+  const hasMore: boolean = page.data.has_more
+  return { amount: funded.data.amount, total: page.data.total_count, hasMore }
+}
+`
+
+/** Type-checks `files` in one strict program (bundler resolution, as an application's build would); the diagnostics as text. */
+const typeCheck = (files: ReadonlyArray<string>): Array<string> => {
   const program = ts.createProgram(files, {
     strict: true,
     noEmit: true,
     target: ts.ScriptTarget.ES2022,
-    module: resolution === "nodenext" ? ts.ModuleKind.NodeNext : ts.ModuleKind.ESNext,
-    moduleResolution: resolution === "nodenext" ? ts.ModuleResolutionKind.NodeNext : ts.ModuleResolutionKind.Bundler,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
     lib: ["lib.es2022.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],
     skipLibCheck: true,
     types: []
@@ -94,31 +171,77 @@ const typeCheck = (files: ReadonlyArray<string>, resolution: "nodenext" | "bundl
     )
 }
 
-// Issue 49 item 1: the served /openapi.json generates a client that compiles and calls the server
-// (openapi-typescript + openapi-fetch), on both stores; and states what generators need.
+/**
+ * The three clients generated from one served document and type-checked together, once per file:
+ * the document is the same on both stores but for its `servers`, and every client takes its base
+ * URL at run time. Resolves to the strict compiler's diagnostics.
+ */
+let generated: Promise<Array<string>> | undefined
+
+const generateClients = async (document: unknown): Promise<Array<string>> => {
+  fs.rmSync(OUT, { recursive: true, force: true })
+  fs.mkdirSync(path.join(OUT, "orval"), { recursive: true })
+  fs.writeFileSync(path.join(OUT, "package.json"), JSON.stringify({ type: "module" }))
+  fs.writeFileSync(path.join(OUT, "schema.d.ts"), astToString(await openapiTS(structuredClone(document) as any)))
+  fs.writeFileSync(path.join(OUT, "usage.ts"), USAGE)
+  // @hey-api/openapi-ts: its fetch client, types and SDK functions.
+  await heyApi({
+    input: structuredClone(document) as any,
+    output: { path: path.join(OUT, "hey-api") },
+    plugins: ["@hey-api/client-fetch", "@hey-api/typescript", "@hey-api/sdk"],
+    logs: { level: "silent" }
+  })
+  fs.writeFileSync(path.join(OUT, "hey-api-usage.ts"), HEY_API_USAGE)
+  // orval: its fetch client (one file, typed headers) reads the document from disk, as its CLI does.
+  fs.writeFileSync(path.join(OUT, "openapi.json"), JSON.stringify(document))
+  fs.writeFileSync(path.join(OUT, "orval", "fetcher.ts"), ORVAL_FETCHER)
+  await orval(
+    {
+      input: { target: path.join(OUT, "openapi.json") },
+      output: {
+        target: path.join(OUT, "orval", "client.ts"),
+        client: "fetch",
+        mode: "single",
+        headers: true,
+        override: { mutator: { path: path.join(OUT, "orval", "fetcher.ts"), name: "customFetch" } }
+      }
+    },
+    OUT
+  )
+  fs.writeFileSync(path.join(OUT, "orval-usage.ts"), ORVAL_USAGE)
+  return typeCheck([
+    path.join(OUT, "usage.ts"),
+    path.join(OUT, "hey-api", "index.ts"),
+    path.join(OUT, "hey-api-usage.ts"),
+    path.join(OUT, "orval-usage.ts")
+  ])
+}
+
+/** The document without what differs between two servers of the same build. */
+const withoutServers = (document: any) => ({ ...document, servers: undefined })
+let firstDocument: unknown
+
+// Issue 49 item 1: the served /openapi.json generates clients that compile under strict and call
+// the server (openapi-typescript + openapi-fetch, @hey-api/openapi-ts, orval), on both stores; and
+// states what generators need.
 describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
   let platform: TestPlatform
   let document: any
-  const dir = path.join(OUT, kind)
 
   beforeAll(async () => {
     platform = await startPlatform(kind)
     document = (await platform.request("GET", "/openapi.json", { key: undefined, program: null })).body
-    fs.rmSync(dir, { recursive: true, force: true })
-    fs.mkdirSync(dir, { recursive: true })
-    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
-    fs.writeFileSync(path.join(dir, "schema.d.ts"), astToString(await openapiTS(structuredClone(document))))
-    fs.writeFileSync(path.join(dir, "usage.ts"), USAGE)
-    // @hey-api/openapi-ts: its fetch client, types and SDK functions, from the same document.
-    await heyApi({
-      input: structuredClone(document),
-      output: { path: path.join(dir, "hey-api") },
-      plugins: ["@hey-api/client-fetch", "@hey-api/typescript", "@hey-api/sdk"],
-      logs: { level: "silent" }
-    })
+    firstDocument ??= document
+    generated ??= generateClients(document)
+    await generated
   }, 120_000)
   afterAll(async () => {
     await platform?.close()
+  })
+
+  it("serves the document the clients were generated from", () => {
+    expect(withoutServers(document)).toEqual(withoutServers(firstDocument))
+    expect(document.servers).toEqual([{ url: platform.baseUrl }])
   })
 
   it("declares the headers, typed paging, one spelling per field, HTML answers, closed error types and every tag", () => {
@@ -174,22 +297,33 @@ describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
     expect(numbers).toEqual([])
   })
 
-  it("generates an @hey-api/openapi-ts client (fetch client, types, SDK) that compiles under strict", () => {
-    expect(fs.readFileSync(path.join(dir, "hey-api", "sdk.gen.ts"), "utf8")).toContain("walletsCreate")
-    expect(typeCheck([path.join(dir, "hey-api", "index.ts")], "bundler")).toEqual([])
-  }, 120_000)
+  it("generates openapi-typescript, @hey-api/openapi-ts and orval clients that compile under strict", async () => {
+    expect(fs.readFileSync(path.join(OUT, "hey-api", "sdk.gen.ts"), "utf8")).toContain("walletsCreate")
+    expect(fs.readFileSync(path.join(OUT, "orval", "client.ts"), "utf8")).toContain("export const walletsCreate")
+    expect(await generated).toEqual([])
+  })
 
-  it("generates openapi-typescript types that an openapi-fetch program compiles against under strict, and that program calls the server", async () => {
-    const problems = typeCheck([path.join(dir, "usage.ts")])
-    expect(problems).toEqual([])
-    const emitted = ts.transpileModule(USAGE, {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
-    }).outputText
-    fs.writeFileSync(path.join(dir, "usage.mjs"), emitted)
-    const usage = await import(path.join(dir, "usage.mjs"))
+  it("an openapi-fetch program over the openapi-typescript types calls the server", async () => {
+    const usage = await import(path.join(OUT, "usage.ts"))
     const result = await usage.run(platform.baseUrl, platform.org.api_key, platform.org.program_id)
     expect(result).toMatchObject({ amount: 1500, total: 2, hasMore: true, batch: 1, refused: 400, errorType: "invalid_request_error" })
     expect(result.eventAmount).toBe(5)
     expect(result.requestId).toMatch(/^[0-9a-f-]{36}$/)
-  }, 120_000)
+  })
+
+  it("the @hey-api/openapi-ts SDK and orval's functions call the server", async () => {
+    const heyApiUsage = await import(path.join(OUT, "hey-api-usage.ts"))
+    expect(await heyApiUsage.run(platform.baseUrl, platform.org.api_key, platform.org.program_id)).toEqual({
+      amount: 700,
+      refused: 422,
+      code: "same_financial_account",
+      total: 1
+    })
+    const orvalUsage = await import(path.join(OUT, "orval-usage.ts"))
+    expect(await orvalUsage.run(platform.baseUrl, platform.org.api_key, platform.org.program_id)).toEqual({
+      amount: 300,
+      total: 1,
+      hasMore: false
+    })
+  })
 })
