@@ -127,5 +127,31 @@ describe("a posting on PostgreSQL", () => {
         expect(many).toEqual(few)
       })
     )
+
+    // The counts a book transfer keeps (migration 0750): transactions `=SETTLED|`; transfers
+    // `=SETTLED|=book|` and one per account; book transfers one per account (`=fa|=cash+principal`);
+    // events one per type (transfer.created, transfer.settled, balance.updated). 9 rows, where the
+    // keys with "any" for status, rail, type and book made it 27 (28 with transaction.updated).
+    it.effect("keeps a book transfer's counts in one row per key it reads", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const written = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const tuples = () =>
+              sql<{
+                n: number
+              }>`SELECT (n_tup_ins + n_tup_upd)::int AS n FROM pg_stat_xact_user_tables WHERE relname = 'issuing_list_counts'`
+            const [before] = yield* tuples()
+            yield* sql`SELECT posted FROM issuing_post_transfer(${JSON.stringify(bookTransfer(100, "fa_work_a", "fa_work_b"))}::jsonb, NULL::text)`
+            const [after] = yield* tuples()
+            return after!.n - before!.n
+          })
+        )
+        expect(written).toBe(9)
+        const keys = yield* sql<{ key: string }>`SELECT DISTINCT key FROM issuing_list_counts
+          WHERE list = 'book_transfers' AND program_id = 'prg_work' ORDER BY key`
+        expect(keys.map((row) => row.key)).toEqual(["=fa_work_a|=cash+principal", "=fa_work_b|=cash+principal"])
+      })
+    )
   })
 })

@@ -5,6 +5,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as PgStore from "@issuing/store-pg"
 import {
   cardSpendTriggerSteps,
+  countingWritesCheck,
   expectedListCounts,
   checkCardSpendFixture,
   insertCardSpendFixture,
@@ -1735,6 +1736,23 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
           yield* sql`SELECT count(*)::int AS n FROM issuing_cards WHERE allowed_merchant_countries <> '[]' OR blocked_merchant_countries <> '[]'`
         ).toEqual([{ n: 0 }])
       })
+  },
+  "0750_summed_counts": {
+    // The money-movement lists recounted under their new keys: no "any" for status, rail, type or
+    // book, a book transfer once per account under its set of books (the function files, applied
+    // at the end, write the same keys: functionFilesCheck).
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        expect(
+          yield* sql`SELECT list, key FROM issuing_list_counts WHERE (list = 'events' AND key = '')
+            OR (list IN ('transfers', 'transactions') AND key LIKE '|%') OR (list = 'book_transfers' AND key NOT LIKE '=%|=%')`
+        ).toEqual([])
+        expect(
+          yield* sql`SELECT DISTINCT key FROM issuing_list_counts WHERE list = 'book_transfers' AND key LIKE ${`=${ALICE}|%`}`
+        ).toEqual([{ key: `=${ALICE}|=cash+principal` }])
+      })
   }
 }
 
@@ -1862,6 +1880,7 @@ const functionFilesCheck = Effect.gen(function* () {
   const data = (yield* sql<{ data: string }>`SELECT data FROM issuing_events WHERE id = 'evt_functions_balance'`)[0]!.data
   expect(JSON.parse(data)).toMatchObject({ id: CAROL, object: "financial_account", balance: { amount: yield* principal(CAROL) } })
   expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+  yield* countingWritesCheck(NOW)
   expect(yield* ledgerViolations).toEqual([])
 })
 

@@ -4,6 +4,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as SqliteStore from "@issuing/store-sqlite"
 import {
   cardSpendTriggerSteps,
+  countingWritesCheck,
   expectedListCounts,
   checkCardSpendFixture,
   insertCardSpendFixture,
@@ -634,6 +635,20 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(
         yield* sql`SELECT count(*) AS n FROM issuing_cards WHERE allowed_merchant_countries <> '[]' OR blocked_merchant_countries <> '[]'`
       ).toEqual([{ n: 0 }])
+    })
+  },
+  "0750_summed_counts": {
+    // The money-movement lists recounted under their new keys (no "any" for status, rail, type or
+    // book; a book transfer once per account under its set of books), then kept by the new
+    // triggers through writes of every kind.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      expect(
+        yield* sql`SELECT list, key FROM issuing_list_counts WHERE (list = 'events' AND key = '')
+          OR (list IN ('transfers', 'transactions') AND key LIKE '|%') OR (list = 'book_transfers' AND key NOT LIKE '=%|=%')`
+      ).toEqual([])
+      yield* countingWritesCheck(NOW)
     })
   }
 }

@@ -1,4 +1,4 @@
-import { inRanges, listTotal, maintained } from "../sql/ListCounts.js"
+import { inRanges, listTotal, maintained, maintainedEvery } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toIso } from "../platform/Rows.js"
@@ -49,7 +49,11 @@ export const SqlEventStoreLive = Layer.effect(
           }).pipe(Effect.map((rows) => rows.map(toEvent))),
           total: listTotal(
             sql,
-            filter.created === undefined ? maintained("events", programId, { type: filter.type }) : inRanges("issuing_events", [range])
+            filter.created !== undefined
+              ? inRanges("issuing_events", [range])
+              : filter.type !== undefined
+                ? maintained("events", programId, { type: filter.type })
+                : maintainedEvery("events", programId)
           )
         })
       }

@@ -71,6 +71,17 @@ const accountPage = (
   )
 }
 
+/**
+ * The books an account's entries in one book transfer can have, as its count is kept
+ * (`=account|=cash+principal`, migration 0750): every non-empty set of BOOKS, its names sorted by
+ * code unit and joined with `+`. An account's total sums all of them; with `book`, those holding it.
+ */
+const BOOK_SETS: ReadonlyArray<string> = [...BOOKS]
+  .sort()
+  .reduce<ReadonlyArray<ReadonlyArray<string>>>((sets, book) => sets.concat(sets.map((set) => [...set, book])), [[]])
+  .filter((set) => set.length > 0)
+  .map((set) => set.join("+"))
+
 /** Book transfers with their entries (append-only). */
 export const bookTransferStatements = (q: LedgerQueries) => {
   const { sql, where } = q
@@ -120,7 +131,11 @@ export const bookTransferStatements = (q: LedgerQueries) => {
         // One book transfer per transfer, a few per transaction: those filters count through their index.
         const total = yield* listTotal(
           sql,
-          scoped ? bounded("issuing_book_transfers bt", condition) : maintained("book_transfers", programId, filter)
+          scoped || filter.financial_account_id === undefined
+            ? bounded("issuing_book_transfers bt", condition)
+            : maintained("book_transfers", programId, filter, {
+                book: filter.book === undefined ? BOOK_SETS : BOOK_SETS.filter((set) => set.split("+").includes(filter.book!))
+              })
         )
         if (heads.length === 0) return { rows: [], total }
         const entryRows = yield* sql`SELECT * FROM issuing_book_entries WHERE book_transfer_id IN ${sql.in(heads.map((h: any) => h.id))}

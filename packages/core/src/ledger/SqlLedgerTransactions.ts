@@ -126,7 +126,11 @@ export const transactionStatements = (q: LedgerQueries) => {
         ),
         total: listTotal(
           sql,
-          filter.created !== undefined ? inRanges("issuing_transactions", ranges) : maintained("transactions", programId, filter)
+          filter.created !== undefined
+            ? inRanges("issuing_transactions", ranges)
+            : maintained("transactions", programId, filter, {
+                status: filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES
+              })
         )
       })
     },

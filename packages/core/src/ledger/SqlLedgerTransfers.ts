@@ -6,7 +6,7 @@ import { bounded, inRanges, listTotal, maintained } from "../sql/ListCounts.js"
 import { createdConditions } from "../sql/OrderBy.js"
 import type { LedgerStoreService, TransferFilter } from "./LedgerStore.js"
 import { TRANSFER_ORDER_FIELDS } from "./OrderFields.js"
-import { statusesOfRail, type Transfer, type TransferRail, type TransferStatus, TRANSFER_RAILS } from "./Records.js"
+import { statusesOfRail, TRANSFER_RAILS, TRANSFER_STATUSES, type Transfer, type TransferRail, type TransferStatus } from "./Records.js"
 import { type LedgerQueries, ledgerPage, type MergedList, withinCreated } from "./SqlLedgerQueries.js"
 
 const toTransfer = (row: any): Transfer => ({
@@ -83,7 +83,10 @@ export const transferStatements = (q: LedgerQueries) => {
             ? bounded("issuing_transfers", condition)
             : filter.created !== undefined
               ? inRanges("issuing_transfers", ranges)
-              : maintained("transfers", programId, filter)
+              : maintained("transfers", programId, filter, {
+                  status: filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES,
+                  payment_rail: filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
+                })
         )
       })
     }

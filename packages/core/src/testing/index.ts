@@ -30,7 +30,7 @@ export {
   insertCardSpendFixture,
   maintainedCardSpend
 } from "./CardSpendChecks.js"
-export { expectedListCounts, type ListCount, maintainedListCounts } from "./ListCountChecks.js"
+export { countingWritesCheck, expectedListCounts, type ListCount, maintainedListCounts } from "./ListCountChecks.js"
 
 /** Every port's contract, by name. One line per port. */
 export const PORT_CONTRACTS: Record<string, PortContract> = {

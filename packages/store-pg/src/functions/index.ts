@@ -90,47 +90,42 @@ AS $function$
   },
   {
     name: "issuing_count_book_entries",
-    text: `-- Counts a book transfer once per key of its entries (\`=account|\`, \`|=book\`, \`=account|=book\`):
--- an entry counts unless another entry of its book transfer stands for the same key
--- (docs/operations.md#exact-totals-at-any-size). \`OFFSET 0\` keeps that lookup a correlated subplan
--- read by key: pulled up into an anti join it read every entry of the table per batch (measured:
--- 1,583 ms per 1,000 book transfers at 1,000,000). Skips while the posting functions count their
--- own rows (issuing.posting_counted, the trigger's WHEN).
+    text: `-- Counts a book transfer once per account of its entries, under the set of books that account's
+-- entries have in it: key \`=account|=cash+principal\` (books sorted by code unit, joined with \`+\`;
+-- core/src/sql/ListCounts.ts SUMMED_FILTERS), so an account's total sums its sets and a book's
+-- total the sets holding it (docs/operations.md#exact-totals-at-any-size). Entries written to a
+-- book transfer that has some already move its account from the set before to the set after.
+-- The entries are read by their book transfer's key (\`OFFSET 0\` keeps each lookup a correlated
+-- subplan: pulled up into a join it read every entry of the table per batch). Skips while the
+-- posting functions count their own rows (issuing.posting_counted, the trigger's WHEN).
 CREATE OR REPLACE FUNCTION issuing_count_book_entries()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
     BEGIN
+      WITH sets AS (
+        SELECT t.book_transfer_id, t.account,
+               (SELECT string_agg(b.book, '+' ORDER BY b.book COLLATE "C")
+                  FROM (SELECT DISTINCT e.book FROM issuing_book_entries e
+                        WHERE e.book_transfer_id = t.book_transfer_id AND e.financial_account_id = t.account OFFSET 0) b) AS after,
+               (SELECT string_agg(b.book, '+' ORDER BY b.book COLLATE "C")
+                  FROM (SELECT DISTINCT e.book FROM issuing_book_entries e
+                        WHERE e.book_transfer_id = t.book_transfer_id AND e.financial_account_id = t.account
+                          AND NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.book_transfer_id = e.book_transfer_id AND n.position = e.position) OFFSET 0) b) AS before
+          FROM (SELECT DISTINCT r.book_transfer_id, r.financial_account_id AS account FROM new_rows r) t
+      )
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'book_transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT bt.program_id, x.k, 1 AS d
-         FROM (SELECT r.book_transfer_id, CASE d.o WHEN 1 THEN '=' || r.financial_account_id || '|' WHEN 2 THEN '|=' || r.book
-   ELSE '=' || r.financial_account_id || '|=' || r.book END AS k FROM new_rows r CROSS JOIN (SELECT 1 AS o UNION ALL SELECT 2 UNION ALL SELECT 3) d
-               WHERE NOT EXISTS (
-                 SELECT 1 FROM issuing_book_entries e
-                 WHERE e.book_transfer_id = r.book_transfer_id AND e.position <> r.position AND CASE d.o WHEN 1 THEN e.financial_account_id = r.financial_account_id WHEN 2 THEN e.book = r.book
-   ELSE e.financial_account_id = r.financial_account_id AND e.book = r.book END
-                   AND (e.position < r.position
-                        OR NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.book_transfer_id = e.book_transfer_id AND n.position = e.position)) OFFSET 0)) x
-         JOIN issuing_book_transfers bt ON bt.id = x.book_transfer_id) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
-      RETURN NULL;
-    END $function$;
-`
-  },
-  {
-    name: "issuing_count_book_transfers",
-    text: `-- Counts every new book transfer under key \`|\` of the book transfers' list
--- (docs/operations.md#exact-totals-at-any-size), on the backend's shard.
-CREATE OR REPLACE FUNCTION issuing_count_book_transfers()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-    BEGIN
-      INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'book_transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, '|' AS k, 1 AS d FROM new_rows) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+        SELECT 'book_transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (
+          SELECT bt.program_id, '=' || s.account || '|=' || s.after AS k, 1 AS d
+            FROM sets s JOIN issuing_book_transfers bt ON bt.id = s.book_transfer_id
+            WHERE s.after IS DISTINCT FROM s.before
+          UNION ALL
+          SELECT bt.program_id, '=' || s.account || '|=' || s.before, -1
+            FROM sets s JOIN issuing_book_transfers bt ON bt.id = s.book_transfer_id
+            WHERE s.before IS NOT NULL AND s.after IS DISTINCT FROM s.before
+        ) x
+        GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+        ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       RETURN NULL;
     END $function$;
 `
@@ -240,9 +235,10 @@ AS $function$
   },
   {
     name: "issuing_count_events",
-    text: `-- Keeps the events' counts (docs/operations.md#exact-totals-at-any-size), keys '' and \`=type\`, on
--- a shard nobody else is counting into (issuing_count_shard): emits were the hot case of two
--- backends sharing a shard and waiting on each other's counter row until commit.
+    text: `-- Keeps the events' counts (docs/operations.md#exact-totals-at-any-size), key \`=type\` only (the
+-- program's total sums its types), on a shard nobody else is counting into (issuing_count_shard):
+-- emits were the hot case of two backends sharing a shard and waiting on each other's counter row
+-- until commit.
 CREATE OR REPLACE FUNCTION issuing_count_events()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -250,23 +246,19 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
-          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM new_rows r) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
-          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM old_rows r) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
-          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.type END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0
-          WHERE (d0.o <> 1 OR r.type IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM new_rows r) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM old_rows r) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;
     END $function$;
@@ -332,9 +324,10 @@ AS $function$
   },
   {
     name: "issuing_count_transactions",
-    text: `-- Keeps the transactions' counts (docs/operations.md#exact-totals-at-any-size): keys
--- \`=status|=card\` with "any" ('') for each filter, on the backend's shard. Skips while the posting
--- function counts its own rows (issuing.posting_counted, the triggers' WHEN).
+    text: `-- Keeps the transactions' counts (docs/operations.md#exact-totals-at-any-size): keys \`=status|\`
+-- and, with a card, \`=status|=card\`, status counted per value only (core/src/sql/ListCounts.ts
+-- SUMMED_FILTERS), on the backend's shard. Skips while the posting function counts its own rows
+-- (issuing.posting_counted, the triggers' WHEN).
 CREATE OR REPLACE FUNCTION issuing_count_transactions()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -342,23 +335,23 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM old_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM old_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;
     END $function$;
@@ -367,8 +360,9 @@ AS $function$
   {
     name: "issuing_count_transfers",
     text: `-- Keeps the transfers' counts (docs/operations.md#exact-totals-at-any-size): keys
--- \`=status|=rail|=account\` with "any" ('') for each filter, a transfer counted once for each of its
--- two accounts, on the backend's shard. Skips while a posting function counts its own rows.
+-- \`=status|=rail|\` and \`=status|=rail|=account\` for each of its two accounts (which differ), status
+-- and rail counted per value only (core/src/sql/ListCounts.ts SUMMED_FILTERS: a total without them
+-- sums their values), on the backend's shard. Skips while a posting function counts its own rows.
 CREATE OR REPLACE FUNCTION issuing_count_transfers()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -376,23 +370,23 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM old_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.payment_rail END || '|' || CASE d2.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.from_financial_account_id WHEN 2 THEN '=' || r.to_financial_account_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) d2
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.payment_rail IS NOT NULL) AND (d2.o <> 1 OR r.from_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS NOT NULL) AND (d2.o <> 2 OR r.to_financial_account_id IS DISTINCT FROM r.from_financial_account_id)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM old_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;
     END $function$;
@@ -666,7 +660,8 @@ AS $function$
 -- the amount (funds checked) or a running total would pass 2^53 - 1; else the transaction (insert
 -- or update), transfer, book transfer, entries and events, the balance deltas added, each wallet
 -- account's balance.updated as the posting leaves it, the posting's own list counts in one upsert
--- while the counting triggers skip (issuing.posting_counted), and the fan-out.
+-- while the counting triggers skip (issuing.posting_counted; the keys of migration 0750, status,
+-- rail, type and book counted per value only: 10 rows for a book transfer), and the fan-out.
 --
 -- \`p_posting\` is the posting record, every field by name, built in one place
 -- (store-pg/src/PostingRecord.ts) for a single posting, a batch's (issuing_post_transfers) and a
@@ -804,27 +799,21 @@ AS $function$
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
         SELECT c.list, v_program_id, c.key, pg_backend_pid() % 16, count(*)
         FROM (
-          SELECT 1 AS rank, 'transactions' AS list, s.v || '|' || cd.v AS key
-            FROM (VALUES (''), ('=' || v_transaction_status)) s(v)
-            CROSS JOIN (SELECT '' UNION ALL SELECT '=' || v_card_id WHERE v_card_id IS NOT NULL) cd(v)
+          SELECT 1 AS rank, 'transactions' AS list, '=' || v_transaction_status || '|' || cd.v AS key
+            FROM (SELECT '' UNION ALL SELECT '=' || v_card_id WHERE v_card_id IS NOT NULL) cd(v)
             WHERE v_transaction_write = 'insert'
           UNION ALL
-          SELECT 2, 'transfers', s.v || '|' || r.v || '|' || a.v
-            FROM (VALUES (''), ('=' || v_transfer_status)) s(v)
-            CROSS JOIN (VALUES (''), ('=' || v_rail)) r(v)
-            CROSS JOIN (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[v_source, v_target]) x WHERE x IS NOT NULL) a(v)
+          SELECT 2, 'transfers', '=' || v_transfer_status || '|=' || v_rail || '|' || a.v
+            FROM (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[v_source, v_target]) x WHERE x IS NOT NULL) a(v)
           UNION ALL
-          SELECT 3, 'book_transfers', '|'
-          UNION ALL
-          SELECT DISTINCT 4, 'book_transfers', k.v
+          SELECT 4, 'book_transfers', '=' || e.account || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C")
             FROM jsonb_to_recordset(p_posting->'entries') AS e(account text, book text)
-            CROSS JOIN LATERAL (VALUES ('=' || e.account || '|'), ('|=' || e.book), ('=' || e.account || '|=' || e.book)) k(v)
+            GROUP BY e.account
           UNION ALL
-          SELECT 5, 'events', k.v
+          SELECT 5, 'events', '=' || t.type
             FROM (SELECT e.type FROM jsonb_to_recordset(p_posting->'events') AS e(type text)
                   UNION ALL
                   SELECT 'balance.updated' FROM jsonb_array_elements(p_posting->'balance_events')) t(type)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || t.type)) k(v)
         ) c
         GROUP BY c.list, c.key
         ORDER BY min(c.rank), c.key
@@ -1112,33 +1101,25 @@ AS $function$
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
         SELECT c.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
         FROM (
-          SELECT 1 AS rank, 'transactions' AS list, r.program_id, s.v || '|' || cd.v AS key
+          SELECT 1 AS rank, 'transactions' AS list, r.program_id, '=' || r.status || '|' || cd.v AS key
             FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END) AS r(program_id text, status text, card_id text)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || r.status)) s(v)
             CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) cd(v)
           UNION ALL
-          SELECT 2, 'transfers', r.program_id, s.v || '|' || rl.v || '|' || ac.v
+          SELECT 2, 'transfers', r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || ac.v
             FROM jsonb_to_recordset(CASE WHEN v_transfers THEN p_rows->'transfers' END) AS r(program_id text, status text,
               payment_rail text, from_financial_account_id text, to_financial_account_id text)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || r.status)) s(v)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || r.payment_rail)) rl(v)
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[r.from_financial_account_id, r.to_financial_account_id]) x
                                 WHERE x IS NOT NULL) ac(v)
           UNION ALL
-          SELECT 3, 'book_transfers', r.program_id, '|'
-            FROM jsonb_to_recordset(CASE WHEN v_book_transfers AND v_own_entries THEN p_rows->'book_transfers' END) AS r(program_id text)
+          SELECT 4, 'book_transfers', b.program_id,
+                 '=' || e.financial_account_id || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C")
+            FROM jsonb_to_recordset(CASE WHEN v_entries AND v_own_entries THEN p_rows->'entries' END)
+              AS e(book_transfer_id text, financial_account_id text, book text)
+            JOIN jsonb_to_recordset(p_rows->'book_transfers') AS b(id text, program_id text) ON b.id = e.book_transfer_id
+            GROUP BY b.program_id, e.book_transfer_id, e.financial_account_id
           UNION ALL
-          SELECT 4, 'book_transfers', k.program_id, k.key
-            FROM (SELECT DISTINCT b.program_id, e.book_transfer_id, k.v AS key
-                  FROM jsonb_to_recordset(CASE WHEN v_entries AND v_own_entries THEN p_rows->'entries' END)
-                    AS e(book_transfer_id text, financial_account_id text, book text)
-                  JOIN jsonb_to_recordset(p_rows->'book_transfers') AS b(id text, program_id text) ON b.id = e.book_transfer_id
-                  CROSS JOIN LATERAL (VALUES ('=' || e.financial_account_id || '|'), ('|=' || e.book),
-                                             ('=' || e.financial_account_id || '|=' || e.book)) k(v)) k
-          UNION ALL
-          SELECT 5, 'events', v.program_id, k.v
+          SELECT 5, 'events', v.program_id, '=' || v.type
             FROM unnest(v_programs, v_types) AS v(program_id, type)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || v.type)) k(v)
         ) c
         GROUP BY c.list, c.program_id, c.key
         ORDER BY min(c.rank), c.program_id, c.key

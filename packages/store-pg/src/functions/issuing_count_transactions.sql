@@ -1,6 +1,7 @@
--- Keeps the transactions' counts (docs/operations.md#exact-totals-at-any-size): keys
--- `=status|=card` with "any" ('') for each filter, on the backend's shard. Skips while the posting
--- function counts its own rows (issuing.posting_counted, the triggers' WHEN).
+-- Keeps the transactions' counts (docs/operations.md#exact-totals-at-any-size): keys `=status|`
+-- and, with a card, `=status|=card`, status counted per value only (core/src/sql/ListCounts.ts
+-- SUMMED_FILTERS), on the backend's shard. Skips while the posting function counts its own rows
+-- (issuing.posting_counted, the triggers' WHEN).
 CREATE OR REPLACE FUNCTION issuing_count_transactions()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -8,23 +9,23 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM old_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-   SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM new_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id AS program_id, CASE d0.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.status END || '|' || CASE d1.o WHEN 0 THEN '' WHEN 1 THEN '=' || r.card_id END AS k FROM old_rows r CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d0 CROSS JOIN (SELECT 0 AS o UNION ALL SELECT 1) d1
-          WHERE (d0.o <> 1 OR r.status IS NOT NULL) AND (d1.o <> 1 OR r.card_id IS NOT NULL)) y) x
-   GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
-   ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
+          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM old_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
+          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;
     END $function$;

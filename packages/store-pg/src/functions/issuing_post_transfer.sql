@@ -4,7 +4,8 @@
 -- the amount (funds checked) or a running total would pass 2^53 - 1; else the transaction (insert
 -- or update), transfer, book transfer, entries and events, the balance deltas added, each wallet
 -- account's balance.updated as the posting leaves it, the posting's own list counts in one upsert
--- while the counting triggers skip (issuing.posting_counted), and the fan-out.
+-- while the counting triggers skip (issuing.posting_counted; the keys of migration 0750, status,
+-- rail, type and book counted per value only: 10 rows for a book transfer), and the fan-out.
 --
 -- `p_posting` is the posting record, every field by name, built in one place
 -- (store-pg/src/PostingRecord.ts) for a single posting, a batch's (issuing_post_transfers) and a
@@ -142,27 +143,21 @@ AS $function$
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
         SELECT c.list, v_program_id, c.key, pg_backend_pid() % 16, count(*)
         FROM (
-          SELECT 1 AS rank, 'transactions' AS list, s.v || '|' || cd.v AS key
-            FROM (VALUES (''), ('=' || v_transaction_status)) s(v)
-            CROSS JOIN (SELECT '' UNION ALL SELECT '=' || v_card_id WHERE v_card_id IS NOT NULL) cd(v)
+          SELECT 1 AS rank, 'transactions' AS list, '=' || v_transaction_status || '|' || cd.v AS key
+            FROM (SELECT '' UNION ALL SELECT '=' || v_card_id WHERE v_card_id IS NOT NULL) cd(v)
             WHERE v_transaction_write = 'insert'
           UNION ALL
-          SELECT 2, 'transfers', s.v || '|' || r.v || '|' || a.v
-            FROM (VALUES (''), ('=' || v_transfer_status)) s(v)
-            CROSS JOIN (VALUES (''), ('=' || v_rail)) r(v)
-            CROSS JOIN (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[v_source, v_target]) x WHERE x IS NOT NULL) a(v)
+          SELECT 2, 'transfers', '=' || v_transfer_status || '|=' || v_rail || '|' || a.v
+            FROM (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[v_source, v_target]) x WHERE x IS NOT NULL) a(v)
           UNION ALL
-          SELECT 3, 'book_transfers', '|'
-          UNION ALL
-          SELECT DISTINCT 4, 'book_transfers', k.v
+          SELECT 4, 'book_transfers', '=' || e.account || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C")
             FROM jsonb_to_recordset(p_posting->'entries') AS e(account text, book text)
-            CROSS JOIN LATERAL (VALUES ('=' || e.account || '|'), ('|=' || e.book), ('=' || e.account || '|=' || e.book)) k(v)
+            GROUP BY e.account
           UNION ALL
-          SELECT 5, 'events', k.v
+          SELECT 5, 'events', '=' || t.type
             FROM (SELECT e.type FROM jsonb_to_recordset(p_posting->'events') AS e(type text)
                   UNION ALL
                   SELECT 'balance.updated' FROM jsonb_array_elements(p_posting->'balance_events')) t(type)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || t.type)) k(v)
         ) c
         GROUP BY c.list, c.key
         ORDER BY min(c.rank), c.key

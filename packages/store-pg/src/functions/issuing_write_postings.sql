@@ -101,33 +101,25 @@ AS $function$
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
         SELECT c.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
         FROM (
-          SELECT 1 AS rank, 'transactions' AS list, r.program_id, s.v || '|' || cd.v AS key
+          SELECT 1 AS rank, 'transactions' AS list, r.program_id, '=' || r.status || '|' || cd.v AS key
             FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END) AS r(program_id text, status text, card_id text)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || r.status)) s(v)
             CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) cd(v)
           UNION ALL
-          SELECT 2, 'transfers', r.program_id, s.v || '|' || rl.v || '|' || ac.v
+          SELECT 2, 'transfers', r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || ac.v
             FROM jsonb_to_recordset(CASE WHEN v_transfers THEN p_rows->'transfers' END) AS r(program_id text, status text,
               payment_rail text, from_financial_account_id text, to_financial_account_id text)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || r.status)) s(v)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || r.payment_rail)) rl(v)
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[r.from_financial_account_id, r.to_financial_account_id]) x
                                 WHERE x IS NOT NULL) ac(v)
           UNION ALL
-          SELECT 3, 'book_transfers', r.program_id, '|'
-            FROM jsonb_to_recordset(CASE WHEN v_book_transfers AND v_own_entries THEN p_rows->'book_transfers' END) AS r(program_id text)
+          SELECT 4, 'book_transfers', b.program_id,
+                 '=' || e.financial_account_id || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C")
+            FROM jsonb_to_recordset(CASE WHEN v_entries AND v_own_entries THEN p_rows->'entries' END)
+              AS e(book_transfer_id text, financial_account_id text, book text)
+            JOIN jsonb_to_recordset(p_rows->'book_transfers') AS b(id text, program_id text) ON b.id = e.book_transfer_id
+            GROUP BY b.program_id, e.book_transfer_id, e.financial_account_id
           UNION ALL
-          SELECT 4, 'book_transfers', k.program_id, k.key
-            FROM (SELECT DISTINCT b.program_id, e.book_transfer_id, k.v AS key
-                  FROM jsonb_to_recordset(CASE WHEN v_entries AND v_own_entries THEN p_rows->'entries' END)
-                    AS e(book_transfer_id text, financial_account_id text, book text)
-                  JOIN jsonb_to_recordset(p_rows->'book_transfers') AS b(id text, program_id text) ON b.id = e.book_transfer_id
-                  CROSS JOIN LATERAL (VALUES ('=' || e.financial_account_id || '|'), ('|=' || e.book),
-                                             ('=' || e.financial_account_id || '|=' || e.book)) k(v)) k
-          UNION ALL
-          SELECT 5, 'events', v.program_id, k.v
+          SELECT 5, 'events', v.program_id, '=' || v.type
             FROM unnest(v_programs, v_types) AS v(program_id, type)
-            CROSS JOIN LATERAL (VALUES (''), ('=' || v.type)) k(v)
         ) c
         GROUP BY c.list, c.program_id, c.key
         ORDER BY min(c.rank), c.program_id, c.key

@@ -55,6 +55,7 @@ import walletHolderSearch from "./0695_wallet_holder_search.js"
 import cardLastFour from "./0699_card_last_four.js"
 import cardholders from "./0705_cardholders.js"
 import cardMerchantCountries from "./0710_card_merchant_countries.js"
+import summedCounts from "./0750_summed_counts.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -118,5 +119,6 @@ export const migrations = {
   "0695_wallet_holder_search": walletHolderSearch,
   "0699_card_last_four": cardLastFour,
   "0705_cardholders": cardholders,
-  "0710_card_merchant_countries": cardMerchantCountries
+  "0710_card_merchant_countries": cardMerchantCountries,
+  "0750_summed_counts": summedCounts
 }
