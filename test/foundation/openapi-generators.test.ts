@@ -297,6 +297,36 @@ describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
     expect(numbers).toEqual([])
   })
 
+  it("describes every property and every parameter", () => {
+    // The paths in the document of what says nothing: a new field or parameter needs a description
+    // (a Schema annotation beside it; amounts say minor units, times their format, ids what they name).
+    const undescribed: Array<string> = []
+    // Effect's own words for a refinement ("a string at most 200 character(s) long") say nothing of the field.
+    const says = (description: unknown) => typeof description === "string" && !/^an? (string|array|number|integer)\b/.test(description)
+    const componentDescribed = (ref: string) => says(document.components.schemas[ref.split("/").pop()!]?.description)
+    const walk = (node: unknown, at: string): void => {
+      if (node === null || typeof node !== "object") return
+      const properties = (node as { properties?: unknown }).properties
+      if (properties !== null && typeof properties === "object" && !Array.isArray(properties)) {
+        for (const [name, schema] of Object.entries(properties as Record<string, any>)) {
+          const described = says(schema.description) || (schema.$ref !== undefined && componentDescribed(schema.$ref))
+          if (!described) undescribed.push(`${at}/properties/${name}`)
+        }
+      }
+      for (const [key, value] of Object.entries(node)) if (key !== "example" && key !== "examples") walk(value, `${at}/${key}`)
+    }
+    walk(document.components, "#/components")
+    walk(document.paths, "#/paths")
+    for (const [at, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const parameter of operation.parameters ?? []) {
+          if (!says(parameter.description)) undescribed.push(`${method} ${at} ${parameter.in} parameter ${parameter.name}`)
+        }
+      }
+    }
+    expect(undescribed).toEqual([])
+  })
+
   it("generates openapi-typescript, @hey-api/openapi-ts and orval clients that compile under strict", async () => {
     expect(fs.readFileSync(path.join(OUT, "hey-api", "sdk.gen.ts"), "utf8")).toContain("walletsCreate")
     expect(fs.readFileSync(path.join(OUT, "orval", "client.ts"), "utf8")).toContain("export const walletsCreate")

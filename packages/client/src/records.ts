@@ -9,7 +9,9 @@ export type Program = {
   readonly id: string
   /** A name. */
   readonly name: string
+  /** The program's BIN: the 6 to 8 leading digits of its card numbers. */
   readonly bin: string
+  /** Whether every new card needs a VERIFIED cardholder (docs/cardholders.md#requiring-verified-cardholders). */
   readonly require_verified_cardholder: boolean
   /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
@@ -29,11 +31,17 @@ export type ApiKey = {
   readonly created_at: string
   /** The key's role: admin, developer or viewer. */
   readonly role: "admin" | "developer" | "viewer"
+  /** The programs the key may use, or null for every program of the organization. */
   readonly program_ids: readonly string[] | null
+  /** Whether the key may reveal card numbers and codes and search by number. */
   readonly pan_reveal: boolean
+  /** Whether the key may create embed sessions for the secure card display. */
   readonly card_display: boolean
+  /** Whether the key may post inbound transfers from an external rail (funding a wallet). */
   readonly inbound_funding: boolean
+  /** Whether the key may send card network messages (POST /v1/network/card-messages) and network events. */
   readonly network: boolean
+  /** When the key was revoked (RFC 3339, UTC), or null. */
   readonly revoked_at: string | null
 }
 
@@ -49,11 +57,17 @@ export type ApiKeyWithSecret = {
   readonly created_at: string
   /** The key's role: admin, developer or viewer. */
   readonly role: "admin" | "developer" | "viewer"
+  /** The programs the key may use, or null for every program of the organization. */
   readonly program_ids: readonly string[] | null
+  /** Whether the key may reveal card numbers and codes and search by number. */
   readonly pan_reveal: boolean
+  /** Whether the key may create embed sessions for the secure card display. */
   readonly card_display: boolean
+  /** Whether the key may post inbound transfers from an external rail (funding a wallet). */
   readonly inbound_funding: boolean
+  /** Whether the key may send card network messages (POST /v1/network/card-messages) and network events. */
   readonly network: boolean
+  /** When the key was revoked (RFC 3339, UTC), or null. */
   readonly revoked_at: string | null
   /** The secret, shown in this answer only. */
   readonly secret: string
@@ -70,10 +84,15 @@ export type Card = {
   /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
+  /** Merchant category codes the card may be used at (empty: any not blocked). */
   readonly allowed_mcc_codes: readonly string[]
+  /** Merchant category codes the card is declined at. */
   readonly blocked_mcc_codes: readonly string[]
+  /** Merchant countries (ISO 3166-1 alpha-2) the card may be used in (empty: any not blocked). */
   readonly allowed_merchant_countries: readonly string[]
+  /** Merchant countries (ISO 3166-1 alpha-2) the card is declined in. */
   readonly blocked_merchant_countries: readonly string[]
+  /** The card's spending limit per window, or null for none. */
   readonly spending_period: {
     readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
     readonly amount: number
@@ -108,7 +127,9 @@ export type CardReveal = {
   readonly exp_year: number
   /** The card's id, or null when there is none. */
   readonly card_id: string
+  /** The full card number (PAN). */
   readonly pan: string
+  /** The 3-digit card verification code. */
   readonly cvv: string
 }
 
@@ -118,9 +139,11 @@ export type CardEmbedSession = {
   readonly object: "card_embed_session"
   /** The card's id, or null when there is none. */
   readonly card_id: string
+  /** The session's secret token, shown in this answer only; it authenticates the embed document. */
   readonly session_token: string
   /** When it expires (RFC 3339, UTC). */
   readonly expires_at: string
+  /** The URL of the card display document for the iframe, the token included. */
   readonly embed_url: string
 }
 
@@ -136,10 +159,13 @@ export type CardAuditRecord = {
   readonly program_id: string
   /** The card's id, or null when there is none. */
   readonly card_id: string | null
+  /** The API key that accessed the card data, or null (an embed view). */
   readonly api_key_id: string | null
+  /** The access: reveal, search_by_pan, embed_session or embed_view. */
   readonly action: "reveal" | "search_by_pan" | "embed_session" | "embed_view"
   /** The request's id, as in the Request-Id header. */
   readonly request_id: string
+  /** The IP address the request came from, or null when unknown. */
   readonly client_ip: string | null
 }
 
@@ -147,15 +173,23 @@ export type CardAuditRecord = {
 export type SpendLimitStatus = {
   /** The kind of object. */
   readonly object: "spend_limit"
+  /** The limit's UTC calendar window, or PER_TRANSACTION. */
   readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
-  /** An amount in minor units of the currency (cents for USD). */
+  /** The most approved per window, in minor units; null for a count-only limit. */
   readonly amount: number | null
+  /** The most authorizations approved per window; null for an amount-only limit. */
   readonly count: number | null
+  /** What the current window has spent, in minor units; null for PER_TRANSACTION. */
   readonly spent_amount: number | null
+  /** Authorizations the current window has approved; null without `count`. */
   readonly spent_count: number | null
+  /** What the window may still approve (PER_TRANSACTION: what one transaction may), in minor units. */
   readonly remaining_amount: number | null
+  /** Authorizations the window may still approve; null without `count`. */
   readonly remaining_count: number | null
+  /** Where the current window starts, inclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME. */
   readonly window_start: string | null
+  /** Where the current window ends, exclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME. */
   readonly window_end: string | null
 }
 
@@ -172,11 +206,13 @@ export type Wallet = {
   readonly metadata: { readonly [key: string]: string }
   /** The program the object belongs to. */
   readonly program_id: string
-  /** The financial account's id. */
+  /** The wallet's financial account (one per wallet, in its currency). */
   readonly financial_account_id: string
   /** The cardholder's id. */
   readonly cardholder_id: string | null
+  /** Who holds the wallet: a name and an email address. */
   readonly holder: { readonly name: string; readonly email: string | null }
+  /** The program's customer the wallet belongs to (docs/ledger.md#wallet-tags), or null. */
   readonly tag: string | null
 }
 
@@ -197,8 +233,11 @@ export type Cardholder = {
   readonly program_id: string
   /** The object's type. */
   readonly type: "individual" | "business"
+  /** The cardholder's email address, or null. Personal data: never written to logs. */
   readonly email: string | null
+  /** The cardholder's phone number in E.164 (+14155550123), or null. Personal data: never written to logs. */
   readonly phone_number: string | null
+  /** The cardholder's billing address. */
   readonly billing_address: {
     readonly state: string | null
     readonly line1: string
@@ -207,6 +246,7 @@ export type Cardholder = {
     readonly postal_code: string
     readonly country: string
   }
+  /** An individual's name and date of birth; null for a business. */
   readonly individual: {
     readonly first_name: string
     readonly last_name: string
@@ -235,11 +275,15 @@ export type FinancialAccount = {
   readonly program_id: string
   /** The wallet's id. */
   readonly wallet_id: string | null
+  /** A wallet's account, or the program's settlement account (the other side of external rails and card settlement). */
   readonly kind: "wallet" | "settlement"
   /** An ISO 4217 currency code, upper case. */
   readonly currency: string
+  /** Credits − debits of the principal book: what is posted, in minor units. */
   readonly balance: { readonly amount: number; readonly currency: string }
+  /** Posted but not available: open card holds and inbound credits still PENDING on their rail, in minor units. */
   readonly pending_balance: { readonly amount: number; readonly currency: string }
+  /** balance − pending_balance: what a transfer or an authorization may take, in minor units. */
   readonly available_balance: { readonly amount: number; readonly currency: string }
 }
 
@@ -251,10 +295,13 @@ export type BookBalance = {
   readonly updated_at: string
   /** The financial account's id. */
   readonly financial_account_id: string
+  /** On the book's normal side: credits − debits for principal, debits − credits for cash, in minor units. */
   readonly balance: { readonly amount: number; readonly currency: string }
   /** The book of the entry (principal or cash). */
   readonly book: "principal" | "cash"
+  /** The total of the book's debit entries, in minor units. */
   readonly debits: { readonly amount: number; readonly currency: string }
+  /** The total of the book's credit entries, in minor units. */
   readonly credits: { readonly amount: number; readonly currency: string }
 }
 
@@ -264,11 +311,13 @@ export type BookTransfer = {
   readonly object: "book_transfer"
   /** The object's id (a UUID). */
   readonly id: string
+  /** The amount moved, in minor units. */
   readonly amount: { readonly amount: number; readonly currency: string }
   /** The transfer's id. */
   readonly transfer_id: string
   /** The transaction's id. */
   readonly transaction_id: string
+  /** The accounts the entries touch. */
   readonly financial_account_ids: readonly string[]
   /** The book transfer's entries, debits and credits in each book. */
   readonly entries: readonly {
@@ -310,7 +359,9 @@ export type Transfer = {
   readonly to_financial_account_id: string
   /** A free text description, or null. */
   readonly description: string | null
+  /** The rail's return code when RETURNED (ACH `R01`–`R85`, a wire's own text), else null (docs/ledger.md#returns). */
   readonly return_code: string | null
+  /** The reason sent with the return, or null. */
   readonly return_reason: string | null
 }
 
@@ -340,7 +391,9 @@ export type Transaction = {
   readonly decline_reason: string | null
   /** The merchant category code (4 digits). */
   readonly mcc: string | null
+  /** Card transactions: the merchant's name; else null. */
   readonly merchant_name: string | null
+  /** Card transactions: the merchant object its messages sent (`mcc` and `merchant_name` repeat two of its fields); else null. */
   readonly merchant: {
     readonly name: string
     readonly city: string | null
@@ -348,11 +401,17 @@ export type Transaction = {
     readonly mcc: string
     readonly acceptor_id: string
   } | null
+  /** The network's id linking the messages of this card transaction (docs/network.md); null when none sent one. */
   readonly network_transaction_id: string | null
+  /** Card transactions only (null otherwise): approved by authorizations and increments, in minor units. */
   readonly authorized_amount: number | null
+  /** Card transactions only: the open hold, in minor units. */
   readonly pending_amount: number | null
+  /** Card transactions only: cleared − returned, in minor units. */
   readonly settled_amount: number | null
+  /** Card transactions only: the sum of its disputes' amounts in minor units, whatever their status (docs/disputes.md): what is still disputable is `settled_amount − disputed_amount`. */
   readonly disputed_amount: number | null
+  /** Card transactions: each network message, as it was decided, oldest first. */
   readonly card_events: readonly {
     readonly id: string
     readonly created_at: string
@@ -370,6 +429,7 @@ export type Transaction = {
     readonly result: "DECLINED" | "APPROVED"
     readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30" | null
   }[]
+  /** Card transactions: each real-time decision asked of the program, oldest first. */
   readonly request_history: readonly {
     readonly created_at: string
     readonly amount: number
@@ -398,6 +458,7 @@ export type CardEvent = {
   readonly amount: number
   /** Why it was declined, or null. */
   readonly decline_reason: string | null
+  /** Whether the message was approved or declined. */
   readonly result: "DECLINED" | "APPROVED"
   /** The HTTP status the endpoint answered, 0 when none. */
   readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30" | null
@@ -425,7 +486,9 @@ export type AuthorizationEndpoint = {
   readonly program_id: string
   /** The URL. */
   readonly url: string
+  /** How long a decision waits for the endpoint's answer, in milliseconds (100 to 5000). */
   readonly timeout_ms: number
+  /** What an authorization becomes when the endpoint does not answer in time or answers an error: DECLINE or APPROVE. */
   readonly timeout_decision: "DECLINE" | "APPROVE"
   /** Whether delivery is paused. */
   readonly disabled: boolean
@@ -447,7 +510,9 @@ export type AuthorizationEndpointWithSecret = {
   readonly program_id: string
   /** The URL. */
   readonly url: string
+  /** How long a decision waits for the endpoint's answer, in milliseconds (100 to 5000). */
   readonly timeout_ms: number
+  /** What an authorization becomes when the endpoint does not answer in time or answers an error: DECLINE or APPROVE. */
   readonly timeout_decision: "DECLINE" | "APPROVE"
   /** Whether delivery is paused. */
   readonly disabled: boolean
@@ -481,11 +546,15 @@ export type NetworkCardMessage = {
   readonly transaction_id: string | null
   /** Why it was declined, or null. */
   readonly decline_reason: string | null
+  /** APPROVED, PARTIALLY_APPROVED, DECLINED, or ACKNOWLEDGED for a message the issuer does not decide. */
   readonly result: "DECLINED" | "APPROVED" | "PARTIALLY_APPROVED" | "ACKNOWLEDGED"
   /** The HTTP status the endpoint answered, 0 when none. */
   readonly response_code: "00" | "10" | "51" | "05" | "14" | "54" | "N7" | "62" | "46" | "57" | "61" | "13" | "30"
+  /** The message's id as the network sent it: a repeat answers this same answer. */
   readonly network_message_id: string
+  /** What was approved, acknowledged or held, in minor units; 0 when declined. */
   readonly approved_amount: number
+  /** Six characters [0-9A-Z] on every approval; null otherwise. */
   readonly authorization_code: string | null
 }
 
@@ -495,10 +564,15 @@ export type SettlementReport = {
   readonly object: "settlement_report"
   /** An ISO 4217 currency code, upper case. */
   readonly currency: string
+  /** The UTC day reported, YYYY-MM-DD. */
   readonly date: string
+  /** Clearings of authorized transactions (late presentments included). */
   readonly clearings: { readonly amount: number; readonly count: number }
+  /** Returns: settlement to wallet, linked to a transaction or not. */
   readonly returns: { readonly amount: number; readonly count: number }
+  /** Force posts: clearings of transactions that authorized nothing. */
   readonly force_posts: { readonly amount: number; readonly count: number }
+  /** clearings + force_posts − returns, in minor units. */
   readonly net_amount: number
 }
 
@@ -522,9 +596,13 @@ export type Dispute = {
   readonly currency: string
   /** The transaction's id. */
   readonly transaction_id: string
+  /** Why the cardholder disputes the charge. */
   readonly reason: "FRAUD" | "NOT_RECEIVED" | "DUPLICATE" | "INCORRECT_AMOUNT" | "CANCELED" | "OTHER"
+  /** The cardholder's own words, or null. */
   readonly explanation: string | null
+  /** The provisional credit (settlement → the card's wallet account), posted at submission. */
   readonly provisional_credit_transfer_id: string
+  /** The transfer that took the credit back when LOST (wallet → settlement), else null. */
   readonly reversal_transfer_id: string | null
 }
 
@@ -557,6 +635,7 @@ export type WebhookSubscription = {
   /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
   readonly metadata: { readonly [key: string]: string }
+  /** The customer the subscription belongs to (the endpoint portal's scope): it is sent only the events of that tag's wallets; or null. */
   readonly tag: string | null
   /** A free text description, or null. */
   readonly description: string
@@ -600,6 +679,7 @@ export type WebhookSubscriptionWithSecret = {
   /** The secret, shown in this answer only. */
   readonly secret: string
   readonly metadata: { readonly [key: string]: string }
+  /** The customer the subscription belongs to (the endpoint portal's scope): it is sent only the events of that tag's wallets; or null. */
   readonly tag: string | null
   /** A free text description, or null. */
   readonly description: string
@@ -648,6 +728,7 @@ export type WebhookAttempt = {
   readonly event_id: string
   /** The webhook subscription's id. */
   readonly webhook_subscription_id: string
+  /** The start of the endpoint's answer (or the error met), as text. */
   readonly response_body: string
   /** When the attempt was made (RFC 3339, UTC). */
   readonly attempted_at: string
@@ -659,8 +740,11 @@ export type WebhookReplay = {
   readonly object: "webhook_replay"
   /** The webhook subscription's id. */
   readonly webhook_subscription_id: string
+  /** The window's start, inclusive, as sent (RFC 3339). */
   readonly begin: string
+  /** The window's end, inclusive, as sent (RFC 3339). */
   readonly end: string
+  /** How many events of the window were queued for delivery again. */
   readonly events_queued: number
 }
 
@@ -672,7 +756,9 @@ export type WebhookPortalSession = {
   readonly expires_at: string
   /** The URL. */
   readonly url: string
+  /** The customer: the tag of the subscriptions the portal shows and creates. */
   readonly scope_tag: string
+  /** The event types the customer may subscribe to in the portal. */
   readonly allowed_event_types: readonly (
     | "wallet.created"
     | "wallet.updated"
@@ -707,7 +793,9 @@ export type OAuthClient = {
   readonly created_at: string
   /** The object's type. */
   readonly type: "confidential" | "public"
+  /** The client's public OAuth client_id, as it sends it to /oauth/authorize and /oauth/token. */
   readonly client_id: string
+  /** The exact URIs the authorization server may redirect to. */
   readonly redirect_uris: readonly string[]
   /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
@@ -725,10 +813,13 @@ export type OAuthClientWithSecret = {
   readonly created_at: string
   /** The object's type. */
   readonly type: "confidential" | "public"
+  /** The client's public OAuth client_id, as it sends it to /oauth/authorize and /oauth/token. */
   readonly client_id: string
+  /** The exact URIs the authorization server may redirect to. */
   readonly redirect_uris: readonly string[]
   /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
+  /** A confidential client's secret, in this answer only; absent for a public client. */
   readonly client_secret?: string | undefined
 }
 
@@ -746,7 +837,9 @@ export type OAuthInteraction = {
   readonly status: "pending" | "granted" | "denied"
   /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
+  /** The client asking: its ids, name and type. */
   readonly client: { readonly id: string; readonly name: string; readonly type: "confidential" | "public"; readonly client_id: string }
+  /** Where the browser goes back to once the user grants or denies. */
   readonly redirect_uri: string
 }
 
@@ -754,6 +847,7 @@ export type OAuthInteraction = {
 export type OAuthRedirect = {
   /** The kind of object. */
   readonly object: "oauth_redirect"
+  /** The URL to send the browser to: the client's redirect_uri with code and state, or error. */
   readonly redirect_to: string
 }
 
@@ -765,12 +859,17 @@ export type OAuthGrant = {
   readonly id: string
   /** When the object was created (RFC 3339, UTC). */
   readonly created_at: string
+  /** The programs the grant allows the client to act in. */
   readonly program_ids: readonly string[]
+  /** When the grant was revoked (RFC 3339, UTC), or null. */
   readonly revoked_at: string | null
+  /** The admin key that consented: revoking it revokes the grant (docs/oauth.md#incident-response). Null for grants made before keys were recorded. */
   readonly api_key_id: string | null
+  /** The client's public OAuth client_id, as it sends it to /oauth/authorize and /oauth/token. */
   readonly client_id: string
   /** The OAuth scopes. */
   readonly scopes: readonly ("pan_reveal" | "read" | "write")[]
+  /** The client's id (its `id`, not its public client_id). */
   readonly oauth_client_id: string
 }
 

@@ -251,20 +251,33 @@ export type FailureStatus = (typeof ERROR_CODES)[ErrorCode]["status"]
  */
 export type ApiFailureAt<S extends FailureStatus> = ApiFailure & { readonly status: S }
 
-/** The error envelope as it is on the wire, every non-2xx's body (docs/api.md#errors). */
-export const ErrorEnvelope = Schema.Struct({
-  error: Schema.Struct({
-    type: Schema.String.annotations({ description: "error class" }),
-    code: Schema.String.annotations({
-      description: "machine-readable code",
-      jsonSchema: { type: "string", enum: Object.keys(ERROR_CODES) }
-    }),
-    message: Schema.String,
-    param: Schema.NullOr(Schema.String).annotations({ description: "the offending parameter or header" }),
-    request_id: Schema.String.annotations({ jsonSchema: { type: "string", format: "uuid" } }),
-    doc_url: Schema.String.annotations({ jsonSchema: { type: "string", format: "uri" } })
+/** The `error` object of the envelope (and of a batch item that failed). */
+export const ErrorBody = Schema.Struct({
+  type: Schema.String.annotations({ description: "The class of error: what kind of failure, and so how to react." }),
+  code: Schema.String.annotations({
+    jsonSchema: {
+      type: "string",
+      enum: Object.keys(ERROR_CODES),
+      description: "The machine-readable reason; each has a page at `doc_url`."
+    }
+  }),
+  message: Schema.String.annotations({ description: "A sentence for a human; it never repeats a value that was sent." }),
+  param: Schema.NullOr(Schema.String).annotations({
+    description: "The parameter, field (`holder.name`, `transfers.3.amount`) or header at fault, or null."
+  }),
+  request_id: Schema.String.annotations({
+    jsonSchema: { type: "string", format: "uuid", description: "The request's id, as in the Request-Id header." }
+  }),
+  doc_url: Schema.String.annotations({
+    jsonSchema: { type: "string", format: "uri", description: "The page of this error's code (/docs/errors/<code>)." }
   })
-}).annotations({ identifier: "ErrorEnvelope" })
+}).annotations({ description: "What went wrong." })
+
+/** The error envelope as it is on the wire, every non-2xx's body (docs/api.md#errors). */
+export const ErrorEnvelope = Schema.Struct({ error: ErrorBody }).annotations({
+  identifier: "ErrorEnvelope",
+  description: "The body of every error answer (docs/api.md#errors)."
+})
 
 /**
  * The declared error of one status: the envelope on the wire, an ApiFailure of that status in

@@ -25,14 +25,24 @@ export const Organization = Schema.Struct({
 })
 export type Organization = typeof Organization.Type
 
+/** What the key and program fields mean, for the records and the inputs alike. */
+const ABOUT = {
+  bin: "The program's BIN: the 6 to 8 leading digits of its card numbers.",
+  require_verified_cardholder: "Whether every new card needs a VERIFIED cardholder (docs/cardholders.md#requiring-verified-cardholders).",
+  program_ids: "The programs the key may use, or null for every program of the organization.",
+  pan_reveal: "Whether the key may reveal card numbers and codes and search by number.",
+  card_display: "Whether the key may create embed sessions for the secure card display.",
+  inbound_funding: "Whether the key may post inbound transfers from an external rail (funding a wallet).",
+  network: "Whether the key may send card network messages (POST /v1/network/card-messages) and network events."
+} as const
+
 /** A card program (a BIN range) as the API shows it. */
 export const Program = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("program"),
   name: Schema.String,
-  bin: Schema.String,
-  /** Cards only for VERIFIED cardholders (docs/cardholders.md#requiring-verified-cardholders). */
-  require_verified_cardholder: Schema.Boolean,
+  bin: Schema.String.annotations({ description: ABOUT.bin }),
+  require_verified_cardholder: Schema.Boolean.annotations({ description: ABOUT.require_verified_cardholder }),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Program" })
@@ -48,13 +58,13 @@ export const ApiKey = Schema.Struct({
   object: Schema.Literal("api_key"),
   name: Schema.String,
   role: Role,
-  program_ids: Schema.NullOr(Schema.Array(Schema.String)),
-  pan_reveal: Schema.Boolean,
-  card_display: Schema.Boolean,
-  inbound_funding: Schema.Boolean,
-  network: Schema.Boolean,
+  program_ids: Schema.NullOr(Schema.Array(Schema.String)).annotations({ description: ABOUT.program_ids }),
+  pan_reveal: Schema.Boolean.annotations({ description: ABOUT.pan_reveal }),
+  card_display: Schema.Boolean.annotations({ description: ABOUT.card_display }),
+  inbound_funding: Schema.Boolean.annotations({ description: ABOUT.inbound_funding }),
+  network: Schema.Boolean.annotations({ description: ABOUT.network }),
   created_at: Schema.String,
-  revoked_at: Schema.NullOr(Schema.String)
+  revoked_at: Schema.NullOr(Schema.String).annotations({ description: "When the key was revoked (RFC 3339, UTC), or null." })
 }).annotations({ identifier: "ApiKey" })
 export type ApiKey = typeof ApiKey.Type
 
@@ -132,7 +142,7 @@ export interface ProgramCaller extends Caller {
 export const DisplayName = Schema.String.pipe(
   Schema.filter((text) => text.trim().length > 0 || "must not be empty"),
   Schema.maxLength(MAX_NAME_LENGTH)
-)
+).annotations({ description: `A name for people to read, 1 to ${MAX_NAME_LENGTH} characters.` })
 
 /** A BIN: the 6 to 8 leading digits of every card number of a program. */
 export const Bin = Schema.String.pipe(Schema.pattern(/^\d{6,8}$/, { message: () => "must be 6 to 8 digits" }))
@@ -140,13 +150,13 @@ export const Bin = Schema.String.pipe(Schema.pattern(/^\d{6,8}$/, { message: () 
 /** POST /v1/programs. */
 export const CreateProgram = Schema.Struct({
   name: DisplayName,
-  bin: Schema.optional(Bin)
+  bin: Schema.optional(Bin.annotations({ description: `${ABOUT.bin} Default 400000.` }))
 })
 export type CreateProgram = typeof CreateProgram.Type
 
 /** PATCH /v1/programs/{program_id} (admin): a field left out is kept. */
 export const UpdateProgram = Schema.Struct({
-  require_verified_cardholder: Schema.optional(Schema.Boolean)
+  require_verified_cardholder: Schema.optional(Schema.Boolean.annotations({ description: ABOUT.require_verified_cardholder }))
 }).annotations({ identifier: "UpdateProgram" })
 export type UpdateProgram = typeof UpdateProgram.Type
 
@@ -171,10 +181,12 @@ const ProgramIds = Schema.transform(
 export const CreateApiKey = Schema.Struct({
   name: DisplayName,
   role: Role,
-  program_ids: Schema.optional(Schema.NullOr(ProgramIds)),
-  pan_reveal: Schema.optional(Schema.Boolean),
-  card_display: Schema.optional(Schema.Boolean),
-  inbound_funding: Schema.optional(Schema.Boolean),
-  network: Schema.optional(Schema.Boolean)
+  program_ids: Schema.optional(Schema.NullOr(ProgramIds).annotations({ description: `${ABOUT.program_ids} 1 to ${MAX_PROGRAM_IDS} ids.` })),
+  pan_reveal: Schema.optional(Schema.Boolean.annotations({ description: `${ABOUT.pan_reveal} Default false.` })),
+  card_display: Schema.optional(
+    Schema.Boolean.annotations({ description: `${ABOUT.card_display} Default true for admin and developer keys when the caller holds it.` })
+  ),
+  inbound_funding: Schema.optional(Schema.Boolean.annotations({ description: `${ABOUT.inbound_funding} Default false.` })),
+  network: Schema.optional(Schema.Boolean.annotations({ description: `${ABOUT.network} Default false.` }))
 })
 export type CreateApiKey = typeof CreateApiKey.Type

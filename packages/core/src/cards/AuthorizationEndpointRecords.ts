@@ -46,13 +46,17 @@ export const DecisionTimeoutMs = Schema.Number.pipe(
   })
 )
 
+/** What the timeout fields mean, for the record and the bodies alike. */
+const TIMEOUT_MS = `How long a decision waits for the endpoint's answer, in milliseconds (${AUTHORIZATION_DECISION_LIMITS.minTimeoutMs} to ${AUTHORIZATION_DECISION_LIMITS.maxTimeoutMs}).`
+const TIMEOUT_DECISION = "What an authorization becomes when the endpoint does not answer in time or answers an error: DECLINE or APPROVE."
+
 const endpointFields = {
   id: Schema.String,
   object: Schema.Literal("authorization_endpoint"),
   program_id: Schema.String,
   url: Schema.String,
-  timeout_ms: Schema.Number,
-  timeout_decision: Schema.Literal(...TIMEOUT_DECISIONS),
+  timeout_ms: Schema.Number.annotations({ description: TIMEOUT_MS }),
+  timeout_decision: Schema.Literal(...TIMEOUT_DECISIONS).annotations({ description: TIMEOUT_DECISION }),
   disabled: Schema.Boolean,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -79,16 +83,18 @@ export interface StoredAuthorizationEndpoint extends AuthorizationEndpoint {
 /** The body of POST /v1/authorization-endpoints. The URL's form is a webhook URL's; where it may point is checked by the service. */
 export const CreateAuthorizationEndpoint = Schema.Struct({
   url: WebhookUrl,
-  timeout_ms: Schema.optional(DecisionTimeoutMs),
-  timeout_decision: Schema.optional(TimeoutDecisionInput)
+  timeout_ms: Schema.optional(DecisionTimeoutMs).annotations({
+    description: `${TIMEOUT_MS} Default ${AUTHORIZATION_DECISION_LIMITS.defaultTimeoutMs}.`
+  }),
+  timeout_decision: Schema.optional(TimeoutDecisionInput).annotations({ description: `${TIMEOUT_DECISION} Default DECLINE.` })
 })
 export type CreateAuthorizationEndpoint = typeof CreateAuthorizationEndpoint.Type
 
 /** The body of PATCH /v1/authorization-endpoints/{id}: the fields to change. */
 export const UpdateAuthorizationEndpoint = Schema.Struct({
   url: Schema.optional(WebhookUrl),
-  timeout_ms: Schema.optional(DecisionTimeoutMs),
-  timeout_decision: Schema.optional(TimeoutDecisionInput),
+  timeout_ms: Schema.optional(DecisionTimeoutMs).annotations({ description: TIMEOUT_MS }),
+  timeout_decision: Schema.optional(TimeoutDecisionInput).annotations({ description: TIMEOUT_DECISION }),
   disabled: Schema.optional(Schema.Boolean)
 })
 export type UpdateAuthorizationEndpoint = typeof UpdateAuthorizationEndpoint.Type

@@ -30,11 +30,15 @@ export const SpendingInterval = oneOf("PER_TRANSACTION", "DAILY", "WEEKLY", "MON
 export type SpendingInterval = typeof SpendingInterval.Type
 
 /** A merchant category code: four digits. */
-export const MccCode = Schema.String.pipe(Schema.pattern(/^\d{4}$/, { message: () => "must be a 4-digit merchant category code" }))
+export const MccCode = Schema.String.pipe(
+  Schema.pattern(/^\d{4}$/, { message: () => "must be a 4-digit merchant category code" })
+).annotations({ description: "A merchant category code (ISO 18245): four digits." })
 
 /** A velocity limit: at most `amount` minor units approved per `interval`. */
 export const SpendingPeriod = Schema.Struct({
-  interval: SpendingInterval,
+  interval: SpendingInterval.annotations({
+    description: "The UTC calendar window the amount applies to; PER_TRANSACTION caps each authorization on its own."
+  }),
   amount: AmountMinor
 }).annotations({ identifier: "SpendingPeriod", description: "At most `amount` minor units approved per UTC window." })
 export type SpendingPeriod = typeof SpendingPeriod.Type
@@ -47,11 +51,17 @@ export const MAX_MERCHANT_COUNTRIES = 250
  * duplicates; countries ISO 3166-1 alpha-2, docs/card-transactions.md#controls) and a limit.
  */
 export const SpendControls = Schema.Struct({
-  allowed_mcc_codes: Schema.Array(MccCode),
-  blocked_mcc_codes: Schema.Array(MccCode),
-  allowed_merchant_countries: Schema.Array(Schema.String),
-  blocked_merchant_countries: Schema.Array(Schema.String),
-  spending_period: Schema.NullOr(SpendingPeriod)
+  allowed_mcc_codes: Schema.Array(MccCode).annotations({
+    description: "Merchant category codes the card may be used at (empty: any not blocked)."
+  }),
+  blocked_mcc_codes: Schema.Array(MccCode).annotations({ description: "Merchant category codes the card is declined at." }),
+  allowed_merchant_countries: Schema.Array(Schema.String).annotations({
+    description: "Merchant countries (ISO 3166-1 alpha-2) the card may be used in (empty: any not blocked)."
+  }),
+  blocked_merchant_countries: Schema.Array(Schema.String).annotations({
+    description: "Merchant countries (ISO 3166-1 alpha-2) the card is declined in."
+  }),
+  spending_period: Schema.NullOr(SpendingPeriod).annotations({ description: "The card's spending limit per window, or null for none." })
 })
 export type SpendControls = typeof SpendControls.Type
 
@@ -85,15 +95,31 @@ export type Card = typeof Card.Type
  */
 export const SpendLimitStatus = Schema.Struct({
   object: Schema.Literal("spend_limit"),
-  interval: SpendingInterval,
-  amount: Schema.NullOr(Schema.Number),
-  count: Schema.NullOr(Schema.Number),
-  spent_amount: Schema.NullOr(Schema.Number),
-  spent_count: Schema.NullOr(Schema.Number),
-  remaining_amount: Schema.NullOr(Schema.Number),
-  remaining_count: Schema.NullOr(Schema.Number),
-  window_start: Schema.NullOr(Schema.String),
-  window_end: Schema.NullOr(Schema.String)
+  interval: SpendingInterval.annotations({ description: "The limit's UTC calendar window, or PER_TRANSACTION." }),
+  amount: Schema.NullOr(Schema.Number).annotations({
+    description: "The most approved per window, in minor units; null for a count-only limit."
+  }),
+  count: Schema.NullOr(Schema.Number).annotations({
+    description: "The most authorizations approved per window; null for an amount-only limit."
+  }),
+  spent_amount: Schema.NullOr(Schema.Number).annotations({
+    description: "What the current window has spent, in minor units; null for PER_TRANSACTION."
+  }),
+  spent_count: Schema.NullOr(Schema.Number).annotations({
+    description: "Authorizations the current window has approved; null without `count`."
+  }),
+  remaining_amount: Schema.NullOr(Schema.Number).annotations({
+    description: "What the window may still approve (PER_TRANSACTION: what one transaction may), in minor units."
+  }),
+  remaining_count: Schema.NullOr(Schema.Number).annotations({
+    description: "Authorizations the window may still approve; null without `count`."
+  }),
+  window_start: Schema.NullOr(Schema.String).annotations({
+    description: "Where the current window starts, inclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME."
+  }),
+  window_end: Schema.NullOr(Schema.String).annotations({
+    description: "Where the current window ends, exclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME."
+  })
 }).annotations({ identifier: "SpendLimitStatus" })
 export type SpendLimitStatus = typeof SpendLimitStatus.Type
 
@@ -124,10 +150,10 @@ export interface CardRecord {
 export const CardReveal = Schema.Struct({
   object: Schema.Literal("card_reveal"),
   card_id: Schema.String,
-  pan: Schema.String,
+  pan: Schema.String.annotations({ description: "The full card number (PAN)." }),
   exp_month: Schema.Number,
   exp_year: Schema.Number,
-  cvv: Schema.String
+  cvv: Schema.String.annotations({ description: "The 3-digit card verification code." })
 }).annotations({ identifier: "CardReveal" })
 export type CardReveal = typeof CardReveal.Type
 
@@ -135,9 +161,11 @@ export type CardReveal = typeof CardReveal.Type
 export const CardEmbedSession = Schema.Struct({
   object: Schema.Literal("card_embed_session"),
   card_id: Schema.String,
-  session_token: Schema.String,
+  session_token: Schema.String.annotations({
+    description: "The session's secret token, shown in this answer only; it authenticates the embed document."
+  }),
   expires_at: Schema.String,
-  embed_url: Schema.String
+  embed_url: Schema.String.annotations({ description: "The URL of the card display document for the iframe, the token included." })
 }).annotations({ identifier: "CardEmbedSession" })
 export type CardEmbedSession = typeof CardEmbedSession.Type
 
@@ -173,11 +201,13 @@ export const CardAuditRecord = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("card_audit_record"),
   program_id: Schema.String,
-  api_key_id: Schema.NullOr(Schema.String),
+  api_key_id: Schema.NullOr(Schema.String).annotations({
+    description: "The API key that accessed the card data, or null (an embed view)."
+  }),
   card_id: Schema.NullOr(Schema.String),
-  action: CardAuditAction,
+  action: CardAuditAction.annotations({ description: "The access: reveal, search_by_pan, embed_session or embed_view." }),
   request_id: Schema.String,
-  client_ip: Schema.NullOr(Schema.String),
+  client_ip: Schema.NullOr(Schema.String).annotations({ description: "The IP address the request came from, or null when unknown." }),
   created_at: Schema.String
 }).annotations({ identifier: "CardAuditRecord" })
 export type CardAuditRecord = typeof CardAuditRecord.Type
@@ -238,7 +268,8 @@ const CountryList = Schema.transform(
 )
 
 /** The country lists as sent (snake_case only: they came after the release history's camelCase names). */
-const CountryListBody = Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)))
+const countryListBody = (description: string) =>
+  Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)).annotations({ description: `${description} null clears it.` }))
 
 /** Decodes a country list sent under `name`; null when absent or null. */
 const countryList = (body: Record<string, unknown>, name: string): Either.Either<ReadonlyArray<string> | null, ParseResult.ParseIssue> => {
@@ -253,7 +284,14 @@ const countryOverlap = (allowed: ReadonlyArray<string>, blocked: ReadonlyArray<s
 // The body's own shapes; the values are checked once the alias is resolved, so that a failure
 // names the camelCase field whichever name was sent.
 const MccCodesBody = Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
-const SpendingPeriodBody = Schema.optional(Schema.NullOr(Schema.Struct({ interval: Schema.String, amount: Schema.Number })))
+const SpendingPeriodBody = Schema.optional(
+  Schema.NullOr(
+    Schema.Struct({
+      interval: Schema.String.annotations({ description: "The UTC window: PER_TRANSACTION, DAILY, WEEKLY, MONTHLY, YEARLY or ALL_TIME." }),
+      amount: Schema.Number
+    })
+  ).annotations({ description: "A spending limit per window; null clears it." })
+)
 
 /**
  * The spend controls as sent (issuance and PATCH alike): camelCase names of the release history,
@@ -266,8 +304,8 @@ const SpendControlsBody = {
   blocked_mcc_codes: MccCodesBody,
   spendingPeriod: SpendingPeriodBody,
   spending_period: SpendingPeriodBody,
-  allowed_merchant_countries: CountryListBody,
-  blocked_merchant_countries: CountryListBody
+  allowed_merchant_countries: countryListBody("Merchant countries (ISO 3166-1 alpha-2) the card may be used in; empty: any not blocked."),
+  blocked_merchant_countries: countryListBody("Merchant countries (ISO 3166-1 alpha-2) the card is declined in.")
 }
 
 /** POST /v1/cards as sent. */
@@ -456,14 +494,22 @@ export const CardNumberText = Schema.transformOrFail(Schema.String, Schema.Strin
 })
 
 /** POST /v1/cards/search-by-pan. */
-export const SearchByPan = Schema.Struct({ pan: CardNumberText })
+export const SearchByPan = Schema.Struct({
+  pan: Schema.propertySignature(CardNumberText).annotations({ description: "The full card number to look for." })
+})
 export type SearchByPan = typeof SearchByPan.Type
 
 /**
  * GET /v1/cards/embed: the session token is optional here on purpose; a missing or malformed one
  * is an authentication failure (401), decided by the service, never a 400.
  */
-export const EmbedDocumentQuery = Schema.Struct({ session_token: Schema.optional(Schema.String) })
+export const EmbedDocumentQuery = Schema.Struct({
+  session_token: Schema.optional(
+    Schema.String.annotations({
+      description: "The session's token, from the answer that created the session (401 when unknown or expired)."
+    })
+  )
+})
 export type EmbedDocumentQuery = typeof EmbedDocumentQuery.Type
 
 /** A merchant name: 1 to MAX_MERCHANT_NAME_LENGTH characters, not blank. */
@@ -487,14 +533,26 @@ const MerchantText = (max: number) =>
  * and name, its city and country (ISO 3166 alpha-2, upper case) when known, and its category.
  */
 export const MerchantInput = Schema.Struct({
-  acceptor_id: MerchantText(MAX_ACCEPTOR_TEXT_LENGTH),
-  name: MerchantName,
-  city: Schema.optional(Schema.NullOr(MerchantText(MAX_ACCEPTOR_TEXT_LENGTH))),
+  acceptor_id: Schema.propertySignature(MerchantText(MAX_ACCEPTOR_TEXT_LENGTH)).annotations({
+    description: `The card acceptor's id at its acquirer, 1 to ${MAX_ACCEPTOR_TEXT_LENGTH} characters.`
+  }),
+  name: Schema.propertySignature(MerchantName).annotations({
+    description: `The merchant's name, 1 to ${MAX_MERCHANT_NAME_LENGTH} characters.`
+  }),
+  city: Schema.optional(
+    Schema.NullOr(MerchantText(MAX_ACCEPTOR_TEXT_LENGTH)).annotations({ description: "The merchant's city, when known." })
+  ),
   country: Schema.optional(
-    Schema.NullOr(Schema.String.pipe(Schema.pattern(/^[A-Z]{2}$/, { message: () => "must be an ISO 3166 alpha-2 code, e.g. US" })))
+    Schema.NullOr(
+      Schema.String.pipe(Schema.pattern(/^[A-Z]{2}$/, { message: () => "must be an ISO 3166 alpha-2 code, e.g. US" }))
+    ).annotations({ description: "The merchant's country (ISO 3166-1 alpha-2, upper case), when known." })
   ),
   mcc: MccCode
-}).annotations({ identifier: "MerchantInput" })
+}).annotations({
+  identifier: "MerchantInput",
+  description:
+    "The merchant as a card message sends it: the card acceptor's id and name, its city and country when known, and its category."
+})
 export type MerchantInput = typeof MerchantInput.Type
 
 /**
@@ -508,11 +566,22 @@ export const SimulateAuthorization = Schema.Struct({
   amount: AmountMinor,
   mcc: Schema.optional(MccCode),
   currency: Schema.optional(Schema.NullOr(Currency)),
-  merchant_name: Schema.optional(Schema.NullOr(MerchantName)),
-  merchant: Schema.optional(Schema.NullOr(MerchantInput)),
-  /** AUTHORIZATION (default) opens a hold; FINANCIAL_AUTHORIZATION (single message) clears at once. */
-  kind: Schema.optional(Schema.NullOr(Schema.Literal("AUTHORIZATION", "FINANCIAL_AUTHORIZATION"))),
-  partial_approval_capable: Schema.optional(Schema.NullOr(Schema.Boolean))
+  merchant_name: Schema.optional(
+    Schema.NullOr(MerchantName).annotations({ description: "The merchant's name, with `mcc`, when no `merchant` is sent." })
+  ),
+  merchant: Schema.optional(
+    Schema.NullOr(MerchantInput).annotations({ description: "The merchant, as a network message names it; or `mcc` and `merchant_name`." })
+  ),
+  kind: Schema.optional(
+    Schema.NullOr(Schema.Literal("AUTHORIZATION", "FINANCIAL_AUTHORIZATION")).annotations({
+      description: "AUTHORIZATION (default) opens a hold; FINANCIAL_AUTHORIZATION (single message) clears at once."
+    })
+  ),
+  partial_approval_capable: Schema.optional(
+    Schema.NullOr(Schema.Boolean).annotations({
+      description: "Whether the terminal takes a partial approval: with funds short, approve what is available (PARTIALLY_APPROVED)."
+    })
+  )
 })
 export type SimulateAuthorization = typeof SimulateAuthorization.Type
 
@@ -523,7 +592,11 @@ export type SimulateIncrement = typeof SimulateIncrement.Type
 /** POST /v1/simulate/transactions/{id}/clearing: `amount` defaults to the open hold; `final` to true. */
 export const SimulateClearing = Schema.Struct({
   amount: Schema.optional(Schema.NullOr(AmountMinor)),
-  final: Schema.optional(Schema.NullOr(Schema.Boolean))
+  final: Schema.optional(
+    Schema.NullOr(Schema.Boolean).annotations({
+      description: "Whether this clearing is the last (default true): the rest of the hold is released; false keeps it open for more."
+    })
+  )
 })
 export type SimulateClearing = typeof SimulateClearing.Type
 

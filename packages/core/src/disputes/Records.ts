@@ -34,13 +34,15 @@ export const Dispute = Schema.Struct({
   /** The disputed part of the transaction's settled money, credited provisionally at submission. */
   amount: Schema.Number,
   currency: Schema.String,
-  reason: DisputeReason,
-  explanation: Schema.NullOr(Schema.String),
+  reason: DisputeReason.annotations({ description: "Why the cardholder disputes the charge." }),
+  explanation: Schema.NullOr(Schema.String).annotations({ description: "The cardholder's own words, or null." }),
   status: DisputeStatus,
-  /** The provisional credit (settlement → the card's wallet account), posted at submission. */
-  provisional_credit_transfer_id: Schema.String,
-  /** The transfer that took the credit back when LOST (wallet → settlement), else null. */
-  reversal_transfer_id: Schema.NullOr(Schema.String),
+  provisional_credit_transfer_id: Schema.String.annotations({
+    description: "The provisional credit (settlement → the card's wallet account), posted at submission."
+  }),
+  reversal_transfer_id: Schema.NullOr(Schema.String).annotations({
+    description: "The transfer that took the credit back when LOST (wallet → settlement), else null."
+  }),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Dispute" })
@@ -50,19 +52,21 @@ export type Dispute = typeof Dispute.Type
 export const CreateDispute = Schema.Struct({
   transaction_id: Uuid,
   amount: Schema.optional(Schema.NullOr(AmountMinor)),
-  reason: DisputeReason,
+  reason: DisputeReason.annotations({ description: "Why the cardholder disputes the charge." }),
   explanation: Schema.optional(
     Schema.NullOr(
       Schema.String.pipe(
         Schema.maxLength(MAX_EXPLANATION_LENGTH, { message: () => `must be at most ${MAX_EXPLANATION_LENGTH} characters` })
       )
-    )
+    ).annotations({ description: `The cardholder's own words, at most ${MAX_EXPLANATION_LENGTH} characters.` })
   )
 }).annotations({ identifier: "CreateDispute" })
 export type CreateDispute = typeof CreateDispute.Type
 
 /** POST /v1/simulate/disputes/{id}/resolve and /v1/network/disputes/{id}/resolve. */
-export const ResolveDispute = Schema.Struct({ outcome: DisputeOutcome }).annotations({ identifier: "ResolveDispute" })
+export const ResolveDispute = Schema.Struct({
+  outcome: DisputeOutcome.annotations({ description: "WON keeps the provisional credit; LOST takes it back." })
+}).annotations({ identifier: "ResolveDispute" })
 export type ResolveDispute = typeof ResolveDispute.Type
 
 /** The filters of GET /v1/disputes (paging aside). */

@@ -31,7 +31,7 @@ export const DEFAULT_CURRENCY = "USD"
 export const Currency = Schema.String.pipe(
   Schema.pattern(/^[A-Z]{3}$/, { message: () => "must be an ISO 4217 code in upper case, e.g. USD" }),
   Schema.brand("Currency")
-).annotations({ identifier: "Currency" })
+).annotations({ identifier: "Currency", description: "An ISO 4217 currency code in upper case, e.g. USD." })
 export type Currency = typeof Currency.Type
 
 /** The ISO 4217 codes the runtime knows: a currency outside them is an unknown one (400). */
@@ -99,17 +99,21 @@ export type TransactionStatus = typeof TransactionStatus.Type
 export const Money = Schema.Struct({ amount: Schema.Number, currency: Schema.String }).annotations({ identifier: "MoneyAmount" })
 export type Money = typeof Money.Type
 
-export const Holder = Schema.Struct({ name: Schema.String, email: Schema.NullOr(Schema.String) })
+export const Holder = Schema.Struct({
+  name: Schema.String.annotations({ description: "The holder's name." }),
+  email: Schema.NullOr(Schema.String).annotations({ description: "The holder's email address, or null." })
+})
 export type Holder = typeof Holder.Type
 
 export const Wallet = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("wallet"),
   program_id: Schema.String,
-  holder: Holder,
-  financial_account_id: Schema.String,
-  /** The program's customer the wallet belongs to (docs/ledger.md#wallet-tags), or null. */
-  tag: Schema.NullOr(Schema.String),
+  holder: Holder.annotations({ description: "Who holds the wallet: a name and an email address." }),
+  financial_account_id: Schema.String.annotations({ description: "The wallet's financial account (one per wallet, in its currency)." }),
+  tag: Schema.NullOr(Schema.String).annotations({
+    description: "The program's customer the wallet belongs to (docs/ledger.md#wallet-tags), or null."
+  }),
   /** The program's cardholder the wallet is for (docs/cardholders.md), or null. */
   cardholder_id: Schema.NullOr(Schema.String),
   metadata: Metadata,
@@ -123,14 +127,19 @@ export const FinancialAccount = Schema.Struct({
   object: Schema.Literal("financial_account"),
   program_id: Schema.String,
   wallet_id: Schema.NullOr(Schema.String),
-  kind: AccountKind,
+  kind: AccountKind.annotations({
+    description: "A wallet's account, or the program's settlement account (the other side of external rails and card settlement)."
+  }),
   currency: Schema.String,
-  /** credits − debits of the principal book: what is posted. */
-  balance: Money,
-  /** Posted but not available: open card holds and inbound credits still PENDING on their rail. */
-  pending_balance: Money,
-  /** balance − pending_balance: what a transfer or an authorization may take. */
-  available_balance: Money,
+  balance: Schema.propertySignature(Money).annotations({
+    description: "Credits − debits of the principal book: what is posted, in minor units."
+  }),
+  pending_balance: Schema.propertySignature(Money).annotations({
+    description: "Posted but not available: open card holds and inbound credits still PENDING on their rail, in minor units."
+  }),
+  available_balance: Schema.propertySignature(Money).annotations({
+    description: "balance − pending_balance: what a transfer or an authorization may take, in minor units."
+  }),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "FinancialAccount" })
@@ -141,10 +150,11 @@ export const BookBalance = Schema.Struct({
   object: Schema.Literal("book_balance"),
   financial_account_id: Schema.String,
   book: Book,
-  debits: Money,
-  credits: Money,
-  /** On the book's normal side: credits − debits for principal, debits − credits for cash. */
-  balance: Money,
+  debits: Schema.propertySignature(Money).annotations({ description: "The total of the book's debit entries, in minor units." }),
+  credits: Schema.propertySignature(Money).annotations({ description: "The total of the book's credit entries, in minor units." }),
+  balance: Schema.propertySignature(Money).annotations({
+    description: "On the book's normal side: credits − debits for principal, debits − credits for cash, in minor units."
+  }),
   updated_at: Schema.String
 }).annotations({ identifier: "BookBalance" })
 export type BookBalance = typeof BookBalance.Type
@@ -162,10 +172,10 @@ export const Transfer = Schema.Struct({
   status: TransferStatus,
   description: Schema.NullOr(Schema.String),
   metadata: Metadata,
-  /** The rail's return code when RETURNED (ACH `R01`–`R85`, a wire's own text), else null (docs/ledger.md#returns). */
-  return_code: Schema.NullOr(Schema.String),
-  /** The reason sent with the return, or null. */
-  return_reason: Schema.NullOr(Schema.String),
+  return_code: Schema.NullOr(Schema.String).annotations({
+    description: "The rail's return code when RETURNED (ACH `R01`–`R85`, a wire's own text), else null (docs/ledger.md#returns)."
+  }),
+  return_reason: Schema.NullOr(Schema.String).annotations({ description: "The reason sent with the return, or null." }),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Transfer" })
@@ -193,7 +203,7 @@ export const CardEvent = Schema.Struct({
   id: Schema.String,
   type: CardEventType,
   amount: Schema.Number,
-  result: Schema.Literal("APPROVED", "DECLINED"),
+  result: Schema.Literal("APPROVED", "DECLINED").annotations({ description: "Whether the message was approved or declined." }),
   decline_reason: Schema.NullOr(Schema.String),
   /**
    * The ISO 8583 response code the message was answered with (docs/network.md#response-codes): `00`
@@ -210,8 +220,11 @@ export const DECISION_REASONS = ["webhook_approved", "webhook_declined", "webhoo
 /** One real-time decision asked of the program (docs/card-transactions.md#real-time-decisions). */
 export const RequestHistoryEntry = Schema.Struct({
   amount: Schema.Number,
-  approved: Schema.Boolean,
-  reason: Schema.Literal(...DECISION_REASONS),
+  approved: Schema.Boolean.annotations({ description: "Whether the program approved." }),
+  reason: Schema.Literal(...DECISION_REASONS).annotations({
+    description:
+      "What decided: the program's answer (webhook_approved, webhook_declined), or its timeout or error and the endpoint's timeout_decision."
+  }),
   created_at: Schema.String
 }).annotations({ identifier: "AuthorizationDecisionRecord" })
 export type RequestHistoryEntry = typeof RequestHistoryEntry.Type
@@ -221,12 +234,12 @@ export type RequestHistoryEntry = typeof RequestHistoryEntry.Type
  * card acceptor's id and name, its city and country (ISO 3166 alpha-2) when sent, and its category.
  */
 export const Merchant = Schema.Struct({
-  acceptor_id: Schema.String,
-  name: Schema.String,
-  city: Schema.NullOr(Schema.String),
-  country: Schema.NullOr(Schema.String),
+  acceptor_id: Schema.String.annotations({ description: "The card acceptor's id at its acquirer." }),
+  name: Schema.String.annotations({ description: "The merchant's name as sent." }),
+  city: Schema.NullOr(Schema.String).annotations({ description: "The merchant's city, or null when not sent." }),
+  country: Schema.NullOr(Schema.String).annotations({ description: "The merchant's country (ISO 3166-1 alpha-2), or null when not sent." }),
   mcc: Schema.String
-}).annotations({ identifier: "Merchant" })
+}).annotations({ identifier: "Merchant", description: "The merchant as the card network sent it." })
 export type Merchant = typeof Merchant.Type
 
 export const Transaction = Schema.Struct({
@@ -240,26 +253,30 @@ export const Transaction = Schema.Struct({
   card_id: Schema.NullOr(Schema.String),
   decline_reason: Schema.NullOr(Schema.String),
   mcc: Schema.NullOr(Schema.String),
-  merchant_name: Schema.NullOr(Schema.String),
-  /** Card transactions: the merchant object its messages sent (`mcc` and `merchant_name` repeat two of its fields); else null. */
-  merchant: Schema.NullOr(Merchant),
-  /** The network's id linking the messages of this card transaction (docs/network.md); null when none sent one. */
-  network_transaction_id: Schema.NullOr(Schema.String),
-  /** Card transactions only (null otherwise): approved by authorizations and increments. */
-  authorized_amount: Schema.NullOr(Schema.Number),
-  /** Card transactions only: the open hold. */
-  pending_amount: Schema.NullOr(Schema.Number),
-  /** Card transactions only: cleared − returned. */
-  settled_amount: Schema.NullOr(Schema.Number),
-  /**
-   * Card transactions only: the sum of its disputes' amounts, whatever their status
-   * (docs/disputes.md): what is still disputable is `settled_amount − disputed_amount`.
-   */
-  disputed_amount: Schema.NullOr(Schema.Number),
+  merchant_name: Schema.NullOr(Schema.String).annotations({ description: "Card transactions: the merchant's name; else null." }),
+  merchant: Schema.NullOr(Merchant).annotations({
+    description: "Card transactions: the merchant object its messages sent (`mcc` and `merchant_name` repeat two of its fields); else null."
+  }),
+  network_transaction_id: Schema.NullOr(Schema.String).annotations({
+    description: "The network's id linking the messages of this card transaction (docs/network.md); null when none sent one."
+  }),
+  authorized_amount: Schema.NullOr(Schema.Number).annotations({
+    description: "Card transactions only (null otherwise): approved by authorizations and increments, in minor units."
+  }),
+  pending_amount: Schema.NullOr(Schema.Number).annotations({ description: "Card transactions only: the open hold, in minor units." }),
+  settled_amount: Schema.NullOr(Schema.Number).annotations({ description: "Card transactions only: cleared − returned, in minor units." }),
+  disputed_amount: Schema.NullOr(Schema.Number).annotations({
+    description:
+      "Card transactions only: the sum of its disputes' amounts in minor units, whatever their status (docs/disputes.md): what is still disputable is `settled_amount − disputed_amount`."
+  }),
   /** Card transactions only: when the open hold expires. */
   expires_at: Schema.NullOr(Schema.String),
-  card_events: Schema.Array(CardEvent),
-  request_history: Schema.Array(RequestHistoryEntry),
+  card_events: Schema.Array(CardEvent).annotations({
+    description: "Card transactions: each network message, as it was decided, oldest first."
+  }),
+  request_history: Schema.Array(RequestHistoryEntry).annotations({
+    description: "Card transactions: each real-time decision asked of the program, oldest first."
+  }),
   created_at: Schema.String,
   updated_at: Schema.String
 }).annotations({ identifier: "Transaction" })
@@ -268,8 +285,8 @@ export type Transaction = typeof Transaction.Type
 export const BookEntry = Schema.Struct({
   book: Book,
   financial_account_id: Schema.String,
-  entry_type: EntryType,
-  amount: Money
+  entry_type: EntryType.annotations({ description: "DEBIT or CREDIT." }),
+  amount: Schema.propertySignature(Money).annotations({ description: "The entry's amount, in minor units." })
 }).annotations({ identifier: "BookEntry" })
 export type BookEntry = typeof BookEntry.Type
 
@@ -278,8 +295,8 @@ export const BookTransfer = Schema.Struct({
   object: Schema.Literal("book_transfer"),
   transfer_id: Schema.String,
   transaction_id: Schema.String,
-  amount: Money,
-  financial_account_ids: Schema.Array(Schema.String),
+  amount: Schema.propertySignature(Money).annotations({ description: "The amount moved, in minor units." }),
+  financial_account_ids: Schema.Array(Schema.String).annotations({ description: "The accounts the entries touch." }),
   entries: Schema.Array(BookEntry),
   posted_at: Schema.String
 }).annotations({ identifier: "BookTransfer" })
@@ -299,19 +316,25 @@ export const WalletTag = WebhookTag
 /** POST /v1/wallets. */
 export const CreateWallet = Schema.Struct({
   holder: Schema.Struct({
-    name: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(MAX_HOLDER_NAME_LENGTH)),
+    name: Schema.propertySignature(
+      Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(MAX_HOLDER_NAME_LENGTH))
+    ).annotations({ description: `The holder's name, 1 to ${MAX_HOLDER_NAME_LENGTH} characters (trimmed).` }),
     email: Schema.optional(
       Schema.NullOr(
         Schema.String.pipe(
           Schema.maxLength(MAX_EMAIL_LENGTH),
           Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "is not a valid email address" })
         )
-      )
+      ).annotations({ description: "The holder's email address, or null." })
     )
-  }),
+  }).annotations({ description: "Who holds the wallet: a name (required) and an email address." }),
   currency: Schema.optional(Currency),
-  /** null or absent: untagged. */
-  tag: Schema.optional(Schema.NullOr(WalletTag)),
+  tag: Schema.optional(
+    Schema.NullOr(WalletTag).annotations({
+      description:
+        "The program's customer the wallet belongs to, 1 to 64 characters (docs/ledger.md#wallet-tags); null or absent: untagged."
+    })
+  ),
   /** A cardholder of the program (404 param cardholder_id otherwise); null or absent: none. */
   cardholder_id: Schema.optional(Schema.NullOr(Uuid)),
   metadata: Schema.optional(MetadataInput)
@@ -320,8 +343,11 @@ export type CreateWallet = typeof CreateWallet.Type
 
 /** The body of PATCH /v1/wallets/{wallet_id}: the fields to change; a field left out is kept. */
 export const UpdateWallet = Schema.Struct({
-  /** null clears the tag. */
-  tag: Schema.optional(Schema.NullOr(WalletTag)),
+  tag: Schema.optional(
+    Schema.NullOr(WalletTag).annotations({
+      description: "The program's customer the wallet belongs to, 1 to 64 characters; null clears it."
+    })
+  ),
   /** A change of the metadata (docs/api.md#metadata): keys given are set, "" removes one, null or "" clears all. */
   metadata: Schema.optional(MetadataInput)
 }).annotations({ identifier: "UpdateWallet" })
@@ -338,8 +364,12 @@ const HolderSearch = (maxLength: number) =>
  */
 export const WalletFilter = Schema.Struct({
   tag: Schema.optional(WalletTag),
-  holder_name: Schema.optional(HolderSearch(MAX_HOLDER_NAME_LENGTH)),
-  holder_email: Schema.optional(HolderSearch(MAX_EMAIL_LENGTH))
+  holder_name: Schema.optional(HolderSearch(MAX_HOLDER_NAME_LENGTH)).annotations({
+    description: "Only the wallets whose holder has exactly this name, letter case aside."
+  }),
+  holder_email: Schema.optional(HolderSearch(MAX_EMAIL_LENGTH)).annotations({
+    description: "Only the wallets whose holder has exactly this email address, letter case aside."
+  })
 })
 export type WalletFilter = typeof WalletFilter.Type
 
@@ -435,8 +465,13 @@ export const CreateTransferBatch = Schema.Struct({
       identifier: "TransferBatchItem",
       description: "A transfer, exactly as the body of POST /v1/transfers."
     })
-  ).pipe(Schema.minItems(1), Schema.maxItems(MAX_BATCH_TRANSFERS)),
-  atomic: Schema.optional(Schema.Boolean)
+  )
+    .pipe(Schema.minItems(1), Schema.maxItems(MAX_BATCH_TRANSFERS))
+    .annotations({ description: `1 to ${MAX_BATCH_TRANSFERS} transfers, each a POST /v1/transfers body, posted in order.` }),
+  atomic: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "true: any item's failure is the request's (param names the item) and nothing is written; false (default): each item posts or fails on its own."
+  })
 })
 export type CreateTransferBatch = typeof CreateTransferBatch.Type
 
@@ -456,13 +491,13 @@ export const ReturnTransfer = Schema.Struct({
   return_code: Schema.String.pipe(
     Schema.minLength(1, { message: () => "must not be empty" }),
     Schema.maxLength(MAX_RETURN_CODE_LENGTH, { message: () => `must be at most ${MAX_RETURN_CODE_LENGTH} characters` })
-  ),
+  ).annotations({ description: "The rail's return code: an ACH code (R01–R85) or a wire's own text." }),
   reason: Schema.optional(
     Schema.NullOr(
       Schema.String.pipe(
         Schema.maxLength(MAX_RETURN_REASON_LENGTH, { message: () => `must be at most ${MAX_RETURN_REASON_LENGTH} characters` })
       )
-    )
+    ).annotations({ description: `The reason the rail sent with the return, at most ${MAX_RETURN_REASON_LENGTH} characters.` })
   )
 }).annotations({ identifier: "ReturnTransfer" })
 export type ReturnTransfer = typeof ReturnTransfer.Type

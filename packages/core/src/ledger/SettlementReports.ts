@@ -11,16 +11,19 @@ import { isKnownCurrency } from "./Records.js"
  * that authorized nothing), returns (settlement → wallet, linked or unlinked), and
  * net_amount = clearings + force_posts − returns, all in minor units.
  */
-const Totals = Schema.Struct({ count: Schema.Number, amount: Schema.Number })
+const Totals = Schema.Struct({
+  count: Schema.Number.annotations({ description: "How many card transactions." }),
+  amount: Schema.Number.annotations({ description: "Their total, in minor units of the report's currency." })
+})
 
 export const SettlementReport = Schema.Struct({
   object: Schema.Literal("settlement_report"),
-  date: Schema.String,
+  date: Schema.String.annotations({ description: "The UTC day reported, YYYY-MM-DD." }),
   currency: Schema.String,
-  clearings: Totals,
-  returns: Totals,
-  force_posts: Totals,
-  net_amount: Schema.Number
+  clearings: Totals.annotations({ description: "Clearings of authorized transactions (late presentments included)." }),
+  returns: Totals.annotations({ description: "Returns: settlement to wallet, linked to a transaction or not." }),
+  force_posts: Totals.annotations({ description: "Force posts: clearings of transactions that authorized nothing." }),
+  net_amount: Schema.Number.annotations({ description: "clearings + force_posts − returns, in minor units." })
 }).annotations({ identifier: "SettlementReport" })
 export type SettlementReport = typeof SettlementReport.Type
 

@@ -45,24 +45,43 @@ const NetworkCurrency = Currency.pipe(Schema.filter((code) => isKnownCurrency(co
 
 /** The card as a message presents it: its number, and its expiry and verification code when the terminal read them. */
 export const PresentedCard = Schema.Struct({
-  number: CardNumberText,
+  number: Schema.propertySignature(CardNumberText).annotations({ description: "The full card number (PAN)." }),
   exp_month: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(1, 12, { message: () => "must be a month, 1 to 12" })))),
   exp_year: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(2000, 2099, { message: () => "must be a four-digit year" })))),
-  cvv: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.pattern(/^\d{3,4}$/, { message: () => "must be 3 or 4 digits" }))))
-}).annotations({ identifier: "PresentedCard" })
+  cvv: Schema.optional(
+    Schema.NullOr(Schema.String.pipe(Schema.pattern(/^\d{3,4}$/, { message: () => "must be 3 or 4 digits" }))).annotations({
+      description: "The card verification code, when the terminal read it."
+    })
+  )
+}).annotations({
+  identifier: "PresentedCard",
+  description: "The card as the message presents it: its number, and its expiry and code when the terminal read them."
+})
 export type PresentedCard = typeof PresentedCard.Type
 
 /** POST /v1/network/card-messages as sent. */
 const CardMessageBody = Schema.Struct({
-  network_message_id: NetworkId,
+  network_message_id: Schema.propertySignature(NetworkId).annotations({
+    description: "The message's own id: exactly once per id for 35 days, a repeat answering the first answer."
+  }),
   type: NetworkMessageType,
-  network_transaction_id: NetworkId,
-  card: Schema.optional(Schema.NullOr(PresentedCard)),
+  network_transaction_id: Schema.propertySignature(NetworkId).annotations({
+    description: "The network's id linking the messages of one card transaction."
+  }),
+  card: Schema.optional(
+    Schema.NullOr(PresentedCard).annotations({
+      description: "The card presented: required on the messages that may start a card transaction."
+    })
+  ),
   amount: AmountMinor,
   currency: NetworkCurrency,
-  merchant: Schema.optional(Schema.NullOr(MerchantInput)),
-  partial_approval_capable: Schema.optional(Schema.NullOr(Schema.Boolean)),
-  final: Schema.optional(Schema.NullOr(Schema.Boolean))
+  merchant: Schema.optional(Schema.NullOr(MerchantInput).annotations({ description: "The merchant, as the network sent it." })),
+  partial_approval_capable: Schema.optional(
+    Schema.NullOr(Schema.Boolean).annotations({ description: "Whether the terminal takes a partial approval (docs/network.md)." })
+  ),
+  final: Schema.optional(
+    Schema.NullOr(Schema.Boolean).annotations({ description: "CLEARING: whether it is the last for the transaction (default true)." })
+  )
 })
 
 /**
@@ -91,16 +110,20 @@ export { NETWORK_DECLINE_REASONS, type NetworkDeclineReason, RESPONSE_CODES, Res
 /** The answer to a card network message: the same for the first delivery and every retransmission. */
 export const NetworkCardMessage = Schema.Struct({
   object: Schema.Literal("network_card_message"),
-  network_message_id: Schema.String,
+  network_message_id: Schema.String.annotations({
+    description: "The message's id as the network sent it: a repeat answers this same answer."
+  }),
   type: NetworkMessageType,
   /** The card transaction the message started or moved; null when it found or opened none. */
   transaction_id: Schema.NullOr(Schema.String),
-  result: NetworkResult,
-  /** What was approved, acknowledged or held; 0 when declined. */
-  approved_amount: Schema.Number,
+  result: NetworkResult.annotations({
+    description: "APPROVED, PARTIALLY_APPROVED, DECLINED, or ACKNOWLEDGED for a message the issuer does not decide."
+  }),
+  approved_amount: Schema.Number.annotations({ description: "What was approved, acknowledged or held, in minor units; 0 when declined." }),
   response_code: ResponseCode,
-  /** Six characters [0-9A-Z] on every approval; null otherwise. */
-  authorization_code: Schema.NullOr(Schema.String),
+  authorization_code: Schema.NullOr(Schema.String).annotations({
+    description: "Six characters [0-9A-Z] on every approval; null otherwise."
+  }),
   decline_reason: Schema.NullOr(Schema.String),
   created_at: Schema.String
 }).annotations({ identifier: "NetworkCardMessage" })

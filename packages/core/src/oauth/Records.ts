@@ -76,12 +76,16 @@ const ScopeList = Schema.transform(
 /** POST /v1/oauth-clients. */
 export const CreateOAuthClient = Schema.Struct({
   name: DisplayName,
-  redirect_uris: Schema.Array(Schema.String.pipe(Schema.filter((uri) => redirectUriProblem(uri) ?? true))).pipe(
-    Schema.minItems(1, { message: () => "must hold at least one redirect URI" }),
-    Schema.maxItems(OAUTH_LIMITS.maxRedirectUris, { message: () => `may hold at most ${OAUTH_LIMITS.maxRedirectUris} URIs` })
-  ),
+  redirect_uris: Schema.Array(Schema.String.pipe(Schema.filter((uri) => redirectUriProblem(uri) ?? true)))
+    .pipe(
+      Schema.minItems(1, { message: () => "must hold at least one redirect URI" }),
+      Schema.maxItems(OAUTH_LIMITS.maxRedirectUris, { message: () => `may hold at most ${OAUTH_LIMITS.maxRedirectUris} URIs` })
+    )
+    .annotations({
+      description: `1 to ${OAUTH_LIMITS.maxRedirectUris} exact URIs the client may be redirected to (https, http on a loopback host, or a private-use scheme).`
+    }),
   type: OAuthClientType,
-  scopes: ScopeList
+  scopes: Schema.propertySignature(ScopeList).annotations({ description: "The scopes the client may ask for (at least one)." })
 })
 export type CreateOAuthClient = typeof CreateOAuthClient.Type
 
@@ -90,8 +94,10 @@ export const OAuthClient = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("oauth_client"),
   name: Schema.String,
-  client_id: Schema.String,
-  redirect_uris: Schema.Array(Schema.String),
+  client_id: Schema.String.annotations({
+    description: "The client's public OAuth client_id, as it sends it to /oauth/authorize and /oauth/token."
+  }),
+  redirect_uris: Schema.Array(Schema.String).annotations({ description: "The exact URIs the authorization server may redirect to." }),
   type: OAuthClientType,
   scopes: Schema.Array(OAuthScope),
   created_at: Schema.String
@@ -99,9 +105,12 @@ export const OAuthClient = Schema.Struct({
 export type OAuthClient = typeof OAuthClient.Type
 
 /** A client as created or with a rotated secret: the only time `client_secret` is shown (confidential clients). */
-export const OAuthClientWithSecret = Schema.Struct({ ...OAuthClient.fields, client_secret: Schema.optional(Schema.String) }).annotations({
-  identifier: "OAuthClientWithSecret"
-})
+export const OAuthClientWithSecret = Schema.Struct({
+  ...OAuthClient.fields,
+  client_secret: Schema.optional(
+    Schema.String.annotations({ description: "A confidential client's secret, in this answer only; absent for a public client." })
+  )
+}).annotations({ identifier: "OAuthClientWithSecret" })
 export type OAuthClientWithSecret = typeof OAuthClientWithSecret.Type
 
 /** A client as stored: its organization beside what the API shows (the secret only as a hash, beside the row). */
@@ -131,8 +140,15 @@ export interface StoredInteraction {
 export const OAuthInteraction = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("oauth_interaction"),
-  client: Schema.Struct({ id: Schema.String, client_id: Schema.String, name: Schema.String, type: OAuthClientType }),
-  redirect_uri: Schema.String,
+  client: Schema.Struct({
+    id: Schema.String,
+    client_id: Schema.String.annotations({
+      description: "The client's public OAuth client_id, as it sends it to /oauth/authorize and /oauth/token."
+    }),
+    name: Schema.String,
+    type: OAuthClientType
+  }).annotations({ description: "The client asking: its ids, name and type." }),
+  redirect_uri: Schema.String.annotations({ description: "Where the browser goes back to once the user grants or denies." }),
   scopes: Schema.Array(OAuthScope),
   status: oneOf("pending", "granted", "denied"),
   created_at: Schema.String,
@@ -150,15 +166,17 @@ export const GrantInteraction = Schema.Struct({
     ),
     Schema.typeSchema(Schema.Array(Schema.String)),
     { strict: true, decode: (ids) => [...new Set(ids.map((id) => id.toLowerCase()))], encode: (ids) => ids }
-  ),
-  scopes: ScopeList
+  ).annotations({ description: `The programs the user grants the client, 1 to ${OAUTH_LIMITS.maxProgramIds}.` }),
+  scopes: Schema.propertySignature(ScopeList).annotations({ description: "The scopes the user grants, among those asked for." })
 })
 export type GrantInteraction = typeof GrantInteraction.Type
 
 /** Where the host app sends the browser next: the client's redirect_uri with a code or an error. */
 export const OAuthRedirect = Schema.Struct({
   object: Schema.Literal("oauth_redirect"),
-  redirect_to: Schema.String
+  redirect_to: Schema.String.annotations({
+    description: "The URL to send the browser to: the client's redirect_uri with code and state, or error."
+  })
 }).annotations({ identifier: "OAuthRedirect" })
 export type OAuthRedirect = typeof OAuthRedirect.Type
 
@@ -166,17 +184,18 @@ export type OAuthRedirect = typeof OAuthRedirect.Type
 export const OAuthGrant = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("oauth_grant"),
-  oauth_client_id: Schema.String,
-  client_id: Schema.String,
-  program_ids: Schema.Array(Schema.String),
+  oauth_client_id: Schema.String.annotations({ description: "The client's id (its `id`, not its public client_id)." }),
+  client_id: Schema.String.annotations({
+    description: "The client's public OAuth client_id, as it sends it to /oauth/authorize and /oauth/token."
+  }),
+  program_ids: Schema.Array(Schema.String).annotations({ description: "The programs the grant allows the client to act in." }),
   scopes: Schema.Array(OAuthScope),
-  /**
-   * The admin key that consented: revoking it revokes the grant (docs/oauth.md#incident-response).
-   * Null for grants made before keys were recorded.
-   */
-  api_key_id: Schema.NullOr(Schema.String),
+  api_key_id: Schema.NullOr(Schema.String).annotations({
+    description:
+      "The admin key that consented: revoking it revokes the grant (docs/oauth.md#incident-response). Null for grants made before keys were recorded."
+  }),
   created_at: Schema.String,
-  revoked_at: Schema.NullOr(Schema.String)
+  revoked_at: Schema.NullOr(Schema.String).annotations({ description: "When the grant was revoked (RFC 3339, UTC), or null." })
 }).annotations({ identifier: "OAuthGrant" })
 export type OAuthGrant = typeof OAuthGrant.Type
 

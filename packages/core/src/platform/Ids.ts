@@ -18,4 +18,4 @@ export const Uuid = Schema.transform(Schema.String.pipe(Schema.pattern(UUID_PATT
   strict: true,
   decode: (text) => text.toLowerCase(),
   encode: (text) => text
-}).annotations({ identifier: "Uuid" })
+}).annotations({ identifier: "Uuid", description: "A UUID naming one of the platform's objects (any letter case)." })

@@ -19,8 +19,10 @@ const subscriptionFields = {
   /** The event types delivered (the union of event types: a typed client checks them). */
   event_types: Schema.Array(Schema.Literal(...EVENT_TYPES)),
   disabled: Schema.Boolean,
-  /** The customer the subscription belongs to (the endpoint portal's scope), or null. */
-  tag: Schema.NullOr(Schema.String),
+  tag: Schema.NullOr(Schema.String).annotations({
+    description:
+      "The customer the subscription belongs to (the endpoint portal's scope): it is sent only the events of that tag's wallets; or null."
+  }),
   metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -59,7 +61,7 @@ export const WebhookAttempt = Schema.Struct({
   webhook_subscription_id: Schema.String,
   status: AttemptStatus,
   response_code: Schema.Number,
-  response_body: Schema.String,
+  response_body: Schema.String.annotations({ description: "The start of the endpoint's answer (or the error met), as text." }),
   attempted_at: Schema.String,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -70,9 +72,9 @@ export type WebhookAttempt = typeof WebhookAttempt.Type
 export const WebhookReplay = Schema.Struct({
   object: Schema.Literal("webhook_replay"),
   webhook_subscription_id: Schema.String,
-  begin: Schema.String,
-  end: Schema.String,
-  events_queued: Schema.Number
+  begin: Schema.String.annotations({ description: "The window's start, inclusive, as sent (RFC 3339)." }),
+  end: Schema.String.annotations({ description: "The window's end, inclusive, as sent (RFC 3339)." }),
+  events_queued: Schema.Number.annotations({ description: "How many events of the window were queued for delivery again." })
 }).annotations({ identifier: "WebhookReplay" })
 export type WebhookReplay = typeof WebhookReplay.Type
 
@@ -162,7 +164,11 @@ export const CreateWebhookSubscription = Schema.Struct({
   description: Schema.optional(WebhookDescription),
   event_types: SubscribedEventTypes,
   disabled: Schema.optional(Schema.Boolean),
-  tag: Schema.optional(Schema.NullOr(WebhookTag)),
+  tag: Schema.optional(
+    Schema.NullOr(WebhookTag).annotations({
+      description: "The customer the subscription belongs to, 1 to 64 characters: it is sent only the events of that tag's wallets."
+    })
+  ),
   metadata: Schema.optional(MetadataInput)
 })
 export type CreateWebhookSubscription = typeof CreateWebhookSubscription.Type
@@ -173,8 +179,9 @@ export const UpdateWebhookSubscription = Schema.Struct({
   description: Schema.optional(WebhookDescription),
   event_types: Schema.optional(SubscribedEventTypes),
   disabled: Schema.optional(Schema.Boolean),
-  /** null clears the tag. */
-  tag: Schema.optional(Schema.NullOr(WebhookTag)),
+  tag: Schema.optional(
+    Schema.NullOr(WebhookTag).annotations({ description: "The customer the subscription belongs to, 1 to 64 characters; null clears it." })
+  ),
   /** A change of the metadata (docs/api.md#metadata): keys given are set, "" removes one, null or "" clears all. */
   metadata: Schema.optional(MetadataInput)
 })
@@ -222,8 +229,12 @@ const windowBound = (bound: "begin" | "end", example: string) =>
 
 /** The body of POST /v1/webhook-subscriptions/{id}/replay: both ends inclusive. */
 export const ReplayRequest = Schema.Struct({
-  begin: windowBound("begin", "2026-05-02T00:00:00Z"),
-  end: windowBound("end", "2026-05-02T23:59:59Z")
+  begin: windowBound("begin", "2026-05-02T00:00:00Z").annotations({
+    description: "The window's start, inclusive: an RFC 3339 timestamp, e.g. 2026-05-02T00:00:00Z."
+  }),
+  end: windowBound("end", "2026-05-02T23:59:59Z").annotations({
+    description: "The window's end, inclusive: an RFC 3339 timestamp, e.g. 2026-05-02T23:59:59Z."
+  })
 })
 export type ReplayRequest = typeof ReplayRequest.Type
 
@@ -255,8 +266,9 @@ export type AttemptFilter = typeof AttemptFilter.Type
 export const CreateWebhookPortalSession = Schema.Struct({
   /** What the customer may subscribe to; absent: every type a subscription may hold. */
   allowed_event_types: Schema.optional(SubscribedEventTypes),
-  /** The customer: the tag of the subscriptions the portal shows and creates; absent: a new tag. */
-  scope_tag: Schema.optional(WebhookTag)
+  scope_tag: Schema.optional(WebhookTag).annotations({
+    description: "The customer: the tag of the subscriptions the portal shows and creates; absent: a new tag."
+  })
 })
 export type CreateWebhookPortalSession = typeof CreateWebhookPortalSession.Type
 
@@ -265,8 +277,10 @@ export const WebhookPortalSession = Schema.Struct({
   object: Schema.Literal("webhook_portal_session"),
   url: Schema.String,
   expires_at: Schema.String,
-  scope_tag: Schema.String,
-  allowed_event_types: Schema.Array(Schema.Literal(...EVENT_TYPES))
+  scope_tag: Schema.String.annotations({ description: "The customer: the tag of the subscriptions the portal shows and creates." }),
+  allowed_event_types: Schema.Array(Schema.Literal(...EVENT_TYPES)).annotations({
+    description: "The event types the customer may subscribe to in the portal."
+  })
 }).annotations({ identifier: "WebhookPortalSession" })
 export type WebhookPortalSession = typeof WebhookPortalSession.Type
 

@@ -25,7 +25,7 @@ import { SandboxOnly } from "./Annotations.js"
 import { CreatedParams, ListOf, PagingParams, patch, post } from "./Common.js"
 import { NetworkRight } from "./NetworkApi.js"
 import { ProgramScoped } from "./Security.js"
-import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
+import { BusinessRuleFailure, ErrorBody, NotFoundFailure } from "../errors.js"
 
 // The records and inputs are core's (ledger/Records.ts): one schema each, decoded here once.
 export { BookTransfer, FinancialAccount, Transaction, Transfer, Wallet }
@@ -98,16 +98,10 @@ export class FinancialAccountsApi extends HttpApiGroup.make("financialAccounts")
   .prefix("/v1") {}
 
 /** A batch item that was not posted: the `error` object of the envelope a single POST would have answered. */
-export const TransferBatchItemError = Schema.Struct({
-  error: Schema.Struct({
-    type: Schema.String,
-    code: Schema.String,
-    message: Schema.String,
-    param: Schema.NullOr(Schema.String),
-    request_id: Schema.String,
-    doc_url: Schema.String
-  })
-}).annotations({ identifier: "TransferBatchItemError" })
+export const TransferBatchItemError = Schema.Struct({ error: ErrorBody }).annotations({
+  identifier: "TransferBatchItemError",
+  description: "A batch item that was not posted: the `error` object a single POST /v1/transfers would have answered."
+})
 
 /** The answer of POST /v1/transfers/batch: one result per item, in order. */
 export const TransferBatch = Schema.Struct({
@@ -197,7 +191,12 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
 export class SettlementReportsApi extends HttpApiGroup.make("settlementReports")
   .add(
     HttpApiEndpoint.get("get", "/settlement-reports")
-      .setUrlParams(Schema.Struct({ date: Schema.optional(Schema.String), currency: Schema.optional(Schema.String) }))
+      .setUrlParams(
+        Schema.Struct({
+          date: Schema.optional(Schema.String.annotations({ description: "The UTC day reported, YYYY-MM-DD (required)." })),
+          currency: Schema.optional(Schema.String.annotations({ description: "The ISO 4217 currency reported, upper case (required)." }))
+        })
+      )
       .addSuccess(SettlementReport)
   )
   .middleware(ProgramScoped)

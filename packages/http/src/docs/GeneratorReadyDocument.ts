@@ -41,6 +41,28 @@ const PAGING: Readonly<Record<string, { readonly schema: object; readonly descri
   }
 }
 
+/** Filters whose meaning is not "the items whose field is this value", by list path and parameter. */
+const FILTER_DESCRIPTIONS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "/v1/transfers": { financial_account_id: "Only the transfers with this financial account on either side (debited or credited)." },
+  "/v1/financial-accounts/{financial_account_id}/book-transfers": {
+    book: "Only the book transfers with an entry in this book of the account (principal or cash)."
+  }
+}
+
+/**
+ * The description of a parameter that has none of its own: a path id names its resource, a list's
+ * query parameter filters it. Any other parameter is described where the API declares it.
+ */
+const parameterDescription = (path: string, parameter: any, isList: boolean): string | undefined => {
+  if (parameter.in === "path" && parameter.name.endsWith("_id")) {
+    return `The id of the ${parameter.name.slice(0, -3).replaceAll("_", " ")} (404 when the key cannot see it).`
+  }
+  if (parameter.in === "query" && isList) {
+    return FILTER_DESCRIPTIONS[path]?.[parameter.name] ?? `Only the items whose \`${parameter.name}\` is this value.`
+  }
+  return undefined
+}
+
 const REQUEST_ID_HEADER = {
   description: "The request's id, also in an error's `request_id`.",
   schema: { type: "string", format: "uuid" }
@@ -205,6 +227,30 @@ const EVENT_OBJECTS: ReadonlyArray<readonly [string, string, string]> = [
   ["WebhookSubscription", "webhook_subscription", "webhook.test"]
 ]
 
+/**
+ * `{ allOf: [{ $ref }], description }`, Effect's form of a described property whose schema is a
+ * component, as `{ $ref, description }` (OpenAPI 3.1 allows siblings of `$ref`): the same type for
+ * every generator, without a one-member intersection.
+ */
+const unwrapDescribedRefs = (node: unknown): void => {
+  if (node === null || typeof node !== "object") return
+  const properties = (node as { properties?: Record<string, any> }).properties
+  if (properties !== undefined && typeof properties === "object") {
+    for (const [name, schema] of Object.entries(properties)) {
+      const keys = Object.keys(schema ?? {})
+      if (
+        Array.isArray(schema?.allOf) &&
+        schema.allOf.length === 1 &&
+        schema.allOf[0].$ref !== undefined &&
+        keys.every((key) => key === "allOf" || key === "description")
+      ) {
+        properties[name] = { $ref: schema.allOf[0].$ref, description: schema.description }
+      }
+    }
+  }
+  for (const value of Object.values(node)) unwrapDescribedRefs(value)
+}
+
 /** Whether `$ref` to `name` appears anywhere under `node`. */
 const refers = (node: unknown, name: string): boolean => JSON.stringify(node).includes(`"#/components/schemas/${name}"`)
 
@@ -232,6 +278,10 @@ export const makeGeneratorReady = (spec: OpenApi.OpenAPISpec, facts: ApiFacts): 
         parameter.schema = { ...paging.schema }
         parameter.description = paging.description
       }
+    }
+    const isList = parameters.some((parameter) => parameter.in === "query" && parameter.name === "page")
+    for (const parameter of parameters) {
+      if (parameter.description === undefined) parameter.description = parameterDescription(path, parameter, isList)
     }
     if (path.startsWith("/v1/")) {
       if (facts.programScoped.has(operation.operationId)) {
@@ -277,8 +327,10 @@ export const makeGeneratorReady = (spec: OpenApi.OpenAPISpec, facts: ApiFacts): 
       content: { "text/html": { schema: { type: "string" } } }
     }
   }
-  const envelope = schemas.ErrorEnvelope?.properties?.error?.properties
-  if (envelope?.type !== undefined) envelope.type = { ...envelope.type, enum: [...facts.errorTypes] }
+  for (const component of ["ErrorEnvelope", "TransferBatchItemError"]) {
+    const error = schemas[component]?.properties?.error?.properties
+    if (error?.type !== undefined) error.type = { ...error.type, enum: [...facts.errorTypes] }
+  }
   // The batch's items are transfer bodies: the schema of POST /v1/transfers, aliases folded.
   const transferBody = (spec.paths as Record<string, any>)["/v1/transfers"]?.post?.requestBody?.content?.["application/json"]?.schema
   if (transferBody !== undefined) {
@@ -312,6 +364,8 @@ export const makeGeneratorReady = (spec: OpenApi.OpenAPISpec, facts: ApiFacts): 
     }
   }
   foldAliases(schemas)
+  unwrapDescribedRefs(spec.paths)
+  unwrapDescribedRefs(schemas)
   giveFormats(spec.paths)
   giveFormats(schemas)
   for (const name of Object.keys(schemas)) {

@@ -10,9 +10,10 @@ const OAUTH_ERROR = {
   properties: {
     error: {
       type: "string",
+      description: "The RFC 6749 §5.2 error code.",
       enum: ["invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope"]
     },
-    error_description: { type: "string" }
+    error_description: { type: "string", description: "A sentence for a human saying what is wrong." }
   }
 }
 
@@ -21,10 +22,10 @@ const TOKEN_RESPONSE = {
   required: ["access_token", "token_type", "expires_in", "refresh_token", "scope"],
   properties: {
     access_token: { type: "string", description: "at_… (opaque; default 900 s)" },
-    token_type: { type: "string", enum: ["Bearer"] },
-    expires_in: { type: "integer" },
+    token_type: { type: "string", enum: ["Bearer"], description: "Always Bearer: send `Authorization: Bearer <access_token>`." },
+    expires_in: { type: "integer", description: "Seconds until the access token expires." },
     refresh_token: { type: "string", description: "rt_… (opaque, single use; default 30 days)" },
-    scope: { type: "string" }
+    scope: { type: "string", description: "The scopes granted, space-separated." }
   }
 }
 
@@ -87,7 +88,11 @@ export const OAUTH_PATHS = {
       security: [],
       requestBody: form(
         {
-          grant_type: { type: "string", enum: ["authorization_code", "refresh_token"] },
+          grant_type: {
+            type: "string",
+            enum: ["authorization_code", "refresh_token"],
+            description: "authorization_code (with code and code_verifier) or refresh_token."
+          },
           code: string("authorization_code: the code (60 s, single use)"),
           redirect_uri: string("authorization_code: the redirect_uri of the request"),
           code_verifier: string("authorization_code: 43–128 characters of [A-Za-z0-9-._~]"),
@@ -123,7 +128,15 @@ export const OAUTH_PATHS = {
       responses: {
         "200": {
           description: "{active: false} or {active: true, scope, client_id, token_type, exp, iat, iss, sub, program_ids}",
-          content: { "application/json": { schema: { type: "object", required: ["active"], properties: { active: { type: "boolean" } } } } }
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["active"],
+                properties: { active: { type: "boolean", description: "Whether the token is valid now." } }
+              }
+            }
+          }
         },
         ...errors
       }
