@@ -1,6 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { createClient as heyApi } from "@hey-api/openapi-ts"
+import Ajv2020 from "ajv/dist/2020.js"
+import addFormats from "ajv-formats"
 import openapiTS, { astToString } from "openapi-typescript"
 import { generate as orval } from "orval"
 import ts from "typescript"
@@ -217,9 +219,50 @@ const generateClients = async (document: unknown): Promise<Array<string>> => {
   ])
 }
 
-/** The document without what differs between two servers of the same build. */
-const withoutServers = (document: any) => ({ ...document, servers: undefined })
+/** The document without what differs between two servers of the same build: its URL. */
+const withoutBaseUrl = (document: any, baseUrl: string) => JSON.parse(JSON.stringify(document).replaceAll(baseUrl, "<base>"))
 let firstDocument: unknown
+
+/**
+ * Each example of each response of the document checked against the response's schema (JSON
+ * Schema 2020-12, formats included) with ajv; operations without a success example, and declared
+ * errors without an example body per code, are problems too. The problems as text, one per line.
+ */
+const exampleProblems = (document: any): Array<string> => {
+  // Both are CommonJS: `.default` is the class and the plugin under Node's ESM and TypeScript's NodeNext alike.
+  const ajv = new Ajv2020.default({ strict: false })
+  addFormats.default(ajv)
+  ajv.addSchema({ $id: "issuing:openapi", components: document.components })
+  const validators = new Map<string, ReturnType<typeof ajv.compile>>()
+  const validatorOf = (schema: unknown) => {
+    const text = JSON.stringify(schema).replaceAll('"#/components/', '"issuing:openapi#/components/')
+    const validator = validators.get(text) ?? ajv.compile(JSON.parse(text))
+    validators.set(text, validator)
+    return validator
+  }
+  const problems: Array<string> = []
+  for (const [at, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+        for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, any>)) {
+          const examples: Array<[string, unknown]> =
+            media.example !== undefined
+              ? [["example", media.example]]
+              : Object.entries((media.examples ?? {}) as Record<string, { value: unknown }>).map(([name, { value }]) => [name, value])
+          if (examples.length === 0) problems.push(`${method} ${at} ${status} ${type}: no example`)
+          if (type !== "application/json") continue
+          const validate = validatorOf(media.schema)
+          for (const [name, value] of examples) {
+            if (!validate(value)) problems.push(`${method} ${at} ${status} ${name}: ${ajv.errorsText(validate.errors)}`)
+          }
+          if (status === "422" && media.examples === undefined) problems.push(`${method} ${at} 422: no example per business rule`)
+        }
+      }
+    }
+  }
+  return problems
+}
+let checkedExamples: Array<string> | undefined
 
 // Issue 49 item 1: the served /openapi.json generates clients that compile under strict and call
 // the server (openapi-typescript + openapi-fetch, @hey-api/openapi-ts, orval), on both stores; and
@@ -240,7 +283,7 @@ describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
   })
 
   it("serves the document the clients were generated from", () => {
-    expect(withoutServers(document)).toEqual(withoutServers(firstDocument))
+    expect(withoutBaseUrl(document, platform.baseUrl)).toEqual(withoutBaseUrl(firstDocument, (firstDocument as any).servers[0].url))
     expect(document.servers).toEqual([{ url: platform.baseUrl }])
   })
 
@@ -325,6 +368,40 @@ describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
       }
     }
     expect(undescribed).toEqual([])
+  })
+
+  it("gives every operation a success example and its own error codes, each example valid against its schema", async () => {
+    // Checked once per file: the two stores' documents differ only in their URL (above).
+    checkedExamples ??= exampleProblems(document)
+    expect(checkedExamples).toEqual([])
+    const errorCodes = (at: string, method: string, status: string) =>
+      Object.keys(document.paths[at][method].responses[status]?.content["application/json"].examples ?? {})
+    // The operation's own 422 codes, and the server answers one of them: a book transfer out of an empty wallet.
+    expect(errorCodes("/v1/transfers", "post", "422")).toEqual(
+      expect.arrayContaining(["insufficient_funds", "same_financial_account", "settlement_account_not_allowed"])
+    )
+    expect(errorCodes("/v1/cards", "post", "422")).not.toContain("insufficient_funds")
+    expect(document.paths["/v1/cards/{card_id}/freeze"].post.responses["422"]).toBeUndefined()
+    expect(errorCodes("/v1/wallets/{wallet_id}", "get", "404")).toEqual(["not_found"])
+    expect(
+      document.paths["/v1/wallets/{wallet_id}"].get.responses["404"].content["application/json"].examples.not_found.value.error.param
+    ).toBe("wallet_id")
+    expect(errorCodes("/v1/transfers", "post", "409")).toEqual(["conflict"])
+    const empty = (await platform.request("POST", "/v1/wallets", { body: { holder: { name: "Empty" } } })).body
+    const other = (await platform.request("POST", "/v1/wallets", { body: { holder: { name: "Other" } } })).body
+    const refused = await platform.request("POST", "/v1/transfers", {
+      body: {
+        payment_rail: "book",
+        amount: 100,
+        currency: "USD",
+        from_financial_account_id: empty.financial_account_id,
+        to_financial_account_id: other.financial_account_id
+      }
+    })
+    expect(refused.status).toBe(422)
+    expect(errorCodes("/v1/transfers", "post", "422")).toContain(refused.body.error.code)
+    const unknown = await platform.request("GET", `/v1/wallets/${crypto.randomUUID()}`)
+    expect(errorCodes("/v1/wallets/{wallet_id}", "get", String(unknown.status))).toContain(unknown.body.error.code)
   })
 
   it("generates openapi-typescript, @hey-api/openapi-ts and orval clients that compile under strict", async () => {

@@ -1,3 +1,4 @@
+import type { BusinessRuleCode } from "@issuing/core"
 import { Context } from "effect"
 
 /**
@@ -28,3 +29,13 @@ export class OAuthProtocol extends Context.Tag("@issuing/http/OAuthProtocol")<OA
  * anything else: write); the card reveal needs pan_reveal (docs/oauth.md#access-tokens-on-v1).
  */
 export class RequiredScope extends Context.Tag("@issuing/http/RequiredScope")<RequiredScope, "read" | "write" | "pan_reveal">() {}
+
+/**
+ * The business rules (422 codes) an endpoint's handler can answer with, beside the endpoint that
+ * declares its 422: the OpenAPI document lists exactly these under the operation's 422, each with
+ * an example body (docs/api.md#openapi). Core's BusinessRuleViolation is not typed per service, so
+ * the list is stated here rather than derived (docs/decisions.md#per-operation-error-codes); an
+ * empty list marks a 422 declared only because a handler is shared with one that has rules, and
+ * the document leaves that 422 out.
+ */
+export class BusinessRules extends Context.Tag("@issuing/http/BusinessRules")<BusinessRules, ReadonlyArray<BusinessRuleCode>>() {}

@@ -18,7 +18,7 @@ import {
   UpdateCard
 } from "@issuing/core"
 import { Schema } from "effect"
-import { CallsOut, RequiredScope, SandboxOnly } from "./Annotations.js"
+import { BusinessRules, CallsOut, RequiredScope, SandboxOnly } from "./Annotations.js"
 import { ListOf, PagingParams, patch, post } from "./Common.js"
 import { ProgramScoped } from "./Security.js"
 import { AuthenticationFailure, BusinessRuleFailure, ConflictFailure, NotFoundFailure } from "../errors.js"
@@ -33,6 +33,7 @@ const lifecycle = <const Name extends "freeze" | "unfreeze" | "close" | "reissue
     .addSuccess(Card)
     // reissue draws a new number (card_number_space_exhausted); the four share one handler.
     .addError(BusinessRuleFailure)
+    .annotate(BusinessRules, name === "reissue" ? ["card_number_space_exhausted"] : [])
 
 /** Program-scoped: issuance, lifecycle, reveal, search-by-pan, embed sessions, the card-data audit trail (docs/card-data.md). */
 export class CardsApi extends HttpApiGroup.make("cards")
@@ -40,9 +41,10 @@ export class CardsApi extends HttpApiGroup.make("cards")
     post("create", "/cards")
       .setPayload(IssueCard)
       .addSuccess(Card)
-      // The wallet named in the body; a BIN whose number space is spent.
+      // The wallet named in the body; a BIN whose number space is spent; a cardholder not VERIFIED.
       .addError(NotFoundFailure)
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, ["card_number_space_exhausted", "cardholder_not_verified"])
   )
   .add(
     HttpApiEndpoint.get("list", "/cards")
@@ -110,7 +112,9 @@ export class SimulateAuthorizationsApi extends HttpApiGroup.make("simulateAuthor
     post("create", "/simulate/authorizations")
       .setPayload(SimulateAuthorization)
       .addSuccess(Transaction)
+      // A currency other than the card account's; a decline is a 200 DECLINED transaction.
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, ["currency_mismatch"])
       .annotate(CallsOut, true)
   )
   .annotate(SandboxOnly, true)
@@ -128,6 +132,7 @@ const message = <const Name extends "increment" | "clearing" | "reversal" | "ret
     .addSuccess(Transaction)
     .addError(NotFoundFailure)
     .addError(BusinessRuleFailure)
+    .annotate(BusinessRules, name === "reversal" ? ["amount_exceeds_pending"] : name === "return" ? ["amount_exceeds_settled"] : [])
 
 /**
  * Sandbox simulations of the messages that follow an authorization (404 in production; docs/card-transactions.md):

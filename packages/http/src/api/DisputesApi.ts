@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { CreateDispute, Dispute, DisputeFilter, ResolveDispute } from "@issuing/core"
 import { Schema } from "effect"
-import { SandboxOnly } from "./Annotations.js"
+import { BusinessRules, SandboxOnly } from "./Annotations.js"
 import { ListOf, PagingParams, post } from "./Common.js"
 import { NetworkRight } from "./NetworkApi.js"
 import { ProgramScoped } from "./Security.js"
@@ -19,9 +19,11 @@ export class DisputesApi extends HttpApiGroup.make("disputes")
     post("create", "/disputes")
       .setPayload(CreateDispute)
       .addSuccess(Dispute)
-      // The transaction it names; amount_exceeds_disputable, transaction_not_disputable.
+      // The transaction it names; amount_exceeds_disputable, transaction_not_disputable; the
+      // provisional credit's running totals.
       .addError(NotFoundFailure)
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, ["amount_exceeds_disputable", "transaction_not_disputable", "balance_limit_exceeded"])
   )
   .add(
     HttpApiEndpoint.get("list", "/disputes")
@@ -41,6 +43,7 @@ const resolve = () =>
     .addError(NotFoundFailure)
     // balance_limit_exceeded: the reversal would take a running total past 2^53 − 1.
     .addError(BusinessRuleFailure)
+    .annotate(BusinessRules, ["balance_limit_exceeded"])
 
 /** Sandbox simulation of the network's decision on a dispute (404 in production). */
 export class SimulateDisputesApi extends HttpApiGroup.make("simulateDisputes")

@@ -21,7 +21,7 @@ import {
   WalletFilter
 } from "@issuing/core"
 import { Schema } from "effect"
-import { SandboxOnly } from "./Annotations.js"
+import { BusinessRules, SandboxOnly } from "./Annotations.js"
 import { CreatedParams, ListOf, PagingParams, patch, post } from "./Common.js"
 import { NetworkRight } from "./NetworkApi.js"
 import { ProgramScoped } from "./Security.js"
@@ -103,6 +103,15 @@ export const TransferBatchItemError = Schema.Struct({ error: ErrorBody }).annota
   description: "A batch item that was not posted: the `error` object a single POST /v1/transfers would have answered."
 })
 
+/** The posting rules a transfer (alone or in a batch) may break: ledger.md's refusals. */
+const TRANSFER_RULES = [
+  "insufficient_funds",
+  "balance_limit_exceeded",
+  "currency_mismatch",
+  "same_financial_account",
+  "settlement_account_not_allowed"
+] as const
+
 /** The answer of POST /v1/transfers/batch: one result per item, in order. */
 export const TransferBatch = Schema.Struct({
   object: Schema.Literal("transfer_batch"),
@@ -118,6 +127,7 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
       // The accounts or transaction it names; the posting rules.
       .addError(NotFoundFailure)
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, TRANSFER_RULES)
   )
   .add(
     post("batch", "/transfers/batch")
@@ -126,6 +136,7 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
       // An atomic batch fails as its first failing item would.
       .addError(NotFoundFailure)
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, TRANSFER_RULES)
       .annotate(
         OpenApi.Description,
         "Up to 1,000 transfers in one request and one database transaction; each item has its own result unless `atomic` (docs/ledger.md#batches)."
@@ -177,7 +188,9 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
     post("expire", "/transactions/:transaction_id/expire")
       .setPath(pathId("transaction_id"))
       .addError(NotFoundFailure)
+      // The card messages' posting type; an expiry releases a hold and is refused no rule.
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, [])
       .addSuccess(Transaction)
   )
   .middleware(ProgramScoped)
@@ -216,8 +229,9 @@ export class NetworkTransfersApi extends HttpApiGroup.make("networkTransfers")
       .setPath(pathId("transfer_id"))
       .setPayload(ReturnTransfer)
       .addError(NotFoundFailure)
-      // balance_limit_exceeded: the reversal would take a running total past 2^53 − 1.
+      // balance_limit_exceeded: the reversal would take a running total past 2^53 − 1 (no funds check: the money is gone).
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, ["balance_limit_exceeded"])
       .addSuccess(Transfer)
   )
   .middleware(NetworkRight)

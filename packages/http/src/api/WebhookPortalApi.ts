@@ -15,7 +15,7 @@ import {
   WebhookSubscriptionWithSecret
 } from "@issuing/core"
 import { Schema } from "effect"
-import { CallsOut } from "./Annotations.js"
+import { BusinessRules, CallsOut } from "./Annotations.js"
 import { ListOf, PagingParams, patch, post } from "./Common.js"
 import { ProgramScoped } from "./Security.js"
 import { AuthenticationFailure, BusinessRuleFailure, NotFoundFailure, RateLimitFailure } from "../errors.js"
@@ -49,6 +49,7 @@ export class WebhookPortalApi extends HttpApiGroup.make("webhookPortal")
     post("createSubscription", "/webhook-portal/subscriptions")
       .setPayload(CreatePortalSubscription)
       .addSuccess(WebhookSubscriptionWithSecret)
+      .annotate(BusinessRules, ["subscription_limit_reached"])
   )
   .add(
     patch("updateSubscription", "/webhook-portal/subscriptions/:webhook_subscription_id")
@@ -71,6 +72,7 @@ export class WebhookPortalApi extends HttpApiGroup.make("webhookPortal")
       .setPath(SubscriptionPath)
       .setPayload(ReplayRequest)
       .addSuccess(WebhookReplay)
+      .annotate(BusinessRules, ["invalid_time_window", "replay_window_too_large"])
   )
   .add(
     post("sendTest", "/webhook-portal/subscriptions/:webhook_subscription_id/test")
@@ -88,6 +90,7 @@ export class WebhookPortalApi extends HttpApiGroup.make("webhookPortal")
       .setPath(Schema.Struct({ event_id: Schema.String }))
       .setPayload(PortalResendRequest)
       .addSuccess(ListOf(WebhookAttempt))
+      .annotate(BusinessRules, ["event_type_not_subscribed", "event_tag_not_subscribed"])
       .annotate(CallsOut, true)
   )
   // The session token (401), the session's own rate limit (429), a subscription or event of
@@ -96,4 +99,6 @@ export class WebhookPortalApi extends HttpApiGroup.make("webhookPortal")
   .addError(RateLimitFailure)
   .addError(NotFoundFailure)
   .addError(BusinessRuleFailure)
+  // The other portal calls break no rule: their 422 is the group's.
+  .annotate(BusinessRules, [])
   .prefix("/v1") {}

@@ -12,7 +12,7 @@ import {
   WebhookSubscriptionWithSecret
 } from "@issuing/core"
 import { Schema } from "effect"
-import { CallsOut } from "./Annotations.js"
+import { BusinessRules, CallsOut } from "./Annotations.js"
 import { ListOf, PagingParams, patch, post } from "./Common.js"
 import { ProgramScoped } from "./Security.js"
 import { BusinessRuleFailure, NotFoundFailure } from "../errors.js"
@@ -27,6 +27,7 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
       .setPayload(CreateWebhookSubscription)
       .addSuccess(WebhookSubscriptionWithSecret)
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, ["subscription_limit_reached"])
   )
   .add(
     HttpApiEndpoint.get("list", "/webhook-subscriptions")
@@ -65,6 +66,7 @@ export class WebhookSubscriptionsApi extends HttpApiGroup.make("webhookSubscript
       .setPayload(ReplayRequest)
       .addSuccess(WebhookReplay)
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, ["invalid_time_window", "replay_window_too_large"])
   )
   .add(
     post("sendTest", "/webhook-subscriptions/:webhook_subscription_id/test")
@@ -86,6 +88,7 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
       .setPayload(ResendRequest)
       .addSuccess(ListOf(WebhookAttempt))
       .addError(BusinessRuleFailure)
+      .annotate(BusinessRules, ["event_type_not_subscribed", "event_tag_not_subscribed"])
       // The first attempt is a synchronous POST to the receiver: never inside a held transaction.
       .annotate(CallsOut, true)
   )

@@ -1,10 +1,13 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ATTEMPT_STATUSES, DeclineReason, type Environment, EVENT_TYPES, SpendingInterval, SUBSCRIBABLE_EVENT_TYPES } from "@issuing/core"
 import * as fs from "node:fs"
+import { Context, Option } from "effect"
 import { IssuingApi } from "../Api.js"
+import { BusinessRules } from "../api/Annotations.js"
 import { ProgramScoped } from "../api/Security.js"
 import { ERROR_CODES } from "../errors.js"
 import { isSandboxOnly } from "../middleware/RouteTable.js"
+import { addExamples } from "./Examples.js"
 import { makeGeneratorReady } from "./GeneratorReadyDocument.js"
 import { OAUTH_PATHS } from "./OAuthOpenApi.js"
 import { OPERATION_DOCS } from "./OperationDocs.js"
@@ -88,6 +91,19 @@ const programScopedOperations = (): ReadonlySet<string> => {
   return ids
 }
 
+/** The 422 codes each endpoint states (its BusinessRules annotation), by operation id. */
+const businessRulesByOperation = (): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const rules = new Map<string, ReadonlyArray<string>>()
+  HttpApi.reflect(IssuingApi, {
+    onGroup() {},
+    onEndpoint({ endpoint, group, mergedAnnotations }) {
+      const codes = Context.getOption(mergedAnnotations, BusinessRules)
+      if (Option.isSome(codes)) rules.set(`${group.identifier}.${endpoint.name}`, codes.value)
+    }
+  })
+  return rules
+}
+
 /**
  * Production's document: without the sandbox-only operations, their paths and the tags left with
  * no operation, as the server answers them there exactly as unknown URLs (docs/api.md#errors).
@@ -160,12 +176,29 @@ export const openApiDocument = (baseUrl: string, environment: Environment = "san
   }
   closeProperties(spec.paths)
   closeProperties(spec.components.schemas)
+  const programScoped = programScopedOperations()
   makeGeneratorReady(spec, {
-    programScoped: programScopedOperations(),
+    programScoped,
     errorTypes: [...new Set(Object.values(ERROR_CODES).map((doc) => doc.type))]
   })
   const event = spec.components.schemas.Event as any
   if (event?.properties?.type !== undefined) close(event.properties.type, EVENT_TYPES)
+  const businessRules = businessRulesByOperation()
+  for (const item of Object.values(spec.paths)) {
+    for (const [method, operation] of Object.entries(item as Record<string, any>)) {
+      if (operation?.responses === undefined) continue
+      addExamples(
+        spec,
+        {
+          method,
+          operation,
+          programScoped: programScoped.has(operation.operationId),
+          businessRules: businessRules.get(operation.operationId)
+        },
+        baseUrl
+      )
+    }
+  }
   spec.info.version = packageVersion() ?? spec.info.version
   spec.info.description =
     "The issuing platform's /v1 API and its OAuth 2.1 endpoints. Rules every operation follows (paging, errors, idempotency): docs/api.md; a reference to read at /docs, the event catalogue at /docs/events."
