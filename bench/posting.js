@@ -6,7 +6,10 @@
 // (support/leanLedger.js: `lean_post_transfer`, 7 tables with primary keys only), and the CPU time
 // every process of the embedded server spent per transfer after a warm-up (its postmaster and every process it
 // started: the backends, the WAL writer, the checkpointer, autovacuum — /proc/<pid>/stat), ours
-// over lean.
+// over lean. Beside the CPU, which a shared machine's load moves, the work that load does not
+// move: the WAL the server wrote per transfer (pg_current_wal_lsn over the window, every database's
+// and process's) and the shared buffers the database's backends read or hit per transfer
+// (pg_stat_database blks_hit + blks_read, flushed by each backend within a second of its commit).
 //
 // Ours: `issuing_post_transfer(p_posting jsonb, NULL)` — the one statement a single
 // `POST /v1/transfers` posts with (store-pg/src/PgPosting.ts) — called with the posting record the
@@ -30,7 +33,7 @@ import * as path from "node:path"
 import { v7 as uuidv7 } from "uuid"
 import { option, percentile } from "./support/common.js"
 import { leanWriter, prepareLean } from "./support/leanLedger.js"
-import { benchPool, createDatabase, resetStatements, startPostgres, statementsOf } from "./support/postgres.js"
+import { benchPool, createDatabase, resetStatements, startPostgres, statementsOf, withPgClient } from "./support/postgres.js"
 import { fundedWallets } from "./support/wallets.js"
 
 const WALLETS = 64
@@ -176,12 +179,23 @@ const prepareOurs = async (url) => {
   }
 }
 
+/** The server's WAL position (bytes) and database `name`'s buffer accesses so far. */
+const workSoFar = (adminUrl, name) =>
+  withPgClient(adminUrl, async (client) => {
+    const { rows } = await client.query(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS wal,
+              (SELECT blks_hit + blks_read FROM pg_stat_database WHERE datname = $1) AS blocks`,
+      [name]
+    )
+    return { wal: Number(rows[0].wal), blocks: Number(rows[0].blocks) }
+  })
+
 /**
  * Calls `write(from, to, amount)` from `connections` loops for `seconds` (after `warmup` seconds
  * unmeasured: each connection plans its statements, plpgsql's included, on its first calls);
  * resolves with calls/s, p50/p99 and the server's CPU ms per call.
  */
-const drive = async (dataDir, accounts, { connections, seconds, warmup, onWarm }, write) => {
+const drive = async (dataDir, accounts, { connections, seconds, warmup, onWarm, work }, write) => {
   const loop = async (deadline, done) => {
     while (performance.now() < deadline) {
       const [from, to] = pick(accounts)
@@ -194,18 +208,24 @@ const drive = async (dataDir, accounts, { connections, seconds, warmup, onWarm }
   await Promise.all(Array.from({ length: connections }, () => loop(warm, () => {})))
   if (onWarm !== undefined) await onWarm()
   const latencies = []
+  const workBefore = await work()
   const cpuBefore = serverCpuMs(dataDir)
   const started = performance.now()
   const deadline = started + seconds * 1000
   await Promise.all(Array.from({ length: connections }, () => loop(deadline, (ms) => latencies.push(ms))))
   const elapsedMs = performance.now() - started
   const cpuMs = serverCpuMs(dataDir) - cpuBefore
+  // The backends' statistics reach pg_stat_database within a second of their last commit.
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  const workAfter = await work()
   const sorted = Float64Array.from(latencies).sort()
   return {
     perSecond: latencies.length / (elapsedMs / 1000),
     p50: percentile(sorted, 0.5),
     p99: percentile(sorted, 0.99),
-    cpuMsPerCall: cpuMs / latencies.length
+    cpuMsPerCall: cpuMs / latencies.length,
+    walPerCall: (workAfter.wal - workBefore.wal) / latencies.length,
+    blocksPerCall: (workAfter.blocks - workBefore.blocks) / latencies.length
   }
 }
 
@@ -216,7 +236,8 @@ const ours = async (adminUrl, dataDir, run, settings) => {
   const pool = benchPool(url, settings.connections)
   try {
     const onWarm = settings.statements ? () => resetStatements(adminUrl) : undefined
-    const result = await drive(dataDir, accounts, { ...settings, onWarm }, async (from, to, amount) => {
+    const work = () => workSoFar(adminUrl, name)
+    const result = await drive(dataDir, accounts, { ...settings, onWarm, work }, async (from, to, amount) => {
       const { rows } = await pool.query("SELECT posted, refusal FROM issuing_post_transfer($1::jsonb, NULL::text)", [
         JSON.stringify(postingRecord(programId, from, to, amount))
       ])
@@ -228,7 +249,11 @@ const ours = async (adminUrl, dataDir, run, settings) => {
       console.log(`statements of ours per transfer (${calls} calls; nested times are within their caller's)`)
       for (const row of await statementsOf(adminUrl, name, 25))
         console.log(
-          `  ${row.toplevel ? "top" : "  n"} ${(row.calls / calls).toFixed(2).padStart(6)} calls ${(row.ms / calls).toFixed(3).padStart(8)} ms  ${row.query.replace(/\s+/g, " ").slice(0, 120)}`
+          `  ${row.toplevel ? "top" : "  n"} ${(row.calls / calls).toFixed(2).padStart(6)} calls ${(row.ms / calls).toFixed(3).padStart(8)} ms ${(row.blocks / calls).toFixed(1).padStart(6)} buffers ${Math.round(
+            row.wal / calls
+          )
+            .toString()
+            .padStart(6)} WAL bytes  ${row.query.replace(/\s+/g, " ").slice(0, 120)}`
         )
     }
     return result
@@ -238,12 +263,15 @@ const ours = async (adminUrl, dataDir, run, settings) => {
 }
 
 const lean = async (adminUrl, dataDir, run, settings) => {
-  const target = { kind: "postgres", url: await createDatabase(adminUrl, `issuing_bench_posting_lean_${run}`) }
+  const name = `issuing_bench_posting_lean_${run}`
+  const target = { kind: "postgres", url: await createDatabase(adminUrl, name) }
   const programId = crypto.randomUUID()
   const accounts = await prepareLean(target, programId, WALLETS)
   const writer = leanWriter(target, settings.connections)
   try {
-    return await drive(dataDir, accounts, settings, (from, to, amount) => writer.write(programId, from, to, amount))
+    return await drive(dataDir, accounts, { ...settings, work: () => workSoFar(adminUrl, name) }, (from, to, amount) =>
+      writer.write(programId, from, to, amount)
+    )
   } finally {
     await writer.close()
   }
@@ -273,7 +301,8 @@ export async function run(args) {
       console.log(
         `run ${run}: ours ${Math.round(a.perSecond)}/s p50 ${ms(a.p50)} p99 ${ms(a.p99)} db CPU ${ms(a.cpuMsPerCall)}/transfer (load ${loadOurs})\n` +
           `       lean ${Math.round(b.perSecond)}/s p50 ${ms(b.p50)} p99 ${ms(b.p99)} db CPU ${ms(b.cpuMsPerCall)}/transfer (load ${loadLean})\n` +
-          `       ours/lean: rate ${(a.perSecond / b.perSecond).toFixed(2)}, db CPU per transfer ${(a.cpuMsPerCall / b.cpuMsPerCall).toFixed(2)}×`
+          `       ours/lean: rate ${(a.perSecond / b.perSecond).toFixed(2)}, db CPU per transfer ${(a.cpuMsPerCall / b.cpuMsPerCall).toFixed(2)}×\n` +
+          `       per transfer: WAL ${Math.round(a.walPerCall)} / ${Math.round(b.walPerCall)} bytes, buffers ${a.blocksPerCall.toFixed(1)} / ${b.blocksPerCall.toFixed(1)} (ours / lean)`
       )
     }
   } finally {
@@ -282,4 +311,6 @@ export async function run(args) {
   const ratios = (pick) => results.map((r) => pick(r).toFixed(2)).join(", ")
   console.log(`\nours/lean rate: ${ratios((r) => r.ours.perSecond / r.lean.perSecond)}`)
   console.log(`ours/lean db CPU per transfer: ${ratios((r) => r.ours.cpuMsPerCall / r.lean.cpuMsPerCall)}`)
+  console.log(`ours/lean WAL per transfer: ${ratios((r) => r.ours.walPerCall / r.lean.walPerCall)}`)
+  console.log(`ours/lean buffers per transfer: ${ratios((r) => r.ours.blocksPerCall / r.lean.blocksPerCall)}`)
 }

@@ -182,13 +182,15 @@ export const resetStatements = (adminUrl) =>
 
 /**
  * The `limit` statements of database `name` that took the most execution time since the last
- * `resetStatements`: `{ toplevel, calls, ms, query }`, nested statements (a function's, a
+ * `resetStatements`: `{ toplevel, calls, ms, blocks, wal, query }` (`blocks` the shared buffers it
+ * read or hit, `wal` the WAL bytes it wrote), nested statements (a function's, a
  * trigger's) beside the top-level ones that ran them, so their times overlap.
  */
 export const statementsOf = (adminUrl, name, limit = 15) =>
   withPgClient(adminUrl, async (client) => {
     const { rows } = await client.query(
-      `SELECT s.toplevel, s.calls::int AS calls, s.total_exec_time AS ms, s.query
+      `SELECT s.toplevel, s.calls::int AS calls, s.total_exec_time AS ms,
+              (s.shared_blks_hit + s.shared_blks_read)::float8 AS blocks, s.wal_bytes::float8 AS wal, s.query
        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
        WHERE d.datname = $1 ORDER BY s.total_exec_time DESC LIMIT $2`,
       [name, limit]
