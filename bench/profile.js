@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--warmup=3] [--runs=1] [--cpu-prof] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -51,6 +51,13 @@ const cpuMsOf = (pid) => {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND
 }
 
+/** The CPU time so far (ms) of a process's main thread (its first task: SQLite's writer thread and libuv's pool are the others). */
+const mainThreadCpuMs = (pid) => {
+  const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND
+}
+
 /** The CPU time so far (ms) of an embedded PostgreSQL server: its postmaster and every process it started. */
 const postgresCpuMs = (dataDir) => {
   const postmaster = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0])
@@ -69,7 +76,7 @@ const postgresCpuMs = (dataDir) => {
 }
 
 /** The transfers bench's load generator (bench/transfers.js, role "driver") for `seconds`. */
-const drive = (server, seconds, concurrency) =>
+const drive = (server, seconds, concurrency, batch = 0) =>
   new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./transfers.js", import.meta.url), {
       workerData: {
@@ -80,7 +87,7 @@ const drive = (server, seconds, concurrency) =>
         accounts: server.accounts,
         seconds,
         concurrency,
-        batch: 0
+        batch
       }
     })
     worker.once("message", (result) => worker.terminate().then(() => resolve(result)))
@@ -279,7 +286,9 @@ const printCounts = (counts, requests, top) => {
     console.log(`      ${(bytes / requests).toFixed(0).padStart(7)} B  ${name}`)
 }
 
-const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, top, label, lean, floor, dataDir, http }) => {
+const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, top, label, lean, floor, dataDir, http, batch }) => {
+  // The baselines take single transfers only; a batch run counts per transfer, not per request.
+  const items = lean || floor ? 0 : batch
   const profileDir = lean && cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), "issuing-lean-profile-")) : undefined
   const counted = count && !lean
   const server = floor
@@ -290,13 +299,15 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, 
   let file = path.join(os.tmpdir(), `issuing-${label}-${process.pid}-${Date.now()}.cpuprofile`)
   let stopped = false
   try {
-    await drive(server, warmup, concurrency)
+    await drive(server, warmup, concurrency, items)
     const profiled = cpuProf && !lean
     if (profiled) await ask(server.child, { profile: "start" })
     const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
     const before = cpuMsOf(server.child.pid)
-    const result = await drive(server, seconds, concurrency)
+    const mainBefore = mainThreadCpuMs(server.child.pid)
+    const result = await drive(server, seconds, concurrency, items)
     const cpuMs = cpuMsOf(server.child.pid) - before
+    const mainMs = mainThreadCpuMs(server.child.pid) - mainBefore
     const databaseMs = dataDir === undefined ? undefined : postgresCpuMs(dataDir) - databaseBefore
     if (profiled) await ask(server.child, { profile: "stop", file })
     if (profileDir !== undefined) {
@@ -307,7 +318,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, 
     }
     const requests = result.ok + result.failed
     console.log(
-      `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
+      `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request (main thread ${(mainMs / requests).toFixed(2)})${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
     )
     if (cpuProf) {
       const { busyMs, byPackage, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(file, "utf8")))
@@ -318,7 +329,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, 
     }
     if (counted) {
       await ask(server.child, { count: "start" })
-      const countedRun = await drive(server, Math.min(seconds, 5), concurrency)
+      const countedRun = await drive(server, Math.min(seconds, 5), concurrency, items)
       const counts = await ask(server.child, { count: "stop" })
       console.log(`  counted over ${countedRun.ok + countedRun.failed} more requests (failed ${countedRun.failed}):`)
       printCounts(counts, countedRun.ok + countedRun.failed, top)
@@ -364,6 +375,8 @@ export async function run(args) {
     cpuProf: args.includes("--cpu-prof"),
     count: args.includes("--count"),
     top: Number(option(args, "top", "25")),
+    // --batch=100: our server driven with POST /v1/transfers/batch of that many transfers; figures per transfer.
+    batch: Number(option(args, "batch", "0")),
     // --against=<path to another build's @issuing/http dist/index.js>: that build served the same
     // way right after ours, run by run (say the tree before a change, copied aside).
     against: option(args, "against", undefined)
@@ -374,7 +387,7 @@ export async function run(args) {
   // --floor: then the framework alone (support/floorServer.js), the CPU no change of ours can save.
   const withFloor = args.includes("--floor")
   console.log(
-    `profile: the server's CPU per POST /v1/transfers, concurrency ${options.concurrency}, ${options.seconds}s after ${options.warmup}s warm-up, ${os.cpus().length} cores, load average ${load()}`
+    `profile: the server's CPU per ${options.batch > 0 ? `transfer in POST /v1/transfers/batch of ${options.batch}` : "POST /v1/transfers"}, concurrency ${options.concurrency}, ${options.seconds}s after ${options.warmup}s warm-up, ${os.cpus().length} cores, load average ${load()}`
   )
   const figures = new Map()
   for (let round = 1; round <= runs; round++) {

@@ -84,6 +84,42 @@ describe.each(STORE_KINDS)("transfer batches on %s", (kind) => {
     expect({ ...refused.error, request_id: null }).toEqual({ ...alone.body.error, request_id: null })
   })
 
+  it("writes one balance.updated per wallet account it moves, the account as the whole batch leaves it", async () => {
+    const [a, b, c] = [await createWallet(platform, "A"), await createWallet(platform, "B"), await createWallet(platform, "C")]
+    const accounts = [a.financial_account_id, b.financial_account_id, c.financial_account_id]
+    await fund(platform, accounts[0]!, 100)
+    const balanceEvents = async () => {
+      const ids = new Set<string>()
+      for (let after: string | undefined; ; ) {
+        const page = await platform.request(
+          "GET",
+          `/v1/events?type=balance.updated&page_size=100${after === undefined ? "" : `&starting_after=${after}`}`
+        )
+        expect(page.status, page.text).toBe(200)
+        for (const event of page.body.data) if (accounts.includes(event.data.object.id)) ids.add(JSON.stringify(event))
+        if (!page.body.has_more) return ids
+        after = page.body.data.at(-1).id
+      }
+    }
+    const before = await balanceEvents()
+    const response = await batch({
+      transfers: [
+        book(accounts[0]!, accounts[1]!, 10),
+        book(accounts[1]!, accounts[2]!, 3),
+        book(accounts[0]!, accounts[2]!, 5),
+        book(accounts[2]!, accounts[0]!, 1),
+        book(accounts[0]!, accounts[1]!, 1_000) // refused: moves nothing
+      ]
+    })
+    expect(response.status, response.text).toBe(200)
+    const written = [...(await balanceEvents())].filter((event) => !before.has(event)).map((event) => JSON.parse(event).data.object)
+    expect(written.map((object) => object.id).sort()).toEqual([...accounts].sort())
+    for (const object of written) {
+      expect(object).toEqual((await platform.request("GET", `/v1/financial-accounts/${object.id}`)).body)
+    }
+    expect(written.find((object) => object.id === accounts[0])).toMatchObject({ balance: { amount: 86 } })
+  })
+
   it("atomic: the first failing item fails the request, naming it, and nothing of the batch is written", async () => {
     const a = await createWallet(platform, "A")
     const b = await createWallet(platform, "B")

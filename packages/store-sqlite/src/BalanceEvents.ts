@@ -8,16 +8,34 @@ import type { SyncConnection } from "./SyncSql.js"
  * its `issuing_account_json` function, and test/ledger/balance-events.test.ts decodes both stores'
  * with the TypeScript schema and compares them with GET /v1/financial-accounts/{id}.
  */
-export const INSERT_BALANCE_EVENT = `INSERT INTO issuing_events (id, program_id, type, created_at, data)
-  SELECT ?, a.program_id, 'balance.updated', ?, json_object(
+const ACCOUNT_JSON = `json_object(
     'id', a.id, 'object', 'financial_account', 'program_id', a.program_id, 'wallet_id', a.wallet_id, 'kind', a.kind,
     'currency', a.currency,
     'balance', json_object('amount', b.credits_minor - b.debits_minor, 'currency', a.currency),
     'pending_balance', json_object('amount', b.pending_minor, 'currency', a.currency),
     'available_balance', json_object('amount', b.credits_minor - b.debits_minor - b.pending_minor, 'currency', a.currency),
-    'created_at', a.created_at, 'updated_at', b.updated_at)
+    'created_at', a.created_at, 'updated_at', b.updated_at)`
+
+/** One account's `balance.updated` (parameters: the event's id, its time, the account). */
+export const INSERT_BALANCE_EVENT = `INSERT INTO issuing_events (id, program_id, type, created_at, data)
+  SELECT ?, a.program_id, 'balance.updated', ?, ${ACCOUNT_JSON}
   FROM issuing_financial_accounts a JOIN issuing_balances b ON b.financial_account_id = a.id AND b.book = 'principal'
   WHERE a.id = ?`
+
+/**
+ * Many accounts' `balance.updated` in ONE statement (a batch's, docs/ledger.md#batches): its one
+ * parameter is a JSON array of `[id, created_at, account]`, written in that order, each looked up
+ * by key (json_each is the outer loop: CROSS JOIN keeps SQLite from reordering it).
+ */
+export const INSERT_BALANCE_EVENTS = `INSERT INTO issuing_events (id, program_id, type, created_at, data)
+  SELECT e.value ->> 0, a.program_id, 'balance.updated', e.value ->> 1, ${ACCOUNT_JSON}
+  FROM json_each(?) e CROSS JOIN issuing_financial_accounts a CROSS JOIN issuing_balances b
+  WHERE a.id = e.value ->> 2 AND b.financial_account_id = a.id AND b.book = 'principal'
+  ORDER BY e.key`
+
+/** INSERT_BALANCE_EVENTS' parameter. */
+export const balanceEventsParam = (events: ReadonlyArray<{ readonly id: string; readonly created_at: string; readonly account: string }>) =>
+  JSON.stringify(events.map((e) => [e.id, e.created_at, e.account]))
 
 /** Writes `balance.updated` for each account, as it stands now, and its deliveries; the number queued. */
 export const writeBalanceEvents = (

@@ -51,19 +51,24 @@ const insertText = (into: string, columns: ReadonlyArray<string>, count: number,
 /** A statement of a batch's write: its text and parameters. */
 export type BatchStatement = readonly [sql: string, params: Array<unknown>]
 
+/** A column of a multi-row insert: named as its row's key, or `[column, key]` when the row names it otherwise. */
+export type InsertColumn<R> = (keyof R & string) | readonly [column: string, key: keyof R & string]
+
 /** Adds the statements that insert `list` (objects with the named columns): as few multi-row statements as the chunking allows. */
 export const insertRows = <R extends object>(
   out: Array<BatchStatement>,
   into: string,
-  columns: ReadonlyArray<keyof R & string>,
+  columns: ReadonlyArray<InsertColumn<R>>,
   list: ReadonlyArray<R>,
   tail = ""
 ) => {
+  const names = columns.map((column) => (typeof column === "string" ? column : column[0]))
+  const keys = columns.map((column) => (typeof column === "string" ? column : column[1]))
   for (let start = 0; start < list.length; ) {
     const count = chunkRows(list.length - start)
     const params: Array<unknown> = []
-    for (let i = start; i < start + count; i++) for (const column of columns) params.push(list[i]![column])
-    out.push([insertText(into, columns, count, tail), params])
+    for (let i = start; i < start + count; i++) for (const key of keys) params.push(list[i]![key])
+    out.push([insertText(into, names, count, tail), params])
     start += count
   }
 }

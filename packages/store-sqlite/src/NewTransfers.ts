@@ -9,7 +9,7 @@ import {
   type TransferPosting,
   withWake
 } from "@issuing/core"
-import { INSERT_BALANCE_EVENT } from "./BalanceEvents.js"
+import { balanceEventsParam, INSERT_BALANCE_EVENTS } from "./BalanceEvents.js"
 import { type BatchStatement, chunkRows, fanOutText, insertRows } from "./MultiRowSql.js"
 import type { SyncConnection } from "./SyncSql.js"
 
@@ -97,9 +97,9 @@ const addRowStatements = (table: ReturnType<typeof postingRows>, statements: Arr
       "description",
       "metadata",
       "created_at",
-      "updated_at"
+      ["updated_at", "created_at"]
     ],
-    table.transfers.map((row) => ({ ...row, updated_at: row.created_at }))
+    table.transfers
   )
   insertRows(
     statements,
@@ -158,8 +158,8 @@ export const planNewTransfers = (
     posted.flatMap((p) => p.events),
     statements
   )
-  // One balance.updated per wallet account, as the batch leaves it (after the balances' upsert).
-  for (const event of table.balance_events) statements.push([INSERT_BALANCE_EVENT, [event.id, event.created_at, event.account]])
+  // One balance.updated per wallet account, as the batch leaves it (after the balances' upsert), in one statement.
+  if (table.balance_events.length > 0) statements.push([INSERT_BALANCE_EVENTS, [balanceEventsParam(table.balance_events)]])
   fanOuts.push(
     ...addFanOuts(
       table.balance_events.map((e) => ({

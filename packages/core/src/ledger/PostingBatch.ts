@@ -1,4 +1,4 @@
-import { eventRow } from "../events/Records.js"
+import type { IssuingEvent } from "../events/Records.js"
 import { metadataText } from "../platform/Metadata.js"
 import { balanceRowKey, balanceRowOrder } from "./PostingRules.js"
 import { MAX_TOTAL_MINOR } from "./Records.js"
@@ -172,6 +172,19 @@ const eachBalanceEvent = (postings: ReadonlyArray<TransferPosting>) => {
 }
 
 /**
+ * A posting's events as rows (`eventRow`'s), the JSON of an object made once when the next event
+ * carries the same one (transfer.created and transfer.settled: the same transfer): that JSON is
+ * the largest part of building a batch's rows.
+ */
+const eventRows = (events: ReadonlyArray<IssuingEvent>) => {
+  let data = ""
+  return events.map((event, i) => {
+    if (i === 0 || event.data.object !== events[i - 1]!.data.object) data = JSON.stringify(event.data.object)
+    return { id: event.id, program_id: event.program_id, type: event.type, created_at: event.created_at, data }
+  })
+}
+
+/**
  * The rows of the postings that post, as `issuing_write_postings` (migration 0090) takes them: one
  * array per table. `balanceEvents`: "per batch", one per account with the account as the whole
  * batch leaves it (a batch request's), or "per posting", each posting's own (coalesced postings).
@@ -227,7 +240,7 @@ export const postingRows = (postings: ReadonlyArray<TransferPosting>, balanceEve
       }))
     ),
     balances: summedDeltas(postings),
-    events: postings.flatMap(({ events }) => events.map(eventRow)),
+    events: postings.flatMap(({ events }) => eventRows(events)),
     balance_events: balanceEvents === "per batch" ? batchBalanceEvents(postings) : eachBalanceEvent(postings)
   }
 }
