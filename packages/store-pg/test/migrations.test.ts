@@ -8,6 +8,8 @@ import {
   countingWritesCheck,
   expectedListCounts,
   checkCardSpendFixture,
+  checkSpendTotalsFixture,
+  spendTotalsTriggerSteps,
   insertCardSpendFixture,
   maintainedListCounts
 } from "@issuing/core/testing"
@@ -1752,6 +1754,36 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         expect(
           yield* sql`SELECT DISTINCT key FROM issuing_list_counts WHERE list = 'book_transfers' AND key LIKE ${`=${ALICE}|%`}`
         ).toEqual([{ key: `=${ALICE}|=cash+principal` }])
+      })
+  },
+  "0751_card_spend_totals": {
+    // A card with a spending period, the others without.
+    before: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE issuing_cards SET spending_interval = 'DAILY', spending_amount_minor = 500 WHERE id = 'card_ACTIVE'`
+      }),
+    // The period is the card's one limit, the others have none; 0380's table, triggers and function
+    // are gone; the totals are backfilled per card, interval and window (0380's fixture among them),
+    // then every kind of write keeps them exact (the triggers run at commit).
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const cards = (yield* sql`SELECT id, spending_limits FROM issuing_cards`) as ReadonlyArray<any>
+        expect(cards.length).toBeGreaterThan(1)
+        for (const card of cards)
+          expect(JSON.parse(card.spending_limits), card.id).toEqual(
+            card.id === "card_ACTIVE" ? [{ interval: "DAILY", amount: 500, count: null }] : []
+          )
+        expect(yield* sql`SELECT to_regclass('issuing_card_spend') IS NULL AS gone`).toEqual([{ gone: true }])
+        expect(
+          yield* sql`SELECT tgname AS name, tgdeferrable AS deferrable, tginitdeferred AS deferred FROM pg_trigger
+                     WHERE tgrelid = 'issuing_transactions'::regclass AND tgname LIKE 'issuing_card_spend%' ORDER BY tgname`
+        ).toEqual(
+          ["delete", "insert", "update"].map((name) => ({ name: `issuing_card_spend_totals_${name}`, deferrable: true, deferred: true }))
+        )
+        yield* checkSpendTotalsFixture
+        yield* spendTotalsTriggerSteps(PROGRAM)
       })
   }
 }

@@ -7,6 +7,8 @@ import {
   countingWritesCheck,
   expectedListCounts,
   checkCardSpendFixture,
+  checkSpendTotalsFixture,
+  spendTotalsTriggerSteps,
   insertCardSpendFixture,
   maintainedListCounts
 } from "@issuing/core/testing"
@@ -649,6 +651,28 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
           OR (list IN ('transfers', 'transactions') AND key LIKE '|%') OR (list = 'book_transfers' AND key NOT LIKE '=%|=%')`
       ).toEqual([])
       yield* countingWritesCheck(NOW)
+    })
+  },
+  "0751_card_spend_totals": {
+    // A card with a spending period, one without.
+    before: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE issuing_cards SET spending_interval = 'DAILY', spending_amount_minor = 500 WHERE id = 'card_1'`
+    }),
+    // The period is the card's one limit, the others have none; the totals are backfilled per card,
+    // interval and window (0380's fixture among them), then every kind of write keeps them exact.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const cards = (yield* sql`SELECT id, spending_limits FROM issuing_cards`) as ReadonlyArray<any>
+      for (const card of cards)
+        expect(JSON.parse(card.spending_limits), card.id).toEqual(
+          card.id === "card_1" ? [{ interval: "DAILY", amount: 500, count: null }] : []
+        )
+      expect(
+        yield* sql`SELECT count(*) AS n FROM sqlite_master WHERE name LIKE 'issuing_card_spend' OR sql LIKE '%spending_interval%'`
+      ).toEqual([{ n: 0 }])
+      yield* checkSpendTotalsFixture
+      yield* spendTotalsTriggerSteps("program_1")
     })
   }
 }

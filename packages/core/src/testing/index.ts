@@ -30,6 +30,14 @@ export {
   insertCardSpendFixture,
   maintainedCardSpend
 } from "./CardSpendChecks.js"
+export {
+  type CardSpendTotal,
+  checkSpendTotalsFixture,
+  expectedSpendTotals,
+  maintainedSpendTotals,
+  spendTotalsTriggerSteps,
+  TOTAL_INTERVALS
+} from "./CardSpendTotalsChecks.js"
 export { countingWritesCheck, expectedListCounts, type ListCount, maintainedListCounts } from "./ListCountChecks.js"
 
 /** Every port's contract, by name. One line per port. */

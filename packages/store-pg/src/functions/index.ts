@@ -57,33 +57,49 @@ AS $function$
 `
   },
   {
-    name: "issuing_card_spend_change",
-    text: `-- A card's spend kept as its transactions change (docs/card-transactions.md#spend-controls):
--- each card transaction's pending + settled amount taken off its old (card, day) and the all-time
--- row '' and added to its new ones, as one upsert in (card, day) order. Run by deferred constraint
--- triggers at commit, so the spend row is every writer's last lock (taken earlier it deadlocked
--- against a card message's balance-row lock).
-CREATE OR REPLACE FUNCTION issuing_card_spend_change()
+    name: "issuing_card_spend_totals_change",
+    text: `-- A card's running totals per spending window (docs/card-transactions.md#running-totals): each
+-- card transaction's pending + settled amount, and 1 when it is an approved authorization not
+-- released whole (PENDING or SETTLED with something authorized), taken off the windows of its old
+-- card and creation time and added to its new ones — DAILY, WEEKLY (from Monday), MONTHLY, YEARLY
+-- and ALL_TIME (window '') — as one upsert in (card, interval, window) order, ALL_TIME first. Run
+-- by deferred constraint triggers at commit, so the totals' rows are every writer's last locks
+-- (taken earlier they deadlocked against a card message's balance-row lock).
+CREATE OR REPLACE FUNCTION issuing_card_spend_totals_change()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-    DECLARE v_cards text[] := '{}'; v_days text[] := '{}'; v_amounts bigint[] := '{}';
+    DECLARE
+      v_cards text[] := '{}'; v_at timestamptz[] := '{}'; v_amounts bigint[] := '{}'; v_counts bigint[] := '{}';
     BEGIN
       IF TG_OP <> 'INSERT' AND OLD.card_id IS NOT NULL THEN
-        v_cards := ARRAY[OLD.card_id, OLD.card_id];
-        v_days := ARRAY['', to_char(OLD.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')];
-        v_amounts := ARRAY[-(OLD.pending_minor + OLD.settled_minor), -(OLD.pending_minor + OLD.settled_minor)];
+        v_cards := ARRAY[OLD.card_id];
+        v_at := ARRAY[OLD.created_at];
+        v_amounts := ARRAY[-(OLD.pending_minor + OLD.settled_minor)];
+        v_counts := ARRAY[CASE WHEN OLD.status IN ('PENDING', 'SETTLED') AND COALESCE(OLD.authorized_minor, OLD.amount_minor) > 0
+          THEN -1 ELSE 0 END];
       END IF;
       IF TG_OP <> 'DELETE' AND NEW.card_id IS NOT NULL THEN
-        v_cards := v_cards || ARRAY[NEW.card_id, NEW.card_id];
-        v_days := v_days || ARRAY['', to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')];
-        v_amounts := v_amounts || ARRAY[NEW.pending_minor + NEW.settled_minor, NEW.pending_minor + NEW.settled_minor];
+        v_cards := v_cards || NEW.card_id;
+        v_at := v_at || NEW.created_at;
+        v_amounts := v_amounts || (NEW.pending_minor + NEW.settled_minor);
+        v_counts := v_counts || CASE WHEN NEW.status IN ('PENDING', 'SETTLED') AND COALESCE(NEW.authorized_minor, NEW.amount_minor) > 0
+          THEN 1::bigint ELSE 0::bigint END;
       END IF;
-      INSERT INTO issuing_card_spend (card_id, day, spent_minor)
-        SELECT u.card_id, u.day, SUM(u.amount) FROM unnest(v_cards, v_days, v_amounts) AS u(card_id, day, amount)
-        GROUP BY u.card_id, u.day HAVING SUM(u.amount) <> 0
-        ORDER BY u.card_id, u.day
-        ON CONFLICT (card_id, day) DO UPDATE SET spent_minor = issuing_card_spend.spent_minor + excluded.spent_minor;
+      INSERT INTO issuing_card_spend_totals AS s (card_id, spend_interval, window_start, spent_minor, spent_count)
+        SELECT u.card_id, w.spend_interval, w.window_start, SUM(u.amount), SUM(u.n)
+        FROM unnest(v_cards, v_at, v_amounts, v_counts) AS u(card_id, created_at, amount, n)
+        CROSS JOIN LATERAL (VALUES
+          ('ALL_TIME', ''),
+          ('DAILY', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')),
+          ('MONTHLY', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM') || '-01'),
+          ('WEEKLY', to_char(date_trunc('week', u.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD')),
+          ('YEARLY', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY') || '-01-01')
+        ) AS w(spend_interval, window_start)
+        GROUP BY u.card_id, w.spend_interval, w.window_start HAVING SUM(u.amount) <> 0 OR SUM(u.n) <> 0
+        ORDER BY u.card_id, w.spend_interval, w.window_start
+        ON CONFLICT (card_id, spend_interval, window_start)
+          DO UPDATE SET spent_minor = s.spent_minor + excluded.spent_minor, spent_count = s.spent_count + excluded.spent_count;
       RETURN NULL;
     END $function$;
 `
