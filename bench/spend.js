@@ -13,8 +13,9 @@
 // and the read alone, in-process through the platform's SqlClient (no HTTP, no commit):
 //   sum       the SUM over the ALL_TIME card's transactions (what the period read before 0380);
 //   sum_year  the same over the YEARLY card's transactions of this year;
-//   kept      the ALL_TIME card's maintained row, kept_year the YEARLY card's day rows of this
-//             year (issuing_card_spend; not printed where the table does not exist);
+//   kept      the ALL_TIME card's maintained row, kept_year the YEARLY card's row of this year
+//             (issuing_card_spend_totals since 0720; before it, issuing_card_spend's day rows of
+//             this year; not printed where neither table exists);
 //   no_card   one multi-row INSERT of 1,000 transactions without a card (a batch's statement
 //             shape): what the spend triggers' WHEN costs the rows it skips (`--samples` / 4 inserts);
 //   no_card with / without  the same INSERT with the spend's INSERT trigger there and taken away
@@ -109,7 +110,11 @@ const ablation = (instance, kind, programId, count, rounds) =>
   instance.runtime.runPromise(
     Effect.gen(function* () {
       const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-      const trigger = "issuing_card_spend_insert"
+      const [totals] =
+        kind === "postgres"
+          ? yield* sql`SELECT tgname FROM pg_trigger WHERE tgname = 'issuing_card_spend_totals_insert'`
+          : yield* sql`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name = 'issuing_card_spend_totals_insert'`
+      const trigger = totals === undefined ? "issuing_card_spend_insert" : "issuing_card_spend_totals_insert"
       const [found] =
         kind === "postgres"
           ? yield* sql`SELECT tgname AS sql FROM pg_trigger WHERE tgname = ${trigger}`
@@ -142,6 +147,18 @@ const measure = async (target, counts, samples) => {
   // A new connection after each seeding, which may outlast the server's keep-alive.
   let agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("spend")))
+  // Migration 0720's running totals, or 0380's per-day table before it.
+  const totalsTable = await instance.runtime.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.map(
+        sql`SELECT 1 AS hit FROM issuing_card_spend_totals LIMIT 1`.pipe(
+          Effect.as(true),
+          Effect.orElseSucceed(() => false)
+        ),
+        (exists) => exists
+      )
+    )
+  )
   const call = (method, route, body) =>
     requester(baseUrl, agent, { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id })(method, route, body)
   const json = async (method, route, body) => {
@@ -209,10 +226,16 @@ const measure = async (target, counts, samples) => {
         sql`SELECT COALESCE(SUM(pending_minor + settled_minor), 0) AS spent FROM issuing_transactions
             WHERE card_id = ${cards.yearly} AND created_at >= ${yearStart.toISOString()}`,
       kept: (sql) =>
-        sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend WHERE card_id = ${cards.all_time} AND day = ''`,
+        totalsTable
+          ? sql`SELECT spent_minor, spent_count FROM issuing_card_spend_totals
+                WHERE card_id = ${cards.all_time} AND spend_interval = 'ALL_TIME' AND window_start = ''`
+          : sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend WHERE card_id = ${cards.all_time} AND day = ''`,
       kept_year: (sql) =>
-        sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend
-            WHERE card_id = ${cards.yearly} AND day >= ${yearStart.toISOString().slice(0, 10)}`
+        totalsTable
+          ? sql`SELECT spent_minor, spent_count FROM issuing_card_spend_totals
+                WHERE card_id = ${cards.yearly} AND spend_interval = 'YEARLY' AND window_start = ${yearStart.toISOString().slice(0, 10)}`
+          : sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend
+                WHERE card_id = ${cards.yearly} AND day >= ${yearStart.toISOString().slice(0, 10)}`
     }
     for (const [name, statement] of Object.entries(reads)) row[name] = await timeStatement(instance, samples, statement)
     let inserted = 0

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Access, CardStore, type SpendingInterval, windowStart } from "@issuing/core"
-import { expectedCardSpend, maintainedCardSpend } from "@issuing/core/testing"
+import { Access, CardStore, windowKey, windowStart } from "@issuing/core"
+import { expectedSpendTotals, maintainedSpendTotals } from "@issuing/core/testing"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -8,15 +8,15 @@ import { STORE_KINDS } from "../support/databases.js"
 import { type ServedPlatform, servePlatform, startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
 
 /**
- * A card's spending period reads a maintained total (docs/card-transactions.md#spend-controls):
- * `issuing_card_spend`, kept by triggers per card and UTC day, plus all time. Over HTTP on both
+ * A card's spending limits read maintained totals (docs/card-transactions.md#running-totals):
+ * `issuing_card_spend_totals`, kept by triggers per card, interval and window. Over HTTP on both
  * stores, random sequences of authorizations (both kinds), increments, clearings (partial, over,
  * `final: false`, late), reversals, returns and expiries on cards of every windowed interval, sent
  * through platforms whose clocks run ahead of each other (`clockOffsetMs`, as the hold-expiry test
  * moves time) so that the sequence crosses the day, week, month and year boundaries. After every
  * step:
- * - the maintained rows equal the rows' sums per card and day, and all time;
- * - for every card and every interval, the window's spend read by `approvedSpendMinor` at the
+ * - the maintained rows equal the rows' sums and counts per card, interval and window;
+ * - for every card and every interval, the window's spend read by `windowSpend` at the
  *   sending platform's clock equals the SUM over the card's transactions created in the window
  *   (what the spending period summed before the maintained total);
  * - every authorization and increment is decided as that SUM decides it: declined
@@ -27,7 +27,7 @@ import { type ServedPlatform, servePlatform, startPlatform, TEST_VAULT_KEY, type
 const DAY_MS = 86_400_000
 /** The platforms' clocks: now, then ahead past a day, a week, a month and a year. */
 const OFFSETS_MS = [0, 1 * DAY_MS, 8 * DAY_MS, 40 * DAY_MS, 400 * DAY_MS] as const
-const INTERVALS: ReadonlyArray<SpendingInterval> = ["DAILY", "WEEKLY", "MONTHLY", "YEARLY", "ALL_TIME"]
+const INTERVALS = ["DAILY", "WEEKLY", "MONTHLY", "YEARLY", "ALL_TIME"] as const
 const LIMIT = 900
 const FUNDS = 10_000_000
 const SETTINGS = { rateLimitPerSecond: 100_000, rateLimitBurst: 100_000 }
@@ -221,13 +221,14 @@ describe.each(STORE_KINDS)("a card's maintained spend on %s", (kind) => {
 
           // The maintained rows of this run's cards, and every window of every card at this clock.
           const mine = (rows: ReadonlyArray<{ card_id: string }>) => rows.filter((row) => cards.includes(row.card_id))
-          expect(mine(await run(maintainedCardSpend))).toEqual(mine(await run(expectedCardSpend)))
+          expect(mine(await run(maintainedSpendTotals))).toEqual(mine(await run(expectedSpendTotals)))
           for (const cardId of cards)
             for (const interval of INTERVALS) {
               const start = windowStart(interval, nowMs())
               const maintained = await run(
-                Effect.flatMap(CardStore, (store) =>
-                  store.approvedSpendMinor(cardId, start === null ? null : start.toISOString().slice(0, 10))
+                Effect.map(
+                  Effect.flatMap(CardStore, (store) => store.windowSpend(cardId, [{ interval, window: windowKey(interval, nowMs()) }])),
+                  (rows) => rows[0]?.spent_minor ?? 0
                 )
               )
               if (start?.getTime() === windowStart(interval, nowMs())?.getTime())
@@ -269,10 +270,13 @@ describe.each(STORE_KINDS)("a card's maintained spend on %s", (kind) => {
     ])
     for (const answer of [...settled, ...held, ...answers]) expect(answer.status, answer.text).toBe(200)
     const mine = (rows: ReadonlyArray<{ card_id: string }>) => rows.filter((row) => row.card_id === card.body.id)
-    const maintained = mine(await run(maintainedCardSpend))
-    expect(maintained).toEqual(mine(await run(expectedCardSpend)))
+    const maintained = mine(await run(maintainedSpendTotals))
+    expect(maintained).toEqual(mine(await run(expectedSpendTotals)))
     // 8 × 100 settled less 8 × 40 returned; 8 holds of 100: 4 cleared for 30 (the rest released), 4
     // with 30 reversed (70 held); 8 new holds of 100.
-    expect(maintained.find((row) => row.day === "")?.spent_minor).toBe(8 * 60 + 4 * 30 + 4 * 70 + 8 * 100)
+    const allTime = maintained.find((row) => row.interval === "ALL_TIME")
+    expect(allTime?.spent_minor).toBe(8 * 60 + 4 * 30 + 4 * 70 + 8 * 100)
+    // Every authorization approved and none released whole: 24 counted.
+    expect(allTime?.spent_count).toBe(24)
   }, 120_000)
 })

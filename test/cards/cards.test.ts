@@ -18,6 +18,7 @@ const CARD_FIELDS = [
   "metadata",
   "object",
   "program_id",
+  "spending_limits",
   "spending_period",
   "state",
   "type",

@@ -83,6 +83,11 @@ export type Card = {
   readonly created_at: string
   /** When the object last changed (RFC 3339, UTC). */
   readonly updated_at: string
+  /** The one-limit spelling of `spending_limits`: its first limit that has an amount, or null. */
+  readonly spending_period: {
+    readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
+    readonly amount: number
+  } | null
   readonly metadata: { readonly [key: string]: string }
   /** Merchant category codes the card may be used at (empty: any not blocked). */
   readonly allowed_mcc_codes: readonly string[]
@@ -92,11 +97,12 @@ export type Card = {
   readonly allowed_merchant_countries: readonly string[]
   /** Merchant countries (ISO 3166-1 alpha-2) the card is declined in. */
   readonly blocked_merchant_countries: readonly string[]
-  /** The card's spending limit per window, or null for none. */
-  readonly spending_period: {
+  /** The card's spending limits, up to five, each of another interval, in the order they were sent. */
+  readonly spending_limits: readonly {
     readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
-    readonly amount: number
-  } | null
+    readonly amount: number | null
+    readonly count: number | null
+  }[]
   /** The program the object belongs to. */
   readonly program_id: string
   /** The wallet's id. */
@@ -173,23 +179,23 @@ export type CardAuditRecord = {
 export type SpendLimitStatus = {
   /** The kind of object. */
   readonly object: "spend_limit"
-  /** The limit's UTC calendar window, or PER_TRANSACTION. */
+  /** The limit's window (as on the card's `spending_limits`). */
   readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
-  /** The most approved per window, in minor units; null for a count-only limit. */
+  /** The limit's amount in minor units; null when it limits the count only. */
   readonly amount: number | null
-  /** The most authorizations approved per window; null for an amount-only limit. */
+  /** The limit's number of approved authorizations; null when it limits the amount only. */
   readonly count: number | null
-  /** What the current window has spent, in minor units; null for PER_TRANSACTION. */
+  /** What the current window has spent (open holds plus settled amounts of the card's transactions created in it); null for PER_TRANSACTION. */
   readonly spent_amount: number | null
-  /** Authorizations the current window has approved; null without `count`. */
+  /** Approved authorizations created in the current window, less those reversed or expired whole; null without a count. */
   readonly spent_count: number | null
-  /** What the window may still approve (PER_TRANSACTION: what one transaction may), in minor units. */
+  /** max(0, amount − spent_amount): what one more authorization may take; the amount itself for PER_TRANSACTION; null without an amount. */
   readonly remaining_amount: number | null
-  /** Authorizations the window may still approve; null without `count`. */
+  /** max(0, count − spent_count): how many more authorizations the window approves; null without a count. */
   readonly remaining_count: number | null
-  /** Where the current window starts, inclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME. */
+  /** Start of the current UTC window (inclusive); null for ALL_TIME and PER_TRANSACTION. */
   readonly window_start: string | null
-  /** Where the current window ends, exclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME. */
+  /** End of the current UTC window (exclusive); null for ALL_TIME and PER_TRANSACTION. */
   readonly window_end: string | null
 }
 
@@ -954,12 +960,20 @@ export type CreateApiKeyParams = {
 export type CreateCardParams = {
   readonly wallet_id: string
   readonly type: "VIRTUAL" | "PHYSICAL"
+  readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly allowed_mcc_codes?: readonly string[] | null | undefined
   readonly blocked_mcc_codes?: readonly string[] | null | undefined
   readonly allowed_merchant_countries?: readonly unknown[] | null | undefined
   readonly blocked_merchant_countries?: readonly unknown[] | null | undefined
-  readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
+  readonly spending_limits?:
+    | readonly {
+        readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
+        readonly amount?: number | null | undefined
+        readonly count?: number | null | undefined
+      }[]
+    | null
+    | undefined
   readonly cardholder_id?: string | null | undefined
   readonly allowedMccCodes?: readonly string[] | null | undefined
   readonly blockedMccCodes?: readonly string[] | null | undefined
@@ -968,12 +982,20 @@ export type CreateCardParams = {
 
 /** The body of `cards.update`: a control left out is kept, null clears it; `metadata` is merged (docs/api.md#metadata). */
 export type UpdateCardParams = {
+  readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
   readonly metadata?: "" | { readonly [key: string]: string } | null | undefined
   readonly allowed_mcc_codes?: readonly string[] | null | undefined
   readonly blocked_mcc_codes?: readonly string[] | null | undefined
   readonly allowed_merchant_countries?: readonly unknown[] | null | undefined
   readonly blocked_merchant_countries?: readonly unknown[] | null | undefined
-  readonly spending_period?: { readonly interval: string; readonly amount: number } | null | undefined
+  readonly spending_limits?:
+    | readonly {
+        readonly interval: "PER_TRANSACTION" | "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME"
+        readonly amount?: number | null | undefined
+        readonly count?: number | null | undefined
+      }[]
+    | null
+    | undefined
   readonly allowedMccCodes?: readonly string[] | null | undefined
   readonly blockedMccCodes?: readonly string[] | null | undefined
   readonly spendingPeriod?: { readonly interval: string; readonly amount: number } | null | undefined

@@ -38,9 +38,9 @@ import {
 import { CardStore, type CardStoreService } from "./CardStore.js"
 import { CARD } from "./Issuance.js"
 import type { Card, DeclineReason, SimulateAmount, SimulateAuthorization, SimulateClearing, SimulateIncrement } from "./Records.js"
-import { controlDecline, exceedsSpendingPeriod, windowed, windowFirstDay } from "./SpendRules.js"
+import { controlDecline, exceedsSpendingLimits, limitWindows, windowed } from "./SpendRules.js"
 
-export { controlDecline, windowStart } from "./SpendRules.js"
+export { controlDecline, windowKey, windowStart } from "./SpendRules.js"
 
 type MessageError = InvalidRequest | NotFound | Conflict | BusinessRuleViolation | SqlError.SqlError
 
@@ -101,25 +101,32 @@ const postPlan = (deps: MessageDeps, programId: string, card: Card, plan: Plan) 
   post(deps, programId, card, { plan, declined: null }, "update")
 
 /**
- * The spending period's rule (SpendRules.exceedsSpendingPeriod) on the card as given, with its
- * window's spend read when the period sums one: SPENDING_LIMIT_EXCEEDED, or null.
+ * The spending limits' rule (SpendRules.exceedsSpendingLimits) on the card as given, with the
+ * running totals of its limits' current windows read (one row per window): SPENDING_LIMIT_EXCEEDED,
+ * or null. `authorizedBefore` is 0 for a new authorization (which a count limit counts), the
+ * transaction's authorized total for an increment (which it does not).
  */
-const spendDecline = (deps: MessageDeps, card: Card, authorizedBefore: number, amount: number) =>
+const spendDecline = (deps: MessageDeps, card: Card, authorizedBefore: number, amount: number, newAuthorization: boolean) =>
   Effect.gen(function* () {
-    const spent = windowed(card)
-      ? yield* deps.store.approvedSpendMinor(card.id, windowFirstDay(card.spending_period!.interval, yield* nowMs))
-      : 0
-    return exceedsSpendingPeriod(card, authorizedBefore, amount, spent) ? ("SPENDING_LIMIT_EXCEEDED" as const) : null
+    const spent = windowed(card) ? yield* deps.store.windowSpend(card.id, limitWindows(card, yield* nowMs)) : []
+    return exceedsSpendingLimits(card, authorizedBefore, amount, newAuthorization, spent) ? ("SPENDING_LIMIT_EXCEEDED" as const) : null
   })
 
 /**
- * The same rule again, in the posting's transaction: a card whose period sums a window is locked
- * and its window read again, so two messages cannot both fit under its limit; a PER_TRANSACTION
+ * The same rule again, in the posting's transaction: a card with a limit on a window is locked and
+ * its windows read again, so two messages cannot both fit under its limit; a PER_TRANSACTION
  * limit is checked on the transaction as locked, so racing increments cannot pass it together.
  */
-const spendDeclineLocked = (deps: MessageDeps, programId: string, card: Card, authorizedBefore: number, amount: number) =>
+const spendDeclineLocked = (
+  deps: MessageDeps,
+  programId: string,
+  card: Card,
+  authorizedBefore: number,
+  amount: number,
+  newAuthorization: boolean
+) =>
   Effect.flatMap(windowed(card) ? lockCard(deps, programId, card.id) : Effect.succeed(card), (locked) =>
-    spendDecline(deps, locked, authorizedBefore, amount)
+    spendDecline(deps, locked, authorizedBefore, amount, newAuthorization)
   )
 
 /**
@@ -134,7 +141,7 @@ const fundsDecline = (deps: MessageDeps, programId: string, card: Card, amount: 
 
 /**
  * Decides an authorization or an increment before it posts: the credentials as sent, the card's
- * state and merchant lists, its spending period and the funds available (on plain reads), then —
+ * state and merchant lists, its spending limits and the funds available (on plain reads), then —
  * only when every one approves — the program's real-time decision (AuthorizationDecisions, with no
  * transaction open and no lock held). A built-in decline never asks.
  */
@@ -158,7 +165,7 @@ const decide = (
     const builtIn =
       ask.credentialDecline ??
       controlDecline(card, ask.mcc, ask.country) ??
-      (yield* spendDecline(deps, card, ask.authorizedBefore, ask.amount)) ??
+      (yield* spendDecline(deps, card, ask.authorizedBefore, ask.amount, kind !== "INCREMENTAL_AUTHORIZATION")) ??
       (yield* fundsDecline(deps, programId, card, ask.amount))
     const decision =
       builtIn === null
@@ -189,7 +196,7 @@ const authorizationCurrency = (deps: MessageDeps, programId: string, card: Card,
  * An authorization of a card found (by its id, or by its number on the network's way): decide,
  * post once at the request's commit point — so under an Idempotency-Key or a network message id the
  * posting and the answer commit together, the program having been asked before with nothing
- * written (docs/api.md#idempotency). An approval on a card whose period sums a window posts under
+ * written (docs/api.md#idempotency). An approval on a card with a limit on a window posts under
  * the card's row lock with the rule checked again.
  */
 const authorizeCard = (
@@ -218,7 +225,7 @@ const authorizeCard = (
     const posting = (final: Verdict) => post(deps, programId, card, authorizationPosting(opened, kind, final, holdExpiresAt), "insert")
     if (verdict._tag === "Declined") return yield* commitAtPoint(commit(deps, posting(verdict), true))
     if (!windowed(card)) return yield* commitAtPoint(commit(deps, posting(verdict), kind === "AUTHORIZATION"))
-    const locked = Effect.flatMap(spendDeclineLocked(deps, programId, card, 0, verdict.amount), (over) =>
+    const locked = Effect.flatMap(spendDeclineLocked(deps, programId, card, 0, verdict.amount, true), (over) =>
       posting(over === null ? verdict : overSpendingLimit(verdict))
     )
     return yield* commitAtPoint(commit(deps, locked, false))
@@ -338,7 +345,9 @@ const increment = (
       Effect.gen(function* () {
         yield* incrementable(t)
         const over =
-          verdict._tag === "Approved" ? yield* spendDeclineLocked(deps, programId, locked, t.authorized_amount!, verdict.amount) : null
+          verdict._tag === "Approved"
+            ? yield* spendDeclineLocked(deps, programId, locked, t.authorized_amount!, verdict.amount, false)
+            : null
         const final = over === null ? verdict : overSpendingLimit(verdict)
         return yield* post(deps, programId, locked, incrementPosting(t, input.amount, final, at), "update")
       })

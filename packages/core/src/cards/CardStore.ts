@@ -13,6 +13,7 @@ import type {
   StoredEmbedSession
 } from "./Records.js"
 import type { Metadata } from "../platform/Metadata.js"
+import type { WindowedInterval, WindowSpend } from "./SpendRules.js"
 
 /** What a PATCH of a card replaces: its spend controls and its metadata, as the change leaves them. */
 export interface CardChange extends SpendControls {
@@ -109,11 +110,15 @@ export interface CardStoreService {
   readonly reseal: (cardId: string, previous: SealedCardData, sealed: SealedCardData) => Effect.Effect<boolean, SqlError.SqlError>
 
   /**
-   * The card's spend (open holds plus settled amounts) of its transactions created on or after the
-   * UTC day `sinceDay` ('YYYY-MM-DD'), or of all of them when null, in minor units: read from the
-   * maintained per-day totals, at most one row per day of the window.
+   * The running totals of the card's windows (docs/card-transactions.md#running-totals): for each
+   * (interval, first day) asked, what its transactions created in that window hold and settled and
+   * how many approved authorizations count there — one row each of a maintained table, whatever
+   * the card's history. A window nothing was written in is left out (it spent nothing).
    */
-  readonly approvedSpendMinor: (cardId: string, sinceDay: string | null) => Effect.Effect<number, SqlError.SqlError>
+  readonly windowSpend: (
+    cardId: string,
+    windows: ReadonlyArray<{ readonly interval: WindowedInterval; readonly window: string }>
+  ) => Effect.Effect<ReadonlyArray<WindowSpend>, SqlError.SqlError>
 
   readonly insertEmbedSession: (session: StoredEmbedSession) => Effect.Effect<void, SqlError.SqlError>
   /** The session with this token hash while the key that created it is unrevoked and may display cards. */

@@ -18,8 +18,8 @@ import { CardStore } from "./CardStore.js"
 import { updateSpendControls } from "./SpendControlsUpdate.js"
 import type { CardDeps } from "./CardDeps.js"
 import { changeLifecycle, findCard, issueCard } from "./Issuance.js"
-import type { Card, CardAuditQuery, CardAuditRecord, CardListQuery, SpendLimitStatus } from "./Records.js"
-import { windowEnd, windowFirstDay, windowStart } from "./SpendRules.js"
+import type { Card, CardAuditQuery, CardAuditRecord, CardListQuery, SpendingLimit, SpendLimitStatus } from "./Records.js"
+import { limitWindows, windowEnd, windowStart, type WindowSpend } from "./SpendRules.js"
 
 export type { CardDeps } from "./CardDeps.js"
 export { EMBED_TOKEN_BYTES, RESEAL_BATCH_SIZE } from "./CardData.js"
@@ -31,6 +31,31 @@ export const CARD_CACHE_MAX_AGE_MS = 60_000
 
 /** How long expired embed sessions are kept before the purge deletes them. */
 const EXPIRED_SESSION_RETENTION_MS = 24 * 60 * 60 * 1000
+
+/**
+ * One limit as it stands at `nowMillis` (docs/card-transactions.md#remaining-spend): a window's
+ * limit with what its running totals hold (nothing written in the window: 0 spent); PER_TRANSACTION
+ * with no window, nothing spent and its amount remaining (what one new transaction may authorize).
+ */
+const spendLimitStatus = (limit: SpendingLimit, spent: ReadonlyArray<WindowSpend>, nowMillis: number): SpendLimitStatus => {
+  const start = windowStart(limit.interval, nowMillis)
+  const perTransaction = limit.interval === "PER_TRANSACTION"
+  const window = spent.find((one) => one.interval === limit.interval)
+  const spentAmount = perTransaction ? null : (window?.spent_minor ?? 0)
+  const spentCount = perTransaction || limit.count === null ? null : (window?.spent_count ?? 0)
+  return {
+    object: "spend_limit",
+    interval: limit.interval,
+    amount: limit.amount,
+    count: limit.count,
+    spent_amount: spentAmount,
+    spent_count: spentCount,
+    remaining_amount: limit.amount === null ? null : Math.max(0, limit.amount - (spentAmount ?? 0)),
+    remaining_count: limit.count === null ? null : Math.max(0, limit.count - (spentCount ?? 0)),
+    window_start: start?.toISOString() ?? null,
+    window_end: windowEnd(limit.interval, start)?.toISOString() ?? null
+  }
+}
 
 /**
  * Cards: issuance with spend controls, the vault (number and code sealed at rest, searchable by
@@ -72,33 +97,17 @@ export class Cards extends Effect.Service<Cards>()("@issuing/core/Cards", {
         }),
 
       /**
-       * GET /v1/cards/{card_id}/spend-limits: each limit of the card with its current window's spend
-       * and what remains, read from the spend kept per card and day (one row for ALL_TIME, at most
-       * 366 for YEARLY, whatever the card's history), as an authorization reads it.
+       * GET /v1/cards/{card_id}/spend-limits: each limit of the card, in the card's order, with its
+       * current window's spend and count and what remains, read from the running totals (one row
+       * per window, whatever the card's history), as an authorization reads them.
        */
       spendLimits: (caller: ProgramCaller, cardId: string): Effect.Effect<Page<SpendLimitStatus>, NotFound | SqlError.SqlError> =>
         Effect.gen(function* () {
           const { card } = yield* findCard(deps, caller.program.id, cardId)
-          const limit = card.spending_period
-          if (limit === null) return { data: [], total_count: 0, has_more: false }
           const now = yield* nowMs
-          const start = windowStart(limit.interval, now)
-          const end = windowEnd(limit.interval, start)
-          const perTransaction = limit.interval === "PER_TRANSACTION"
-          const spent = perTransaction ? null : yield* store.approvedSpendMinor(card.id, windowFirstDay(limit.interval, now))
-          const status: SpendLimitStatus = {
-            object: "spend_limit",
-            interval: limit.interval,
-            amount: limit.amount,
-            count: null,
-            spent_amount: spent,
-            spent_count: null,
-            remaining_amount: Math.max(0, limit.amount - (spent ?? 0)),
-            remaining_count: null,
-            window_start: start?.toISOString() ?? null,
-            window_end: end?.toISOString() ?? null
-          }
-          return { data: [status], total_count: 1, has_more: false }
+          const spent = yield* store.windowSpend(card.id, limitWindows(card, now))
+          const data = card.spending_limits.map((limit) => spendLimitStatus(limit, spent, now))
+          return { data, total_count: data.length, has_more: false }
         }),
 
       /** GET /v1/cards: the program's cards, filtered by wallet and state. */

@@ -10,7 +10,7 @@ import { cardholderForCard } from "../cardholders/Cardholders.js"
 import { expiryFrom, generateCvv, generatePan, replacementExpiry } from "./CardNumbers.js"
 import type { CardDeps } from "./CardDeps.js"
 import type { CardSecrets } from "./CardStore.js"
-import type { Card, CardState, IssueCard } from "./Records.js"
+import { type Card, type CardState, type IssueCard, spendingPeriodOf } from "./Records.js"
 import { sealCard } from "./Sealing.js"
 
 /** Attempts at drawing an unused number before issuance gives up (the BIN's number space is nearly full). */
@@ -95,7 +95,8 @@ export const issueCard = (
         blocked_mcc_codes: input.blocked_mcc_codes,
         allowed_merchant_countries: input.allowed_merchant_countries,
         blocked_merchant_countries: input.blocked_merchant_countries,
-        spending_period: input.spending_period,
+        spending_limits: input.spending_limits,
+        spending_period: spendingPeriodOf(input.spending_limits),
         metadata: input.metadata ?? EMPTY_METADATA,
         created_at: now,
         updated_at: now

@@ -46,9 +46,51 @@ export type SpendingPeriod = typeof SpendingPeriod.Type
 /** Most countries in one merchant country allow or block list (every assigned alpha-2 code fits). */
 export const MAX_MERCHANT_COUNTRIES = 250
 
+/** Most spending limits on one card (docs/card-transactions.md#spending-limits). */
+export const MAX_SPENDING_LIMITS = 5
+
+/** Largest count a spending limit takes: the largest integer JSON numbers carry exactly. */
+export const MAX_SPENDING_COUNT = Number.MAX_SAFE_INTEGER
+
+/** How many approved authorizations a spending limit allows per window: a positive integer. */
+export const SpendingCount = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isSafeInteger(n) && n > 0) || "must be a positive integer: the number of approved authorizations")
+).annotations({
+  identifier: "SpendingCount",
+  jsonSchema: { type: "integer", minimum: 1, description: "A number of approved authorizations: a positive integer." }
+})
+
+/**
+ * One spending limit of a card (docs/card-transactions.md#spending-limits): at most `amount` minor
+ * units and/or at most `count` approved authorizations per UTC window of `interval`; either may be
+ * null, not both. PER_TRANSACTION limits one transaction's authorized total (amount only).
+ */
+export const SpendingLimit = Schema.Struct({
+  interval: SpendingInterval.annotations({
+    description: "The window: DAILY, WEEKLY (from Monday), MONTHLY, YEARLY (UTC calendar windows), ALL_TIME, or PER_TRANSACTION."
+  }),
+  amount: Schema.NullOr(Schema.Number).annotations({
+    description: "At most this many minor units approved in a window (open holds plus settled amounts); null: no amount limit."
+  }),
+  count: Schema.NullOr(Schema.Number).annotations({
+    description: "At most this many approved authorizations in a window (increments are not counted); null: no count limit."
+  })
+}).annotations({ identifier: "SpendingLimit", description: "A limit on the sum and/or the number of approved authorizations per window." })
+export type SpendingLimit = typeof SpendingLimit.Type
+
+/**
+ * The one-limit spelling of a card's limits (`spending_period`, docs/card-transactions.md#spending-limits):
+ * the first limit that has an amount, or null.
+ */
+export const spendingPeriodOf = (limits: ReadonlyArray<SpendingLimit>): SpendingPeriod | null => {
+  const limit = limits.find((one) => one.amount !== null)
+  return limit === undefined ? null : { interval: limit.interval, amount: limit.amount as AmountMinor }
+}
+
 /**
  * A card's spend controls: merchant category and merchant country allow and block lists (sorted, no
- * duplicates; countries ISO 3166-1 alpha-2, docs/card-transactions.md#controls) and a limit.
+ * duplicates; countries ISO 3166-1 alpha-2, docs/card-transactions.md#controls) and its spending
+ * limits (up to five, in the order sent).
  */
 export const SpendControls = Schema.Struct({
   allowed_mcc_codes: Schema.Array(MccCode).annotations({
@@ -61,7 +103,9 @@ export const SpendControls = Schema.Struct({
   blocked_merchant_countries: Schema.Array(Schema.String).annotations({
     description: "Merchant countries (ISO 3166-1 alpha-2) the card is declined in."
   }),
-  spending_period: Schema.NullOr(SpendingPeriod).annotations({ description: "The card's spending limit per window, or null for none." })
+  spending_limits: Schema.Array(SpendingLimit).annotations({
+    description: "The card's spending limits, up to five, each of another interval, in the order they were sent."
+  })
 })
 export type SpendControls = typeof SpendControls.Type
 
@@ -80,6 +124,9 @@ export const Card = Schema.Struct({
   exp_month: Schema.Number,
   exp_year: Schema.Number,
   ...SpendControls.fields,
+  spending_period: Schema.NullOr(SpendingPeriod).annotations({
+    description: "The one-limit spelling of `spending_limits`: its first limit that has an amount, or null."
+  }),
   metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -95,30 +142,32 @@ export type Card = typeof Card.Type
  */
 export const SpendLimitStatus = Schema.Struct({
   object: Schema.Literal("spend_limit"),
-  interval: SpendingInterval.annotations({ description: "The limit's UTC calendar window, or PER_TRANSACTION." }),
+  interval: SpendingInterval.annotations({ description: "The limit's window (as on the card's `spending_limits`)." }),
   amount: Schema.NullOr(Schema.Number).annotations({
-    description: "The most approved per window, in minor units; null for a count-only limit."
+    description: "The limit's amount in minor units; null when it limits the count only."
   }),
   count: Schema.NullOr(Schema.Number).annotations({
-    description: "The most authorizations approved per window; null for an amount-only limit."
+    description: "The limit's number of approved authorizations; null when it limits the amount only."
   }),
   spent_amount: Schema.NullOr(Schema.Number).annotations({
-    description: "What the current window has spent, in minor units; null for PER_TRANSACTION."
+    description:
+      "What the current window has spent (open holds plus settled amounts of the card's transactions created in it); null for PER_TRANSACTION."
   }),
   spent_count: Schema.NullOr(Schema.Number).annotations({
-    description: "Authorizations the current window has approved; null without `count`."
+    description: "Approved authorizations created in the current window, less those reversed or expired whole; null without a count."
   }),
   remaining_amount: Schema.NullOr(Schema.Number).annotations({
-    description: "What the window may still approve (PER_TRANSACTION: what one transaction may), in minor units."
+    description:
+      "max(0, amount − spent_amount): what one more authorization may take; the amount itself for PER_TRANSACTION; null without an amount."
   }),
   remaining_count: Schema.NullOr(Schema.Number).annotations({
-    description: "Authorizations the window may still approve; null without `count`."
+    description: "max(0, count − spent_count): how many more authorizations the window approves; null without a count."
   }),
   window_start: Schema.NullOr(Schema.String).annotations({
-    description: "Where the current window starts, inclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME."
+    description: "Start of the current UTC window (inclusive); null for ALL_TIME and PER_TRANSACTION."
   }),
   window_end: Schema.NullOr(Schema.String).annotations({
-    description: "Where the current window ends, exclusive (RFC 3339, UTC); null for PER_TRANSACTION and ALL_TIME."
+    description: "End of the current UTC window (exclusive); null for ALL_TIME and PER_TRANSACTION."
   })
 }).annotations({ identifier: "SpendLimitStatus" })
 export type SpendLimitStatus = typeof SpendLimitStatus.Type
@@ -293,6 +342,80 @@ const SpendingPeriodBody = Schema.optional(
   ).annotations({ description: "A spending limit per window; null clears it." })
 )
 
+/** One spending limit as sent: its values decoded in place, so a failure names `spending_limits.N.<field>`. */
+const SpendingLimitInput = Schema.Struct({
+  interval: SpendingInterval.annotations({
+    description: "DAILY, WEEKLY, MONTHLY, YEARLY (UTC calendar windows), ALL_TIME or PER_TRANSACTION."
+  }),
+  amount: Schema.optional(Schema.NullOr(AmountMinor)).annotations({
+    description: "At most this many minor units approved per window (a positive integer)."
+  }),
+  count: Schema.optional(Schema.NullOr(SpendingCount)).annotations({
+    description: "At most this many approved authorizations per window (a positive integer; not with PER_TRANSACTION)."
+  })
+}).annotations({ identifier: "SpendingLimitInput" })
+
+/** The limits as sent (snake_case only, as the country lists): at most five. */
+const SpendingLimitsBody = Schema.optional(
+  Schema.NullOr(
+    Schema.Array(SpendingLimitInput).pipe(
+      Schema.maxItems(MAX_SPENDING_LIMITS, { message: () => `may hold at most ${MAX_SPENDING_LIMITS} limits` })
+    )
+  ).annotations({
+    description:
+      "Up to five limits, each on the sum and/or the number of approved authorizations per window, each of another interval; replaces the card's; null or [] clears them. Not with `spending_period`."
+  })
+)
+
+/**
+ * The card's limits from `spending_limits` or the one-limit `spending_period` (either name, decoded
+ * as `period`): undefined when neither was sent, [] when cleared. Both spellings at once, a limit
+ * with neither amount nor count, a count on PER_TRANSACTION or two limits of one interval → a
+ * failure naming the field (docs/card-transactions.md#spending-limits).
+ */
+const spendingLimits = (
+  body: Record<string, unknown>,
+  sent: ReadonlyArray<typeof SpendingLimitInput.Type> | null | undefined,
+  period: { readonly sent: boolean; readonly value: SpendingPeriod | null },
+  ast: AST.AST
+): Either.Either<ReadonlyArray<SpendingLimit> | undefined, ParseResult.ParseIssue> => {
+  const at = (path: ReadonlyArray<string | number>, actual: unknown, message: string) =>
+    Either.left(
+      path.reduceRight<ParseResult.ParseIssue>(
+        (issue, segment) => new ParseResult.Pointer(segment, actual, issue),
+        new ParseResult.Type(ast, actual, message)
+      )
+    )
+  if (sent !== undefined && period.sent) {
+    return at(["spending_limits"], body, "conflicting parameters: send spending_limits or spending_period, not both")
+  }
+  if (period.sent)
+    return Either.right(period.value === null ? [] : [{ interval: period.value.interval, amount: period.value.amount, count: null }])
+  if (sent === undefined) return Either.right(undefined)
+  const limits: Array<SpendingLimit> = []
+  for (const [index, limit] of (sent ?? []).entries()) {
+    const amount = limit.amount ?? null
+    const count = limit.count ?? null
+    if (amount === null && count === null) return at(["spending_limits", index], limit, "a limit needs an amount, a count or both")
+    if (limit.interval === "PER_TRANSACTION" && count !== null) {
+      return at(
+        ["spending_limits", index, "count"],
+        limit,
+        "a PER_TRANSACTION limit takes an amount only: each transaction is one authorization"
+      )
+    }
+    if (limits.some((other) => other.interval === limit.interval)) {
+      return at(
+        ["spending_limits", index, "interval"],
+        limit,
+        "two limits of one interval: give each interval one limit, with its amount and count"
+      )
+    }
+    limits.push({ interval: limit.interval, amount, count })
+  }
+  return Either.right(limits)
+}
+
 /**
  * The spend controls as sent (issuance and PATCH alike): camelCase names of the release history,
  * snake_case aliases accepted.
@@ -304,6 +427,7 @@ const SpendControlsBody = {
   blocked_mcc_codes: MccCodesBody,
   spendingPeriod: SpendingPeriodBody,
   spending_period: SpendingPeriodBody,
+  spending_limits: SpendingLimitsBody,
   allowed_merchant_countries: countryListBody("Merchant countries (ISO 3166-1 alpha-2) the card may be used in; empty: any not blocked."),
   blocked_merchant_countries: countryListBody("Merchant countries (ISO 3166-1 alpha-2) the card is declined in.")
 }
@@ -343,6 +467,17 @@ const aliased = <A, I>(
   return Either.mapLeft(ParseResult.decodeUnknownEither(schema)(value), (issue) => fieldIssue(camel, body, issue))
 }
 
+/** Whether a control was sent under either of its names (null counts: it clears the control). */
+const sent = (body: Record<string, unknown>, [camel, snake]: readonly [string, string]) =>
+  body[camel] !== undefined || body[snake] !== undefined
+
+/** A limit as a request sends it (the encoded side of the inputs). */
+const limitInput = (limit: SpendingLimit): typeof SpendingLimitInput.Type => ({
+  interval: limit.interval,
+  amount: limit.amount as AmountMinor | null,
+  count: limit.count
+})
+
 /** The issuance request, decoded: the wallet (lower case), the kind and the card's spend controls. */
 export const IssueCard = Schema.transformOrFail(
   IssueCardBody,
@@ -367,7 +502,9 @@ export const IssueCard = Schema.transformOrFail(
           const message = "a merchant category code cannot be both allowed and blocked"
           return yield* Either.left(fieldIssue("blockedMccCodes", body, new ParseResult.Type(ast, blocked, message)))
         }
-        const spending = yield* aliased(SpendingPeriod, body, ["spendingPeriod", "spending_period"], ast)
+        const PERIOD = ["spendingPeriod", "spending_period"] as const
+        const period = { sent: sent(body, PERIOD), value: yield* aliased(SpendingPeriod, body, PERIOD, ast) }
+        const limits = (yield* spendingLimits(body, body.spending_limits, period, ast)) ?? []
         const allowedCountries = (yield* countryList(body, "allowed_merchant_countries")) ?? []
         const blockedCountries = (yield* countryList(body, "blocked_merchant_countries")) ?? []
         if (countryOverlap(allowedCountries, blockedCountries)) {
@@ -382,7 +519,7 @@ export const IssueCard = Schema.transformOrFail(
           blocked_mcc_codes: blocked,
           allowed_merchant_countries: allowedCountries,
           blocked_merchant_countries: blockedCountries,
-          spending_period: spending,
+          spending_limits: limits,
           metadata: initialMetadata(body.metadata)
         }
       }),
@@ -393,7 +530,7 @@ export const IssueCard = Schema.transformOrFail(
         cardholder_id: input.cardholder_id,
         allowedMccCodes: input.allowed_mcc_codes,
         blockedMccCodes: input.blocked_mcc_codes,
-        spendingPeriod: input.spending_period,
+        spending_limits: input.spending_limits.map(limitInput),
         allowed_merchant_countries: input.allowed_merchant_countries,
         blocked_merchant_countries: input.blocked_merchant_countries,
         metadata: input.metadata
@@ -405,13 +542,10 @@ export type IssueCard = typeof IssueCard.Type
 /** PATCH /v1/cards/{card_id} as sent: any spend control, under either name (as at issuance), and metadata. */
 const UpdateCardBody = Schema.Struct({ ...SpendControlsBody, metadata: Schema.optional(MetadataInput) })
 
-/** Whether a control was sent under either of its names (null counts: it clears the control). */
-const sent = (body: Record<string, unknown>, [camel, snake]: readonly [string, string]) =>
-  body[camel] !== undefined || body[snake] !== undefined
-
 /**
  * A change of a card's spend controls, decoded with issuance's rules: a control absent is kept, one
- * sent replaces it, `null` clears it (an empty list; no spending period). Whether the result allows
+ * sent replaces it, `null` clears it (an empty list; no spending limits — `spending_limits` and
+ * `spending_period` are two spellings of them, docs/card-transactions.md#spending-limits). Whether the result allows
  * and blocks one code is checked against the card (`Cards.update`). `metadata` is a change of the
  * card's metadata (docs/api.md#metadata).
  */
@@ -423,7 +557,7 @@ export const UpdateCard = Schema.transformOrFail(
       blocked_mcc_codes: Schema.optional(Schema.Array(MccCode)),
       allowed_merchant_countries: Schema.optional(Schema.Array(Schema.String)),
       blocked_merchant_countries: Schema.optional(Schema.Array(Schema.String)),
-      spending_period: Schema.optional(Schema.NullOr(SpendingPeriod)),
+      spending_limits: Schema.optional(Schema.Array(SpendingLimit)),
       metadata: Schema.optional(Schema.NullOr(Metadata))
     })
   ),
@@ -436,7 +570,8 @@ export const UpdateCard = Schema.transformOrFail(
         const PERIOD = ["spendingPeriod", "spending_period"] as const
         const allowed = yield* aliased(MccCodeList, body, ALLOWED, ast)
         const blocked = yield* aliased(MccCodeList, body, BLOCKED, ast)
-        const period = yield* aliased(SpendingPeriod, body, PERIOD, ast)
+        const period = { sent: sent(body, PERIOD), value: yield* aliased(SpendingPeriod, body, PERIOD, ast) }
+        const limits = yield* spendingLimits(body, body.spending_limits, period, ast)
         const allowedCountries = yield* countryList(body, "allowed_merchant_countries")
         const blockedCountries = yield* countryList(body, "blocked_merchant_countries")
         return {
@@ -444,7 +579,7 @@ export const UpdateCard = Schema.transformOrFail(
           ...(body.blocked_merchant_countries !== undefined ? { blocked_merchant_countries: blockedCountries ?? [] } : {}),
           ...(sent(body, ALLOWED) ? { allowed_mcc_codes: allowed ?? [] } : {}),
           ...(sent(body, BLOCKED) ? { blocked_mcc_codes: blocked ?? [] } : {}),
-          ...(sent(body, PERIOD) ? { spending_period: period } : {}),
+          ...(limits !== undefined ? { spending_limits: limits } : {}),
           ...(body.metadata !== undefined ? { metadata: body.metadata } : {})
         }
       }),
@@ -452,7 +587,7 @@ export const UpdateCard = Schema.transformOrFail(
       ParseResult.succeed({
         allowedMccCodes: input.allowed_mcc_codes,
         blockedMccCodes: input.blocked_mcc_codes,
-        spendingPeriod: input.spending_period,
+        spending_limits: input.spending_limits?.map(limitInput),
         allowed_merchant_countries: input.allowed_merchant_countries,
         blocked_merchant_countries: input.blocked_merchant_countries,
         metadata: input.metadata

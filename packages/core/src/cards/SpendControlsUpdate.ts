@@ -16,7 +16,7 @@ export const mergeControls = (card: SpendControls, change: UpdateCard): SpendCon
   blocked_mcc_codes: change.blocked_mcc_codes ?? card.blocked_mcc_codes,
   allowed_merchant_countries: change.allowed_merchant_countries ?? card.allowed_merchant_countries,
   blocked_merchant_countries: change.blocked_merchant_countries ?? card.blocked_merchant_countries,
-  spending_period: change.spending_period === undefined ? card.spending_period : change.spending_period
+  spending_limits: change.spending_limits ?? card.spending_limits
 })
 
 const sameControls = (a: SpendControls, b: SpendControls) =>
@@ -25,9 +25,9 @@ const sameControls = (a: SpendControls, b: SpendControls) =>
     a.blocked_mcc_codes,
     a.allowed_merchant_countries,
     a.blocked_merchant_countries,
-    a.spending_period
+    a.spending_limits
   ]) ===
-  JSON.stringify([b.allowed_mcc_codes, b.blocked_mcc_codes, b.allowed_merchant_countries, b.blocked_merchant_countries, b.spending_period])
+  JSON.stringify([b.allowed_mcc_codes, b.blocked_mcc_codes, b.allowed_merchant_countries, b.blocked_merchant_countries, b.spending_limits])
 
 const sameCard = (a: CardChange, b: Card) => sameControls(a, b) && sameMetadata(a.metadata, b.metadata)
 

@@ -2,8 +2,8 @@ import type { Card, DeclineReason, SpendingInterval } from "./Records.js"
 
 /**
  * The card's spend controls (docs/card-transactions.md#spend-controls), as pure functions: its state
- * and merchant category lists, and its spending period. The authorization flow (Authorizations.ts)
- * reads what they need — a window's spend from the card store — and calls the same rule on a plain
+ * and merchant lists, and its spending limits. The authorization flow (Authorizations.ts) reads
+ * what they need — its windows' running totals from the card store — and calls the same rule on a plain
  * read before it asks the program, and again under the locks before it posts.
  */
 
@@ -58,14 +58,35 @@ export const windowEnd = (interval: SpendingInterval, start: Date | null): Date 
 }
 
 /**
- * The first day (`YYYY-MM-DD`) of the window holding `nowMillis`, as the card store's spend is kept
- * per day; null for every day (ALL_TIME). Windows start at a UTC midnight: a window is its first day
- * and every day after it.
+ * The key of the window holding `nowMillis` in the card store's running totals: its first day
+ * (`YYYY-MM-DD`), '' for ALL_TIME (one window, all time). Windows start at a UTC midnight.
  */
-export const windowFirstDay = (interval: SpendingInterval, nowMillis: number): string | null => {
+export const windowKey = (interval: WindowedInterval, nowMillis: number): string => {
   const start = windowStart(interval, nowMillis)
-  return start === null ? null : start.toISOString().slice(0, 10)
+  return start === null ? "" : start.toISOString().slice(0, 10)
 }
+
+/** The intervals whose limits count a window (every one but PER_TRANSACTION). */
+export type WindowedInterval = Exclude<SpendingInterval, "PER_TRANSACTION">
+
+/** What a card's transactions created in one window have spent: open holds plus settled amounts, and approved authorizations. */
+export interface WindowSpend {
+  readonly interval: WindowedInterval
+  /** The window's first day, `windowKey`. */
+  readonly window: string
+  readonly spent_minor: number
+  /** Approved authorizations created in the window, less those released whole (VOIDED, EXPIRED). */
+  readonly spent_count: number
+}
+
+/** The windows a card's limits read at `nowMillis`: one per limit that is not PER_TRANSACTION. */
+export const limitWindows = (
+  card: Card,
+  nowMillis: number
+): ReadonlyArray<{ readonly interval: WindowedInterval; readonly window: string }> =>
+  card.spending_limits.flatMap((limit) =>
+    limit.interval === "PER_TRANSACTION" ? [] : [{ interval: limit.interval, window: windowKey(limit.interval, nowMillis) }]
+  )
 
 /**
  * The decline reason from the card's state and merchant controls, if any (checked before money).
@@ -84,19 +105,29 @@ export const controlDecline = (card: Card, mcc: string | null, country: string |
   return null
 }
 
-/** A card whose spending period sums a window: its authorizations and increments are posted under its row lock. */
-export const windowed = (card: Card): boolean => card.spending_period !== null && card.spending_period.interval !== "PER_TRANSACTION"
+/** A card with a limit on a window: its authorizations and increments are posted under its row lock, the windows read again. */
+export const windowed = (card: Card): boolean => card.spending_limits.some((limit) => limit.interval !== "PER_TRANSACTION")
 
 /**
- * The spending period's one rule: true when approving `amount` more on a transaction that already
- * authorized `authorizedBefore` (0 for a new one) would take the card past its period.
- * PER_TRANSACTION limits the transaction's authorized total, increments included, so a run of
- * increments cannot pass it; a window limits `windowSpentMinor` — its open holds and settled
- * amounts, reversals and returns already taken off — plus `amount` (read only for a `windowed` card).
+ * The spending limits' one rule: true when approving `amount` more on a transaction that already
+ * authorized `authorizedBefore` (0 for a new one, `newAuthorization`) would take the card past any
+ * of its limits. PER_TRANSACTION limits the transaction's authorized total, increments included,
+ * so a run of increments cannot pass it. A window's amount limits what `spent` holds for it —
+ * open holds and settled amounts, reversals and returns already taken off — plus `amount`; its
+ * count limits the approved authorizations, so only a new authorization can pass it (an increment
+ * is not a new authorization). `spent` holds the windows the card's limits read now
+ * (`limitWindows`); a window not in it has spent nothing.
  */
-export const exceedsSpendingPeriod = (card: Card, authorizedBefore: number, amount: number, windowSpentMinor: number): boolean => {
-  const limit = card.spending_period
-  if (limit === null) return false
-  if (limit.interval === "PER_TRANSACTION") return authorizedBefore + amount > limit.amount
-  return windowSpentMinor + amount > limit.amount
-}
+export const exceedsSpendingLimits = (
+  card: Card,
+  authorizedBefore: number,
+  amount: number,
+  newAuthorization: boolean,
+  spent: ReadonlyArray<WindowSpend>
+): boolean =>
+  card.spending_limits.some((limit) => {
+    if (limit.interval === "PER_TRANSACTION") return limit.amount !== null && authorizedBefore + amount > limit.amount
+    const window = spent.find((one) => one.interval === limit.interval)
+    if (limit.amount !== null && (window?.spent_minor ?? 0) + amount > limit.amount) return true
+    return limit.count !== null && newAuthorization && (window?.spent_count ?? 0) + 1 > limit.count
+  })

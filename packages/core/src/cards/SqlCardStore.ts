@@ -1,7 +1,6 @@
 import { bounded, listTotal, maintained } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import type { AmountMinor } from "../ledger/Records.js"
 import { metadataOf, metadataText } from "../platform/Metadata.js"
 import { liveCreator } from "../access/SessionCreator.js"
 import { boolParam, fromJson, toInt, toIso } from "../platform/Rows.js"
@@ -15,43 +14,46 @@ import {
   type CardRecord,
   type CardState,
   type CardType,
-  type SpendingInterval,
+  type SpendingLimit,
+  spendingPeriodOf,
   type StoredEmbedSession
 } from "./Records.js"
+import type { WindowedInterval } from "./SpendRules.js"
 
-const toCardRecord = (row: any): CardRecord => ({
-  card: {
-    id: row.id,
-    object: "card",
-    program_id: row.program_id,
-    wallet_id: row.wallet_id,
-    financial_account_id: row.financial_account_id,
-    cardholder_id: row.cardholder_id ?? null,
-    type: row.type as CardType,
-    state: row.state as CardState,
-    last_four: row.last_four,
-    exp_month: toInt(row.exp_month),
-    exp_year: toInt(row.exp_year),
-    allowed_mcc_codes: fromJson<Array<string>>(row.allowed_mcc_codes),
-    blocked_mcc_codes: fromJson<Array<string>>(row.blocked_mcc_codes),
-    allowed_merchant_countries: fromJson<Array<string>>(row.allowed_merchant_countries),
-    blocked_merchant_countries: fromJson<Array<string>>(row.blocked_merchant_countries),
-    spending_period:
-      row.spending_interval === null
-        ? null
-        : // Stored as decoded at issuance: a known interval and a positive amount.
-          { interval: row.spending_interval as SpendingInterval, amount: toInt(row.spending_amount_minor) as AmountMinor },
-    metadata: metadataOf(row.metadata),
-    created_at: toIso(row.created_at),
-    updated_at: toIso(row.updated_at)
-  },
-  sealed: {
-    pan_sealed: row.pan_sealed,
-    cvv_sealed: row.cvv_sealed,
-    pan_fingerprint: row.pan_fingerprint,
-    vault_key_id: row.vault_key_id
+const toCardRecord = (row: any): CardRecord => {
+  const limits = fromJson<Array<SpendingLimit>>(row.spending_limits)
+  return {
+    card: {
+      id: row.id,
+      object: "card",
+      program_id: row.program_id,
+      wallet_id: row.wallet_id,
+      financial_account_id: row.financial_account_id,
+      cardholder_id: row.cardholder_id ?? null,
+      type: row.type as CardType,
+      state: row.state as CardState,
+      last_four: row.last_four,
+      exp_month: toInt(row.exp_month),
+      exp_year: toInt(row.exp_year),
+      allowed_mcc_codes: fromJson<Array<string>>(row.allowed_mcc_codes),
+      blocked_mcc_codes: fromJson<Array<string>>(row.blocked_mcc_codes),
+      allowed_merchant_countries: fromJson<Array<string>>(row.allowed_merchant_countries),
+      blocked_merchant_countries: fromJson<Array<string>>(row.blocked_merchant_countries),
+      // Stored as decoded at issuance or PATCH: known intervals, positive amounts and counts.
+      spending_limits: limits,
+      spending_period: spendingPeriodOf(limits),
+      metadata: metadataOf(row.metadata),
+      created_at: toIso(row.created_at),
+      updated_at: toIso(row.updated_at)
+    },
+    sealed: {
+      pan_sealed: row.pan_sealed,
+      cvv_sealed: row.cvv_sealed,
+      pan_fingerprint: row.pan_fingerprint,
+      vault_key_id: row.vault_key_id
+    }
   }
-})
+}
 
 const toSession = (row: any): StoredEmbedSession => ({
   id: row.id,
@@ -105,13 +107,13 @@ const cardQueries = (
     sql`INSERT INTO issuing_cards
           (id, program_id, wallet_id, financial_account_id, cardholder_id, type, state, last_four, exp_month, exp_year,
            pan_sealed, cvv_sealed, pan_fingerprint, vault_key_id, allowed_mcc_codes, blocked_mcc_codes,
-           allowed_merchant_countries, blocked_merchant_countries, spending_interval, spending_amount_minor, metadata, created_at, updated_at)
+           allowed_merchant_countries, blocked_merchant_countries, spending_limits, metadata, created_at, updated_at)
         VALUES (${card.id}, ${card.program_id}, ${card.wallet_id}, ${card.financial_account_id}, ${card.cardholder_id}, ${card.type},
                 ${card.state}, ${card.last_four}, ${card.exp_month}, ${card.exp_year},
                 ${sealed.pan_sealed}, ${sealed.cvv_sealed}, ${sealed.pan_fingerprint}, ${sealed.vault_key_id},
                 ${JSON.stringify(card.allowed_mcc_codes)}, ${JSON.stringify(card.blocked_mcc_codes)},
                 ${JSON.stringify(card.allowed_merchant_countries)}, ${JSON.stringify(card.blocked_merchant_countries)},
-                ${card.spending_period?.interval ?? null}, ${card.spending_period?.amount ?? null},
+                ${JSON.stringify(card.spending_limits)},
                 ${metadataText(card.metadata)}, ${card.created_at}, ${card.updated_at})`.pipe(Effect.asVoid),
   findCard: (programId, cardId) =>
     sql`SELECT * FROM issuing_cards WHERE id = ${cardId} AND program_id = ${programId}`.pipe(Effect.map(first)),
@@ -168,8 +170,7 @@ const changeQueries = (
             blocked_mcc_codes = ${JSON.stringify(change.blocked_mcc_codes)},
             allowed_merchant_countries = ${JSON.stringify(change.allowed_merchant_countries)},
             blocked_merchant_countries = ${JSON.stringify(change.blocked_merchant_countries)},
-            spending_interval = ${change.spending_period?.interval ?? null},
-            spending_amount_minor = ${change.spending_period?.amount ?? null},
+            spending_limits = ${JSON.stringify(change.spending_limits)},
             metadata = ${metadataText(change.metadata)},
             updated_at = ${at}
         WHERE id = ${cardId} AND program_id = ${programId} AND state <> 'CLOSED'
@@ -208,19 +209,29 @@ const changeQueries = (
 })
 
 /**
- * A card's spend for its spending period (docs/card-transactions.md#spend-controls): its
- * transactions' open holds plus what cleared, minus reversals and returns (both already taken off
- * the pending and settled amounts); declined ones hold and settle nothing. Read from
- * `issuing_card_spend`, which triggers keep per card and UTC day of creation, with the all-time
- * total under day '' (migration 0380 of each store): a window is at most 366 day rows of the
- * primary key's range, ALL_TIME one row, whatever the card's history.
+ * A card's spend per window (docs/card-transactions.md#running-totals): its transactions' open
+ * holds plus what cleared, minus reversals and returns (both already taken off the pending and
+ * settled amounts), and its approved authorizations not released whole; declined ones count
+ * nothing. Read from `issuing_card_spend_totals`, which triggers keep per card, interval and
+ * window of creation (migration 0751 of each store): one primary-key row per window asked,
+ * whatever the card's history.
  */
-const spendQueries = (sql: Sql): Pick<CardStoreService, "approvedSpendMinor"> => ({
-  approvedSpendMinor: (cardId, sinceDay) =>
-    (sinceDay === null
-      ? sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend WHERE card_id = ${cardId} AND day = ''`
-      : sql`SELECT COALESCE(SUM(spent_minor), 0) AS spent FROM issuing_card_spend WHERE card_id = ${cardId} AND day >= ${sinceDay}`
-    ).pipe(Effect.map((rows) => toInt(rows[0]!.spent)))
+const spendQueries = (sql: Sql): Pick<CardStoreService, "windowSpend"> => ({
+  windowSpend: (cardId, windows) =>
+    windows.length === 0
+      ? Effect.succeed([])
+      : sql`SELECT spend_interval, window_start, spent_minor, spent_count FROM issuing_card_spend_totals
+            WHERE card_id = ${cardId}
+              AND ${sql.or(windows.map((one) => sql`(spend_interval = ${one.interval} AND window_start = ${one.window})`))}`.pipe(
+          Effect.map((rows) =>
+            rows.map((row: any) => ({
+              interval: row.spend_interval as WindowedInterval,
+              window: row.window_start as string,
+              spent_minor: toInt(row.spent_minor),
+              spent_count: toInt(row.spent_count)
+            }))
+          )
+        )
 })
 
 /** Embed sessions (token hashes only) and the card-data audit trail. */

@@ -4,7 +4,7 @@ import { Effect, Option } from "effect"
 import { AccessStore } from "../access/AccessStore.js"
 import { hashSecret } from "../access/Secrets.js"
 import { CardStore } from "../cards/CardStore.js"
-import type { CardRecord } from "../cards/Records.js"
+import { type CardRecord, spendingPeriodOf } from "../cards/Records.js"
 import { AmountMinor } from "../ledger/Records.js"
 import { newId } from "../platform/Ids.js"
 import { isUniqueViolation } from "../sql/Transactor.js"
@@ -17,29 +17,34 @@ type It = Vitest.MethodsNonLive<ContractStores, true>
 
 export const sampleCard = (programId: string, overrides: Partial<CardRecord["card"]> = {}): CardRecord => {
   const now = new Date().toISOString()
+  const card: CardRecord["card"] = {
+    id: newId(),
+    object: "card",
+    program_id: programId,
+    wallet_id: newId(),
+    financial_account_id: newId(),
+    cardholder_id: null,
+    type: "VIRTUAL",
+    state: "ACTIVE",
+    last_four: "4242",
+    exp_month: 7,
+    exp_year: 2031,
+    allowed_mcc_codes: ["5411", "5812"],
+    blocked_mcc_codes: [],
+    allowed_merchant_countries: ["DE", "US"],
+    blocked_merchant_countries: [],
+    spending_limits: [
+      { interval: "DAILY", amount: AmountMinor.make(20_000), count: null },
+      { interval: "MONTHLY", amount: null, count: 30 }
+    ],
+    spending_period: { interval: "DAILY", amount: AmountMinor.make(20_000) },
+    metadata: { cost_center: "42" },
+    created_at: now,
+    updated_at: now,
+    ...overrides
+  }
   return {
-    card: {
-      id: newId(),
-      object: "card",
-      program_id: programId,
-      wallet_id: newId(),
-      financial_account_id: newId(),
-      cardholder_id: null,
-      type: "VIRTUAL",
-      state: "ACTIVE",
-      last_four: "4242",
-      exp_month: 7,
-      exp_year: 2031,
-      allowed_mcc_codes: ["5411", "5812"],
-      blocked_mcc_codes: [],
-      allowed_merchant_countries: ["DE", "US"],
-      blocked_merchant_countries: [],
-      spending_period: { interval: "DAILY", amount: AmountMinor.make(20_000) },
-      metadata: { cost_center: "42" },
-      created_at: now,
-      updated_at: now,
-      ...overrides
-    },
+    card: { ...card, spending_period: spendingPeriodOf(card.spending_limits) },
     sealed: { pan_sealed: `v1.k1.${newId()}`, cvv_sealed: `v1.k1.${newId()}`, pan_fingerprint: newId(), vault_key_id: "k1" }
   }
 }
@@ -102,11 +107,11 @@ const updatesControlsAndMetadata = (it: It) =>
         blocked_mcc_codes: ["7995"],
         allowed_merchant_countries: [],
         blocked_merchant_countries: ["KP"],
-        spending_period: null,
+        spending_limits: [{ interval: "WEEKLY" as const, amount: null, count: 3 }],
         metadata: { team: "ops", ключ: "значение" }
       }
       const updated = Option.getOrThrow(yield* cards.updateCard(program.id, record.card.id, change, at))
-      expect(updated.card).toEqual({ ...record.card, ...change, updated_at: at })
+      expect(updated.card).toEqual({ ...record.card, ...change, spending_period: null, updated_at: at })
       expect(Option.getOrThrow(yield* cards.findCard(program.id, record.card.id))).toEqual(updated)
       const otherProgram = yield* freshOrganization
       expect(Option.isNone(yield* cards.updateCard(otherProgram.program.id, record.card.id, { ...change, metadata: {} }, at))).toBe(true)
@@ -263,41 +268,69 @@ const countsRecentSearches = (it: It) =>
 
 /** Contract of the CardStore port: cards scoped by program, compare-and-set transitions, embed sessions. */
 const readsSpendByWindow = (it: It) =>
-  it.effect("reads a card's spend of a window from its first UTC day on, and of all time, as the card's transactions sum it", () =>
+  it.effect("reads a card's running totals per window — amount and approved authorizations — as the card's transactions sum them", () =>
     Effect.gen(function* () {
       const cards = yield* CardStore
       const sql = (yield* SqlClient.SqlClient).withoutTransforms()
       const { program } = yield* freshOrganization
       const cardId = newId()
       const other = newId()
-      const transaction = (card: string | null, at: string, pending: number, settled: number) =>
-        sql`INSERT INTO issuing_transactions ${sql.insert({
-          id: newId(),
-          program_id: program.id,
-          status: pending > 0 ? "PENDING" : "SETTLED",
-          amount_minor: pending + settled,
-          currency: "USD",
-          card_id: card,
-          created_at: at,
-          updated_at: at,
-          pending_minor: pending,
-          settled_minor: settled
-        })}`
-      yield* transaction(cardId, "2026-10-31T23:59:59.999Z", 100, 0)
-      yield* transaction(cardId, "2026-11-01T00:00:00.000Z", 20, 5)
-      yield* transaction(cardId, "2026-11-20T12:00:00.000Z", 0, 7)
-      yield* transaction(other, "2026-11-20T12:00:00.000Z", 1_000, 0)
-      yield* transaction(null, "2026-11-20T12:00:00.000Z", 0, 10_000)
-      expect(yield* cards.approvedSpendMinor(cardId, null)).toBe(132)
-      expect(yield* cards.approvedSpendMinor(cardId, "2026-10-31")).toBe(132)
-      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-01")).toBe(32)
-      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-02")).toBe(7)
-      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-21")).toBe(0)
-      // A hold released and a return: taken off the window they were counted in.
-      yield* sql`UPDATE issuing_transactions SET pending_minor = 0, settled_minor = 1 WHERE card_id = ${cardId} AND pending_minor = 20`
-      expect(yield* cards.approvedSpendMinor(cardId, "2026-11-01")).toBe(8)
-      expect(yield* cards.approvedSpendMinor(cardId, null)).toBe(108)
-      expect(yield* cards.approvedSpendMinor(newId(), null)).toBe(0)
+      const transaction = (card: string | null, at: string, status: string, pending: number, settled: number, authorized = 1) =>
+        Effect.as(
+          sql`INSERT INTO issuing_transactions ${sql.insert({
+            id: `txn_${at}_${status}_${pending}_${settled}_${card === cardId}`,
+            program_id: program.id,
+            status,
+            amount_minor: Math.max(1, pending + settled),
+            currency: "USD",
+            card_id: card,
+            created_at: at,
+            updated_at: at,
+            authorized_minor: authorized,
+            pending_minor: pending,
+            settled_minor: settled
+          })}`,
+          `txn_${at}_${status}_${pending}_${settled}_${card === cardId}`
+        )
+      // Saturday 31 October and Sunday 1 November 2026 share the ISO week of Monday 26 October.
+      yield* transaction(cardId, "2026-10-31T23:59:59.999Z", "PENDING", 100, 0)
+      const cleared = yield* transaction(cardId, "2026-11-01T00:00:00.000Z", "PENDING", 20, 5)
+      yield* transaction(cardId, "2026-11-20T12:00:00.000Z", "SETTLED", 0, 7)
+      // A force post spends without an authorization; a declined one and a void count nothing.
+      yield* transaction(cardId, "2026-11-20T13:00:00.000Z", "SETTLED", 0, 9, 0)
+      yield* transaction(cardId, "2026-11-20T14:00:00.000Z", "DECLINED", 0, 0)
+      yield* transaction(cardId, "2026-11-20T15:00:00.000Z", "VOIDED", 0, 0)
+      yield* transaction(other, "2026-11-20T12:00:00.000Z", "PENDING", 1_000, 0)
+      yield* transaction(null, "2026-11-20T12:00:00.000Z", "SETTLED", 0, 10_000)
+      const read = (interval: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ALL_TIME", window: string) =>
+        Effect.map(cards.windowSpend(cardId, [{ interval, window }]), (rows) =>
+          rows.length === 0 ? [0, 0] : [rows[0]!.spent_minor, rows[0]!.spent_count]
+        )
+      expect(yield* read("ALL_TIME", "")).toEqual([141, 3])
+      expect(yield* read("YEARLY", "2026-01-01")).toEqual([141, 3])
+      expect(yield* read("MONTHLY", "2026-10-01")).toEqual([100, 1])
+      expect(yield* read("MONTHLY", "2026-11-01")).toEqual([41, 2])
+      expect(yield* read("WEEKLY", "2026-10-26")).toEqual([125, 2])
+      expect(yield* read("WEEKLY", "2026-11-16")).toEqual([16, 1])
+      expect(yield* read("DAILY", "2026-10-31")).toEqual([100, 1])
+      expect(yield* read("DAILY", "2026-11-01")).toEqual([25, 1])
+      expect(yield* read("DAILY", "2026-11-02")).toEqual([0, 0])
+      // Several windows in one read, each its own row.
+      const both = yield* cards.windowSpend(cardId, [
+        { interval: "DAILY", window: "2026-11-20" },
+        { interval: "ALL_TIME", window: "" }
+      ])
+      expect([...both].sort((a, b) => a.interval.localeCompare(b.interval))).toEqual([
+        { interval: "ALL_TIME", window: "", spent_minor: 141, spent_count: 3 },
+        { interval: "DAILY", window: "2026-11-20", spent_minor: 16, spent_count: 1 }
+      ])
+      // Part of a hold released: the amount comes off its window, the count stays; released whole, both.
+      yield* sql`UPDATE issuing_transactions SET pending_minor = 0, settled_minor = 1 WHERE id = ${cleared}`
+      expect(yield* read("MONTHLY", "2026-11-01")).toEqual([17, 2])
+      yield* sql`UPDATE issuing_transactions SET status = 'VOIDED', settled_minor = 0 WHERE id = ${cleared}`
+      expect(yield* read("MONTHLY", "2026-11-01")).toEqual([16, 1])
+      expect(yield* read("ALL_TIME", "")).toEqual([116, 2])
+      expect(yield* cards.windowSpend(newId(), [{ interval: "ALL_TIME", window: "" }])).toEqual([])
     })
   )
 

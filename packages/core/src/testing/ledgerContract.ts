@@ -836,7 +836,7 @@ export const ledgerContract: PortContract = (name, store) =>
         yield* postGeneral(transferRows(program.id, settlement, a, 1_000))
         const card = (state: "ACTIVE" | "FROZEN" | "CLOSED") =>
           Effect.gen(function* () {
-            const record = sampleCard(program.id, { state, wallet_id: wallet.id, financial_account_id: a, spending_period: null })
+            const record = sampleCard(program.id, { state, wallet_id: wallet.id, financial_account_id: a, spending_limits: [] })
             yield* cards.insertCard(record)
             return record.card.id
           })

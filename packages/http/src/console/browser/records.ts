@@ -68,6 +68,11 @@ export interface Card {
   readonly allowed_mcc_codes: ReadonlyArray<string>
   readonly blocked_mcc_codes: ReadonlyArray<string>
   readonly spending_period: SpendingPeriod | null
+  readonly spending_limits: ReadonlyArray<{
+    readonly interval: string
+    readonly amount: number | null
+    readonly count: number | null
+  }>
   readonly created_at: string
   readonly updated_at: string
 }

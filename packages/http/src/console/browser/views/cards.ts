@@ -136,10 +136,13 @@ const spendControls = (context: ViewContext, card: Card, currency: string, statu
     }
     save.disabled = true
     try {
+      // The period is sent only when it was changed: sent, it replaces every limit of the card.
+      const period = limit === null ? null : { interval: interval.value, amount: limit }
+      const changed = JSON.stringify(period) !== JSON.stringify(card.spending_period)
       await context.api.write<Card>("PATCH", `/cards/${card.id}`, {
         allowed_mcc_codes: mccList(allowed.value),
         blocked_mcc_codes: mccList(blocked.value),
-        spending_period: limit === null ? null : { interval: interval.value, amount: limit }
+        ...(changed ? { spending_period: period } : {})
       })
       reload()
     } catch (error) {
@@ -236,8 +239,20 @@ export const cardView = async (context: ViewContext, cardId: string): Promise<HT
       ["Allowed MCCs", card.allowed_mcc_codes.length === 0 ? "any" : card.allowed_mcc_codes.join(", ")],
       ["Blocked MCCs", card.blocked_mcc_codes.length === 0 ? "none" : card.blocked_mcc_codes.join(", ")],
       [
-        "Spending period",
-        card.spending_period === null ? "none" : `${card.spending_period.interval}: ${money(card.spending_period.amount, currency)}`
+        "Spending limits",
+        card.spending_limits.length === 0
+          ? "none"
+          : card.spending_limits
+              .map(
+                (one) =>
+                  `${one.interval}: ${[
+                    one.amount === null ? null : money(one.amount, currency),
+                    one.count === null ? null : `${one.count} authorizations`
+                  ]
+                    .filter((part) => part !== null)
+                    .join(", ")}`
+              )
+              .join("; ")
       ],
       ["Updated", time(card.updated_at)]
     ]),
