@@ -49,9 +49,6 @@ export const MAX_MERCHANT_COUNTRIES = 250
 /** Most spending limits on one card (docs/card-transactions.md#spending-limits). */
 export const MAX_SPENDING_LIMITS = 5
 
-/** Largest count a spending limit takes: the largest integer JSON numbers carry exactly. */
-export const MAX_SPENDING_COUNT = Number.MAX_SAFE_INTEGER
-
 /** How many approved authorizations a spending limit allows per window: a positive integer. */
 export const SpendingCount = Schema.Number.pipe(
   Schema.filter((n) => (Number.isSafeInteger(n) && n > 0) || "must be a positive integer: the number of approved authorizations")
