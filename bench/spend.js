@@ -14,7 +14,7 @@
 //   sum       the SUM over the ALL_TIME card's transactions (what the period read before 0380);
 //   sum_year  the same over the YEARLY card's transactions of this year;
 //   kept      the ALL_TIME card's maintained row, kept_year the YEARLY card's row of this year
-//             (issuing_card_spend_totals since 0720; before it, issuing_card_spend's day rows of
+//             (issuing_card_spend_totals since 0751; before it, issuing_card_spend's day rows of
 //             this year; not printed where neither table exists);
 //   no_card   one multi-row INSERT of 1,000 transactions without a card (a batch's statement
 //             shape): what the spend triggers' WHEN costs the rows it skips (`--samples` / 4 inserts);
@@ -147,7 +147,7 @@ const measure = async (target, counts, samples) => {
   // A new connection after each seeding, which may outlast the server's keep-alive.
   let agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("spend")))
-  // Migration 0720's running totals, or 0380's per-day table before it.
+  // Migration 0751's running totals, or 0380's per-day table before it.
   const totalsTable = await instance.runtime.runPromise(
     Effect.flatMap(SqlClient.SqlClient, (sql) =>
       Effect.map(
