@@ -1,4 +1,4 @@
-// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS] [--drop-indexes=NAME,…] [--keep]`
+// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS] [--drop-indexes=NAME,…] [--lists=TEXT,…] [--keep]`
 //
 // Whether the API stays as fast at production volume as on a fresh database (issue 24;
 // docs/operations.md#volume). One program is grown through `POST /v1/transfers/batch` — batches of
@@ -27,6 +27,11 @@
 // Stores run one after the other, each on a fresh database (PostgreSQL from
 // bench/support/postgres.js). The machine may be shared: the load average is printed at each
 // checkpoint; compare the figures of one run.
+// Time windows (`created[…]`, docs/api.md#time-filters) on events, transfers and transactions, each
+// with its total_count (docs/decisions.md "Time filters and total_count"): the whole history (from
+// the first transfer on), the last day, and the middle half of the history's time span.
+// `--lists=TEXT,…` reads only the lists whose path contains one of the texts (`--lists=created`: the
+// time windows alone).
 // `--drop-indexes=NAME,…` drops those indexes after the migrations, before any row: what an index
 // costs the writes at volume, and what its lists cost without it, measured in one run (an
 // experiment, never a configuration: docs/operations.md#volume).
@@ -227,6 +232,19 @@ const lists = (ids) =>
     { path: `/v1/transactions?card_id={card}&order_by=updated_at` },
     // A card's transactions with a status (migration 0450): one range of (card, status, order, id).
     { path: `/v1/transactions?card_id={card}&status=SETTLED` },
+    // Time windows (the ids carry each checkpoint's): the whole history, the last day, the middle half.
+    { path: "/v1/events?created[gte]={first}" },
+    { path: "/v1/events?created[gte]={dayAgo}" },
+    { path: "/v1/events?created[gte]={quarter}&created[lt]={threeQuarters}" },
+    { path: "/v1/events?type=transfer.created&created[gte]={quarter}&created[lt]={threeQuarters}" },
+    { path: "/v1/transfers?created[gte]={first}" },
+    { path: "/v1/transfers?created[gte]={dayAgo}" },
+    { path: "/v1/transfers?created[gte]={quarter}&created[lt]={threeQuarters}" },
+    { path: "/v1/transfers?financial_account_id={busy}&created[gte]={first}" },
+    { path: "/v1/transfers?financial_account_id={busy}&created[gte]={quarter}&created[lt]={threeQuarters}" },
+    { path: "/v1/transactions?created[gte]={first}" },
+    { path: "/v1/transactions?created[gte]={dayAgo}" },
+    { path: "/v1/transactions?created[gte]={quarter}&created[lt]={threeQuarters}" },
     { path: `/v1/transactions/{transaction}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers` },
     { path: `/v1/financial-accounts/{busy}/book-transfers?book=principal` },
@@ -257,7 +275,7 @@ const lists = (ids) =>
     { path: "/v1/oauth-clients", organization: true }
   ].map((list) => {
     const label = list.path
-    let url = list.path.replace(/\{(\w+)\}/g, (_, name) => ids[name])
+    let url = list.path.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(ids[name]))
     if (!url.includes("page_size=")) url += `${url.includes("?") ? "&" : "?"}page_size=${PAGE_SIZE}`
     return { ...list, label, url }
   })
@@ -379,7 +397,7 @@ const dropIndexes = async (target, names) => {
 }
 
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
-const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped, keep }) => {
+const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped, only, keep }) => {
   const database = await benchDatabase(kind, "issuing_bench_volume", { explainOverMs })
   const server = http.createServer()
   server.keepAliveTimeout = 60_000
@@ -486,6 +504,19 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
       subscription: subscription.id
     }
     const writer = { baseUrl, apiKey: org.api_key, programId: org.program_id, accounts: wallets.map((w) => w.financial_account_id) }
+    const firstTransfer = (await json("GET", "/v1/transfers?order_by=created_at&ascending=true&page_size=1")).data[0]
+    /** The time windows of a checkpoint: from the first transfer, the last day, the middle half of the history so far. */
+    const timeWindows = async () => {
+      const first = Date.parse(firstTransfer.created_at)
+      const last = Date.parse((await json("GET", "/v1/transfers?page_size=1")).data[0].created_at)
+      const at = (share) => new Date(first + share * (last - first)).toISOString()
+      return {
+        first: firstTransfer.created_at,
+        dayAgo: new Date(Date.now() - 86_400_000).toISOString(),
+        quarter: at(0.25),
+        threeQuarters: at(0.75)
+      }
+    }
 
     /** Median of `samples` sequential GETs (after one unrecorded), its total_count and status. */
     const time = async (list, url) => {
@@ -531,7 +562,8 @@ const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum
       )
       if (database.target.kind === "postgres") console.log(await vacuumState(database.target.url))
       database.takeExplained()
-      for (const list of lists(ids)) {
+      Object.assign(ids, await timeWindows())
+      for (const list of lists(ids).filter((list) => only.length === 0 || only.some((text) => list.label.includes(text)))) {
         const first = await time(list, list.url)
         // The deep page: page 1000 of 100 where the list is that long, else its last page (none for one page).
         const pages = first.total === undefined ? 1 : Math.ceil(first.total / PAGE_SIZE)
@@ -638,6 +670,8 @@ export async function run(args) {
     // --drop-indexes=NAME,…: indexes dropped before the growth (an experiment; see the header).
     dropped: (option(args, "drop-indexes", undefined) ?? "").split(",").filter((name) => name !== ""),
     samples: Number(option(args, "samples", "15")),
+    // --lists=TEXT,…: only the lists whose path contains one of the texts.
+    only: (option(args, "lists", undefined) ?? "").split(",").filter((text) => text !== ""),
     // --keep: the grown database is left in place (its URL or file printed) for EXPLAIN and size queries.
     keep: args.includes("--keep")
   }

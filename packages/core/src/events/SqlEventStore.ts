@@ -1,4 +1,4 @@
-import { inRanges, listTotal, maintained, maintainedEvery } from "../sql/ListCounts.js"
+import { inWindow, listTotal, maintained, maintainedEvery } from "../sql/ListCounts.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { fromJson, toIso } from "../platform/Rows.js"
@@ -40,21 +40,17 @@ export const SqlEventStoreLive = Layer.effect(
         ),
       list: (programId, filter, window) => {
         // A time filter bounds the range of the program's (or its type's) index the page reads.
-        const range = sql.and([where(programId, filter.type), ...createdConditions(sql, filter.created)])
+        const all = where(programId, filter.type)
+        const range = sql.and([all, ...createdConditions(sql, filter.created)])
+        const counted =
+          filter.type !== undefined ? maintained("events", programId, { type: filter.type }) : maintainedEvery("events", programId)
         return Effect.all({
           rows: pageRows(sql, window, EVENT_ORDER_FIELDS, {
             select: sql.literal(columns),
             from: sql.literal("issuing_events"),
             where: range
           }).pipe(Effect.map((rows) => rows.map(toEvent))),
-          total: listTotal(
-            sql,
-            filter.created !== undefined
-              ? inRanges("issuing_events", [range])
-              : filter.type !== undefined
-                ? maintained("events", programId, { type: filter.type })
-                : maintainedEvery("events", programId)
-          )
+          total: listTotal(sql, filter.created !== undefined ? inWindow("issuing_events", counted, [all], filter.created) : counted)
         })
       }
     }

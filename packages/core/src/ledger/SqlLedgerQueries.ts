@@ -39,24 +39,26 @@ export interface MergedList {
 }
 
 /**
- * A list's page and count under a time filter (docs/api.md#time-filters): the window's bounds join
- * every index range the page reads — each range is (equalities…, created_at, id), so they bound it —
- * and the `starting_after` row's membership; the count is those ranges' entries (`inRanges`).
+ * A list's page under a time filter (docs/api.md#time-filters): the window's bounds join every index
+ * range the page reads — each range is (equalities…, created_at, id), so they bound it — and the
+ * `starting_after` row's membership. (Its count: `inWindow`, sql/ListCounts.ts.)
  */
 export const withinCreated = (
   sql: SqlClient.SqlClient,
   time: ReadonlyArray<Fragment>,
   condition: Fragment,
   merged: MergedList | null
-): { readonly condition: Fragment; readonly merged: MergedList | null; readonly ranges: ReadonlyArray<Fragment> } => {
-  if (time.length === 0) return { condition, merged, ranges: merged === null ? [condition] : merged.ranges }
+): { readonly condition: Fragment; readonly merged: MergedList | null } => {
+  if (time.length === 0) return { condition, merged }
   const bounded = sql.and([condition, ...time])
-  if (merged === null) return { condition: bounded, merged, ranges: [bounded] }
-  const ranges = merged.ranges.map((range) => sql.and([range, ...time]))
+  if (merged === null) return { condition: bounded, merged }
   return {
     condition: bounded,
-    merged: { ...merged, ranges, member: sql.and([...(merged.member === null ? [] : [merged.member]), ...time]) },
-    ranges
+    merged: {
+      ...merged,
+      ranges: merged.ranges.map((range) => sql.and([range, ...time])),
+      member: sql.and([...(merged.member === null ? [] : [merged.member]), ...time])
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { storedEventCode } from "../cards/ResponseCodes.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import { inRanges, listTotal, maintained } from "../sql/ListCounts.js"
+import { inWindow, listTotal, maintained } from "../sql/ListCounts.js"
 import { createdConditions } from "../sql/OrderBy.js"
 import type { LedgerStoreService, TransactionFilter } from "./LedgerStore.js"
 import { TRANSACTION_ORDER_FIELDS } from "./OrderFields.js"
@@ -119,18 +119,17 @@ export const transactionStatements = (q: LedgerQueries) => {
           : TRANSACTION_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
             ? programTransactions(sql, programId, filter)
             : null
-      const { condition, merged, ranges } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
+      const { condition, merged } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
+      const counted = maintained("transactions", programId, filter, {
+        status: filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES
+      })
       return Effect.all({
         rows: ledgerPage(sql, window, TRANSACTION_ORDER_FIELDS, "issuing_transactions", condition, merged).pipe(
           Effect.map((rows) => rows.map(toTransaction))
         ),
         total: listTotal(
           sql,
-          filter.created !== undefined
-            ? inRanges("issuing_transactions", ranges)
-            : maintained("transactions", programId, filter, {
-                status: filter.status !== undefined ? [filter.status] : TRANSACTION_STATUSES
-              })
+          filter.created !== undefined ? inWindow("issuing_transactions", counted, allMerged?.ranges ?? [all], filter.created) : counted
         )
       })
     },

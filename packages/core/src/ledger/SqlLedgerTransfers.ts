@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { metadataOf } from "../platform/Metadata.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import { bounded, inRanges, listTotal, maintained } from "../sql/ListCounts.js"
+import { bounded, inWindow, listTotal, maintained } from "../sql/ListCounts.js"
 import { createdConditions } from "../sql/OrderBy.js"
 import type { LedgerStoreService, TransferFilter } from "./LedgerStore.js"
 import { TRANSFER_ORDER_FIELDS } from "./OrderFields.js"
@@ -72,7 +72,11 @@ export const transferStatements = (q: LedgerQueries) => {
                 TRANSFER_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
               ? programTransfers(sql, programId, filter)
               : null
-      const { condition, merged, ranges } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
+      const { condition, merged } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
+      const counted = maintained("transfers", programId, filter, {
+        status: filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES,
+        payment_rail: filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
+      })
       return Effect.all({
         rows: ledgerPage(sql, window, TRANSFER_ORDER_FIELDS, "issuing_transfers", condition, merged).pipe(
           Effect.map((rows) => rows.map(toTransfer))
@@ -82,11 +86,8 @@ export const transferStatements = (q: LedgerQueries) => {
           filter.transaction_id !== undefined
             ? bounded("issuing_transfers", condition)
             : filter.created !== undefined
-              ? inRanges("issuing_transfers", ranges)
-              : maintained("transfers", programId, filter, {
-                  status: filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES,
-                  payment_rail: filter.payment_rail !== undefined ? [filter.payment_rail] : TRANSFER_RAILS
-                })
+              ? inWindow("issuing_transfers", counted, allMerged?.ranges ?? [all], filter.created)
+              : counted
         )
       })
     }
