@@ -397,7 +397,11 @@ const dropIndexes = async (target, names) => {
 }
 
 /** Grows one store through its checkpoints; resolves with its figures per checkpoint. */
-const growStore = async (kind, checkpoints, { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped, only, keep }) => {
+const growStore = async (
+  kind,
+  checkpoints,
+  { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped, only, keep }
+) => {
   const database = await benchDatabase(kind, "issuing_bench_volume", { explainOverMs })
   const server = http.createServer()
   server.keepAliveTimeout = 60_000
