@@ -383,6 +383,8 @@ export type Transaction = {
   readonly updated_at: string
   /** The program the object belongs to. */
   readonly program_id: string
+  /** Card transactions: the financial account the money moves on (the card's wallet account, where holds and clearings post); null for a transaction driven by transfers, whose transfers name their accounts. */
+  readonly financial_account_id: string | null
   /** An amount in minor units of the currency (cents for USD). */
   readonly amount: number
   /** The card's id, or null when there is none. */

@@ -119,6 +119,7 @@ export const newAuthorization = (programId: string, card: Card, message: Startin
   amount: message.amount,
   currency,
   card_id: card.id,
+  financial_account_id: card.financial_account_id,
   decline_reason: null,
   mcc: message.mcc,
   merchant_name: message.merchantName,

@@ -173,6 +173,7 @@ const newTransaction = (p: PreparedTransfer, status: TransactionStatus, now: str
   amount: p.order.amount,
   currency: p.order.currency,
   card_id: null,
+  financial_account_id: null,
   decline_reason: null,
   mcc: null,
   merchant_name: null,

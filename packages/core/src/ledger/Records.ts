@@ -251,6 +251,15 @@ export const Transaction = Schema.Struct({
   amount: Schema.Number,
   currency: Schema.String,
   card_id: Schema.NullOr(Schema.String),
+  /**
+   * Card transactions: the financial account the money moves on — the card's wallet account, whose
+   * `pending_balance` holds and whose `balance` clearings move; null for a transfer-driven
+   * transaction, whose transfers name their two accounts.
+   */
+  financial_account_id: Schema.NullOr(Schema.String).annotations({
+    description:
+      "Card transactions: the financial account the money moves on (the card's wallet account, where holds and clearings post); null for a transaction driven by transfers, whose transfers name their accounts."
+  }),
   decline_reason: Schema.NullOr(Schema.String),
   mcc: Schema.NullOr(Schema.String),
   merchant_name: Schema.NullOr(Schema.String).annotations({ description: "Card transactions: the merchant's name; else null." }),

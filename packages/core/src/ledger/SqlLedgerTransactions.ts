@@ -24,6 +24,8 @@ const toTransaction = (row: any): Transaction => ({
   amount: toInt(row.amount_minor),
   currency: row.currency,
   card_id: row.card_id ?? null,
+  // Card transactions only; a transfer-driven one's transfers name its accounts.
+  financial_account_id: row.card_id === null || row.card_id === undefined ? null : (row.financial_account_id ?? null),
   decline_reason: row.decline_reason ?? null,
   mcc: row.mcc ?? null,
   merchant_name: row.merchant_name ?? null,
@@ -90,7 +92,8 @@ export const transactionRow = (t: Transaction, financialAccountId: string | null
 export const transactionStatements = (q: LedgerQueries) => {
   const { forUpdate, sql, where } = q
   return {
-    insertTransaction: (t) => sql`INSERT INTO issuing_transactions ${sql.insert(transactionRow(t, null))}`.pipe(Effect.asVoid),
+    insertTransaction: (t) =>
+      sql`INSERT INTO issuing_transactions ${sql.insert(transactionRow(t, t.financial_account_id))}`.pipe(Effect.asVoid),
 
     findTransaction: (programId, transactionId, lock) =>
       sql`SELECT * FROM issuing_transactions WHERE id = ${transactionId} AND program_id = ${programId} ${forUpdate(lock)}`.pipe(

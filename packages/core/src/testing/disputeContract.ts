@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { submission } from "../disputes/DisputeRules.js"
@@ -24,6 +23,7 @@ const cardTransaction = (ledger: LedgerStoreService, programId: string, accountI
       amount: settledMinor,
       currency: "USD",
       card_id: newId(),
+      financial_account_id: accountId,
       decline_reason: null,
       mcc: "5411",
       merchant_name: "Corner Shop",
@@ -40,9 +40,6 @@ const cardTransaction = (ledger: LedgerStoreService, programId: string, accountI
       updated_at: at
     }
     yield* ledger.insertTransaction(transaction)
-    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    // The card messages' posting writes the card's wallet account on the row; insertTransaction does not.
-    yield* sql`UPDATE issuing_transactions SET financial_account_id = ${accountId} WHERE id = ${transaction.id}`
     return transaction
   })
 

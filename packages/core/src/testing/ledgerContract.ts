@@ -105,6 +105,7 @@ const transferRows = (
     amount: amountMinor,
     currency: "USD",
     card_id: null,
+    financial_account_id: null,
     decline_reason: null,
     mcc: null,
     merchant_name: null,
