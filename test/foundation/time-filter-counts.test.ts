@@ -93,7 +93,7 @@ describe.each(STORE_KINDS)("time-filtered total_count on long lists on %s", (kin
       const at = (share: number) => times[Math.min(times.length - 1, Math.floor(share * times.length))]!
       const inside = (keep: (created: string) => boolean) => rows.filter((row) => keep(row.created_at)).length
       const windows: Array<readonly [string, number]> = []
-      for (const pivot of [times[0]!, at(0.2), at(0.45), at(0.5), at(0.55), at(0.8), times.at(-1)!]) {
+      for (const pivot of [times[0]!, at(0.3), at(0.45), at(0.55), times.at(-1)!]) {
         const p = encodeURIComponent(pivot)
         windows.push(
           [`created[gte]=${p}`, inside((t) => t >= pivot)],
@@ -117,7 +117,7 @@ describe.each(STORE_KINDS)("time-filtered total_count on long lists on %s", (kin
         [`created[gt]=${encodeURIComponent(to)}&created[lt]=${encodeURIComponent(from)}`, 0]
       )
       // The pivots fall inside the batches, where many rows share one instant: gt and gte differ there.
-      expect(windows.slice(0, 28).some(([, n], index) => index % 4 === 0 && n > windows[index + 1]![1] + 1)).toBe(true)
+      expect(windows.slice(0, 20).some(([, n], index) => index % 4 === 0 && n > windows[index + 1]![1] + 1)).toBe(true)
       for (const [window, expected] of windows) {
         expect(await totalOf(path, `${filter}${filter === "" ? "" : "&"}${window}`), `${path}?${filter}&${window}`).toBe(expected)
       }
