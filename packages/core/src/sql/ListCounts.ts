@@ -143,10 +143,13 @@ export const countKey = (list: CountedList, filter: Readonly<Record<string, stri
 export const listTotal = (sql: SqlClient.SqlClient, total: ListTotal): Effect.Effect<number, SqlError> =>
   total._tag === "window"
     ? windowTotal(sql, total)
-    : (total._tag === "maintained"
-        ? sql`SELECT ${maintainedCount(sql, total)} AS n`
-        : sql`SELECT COUNT(*) AS n FROM ${sql.literal(total.table)} WHERE ${total.where}`
-      ).pipe(Effect.map((rows) => toInt(rows[0]!.n)))
+    : // No key to sum: a value the filter's union does not have (`book=fees`), which no row is counted under.
+      total._tag === "maintained" && total.keys !== "every" && total.keys.length === 0
+      ? Effect.succeed(0)
+      : (total._tag === "maintained"
+          ? sql`SELECT ${maintainedCount(sql, total)} AS n`
+          : sql`SELECT COUNT(*) AS n FROM ${sql.literal(total.table)} WHERE ${total.where}`
+        ).pipe(Effect.map((rows) => toInt(rows[0]!.n)))
 
 /**
  * A list's maintained count, a scalar subquery: the sum of its keys' counts (0 with no key: a value
