@@ -9,9 +9,11 @@ import { expectBooksBalance } from "../ledger/support.js"
 /**
  * Property tests of card transactions with holds (docs/card-transactions.md), over HTTP on both
  * stores: random sequences of authorizations (both kinds, some declined by merchant category,
- * spending period or funds), increments, clearings (partial, over, `final: false` then final, late
- * after a void or an expiry), reversals, returns, expiries and ordinary transfers (book, inbound and
- * outbound ACH — PENDING until settled — and FedNow, and their settles), one step at a time.
+ * spending limits — on amounts and on counts, per window and per transaction — or funds),
+ * increments, clearings (partial, over, `final: false` then final, late after a void or an
+ * expiry), reversals, returns, expiries, disputes and their outcomes (WON, LOST) and ordinary
+ * transfers (book, inbound and outbound ACH — PENDING until settled — and FedNow, and their
+ * settles), one step at a time.
  *
  * A model of the ledger predicts every answer (status, the transaction's status and amounts, the
  * decline reason or the error code), and after every step, read over HTTP and independently of the
@@ -23,7 +25,12 @@ import { expectBooksBalance } from "../ledger/support.js"
  *   which clears as it authorizes) − RETURN card events, its
  *   `authorized_amount` its approved authorizations and increments, and no hold once it is closed;
  * - the books balance (the ledger's invariants, test/ledger/support.ts);
- * - a wallet's available balance goes down into the negative only through a clearing;
+ * - every limit of every card reads (GET /v1/cards/{id}/spend-limits) the spent and remaining
+ *   amount and count the model holds;
+ * - every transaction's `disputed_amount` is what the model's disputes claimed, and never more
+ *   than it ever cleared; each dispute credited exactly what was disputable or asked;
+ * - a wallet's available balance goes down into the negative only through a clearing or a lost
+ *   dispute (its provisional credit taken back);
  * - the newest `balance.updated` of every wallet account equals the account read now, and the newest
  *   `transaction.updated` of every transaction equals the transaction read now.
  */
@@ -45,12 +52,35 @@ type Op =
   | { readonly op: "book"; readonly from: number; readonly amount: number }
   | { readonly op: "in" | "out"; readonly wallet: number; readonly pending: boolean; readonly amount: number }
   | { readonly op: "settle"; readonly pick: number }
+  /** A dispute of `share` of what is disputable (null: the default, all of it). */
+  | { readonly op: "dispute"; readonly pick: number; readonly share: number | null }
+  | { readonly op: "resolve"; readonly pick: number; readonly outcome: "WON" | "LOST" }
+
+interface Limit {
+  readonly interval: "PER_TRANSACTION" | "YEARLY" | "ALL_TIME"
+  readonly amount: number | null
+  readonly count: number | null
+}
 
 const BLOCKED_MCC = "7995"
-/** Cards by wallet: card 0 and 1 on wallet 0 (card 1 with an ALL_TIME limit), card 2 on wallet 1. */
+/** Cards by wallet: card 0 and 1 on wallet 0, card 2 on wallet 1. */
 const CARD_WALLET = [0, 0, 1] as const
-const LIMITED_CARD = 1
-const LIMIT = 800
+/**
+ * Each card's spending limits: none on card 0; an amount for all time and a count per year on card
+ * 1; an amount and a count per year and an amount per transaction on card 2. (YEARLY, not a shorter
+ * window: a run never crosses its end but at New Year's midnight.)
+ */
+const CARD_LIMITS: ReadonlyArray<ReadonlyArray<Limit>> = [
+  [],
+  [
+    { interval: "ALL_TIME", amount: 800, count: null },
+    { interval: "YEARLY", amount: null, count: 4 }
+  ],
+  [
+    { interval: "YEARLY", amount: 1_200, count: 3 },
+    { interval: "PER_TRANSACTION", amount: 450, count: null }
+  ]
+]
 const SEEDED = [2_000, 500] as const
 
 const pick = fc.nat({ max: 1_000 })
@@ -90,7 +120,15 @@ const step: fc.Arbitrary<Op> = fc.oneof(
     }),
     weight: 3
   },
-  { arbitrary: fc.record({ op: fc.constant("settle" as const), pick }), weight: 2 }
+  { arbitrary: fc.record({ op: fc.constant("settle" as const), pick }), weight: 2 },
+  {
+    arbitrary: fc.record({ op: fc.constant("dispute" as const), pick, share: fc.option(fc.constantFrom(0.5, 1, 2), { nil: null }) }),
+    weight: 2
+  },
+  {
+    arbitrary: fc.record({ op: fc.constant("resolve" as const), pick, outcome: fc.constantFrom("WON" as const, "LOST" as const) }),
+    weight: 2
+  }
 )
 
 const authorize = (card: number, amount: number, blockedMcc = false): Op => ({
@@ -106,7 +144,9 @@ const authorize = (card: number, amount: number, blockedMcc = false): Op => ({
  * four times the rest of the hold that takes the wallet below zero, a decline for funds, a pending
  * inbound credit and its settle, a declined increment past the spending period, a void then a late
  * presentment, a return, an expiry and a second one (409), a reversal over the hold (422), an
- * increment, a second settle (409), a partial clearing releasing the rest, a blocked merchant category.
+ * increment, a second settle (409), a partial clearing releasing the rest, a blocked merchant
+ * category, a dispute lost and one won, a second resolution (409), a dispute of nothing left
+ * (422), and card 2's limits: one transaction's amount, then its yearly count.
  */
 const WALKTHROUGH: ReadonlyArray<Op> = [
   authorize(0, 1_000),
@@ -128,7 +168,19 @@ const WALKTHROUGH: ReadonlyArray<Op> = [
   { op: "increment", pick: 14, amount: 50 },
   { op: "settle", pick: 0 },
   { op: "clearing", pick: 14, share: 0.5, final: null },
-  authorize(0, 10, true)
+  authorize(0, 10, true),
+  { op: "dispute", pick: 0, share: 0.5 },
+  { op: "resolve", pick: 0, outcome: "LOST" },
+  { op: "dispute", pick: 0, share: null },
+  { op: "resolve", pick: 1, outcome: "WON" },
+  { op: "resolve", pick: 1, outcome: "LOST" },
+  { op: "dispute", pick: 0, share: 2 },
+  { op: "dispute", pick: 0, share: 1 },
+  authorize(2, 500),
+  authorize(2, 100),
+  authorize(2, 100),
+  authorize(2, 50),
+  authorize(2, 50)
 ]
 
 /** Fixed seed, so every path asserted reached below is reached; CARD_PROPERTY_SEED explores others. */
@@ -147,6 +199,13 @@ interface ModelTransaction {
   authorized: number
   pending: number
   settled: number
+  disputed: number
+}
+interface ModelDispute {
+  readonly id: string
+  readonly wallet: number
+  readonly amount: number
+  status: "SUBMITTED" | "WON" | "LOST"
 }
 interface ModelTransfer {
   readonly id: string
@@ -159,21 +218,59 @@ interface Model {
   readonly wallets: Array<ModelWallet>
   readonly transactions: Array<ModelTransaction>
   readonly transfers: Array<ModelTransfer>
+  readonly disputes: Array<ModelDispute>
 }
 
 const available = (w: ModelWallet) => w.balance - w.pending
-/** What the limited card's spending period counts: its open holds and settled amounts. */
-const spent = (model: Model, card: number) =>
+/** What a card's windows spend (every transaction of a run is in the current YEARLY window): its open holds and settled amounts. */
+const spentAmount = (model: Model, card: number) =>
   model.transactions.filter((t) => t.card === card).reduce((sum, t) => sum + t.pending + t.settled, 0)
+/** What a card's windows count: its approved authorizations not released whole (neither VOIDED nor EXPIRED). */
+const spentCount = (model: Model, card: number) =>
+  model.transactions.filter((t) => t.card === card && (t.status === "PENDING" || t.status === "SETTLED")).length
+
+/**
+ * Which of the card's limits approving `amount` more would pass, on a transaction that authorized
+ * `authorizedBefore` (a new one: 0, and it counts): "per transaction", "amount", "count", or null.
+ */
+const overLimit = (model: Model, card: number, authorizedBefore: number, amount: number, isNew: boolean) => {
+  for (const limit of CARD_LIMITS[card]!) {
+    if (limit.interval === "PER_TRANSACTION") {
+      if (authorizedBefore + amount > limit.amount!) return "per transaction"
+      continue
+    }
+    if (limit.amount !== null && spentAmount(model, card) + amount > limit.amount) return "amount"
+    if (limit.count !== null && isNew && spentCount(model, card) + 1 > limit.count) return "count"
+  }
+  return null
+}
 
 /** What the platform answers, in the model's terms. */
 type Predicted =
   | { readonly status: 200; readonly transaction: Omit<ModelTransaction, "id" | "card">; readonly decline: string | null }
   | { readonly status: 200; readonly transfer: "PENDING" | "SETTLED" }
+  | { readonly status: 200; readonly dispute: "SUBMITTED" | "WON" | "LOST"; readonly amount: number }
   | { readonly status: 409 }
   | { readonly status: 422; readonly code: string }
 
 const stateOf = (t: ModelTransaction) => ({ status: t.status, authorized: t.authorized, pending: t.pending, settled: t.settled })
+
+/** What GET /v1/cards/{id}/spend-limits should answer for a card of the model. */
+const expectedLimits = (model: Model, card: number) =>
+  CARD_LIMITS[card]!.map((limit) => {
+    const perTransaction = limit.interval === "PER_TRANSACTION"
+    const amount = perTransaction ? null : spentAmount(model, card)
+    const count = perTransaction || limit.count === null ? null : spentCount(model, card)
+    return {
+      interval: limit.interval,
+      amount: limit.amount,
+      count: limit.count,
+      spent_amount: amount,
+      spent_count: count,
+      remaining_amount: limit.amount === null ? null : Math.max(0, limit.amount - (amount ?? 0)),
+      remaining_count: limit.count === null ? null : Math.max(0, limit.count - (count ?? 0))
+    }
+  })
 
 const statusAfterRelease = (t: ModelTransaction, closed: "VOIDED" | "EXPIRED") =>
   t.pending > 0 ? "PENDING" : t.settled > 0 ? "SETTLED" : closed
@@ -230,14 +327,15 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
             wallet_id: wallets[walletIndex]!.id,
             type: "VIRTUAL",
             blocked_mcc_codes: [BLOCKED_MCC],
-            ...(index === LIMITED_CARD ? { spending_period: { interval: "ALL_TIME", amount: LIMIT } } : {})
+            spending_limits: CARD_LIMITS[index]
           })
           cards.push(card.id)
         }
         const model: Model = {
           wallets: SEEDED.map((amount) => ({ balance: amount, pending: 0 })),
           transactions: [],
-          transfers: []
+          transfers: [],
+          disputes: []
         }
 
         /**
@@ -247,11 +345,13 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
          */
         const targetOf = (op: Op["op"], pickValue: number): ModelTransaction | undefined => {
           const fits = (t: ModelTransaction) =>
-            op === "return"
-              ? t.settled > 0
-              : op === "clearing" && pickValue % 3 === 1
-                ? t.status === "SETTLED" || t.status === "VOIDED" || t.status === "EXPIRED"
-                : t.status === "PENDING"
+            op === "dispute"
+              ? t.settled - t.disputed > 0
+              : op === "return"
+                ? t.settled > 0
+                : op === "clearing" && pickValue % 3 === 1
+                  ? t.status === "SETTLED" || t.status === "VOIDED" || t.status === "EXPIRED"
+                  : t.status === "PENDING"
           const preferred = pickValue % 3 === 2 ? [] : model.transactions.filter(fits)
           if (preferred.length > 0) return preferred[Math.floor(pickValue / 3) % preferred.length]
           return model.transactions[pickValue % Math.max(1, model.transactions.length)]
@@ -266,9 +366,10 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
               const walletIndex = CARD_WALLET[operation.card]!
               const wallet = model.wallets[walletIndex]!
               const kindOf = operation.financial ? "FINANCIAL_AUTHORIZATION" : "AUTHORIZATION"
+              const over = operation.blockedMcc ? null : overLimit(model, operation.card, 0, operation.amount, true)
               const decline = operation.blockedMcc
                 ? "MCC_BLOCKED"
-                : operation.card === LIMITED_CARD && spent(model, operation.card) + operation.amount > LIMIT
+                : over !== null
                   ? "SPENDING_LIMIT_EXCEEDED"
                   : available(wallet) < operation.amount
                     ? "INSUFFICIENT_FUNDS"
@@ -282,8 +383,9 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
                     : { status: "PENDING", authorized: amount, pending: amount, settled: 0 }
               return {
                 predicted: { status: 200, transaction: after, decline },
+                ...(over === null ? {} : { note: `declined by its ${over} limit` }),
                 apply: (body) => {
-                  model.transactions.push({ id: body.id, card: operation.card, ...after })
+                  model.transactions.push({ id: body.id, card: operation.card, ...after, disputed: 0 })
                   if (decline !== null) return
                   wallet.pending += after.pending
                   wallet.balance -= after.settled
@@ -313,6 +415,20 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
                 }
               }
             }
+            case "resolve": {
+              const d = model.disputes[operation.pick % Math.max(1, model.disputes.length)]
+              if (d === undefined) return null
+              if (d.status !== "SUBMITTED") return nothing({ status: 409 })
+              return {
+                predicted: { status: 200, dispute: operation.outcome, amount: d.amount },
+                note: operation.outcome,
+                apply: () => {
+                  d.status = operation.outcome
+                  // A lost dispute takes its provisional credit back (the wallet may go below zero).
+                  if (operation.outcome === "LOST") model.wallets[d.wallet]!.balance -= d.amount
+                }
+              }
+            }
             case "settle": {
               const target = model.transfers[operation.pick % Math.max(1, model.transfers.length)]
               if (target === undefined) return null
@@ -338,14 +454,26 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
             }
           })
           switch (operation.op) {
+            case "dispute": {
+              if (t.status === "DECLINED") return nothing({ status: 422, code: "transaction_not_disputable" })
+              const disputable = Math.max(0, t.settled - t.disputed)
+              const amount = operation.share === null ? disputable : Math.max(1, Math.round(disputable * operation.share))
+              if (amount > disputable || amount <= 0) return nothing({ status: 422, code: "amount_exceeds_disputable" })
+              return {
+                predicted: { status: 200, dispute: "SUBMITTED", amount },
+                note: amount === disputable ? "all that was disputable" : "part",
+                apply: (body: any) => {
+                  t.disputed += amount
+                  wallet.balance += amount
+                  model.disputes.push({ id: body.id, wallet: CARD_WALLET[t.card]!, amount, status: "SUBMITTED" })
+                }
+              }
+            }
             case "increment": {
               if (t.status !== "PENDING") return nothing({ status: 409 })
-              const decline =
-                t.card === LIMITED_CARD && spent(model, t.card) + operation.amount > LIMIT
-                  ? "SPENDING_LIMIT_EXCEEDED"
-                  : available(wallet) < operation.amount
-                    ? "INSUFFICIENT_FUNDS"
-                    : null
+              const over = overLimit(model, t.card, t.authorized, operation.amount, false)
+              const decline = over !== null ? "SPENDING_LIMIT_EXCEEDED" : available(wallet) < operation.amount ? "INSUFFICIENT_FUNDS" : null
+              if (over !== null) return withNote(`declined by its ${over} limit`, answer(stateOf(t), decline, none))
               if (decline !== null) return answer(stateOf(t), decline, none)
               return answer(
                 { ...stateOf(t), authorized: t.authorized + operation.amount, pending: t.pending + operation.amount },
@@ -440,10 +568,22 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
               })
             case "settle":
               return request("POST", `/v1/simulate/transfers/${model.transfers[operation.pick % model.transfers.length]!.id}/settle`)
+            case "resolve":
+              return request("POST", `/v1/simulate/disputes/${model.disputes[operation.pick % model.disputes.length]!.id}/resolve`, {
+                outcome: operation.outcome
+              })
           }
           const t = targetOf(operation.op, operation.pick)!
           const path = `/v1/simulate/transactions/${t.id}/${operation.op}`
           switch (operation.op) {
+            case "dispute": {
+              const disputable = Math.max(0, t.settled - t.disputed)
+              return request("POST", "/v1/disputes", {
+                transaction_id: t.id,
+                reason: "FRAUD",
+                ...(operation.share === null ? {} : { amount: Math.max(1, Math.round(disputable * operation.share)) })
+              })
+            }
             case "increment":
               return request("POST", path, { amount: operation.amount })
             case "clearing": {
@@ -504,6 +644,19 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
               )
             if (t.status !== "PENDING") expect(t.pending_amount, `${label}: no hold once closed (${t.id})`).toBe(0)
             else expect(t.pending_amount, `${label}: an open hold (${t.id})`).toBeGreaterThan(0)
+            // No dispute claims more than cleared: what the model's disputes claimed, within what ever settled.
+            const modelled = model.transactions.find((m) => m.id === t.id)
+            expect(t.disputed_amount, `${label}: disputed (${t.id})`).toBe(modelled?.disputed ?? 0)
+            expect(t.disputed_amount, `${label}: disputed within cleared (${t.id})`).toBeLessThanOrEqual(
+              approved(["CLEARING", "FINANCIAL_AUTHORIZATION"])
+            )
+          }
+          // Every limit's spend and what remains, as the model counts them.
+          for (const [index, id] of cards.entries()) {
+            const limits = (await ok("GET", `/v1/cards/${id}/spend-limits`)).data.map(
+              ({ object, window_start, window_end, ...rest }: any) => rest
+            )
+            expect(limits, `${label}: the spend limits of card ${index}`).toEqual(expectedLimits(model, index))
           }
           await expectBooksBalance(platform)
           // The newest event of each object describes it as it is now.
@@ -540,7 +693,12 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
           ])
             reached.set(key, (reached.get(key) ?? 0) + 1)
           if (predicted.status === 422)
-            expect([response.body.error.code, response.body.error.param], label).toEqual([predicted.code, "amount"])
+            expect([response.body.error.code, response.body.error.param], label).toEqual([
+              predicted.code,
+              predicted.code === "transaction_not_disputable" ? "transaction_id" : "amount"
+            ])
+          if (predicted.status === 200 && "dispute" in predicted)
+            expect([response.body.status, response.body.amount], label).toEqual([predicted.dispute, predicted.amount])
           if (predicted.status === 200 && "transaction" in predicted) {
             const t = response.body
             expect(
@@ -557,9 +715,9 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
           if (predicted.status === 200 && "transfer" in predicted) expect(response.body.status, label).toBe(predicted.transfer)
           prediction.apply(response.body)
           const availableAfter = await checkState(label)
-          // Only a clearing (the merchant has been paid) may take a wallet's available balance down below zero.
+          // Only a clearing (the merchant has been paid) or a lost dispute may take a wallet's available balance down below zero.
           if ([...availableAfter.values()].some((amount) => amount < 0)) reached.set("available below zero", 1)
-          if (operation.op !== "clearing") {
+          if (operation.op !== "clearing" && operation.op !== "resolve") {
             for (const [id, after] of availableAfter) {
               const before = availableBefore.get(id)!
               if (after < before) expect(after, `${label}: available of ${id} went from ${before} below zero`).toBeGreaterThanOrEqual(0)
@@ -578,6 +736,17 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
       "authorize 200",
       "authorize 200 MCC_BLOCKED",
       "authorize 200 SPENDING_LIMIT_EXCEEDED",
+      "authorize declined by its amount limit",
+      "authorize declined by its count limit",
+      "authorize declined by its per transaction limit",
+      "increment declined by its amount limit",
+      "dispute 200",
+      "dispute all that was disputable",
+      "dispute part",
+      "dispute 422 amount_exceeds_disputable",
+      "resolve WON",
+      "resolve LOST",
+      "resolve 409",
       "authorize 200 INSUFFICIENT_FUNDS",
       "increment 200",
       "increment 409",
