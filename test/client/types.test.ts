@@ -35,6 +35,23 @@ const typeCheck = (code: string): Array<string> => {
 
 // docs/client.md#events: the typed event union, the client's plain records, and what its main entry loads.
 describe("@issuing/client types", () => {
+  it("types every currency as an ISO 4217 code (three upper-case letters) and a page's has_more", () => {
+    const diagnostics = typeCheck(`import type { CreateTransferParams, CurrencyCode, FinancialAccount, Page, Transfer } from "CLIENT"
+export const euro: CurrencyCode = "EUR"
+export const ofTransfer = (transfer: Transfer): CurrencyCode => transfer.currency
+export const ofBalance = (account: FinancialAccount): CurrencyCode => account.available_balance.currency
+export const more = (page: Page<Transfer>): boolean => page.has_more
+export const body: CreateTransferParams = { payment_rail: "book", amount: 100, currency: "USD" }
+// @ts-expect-error lower case is not a currency code
+export const lower: CurrencyCode = "usd"
+// @ts-expect-error two letters are not a currency code
+export const short: CreateTransferParams = { ...body, currency: "US" }
+// @ts-expect-error nor is a name
+export const named: CreateTransferParams = { ...body, currency: "dollars" }
+`)
+    expect(diagnostics).toEqual([])
+  })
+
   it("narrows a WebhookEvent on its type: data.object is that type's resource", () => {
     const diagnostics =
       typeCheck(`import type { Card, FinancialAccount, Transaction, WebhookEvent, IssuingClient, CreateTransferBatchParams } from "CLIENT"

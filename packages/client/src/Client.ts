@@ -1,3 +1,4 @@
+import type { CurrencyCode } from "./currency.js"
 import type { ErrorEnvelope } from "./errors.js"
 import type { WebhookEvent } from "./events.js"
 import { type Page, PageList, type PageParams } from "./pagination.js"
@@ -104,7 +105,7 @@ export type WebhookAttemptListParams = PageParams & Partial<AttemptFilter>
 export type FinancialAccountListParams = PageParams & {
   readonly kind?: FinancialAccountKind | undefined
   readonly wallet_id?: string | undefined
-  readonly currency?: string | undefined
+  readonly currency?: CurrencyCode | undefined
 }
 export type TransferListParams = PageParams & {
   readonly status?: TransferStatus | undefined
@@ -275,7 +276,7 @@ export class IssuingClient {
   /** Settlement totals per UTC day, for reconciling against the network's settlement file (docs/network.md#reconciliation). */
   readonly settlementReports = {
     /** A day's (`date`, YYYY-MM-DD) clearings, force posts, returns and net in `currency`; any key that may read. */
-    get: (params: { readonly date: string; readonly currency: string }, options?: RequestOptions) =>
+    get: (params: { readonly date: string; readonly currency: CurrencyCode }, options?: RequestOptions) =>
       this.get<SettlementReport>("/v1/settlement-reports", { date: params.date, currency: params.currency }, options)
   }
 

@@ -20,3 +20,4 @@ export { type ClientOptions, type RequestOptions, retryAfterMs } from "./transpo
 export { EVENT_TYPES, type EventObjects, type EventOf, type EventType, type WebhookEvent } from "./events.js"
 export { verifyWebhook, type WebhookHeaders, WebhookVerificationError } from "./webhooks.js"
 export { withCardDisplayFrameSrc } from "./csp.js"
+export type { CurrencyCode } from "./currency.js"
