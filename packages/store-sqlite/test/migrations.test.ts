@@ -674,6 +674,37 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* checkSpendTotalsFixture
       yield* spendTotalsTriggerSteps("program_1")
     })
+  },
+  "0780_batch_counts": {
+    // The insert triggers still count every writer's rows; a list named in issuing_posting_counted
+    // (a batch counting its own rows) is not counted by them meanwhile.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* countingWritesCheck(NOW)
+      const eventCounts = sql`SELECT coalesce(sum(n), 0) AS n FROM issuing_list_counts WHERE list = 'events'`
+      const before = yield* eventCounts
+      const [program] = (yield* sql`SELECT id FROM issuing_programs ORDER BY id LIMIT 1`) as ReadonlyArray<any>
+      yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO issuing_posting_counted (list) VALUES ('events')`
+            yield* sql`INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ('evt_0780', ${program.id}, 'counted.check', ${NOW}, '{}')`
+            expect(yield* eventCounts).toEqual(before)
+            yield* sql`DELETE FROM issuing_posting_counted`
+            yield* sql`INSERT INTO issuing_events (id, program_id, type, created_at, data) VALUES ('evt_0780_b', ${program.id}, 'counted.check', ${NOW}, '{}')`
+            expect(yield* eventCounts).not.toEqual(before)
+            return yield* Effect.fail("rolled back" as const)
+          })
+        )
+        .pipe(
+          Effect.catchIf(
+            (error) => error === "rolled back",
+            () => Effect.void
+          )
+        )
+      expect(yield* eventCounts).toEqual(before)
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+    })
   }
 }
 
