@@ -6,6 +6,7 @@ import { startPlatform, type TestPlatform } from "../support/platform.js"
 interface Row {
   readonly id: string
   readonly created_at: string
+  readonly [field: string]: unknown
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -55,12 +56,12 @@ describe.each(STORE_KINDS)("time-filtered total_count on long lists on %s", (kin
     await platform?.close()
   })
 
-  /** Every row of a list (newest first), paged by starting_after without a time filter. */
-  const everyRow = async (path: string, filter: string): Promise<ReadonlyArray<Row>> => {
+  /** Every row of a list (newest first), paged by starting_after without a filter. */
+  const everyRow = async (path: string): Promise<ReadonlyArray<Row>> => {
     const rows: Array<Row> = []
     for (;;) {
       const after = rows.length === 0 ? "" : `&starting_after=${rows.at(-1)!.id}`
-      const response = await platform.request("GET", `${path}?${filter}&page_size=100${after}`)
+      const response = await platform.request("GET", `${path}?page_size=100${after}`)
       expect(response.status, response.text).toBe(200)
       rows.push(...response.body.data)
       if (!response.body.has_more) return rows
@@ -73,21 +74,32 @@ describe.each(STORE_KINDS)("time-filtered total_count on long lists on %s", (kin
     return response.body.total_count
   }
 
+  /** Each list with its filters, and which of the whole list's rows each filter keeps. */
   const cases = () =>
     [
       ["/v1/events", ""],
-      ["/v1/events", "type=transfer.created"],
+      ["/v1/events", "type=transfer.created", (row: Row) => row.type === "transfer.created"],
       ["/v1/transfers", ""],
-      ["/v1/transfers", `financial_account_id=${a}`],
-      ["/v1/transfers", `financial_account_id=${c}`],
-      ["/v1/transfers", "status=SETTLED&payment_rail=book"],
+      [
+        "/v1/transfers",
+        `financial_account_id=${a}`,
+        (row: Row) => row.from_financial_account_id === a || row.to_financial_account_id === a
+      ],
+      [
+        "/v1/transfers",
+        `financial_account_id=${c}`,
+        (row: Row) => row.from_financial_account_id === c || row.to_financial_account_id === c
+      ],
+      ["/v1/transfers", "status=SETTLED&payment_rail=book", (row: Row) => row.status === "SETTLED" && row.payment_rail === "book"],
       ["/v1/transactions", ""],
-      ["/v1/transactions", "status=SETTLED"]
+      ["/v1/transactions", "status=SETTLED", (row: Row) => row.status === "SETTLED"]
     ] as const
 
   it("is exact for every window, whichever side of it is counted", async () => {
-    for (const [path, filter] of cases()) {
-      const rows = await everyRow(path, filter)
+    const whole = new Map<string, ReadonlyArray<Row>>()
+    for (const [path, filter, keeps] of cases()) {
+      if (!whole.has(path)) whole.set(path, await everyRow(path))
+      const rows = whole.get(path)!.filter((row) => keeps?.(row) ?? true)
       const times = rows.map((row) => row.created_at).sort()
       expect(times.length, `${path}?${filter}`).toBeGreaterThan(filter.includes(c) ? 200 : 1000)
       const at = (share: number) => times[Math.min(times.length - 1, Math.floor(share * times.length))]!
