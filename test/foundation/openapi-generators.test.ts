@@ -325,6 +325,8 @@ describe.each(STORE_KINDS)("OpenAPI for generators on %s", (kind) => {
     expect(document.components.schemas.Transfer.properties.created_at.format).toBe("date-time")
     expect(document.components.schemas.TransferBatchItem.properties.payment_rail).toBeDefined()
     expect(document.components.schemas.PropertyKey).toBeUndefined()
+    // A body or query id is taken in any letter case (decoded to lower case): the pattern says so.
+    expect(new RegExp(document.components.schemas.Uuid.pattern).test("0196A0B2-7C3E-7D41-9A55-2F1E4C8B9A01")).toBe(true)
     const eventObject = document.components.schemas.Event.properties.data.properties.object
     expect(eventObject.discriminator.propertyName).toBe("object")
     expect(eventObject.oneOf).toContainEqual({ $ref: "#/components/schemas/Transfer" })

@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { v7 as uuidv7 } from "uuid"
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+// Both cases spelled out rather than the `i` flag: JSON Schema patterns have no flags, and the OpenAPI document carries this one.
+const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 
 /** A new identifier: a UUIDv7, so ids sort by creation time and index inserts stay local. */
 export const newId = (): string => uuidv7()
