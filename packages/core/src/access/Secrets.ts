@@ -6,10 +6,20 @@ export const newApiKeySecret = (environment: Environment): string =>
   `sk_${environment === "production" ? "live" : "sandbox"}_${crypto.randomBytes(24).toString("base64url")}`
 
 /**
- * The stored form of a high-entropy secret (API keys, session tokens): its SHA-256. A slow hash
- * buys nothing for 192-bit random values and would cost every request.
+ * SHA-256 of a text's UTF-8 bytes, hex: Node's one-shot `crypto.hash` where it has it (20.12 and
+ * later), which skips the Hash object: 3–5 µs against 15–17 µs a call
+ * (docs/decisions.md#the-cost-of-a-request-on-the-api-node).
  */
-export const hashSecret = (secret: string): string => crypto.createHash("sha256").update(secret, "utf8").digest("hex")
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === "function"
+    ? (text) => crypto.hash("sha256", text, "hex")
+    : (text) => crypto.createHash("sha256").update(text, "utf8").digest("hex")
+
+/**
+ * The stored form of a high-entropy secret (API keys, session tokens): its SHA-256. A slow hash
+ * buys nothing for 192-bit random values and would cost every request, which hashes its key.
+ */
+export const hashSecret = (secret: string): string => sha256Hex(secret)
 
 /**
  * Shortest secret a person may choose for the first admin key (ISSUING_BOOTSTRAP_API_KEY): it is

@@ -2,10 +2,9 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { CARD_AUDIT_ORDER_FIELDS, CARD_ORDER_FIELDS, CardAuthorizations, type CardLifecycleAction, Cards } from "@issuing/core"
 import { Effect, Option } from "effect"
 import { IssuingApi } from "../Api.js"
-import { CurrentProgram } from "../api/Security.js"
 import { EMBED_HEADERS, embedDocument } from "../embed/EmbedDocument.js"
 import { mapToApiFailure } from "../errors.js"
-import { currentRequestId } from "../middleware/Scopes.js"
+import { CurrentProgram, currentRequestId } from "../middleware/Scopes.js"
 import { paging } from "./Paging.js"
 
 /**

@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { DISPUTE_ORDER_FIELDS, Disputes } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
-import { CurrentProgram } from "../api/Security.js"
+import { CurrentProgram } from "../middleware/Scopes.js"
 import { mapToApiFailure } from "../errors.js"
 import { paging } from "./Paging.js"
 

@@ -21,10 +21,9 @@ import {
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { IssuingApi } from "../Api.js"
 import { TransferBatch } from "../api/LedgerApi.js"
-import { CurrentProgram } from "../api/Security.js"
 import { ApiFailure, type ApiFailureAt, decodeIssuesFailure, envelope, mapToApiFailure, toApiFailure } from "../errors.js"
 import { plainAnswer } from "../middleware/PlainAnswer.js"
-import { currentRequestId } from "../middleware/Scopes.js"
+import { CurrentProgram, currentRequestId } from "../middleware/Scopes.js"
 import { countPostedTransfers } from "../Telemetry.js"
 import { paging, timePaging } from "./Paging.js"
 

@@ -1,23 +1,22 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { NetworkCardMessages, requireNetworkRight } from "@issuing/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { IssuingApi } from "../Api.js"
 import { NetworkRight } from "../api/NetworkApi.js"
-import { CurrentCaller, CurrentProgram } from "../api/Security.js"
+import { CurrentCaller, currentResolvedCaller } from "../middleware/Scopes.js"
 import { apiFailure, mapToApiFailure } from "../errors.js"
 
 /**
  * The `network` right of a /v1/network/* group's caller (docs/network.md#authentication), checked
- * before the body is decoded: the group's scope middleware, outside it, has provided the caller.
+ * before the body is decoded, on the caller the request pipeline resolved for the route's scope.
  */
 export const NetworkRightLive = Layer.succeed(
   NetworkRight,
-  Effect.flatMap(Effect.all([Effect.serviceOption(CurrentCaller), Effect.serviceOption(CurrentProgram)]), ([caller, program]) => {
-    const found = Option.orElse(caller, () => program)
-    return Option.isSome(found)
-      ? mapToApiFailure(requireNetworkRight(found.value))
+  Effect.flatMap(currentResolvedCaller, (caller) =>
+    caller !== null
+      ? mapToApiFailure(requireNetworkRight(caller))
       : Effect.fail(apiFailure("permission_denied", "This operation needs an API key with the network right.", null))
-  })
+  )
 )
 
 export const NetworkCardMessagesHandlersLive = HttpApiBuilder.group(IssuingApi, "networkCardMessages", (handlers) =>

@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { OAuth, OAUTH_CLIENT_ORDER_FIELDS, OAUTH_GRANT_ORDER_FIELDS } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
-import { CurrentCaller } from "../api/Security.js"
+import { CurrentCaller } from "../middleware/Scopes.js"
 import { mapToApiFailure } from "../errors.js"
 import { paging } from "./Paging.js"
 

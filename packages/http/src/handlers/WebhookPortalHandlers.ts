@@ -2,7 +2,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { RateLimiter, WEBHOOK_ATTEMPT_ORDER_FIELDS, WEBHOOK_SUBSCRIPTION_ORDER_FIELDS, Webhooks } from "@issuing/core"
 import { Effect } from "effect"
 import { IssuingApi } from "../Api.js"
-import { CurrentProgram } from "../api/Security.js"
+import { CurrentProgram } from "../middleware/Scopes.js"
 import { PORTAL_HEADERS, portalDocument } from "../embed/PortalDocument.js"
 import { mapToApiFailure } from "../errors.js"
 import { paging } from "./Paging.js"
