@@ -20,7 +20,8 @@
 // floor are profiled over the load window; the lean server over its whole life.
 //
 // --count then drives our server (and the floor, and the build --against) for another window with
-// counters installed (support/counters.js) and prints, per request: Effect operations by kind, the
+// counters installed (support/counters.js) and prints, per request: Effect operations by kind and
+// by origin (the source of the function each runs: `acquireUseRelease`, `onExit`, our closures), the
 // fibers that ran them, FiberRef writes, fiber suspensions, socket writes (HTTP, and the others:
 // the pg driver's), pg statements by their first words, and the bytes allocated with the functions
 // allocating most. The counters patch the process (it runs slower): read CPU figures from runs
@@ -275,6 +276,8 @@ const printCounts = (counts, requests, top) => {
       .map(([op, n]) => `${op} ${per(n)}`)
       .join(", ")}`
   )
+  console.log("    operations by origin (the source of the function each runs):")
+  for (const [origin, n] of Object.entries(counts.origins).slice(0, top)) console.log(`      ${per(n).padStart(6)}  ${origin}`)
   console.log("    FiberRef writes by FiberRef (named by its initial value):")
   for (const [name, n] of Object.entries(counts.fiberRefWriters).slice(0, top)) console.log(`      ${per(n).padStart(6)}  ${name}`)
   const w = counts.writes

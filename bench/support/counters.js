@@ -26,6 +26,32 @@ export const installCounters = async (entry, session) => {
   const { FiberRuntime } = await import(pathToFileURL(path.join(effectRoot, "esm", "internal", "fiberRuntime.js")).href)
   let counting = false
   const ops = new Map()
+  // Operations by where they come from: the source text of the function each runs (a continuation,
+  // a thunk, a `withFiberRuntime` body), which names the combinator (`acquireUseRelease`, `onExit`,
+  // `map`) or our own closure; Effect's operations carry no source position.
+  const origins = new Map()
+  const sourceOf = (f) => (typeof f === "function" ? f.toString().replace(/\s+/g, " ").slice(0, 90) : "")
+  const originOf = (op, effect) => {
+    switch (op) {
+      case "Sync":
+      case "WithRuntime":
+      case "Async":
+        return sourceOf(effect.effect_instruction_i0)
+      case "OnSuccess":
+      case "OnFailure":
+      case "OnSuccessAndFailure":
+      case "UpdateRuntimeFlags":
+        return sourceOf(effect.effect_instruction_i1)
+      case "Commit":
+        return typeof effect.commit === "function" && effect.constructor?.name === "EffectPrimitive"
+          ? sourceOf(effect.commit)
+          : (effect.constructor?.name ?? "")
+      case "Tag":
+        return String(effect.key ?? "")
+      default:
+        return ""
+    }
+  }
   const fibers = new Set()
   let fiberRefSets = 0
   let suspensions = 0
@@ -54,6 +80,8 @@ export const installCounters = async (entry, session) => {
     proto[op] = function (effect) {
       if (counting) {
         ops.set(op, (ops.get(op) ?? 0) + 1)
+        const origin = `${op} ${originOf(op, effect)}`
+        origins.set(origin, (origins.get(origin) ?? 0) + 1)
         fibers.add(this)
         if (op === "Async" || op === "Yield") suspensions++
       }
@@ -131,6 +159,7 @@ export const installCounters = async (entry, session) => {
   return {
     start: async () => {
       ops.clear()
+      origins.clear()
       fibers.clear()
       statements.clear()
       writers.clear()
@@ -166,6 +195,7 @@ export const installCounters = async (entry, session) => {
       walk(profile.head)
       return {
         ops: Object.fromEntries(ops),
+        origins: Object.fromEntries([...origins].sort((a, b) => b[1] - a[1]).slice(0, 40)),
         fibers: fibers.size,
         fiberRefSets,
         fiberRefWriters: Object.fromEntries([...writers].sort((a, b) => b[1] - a[1]).slice(0, 25)),
