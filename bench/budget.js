@@ -114,7 +114,7 @@ const postgresFigures = async (seconds, figures) => {
     )
     figures.set("apiCpuPerTransfer", ours.serverMs)
     if (ours.databaseMs !== undefined && lean.databaseMs !== undefined) figures.set("databaseCpuVsLean", ours.databaseMs / lean.databaseMs)
-    const webhooks = await benchStore("postgres", await database("issuing_budget_webhooks"), webhookOptions)
+    const webhooks = await benchStore("postgres", await database("issuing_budget_webhooks"), { ...webhookOptions, dataDir: server.dataDir })
     figures.set("postgresDeliveriesVsBare", webhooks.deliveriesPerSecond / webhooks.barePerSecond)
     figures.set("postgresWebhookP99", webhooks.latencies.find((l) => l.rate === 200).p99Ms)
   } finally {

@@ -60,7 +60,7 @@ const mainThreadCpuMs = (pid) => {
 }
 
 /** The CPU time so far (ms) of an embedded PostgreSQL server: its postmaster and every process it started. */
-const postgresCpuMs = (dataDir) => {
+export const postgresCpuMs = (dataDir) => {
   const postmaster = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0])
   let total = 0
   for (const entry of fs.readdirSync("/proc")) {

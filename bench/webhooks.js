@@ -1,4 +1,4 @@
-// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1] [--waits=1] [--explain=MS]`
+// `npm run bench -- webhooks [--events=20000] [--rates=200,1000] [--seconds=5] [--replay=100000] [--concurrency=64] [--store=sqlite,postgres,postgres-notify-off] [--cross=1] [--volume=0] [--packages=DIR] [--statements=1] [--waits=1] [--explain=MS] [--cpu-prof=DIR] [--top=25]`
 //
 // Webhook delivery on SQLite and on PostgreSQL, in three kinds of process so that no measurement
 // shares an event loop with what it measures: the platform (bench/support/webhookPlatform.js:
@@ -7,7 +7,9 @@
 // and reads the results. Each latency phase prints the event loop delay of every process.
 //   1. throughput: `--events` deliveries queued, then the delivery worker drains them; deliveries/s
 //      as the receiver sees them (and until every attempt is recorded), with the platform's CPU
-//      per delivery;
+//      per delivery, the receiver's and, on PostgreSQL, every server process's (from /proc); with
+//      `--cpu-prof=DIR`, a V8 CPU profile of the platform over this phase, kept in DIR and summed
+//      up per delivery (by phase, then the `--top` functions);
 //   2. latency: events emitted at each of `--rates` per second for `--seconds`, as the API writes
 //      them (a transaction per change, made in the platform's process) in ticks of at least 5 ms:
 //      at 200/s one event per transaction, at 1,000/s five; event created_at → receiver arrival,
@@ -41,6 +43,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { createDatabase, resetStatements, sampleWaits, showExplained, startPostgres, statementsOf, walSyncs } from "./support/postgres.js"
+import { aggregate, postgresCpuMs } from "./profile.js"
 import { numberOption, option, percentile } from "./support/common.js"
 
 let CONCURRENCY = 64
@@ -232,13 +235,19 @@ export const benchStore = async (label, target, options) => {
       bodies.push(...(await platform.call("queue", { programId, n: Math.min(500, options.events - done) })))
     }
     await receiver.call("reset")
-    await platform.call("phaseStart")
+    const profileFile =
+      options.cpuProfDir === undefined ? undefined : path.join(options.cpuProfDir, `webhooks-${label}-${Date.now()}.cpuprofile`)
+    if (profileFile !== undefined) await platform.call("profileStart")
+    await Promise.all([platform.call("phaseStart"), receiver.call("phaseStart")])
+    const databaseBefore = options.dataDir === undefined ? undefined : postgresCpuMs(options.dataDir)
     const started = performance.now()
     await platform.call("startWorker")
     const drained = await receiver.call("waitFor", { n: options.events, timeoutMs: 300_000 })
     if (drained.timedOut) throw new Error(`receiver got ${drained.count} of ${options.events}`)
     const receivedMs = performance.now() - started
-    const throughput = await platform.call("phaseStop")
+    const databaseMs = databaseBefore === undefined ? undefined : postgresCpuMs(options.dataDir) - databaseBefore
+    const [throughput, receiving] = await Promise.all([platform.call("phaseStop"), receiver.call("phaseStop")])
+    if (profileFile !== undefined) await platform.call("profileStop", { file: profileFile })
     // Drained = every attempt recorded and the queue empty.
     while ((await platform.call("queued")) > 0) await sleep(5)
     const drainedMs = performance.now() - started
@@ -266,17 +275,28 @@ export const benchStore = async (label, target, options) => {
 
     // 3. the bare keep-alive client, same bodies, same receiver, same concurrency.
     await receiver.call("reset")
+    await receiver.call("phaseStart")
     const { perSecond: barePerSecond, cpuPerRequestUs } = await bare(receiverUrl, bodies, CONCURRENCY)
+    const bareReceiving = await receiver.call("phaseStop")
 
     // 4. replay: `replay` events written straight into the event table (no fan-out), then one replay.
     const replay = await platform.call("replay", { programId, subscriptionId, n: options.replay })
 
     console.log(
-      `${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; platform CPU ${((throughput.cpuMs * 1000) / options.events).toFixed(0)} µs/delivery, event loop delay p99 / max ${throughput.loopP99Ms.toFixed(0)} / ${throughput.loopMaxMs.toFixed(0)} ms)`
+      `${label.padEnd(9)} worker   ${deliveriesPerSecond.toFixed(0).padStart(6)} deliveries/s (${options.events} in ${receivedMs.toFixed(0)} ms; all attempts recorded after ${drainedMs.toFixed(0)} ms; platform CPU ${((throughput.cpuMs * 1000) / options.events).toFixed(0)} µs/delivery${databaseMs === undefined ? "" : `, PostgreSQL ${((databaseMs * 1000) / options.events).toFixed(0)} µs/delivery`}, receiver ${((receiving.cpuMs * 1000) / options.events).toFixed(0)} µs/delivery, event loop delay p99 / max ${throughput.loopP99Ms.toFixed(0)} / ${throughput.loopMaxMs.toFixed(0)} ms)`
     )
     console.log(
-      `${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request)`
+      `${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request, receiver ${((bareReceiving.cpuMs * 1000) / bodies.length).toFixed(0)} µs/request)`
     )
+    if (profileFile !== undefined) {
+      const { busyMs, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(profileFile, "utf8")))
+      const per = (ms) => `${((ms * 1000) / options.events).toFixed(1).padStart(6)} µs`
+      console.log(`${"".padEnd(9)} profile  ${profileFile}: ${per(busyMs)} busy per delivery; by phase, then the top functions:`)
+      for (const [name, ms] of [...byPhase].sort((a, b) => b[1] - a[1])) console.log(`${"".padEnd(18)}${per(ms)}  ${name}`)
+      for (const [name, ms] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, options.top)) {
+        console.log(`${"".padEnd(18)}${per(ms)}  ${name}`)
+      }
+    }
     console.log(`${"".padEnd(9)} ratio    ${(deliveriesPerSecond / barePerSecond).toFixed(2)}`)
     for (const l of latencies) {
       const pair = (sorted) => `${percentile(sorted, 0.5).toFixed(0)} / ${percentile(sorted, 0.99).toFixed(0)} ms`
@@ -355,7 +375,10 @@ export async function run(args) {
     statements: option(args, "statements", "0") === "1",
     waits: option(args, "waits", "0") === "1",
     // --explain=MS (PostgreSQL): the plans of the statements slower than MS over the run (auto_explain).
-    explainOverMs: numberOption(args, "explain")
+    explainOverMs: numberOption(args, "explain"),
+    // --cpu-prof=DIR: a V8 CPU profile of the platform over the throughput phase, kept in DIR and summed up.
+    cpuProfDir: option(args, "cpu-prof", undefined),
+    top: Number(option(args, "top", "25"))
   }
   const stores = option(args, "store", "sqlite,postgres").split(",")
   console.log(
@@ -381,6 +404,7 @@ export async function run(args) {
           {
             ...options,
             adminUrl: server.adminUrl,
+            dataDir: server.dataDir,
             statementsIn: options.statements ? url.split("/").at(-1) : undefined,
             waitsIn: options.waits ? url.split("/").at(-1) : undefined
           }

@@ -10,6 +10,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Fiber, Schema } from "effect"
 import * as path from "node:path"
+import * as fs from "node:fs"
+import { Session } from "node:inspector/promises"
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import { pathToFileURL } from "node:url"
 import pg from "pg"
@@ -115,6 +117,7 @@ const phaseStop = () => {
 }
 
 let worker
+let profiler
 const ops = {
   setup: async ({ receiverUrl, volume }) => {
     const org = await run(Effect.flatMap(Access, (access) => access.createOrganization("bench")))
@@ -155,6 +158,18 @@ const ops = {
     const emitted = await run(Effect.flatMap(Events, (events) => events.emitAll(programId, items)))
     const committedMs = Date.now()
     return emitted.map((event) => [event.id, Date.parse(event.created_at), committedMs])
+  },
+  // `--cpu-prof`: V8's CPU profiler over the throughput phase, written to `file`.
+  profileStart: async () => {
+    profiler = new Session()
+    profiler.connect()
+    await profiler.post("Profiler.enable")
+    await profiler.post("Profiler.start")
+  },
+  profileStop: async ({ file }) => {
+    const { profile } = await profiler.post("Profiler.stop")
+    fs.writeFileSync(file, JSON.stringify(profile))
+    profiler.disconnect()
   },
   phaseStart: async () => phaseStart(),
   phaseStop: async () => phaseStop(),
