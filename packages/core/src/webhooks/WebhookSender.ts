@@ -1,8 +1,7 @@
 import { Context, Effect, Layer } from "effect"
-import * as http from "node:http"
-import * as https from "node:https"
 import * as net from "node:net"
 import { StringDecoder } from "node:string_decoder"
+import { buildConnector, type Dispatcher, Pool } from "undici"
 import { IssuingConfig } from "../platform/IssuingConfig.js"
 import { signatureHeader } from "./Signing.js"
 import { isForbiddenAddress, makeGuardedLookup } from "./UrlGuard.js"
@@ -68,25 +67,26 @@ export interface SenderOptions {
 
 /** Where a delivery is POSTed: a parsed http(s) URL. */
 interface Target {
-  readonly https: boolean
+  /** `http://host:port`: the connection pool it is sent through. */
+  readonly origin: string
   readonly hostname: string
-  readonly port: number
   readonly path: string
 }
 
 /** Receiver URLs whose parsed target is kept; the cache is emptied when it reaches this bound. */
 const MAX_CACHED_TARGETS = 10_000
 
+/** Receiver origins whose connection pool is kept; the oldest pool is closed (gracefully) beyond it. */
+const MAX_POOLS = 10_000
+
 /** The target of an http(s) URL, or undefined for anything else. */
 const parseTarget = (text: string): Target | undefined => {
   try {
     const url = new URL(text)
-    const https = url.protocol === "https:"
-    if (url.protocol !== "http:" && !https) return undefined
+    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
     return {
-      https,
+      origin: url.origin,
       hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port === "" ? (https ? 443 : 80) : Number(url.port),
       path: `${url.pathname}${url.search}`
     }
   } catch {
@@ -129,62 +129,71 @@ export const storedBodyText = (bytes: Buffer, maxBytes: number): string => {
 export const PRIVATE_BODY_NOT_STORED = "(response body not stored: the receiver is at a loopback or private address)"
 
 /**
- * True when the connection's peer is a loopback, private, link-local or other non-public address
- * (an unknown peer counts as one): its answer's body is never stored.
+ * The keep-alive connections to one receiver origin (an undici Pool), and whether any of them
+ * reached a loopback, private, link-local or other non-public peer (an unknown peer counts as
+ * one): from then on no answer through this pool has its body stored. The flag is set by the
+ * connector as the connection opens, before any request is written on it, so an answer from such
+ * a peer always finds it set; it stays set for the pool's life (a host that resolved to a public
+ * address first and a private one later is judged by the worse).
  */
-const privatePeer = (response: http.IncomingMessage): boolean => {
-  const peer = response.socket?.remoteAddress
-  return peer === undefined || isForbiddenAddress(peer, false)
-}
-
-/**
- * Reads a receiver's answer: its status, up to `maxBodyBytes` of its body (a body streaming past
- * MAX_DRAIN_BYTES loses its connection rather than our time; a private peer's body is not kept:
- * PRIVATE_BODY_NOT_STORED), and Retry-After on 429/503.
- */
-const readResponse = (response: http.IncomingMessage, options: SenderOptions, settle: Settle): void => {
-  const maxBodyBytes = options.maxResponseBodyBytes
-  const keepBody = options.storePrivateBodies === true || !privatePeer(response)
-  const chunks: Array<Buffer> = []
-  let kept = 0
-  let seen = 0
-  response.on("data", (chunk: Buffer) => {
-    seen += chunk.length
-    if (keepBody && kept < maxBodyBytes) {
-      const part = chunk.subarray(0, maxBodyBytes - kept)
-      chunks.push(part)
-      kept += part.length
-    }
-    if (seen > MAX_DRAIN_BYTES) response.destroy()
-  })
-  const done = () => {
-    const code = response.statusCode ?? 0
-    const text = keepBody ? storedBodyText(Buffer.concat(chunks), maxBodyBytes) : PRIVATE_BODY_NOT_STORED
-    const retryAfterMs =
-      code === 429 || code === 503 ? parseRetryAfterMs(response.headers["retry-after"] as string | undefined, Date.now()) : undefined
-    settle({ status: code >= 200 && code < 300 ? "SUCCESS" : "FAILED", responseCode: code, responseBody: text, retryAfterMs })
-  }
-  response.on("end", done)
-  response.on("close", done)
-  response.on("error", done)
+interface OriginPool {
+  readonly pool: Pool
+  privatePeer: boolean
 }
 
 /** What every POST of one sender shares. */
 interface SenderContext {
   readonly options: SenderOptions
   readonly targetOf: (url: string) => Target | undefined
-  readonly httpAgent: http.Agent
-  readonly httpsAgent: https.Agent
+  readonly poolOf: (origin: string) => OriginPool
 }
 
-/** One signed POST; resolves with its outcome, never rejects. */
+/** Undici's answer headers hold a repeated header as an array: its first value. */
+const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" ? value : value?.[0]
+
+/**
+ * Why a request failed, as `response_body` says it: the system's error code (ECONNREFUSED…) and
+ * message. Undici's own codes for the same events are named as node:http named them, so a reason
+ * reads the same whatever client sent the try: a connection closed before the whole answer came
+ * is ECONNRESET (node:http's "socket hang up"), a connection not made in time is the try's timeout.
+ */
+const errorText = (error: Error & { readonly code?: string }, timeoutMs: number): string => {
+  switch (error.code) {
+    case "ESSRFBLOCKED":
+      return `refused: ${error.message}`
+    case "UND_ERR_SOCKET":
+      return `ECONNRESET: ${error.message}`
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return `timeout after ${timeoutMs} ms`
+    default:
+      return `${error.code ?? "error"}: ${error.message}`
+  }
+}
+
+/**
+ * One signed POST; resolves with its outcome, never rejects. Sent through undici's dispatcher
+ * interface (one handler object per request, no stream or promise per response part): about a
+ * third of node:http's client CPU per request (docs/decisions.md#webhook-deliveries-per-second).
+ * The receiver's answer: its status, up to `maxResponseBodyBytes` of its body (a body streaming
+ * past MAX_DRAIN_BYTES loses its connection rather than our time; a private peer's body is not
+ * kept: PRIVATE_BODY_NOT_STORED), and Retry-After on 429/503.
+ */
 const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<DeliveryOutcome> =>
   new Promise((resolve) => {
     const { options } = context
+    const maxBodyBytes = options.maxResponseBodyBytes
     const startedMs = Date.now()
     let settled = false
     let timer: ReturnType<typeof setTimeout> | undefined
     let onAbort: (() => void) | undefined
+    /** Aborts the request once undici has started it; until then, `cancelled` makes its start abort it. */
+    let controller: Dispatcher.DispatchController | undefined
+    let cancelled: Error | undefined
+    const cancel = (reason: string) => {
+      cancelled = new Error(reason)
+      controller?.abort(cancelled)
+    }
     const settle: Settle = (outcome) => {
       if (settled) return
       settled = true
@@ -193,7 +202,7 @@ const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<Deliv
       resolve({ ...outcome, attemptedAtMs: startedMs })
     }
     const failed = (reason: string) =>
-      settle({ status: "FAILED", responseCode: 0, responseBody: reason.slice(0, options.maxResponseBodyBytes), retryAfterMs: undefined })
+      settle({ status: "FAILED", responseCode: 0, responseBody: reason.slice(0, maxBodyBytes), retryAfterMs: undefined })
 
     const abandoned = () => `abandoned: ${String(delivery.signal?.reason ?? "aborted")}`
     if (delivery.signal?.aborted === true) return failed(abandoned())
@@ -205,65 +214,134 @@ const post = (context: SenderContext, delivery: OutgoingDelivery): Promise<Deliv
       return failed(`refused: ${target.hostname} is a loopback, private, link-local or metadata address`)
     }
     const timestampSeconds = Math.floor(startedMs / 1000)
-    const body = Buffer.from(delivery.body, "utf8")
-    const request = (target.https ? https : http).request({
-      host: target.hostname,
-      port: target.port,
-      path: target.path,
-      servername: target.https && net.isIP(target.hostname) === 0 ? target.hostname : undefined,
-      method: "POST",
-      agent: target.https ? context.httpsAgent : context.httpAgent,
-      headers: {
-        "content-type": "application/json",
-        "content-length": body.length,
-        "user-agent": "issuing-webhooks/1",
-        "webhook-id": delivery.messageId,
-        "webhook-timestamp": String(timestampSeconds),
-        "webhook-signature": signatureHeader(delivery.keys, delivery.messageId, timestampSeconds, delivery.body)
-      }
-    })
+    const origin = context.poolOf(target.origin)
+    let code = 0
+    let keepBody = false
+    let retryAfter: string | undefined
+    const chunks: Array<Buffer> = []
+    let kept = 0
+    let seen = 0
+    const answered = () => {
+      const text = keepBody ? storedBodyText(Buffer.concat(chunks), maxBodyBytes) : PRIVATE_BODY_NOT_STORED
+      const retryAfterMs = code === 429 || code === 503 ? parseRetryAfterMs(retryAfter, Date.now()) : undefined
+      settle({ status: code >= 200 && code < 300 ? "SUCCESS" : "FAILED", responseCode: code, responseBody: text, retryAfterMs })
+    }
     timer = setTimeout(() => {
-      request.destroy()
       failed(`timeout after ${options.timeoutMs} ms`)
+      cancel("timeout")
     }, options.timeoutMs)
     if (delivery.signal !== undefined) {
       onAbort = () => {
-        request.destroy()
         failed(abandoned())
+        cancel("abandoned")
       }
       delivery.signal.addEventListener("abort", onAbort, { once: true })
     }
-    request.on("error", (error: NodeJS.ErrnoException) =>
-      failed(error.code === "ESSRFBLOCKED" ? `refused: ${error.message}` : `${error.code ?? "error"}: ${error.message}`)
-    )
-    request.on("response", (response) => readResponse(response, options, settle))
-    request.end(body)
+    try {
+      origin.pool.dispatch(
+        {
+          origin: target.origin,
+          path: target.path,
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "issuing-webhooks/1",
+            "webhook-id": delivery.messageId,
+            "webhook-timestamp": String(timestampSeconds),
+            "webhook-signature": signatureHeader(delivery.keys, delivery.messageId, timestampSeconds, delivery.body)
+          },
+          body: delivery.body
+        },
+        {
+          onRequestStart: (started) => {
+            controller = started
+            if (cancelled !== undefined) started.abort(cancelled)
+          },
+          onResponseStart: (_, statusCode, headers) => {
+            // 1xx answers come before the real one.
+            if (statusCode < 200) return
+            code = statusCode
+            keepBody = options.storePrivateBodies === true || !origin.privatePeer
+            retryAfter = headerValue(headers["retry-after"])
+          },
+          onResponseData: (running, chunk) => {
+            seen += chunk.length
+            if (keepBody && kept < maxBodyBytes) {
+              const part = chunk.subarray(0, maxBodyBytes - kept)
+              chunks.push(part)
+              kept += part.length
+            }
+            if (seen > MAX_DRAIN_BYTES) {
+              answered()
+              running.abort(new Error("response body too long"))
+            }
+          },
+          onResponseEnd: answered,
+          // An answer cut off after its status still counts by its status (as a body dropped past MAX_DRAIN_BYTES).
+          onResponseError: (_, error) => (code !== 0 ? answered() : failed(errorText(error, options.timeoutMs)))
+        }
+      )
+    } catch (error) {
+      failed(errorText(error as Error, options.timeoutMs))
+    }
   })
 
-/** A keep-alive sender over node:http(s); `close` destroys its pooled sockets. */
+/**
+ * The connector of one origin's pool: connections refused at `lookup` when they resolve to a
+ * forbidden address, and the pool marked as reaching a private peer (its answers' bodies are not
+ * stored) before the connection carries a request.
+ */
+const guardedConnector = (options: SenderOptions, origin: () => OriginPool): buildConnector.connector => {
+  const connect = buildConnector({ lookup: makeGuardedLookup(options.allowPrivate), timeout: options.timeoutMs })
+  return (connectOptions, callback) =>
+    connect(connectOptions, (error, socket) => {
+      if (error !== null && error !== undefined) return callback(error, null)
+      const peer = socket?.remoteAddress
+      if (peer === undefined || isForbiddenAddress(peer, false)) origin().privatePeer = true
+      callback(null, socket!)
+    })
+}
+
+/** A bounded map of receiver origins to their pools; the oldest is closed (gracefully) to make room. */
+const originPools = (options: SenderOptions) => {
+  const pools = new Map<string, OriginPool>()
+  const poolOf = (origin: string): OriginPool => {
+    const existing = pools.get(origin)
+    if (existing !== undefined) return existing
+    if (pools.size >= MAX_POOLS) {
+      const [oldest, entry] = pools.entries().next().value!
+      pools.delete(oldest)
+      void entry.pool.close().catch(() => undefined)
+    }
+    const entry: OriginPool = {
+      pool: new Pool(origin, {
+        connections: options.maxSocketsPerHost ?? 128,
+        connect: guardedConnector(options, () => entry),
+        // The try's own timer bounds it as a whole (connect, answer, body): none per phase.
+        headersTimeout: 0,
+        bodyTimeout: 0
+      }),
+      privatePeer: false
+    }
+    pools.set(origin, entry)
+    return entry
+  }
+  const close = () => {
+    for (const { pool } of pools.values()) void pool.destroy().catch(() => undefined)
+    pools.clear()
+  }
+  return { poolOf, close }
+}
+
+/** A keep-alive sender over undici connection pools, one per receiver origin; `close` destroys their sockets. */
 export const makeSender = (options: SenderOptions) => {
-  const agentOptions = {
-    keepAlive: true,
-    keepAliveMsecs: 1000,
-    maxSockets: options.maxSocketsPerHost ?? 128,
-    maxFreeSockets: 64,
-    scheduling: "lifo" as const,
-    lookup: makeGuardedLookup(options.allowPrivate)
-  }
-  const context: SenderContext = {
-    options,
-    targetOf: cachedTargets(),
-    httpAgent: new http.Agent(agentOptions),
-    httpsAgent: new https.Agent(agentOptions)
-  }
+  const pools = originPools(options)
+  const context: SenderContext = { options, targetOf: cachedTargets(), poolOf: pools.poolOf }
   const sendAsync = (delivery: OutgoingDelivery) => post(context, delivery)
   return {
     send: (delivery: OutgoingDelivery): Effect.Effect<DeliveryOutcome> => Effect.promise(() => sendAsync(delivery)),
     sendAsync,
-    close: () => {
-      context.httpAgent.destroy()
-      context.httpsAgent.destroy()
-    }
+    close: pools.close
   }
 }
 
