@@ -19,30 +19,15 @@
 // shared: compare figures of one run, or runs alternated.
 import { Access } from "@issuing/core"
 import { Effect } from "effect"
-import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
-import * as path from "node:path"
-import { option, percentile, requester } from "./support/common.js"
-import { benchServer } from "./support/server.js"
-import { createDatabase, startPostgres } from "./support/postgres.js"
-
-/** A receiver that approves every authorization request at once. */
-const startApprover = async () => {
-  const server = http.createServer((request, response) => {
-    request.resume()
-    request.on("end", () => {
-      response.writeHead(200, { "content-type": "application/json" })
-      response.end('{"approved":true}')
-    })
-  })
-  server.keepAliveTimeout = 65_000
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { url: `http://127.0.0.1:${server.address().port}/decide`, close: () => new Promise((resolve) => server.close(resolve)) }
-}
+import { startApprover } from "./support/approver.js"
+import { onEachStore, option, percentile, requester, runClients } from "./support/common.js"
+import { benchServer, stopBenchServer } from "./support/server.js"
 
 const measure = async (target, seconds, concurrency, withDecider, modes) => {
-  const { server, baseUrl, instance } = await benchServer(target, { keepAliveTimeout: 65_000 })
+  const serving = await benchServer(target, { keepAliveTimeout: 65_000 })
+  const { baseUrl, instance } = serving
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   const callAs = (org) => requester(baseUrl, agent, { authorization: `Bearer ${org.api_key}`, "x-program-id": org.program_id })
   /** A program with a funded wallet and 32 cards (with `card` fields); `walletEach`: a funded wallet per card. */
@@ -89,39 +74,24 @@ const measure = async (target, seconds, concurrency, withDecider, modes) => {
     let failed = 0
     const authorize = (card) =>
       call("POST", "/v1/simulate/authorizations", { card_id: card, amount: 100, mcc: "5411", ...(kind ? { kind } : {}) })
+    const anyCard = () => cards[Math.floor(Math.random() * cards.length)]
     // One second unmeasured first: connections, prepared statements and caches warm for every line alike.
-    let deadline = performance.now() + 1000
-    const warm = async () => {
-      while (performance.now() < deadline) await authorize(cards[Math.floor(Math.random() * cards.length)])
-    }
-    await Promise.all(Array.from({ length: concurrency }, warm))
+    await runClients(concurrency, 1000, () => authorize(anyCard()))
     // The holds the clearings clear, made unmeasured for as long as the measure lasts.
     const holds = []
     if (clearing) {
-      deadline = performance.now() + seconds * 1000
-      const hold = async () => {
-        while (performance.now() < deadline) {
-          const response = await authorize(cards[Math.floor(Math.random() * cards.length)])
-          if (response.status === 200) holds.push(JSON.parse(response.text).id)
-        }
-      }
-      await Promise.all(Array.from({ length: Math.max(concurrency, 8) }, hold))
+      await runClients(Math.max(concurrency, 8), seconds * 1000, async () => {
+        const response = await authorize(anyCard())
+        if (response.status === 200) holds.push(JSON.parse(response.text).id)
+      })
     }
-    deadline = performance.now() + seconds * 1000
-    const loop = async () => {
-      while (performance.now() < deadline) {
-        if (clearing && holds.length === 0) return
-        const started = performance.now()
-        const response = clearing
-          ? await call("POST", `/v1/simulate/transactions/${holds.pop()}/clearing`, {})
-          : await authorize(cards[Math.floor(Math.random() * cards.length)])
-        latencies.push(performance.now() - started)
-        if (response.status !== 200 || response.text.includes('"DECLINED"')) failed += 1
-      }
-    }
-    const began = performance.now()
-    await Promise.all(Array.from({ length: concurrency }, loop))
-    const elapsed = (performance.now() - began) / 1000
+    const elapsed = await runClients(concurrency, seconds * 1000, async () => {
+      if (clearing && holds.length === 0) return false
+      const started = performance.now()
+      const response = clearing ? await call("POST", `/v1/simulate/transactions/${holds.pop()}/clearing`, {}) : await authorize(anyCard())
+      latencies.push(performance.now() - started)
+      if (response.status !== 200 || response.text.includes('"DECLINED"')) failed += 1
+    })
     latencies.sort((a, b) => a - b)
     results.push({
       name,
@@ -132,9 +102,7 @@ const measure = async (target, seconds, concurrency, withDecider, modes) => {
     })
   }
   agent.destroy()
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
-  await instance.dispose()
+  await stopBenchServer(serving)
   await approver?.close()
   return results
 }
@@ -159,23 +127,8 @@ export async function run(args) {
   }
   console.log(`authorizations bench: ${seconds}s per line, concurrency ${concurrencies.join(", ")}, load ${os.loadavg()[0].toFixed(1)}`)
   for (const concurrency of concurrencies) {
-    if (stores.includes("sqlite")) {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-authorizations-"))
-      try {
-        const target = { kind: "sqlite", filename: path.join(dir, "issuing.db") }
-        print("sqlite", await measure(target, seconds, concurrency, withDecider, modes), concurrency)
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true })
-      }
-    }
-    if (stores.includes("postgres")) {
-      const server = await startPostgres()
-      try {
-        const url = await createDatabase(server.adminUrl, `issuing_bench_authorizations_${process.pid}_${concurrency}`)
-        print("postgres", await measure({ kind: "postgres", url }, seconds, concurrency, withDecider, modes), concurrency)
-      } finally {
-        await server.stop()
-      }
-    }
+    await onEachStore(stores, `issuing_bench_authorizations_${process.pid}_${concurrency}`, async (kind, target) =>
+      print(kind, await measure(target, seconds, concurrency, withDecider, modes), concurrency)
+    )
   }
 }

@@ -14,30 +14,15 @@
 import { Access } from "@issuing/core"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
-import * as path from "node:path"
-import { option, percentile, requester } from "./support/common.js"
-import { createDatabase, startPostgres } from "./support/postgres.js"
-import { benchServer } from "./support/server.js"
-
-/** A receiver that approves every authorization request at once. */
-const startApprover = async () => {
-  const server = http.createServer((request, response) => {
-    request.resume()
-    request.on("end", () => {
-      response.writeHead(200, { "content-type": "application/json" })
-      response.end('{"approved":true}')
-    })
-  })
-  server.keepAliveTimeout = 65_000
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { url: `http://127.0.0.1:${server.address().port}/decide`, close: () => new Promise((resolve) => server.close(resolve)) }
-}
+import { startApprover } from "./support/approver.js"
+import { onEachStore, option, percentile, requester, runClients } from "./support/common.js"
+import { benchServer, stopBenchServer } from "./support/server.js"
 
 const measure = async (target, seconds, concurrency, modes) => {
-  const { server, baseUrl, instance } = await benchServer(target, { keepAliveTimeout: 65_000 })
+  const serving = await benchServer(target, { keepAliveTimeout: 65_000 })
+  const { baseUrl, instance } = serving
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   /** An organization (its first admin key holds the `network` right) with a funded wallet and 32 revealed cards. */
   const program = async (name) => {
@@ -99,16 +84,9 @@ const measure = async (target, seconds, concurrency, modes) => {
       if (authorized !== undefined) await message({ type: "CLEARING", ...common })
     }
     // One second unmeasured first: connections, prepared statements and caches warm for every line alike.
-    let deadline = performance.now() + 1000
-    const loop = async () => {
-      while (performance.now() < deadline) await purchase()
-    }
-    await Promise.all(Array.from({ length: concurrency }, loop))
+    await runClients(concurrency, 1000, purchase)
     recording = true
-    deadline = performance.now() + seconds * 1000
-    const began = performance.now()
-    await Promise.all(Array.from({ length: concurrency }, loop))
-    const elapsed = (performance.now() - began) / 1000
+    const elapsed = await runClients(concurrency, seconds * 1000, purchase)
     const all = [...latencies.AUTHORIZATION, ...latencies.CLEARING].sort((a, b) => a - b)
     for (const list of Object.values(latencies)) list.sort((a, b) => a - b)
     results.push({
@@ -122,9 +100,7 @@ const measure = async (target, seconds, concurrency, modes) => {
     })
   }
   agent.destroy()
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
-  await instance.dispose()
+  await stopBenchServer(serving)
   await approver?.close()
   return results
 }
@@ -150,24 +126,9 @@ export async function run(args) {
       .join(" ")}`
   )
   for (const concurrency of concurrencies) {
-    if (stores.includes("sqlite")) {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-bench-network-"))
-      try {
-        const target = { kind: "sqlite", filename: path.join(dir, "issuing.db") }
-        print("sqlite", await measure(target, seconds, concurrency, modes), concurrency)
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true })
-      }
-    }
-    if (stores.includes("postgres")) {
-      const server = await startPostgres()
-      try {
-        const url = await createDatabase(server.adminUrl, `issuing_bench_network_${process.pid}_${concurrency}`)
-        print("postgres", await measure({ kind: "postgres", url }, seconds, concurrency, modes), concurrency)
-      } finally {
-        await server.stop()
-      }
-    }
+    await onEachStore(stores, `issuing_bench_network_${process.pid}_${concurrency}`, async (kind, target) =>
+      print(kind, await measure(target, seconds, concurrency, modes), concurrency)
+    )
   }
   console.log(
     `load after: ${os

@@ -52,6 +52,32 @@ export const benchDatabase = async (kind, prefix, { explainOverMs } = {}) => {
 }
 
 /**
+ * Runs `concurrency` clients, each awaiting `step()` again and again until `durationMs` have passed
+ * or its step answers `false`; answers the seconds they took.
+ */
+export const runClients = async (concurrency, durationMs, step) => {
+  const began = performance.now()
+  const deadline = began + durationMs
+  const client = async () => {
+    while (performance.now() < deadline) if ((await step()) === false) return
+  }
+  await Promise.all(Array.from({ length: concurrency }, client))
+  return (performance.now() - began) / 1000
+}
+
+/** Runs `use(kind, target)` on a fresh database (benchDatabase) of each store `stores` names, in turn, dropping each after. */
+export const onEachStore = async (stores, prefix, use) => {
+  for (const kind of ["sqlite", "postgres"].filter((kind) => stores.includes(kind))) {
+    const database = await benchDatabase(kind, prefix)
+    try {
+      await use(kind, database.target)
+    } finally {
+      await database.drop()
+    }
+  }
+}
+
+/**
  * Runs the load generator in its own process for `durationMs` (after a warm-up) and measures the
  * CPU time this (the server's) process spent meanwhile: its figures plus `serverCpuMs`.
  */

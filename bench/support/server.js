@@ -19,3 +19,10 @@ export const benchServer = async (target, serverOptions = {}) => {
   server.on("request", instance.listener)
   return { server, baseUrl, instance }
 }
+
+/** Stops what `benchServer` started: its open connections, the server, then the instance. */
+export const stopBenchServer = async ({ server, instance }) => {
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+  await instance.dispose()
+}
