@@ -265,7 +265,7 @@ describe.each(STORE_KINDS)("an embedded authorization decider on %s", (kind) => 
   let answer: (request: AuthorizationRequest) => Promise<AuthorizationAnswer>
   const asked: Array<AuthorizationRequest> = []
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     receiver = await startReceiver()
     instance = await createIssuing({
       store: storeFor(kind === "sqlite" ? { kind: "sqlite", filename: database.filename! } : { kind: "postgres", url: database.url }),

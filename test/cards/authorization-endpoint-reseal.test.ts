@@ -16,7 +16,7 @@ describe.each(STORE_KINDS)("authorization endpoint secrets across a vault key ro
   let database: TestDatabase
   let receiver: DecisionReceiver
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     receiver = await startDecisionReceiver()
   })
   afterAll(async () => {

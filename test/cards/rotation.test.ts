@@ -35,7 +35,7 @@ const storedKeyIds = async (database: TestDatabase): Promise<Array<string>> => {
 describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
   let database: TestDatabase
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
   })
   afterAll(async () => {
     await database?.drop()
@@ -100,7 +100,7 @@ describe.each(STORE_KINDS)("vault key rotation on %s", (kind) => {
 
 describe.each(STORE_KINDS)("a vault key missing from the configuration on %s", (kind) => {
   it("refuses to start, naming the key and what to add, and starts once the key is back", async () => {
-    const database = await createTestDatabase(kind)
+    const database = await createTestDatabase(kind, { migrated: true })
     try {
       const first = await servePlatform(database, [OLD_KEY])
       const org = await first.instance.runtime.runPromise(
@@ -138,7 +138,7 @@ describe.each(STORE_KINDS)("a vault key missing from the configuration on %s", (
   })
 
   it.runIf(kind === "sqlite")("issuing serve exits 1 with the same advice", async () => {
-    const database = await createTestDatabase(kind)
+    const database = await createTestDatabase(kind, { migrated: true })
     try {
       const first = await servePlatform(database, [OLD_KEY])
       await first.instance.runtime.runPromise(
@@ -168,7 +168,7 @@ describe.each(STORE_KINDS)("a vault key missing from the configuration on %s", (
 
 describe("issuing cards reseal (alias of issuing vault reseal)", () => {
   it("re-seals through the CLI", async () => {
-    const database = await createTestDatabase("sqlite")
+    const database = await createTestDatabase("sqlite", { migrated: true })
     try {
       const old = await servePlatform(database, [OLD_KEY])
       await old.instance.runtime.runPromise(

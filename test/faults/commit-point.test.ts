@@ -39,7 +39,7 @@ describe.each(STORE_KINDS)("a crash between the real-time decision and the answe
   })
 
   it("leaves one hold per request: the retry gets a fresh single effect or the stored answer", async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     decisions = await startDecisionReceiver()
     const env = serverEnv(database.url)
     /** Starts the server, armed to crash at `at` on the request with `key`. */
@@ -149,7 +149,7 @@ describe.each(STORE_KINDS)("a crash between the real-time decision and the answe
   it("applies a network message once: a retransmission after the crash gets a fresh single effect or the stored answer", async () => {
     await server?.kill()
     await database?.drop()
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     decisions ??= await startDecisionReceiver()
     const env = serverEnv(database.url)
     const startArmed = async (messageId: string, at: "storing" | "committed") => {

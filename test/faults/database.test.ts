@@ -193,7 +193,7 @@ describe.runIf(STORES.includes("postgres"))("PostgreSQL goes away", () => {
   })
 
   it("every backend terminated, again and again for 1.5 s: 500 internal_error at once, recovery without a restart", async () => {
-    const database = await createTestDatabase("postgres")
+    const database = await createTestDatabase("postgres", { migrated: true })
     databases.push(database)
     const admin = new pg.Client({ connectionString: inject("pgAdminUrl") })
     await admin.connect()
@@ -335,7 +335,7 @@ describe.runIf(STORES.includes("sqlite"))("SQLite goes away", () => {
   it.runIf(!tmpfs || process.env.ISSUING_FAULTS_DISK === "ulimit")(
     "the database's files past a file size limit under load: 500 internal_error, no corruption, recovery after a restart",
     async () => {
-      const database = await createTestDatabase("sqlite")
+      const database = await createTestDatabase("sqlite", { migrated: true })
       try {
         // 4096 blocks: 2 MiB (dash's 512-byte blocks) or 4 MiB (bash's 1 KiB): the WAL grows past it within seconds.
         const limited: Wrap = (file, argv) => ({ file: "sh", argv: ["-c", 'ulimit -f 4096; exec "$0" "$@"', file, ...argv] })
@@ -361,7 +361,7 @@ describe.runIf(STORES.includes("sqlite"))("SQLite goes away", () => {
   )
 
   it("another process holding the write lock for 6.5 s (past the 5 s busy timeout): 500 internal_error, no corruption, recovery", async () => {
-    const database = await createTestDatabase("sqlite")
+    const database = await createTestDatabase("sqlite", { migrated: true })
     let holder: ChildProcess | undefined
     try {
       faultDescription = () => `the write lock held ${LOCK_HELD_MS} ms by another process`

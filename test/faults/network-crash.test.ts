@@ -58,7 +58,7 @@ describe.each(KINDS)("crash under card network message load on %s", (kind) => {
 
   it(`applies every message once and loses none acknowledged across ${KILLS} kill -9 of issuing serve`, async () => {
     const startedMs = Date.now()
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     decisions = await startDecisionReceiver()
     const env = serverEnv(database.url)
     server = await startServer(bundle, env)

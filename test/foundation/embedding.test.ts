@@ -16,7 +16,7 @@ describe.each(STORE_KINDS)("embedding with the web handler on %s", (kind) => {
   let key: string
   let programId: string
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     issuing = await createIssuing({
       store: storeFor(kind === "sqlite" ? { kind, filename: database.filename! } : { kind, url: database.url }),
       vaultKeys: [TEST_VAULT_KEY],
@@ -132,7 +132,7 @@ describe.each(STORE_KINDS)("embedding with the web handler on %s", (kind) => {
 // The node:http listener under a mount path, over a real socket.
 describe("embedding with the node listener under a mount path", () => {
   it("answers /v1 under the mount and OAuth discovery at the path-inserted address (oauth4webapi)", async () => {
-    const database = await createTestDatabase("sqlite")
+    const database = await createTestDatabase("sqlite", { migrated: true })
     let issuing: IssuingInstance | undefined
     const server = http.createServer((request, response) => {
       if (issuing === undefined) return void response.writeHead(503).end()

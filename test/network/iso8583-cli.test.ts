@@ -15,7 +15,7 @@ describe.each(STORE_KINDS)("issuing serve with an ISO 8583 host, and issuing net
   const KEY = `sk_test_${"k".repeat(40)}`
 
   it("authorizes and reverses a card by hand, printing the answer with the number masked", async () => {
-    const database = await createTestDatabase(kind)
+    const database = await createTestDatabase(kind, { migrated: true })
     databases.push(database)
     const server = spawnCli(["serve"], {
       ISSUING_DATABASE_URL: database.url,

@@ -16,7 +16,7 @@ describe.each(STORE_KINDS)("OAuth revocation across two nodes on %s", (kind) => 
   let org: { program_id: string; api_key: string }
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     cluster = await startCluster(database, { ISSUING_OAUTH_INTERACTION_URL: INTERACTION_URL })
     ;({ a, b } = cluster)
     org = { program_id: cluster.programId, api_key: NODE_ADMIN_SECRET }

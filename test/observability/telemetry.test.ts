@@ -72,7 +72,7 @@ describe.each(STORE_KINDS)("OpenTelemetry spans and metrics on %s", (kind) => {
   let baseUrl: string
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     server = http.createServer()
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

@@ -52,7 +52,7 @@ describe("the PostgreSQL change feed", () => {
   const version = () => versionOf(runtime)()
 
   beforeAll(async () => {
-    database = await createTestDatabase("postgres")
+    database = await createTestDatabase("postgres", { migrated: true })
     runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, maxConnections: 2 }))
   }, 60_000)
   afterAll(async () => {
@@ -134,7 +134,7 @@ describe("the PostgreSQL change feed without LISTEN/NOTIFY (notify: false)", () 
   let runtime: Feed
 
   beforeAll(async () => {
-    database = await createTestDatabase("postgres")
+    database = await createTestDatabase("postgres", { migrated: true })
     runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, maxConnections: 2, notify: false }))
   }, 60_000)
   afterAll(async () => {
@@ -172,7 +172,7 @@ describe("the PostgreSQL change feed with a listen URL it cannot reach", () => {
   let closedUrl: string
 
   beforeAll(async () => {
-    database = await createTestDatabase("postgres")
+    database = await createTestDatabase("postgres", { migrated: true })
     // A port nobody listens on: the listening connection is refused, again and again.
     const unused = new URL(database.url)
     unused.port = "1"
@@ -208,7 +208,7 @@ describe.runIf(pgbouncer)("the PostgreSQL change feed through PgBouncer (pool_mo
   let bouncer: Pgbouncer
 
   beforeAll(async () => {
-    database = await createTestDatabase("postgres")
+    database = await createTestDatabase("postgres", { migrated: true })
     bouncer = await startPgbouncer(inject("pgAdminUrl"))
   }, 60_000)
   afterAll(async () => {

@@ -209,7 +209,7 @@ describe.runIf(pgbouncer)("through PgBouncer in transaction mode", () => {
     let cluster: Cluster
 
     beforeAll(async () => {
-      database = await createTestDatabase("postgres")
+      database = await createTestDatabase("postgres", { migrated: true })
       cluster = await startCluster({ ...database, url: bouncer.through(database.url) })
     }, 180_000)
     afterAll(async () => {

@@ -27,7 +27,7 @@ describe.each(STORE_KINDS)("rate limit across two nodes on one %s database", (ki
     })
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     cluster = await startCluster(database, {
       ISSUING_RATE_LIMIT_BURST: String(BURST),
       ISSUING_RATE_LIMIT_PER_SECOND: String(PER_SECOND),

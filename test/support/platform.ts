@@ -90,7 +90,7 @@ export const servePlatform = async (
 
 /** Starts a platform on a fresh database of the given kind. */
 export const startPlatform = async (kind: StoreKind, settings: Partial<IssuingSettings> = {}): Promise<TestPlatform> => {
-  const database = await createTestDatabase(kind)
+  const database = await createTestDatabase(kind, { migrated: true })
   const { baseUrl, close, instance } = await servePlatform(database, [TEST_VAULT_KEY], {
     rateLimitPerSecond: 100_000,
     rateLimitBurst: 100_000,

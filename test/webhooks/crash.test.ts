@@ -22,7 +22,7 @@ describe.each(STORE_KINDS)("at-least-once delivery across a crash on %s", (kind)
   })
 
   it("makes every due delivery after `issuing serve` is killed with SIGKILL and restarted", async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     const receiver = await startReceiver()
     receiver.reply = () => ({ status: 503, body: "down for maintenance" })
     const env = {

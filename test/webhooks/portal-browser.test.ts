@@ -44,7 +44,7 @@ describe.runIf(available)("webhook endpoint portal in real headless Chromium", (
   let apiKey = ""
 
   beforeAll(async () => {
-    database = await createTestDatabase("sqlite")
+    database = await createTestDatabase("sqlite", { migrated: true })
     receiver = await startReceiver()
     platformServer = http.createServer((request, response) => {
       if ((request.url ?? "").startsWith("/issuing")) return issuing.listener(request, response)

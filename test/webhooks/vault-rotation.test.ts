@@ -49,7 +49,7 @@ describe.each(STORE_KINDS)("vault key rotation of webhook secrets on %s", (kind)
   let database: TestDatabase
   const receivers: Array<Receiver> = []
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     for (let i = 0; i < 3; i++) receivers.push(await startReceiver())
   })
   afterAll(async () => {

@@ -17,7 +17,7 @@ import { createTestDatabase } from "../../../test/support/databases.js"
 const store = Layer.unwrapScoped(
   Effect.map(
     Effect.acquireRelease(
-      Effect.promise(() => createTestDatabase("postgres")),
+      Effect.promise(() => createTestDatabase("postgres", { migrated: true })),
       (database) => Effect.promise(() => database.drop())
     ),
     (database) => PgStore.layer({ url: database.url, maxConnections: 4 })
@@ -130,7 +130,7 @@ describe("webhook wake-ups on PostgreSQL", () => {
     () =>
       Effect.gen(function* () {
         const database = yield* Effect.acquireRelease(
-          Effect.promise(() => createTestDatabase("postgres")),
+          Effect.promise(() => createTestDatabase("postgres", { migrated: true })),
           (database) => Effect.promise(() => database.drop())
         )
         // A listener of our own, to know when the store's NOTIFY has committed.
@@ -168,7 +168,7 @@ describe("webhook delivery claims on PostgreSQL", () => {
     () =>
       Effect.gen(function* () {
         const database = yield* Effect.acquireRelease(
-          Effect.promise(() => createTestDatabase("postgres")),
+          Effect.promise(() => createTestDatabase("postgres", { migrated: true })),
           (database) => Effect.promise(() => database.drop())
         )
         yield* Effect.gen(function* () {
@@ -199,7 +199,7 @@ describe("webhook delivery claims on PostgreSQL", () => {
     () =>
       Effect.gen(function* () {
         const database = yield* Effect.acquireRelease(
-          Effect.promise(() => createTestDatabase("postgres")),
+          Effect.promise(() => createTestDatabase("postgres", { migrated: true })),
           (database) => Effect.promise(() => database.drop())
         )
         // A lock held outside the store, that every pooled connection then waits for.

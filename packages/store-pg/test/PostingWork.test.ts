@@ -7,7 +7,7 @@ import { createTestDatabase } from "../../../test/support/databases.js"
 const store = Layer.unwrapScoped(
   Effect.map(
     Effect.acquireRelease(
-      Effect.promise(() => createTestDatabase("postgres")),
+      Effect.promise(() => createTestDatabase("postgres", { migrated: true })),
       (database) => Effect.promise(() => database.drop())
     ),
     (database) => PgStore.layer({ url: database.url, maxConnections: 2 })

@@ -9,7 +9,7 @@ const freshStore = (options: Omit<PgStore.PgOptions, "url"> = {}) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
-        Effect.promise(() => createTestDatabase("postgres")),
+        Effect.promise(() => createTestDatabase("postgres", { migrated: true })),
         (database) => Effect.promise(() => database.drop())
       ),
       (database) => PgStore.layer({ url: database.url, maxConnections: 4, ...options })
