@@ -15,6 +15,8 @@ export interface TestDatabase {
   readonly url: string
   /** For SQLite, the file path. */
   readonly filename?: string
+  /** Made at the current schema (`TestDatabaseOptions.migrated`), not empty. */
+  readonly migrated: boolean
   readonly drop: () => Promise<void>
 }
 
@@ -40,6 +42,7 @@ export const createTestDatabase = async (kind: StoreKind, options: TestDatabaseO
       kind,
       url: `sqlite:${filename}`,
       filename,
+      migrated: options.migrated === true,
       drop: async () => fs.rmSync(dir, { recursive: true, force: true })
     }
   }
@@ -57,6 +60,7 @@ export const createTestDatabase = async (kind: StoreKind, options: TestDatabaseO
   return {
     kind,
     url: url.toString(),
+    migrated: options.migrated === true,
     drop: async () => {
       const client = new pg.Client({ connectionString: adminUrl })
       await client.connect()
