@@ -92,7 +92,12 @@ export default async function setup(project: TestProject) {
     createPostgresUser: true,
     onLog: (message: unknown) => void logged.push(String(message)),
     onError: (error: unknown) => void logged.push(`${String(error)}\n`),
-    postgresFlags: ["-c", "max_connections=300", "-c", "fsync=on", "-c", "shared_buffers=128MB"]
+    // fsync off: a server whose data dies with the run needs no flush to disk to survive a power
+    // loss, which no test can cause or observe (a killed process keeps every write it made: the
+    // kernel holds it). Commits still write the WAL and wait for that write; what goes is the wait
+    // for the disk, which on this shared machine is most of each commit, CREATE and DROP DATABASE
+    // (docs/testing.md). The benches' servers (bench/support/postgres.js) keep fsync on.
+    postgresFlags: ["-c", "max_connections=300", "-c", "fsync=off", "-c", "shared_buffers=128MB"]
   })
   try {
     await pg.initialise()
