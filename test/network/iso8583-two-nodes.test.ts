@@ -37,7 +37,7 @@ describe.each(STORE_KINDS)("an ISO 8583 repeat across two nodes on %s", (kind) =
   }
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind)
+    database = await createTestDatabase(kind, { migrated: true })
     cluster = await startCluster(database, { ISSUING_ISO8583_LISTEN: "127.0.0.1:0" })
     const [a, b] = [isoPort(cluster.a), isoPort(cluster.b)]
     expect(a).not.toBe(b)
