@@ -71,7 +71,31 @@ CREATE OR REPLACE FUNCTION issuing_card_spend_totals_change()
 AS $function$
     DECLARE
       v_cards text[] := '{}'; v_at timestamptz[] := '{}'; v_amounts bigint[] := '{}'; v_counts bigint[] := '{}';
+      v_amount bigint; v_count bigint; v_at_utc timestamp;
     BEGIN
+      -- The common writes (a new card transaction, a message on one): one card and one creation
+      -- time, so the five windows' rows are upserted straight from the row's delta.
+      IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND OLD.card_id = NEW.card_id AND OLD.created_at = NEW.created_at) THEN
+        v_amount := NEW.pending_minor + NEW.settled_minor;
+        v_count := CASE WHEN NEW.status IN ('PENDING', 'SETTLED') AND COALESCE(NEW.authorized_minor, NEW.amount_minor) > 0 THEN 1 ELSE 0 END;
+        IF TG_OP = 'UPDATE' THEN
+          v_amount := v_amount - (OLD.pending_minor + OLD.settled_minor);
+          v_count := v_count - CASE WHEN OLD.status IN ('PENDING', 'SETTLED') AND COALESCE(OLD.authorized_minor, OLD.amount_minor) > 0
+            THEN 1 ELSE 0 END;
+        END IF;
+        v_at_utc := NEW.created_at AT TIME ZONE 'UTC';
+        INSERT INTO issuing_card_spend_totals AS s (card_id, spend_interval, window_start, spent_minor, spent_count)
+          VALUES
+            (NEW.card_id, 'ALL_TIME', '', v_amount, v_count),
+            (NEW.card_id, 'DAILY', to_char(v_at_utc, 'YYYY-MM-DD'), v_amount, v_count),
+            (NEW.card_id, 'MONTHLY', to_char(v_at_utc, 'YYYY-MM') || '-01', v_amount, v_count),
+            (NEW.card_id, 'WEEKLY', to_char(date_trunc('week', v_at_utc), 'YYYY-MM-DD'), v_amount, v_count),
+            (NEW.card_id, 'YEARLY', to_char(v_at_utc, 'YYYY') || '-01-01', v_amount, v_count)
+          ON CONFLICT (card_id, spend_interval, window_start)
+            DO UPDATE SET spent_minor = s.spent_minor + excluded.spent_minor, spent_count = s.spent_count + excluded.spent_count;
+        RETURN NULL;
+      END IF;
+      -- A row moved to another card or time, or deleted (SQL outside the platform's writes).
       IF TG_OP <> 'INSERT' AND OLD.card_id IS NOT NULL THEN
         v_cards := ARRAY[OLD.card_id];
         v_at := ARRAY[OLD.created_at];
