@@ -653,6 +653,7 @@ describe.each(STORE_KINDS)("card transaction properties on %s", (kind) => {
           }
           // Every limit's spend and what remains, as the model counts them.
           for (const [index, id] of cards.entries()) {
+            if (CARD_LIMITS[index]!.length === 0) continue
             const limits = (await ok("GET", `/v1/cards/${id}/spend-limits`)).data.map(
               ({ object, window_start, window_end, ...rest }: any) => rest
             )
