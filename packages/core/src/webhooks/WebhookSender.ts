@@ -173,8 +173,8 @@ const errorText = (error: Error & { readonly code?: string }, timeoutMs: number)
 
 /**
  * One signed POST; resolves with its outcome, never rejects. Sent through undici's dispatcher
- * interface (one handler object per request, no stream or promise per response part): about a
- * third of node:http's client CPU per request (docs/decisions.md#webhook-deliveries-per-second).
+ * interface (one handler object per request, no stream or promise per response part): less than
+ * half of node:http's client CPU per request (docs/decisions.md#webhook-deliveries-per-second).
  * The receiver's answer: its status, up to `maxResponseBodyBytes` of its body (a body streaming
  * past MAX_DRAIN_BYTES loses its connection rather than our time; a private peer's body is not
  * kept: PRIVATE_BODY_NOT_STORED), and Retry-After on 429/503.
