@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -35,6 +35,10 @@ import * as crypto from "node:crypto"
 import { prepareLean } from "./support/leanLedger.js"
 import { createDatabase, startPostgres } from "./support/postgres.js"
 import { option } from "./support/common.js"
+import { flameLines } from "./support/flame.js"
+
+/** The least share of the busy samples a path of the --flame graph shows. */
+const FLAME_MIN_PERCENT = 2
 
 const load = () =>
   os
@@ -289,7 +293,7 @@ const printCounts = (counts, requests, top) => {
     console.log(`      ${(bytes / requests).toFixed(0).padStart(7)} B  ${name}`)
 }
 
-const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, top, label, lean, floor, dataDir, http, batch }) => {
+const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, count, top, label, lean, floor, dataDir, http, batch }) => {
   // The baselines take single transfers only; a batch run counts per transfer, not per request.
   const items = lean || floor ? 0 : batch
   const profileDir = lean && cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), "issuing-lean-profile-")) : undefined
@@ -329,6 +333,11 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, count, 
       printTable("by package", byPackage, busyMs, requests)
       printTable("by phase (innermost recognised frame)", byPhase, busyMs, requests)
       printTable(`top ${top} functions (self)`, byFunction, busyMs, requests, top)
+      if (flame) {
+        console.log(`  flame graph (inclusive share of the busy samples, paths of ${FLAME_MIN_PERCENT} % and more)`)
+        for (const line of flameLines(JSON.parse(fs.readFileSync(file, "utf8")), { minPercent: FLAME_MIN_PERCENT }))
+          console.log(`  ${line}`)
+      }
     }
     if (counted) {
       await ask(server.child, { count: "start" })
@@ -375,7 +384,9 @@ export async function run(args) {
     seconds: Number(option(args, "seconds", "10")),
     concurrency: Number(option(args, "concurrency", "32")),
     warmup: Number(option(args, "warmup", "3")),
-    cpuProf: args.includes("--cpu-prof"),
+    cpuProf: args.includes("--cpu-prof") || args.includes("--flame"),
+    // --flame: with the profile, its flame graph as text (support/flame.js).
+    flame: args.includes("--flame"),
     count: args.includes("--count"),
     top: Number(option(args, "top", "25")),
     // --batch=100: our server driven with POST /v1/transfers/batch of that many transfers; figures per transfer.
