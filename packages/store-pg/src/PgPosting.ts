@@ -11,6 +11,7 @@ import {
   postingRows,
   postingsToWrite,
   sqlErrorCode,
+  storedEventData,
   toInt,
   transactionRow,
   type TransferPosting,
@@ -171,7 +172,7 @@ const postCardMessage = (sql: Sql, posting: CardMessagePosting): Effect.Effect<P
         ${JSON.stringify(t)}::jsonb, ${posting.transactionWrite}, ${posting.financialAccountId}, ${posting.pendingDelta},
         ${posting.requireAvailable}, ${posting.activeCardId}, ${t.updated_at},
         ${posting.events.map((e) => e.id)}::text[], ${posting.events.map((e) => e.type)}::text[],
-        ${posting.events.map((e) => JSON.stringify(e.data.object))}::text[], ${balanceEventId}, NULL::text, ${transfer}::jsonb)`
+        ${posting.events.map((e) => storedEventData(e.data.object, t.program_id, t.updated_at))}::text[], ${balanceEventId}, NULL::text, ${transfer}::jsonb)`
     return outcomeOf(row!)
   })
 

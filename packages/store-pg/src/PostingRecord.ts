@@ -1,4 +1,4 @@
-import { metadataText, type TransferPosting } from "@issuing/core"
+import { metadataText, storedEventData, type TransferPosting } from "@issuing/core"
 import { Schema } from "effect"
 
 const Account = Schema.String
@@ -98,6 +98,7 @@ export const postingRecord = ({
     amount: e.amount.amount
   })),
   deltas: deltaRows(deltas),
-  events: events.map((e) => ({ id: e.id, type: e.type, data: JSON.stringify(e.data.object) })),
+  // Stored as the posting function writes the rows: in the record's program, at its `now`.
+  events: events.map((e) => ({ id: e.id, type: e.type, data: storedEventData(e.data.object, t.program_id, transfer.created_at) })),
   balance_events: balanceEvents.map((e) => ({ id: e.id, account: e.financial_account_id }))
 })

@@ -8,6 +8,7 @@ import {
   notNewTransfers,
   type PostingOutcome,
   sqliteFanOutParams,
+  storedEventDataOf,
   transactionRow,
   type TransferPosting
 } from "@issuing/core"
@@ -183,9 +184,7 @@ const writeEntries = (db: SyncConnection, { balanceEvents, bookTransfer, deltas,
   )
   let queued = 0
   if (events.length > 0) {
-    db.prepare(insertEvents(events.length)).run(
-      ...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, JSON.stringify(e.data.object)])
-    )
+    db.prepare(insertEvents(events.length)).run(...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, storedEventDataOf(e)]))
     queued = db.prepare(fanOutText(events.length)).run(...sqliteFanOutParams(events)).changes
   }
   queued += writeBalanceEvents(db, transfer.program_id, bookTransfer.posted_at, balanceEvents)
@@ -275,9 +274,7 @@ export const postCardMessageSync = (db: SyncConnection, posting: CardMessagePost
   if (posting.pendingDelta !== 0) db.prepare(PENDING_CHANGE).run(posting.pendingDelta, t.updated_at, posting.financialAccountId)
   const { events } = posting
   if (events.length > 0) {
-    db.prepare(insertEvents(events.length)).run(
-      ...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, JSON.stringify(e.data.object)])
-    )
+    db.prepare(insertEvents(events.length)).run(...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, storedEventDataOf(e)]))
     if (db.prepare(fanOutText(events.length)).run(...sqliteFanOutParams(events)).changes > 0) wake = true
   }
   if (posting.balanceEventId !== null) {

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { newId } from "../platform/Ids.js"
+import { storedEventData } from "./StoredData.js"
 
 /** Event types the platform emits (docs/webhooks.md). */
 export const EVENT_TYPES = [
@@ -70,14 +71,17 @@ export const EventFilter = Schema.Struct({
 })
 export type EventFilter = typeof EventFilter.Type
 
-/** An event as a row of `issuing_events` (its object as JSON text), for every store's writes. */
+/** An event as a row of `issuing_events` (its object as storedEventData keeps it), for every store's writes. */
 export const eventRow = (event: IssuingEvent) => ({
   id: event.id,
   program_id: event.program_id,
   type: event.type,
   created_at: event.created_at,
-  data: JSON.stringify(event.data.object)
+  data: storedEventDataOf(event)
 })
+
+/** The `data` an event's row stores (StoredData.ts). */
+export const storedEventDataOf = (event: IssuingEvent): string => storedEventData(event.data.object, event.program_id, event.created_at)
 
 /**
  * A new event about `object` (a fresh id); written by the change's own transaction. Its `tags` are

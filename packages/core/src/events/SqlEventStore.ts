@@ -6,17 +6,21 @@ import { createdConditions, pageRows } from "../sql/OrderBy.js"
 import { EVENT_ORDER_FIELDS } from "./OrderFields.js"
 import { EventStore } from "./EventStore.js"
 import { type EventType, eventRow, eventTagsSql, type IssuingEvent } from "./Records.js"
+import { eventObject } from "./StoredData.js"
 
 /** A row read with its `tags` (eventTagsSql). */
-const toEvent = (row: any): IssuingEvent => ({
-  id: row.id,
-  object: "event",
-  type: row.type as EventType,
-  program_id: row.program_id,
-  tags: fromJson<Array<string>>(row.tags),
-  created_at: toIso(row.created_at),
-  data: { object: fromJson(row.data) }
-})
+const toEvent = (row: any): IssuingEvent => {
+  const createdAt = toIso(row.created_at)
+  return {
+    id: row.id,
+    object: "event",
+    type: row.type as EventType,
+    program_id: row.program_id,
+    tags: fromJson<Array<string>>(row.tags),
+    created_at: createdAt,
+    data: { object: eventObject(row.data, row.program_id, createdAt) }
+  }
+}
 
 /** The event port over SqlClient, one SQL text for both dialects. */
 export const SqlEventStoreLive = Layer.effect(

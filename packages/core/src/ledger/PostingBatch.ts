@@ -1,4 +1,4 @@
-import type { IssuingEvent } from "../events/Records.js"
+import { type IssuingEvent, storedEventDataOf } from "../events/Records.js"
 import { metadataText } from "../platform/Metadata.js"
 import { balanceRowKey, balanceRowOrder } from "./PostingRules.js"
 import { MAX_TOTAL_MINOR } from "./Records.js"
@@ -172,14 +172,21 @@ const eachBalanceEvent = (postings: ReadonlyArray<TransferPosting>) => {
 }
 
 /**
- * A posting's events as rows (`eventRow`'s), the JSON of an object made once when the next event
- * carries the same one (transfer.created and transfer.settled: the same transfer): that JSON is
- * the largest part of building a batch's rows.
+ * A posting's events as rows (`eventRow`'s), the stored data of an object made once when the next
+ * event carries the same one in the same program at the same time (transfer.created and
+ * transfer.settled: the same transfer): that JSON is the largest part of building a batch's rows.
  */
 const eventRows = (events: ReadonlyArray<IssuingEvent>) => {
   let data = ""
   return events.map((event, i) => {
-    if (i === 0 || event.data.object !== events[i - 1]!.data.object) data = JSON.stringify(event.data.object)
+    const previous = events[i - 1]
+    if (
+      previous === undefined ||
+      event.data.object !== previous.data.object ||
+      event.program_id !== previous.program_id ||
+      event.created_at !== previous.created_at
+    )
+      data = storedEventDataOf(event)
     return { id: event.id, program_id: event.program_id, type: event.type, created_at: event.created_at, data }
   })
 }

@@ -1,7 +1,7 @@
 import type { SqlClient, SqlError, Statement } from "@effect/sql"
 import type { Row } from "@effect/sql/SqlConnection"
 import { Effect, Option } from "effect"
-import { eventTagsSql, type IssuingEvent } from "../events/Records.js"
+import { eventTagsSql, type IssuingEvent, storedEventDataOf } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { attemptStatements } from "./SqlWebhookAttempts.js"
@@ -184,7 +184,7 @@ const pgAppendAndEnqueue = (
 ): Effect.Effect<number, SqlError.SqlError> =>
   sql`SELECT issuing_append_events(${events.map((e) => e.id)}::text[], ${events.map((e) => e.program_id)}::text[],
         ${events.map((e) => e.type)}::text[], ${events.map((e) => e.created_at)}::timestamptz[],
-        ${events.map((e) => JSON.stringify(e.data.object))}::text[]) AS n`.pipe(
+        ${events.map(storedEventDataOf)}::text[]) AS n`.pipe(
     Effect.map((rows) => (rows[0]?.n === null || rows[0]?.n === undefined ? 0 : toInt(rows[0].n))),
     Effect.tap(wakeIfAny(queued))
   )
@@ -206,7 +206,7 @@ const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: str
         RETURNING id, program_id, subscription_id, event_id, attempt_count),
       taken AS (
         SELECT ${sql.unsafe(claimedColumns("e.tags"))} FROM claimed d
-        JOIN LATERAL (SELECT type, created_at, data, ${sql.unsafe(eventTagsSql("pg", "d.event_id"))} AS tags
+        JOIN LATERAL (SELECT type, program_id, created_at, data, ${sql.unsafe(eventTagsSql("pg", "d.event_id"))} AS tags
                       FROM issuing_events WHERE id = d.event_id LIMIT 1) e ON true
         JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id)`
 

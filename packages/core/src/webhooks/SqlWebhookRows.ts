@@ -1,4 +1,5 @@
 import type { EventType } from "../events/Records.js"
+import { eventDataText } from "../events/StoredData.js"
 import { metadataOf } from "../platform/Metadata.js"
 import { fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import type { AttemptStatus, ClaimedDelivery, StoredSubscription, WebhookAttempt } from "./Records.js"
@@ -38,30 +39,34 @@ export const toAttempt = (row: any): WebhookAttempt => ({
 })
 
 /** A claimed delivery row, read with claimedColumns. */
-export const toClaimed = (row: any): ClaimedDelivery => ({
-  id: String(row.id),
-  program_id: row.program_id,
-  subscription_id: row.subscription_id,
-  event_id: row.event_id,
-  attempt_count: toInt(row.attempt_count),
-  event_type: row.event_type,
-  event_created_at: toIso(row.event_created_at),
-  event_data: row.event_data,
-  event_tags: fromJson<Array<string>>(row.event_tags),
-  url: row.url,
-  subscription_tag: row.subscription_tag ?? null,
-  disabled: toBool(row.disabled),
-  secret_sealed: row.secret_sealed,
-  previous_secret_sealed: row.previous_secret_sealed ?? null,
-  previous_secret_expires_at: toIsoOrNull(row.previous_secret_expires_at),
-  subscription_updated_at: toIso(row.subscription_updated_at)
-})
+export const toClaimed = (row: any): ClaimedDelivery => {
+  const eventCreatedAt = toIso(row.event_created_at)
+  return {
+    id: String(row.id),
+    program_id: row.program_id,
+    subscription_id: row.subscription_id,
+    event_id: row.event_id,
+    attempt_count: toInt(row.attempt_count),
+    event_type: row.event_type,
+    event_created_at: eventCreatedAt,
+    // The event's object as JSON text, restored from its stored form by the event's own program and time.
+    event_data: eventDataText(row.event_data, row.event_program_id, eventCreatedAt),
+    event_tags: fromJson<Array<string>>(row.event_tags),
+    url: row.url,
+    subscription_tag: row.subscription_tag ?? null,
+    disabled: toBool(row.disabled),
+    secret_sealed: row.secret_sealed,
+    previous_secret_sealed: row.previous_secret_sealed ?? null,
+    previous_secret_expires_at: toIsoOrNull(row.previous_secret_expires_at),
+    subscription_updated_at: toIso(row.subscription_updated_at)
+  }
+}
 
 /**
  * Columns a claimed delivery is read with, over `d` (deliveries), `e` (events) and `s`
  * (subscriptions); `eventTags` is the SQL of the event's tags as JSON text (eventTagsSql).
  */
 export const claimedColumns = (eventTags: string) => `d.id, d.program_id, d.subscription_id, d.event_id, d.attempt_count,
-  e.type AS event_type, e.created_at AS event_created_at, e.data AS event_data, ${eventTags} AS event_tags,
+  e.type AS event_type, e.program_id AS event_program_id, e.created_at AS event_created_at, e.data AS event_data, ${eventTags} AS event_tags,
   s.url, s.disabled, s.tag AS subscription_tag, s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at,
   s.updated_at AS subscription_updated_at`

@@ -1,0 +1,134 @@
+/**
+ * How an event's object is kept in `issuing_events.data`, and how every reader gets it back byte
+ * for byte (docs/operations.md#disk-per-transfer).
+ *
+ * The object of a transfer's or a transaction's event is stored as a *sparse* JSON object: the
+ * key `""` first, the number of its shape (below), then only the entries a reader cannot restore,
+ * in the object's order, under their own names. Left out: `object` (the shape's), `program_id`
+ * when it is the event's, `created_at` and `updated_at` when they are the event's time, and every
+ * other entry whose value is null. A reader restores every key of the shape in the shape's order,
+ * so `JSON.stringify` of what it reads is exactly `JSON.stringify` of what was written. The
+ * entries left in keep their names, so the stores' tag triggers (`json_extract(data,
+ * '$.from_financial_account_id')`, `data::jsonb ->> 'card_id'`) read them as before, and a null
+ * left out reads as null there too.
+ *
+ * Any other object — a type without a shape, a shape's keys in another order or with another
+ * key, an entry JSON cannot write — is stored as its JSON text, as every event was before, and
+ * read as it is (old rows need no migration). Webhook bodies embed that text unchanged (the
+ * functions' `balance.updated` on PostgreSQL keep their spacing).
+ *
+ * SHAPES is append-only: a shape is never edited or removed, since rows name it by number. A
+ * new one must ship in a release before the release that writes it, so that the processes of the
+ * older release still running during a rolling deploy can read it.
+ */
+interface Shape {
+  readonly object: string
+  readonly keys: ReadonlyArray<string>
+}
+
+const SHAPES: ReadonlyArray<Shape> = [
+  // 1: a transfer (ledger/Records.ts `Transfer`).
+  {
+    object: "transfer",
+    keys: [
+      "id",
+      "object",
+      "program_id",
+      "transaction_id",
+      "payment_rail",
+      "amount",
+      "currency",
+      "from_financial_account_id",
+      "to_financial_account_id",
+      "status",
+      "description",
+      "metadata",
+      "return_code",
+      "return_reason",
+      "created_at",
+      "updated_at"
+    ]
+  },
+  // 2: a transaction (ledger/Records.ts `Transaction`).
+  {
+    object: "transaction",
+    keys: [
+      "id",
+      "object",
+      "program_id",
+      "status",
+      "amount",
+      "currency",
+      "card_id",
+      "financial_account_id",
+      "decline_reason",
+      "mcc",
+      "merchant_name",
+      "merchant",
+      "network_transaction_id",
+      "authorized_amount",
+      "pending_amount",
+      "settled_amount",
+      "disputed_amount",
+      "expires_at",
+      "card_events",
+      "request_history",
+      "created_at",
+      "updated_at"
+    ]
+  }
+]
+
+const SHAPE_BY_KEYS = new Map(SHAPES.map((shape, index) => [shape.keys.join(","), index + 1]))
+
+/** Stored text of a sparse object starts with this; no platform object has the key "". */
+const SPARSE_PREFIX = '{"":'
+
+/** The value a reader restores for `key` when the stored object leaves it out. */
+const restored = (shape: Shape, key: string, programId: string, createdAt: string): unknown =>
+  key === "object" ? shape.object : key === "program_id" ? programId : key === "created_at" || key === "updated_at" ? createdAt : null
+
+/** A value JSON writes as itself (JSON.stringify would drop the entry or throw otherwise). */
+const writable = (value: unknown): boolean => {
+  const kind = typeof value
+  return kind !== "undefined" && kind !== "function" && kind !== "symbol" && kind !== "bigint"
+}
+
+/**
+ * The text to store in `issuing_events.data` for an event about `object`, in program `programId`
+ * at `createdAt` — the values the event's own row carries, which a reader restores from.
+ */
+export const storedEventData = (object: unknown, programId: string, createdAt: string): string => {
+  if (object === null || typeof object !== "object" || Array.isArray(object)) return JSON.stringify(object)
+  const record = object as Record<string, unknown>
+  const keys = Object.keys(record)
+  const number = SHAPE_BY_KEYS.get(keys.join(","))
+  if (number === undefined || record.object !== SHAPES[number - 1]!.object) return JSON.stringify(object)
+  const shape = SHAPES[number - 1]!
+  const kept: Record<string, unknown> = { "": number }
+  for (const key of keys) {
+    const value = record[key]
+    if (!writable(value)) return JSON.stringify(object)
+    if (value !== restored(shape, key, programId, createdAt)) kept[key] = value
+  }
+  return JSON.stringify(kept)
+}
+
+/** The event's object from its stored `data`, its program and its time (its row's columns). */
+export const eventObject = (stored: string, programId: string, createdAt: string): unknown => {
+  const parsed = JSON.parse(stored)
+  if (!stored.startsWith(SPARSE_PREFIX)) return parsed
+  const shape = SHAPES[parsed[""] - 1]
+  // A shape of a later release: this process is older than the row (a rolling deploy; see above).
+  if (shape === undefined) throw new Error(`An event's data names shape ${parsed[""]}, unknown to this release: upgrade it`)
+  const object: Record<string, unknown> = {}
+  for (const key of shape.keys) object[key] = Object.hasOwn(parsed, key) ? parsed[key] : restored(shape, key, programId, createdAt)
+  return object
+}
+
+/**
+ * The event's object as JSON text, for a webhook body: a plain stored text exactly as stored, a
+ * sparse one as `JSON.stringify` of the object it stands for.
+ */
+export const eventDataText = (stored: string, programId: string, createdAt: string): string =>
+  stored.startsWith(SPARSE_PREFIX) ? JSON.stringify(eventObject(stored, programId, createdAt)) : stored
