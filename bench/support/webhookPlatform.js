@@ -85,6 +85,22 @@ const fillVolume = (programId, n) => {
   )
 }
 
+/**
+ * The main thread's CPU so far, in ms, from /proc (Linux; undefined elsewhere): the process's CPU
+ * counts its other threads too (SQLite's writer thread, libuv's pool, V8's GC helpers), and the main
+ * thread is the one the deliveries' sends and their event loop share.
+ */
+const mainThreadCpuMs = () => {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime (fields 14 and 15 of stat, 12 and 13 after the command), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
+  }
+}
+
 // What this process's event loop and CPU did during a phase (between `phaseStart` and `phaseStop`).
 let phase
 const phaseStart = () => {
@@ -95,7 +111,15 @@ const phaseStart = () => {
   gc.observe({ entryTypes: ["gc"] })
   loop.enable()
   checkouts.clear()
-  phase = { loop, gc, longestGcMs: 0, cpu: process.cpuUsage(), started: performance.now() }
+  phase = {
+    loop,
+    gc,
+    longestGcMs: 0,
+    cpu: process.cpuUsage(),
+    mainCpuMs: mainThreadCpuMs(),
+    elu: performance.eventLoopUtilization(),
+    started: performance.now()
+  }
 }
 const phaseStop = () => {
   phase.loop.disable()
@@ -112,6 +136,9 @@ const phaseStop = () => {
     }),
     cpuMs: (cpu.user + cpu.system) / 1000,
     systemMs: cpu.system / 1000,
+    // The main thread alone: its CPU, and how long its event loop was not idle (a blocking fsync counts).
+    mainCpuMs: phase.mainCpuMs === undefined ? undefined : mainThreadCpuMs() - phase.mainCpuMs,
+    loopBusyMs: performance.eventLoopUtilization(phase.elu).active,
     elapsedMs: performance.now() - phase.started
   }
 }

@@ -61,9 +61,10 @@ export interface SqliteWriterService {
   /**
    * Runs `effect` holding the write gate: no write transaction of this process on the main
    * connection runs meanwhile. Fails with SQLITE_BUSY_TIMEOUT when the gate is not had within the
-   * busy timeout.
+   * busy timeout. `urgent`: while it waits, a holder that checks `othersWaiting` (the batch lane)
+   * lets the gate go soon, as for a write transaction of the main connection.
    */
-  readonly withGate: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E | SqlError>
+  readonly withGate: <A, E>(effect: Effect.Effect<A, E>, options?: { readonly urgent?: boolean }) => Effect.Effect<A, E | SqlError>
   /** True while a write transaction of the main connection waits for the gate: a holder should let it go soon. */
   readonly othersWaiting: () => boolean
   /**
@@ -359,8 +360,10 @@ const makeWriter = (shared: Shared, options: SqliteOptions) =>
     if (thread !== undefined) yield* Effect.addFinalizer(() => thread.close)
     return SqliteWriter.of({
       available: thread !== undefined,
-      withGate: (effect) =>
-        Effect.uninterruptibleMask((restore) => gated(shared, Date.now() + busyTimeoutMs, restore, restore(effect), false)),
+      withGate: (effect, gateOptions) =>
+        Effect.uninterruptibleMask((restore) =>
+          gated(shared, Date.now() + busyTimeoutMs, restore, restore(effect), gateOptions?.urgent === true)
+        ),
       othersWaiting: gate.writersWaiting,
       send: (job) =>
         thread === undefined

@@ -12,16 +12,25 @@ import { Worker } from "node:worker_threads"
  * main thread decided over; otherwise it writes nothing and answers `stale`.
  */
 export interface WriterJob {
-  /** A read under the write lock whose rows must equal `expected` (their JSON) for the job to run. */
-  readonly guard: { readonly sql: string; readonly params: ReadonlyArray<unknown>; readonly expected: string }
-  /** The statements, in order, in one transaction. */
+  /** A read under the write lock whose rows must equal `expected` (their JSON) for the job to run; none: it always runs. */
+  readonly guard?: { readonly sql: string; readonly params: ReadonlyArray<unknown>; readonly expected: string } | undefined
+  /** The statements, in order, in one transaction (a read, or a write with RETURNING, answers its rows). */
   readonly statements: ReadonlyArray<readonly [sql: string, params: ReadonlyArray<unknown>]>
   /** How long to wait for the write lock of another process, in milliseconds. */
   readonly busyTimeoutMs: number
 }
 
-/** Committed (each statement's changed rows), or not run because the guard read something else. */
-export type WriterResult = { readonly _tag: "Committed"; readonly changes: ReadonlyArray<number> } | { readonly _tag: "Stale" }
+/**
+ * Committed (each statement's changed rows, and when any statement returns rows — a read, RETURNING
+ * — each one's rows, `null` for the others), or not run because the guard read something else.
+ */
+export type WriterResult =
+  | {
+      readonly _tag: "Committed"
+      readonly changes: ReadonlyArray<number>
+      readonly rows?: ReadonlyArray<ReadonlyArray<Record<string, unknown>> | null> | undefined
+    }
+  | { readonly _tag: "Stale" }
 
 export interface WriterOptions {
   readonly filename: string
@@ -31,6 +40,7 @@ export interface WriterOptions {
 interface Reply {
   readonly id: number
   readonly changes?: ReadonlyArray<number>
+  readonly rows?: ReadonlyArray<ReadonlyArray<Record<string, unknown>> | null>
   readonly stale?: true
   readonly error?: { readonly code: string | undefined; readonly message: string }
 }
@@ -64,7 +74,7 @@ const workerMain = (data: { driver: string; filename: string; synchronous: strin
     "message",
     (job: {
       id: number
-      guard: { sql: string; params: Array<unknown>; expected: string }
+      guard?: { sql: string; params: Array<unknown>; expected: string }
       statements: Array<[string, Array<unknown>]>
       busyTimeoutMs: number
     }) => {
@@ -72,14 +82,22 @@ const workerMain = (data: { driver: string; filename: string; synchronous: strin
         // Blocking here is fine: this thread serves nothing else.
         db.pragma(`busy_timeout = ${Math.max(0, Math.floor(job.busyTimeoutMs))}`)
         prepare("BEGIN IMMEDIATE").run()
-        if (JSON.stringify(prepare(job.guard.sql).all(...job.guard.params)) !== job.guard.expected) {
+        if (job.guard !== undefined && JSON.stringify(prepare(job.guard.sql).all(...job.guard.params)) !== job.guard.expected) {
           prepare("ROLLBACK").run()
           parentPort.postMessage({ id: job.id, stale: true })
           return
         }
-        const changes = job.statements.map(([sql, params]) => prepare(sql).run(...params).changes)
+        let rows: Array<Array<unknown> | null> | undefined
+        const changes = job.statements.map(([sql, params], i) => {
+          const statement = prepare(sql)
+          if (!statement.reader) return statement.run(...params).changes
+          rows ??= job.statements.map(() => null)
+          const read = statement.all(...params)
+          rows[i] = read
+          return read.length
+        })
         prepare("COMMIT").run()
-        parentPort.postMessage({ id: job.id, changes })
+        parentPort.postMessage({ id: job.id, changes, rows })
       } catch (cause) {
         const error = cause as { code?: string; message?: string }
         if (db.inTransaction) db.exec("ROLLBACK")
@@ -123,7 +141,10 @@ export const makeWriterThread = (options: WriterOptions) => {
         const cause = Object.assign(new Error(reply.error.message), { code: reply.error.code })
         Deferred.unsafeDone(done, Effect.fail(new SqlError({ cause, message: "Failed to execute statement" })))
       } else {
-        Deferred.unsafeDone(done, Effect.succeed(reply.stale ? { _tag: "Stale" } : { _tag: "Committed", changes: reply.changes ?? [] }))
+        Deferred.unsafeDone(
+          done,
+          Effect.succeed(reply.stale ? { _tag: "Stale" } : { _tag: "Committed", changes: reply.changes ?? [], rows: reply.rows })
+        )
       }
     })
     const lost = (why: string) => {

@@ -4,10 +4,8 @@ import { Effect, Option } from "effect"
 import { eventTagsSql, type IssuingEvent, storedEventDataOf } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import { attemptStatements } from "./SqlWebhookAttempts.js"
 import { claimedColumns, toClaimed } from "./SqlWebhookRows.js"
-import { streakStatements } from "./SqlWebhookSubscriptions.js"
-import type { DeliveryRetry, FinishedTries, WebhookStoreService } from "./WebhookStore.js"
+import type { DeliveryRetry, FinishedTries, ThreadStatement, WebhookStoreService, WebhookWriterThread } from "./WebhookStore.js"
 
 type Sql = SqlClient.SqlClient
 
@@ -107,6 +105,125 @@ const enqueueEvents = (
         orElse: () => writeCounted(sql, queued, sql.unsafe(sqliteFanOutSql(events.length), sqliteFanOutParams(events)))
       })
 
+// ---- SQLite: the claim holder's statements as plain text --------------------------------------------
+// One text per statement, run by the writer thread when the store has one (WebhookWriterThread) and
+// on the store's client otherwise, so the two cannot drift (docs/webhooks.md#the-workers-writes-off-the-event-loop).
+
+/** `?, ?, …`: `n` placeholders. */
+const marks = (n: number): string => Array.from({ length: n }, () => "?").join(", ")
+
+/** SQLite: when the queue's next delivery not due at `nowIso` falls due (run before the claim, as PostgreSQL's snapshot does). */
+const sqliteNextDue = (nowIso: string): ThreadStatement => [
+  "SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries WHERE next_attempt_at > ?",
+  [nowIso]
+]
+
+/**
+ * SQLite's claim of up to `limit` due deliveries in ONE statement: each claimed row comes back with
+ * what a try needs (claimedColumns' names), its event's and subscription's columns read by primary
+ * key in RETURNING's subqueries. A row whose event or subscription is gone comes back with them
+ * null and is not tried (`claimedRows`), as a join would leave it out.
+ */
+const sqliteClaim = (token: string, nowIso: string, leaseUntilIso: string, limit: number): ThreadStatement => {
+  // RETURNING names the updated table in full (SQLite does not resolve its alias there).
+  const d = "issuing_webhook_deliveries"
+  const event = (column: string, as: string) => `(SELECT e.${column} FROM issuing_events e WHERE e.id = ${d}.event_id) AS ${as}`
+  const subscription = (column: string, as = column) =>
+    `(SELECT s.${column} FROM issuing_webhook_subscriptions s WHERE s.id = ${d}.subscription_id) AS ${as}`
+  return [
+    `UPDATE ${d} SET next_attempt_at = ?, claim_token = ?
+     WHERE id IN (SELECT id FROM ${d} WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?)
+     RETURNING id, program_id, subscription_id, event_id, attempt_count,
+       ${event("type", "event_type")}, ${event("created_at", "event_created_at")}, ${event("data", "event_data")},
+       ${eventTagsSql("sqlite", `${d}.event_id`)} AS event_tags,
+       ${subscription("url")}, ${subscription("disabled")}, ${subscription("tag", "subscription_tag")},
+       ${subscription("secret_sealed")}, ${subscription("previous_secret_sealed")},
+       ${subscription("previous_secret_expires_at")}, ${subscription("updated_at", "subscription_updated_at")}`,
+    [leaseUntilIso, token, nowIso, limit]
+  ]
+}
+
+/** The deliveries a SQLite claim answered, those whose event and subscription still exist. */
+const claimedRows = (rows: ReadonlyArray<Record<string, unknown>>) =>
+  rows.filter((row) => row.event_type != null && row.url != null).map(toClaimed)
+
+/** SQLite: the renewal of the leases of `ids` this token still holds, answering the ids renewed. */
+const sqliteRenew = (token: string, ids: ReadonlyArray<string>, leaseUntilIso: string): ThreadStatement => [
+  `UPDATE issuing_webhook_deliveries SET next_attempt_at = ? WHERE id IN (${marks(ids.length)}) AND claim_token = ? RETURNING id`,
+  [leaseUntilIso, ...ids, token]
+]
+
+/** Most attempts in one INSERT (10 parameters each, well within SQLite's 32,766). */
+const ATTEMPTS_PER_INSERT = 500
+
+/**
+ * SQLite: the statements writing a batch of finished tries, to run in one transaction: the
+ * attempts (once per id: a batch is recorded again when its commit may have gone through), the
+ * retries and the finished deliveries (by id and claim token), and the failing streaks.
+ */
+const sqliteRecordTries = (token: string, tries: FinishedTries): Array<ThreadStatement> => {
+  const statements: Array<ThreadStatement> = []
+  for (let at = 0; at < tries.attempts.length; at += ATTEMPTS_PER_INSERT) {
+    const chunk = tries.attempts.slice(at, at + ATTEMPTS_PER_INSERT)
+    statements.push([
+      `INSERT INTO issuing_webhook_attempts (id, program_id, event_id, subscription_id, status, response_code, response_body,
+                                            attempted_at, created_at, updated_at)
+       VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
+       ON CONFLICT (id) DO NOTHING`,
+      chunk.flatMap((a) => [
+        a.id,
+        a.program_id,
+        a.event_id,
+        a.webhook_subscription_id,
+        a.status,
+        a.response_code,
+        a.response_body,
+        a.attempted_at,
+        a.created_at,
+        a.updated_at
+      ])
+    ])
+  }
+  const { retries, finished, clearFailing, markFailing } = tries
+  if (retries.length > 0) statements.push(sqliteReschedule(token, retries))
+  if (finished.length > 0) {
+    statements.push([
+      `DELETE FROM issuing_webhook_deliveries WHERE id IN (${marks(finished.length)}) AND claim_token = ?`,
+      [...finished, token]
+    ])
+  }
+  if (clearFailing.length > 0) {
+    statements.push([
+      `UPDATE issuing_webhook_subscriptions SET failing_since = NULL WHERE id IN (${marks(clearFailing.length)}) AND failing_since IS NOT NULL`,
+      clearFailing
+    ])
+  }
+  if (markFailing.length > 0) {
+    statements.push([
+      `UPDATE issuing_webhook_subscriptions SET failing_since = ? WHERE id IN (${marks(markFailing.length)}) AND failing_since IS NULL`,
+      [tries.nowIso, ...markFailing]
+    ])
+  }
+  return statements
+}
+
+/** SQLite: many held deliveries back on the queue in one UPDATE … FROM a list of (id, tries, due). */
+const sqliteReschedule = (token: string, retries: ReadonlyArray<DeliveryRetry>): ThreadStatement => [
+  `UPDATE issuing_webhook_deliveries
+   SET attempt_count = r.column2, next_attempt_at = r.column3, claim_token = NULL
+   FROM (VALUES ${retries.map(() => "(?, ?, ?)").join(", ")}) AS r
+   WHERE issuing_webhook_deliveries.id = r.column1 AND issuing_webhook_deliveries.claim_token = ?`,
+  [...retries.flatMap((r) => [r.id, r.attemptCount, r.nextAttemptIso]), token]
+]
+
+/** Runs plain statements on the store's client, in order (inside the caller's transaction, if any); answers each one's rows. */
+const runOnClient = (sql: Sql, statements: ReadonlyArray<ThreadStatement>) =>
+  Effect.forEach(statements, ([text, params]) => sql.unsafe<Record<string, unknown>>(text, params))
+
+/** The plain statements on the writer thread when the store has one, in one transaction; else on the client. */
+const runPlain = (sql: Sql, thread: Option.Option<WebhookWriterThread["Type"]>, statements: ReadonlyArray<ThreadStatement>) =>
+  Option.isSome(thread) ? thread.value.transaction(statements) : runOnClient(sql, statements)
+
 /** Held deliveries off the queue: delivered, given up, or skipped. */
 const completeDeliveries = (sql: Sql, token: string, ids: ReadonlyArray<string>): Effect.Effect<void, SqlError.SqlError> =>
   ids.length === 0
@@ -125,14 +242,7 @@ const rescheduleDeliveries = (sql: Sql, token: string, retries: ReadonlyArray<De
                 FROM unnest(${retries.map((r) => r.id)}::text[], ${retries.map((r) => r.attemptCount)}::int[],
                             ${retries.map((r) => r.nextAttemptIso)}::timestamptz[]) AS r(id, attempt_count, next_attempt_at)
                 WHERE d.id = r.id AND d.claim_token = ${token}`,
-          orElse: () =>
-            sql.unsafe(
-              `UPDATE issuing_webhook_deliveries
-               SET attempt_count = r.column2, next_attempt_at = r.column3, claim_token = NULL
-               FROM (VALUES ${retries.map(() => "(?, ?, ?)").join(", ")}) AS r
-               WHERE issuing_webhook_deliveries.id = r.column1 AND issuing_webhook_deliveries.claim_token = ?`,
-              [...retries.flatMap((r) => [r.id, r.attemptCount, r.nextAttemptIso]), token]
-            )
+          orElse: () => sql.unsafe(...sqliteReschedule(token, retries))
         })
         .pipe(Effect.asVoid)
 
@@ -210,12 +320,6 @@ const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: str
                       FROM issuing_events WHERE id = d.event_id LIMIT 1) e ON true
         JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id)`
 
-/** The earliest next_attempt_at after `nowIso`: when the queue's next delivery not due now falls due. */
-const nextDueAfter = (sql: Sql, nowIso: string) =>
-  sql`SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries WHERE next_attempt_at > ${nowIso}`.pipe(
-    Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.t), toIso))
-  )
-
 /**
  * Claims up to `limit` due deliveries and reads when the next one after `nowIso` falls due. On
  * PostgreSQL one statement: its snapshot predates the claim, so the rows it claims (due by
@@ -223,7 +327,14 @@ const nextDueAfter = (sql: Sql, nowIso: string) =>
  * loop used to ask `nextDueAt` in a second round trip after every claim that left room: one more
  * query and pool checkout per round, on the path of the next wake-up.)
  */
-const claimDueWithNext = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
+const claimDueWithNext = (
+  sql: Sql,
+  thread: Option.Option<WebhookWriterThread["Type"]>,
+  token: string,
+  nowIso: string,
+  leaseUntilIso: string,
+  limit: number
+) =>
   sql.onDialectOrElse({
     // Committed without waiting for the WAL flush (`synchronous_commit` off for this statement's
     // transaction alone): the claim is on the path from an event's commit to its delivery, and a
@@ -241,12 +352,20 @@ const claimDueWithNext = (sql: Sql, token: string, nowIso: string, leaseUntilIso
           nextDueAt: Option.map(Option.fromNullable(rows[0]?.next_due), toIso)
         }))
       ),
-    orElse: () => Effect.all({ claimed: claimDue(sql, token, nowIso, leaseUntilIso, limit), nextDueAt: nextDueAfter(sql, nowIso) })
+    // SQLite: the next due time read first (the rows claimed now do not count as next), then the
+    // claim, in one transaction on the writer thread where there is one.
+    orElse: () =>
+      runPlain(sql, thread, [sqliteNextDue(nowIso), sqliteClaim(token, nowIso, leaseUntilIso, limit)]).pipe(
+        Effect.map(([next, claimed]) => ({
+          claimed: claimedRows(claimed!),
+          nextDueAt: Option.map(Option.fromNullable(next![0]?.t), toIso)
+        }))
+      )
   })
 
 /**
- * Claims up to `limit` due deliveries: on PostgreSQL in one statement (`pgClaimCtes`); on SQLite
- * (one writer at a time) an UPDATE then a read of what it claimed.
+ * Claims up to `limit` due deliveries, in one statement: on PostgreSQL `pgClaimCtes`, on SQLite
+ * `sqliteClaim` (one writer at a time).
  */
 const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string, limit: number) =>
   sql.onDialectOrElse({
@@ -254,22 +373,7 @@ const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string
       sql`WITH ${pgClaimCtes(sql, token, nowIso, leaseUntilIso, limit)} SELECT * FROM taken`.pipe(
         Effect.map((rows) => rows.map(toClaimed))
       ),
-    orElse: () =>
-      Effect.gen(function* () {
-        const claimed = yield* sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}, claim_token = ${token}
-            WHERE id IN (SELECT id FROM issuing_webhook_deliveries WHERE next_attempt_at <= ${nowIso}
-                         ORDER BY next_attempt_at LIMIT ${limit})
-            RETURNING id`
-        if (claimed.length === 0) return []
-        const rows = yield* sql`SELECT ${sql.unsafe(claimedColumns(eventTagsSql("sqlite", "e.id")))} FROM issuing_webhook_deliveries d
-            JOIN issuing_events e ON e.id = d.event_id
-            JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id
-            WHERE ${sql.in(
-              "d.id",
-              claimed.map((row: any) => row.id)
-            )} AND d.claim_token = ${token}`
-        return rows.map(toClaimed)
-      })
+    orElse: () => Effect.map(sql.unsafe<Record<string, unknown>>(...sqliteClaim(token, nowIso, leaseUntilIso, limit)), claimedRows)
   })
 
 /**
@@ -277,7 +381,12 @@ const claimDue = (sql: Sql, token: string, nowIso: string, leaseUntilIso: string
  * worker's claim (`claimDueWithNext`, one autocommit statement) on `claimSql`, a connection of its
  * own where the store has one (WebhookClaimClient).
  */
-export const queueStatements = (sql: Sql, queued: Effect.Effect<void>, claimSql: Sql = sql): QueueStatements => ({
+export const queueStatements = (
+  sql: Sql,
+  queued: Effect.Effect<void>,
+  claimSql: Sql = sql,
+  thread: Option.Option<WebhookWriterThread["Type"]> = Option.none()
+): QueueStatements => ({
   dropQueued: (subscriptionIds) =>
     subscriptionIds.length === 0
       ? Effect.void
@@ -291,8 +400,8 @@ export const queueStatements = (sql: Sql, queued: Effect.Effect<void>, claimSql:
   }),
   ...replayStatements(sql, queued),
   claimDue: (token, nowIso, leaseUntilIso, limit) => claimDue(sql, token, nowIso, leaseUntilIso, limit),
-  claimDueWithNext: (token, nowIso, leaseUntilIso, limit) => claimDueWithNext(claimSql, token, nowIso, leaseUntilIso, limit),
-  ...claimStatements(sql, queued)
+  claimDueWithNext: (token, nowIso, leaseUntilIso, limit) => claimDueWithNext(claimSql, thread, token, nowIso, leaseUntilIso, limit),
+  ...claimStatements(sql, queued, thread)
 })
 
 /** Replay (one INSERT … SELECT over the window), its span probe, and single enqueues (a resend's retry). */
@@ -354,7 +463,11 @@ const replayStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStat
 })
 
 /** What a claim holder does with its deliveries: complete, reschedule, hand back; and when the next is due. */
-const claimStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStatements, ClaimStatementName> => ({
+const claimStatements = (
+  sql: Sql,
+  queued: Effect.Effect<void>,
+  thread: Option.Option<WebhookWriterThread["Type"]>
+): Pick<QueueStatements, ClaimStatementName> => ({
   // By id (the primary key) and token: no index on claim_token is needed, and a row another worker
   // took over (its lease ended first) keeps the new holder's lease. On PostgreSQL a row locked now
   // is skipped: it is being recorded (completed, rescheduled or claimed afresh) by a transaction
@@ -370,10 +483,7 @@ const claimStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueState
                   WHERE id IN (SELECT id FROM issuing_webhook_deliveries
                                WHERE ${sql.in("id", ids)} AND claim_token = ${token} FOR UPDATE SKIP LOCKED)
                   RETURNING id`,
-            orElse: () =>
-              sql`UPDATE issuing_webhook_deliveries SET next_attempt_at = ${leaseUntilIso}
-                  WHERE ${sql.in("id", ids)} AND claim_token = ${token}
-                  RETURNING id`
+            orElse: () => Effect.map(runPlain(sql, thread, [sqliteRenew(token, ids, leaseUntilIso)]), ([rows]) => rows!)
           })
           .pipe(Effect.map((rows) => rows.map((row) => String(row.id)))),
   completeDeliveries: (token, ids) => completeDeliveries(sql, token, ids),
@@ -393,21 +503,16 @@ const claimStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueState
   recordTries: (token, tries) =>
     sql.onDialectOrElse({
       pg: () => pgRecordTries(sql, token, tries),
-      orElse: () =>
-        Effect.all(
-          [
-            attemptStatements(sql).insertAttempts(tries.attempts),
-            rescheduleDeliveries(sql, token, tries.retries),
-            completeDeliveries(sql, token, tries.finished),
-            streakStatements(sql).clearFailing(tries.clearFailing),
-            streakStatements(sql).markFailing(tries.markFailing, tries.nowIso)
-          ],
-          { discard: true }
-        )
+      orElse: () => Effect.asVoid(runOnClient(sql, sqliteRecordTries(token, tries)))
     }),
+  // SQLite: on the writer thread, one transaction of its own, where the store has one.
   recordTriesAtOnce: sql.onDialectOrElse({
     pg: () => Option.some((token: string, tries: FinishedTries) => pgRecordTries(sql, token, tries)),
-    orElse: () => Option.none()
+    orElse: () =>
+      Option.map(
+        thread,
+        (writer) => (token: string, tries: FinishedTries) => Effect.asVoid(writer.transaction(sqliteRecordTries(token, tries)))
+      )
   }),
   nextDueAt: sql`SELECT MIN(next_attempt_at) AS t FROM issuing_webhook_deliveries`.pipe(
     Effect.map((rows) => Option.map(Option.fromNullable(rows[0]?.t), toIso))

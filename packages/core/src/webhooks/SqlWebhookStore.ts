@@ -4,7 +4,7 @@ import { attemptStatements } from "./SqlWebhookAttempts.js"
 import { portalSessionStatements } from "./SqlWebhookPortalSessions.js"
 import { queueStatements } from "./SqlWebhookQueue.js"
 import { subscriptionStatements } from "./SqlWebhookSubscriptions.js"
-import { WebhookClaimClient, WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
+import { WebhookClaimClient, WebhookStore, type WebhookStoreService, WebhookWakeups, WebhookWriterThread } from "./WebhookStore.js"
 import { makeWorkSignal } from "./WorkSignal.js"
 import { afterCommit } from "../sql/Transactor.js"
 
@@ -16,7 +16,8 @@ export { sqliteFanOutParams, sqliteFanOutSql } from "./SqlWebhookQueue.js"
  * `FOR UPDATE SKIP LOCKED` claims, NOTIFY, counting inserted rows, the fan-out function) sit next
  * to their SQL in the statement files. Workers wait on a work signal rung by this process's
  * enqueues and by other processes' notifications (PostgreSQL LISTEN, when WebhookWakeups is given);
- * their claims run on the client of their own when WebhookClaimClient is given.
+ * their claims run on the client of their own when WebhookClaimClient is given, and their claims,
+ * renewals and recordings on the writer thread when WebhookWriterThread is.
  */
 export const SqlWebhookStoreLive = Layer.scoped(
   WebhookStore,
@@ -27,6 +28,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
       onNone: () => sql,
       onSome: (client) => client.withoutTransforms()
     })
+    const thread = yield* Effect.serviceOption(WebhookWriterThread)
     const signal = yield* makeWorkSignal(Option.map(wakeups, (service) => service.notifications))
     // SQLite: ring this process's workers at once (their claim waits for the one connection, so it
     // runs after the commit). PostgreSQL: after the commit, ring them and, unless one of them was
@@ -38,7 +40,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
     })
     const store: WebhookStoreService = {
       ...subscriptionStatements(sql),
-      ...queueStatements(sql, wake, claimSql),
+      ...queueStatements(sql, wake, claimSql, thread),
       ...attemptStatements(sql),
       ...portalSessionStatements(sql),
       wake,
