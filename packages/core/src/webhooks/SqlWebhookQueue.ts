@@ -134,7 +134,8 @@ const sqliteClaim = (token: string, nowIso: string, leaseUntilIso: string, limit
     `UPDATE ${d} SET next_attempt_at = ?, claim_token = ?
      WHERE id IN (SELECT id FROM ${d} WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?)
      RETURNING id, program_id, subscription_id, event_id, attempt_count,
-       ${event("type", "event_type")}, ${event("created_at", "event_created_at")}, ${event("data", "event_data")},
+       ${event("type", "event_type")}, ${event("program_id", "event_program_id")}, ${event("created_at", "event_created_at")},
+       ${event("data", "event_data")},
        ${eventTagsSql("sqlite", `${d}.event_id`)} AS event_tags,
        ${subscription("url")}, ${subscription("disabled")}, ${subscription("tag", "subscription_tag")},
        ${subscription("secret_sealed")}, ${subscription("previous_secret_sealed")},
