@@ -35,19 +35,69 @@ describe("an event's stored data", () => {
     const object = transfer()
     const { stored, text } = readBack(object)
     expect(JSON.parse(stored)).toEqual({
-      "": 1,
+      "": 3,
       id: object.id,
       transaction_id: object.transaction_id,
+      amount: 82,
+      from_financial_account_id: object.from_financial_account_id,
+      to_financial_account_id: object.to_financial_account_id
+    })
+    expect(stored.length).toBeLessThan(JSON.stringify(object).length * 0.5)
+    expect(text).toBe(JSON.stringify(object))
+  })
+
+  it("keeps a value other than its shape's default", () => {
+    const object = transfer({ payment_rail: "ach", currency: "EUR", status: "PENDING", metadata: { order: "42" } })
+    const { stored, text } = readBack(object)
+    expect(JSON.parse(stored)).toMatchObject({ "": 3, payment_rail: "ach", currency: "EUR", status: "PENDING", metadata: { order: "42" } })
+    expect(text).toBe(JSON.stringify(object))
+    // A transaction's empty lists are its shape's defaults; a card's are kept.
+    const transaction = {
+      id: "t",
+      object: "transaction",
+      program_id: PROGRAM,
+      status: "PENDING",
+      amount: 300,
+      currency: "USD",
+      card_id: "c",
+      financial_account_id: "a",
+      decline_reason: null,
+      mcc: "5411",
+      merchant_name: "Grocer",
+      merchant: null,
+      network_transaction_id: null,
+      authorized_amount: 300,
+      pending_amount: 300,
+      settled_amount: 0,
+      disputed_amount: 0,
+      expires_at: "2026-12-06T10:41:54.442Z",
+      card_events: [{ id: "e", type: "AUTHORIZATION" }],
+      request_history: [],
+      created_at: AT,
+      updated_at: AT
+    }
+    const card = readBack(transaction)
+    expect(Object.keys(JSON.parse(card.stored))).toContain("card_events")
+    expect(Object.keys(JSON.parse(card.stored))).not.toContain("request_history")
+    expect(card.text).toBe(JSON.stringify(transaction))
+  })
+
+  it("reads rows of every earlier shape, which stay readable", () => {
+    const object = transfer()
+    const { id, transaction_id, from_financial_account_id, to_financial_account_id } = object
+    const shape1 = JSON.stringify({
+      "": 1,
+      id,
+      transaction_id,
       payment_rail: "book",
       amount: 82,
       currency: "USD",
-      from_financial_account_id: object.from_financial_account_id,
-      to_financial_account_id: object.to_financial_account_id,
+      from_financial_account_id,
+      to_financial_account_id,
       status: "SETTLED",
       metadata: {}
     })
-    expect(stored.length).toBeLessThan(JSON.stringify(object).length * 0.65)
-    expect(text).toBe(JSON.stringify(object))
+    expect(eventDataText(shape1, PROGRAM, AT)).toBe(JSON.stringify(object))
   })
 
   it("keeps a value that differs from what a reader would restore, null included", () => {

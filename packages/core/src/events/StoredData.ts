@@ -5,8 +5,9 @@
  * The object of a transfer's or a transaction's event is stored as a *sparse* JSON object: the
  * key `""` first, the number of its shape (below), then only the entries a reader cannot restore,
  * in the object's order, under their own names. Left out: `object` (the shape's), `program_id`
- * when it is the event's, `created_at` and `updated_at` when they are the event's time, and every
- * other entry whose value is null. A reader restores every key of the shape in the shape's order,
+ * when it is the event's, `created_at` and `updated_at` when they are the event's time, an entry
+ * whose value is its shape's default (the commonest value of that key, e.g. a book transfer's
+ * `"payment_rail":"book"`), and every other entry whose value is null. A reader restores every key of the shape in the shape's order,
  * so `JSON.stringify` of what it reads is exactly `JSON.stringify` of what was written. The
  * entries left in keep their names, so the stores' tag triggers (`json_extract(data,
  * '$.from_financial_account_id')`, `data::jsonb ->> 'card_id'`) read them as before, and a null
@@ -17,76 +18,114 @@
  * read as it is (old rows need no migration). Webhook bodies embed that text unchanged (the
  * functions' `balance.updated` on PostgreSQL keep their spacing).
  *
- * SHAPES is append-only: a shape is never edited or removed, since rows name it by number. A
+ * SHAPES is append-only: a shape is never edited or removed, since rows name it by number (a
+ * writer takes the last shape of an object's keys; earlier ones stay for the rows that name them). A
  * new one must ship in a release before the release that writes it, so that the processes of the
  * older release still running during a rolling deploy can read it.
  */
 interface Shape {
   readonly object: string
   readonly keys: ReadonlyArray<string>
+  /** Left out when equal: a string or number, or `{}` / `[]` (an empty object or array). */
+  readonly defaults?: Readonly<Record<string, string | number | EmptyValue>>
 }
 
+type EmptyValue = "{}" | "[]"
+const EMPTY_OBJECT: EmptyValue = "{}"
+const EMPTY_ARRAY: EmptyValue = "[]"
+
+const TRANSFER_KEYS = [
+  "id",
+  "object",
+  "program_id",
+  "transaction_id",
+  "payment_rail",
+  "amount",
+  "currency",
+  "from_financial_account_id",
+  "to_financial_account_id",
+  "status",
+  "description",
+  "metadata",
+  "return_code",
+  "return_reason",
+  "created_at",
+  "updated_at"
+]
+
+const TRANSACTION_KEYS = [
+  "id",
+  "object",
+  "program_id",
+  "status",
+  "amount",
+  "currency",
+  "card_id",
+  "financial_account_id",
+  "decline_reason",
+  "mcc",
+  "merchant_name",
+  "merchant",
+  "network_transaction_id",
+  "authorized_amount",
+  "pending_amount",
+  "settled_amount",
+  "disputed_amount",
+  "expires_at",
+  "card_events",
+  "request_history",
+  "created_at",
+  "updated_at"
+]
+
 const SHAPES: ReadonlyArray<Shape> = [
-  // 1: a transfer (ledger/Records.ts `Transfer`).
+  // 1: a transfer (ledger/Records.ts `Transfer`), without defaults.
+  { object: "transfer", keys: TRANSFER_KEYS },
+  // 2: a transaction (ledger/Records.ts `Transaction`), without defaults.
+  { object: "transaction", keys: TRANSACTION_KEYS },
+  // 3: a transfer, a book transfer's values as defaults.
   {
     object: "transfer",
-    keys: [
-      "id",
-      "object",
-      "program_id",
-      "transaction_id",
-      "payment_rail",
-      "amount",
-      "currency",
-      "from_financial_account_id",
-      "to_financial_account_id",
-      "status",
-      "description",
-      "metadata",
-      "return_code",
-      "return_reason",
-      "created_at",
-      "updated_at"
-    ]
+    keys: TRANSFER_KEYS,
+    defaults: { payment_rail: "book", currency: "USD", status: "SETTLED", metadata: EMPTY_OBJECT }
   },
-  // 2: a transaction (ledger/Records.ts `Transaction`).
+  // 4: a transaction, a transfer's own transaction's values as defaults.
   {
     object: "transaction",
-    keys: [
-      "id",
-      "object",
-      "program_id",
-      "status",
-      "amount",
-      "currency",
-      "card_id",
-      "financial_account_id",
-      "decline_reason",
-      "mcc",
-      "merchant_name",
-      "merchant",
-      "network_transaction_id",
-      "authorized_amount",
-      "pending_amount",
-      "settled_amount",
-      "disputed_amount",
-      "expires_at",
-      "card_events",
-      "request_history",
-      "created_at",
-      "updated_at"
-    ]
+    keys: TRANSACTION_KEYS,
+    defaults: { status: "SETTLED", currency: "USD", card_events: EMPTY_ARRAY, request_history: EMPTY_ARRAY }
   }
 ]
 
+/** The shape a writer takes for a list of keys: the last one (a Map keeps the last value set). */
 const SHAPE_BY_KEYS = new Map(SHAPES.map((shape, index) => [shape.keys.join(","), index + 1]))
 
 /** Stored text of a sparse object starts with this; no platform object has the key "". */
 const SPARSE_PREFIX = '{"":'
 
-/** The value a reader restores for `key` when the stored object leaves it out. */
-const restored = (shape: Shape, key: string, programId: string, createdAt: string): unknown =>
-  key === "object" ? shape.object : key === "program_id" ? programId : key === "created_at" || key === "updated_at" ? createdAt : null
+/** The value a reader restores for `key` when the stored object leaves it out (a new `{}` or `[]` each time). */
+const restored = (shape: Shape, key: string, programId: string, createdAt: string): unknown => {
+  if (key === "object") return shape.object
+  if (key === "program_id") return programId
+  if (key === "created_at" || key === "updated_at") return createdAt
+  const value = shape.defaults?.[key]
+  return value === undefined ? null : value === EMPTY_OBJECT ? {} : value === EMPTY_ARRAY ? [] : value
+}
+
+/** True when the writer may leave `value` out: a reader restores the same (see `restored`). */
+const restorable = (shape: Shape, key: string, value: unknown, programId: string, createdAt: string): boolean => {
+  if (key === "object") return value === shape.object
+  if (key === "program_id") return value === programId
+  if (key === "created_at" || key === "updated_at") return value === createdAt
+  const fallback = shape.defaults?.[key]
+  if (fallback === undefined) return value === null
+  if (fallback === EMPTY_OBJECT)
+    return (
+      value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype && Object.keys(value).length === 0
+    )
+  if (fallback === EMPTY_ARRAY) return Array.isArray(value) && value.length === 0
+  return value === fallback
+}
 
 /** A value JSON writes as itself (JSON.stringify would drop the entry or throw otherwise). */
 const writable = (value: unknown): boolean => {
@@ -109,7 +148,7 @@ export const storedEventData = (object: unknown, programId: string, createdAt: s
   for (const key of keys) {
     const value = record[key]
     if (!writable(value)) return JSON.stringify(object)
-    if (value !== restored(shape, key, programId, createdAt)) kept[key] = value
+    if (!restorable(shape, key, value, programId, createdAt)) kept[key] = value
   }
   return JSON.stringify(kept)
 }
