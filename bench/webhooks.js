@@ -7,7 +7,8 @@
 // and reads the results. Each latency phase prints the event loop delay of every process.
 //   1. throughput: `--events` deliveries queued, then the delivery worker drains them; deliveries/s
 //      as the receiver sees them (and until every attempt is recorded), with the platform's CPU
-//      per delivery, the receiver's and, on PostgreSQL, every server process's (from /proc); with
+//      per delivery (and its main thread's alone, its event loop's busy time, and each other thread's
+//      CPU), the receiver's and, on PostgreSQL, every server process's (from /proc); with
 //      `--cpu-prof=DIR`, a V8 CPU profile of the platform over this phase, kept in DIR and summed
 //      up per delivery (by phase, then the `--top` functions);
 //   2. latency: events emitted at each of `--rates` per second for `--seconds`, as the API writes
@@ -288,6 +289,12 @@ export const benchStore = async (label, target, options) => {
     console.log(
       `${"".padEnd(9)} bare     ${barePerSecond.toFixed(0).padStart(6)} requests/s (keep-alive node:http, concurrency ${CONCURRENCY}, same bodies; CPU ${cpuPerRequestUs.toFixed(0)} µs/request, receiver ${((bareReceiving.cpuMs * 1000) / bodies.length).toFixed(0)} µs/request)`
     )
+    if (throughput.threadsMs !== undefined && throughput.threadsMs.length > 0) {
+      const threads = throughput.threadsMs.map((ms) => ((ms * 1000) / options.events).toFixed(0)).join(", ")
+      console.log(
+        `${"".padEnd(9)} threads  CPU µs/delivery of the platform's other threads (writer thread, V8's, libuv's), busiest first: ${threads}`
+      )
+    }
     if (profileFile !== undefined) {
       const { busyMs, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(profileFile, "utf8")))
       const per = (ms) => `${((ms * 1000) / options.events).toFixed(1).padStart(6)} µs`

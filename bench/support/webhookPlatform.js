@@ -101,6 +101,24 @@ const mainThreadCpuMs = () => {
   }
 }
 
+/**
+ * CPU so far of each of this process's threads but the main one, in ms, by thread id (Linux; empty
+ * elsewhere): SQLite's writer thread, V8's helpers (GC, compilation) and libuv's pool, which Node
+ * all names "node" or close to it, so they are told apart by id only.
+ */
+const threadCpuMs = () => {
+  const byTid = new Map()
+  try {
+    for (const tid of fs.readdirSync("/proc/self/task")) {
+      if (tid === String(process.pid)) continue
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      byTid.set(tid, (Number(fields[11]) + Number(fields[12])) * 10)
+    }
+  } catch {}
+  return byTid
+}
+
 // What this process's event loop and CPU did during a phase (between `phaseStart` and `phaseStop`).
 let phase
 const phaseStart = () => {
@@ -117,6 +135,7 @@ const phaseStart = () => {
     longestGcMs: 0,
     cpu: process.cpuUsage(),
     mainCpuMs: mainThreadCpuMs(),
+    threads: threadCpuMs(),
     elu: performance.eventLoopUtilization(),
     started: performance.now()
   }
@@ -139,6 +158,11 @@ const phaseStop = () => {
     // The main thread alone: its CPU, and how long its event loop was not idle (a blocking fsync counts).
     mainCpuMs: phase.mainCpuMs === undefined ? undefined : mainThreadCpuMs() - phase.mainCpuMs,
     loopBusyMs: performance.eventLoopUtilization(phase.elu).active,
+    // The other threads' CPU over the phase, the busiest first (those that used any).
+    threadsMs: [...threadCpuMs()]
+      .map(([tid, ms]) => ms - (phase.threads.get(tid) ?? 0))
+      .filter((ms) => ms > 0)
+      .sort((a, b) => b - a),
     elapsedMs: performance.now() - phase.started
   }
 }
