@@ -1,4 +1,5 @@
-import { WebhookWriterThread } from "@issuing/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { sqlErrorCode, type ThreadStatement, WebhookWriterThread } from "@issuing/core"
 import { Context, Effect, Layer } from "effect"
 import { SqliteWriter } from "./SqliteClient.js"
 
@@ -9,23 +10,28 @@ import { SqliteWriter } from "./SqliteClient.js"
  * batch lane's do, and asks for it as urgently as a write transaction of the main connection (a lane
  * holding it lets it go soon), so a claim never waits behind a stream of batches. Not provided where
  * the store has no thread (`:memory:`, `writerThread: false`): the same statements then run on the
- * main connection.
+ * main connection. A thread that stopped (it should not) fails its jobs with SQLITE_WRITER_STOPPED:
+ * that job runs on the main connection instead, in one transaction, and the next one starts a thread.
  */
 export const SqliteWebhookWriterThreadLive = Layer.effectContext(
-  Effect.map(SqliteWriter, (writer) =>
-    writer.available
-      ? Context.make(
-          WebhookWriterThread,
-          WebhookWriterThread.of({
-            transaction: (statements) =>
-              writer.withGate(Effect.flatten(writer.send({ statements })), { urgent: true }).pipe(
-                Effect.map((result) =>
-                  // No guard: a job without one always runs.
-                  result._tag === "Committed" ? statements.map((_, i) => result.rows?.[i] ?? []) : statements.map(() => [])
-                )
-              )
-          })
-        )
-      : Context.empty()
-  )
+  Effect.gen(function* () {
+    const writer = yield* SqliteWriter
+    if (!writer.available) return Context.empty()
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const onMainConnection = (statements: ReadonlyArray<ThreadStatement>) =>
+      sql.withTransaction(Effect.forEach(statements, ([text, params]) => sql.unsafe<Record<string, unknown>>(text, params)))
+    return Context.make(
+      WebhookWriterThread,
+      WebhookWriterThread.of({
+        transaction: (statements) =>
+          writer.withGate(Effect.flatten(writer.send({ statements })), { urgent: true }).pipe(
+            // No guard: a job without one always runs.
+            Effect.map((result) =>
+              result._tag === "Committed" ? statements.map((_, i) => result.rows?.[i] ?? []) : statements.map(() => [])
+            ),
+            Effect.catchIf((error) => sqlErrorCode(error) === "SQLITE_WRITER_STOPPED", () => onMainConnection(statements))
+          )
+      })
+    )
+  })
 )

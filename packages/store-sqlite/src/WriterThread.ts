@@ -47,11 +47,14 @@ interface Reply {
 
 /**
  * The worker's code (CommonJS, evaluated by `new Worker(…, { eval: true })` so that it runs the same
- * from the compiled package and from sources). It must not reference anything outside itself.
+ * from the compiled package and from sources). It must not reference anything outside itself, not
+ * even `require`: it is handed the worker's `require` as `load`, because a bundler (esbuild, for an
+ * ES module bundle) rewrites a free `require` into a helper of the bundle's own, which the worker
+ * does not have — the thread then died at its first line and every job failed.
  */
-const workerMain = (data: { driver: string; filename: string; synchronous: string }) => {
-  const { parentPort } = require("node:worker_threads")
-  const Database = require(data.driver)
+const workerMain = (data: { driver: string; filename: string; synchronous: string }, load: (id: string) => any) => {
+  const { parentPort } = load("node:worker_threads")
+  const Database = load(data.driver)
   const db = new Database(data.filename)
   // The main connection's settings (SqliteClient.ts): durable commits, foreign keys, in-memory
   // temporary b-trees, a checkpoint every 4,000 WAL pages (run here, by the committing connection).
@@ -124,7 +127,7 @@ export const makeWriterThread = (options: WriterOptions) => {
     pending.clear()
   }
   const start = () => {
-    const thread = new Worker(`(${workerMain})(require("node:worker_threads").workerData)`, {
+    const thread = new Worker(`(${workerMain})(require("node:worker_threads").workerData, require)`, {
       eval: true,
       // Not the parent's loader flags (a TypeScript loader, --input-type): the code is plain CommonJS.
       execArgv: [],
