@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { STORE_KINDS } from "../support/databases.js"
-import { expectEnvelope, startPlatform, type TestPlatform } from "../support/platform.js"
-import { createWallet, fund, issueCard } from "./helpers.js"
+import { expectEnvelope } from "../support/platform.js"
+import { useFundedWallet } from "../support/walletPlatform.js"
+import { issueCard } from "./helpers.js"
 
 // Several spending limits per card, on the sum and the number of approved authorizations
 // (docs/card-transactions.md#spending-limits): decided from the running totals, shown by
@@ -9,37 +10,29 @@ import { createWallet, fund, issueCard } from "./helpers.js"
 // WEEKLY and ALL_TIME windows keep the test clear of a UTC midnight (a week ends once in seven days).
 
 describe.each(STORE_KINDS)("a card's spending limits on %s", (kind) => {
-  let platform: TestPlatform
-  let wallet: { id: string; financial_account_id: string }
-
-  beforeAll(async () => {
-    platform = await startPlatform(kind)
-    wallet = await createWallet(platform)
-    await fund(platform, wallet.financial_account_id, 1_000_000)
-  })
-  afterAll(async () => {
-    await platform?.close()
-  })
+  const fixture = useFundedWallet(kind, 1_000_000)
 
   const authorize = async (cardId: string, amount: number) => {
-    const response = await platform.request("POST", "/v1/simulate/authorizations", { body: { card_id: cardId, amount, mcc: "5411" } })
+    const response = await fixture.platform.request("POST", "/v1/simulate/authorizations", {
+      body: { card_id: cardId, amount, mcc: "5411" }
+    })
     expect(response.status, response.text).toBe(200)
     return response.body
   }
   const message = async (id: string, action: string, body: unknown = {}) => {
-    const response = await platform.request("POST", `/v1/simulate/transactions/${id}/${action}`, { body })
+    const response = await fixture.platform.request("POST", `/v1/simulate/transactions/${id}/${action}`, { body })
     expect(response.status, response.text).toBe(200)
     return response.body
   }
   const limits = async (cardId: string) => {
-    const response = await platform.request("GET", `/v1/cards/${cardId}/spend-limits`)
+    const response = await fixture.platform.request("GET", `/v1/cards/${cardId}/spend-limits`)
     expect(response.status, response.text).toBe(200)
     return response.body.data as Array<any>
   }
-  const patch = (cardId: string, body: unknown) => platform.request("PATCH", `/v1/cards/${cardId}`, { body })
+  const patch = (cardId: string, body: unknown) => fixture.platform.request("PATCH", `/v1/cards/${cardId}`, { body })
 
   it("limits the sum and the count of approved authorizations per window, each limit on its own", async () => {
-    const card = await issueCard(platform, wallet.id, {
+    const card = await issueCard(fixture.platform, fixture.wallet.id, {
       spending_limits: [
         { interval: "WEEKLY", amount: 1_000, count: 2 },
         { interval: "ALL_TIME", count: 3 },
@@ -119,7 +112,7 @@ describe.each(STORE_KINDS)("a card's spending limits on %s", (kind) => {
   })
 
   it("takes spending_period as the one-limit spelling, and either spelling clears", async () => {
-    const card = await issueCard(platform, wallet.id, { spendingPeriod: { interval: "MONTHLY", amount: 700 } })
+    const card = await issueCard(fixture.platform, fixture.wallet.id, { spendingPeriod: { interval: "MONTHLY", amount: 700 } })
     expect(card.spending_limits).toEqual([{ interval: "MONTHLY", amount: 700, count: null }])
     const counted = await patch(card.id, {
       spending_limits: [
@@ -163,25 +156,27 @@ describe.each(STORE_KINDS)("a card's spending limits on %s", (kind) => {
       [{ spending_limits: [limit], spending_period: limit }, "spending_limits"],
       [{ spending_limits: [limit], spendingPeriod: null }, "spending_limits"]
     ]
-    const card = await issueCard(platform, wallet.id, { spending_limits: [{ interval: "WEEKLY", count: 5 }] })
-    const cardsBefore = (await platform.request("GET", `/v1/cards?wallet_id=${wallet.id}`)).body.total_count
-    const eventsBefore = (await platform.request("GET", "/v1/events?type=card.updated&page_size=100")).body.total_count
+    const card = await issueCard(fixture.platform, fixture.wallet.id, { spending_limits: [{ interval: "WEEKLY", count: 5 }] })
+    const cardsBefore = (await fixture.platform.request("GET", `/v1/cards?wallet_id=${fixture.wallet.id}`)).body.total_count
+    const eventsBefore = (await fixture.platform.request("GET", "/v1/events?type=card.updated&page_size=100")).body.total_count
     for (const [body, param] of cases) {
-      const issued = await platform.request("POST", "/v1/cards", { body: { wallet_id: wallet.id, type: "VIRTUAL", ...body } })
+      const issued = await fixture.platform.request("POST", "/v1/cards", {
+        body: { wallet_id: fixture.wallet.id, type: "VIRTUAL", ...body }
+      })
       expectEnvelope(issued, 400, { code: "invalid_request", param })
       expect(issued.text).not.toContain("HOURLY")
       expectEnvelope(await patch(card.id, body), 400, { code: "invalid_request", param })
     }
-    expect((await platform.request("GET", `/v1/cards?wallet_id=${wallet.id}`)).body.total_count).toBe(cardsBefore)
-    expect((await platform.request("GET", "/v1/events?type=card.updated&page_size=100")).body.total_count).toBe(eventsBefore)
-    expect((await platform.request("GET", `/v1/cards/${card.id}`)).body.spending_limits).toEqual([
+    expect((await fixture.platform.request("GET", `/v1/cards?wallet_id=${fixture.wallet.id}`)).body.total_count).toBe(cardsBefore)
+    expect((await fixture.platform.request("GET", "/v1/events?type=card.updated&page_size=100")).body.total_count).toBe(eventsBefore)
+    expect((await fixture.platform.request("GET", `/v1/cards/${card.id}`)).body.spending_limits).toEqual([
       { interval: "WEEKLY", amount: null, count: 5 }
     ])
   })
 
   it("never lets authorizations sent at once pass a count or an amount limit together", async () => {
-    const counted = await issueCard(platform, wallet.id, { spending_limits: [{ interval: "ALL_TIME", count: 3 }] })
-    const summed = await issueCard(platform, wallet.id, { spending_limits: [{ interval: "WEEKLY", amount: 1_000 }] })
+    const counted = await issueCard(fixture.platform, fixture.wallet.id, { spending_limits: [{ interval: "ALL_TIME", count: 3 }] })
+    const summed = await issueCard(fixture.platform, fixture.wallet.id, { spending_limits: [{ interval: "WEEKLY", amount: 1_000 }] })
     const answers = await Promise.all([
       ...Array.from({ length: 8 }, () => authorize(counted.id, 100)),
       ...Array.from({ length: 8 }, () => authorize(summed.id, 300))
