@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fund, issueCard } from "../cards/helpers.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { expectEnvelope, type TestPlatform } from "../support/platform.js"
+import { queueDrained } from "../support/queue.js"
 import { startDeliveries } from "./deliveries.js"
 import type { Receiver } from "./receiver.js"
 
@@ -132,7 +133,7 @@ describe.each(STORE_KINDS)("customer tags on events and subscriptions on %s", (k
         receivedBy("/all", all.body.secret, start).length >= cards.length + transfers.length + transactions.length + balances.length
     )
     // The queue is drained of everything these writes fanned out before the last check.
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await queueDrained(platform.database)
     const bobGot = receivedBy("/bob", bobSub.secret, start)
     expect(new Set(bobGot.map((e) => e.id))).toEqual(new Set(bobIds))
     for (const event of bobGot) expect(event.tags).toContain("cust_bob")
@@ -206,7 +207,8 @@ describe.each(STORE_KINDS)("a re-tagged subscription on %s", (kind) => {
   let stop: (() => Promise<void>) | undefined
 
   beforeAll(async () => {
-    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: [300, 300], webhookTimeoutMs: 5000 }))
+    // The retry waits 4 s (±20 %): the PATCH below lands while it is queued even on a loaded machine.
+    ;({ platform, receiver, stop } = await startDeliveries(kind, { webhookRetryScheduleMs: [4000], webhookTimeoutMs: 5000 }))
   })
   afterAll(() => stop?.())
 
@@ -224,7 +226,8 @@ describe.each(STORE_KINDS)("a re-tagged subscription on %s", (kind) => {
     await receiver.waitFor(() => tries().length >= 1)
     const moved = await platform.request("PATCH", `/v1/webhook-subscriptions/${subscription.body.id}`, { body: { tag: "cust_new" } })
     expect(moved.status, moved.text).toBe(200)
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // The queued retry leaves the queue when it falls due: taken off unsent, or (the bug) sent.
+    await queueDrained(platform.database, { subscriptionId: subscription.body.id })
     expect(tries()).toHaveLength(1)
   })
 })
