@@ -128,7 +128,7 @@ describe.each(STORE_KINDS)("webhooks on %s", (kind) => {
 
     // The try is recorded after the answer, in the transaction that completes the delivery: once
     // its attempt is listed, the delivery is done and every count below is final.
-    const deadline = Date.now() + 5000
+    const deadline = Date.now() + 30_000
     while ((await attemptsOf(`event_id=${payload.id}`)).total_count === 0) {
       if (Date.now() > deadline) throw new Error(`No attempt recorded for ${payload.id}`)
       await sleep(20)
