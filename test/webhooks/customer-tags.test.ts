@@ -199,6 +199,43 @@ describe.each(STORE_KINDS)("customer tags on events and subscriptions on %s", (k
     )
     expect(walletCreated.tags).toEqual(["cust_erin"])
   })
+
+  it("tags each event of a batch with the wallets of its own transfer", async () => {
+    const [fay, gus, plain] = [await wallet("cust_fay"), await wallet("cust_gus"), await wallet()]
+    await fund(platform, fay.financial_account_id, 500)
+    const book = (from: string, to: string, amount: number) => ({
+      payment_rail: "book",
+      amount,
+      currency: "USD",
+      from_financial_account_id: from,
+      to_financial_account_id: to
+    })
+    // One request, so each kind of event of the three transfers is written by one statement.
+    const response = await platform.request("POST", "/v1/transfers/batch", {
+      body: {
+        transfers: [
+          book(fay.financial_account_id, gus.financial_account_id, 10),
+          book(fay.financial_account_id, plain.financial_account_id, 20),
+          book(plain.financial_account_id, gus.financial_account_id, 5)
+        ]
+      }
+    })
+    expect(response.status, response.text).toBe(200)
+    const [both, fayOnly, gusOnly] = response.body.data as Array<{ id: string; transaction_id: string }>
+    const tagsOf = (events: Array<{ tags: Array<string>; data: { object: any } }>, id: string) =>
+      [...events.find((e) => e.data.object.id === id)!.tags].sort()
+    const created = await eventsOf("transfer.created")
+    expect(tagsOf(created, both!.id)).toEqual(["cust_fay", "cust_gus"])
+    expect(tagsOf(created, fayOnly!.id)).toEqual(["cust_fay"])
+    expect(tagsOf(created, gusOnly!.id)).toEqual(["cust_gus"])
+    const transactions = await eventsOf("transaction.updated")
+    expect(tagsOf(transactions, both!.transaction_id)).toEqual(["cust_fay", "cust_gus"])
+    expect(tagsOf(transactions, fayOnly!.transaction_id)).toEqual(["cust_fay"])
+    expect(tagsOf(transactions, gusOnly!.transaction_id)).toEqual(["cust_gus"])
+    const balances = await eventsOf("balance.updated")
+    expect(tagsOf(balances, gus.financial_account_id)).toEqual(["cust_gus"])
+    expect(tagsOf(balances, plain.financial_account_id)).toEqual([])
+  })
 })
 
 describe.each(STORE_KINDS)("a re-tagged subscription on %s", (kind) => {

@@ -1796,6 +1796,19 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
         yield* counting(true)
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
+  },
+  "0840_tag_events_per_statement": {
+    // The events' tag trigger fires once per statement, over its new rows; its function is the
+    // file's from the end of this run (the tag tests under test/webhooks exercise it).
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(
+          yield* sql`SELECT tgname AS name, (tgtype & 1) = 1 AS per_row, tgfoid::regproc::text AS function,
+                            tgnewtable AS new_table FROM pg_trigger
+                     WHERE tgrelid = 'issuing_events'::regclass AND tgname LIKE 'issuing_tag%'`
+        ).toEqual([{ name: "issuing_tag_events", per_row: false, function: "issuing_tag_events", new_table: "new_rows" }])
+      })
   }
 }
 

@@ -1,5 +1,5 @@
 -- A lone emit's events (core webhooks/SqlWebhookQueue.ts): inserted, then fanned out to their
--- subscriptions as a later statement, so the fan-out sees the tags issuing_tag_event wrote for them.
+-- subscriptions as a later statement, so the fan-out sees the tags issuing_tag_events wrote for them.
 -- One call, one round trip.
 CREATE OR REPLACE FUNCTION issuing_append_events(
     p_ids text[],
