@@ -125,6 +125,11 @@ describe("a posting on PostgreSQL", () => {
         for (let i = 0; i < 7; i++) yield* post()
         const many = yield* post()
         expect(many).toEqual(few)
+        // Its two accounts read once by key for the locks and their slots (2 rows, one scan), once
+        // per balance.updated (2) and once per foreign key of its transfer and entries (6) — 14 before
+        // the lock and the funds check became one statement; its balance rows as before.
+        expect(few.find((row) => row.relname === "issuing_financial_accounts")).toMatchObject({ idx_scan: 9, idx_tup_fetch: 10 })
+        expect(few.find((row) => row.relname === "issuing_balances")).toMatchObject({ idx_scan: 8, idx_tup_fetch: 14 })
       })
     )
 

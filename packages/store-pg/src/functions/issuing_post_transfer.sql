@@ -1,6 +1,6 @@
 -- One transfer's every row in ONE statement (docs/ledger.md#what-a-posting-costs-on-postgresql):
--- the card still ACTIVE when the posting names one, the balance rows it adds into locked
--- (issuing_lock_posting_rows), refused (nothing written) when the source's principal cannot cover
+-- the card still ACTIVE when the posting names one, the balance rows it adds into locked (in the
+-- statement that also sums them, issuing_posting_slot choosing a settlement account's slot), refused (nothing written) when the source's principal cannot cover
 -- the amount (funds checked) or a running total would pass 2^53 - 1; else the transaction (insert
 -- or update), transfer, book transfer, entries and events, the balance deltas added, each wallet
 -- account's balance.updated as the posting leaves it, the posting's own list counts in one upsert
@@ -42,7 +42,7 @@ AS $function$
       v_book_transfer_id text := p_posting->>'book_transfer_id';
       v_events integer := jsonb_array_length(p_posting->'events');
       v_balance_events integer := jsonb_array_length(p_posting->'balance_events');
-      v_available bigint; v_over boolean; v_card_state text; v_slot smallint;
+      v_available bigint; v_over boolean; v_card_state text; v_source_slot smallint; v_target_slot smallint; v_set text;
     BEGIN
       IF NOT p_posting ?& ARRAY['program_id', 'source', 'target', 'check_funds', 'amount', 'currency', 'now', 'active_card',
           'transaction_write', 'transaction_id', 'transaction_status', 'transaction_created_at', 'card_id', 'mcc',
@@ -58,18 +58,35 @@ AS $function$
           RETURN;
         END IF;
       END IF;
-      -- The rows this posting adds into: a wallet's (slot 0), this backend's slot of a settlement account.
-      v_slot := issuing_lock_posting_rows(v_source, v_target);
-      -- Decided over each (account, book) summed over its slots: a wallet's one row is locked; a
-      -- settlement account's other slots are as committed (it is never funds-checked).
+      -- ONE statement locks the rows this posting adds into — a wallet's (slot 0), this backend's slot
+      -- of a settlement account (issuing_posting_slot) — in the order every posting takes them
+      -- (docs/ledger.md#posting-rules), and decides over each (account, book) summed over its slots:
+      -- the locked rows as FOR UPDATE returns them (their newest versions, after any wait), a
+      -- settlement account's other slots as committed (it is never funds-checked). Each account is
+      -- read by key once; its kind then gives the slot the balance upsert below adds into.
+      WITH accounts AS MATERIALIZED (
+        SELECT a.id, issuing_posting_slot(a.kind) AS slot FROM issuing_financial_accounts a WHERE a.id IN (v_source, v_target)
+      ), locked AS MATERIALIZED (
+        SELECT l.financial_account_id AS account, l.book, l.slot, l.debits_minor, l.credits_minor, l.pending_minor
+        FROM issuing_balances l
+        WHERE l.financial_account_id IN (v_source, v_target) AND l.slot = (SELECT a.slot FROM accounts a WHERE a.id = l.financial_account_id)
+        ORDER BY l.financial_account_id, l.book, l.slot FOR UPDATE OF l
+      ), b AS (
+        SELECT x.account, x.book, sum(x.debits_minor) AS debits_minor, sum(x.credits_minor) AS credits_minor,
+               sum(x.pending_minor) AS pending_minor
+        FROM (SELECT account, book, debits_minor, credits_minor, pending_minor FROM locked
+              UNION ALL
+              SELECT o.financial_account_id, o.book, o.debits_minor, o.credits_minor, o.pending_minor
+              FROM issuing_balances o
+              WHERE o.financial_account_id IN (v_source, v_target)
+                AND o.slot <> (SELECT a.slot FROM accounts a WHERE a.id = o.financial_account_id)) x
+        GROUP BY x.account, x.book
+      )
       SELECT max(b.credits_minor - b.debits_minor - b.pending_minor) FILTER (WHERE b.account = v_source AND b.book = 'principal'),
-             coalesce(bool_or(b.debits_minor + d.debits > 9007199254740991 OR b.credits_minor + d.credits > 9007199254740991), false)
-        INTO v_available, v_over
-        FROM (SELECT l.financial_account_id AS account, l.book, sum(l.debits_minor) AS debits_minor,
-                     sum(l.credits_minor) AS credits_minor, sum(l.pending_minor) AS pending_minor
-              FROM issuing_balances l
-              WHERE l.financial_account_id IN (v_source, v_target)
-              GROUP BY l.financial_account_id, l.book) b
+             coalesce(bool_or(b.debits_minor + d.debits > 9007199254740991 OR b.credits_minor + d.credits > 9007199254740991), false),
+             (SELECT a.slot FROM accounts a WHERE a.id = v_source), (SELECT a.slot FROM accounts a WHERE a.id = v_target)
+        INTO v_available, v_over, v_source_slot, v_target_slot
+        FROM b
         LEFT JOIN jsonb_to_recordset(p_posting->'deltas') AS d(account text, book text, debits bigint, credits bigint)
           ON d.account = b.account AND d.book = b.book;
       IF (p_posting->>'check_funds')::boolean THEN
@@ -85,7 +102,8 @@ AS $function$
         RETURN QUERY SELECT false, v_available, 'balance_limit_exceeded';
         RETURN;
       END IF;
-      PERFORM set_config('issuing.posting_counted',
+      -- Assigned rather than PERFORMed: a plain expression, evaluated without a query's executor.
+      v_set := set_config('issuing.posting_counted',
         CASE WHEN v_transaction_write = 'insert' THEN ' transactions ' ELSE '' END || ' transfers book_transfers events ', true);
       WITH inserted_transaction AS (
         INSERT INTO issuing_transactions
@@ -118,10 +136,9 @@ AS $function$
           ORDER BY v.ord
       )
       INSERT INTO issuing_balances (financial_account_id, book, slot, currency, debits_minor, credits_minor, pending_minor, updated_at)
-        SELECT d.account, d.book, CASE WHEN a.kind = 'settlement' THEN v_slot ELSE 0 END, v_currency, d.debits, d.credits,
-               d.pending, v_now
+        SELECT d.account, d.book, CASE d.account WHEN v_source THEN v_source_slot WHEN v_target THEN v_target_slot END, v_currency,
+               d.debits, d.credits, d.pending, v_now
         FROM jsonb_to_recordset(p_posting->'deltas') AS d(account text, book text, debits bigint, credits bigint, pending bigint)
-        CROSS JOIN LATERAL (SELECT a.kind FROM issuing_financial_accounts a WHERE a.id = d.account OFFSET 0) a
         ORDER BY d.account, d.book
         ON CONFLICT (financial_account_id, book, slot) DO UPDATE SET
           debits_minor = issuing_balances.debits_minor + excluded.debits_minor,
@@ -162,7 +179,7 @@ AS $function$
         GROUP BY c.list, c.key
         ORDER BY min(c.rank), c.key
         ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
-      PERFORM set_config('issuing.posting_counted', '', true);
+      v_set := set_config('issuing.posting_counted', '', true);
       IF v_events + v_balance_events > 0 THEN
         PERFORM issuing_webhook_fan_out_events(array_agg(v.id ORDER BY v.ord), array_fill(v_program_id, ARRAY[v_events + v_balance_events]),
             array_agg(v.type ORDER BY v.ord), array_fill(v_now, ARRAY[v_events + v_balance_events]), p_channel)
