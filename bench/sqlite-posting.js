@@ -1,0 +1,334 @@
+// `npm run bench -- sqlite-posting [--seconds=4] [--runs=3] [--group=1,16] [--statements] [--against=<repository root>]`
+//
+// The database's work per transfer on SQLite (issue 46 item 3; docs/operations.md#the-performance-budget),
+// measured without HTTP, the ledger or Effect: the store's synchronous posting
+// (store-sqlite/src/SqlitePosting.ts, `postTransferSync`, what a single `POST /v1/transfers`
+// runs under the write lock) called in a loop on one connection of the platform's schema after
+// every migration, beside the lean baseline's transaction of the same rows
+// (support/leanLedger.js: 7 tables, primary keys only). The postings are the ledger's own
+// (`transferPosting` of @issuing/core: a book transfer between two of 64 funded wallets, its new
+// transaction, 4 entries, 4 balance deltas, 3 events and 2 balance.updated), made before the timed
+// loop. Both sides run with the platform's pragmas (WAL, synchronous = FULL).
+//
+// --group=N: N transfers per BEGIN IMMEDIATE … COMMIT, each of ours in a savepoint of it, as the
+// write lane's group commit runs them (1: one commit, one fsync, per transfer, as lean's server
+// writes). Figures: transfers per second and the process's CPU (user + system) per transfer over
+// the window, ours over lean. --statements: after each run of ours, the CPU time inside each statement
+// text per transfer (its triggers included), measured around every `run`/`get` (a separate pass:
+// the timing costs). --against: the same measurement of another build of the repository (its
+// packages' dist), alternated with this one: ours, theirs, lean, per run.
+import Database from "better-sqlite3"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { Effect } from "effect"
+import { v7 as uuidv7 } from "uuid"
+import { option } from "./support/common.js"
+import { prepareLean } from "./support/leanLedger.js"
+import { fundedWallets } from "./support/wallets.js"
+
+const WALLETS = 64
+const FUNDING_MINOR = 1_000_000_000_000
+const here = import.meta.dirname
+
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ")
+
+/** A build's modules: this repository's, or another checkout's dist (`--against`). */
+export const buildOf = async (root) => {
+  const load = (relative) => import(pathToFileURL(path.join(root, relative)).href)
+  const [http, core, posting, newTransfers] = await Promise.all([
+    load("packages/http/dist/index.js"),
+    load("packages/core/dist/index.js"),
+    load("packages/store-sqlite/dist/SqlitePosting.js"),
+    load("packages/store-sqlite/dist/NewTransfers.js")
+  ])
+  return { root, http, core, posting, newTransfers }
+}
+
+const pick = (accounts) => {
+  const from = Math.floor(Math.random() * accounts.length)
+  let to = Math.floor(Math.random() * (accounts.length - 1))
+  if (to >= from) to += 1
+  return [accounts[from], accounts[to]]
+}
+
+/** A migrated file of `build`'s schema with 64 funded wallets: the program and its accounts as the ledger reads them. */
+const prepareOurs = async (build, filename) => {
+  const instance = await build.http.createIssuing({
+    store: build.http.storeFor({ kind: "sqlite", filename }),
+    vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null
+  })
+  try {
+    const org = await instance.runtime.runPromise(Effect.flatMap(build.core.Access, (access) => access.createOrganization("posting")))
+    await fundedWallets(instance, org.program_id, WALLETS, FUNDING_MINOR)
+    return org.program_id
+  } finally {
+    await instance.dispose()
+  }
+}
+
+/** The platform's connection settings (store-sqlite/src/SqliteClient.ts, `openDatabase`). */
+const openOurs = (filename) => {
+  const db = new Database(filename)
+  db.pragma("journal_mode = WAL")
+  db.pragma("synchronous = FULL")
+  db.pragma("foreign_keys = ON")
+  db.pragma("temp_store = MEMORY")
+  db.pragma("wal_autocheckpoint = 4000")
+  return db
+}
+
+/** Every statement's time per SQL text, when `timings` is given. */
+const connectionOf = (db, timings) => {
+  const statements = new Map()
+  const timed = (sql, statement) => {
+    const wrap =
+      (method) =>
+      (...params) => {
+        const t0 = process.cpuUsage()
+        try {
+          return statement[method](...params)
+        } finally {
+          const { user, system } = process.cpuUsage(t0)
+          const entry = timings.get(sql) ?? { ns: 0n, calls: 0 }
+          entry.ns += BigInt((user + system) * 1000)
+          entry.calls += 1
+          timings.set(sql, entry)
+        }
+      }
+    return { run: wrap("run"), get: wrap("get"), all: wrap("all") }
+  }
+  return {
+    prepare: (sql) => {
+      let statement = statements.get(sql)
+      if (statement === undefined) {
+        statement = timings === undefined ? db.prepare(sql) : timed(sql, db.prepare(sql))
+        statements.set(sql, statement)
+      }
+      return statement
+    }
+  }
+}
+
+/** `count` postings of `build`'s ledger: book transfers between random pairs of the program's wallets. */
+const postingsOf = (build, db, programId, count) => {
+  const accounts = db
+    .prepare(
+      "SELECT id, program_id, wallet_id, kind, currency, created_at FROM issuing_financial_accounts WHERE program_id = ? AND kind = 'wallet'"
+    )
+    .all(programId)
+    .map((row) => ({ ...row, object: "financial_account" }))
+  return Array.from({ length: count }, () => {
+    const [from, to] = pick(accounts)
+    const order = {
+      rail: "book",
+      amount: 1 + Math.floor(Math.random() * 100),
+      currency: "USD",
+      from_financial_account_id: from.id,
+      to_financial_account_id: to.id,
+      description: null,
+      transaction_id: null,
+      card: null
+    }
+    const prepared = { programId, order, from, to, settlement: null }
+    return build.core.transferPosting(prepared, from, to, { _tag: "New" }, new Date().toISOString()).posting
+  })
+}
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/** Transfers made ready per second of the window (more than a quiet machine posts). */
+const READY_PER_SECOND = 15_000
+
+/**
+ * Runs `write(i)` for i from `first` in groups of `group` per transaction for `seconds` (or until
+ * `last`); transfers/s and CPU ms per transfer.
+ */
+const loop = (db, seconds, group, first, last, write) => {
+  const begin = db.prepare("BEGIN IMMEDIATE")
+  const commit = db.prepare("COMMIT")
+  let done = 0
+  const cpu0 = cpuMs()
+  const t0 = performance.now()
+  const deadline = t0 + seconds * 1000
+  while (performance.now() < deadline && first + done + group <= last) {
+    begin.run()
+    for (let i = 0; i < group; i++) write(first + done++, i)
+    commit.run()
+  }
+  const elapsed = performance.now() - t0
+  return { perSecond: done / (elapsed / 1000), cpuMs: (cpuMs() - cpu0) / done, done }
+}
+
+export const measureOurs = async (build, dir, name, { seconds, group, statements, setBased, drop = [] }) => {
+  const filename = path.join(dir, `${name}-${group}.db`)
+  const programId = await prepareOurs(build, filename)
+  const db = openOurs(filename)
+  for (const name of drop) {
+    const found = db.prepare("SELECT type FROM sqlite_master WHERE name = ?").get(name)
+    if (found === undefined) throw new Error(`--drop: no trigger or index ${name}`)
+    db.exec(`DROP ${found.type.toUpperCase()} ${name}`)
+  }
+  try {
+    const timings = statements ? new Map() : undefined
+    const connection = connectionOf(db, timings)
+    // Each of ours in a savepoint, as better-sqlite3 runs a nested transaction function (SqliteClient.ts, SyncSql).
+    const post = db.transaction((posting) => build.posting.postTransferSync(connection, posting))
+    // Enough postings for the window at a quiet machine's rate, made before it.
+    const warm = 2000
+    const postings = postingsOf(build, db, programId, warm + Math.ceil(seconds * READY_PER_SECOND))
+    // Warm-up: statements prepared, pages cached.
+    if (setBased) {
+      // The group's postings as one set-based write (NewTransfers.ts: what a batch runs), each refused alone.
+      const merged = setBased === "merged"
+      const write = (i, inGroup) => {
+        if (merged && inGroup !== 0) return
+        for (const outcome of build.newTransfers.postNewTransfersSync(connection, postings.slice(i, merged ? i + group : i + 1), false))
+          if (!outcome.posted) throw new Error(`not posted: ${outcome.refusal}`)
+      }
+      loop(db, 60, group, 0, warm, write)
+      if (timings !== undefined) timings.clear()
+      return { ...loop(db, seconds, group, warm, postings.length, write), timings }
+    }
+    loop(db, 60, group, 0, warm, (i) => post(postings[i]))
+    if (timings !== undefined) timings.clear()
+    const result = loop(db, seconds, group, warm, postings.length, (i) => {
+      const outcome = post(postings[i])
+      if (!outcome.posted) throw new Error(`not posted: ${outcome.refusal}`)
+    })
+    return { ...result, timings }
+  } finally {
+    db.close()
+  }
+}
+
+export const measureLean = async (dir, name, { seconds, group }) => {
+  const filename = path.join(dir, `${name}-${group}.db`)
+  const programId = crypto.randomUUID()
+  const accounts = await prepareLean({ kind: "sqlite", filename }, programId, WALLETS)
+  const db = new Database(filename)
+  db.pragma("journal_mode = WAL")
+  db.pragma("synchronous = FULL")
+  // leanLedger.js's one transaction's statements, run here under the loop's BEGIN … COMMIT.
+  const debit = db.prepare("UPDATE lean_balances SET debits = debits + ? WHERE account_id = ? AND book = ?")
+  const credit = db.prepare("UPDATE lean_balances SET credits = credits + ? WHERE account_id = ? AND book = ?")
+  const transaction = db.prepare("INSERT INTO lean_transactions VALUES (?, ?, 'SETTLED', ?, 'USD', ?)")
+  const transfer = db.prepare("INSERT INTO lean_transfers VALUES (?, ?, ?, 'book', ?, 'USD', ?, ?, 'SETTLED', ?)")
+  const bookTransfer = db.prepare("INSERT INTO lean_book_transfers VALUES (?, ?, ?, ?, ?, 'USD', ?)")
+  const entries = db.prepare(
+    "INSERT INTO lean_entries VALUES (?, 0, ?, 'principal', 'DEBIT', ?, 'USD'), (?, 1, ?, 'cash', 'CREDIT', ?, 'USD'), (?, 2, ?, 'cash', 'DEBIT', ?, 'USD'), (?, 3, ?, 'principal', 'CREDIT', ?, 'USD')"
+  )
+  const events = db.prepare(
+    "INSERT INTO lean_events VALUES (?, ?, 'transfer.created', ?, ?), (?, ?, 'transaction.updated', ?, ?), (?, ?, 'transfer.settled', ?, ?)"
+  )
+  // Each transfer's values made before the window, as ours are.
+  const warm = 2000
+  const orders = Array.from({ length: warm + Math.ceil(seconds * READY_PER_SECOND) }, () => {
+    const [from, to] = pick(accounts)
+    const amount = 1 + Math.floor(Math.random() * 100)
+    const ids = Array.from({ length: 6 }, () => uuidv7())
+    return { from, to, amount, ids, now: new Date().toISOString() }
+  })
+  const write = (i) => {
+    const { from, to, amount, ids, now } = orders[i]
+    const [tx, tr, bt, e1, e2, e3] = ids
+    const data = JSON.stringify({ id: tr, object: "transfer", amount })
+    debit.run(amount, from, "principal")
+    credit.run(amount, from, "cash")
+    debit.run(amount, to, "cash")
+    credit.run(amount, to, "principal")
+    transaction.run(tx, programId, amount, now)
+    transfer.run(tr, programId, tx, amount, from, to, now)
+    bookTransfer.run(bt, programId, tr, tx, amount, now)
+    entries.run(bt, from, amount, bt, from, amount, bt, to, amount, bt, to, amount)
+    events.run(e1, programId, now, data, e2, programId, now, data, e3, programId, now, data)
+  }
+  try {
+    loop(db, 60, group, 0, warm, write)
+    return loop(db, seconds, group, warm, orders.length, write)
+  } finally {
+    db.close()
+  }
+}
+
+export const printTimings = (label, timings, transfers) => {
+  const rows = [...timings.entries()].sort((a, b) => Number(b[1].ns - a[1].ns))
+  const total = rows.reduce((sum, [, t]) => sum + Number(t.ns), 0)
+  console.log(`  ${label}: ${(total / 1e6 / transfers).toFixed(3)} ms per transfer inside statements`)
+  for (const [sql, t] of rows)
+    console.log(
+      `    ${(Number(t.ns) / 1e6 / transfers).toFixed(4).padStart(8)} ms ${(t.calls / transfers).toFixed(2).padStart(5)}×  ${sql.replace(/\s+/g, " ").slice(0, 110)}`
+    )
+}
+
+export async function run(args) {
+  const seconds = Number(option(args, "seconds", "4"))
+  const runs = Number(option(args, "runs", "3"))
+  const groups = option(args, "group", "1,16").split(",").map(Number)
+  const statements = args.includes("--statements")
+  const setBased = option(args, "set-based", undefined)
+  const against = option(args, "against", undefined)
+  const builds = [await buildOf(path.resolve(here, ".."))]
+  if (against !== undefined) builds.push(await buildOf(path.resolve(against)))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-sqlite-posting-"))
+  console.log(
+    `sqlite-posting: postTransferSync vs lean on one SQLite connection, ${seconds} s each, ${runs} alternated runs, groups ${groups.join(", ")}; ${os.cpus().length} cores; builds: ${builds.map((b) => b.root).join(", ")}`
+  )
+  const ratios = new Map()
+  try {
+    for (let run = 1; run <= runs; run++) {
+      for (const group of groups) {
+        const results = []
+        for (const [index, build] of builds.entries()) {
+          const result = await measureOurs(build, dir, `ours${index}-${run}`, { seconds, group, statements: false })
+          results.push({ label: index === 0 ? "ours" : "against", result, load: loadAverage() })
+          if (setBased) {
+            const set = await measureOurs(build, dir, `set${index}-${run}`, { seconds, group, statements: false, setBased })
+            results.push({ label: index === 0 ? "ours set" : "against set", result: set, load: loadAverage() })
+          }
+        }
+        const lean = await measureLean(dir, `lean-${run}`, { seconds, group })
+        results.push({ label: "lean", result: lean, load: loadAverage() })
+        console.log(`run ${run}, ${group} per commit:`)
+        for (const { label, result, load } of results) {
+          const ratio =
+            label === "lean"
+              ? ""
+              : `  ÷ lean: rate ${(result.perSecond / lean.perSecond).toFixed(2)}, CPU ${(result.cpuMs / lean.cpuMs).toFixed(2)}×`
+          console.log(
+            `  ${label.padEnd(11)} ${Math.round(result.perSecond).toString().padStart(6)}/s  CPU ${result.cpuMs.toFixed(3)} ms/transfer${ratio}  (load ${load})`
+          )
+          if (label !== "lean") {
+            const key = `${label} ${group}`
+            ratios.set(key, [...(ratios.get(key) ?? []), result.cpuMs / lean.cpuMs])
+          }
+        }
+        if (statements) {
+          for (const [index, build] of builds.entries()) {
+            const timed = await measureOurs(build, dir, `timed${index}-${run}`, { seconds, group, statements: true })
+            printTimings(index === 0 ? "ours" : "against", timed.timings, timed.done)
+            if (setBased) {
+              const set = await measureOurs(build, dir, `timedset${index}-${run}`, { seconds, group, statements: true, setBased })
+              printTimings(index === 0 ? "ours set" : "against set", set.timings, set.done)
+            }
+          }
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  for (const [key, values] of ratios)
+    console.log(`${key} per commit, CPU per transfer ÷ lean: ${values.map((v) => v.toFixed(2)).join(", ")}`)
+}
