@@ -9,7 +9,7 @@ import {
   type TransferPosting,
   withWake
 } from "@issuing/core"
-import { balanceEventsParam, INSERT_BALANCE_EVENTS } from "./BalanceEvents.js"
+import { balanceEventsParam, eachBalanceEventParam, INSERT_BALANCE_EVENTS, INSERT_EACH_BALANCE_EVENT } from "./BalanceEvents.js"
 import { type BatchStatement, chunkRows, fanOutText, insertRows } from "./MultiRowSql.js"
 import type { SyncConnection } from "./SyncSql.js"
 
@@ -182,13 +182,17 @@ const addFanOuts = (events: ReadonlyArray<TransferPosting["events"][number]>, st
 
 /**
  * Decides a batch over `totals` (moving them by the postings that post) and adds the statements
- * that write it to `statements`.
+ * that write it to `statements`. `balanceEvents`: "per batch", one `balance.updated` per account
+ * with the account as the whole batch leaves it (a batch request's); "per posting", each posting's
+ * own, the account as that posting left it (lone postings written together,
+ * docs/ledger.md#coalesced-postings-on-sqlite).
  */
 export const planNewTransfers = (
   totals: Map<string, BalanceTotals>,
   postings: ReadonlyArray<TransferPosting>,
   allOrNothing: boolean,
-  statements: Array<BatchStatement>
+  statements: Array<BatchStatement>,
+  balanceEvents: "per batch" | "per posting" = "per batch"
 ): NewTransfersPlan => {
   // decidePostings moves the totals by every posting it lets through; all-or-nothing, those moves
   // stand only if every one is (else nothing is written): decide over a copy then.
@@ -197,7 +201,7 @@ export const planNewTransfers = (
   const posted = postingsToWrite(postings, outcomes, allOrNothing)
   if (posted.length === 0) return { outcomes, fanOuts: [], written: [] }
   if (decided !== totals) for (const [key, row] of decided) totals.set(key, row)
-  const table = postingRows(posted)
+  const table = postingRows(posted, balanceEvents)
   // The rows' counts in one upsert per key, their triggers skipping meanwhile (migration 0780).
   statements.push([COUNTING, []])
   addRowStatements(table, statements)
@@ -207,8 +211,14 @@ export const planNewTransfers = (
     posted.flatMap((p) => p.events),
     statements
   )
-  // One balance.updated per wallet account, as the batch leaves it (after the balances' upsert), in one statement.
-  if (table.balance_events.length > 0) statements.push([INSERT_BALANCE_EVENTS, [balanceEventsParam(table.balance_events)]])
+  // The balance.updated events (after the balances' upsert), in one statement: one per wallet account
+  // as the batch leaves it, or one per posting and wallet account as that posting left it.
+  if (table.balance_events.length > 0)
+    statements.push(
+      balanceEvents === "per batch"
+        ? [INSERT_BALANCE_EVENTS, [balanceEventsParam(table.balance_events)]]
+        : [INSERT_EACH_BALANCE_EVENT, [eachBalanceEventParam(table.balance_events)]]
+    )
   fanOuts.push(
     ...addFanOuts(
       table.balance_events.map((e) => ({

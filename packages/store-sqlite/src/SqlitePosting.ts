@@ -295,9 +295,19 @@ export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql 
   Effect.gen(function* () {
     const sync = yield* SyncSql
     const writer = yield* SqliteWriter
-    const onThread = yield* makeThreadLane(sync, writer)
+    const lane = yield* makeThreadLane(sync, writer, postTransferSync)
+    const postHere = (posting: TransferPosting) => sync.run((db) => postTransferSync(db, posting))
     return {
-      postTransfer: (posting) => sync.run((db) => postTransferSync(db, posting)),
+      // A new transfer on its own (outside any transaction: the ledger does not hand it to the write
+      // lane when `commitsNewTransfersItself`) goes to the writer thread, written with the lone
+      // postings queued meanwhile as one set (docs/ledger.md#coalesced-postings-on-sqlite).
+      // Anything else is one synchronous call here.
+      postTransfer: (posting) =>
+        writer.available && isNewTransfer(posting)
+          ? Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+              outer._tag === "None" ? lane.alone(posting) : postHere(posting)
+            )
+          : postHere(posting),
       // One call and one native savepoint for the lot: a savepoint per transfer inside a batch's
       // own savepoint (group commit) cost more than the writes themselves (measured: 1,770 → 5,000/s
       // at 8 concurrent batches of 100). Refusals write nothing, so they need no savepoint.
@@ -315,7 +325,7 @@ export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql 
           ? Effect.die(notNewTransfers())
           : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
               outer._tag === "None" && writer.available && postings.length > 0
-                ? onThread(postings, allOrNothing)
+                ? lane.batch(postings, allOrNothing)
                 : sync.run((db) => postNewTransfersSync(db, postings, allOrNothing))
             ),
       commitsNewTransfersItself: writer.available,

@@ -4,14 +4,16 @@ import { Cause, Deferred, Effect, Option } from "effect"
 import { type LaneInbox, makeLaneInbox } from "./LaneInbox.js"
 import { type NewTransfersPlan, plannedOutcomes, postNewTransfersSync, TOTALS_OF, type TotalsRow } from "./NewTransfers.js"
 import type { SqliteWriterService } from "./SqliteClient.js"
+import type { SyncConnection } from "./SyncSql.js"
 import type { SyncSqlService } from "./SyncSql.js"
 import { accountsToRead, emptyPrediction, type LaneBatch, type Prediction, planJob } from "./ThreadPlan.js"
 import type { WriterResult } from "./WriterThread.js"
 
 /**
- * Batches of new transfers outside any transaction, on the writer thread
+ * Batches of new transfers outside any transaction, and lone new transfers (single requests',
+ * docs/ledger.md#coalesced-postings-on-sqlite), on the writer thread
  * (docs/architecture.md#the-sqlite-writer-thread). The batches that queued meanwhile go together
- * as ONE job (one commit). Holding the process's write gate (no write transaction of this process
+ * as ONE job (one commit), the lone postings among them decided and written as one set. Holding the process's write gate (no write transaction of this process
  * on the main connection runs meanwhile), the lane reads the balance rows a job touches on the main
  * connection — or takes them as the jobs already sent will leave them — plans the job over them
  * (ThreadPlan.ts), and sends its statements to the thread, then plans the next job while the
@@ -155,15 +157,28 @@ const runHold = (state: HoldState, first: ReadonlyArray<LaneRequest>) =>
 
 /**
  * The lane: a fiber of the client's scope taking batches from its inbox, one hold of the gate at a
- * time. Yields the way in: a function that queues a batch and waits for its outcomes.
+ * time. Yields the ways in: functions that queue a batch or a lone posting and wait for the
+ * outcomes. `postOne` is the store's synchronous posting, which a lone posting runs again alone.
  */
-export const makeThreadLane = (sync: SyncSqlService, writer: SqliteWriterService) =>
+export const makeThreadLane = (
+  sync: SyncSqlService,
+  writer: SqliteWriterService,
+  postOne: (db: SyncConnection, posting: TransferPosting) => PostingOutcome
+) =>
   Effect.gen(function* () {
     const inbox = yield* makeLaneInbox<LaneRequest>(MAX_BATCHES_PER_JOB)
     const lane: Lane = { inbox, sync, writer }
+    // A lone posting runs again as the one synchronous posting it would be without the lane.
     const runAlone = (request: LaneRequest) =>
-      Effect.flatMap(Effect.exit(sync.run((db) => postNewTransfersSync(db, request.postings, request.allOrNothing))), (exit) =>
-        Deferred.done(request.done, exit)
+      Effect.flatMap(
+        Effect.exit(
+          sync.run((db) =>
+            request.alone
+              ? request.postings.map((posting) => postOne(db, posting))
+              : postNewTransfersSync(db, request.postings, request.allOrNothing)
+          )
+        ),
+        (exit) => Deferred.done(request.done, exit)
       )
     const hold = (first: ReadonlyArray<LaneRequest>) => {
       const state: HoldState = { lane, prediction: emptyPrediction, inFlight: [], alone: [], taken: [...first], broken: false }
@@ -178,8 +193,15 @@ export const makeThreadLane = (sync: SyncSqlService, writer: SqliteWriterService
       )
     }
     yield* inbox.takeFirst.pipe(Effect.flatMap(hold), Effect.forever, Effect.forkScoped)
-    return (postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) =>
+    const submit = (batch: LaneBatch) =>
       Effect.flatMap(Deferred.make<ReadonlyArray<PostingOutcome>, SqlError.SqlError>(), (done) =>
-        Effect.zipRight(inbox.offer({ postings, allOrNothing, done }), Deferred.await(done))
+        Effect.zipRight(inbox.offer({ ...batch, done }), Deferred.await(done))
       )
+    return {
+      /** A batch's new transfers: their outcomes once committed. */
+      batch: (postings: ReadonlyArray<TransferPosting>, allOrNothing: boolean) => submit({ postings, allOrNothing, alone: false }),
+      /** One lone new transfer, written with the others queued meanwhile: its outcome once committed. */
+      alone: (posting: TransferPosting) =>
+        Effect.map(submit({ postings: [posting], allOrNothing: true, alone: true }), (outcomes) => outcomes[0]!)
+    }
   })

@@ -14,6 +14,12 @@ import type { WriterJobPlan } from "./SqliteClient.js"
 export interface LaneBatch {
   readonly postings: ReadonlyArray<TransferPosting>
   readonly allOrNothing: boolean
+  /**
+   * A lone posting (a single `POST /v1/transfers`, one posting): planned together with the lone
+   * postings next to it in the job as one set, each with its own `balance.updated`
+   * (docs/ledger.md#coalesced-postings-on-sqlite).
+   */
+  readonly alone: boolean
 }
 
 /** A balance row as predicted. */
@@ -78,8 +84,33 @@ export const planJob = (prediction: Prediction, batches: ReadonlyArray<LaneBatch
   const expected = expectedRows(rows, accounts)
   const totals = totalsOf(expected)
   const statements: Array<BatchStatement> = []
-  const plans = batches.map((batch) => planNewTransfers(totals, batch.postings, batch.allOrNothing, statements))
-  for (const { book, financial_account_id } of plans.flatMap((plan) => plan.written)) {
+  const plans: Array<NewTransfersPlan> = []
+  const written: Array<NewTransfersPlan["written"][number]> = []
+  for (let start = 0; start < batches.length; ) {
+    // Lone postings next to each other: one set, decided in order (each refused one alone), as
+    // one after another would have been; a batch request: a plan of its own.
+    let end = start + 1
+    if (batches[start]!.alone) while (end < batches.length && batches[end]!.alone) end++
+    const group = batches.slice(start, end)
+    const plan =
+      group.length === 1 && !group[0]!.alone
+        ? planNewTransfers(totals, group[0]!.postings, group[0]!.allOrNothing, statements)
+        : planNewTransfers(
+            totals,
+            group.flatMap((batch) => batch.postings),
+            false,
+            statements,
+            "per posting"
+          )
+    written.push(...plan.written)
+    let offset = 0
+    for (const batch of group) {
+      plans.push(group.length === 1 ? plan : { ...plan, outcomes: plan.outcomes.slice(offset, offset + batch.postings.length) })
+      offset += batch.postings.length
+    }
+    start = end
+  }
+  for (const { book, financial_account_id } of written) {
     const key = balanceRowKey(financial_account_id, book)
     rows.set(key, { financial_account_id, book, ...totals.get(key)! })
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { balanceDeltas, newEvent, sqliteFanOutSql, type TransferPosting, transferEntries } from "@issuing/core"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { makeLaneInbox } from "../src/LaneInbox.js"
+import { INSERT_EACH_BALANCE_EVENT } from "../src/BalanceEvents.js"
 import { plannedOutcomes, TOTALS_OF, type TotalsRow } from "../src/NewTransfers.js"
 import { accountsToRead, emptyPrediction, type LaneBatch, planJob, type Prediction } from "../src/ThreadPlan.js"
 
@@ -74,7 +75,16 @@ const transfer = (from: string, to: string, amount: number, checkFunds = true): 
   }
 }
 
-const batch = (postings: ReadonlyArray<TransferPosting>, allOrNothing = false): LaneBatch => ({ postings, allOrNothing })
+const batch = (postings: ReadonlyArray<TransferPosting>, allOrNothing = false): LaneBatch => ({ postings, allOrNothing, alone: false })
+
+/** A lone posting (a single POST /v1/transfers) with a balance.updated for its source wallet. */
+const alone = (posting: TransferPosting): LaneBatch => ({
+  postings: [
+    { ...posting, balanceEvents: [{ id: `bal_${posting.transfer.id}`, financial_account_id: posting.transfer.from_financial_account_id! }] }
+  ],
+  allOrNothing: true,
+  alone: true
+})
 
 /** The balance rows as TOTALS_OF reads them: wallet `a` holds 1,000 (funded from settlement `s`). */
 const READ: ReadonlyArray<TotalsRow> = [
@@ -168,6 +178,32 @@ describe("the writer-thread lane's planning", () => {
     )
     expect(third.plans[1]!.outcomes[0]!.posted).toBe(true)
     expect(rowsOf(first.next)).toEqual(before)
+  })
+
+  it("writes lone postings next to each other as one set, each decided alone in order, each with its own balance.updated", () => {
+    const { job, plans } = planJob(
+      emptyPrediction,
+      [alone(transfer("a", "b", 600)), alone(transfer("a", "b", 500)), alone(transfer("a", "b", 400)), batch([transfer("a", "b", 1)])],
+      READ
+    )
+    // Each lone posting gets its own outcome: the second is refused over what the first left (400), the third posts.
+    expect(plans.map((plan) => plan.outcomes.map((outcome) => [outcome.refusal, outcome.availableMinor]))).toEqual([
+      [[null, 1000]],
+      [["insufficient_funds", 400]],
+      [[null, 400]],
+      [["insufficient_funds", 0]]
+    ])
+    // One statement per table for the lone postings' set (then the batch request's own plan, which writes nothing).
+    const heads = job.statements.map(([sql]) => sql.split(" (")[0])
+    expect(heads.filter((head) => head === "INSERT INTO issuing_transfers")).toHaveLength(1)
+    expect(job.statements.find(([sql]) => sql.startsWith("INSERT INTO issuing_transfers"))![1]).toHaveLength(2 * 13)
+    // Each posted one's balance.updated, the account as THAT posting left it: the first's less what the third adds after it.
+    const events = job.statements.filter(([sql]) => sql === INSERT_EACH_BALANCE_EVENT)
+    expect(events).toHaveLength(1)
+    expect(JSON.parse(events[0]![1][0] as string)).toEqual([
+      [`bal_tr_${sequence - 3}`, NOW, "a", 400, 0, 0],
+      [`bal_tr_${sequence - 1}`, NOW, "a", 0, 0, 0]
+    ])
   })
 
   it("marks a plan's posted outcomes to wake the webhook workers only when its fan-out queued deliveries", () => {

@@ -176,9 +176,11 @@ export interface LedgerPostingService {
     options: { readonly allOrNothing: boolean }
   ) => Effect.Effect<ReadonlyArray<PostingOutcome>, SqlError.SqlError>
   /**
-   * True when `postNewTransfers` called outside any transaction commits better by itself than as
-   * a unit of the write lane: SQLite with its writer thread (docs/architecture.md#the-sqlite-writer-thread).
-   * A batch then calls it directly rather than through the lane.
+   * True when `postNewTransfers`, and `postTransfer` of a new transfer (`isNewTransfer`), called
+   * outside any transaction commit better by themselves than as units of the write lane: SQLite
+   * with its writer thread (docs/architecture.md#the-sqlite-writer-thread,
+   * docs/ledger.md#coalesced-postings-on-sqlite). A batch, and a single transfer that posts at
+   * once, then call the store directly rather than through the lane.
    */
   readonly commitsNewTransfersItself: boolean
   /**
@@ -300,7 +302,7 @@ export interface LedgerStoreService {
   readonly postTransfers: LedgerPostingService["postTransfers"]
   /** Posts new transfers decided together, all-or-nothing by itself (see `LedgerPostingService`). */
   readonly postNewTransfers: LedgerPostingService["postNewTransfers"]
-  /** Whether `postNewTransfers` outside a transaction bypasses the write lane (see `LedgerPostingService`). */
+  /** Whether new transfers posted outside a transaction bypass the write lane (see `LedgerPostingService`). */
   readonly commitsNewTransfersItself: boolean
   /** Locks accounts' balance rows in order for the rest of the transaction (see `LedgerPostingService`). */
   readonly lockAccounts: LedgerPostingService["lockAccounts"]

@@ -1,12 +1,12 @@
 import type { CardholderStoreService } from "../cardholders/CardholderStore.js"
-import type { SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { type Context, Data, Effect, Option } from "effect"
 import type { Events } from "../events/Events.js"
 import { BusinessRuleViolation, type Conflict, type InvalidRequest, type NotFound } from "../platform/Errors.js"
 import { findOwned } from "../platform/FindOwned.js"
 import { newId } from "../platform/Ids.js"
 import { nowIso } from "../platform/Time.js"
-import type { TransactorService } from "../sql/Transactor.js"
+import { retryTransient, type TransactorService } from "../sql/Transactor.js"
 import { commitWrite, type WriteLaneService } from "../sql/WriteLane.js"
 import type { WebhookStore } from "../webhooks/WebhookStore.js"
 import type { AccountCache } from "./AccountCache.js"
@@ -87,6 +87,18 @@ export interface LedgerDeps {
 /** Runs a write: joins the caller's transaction if there is one, else commits through the store's lane. */
 export const write = <A, E>(ctx: LedgerDeps, effect: Effect.Effect<A, E>, options?: { readonly atomic?: boolean }) =>
   commitWrite(ctx.lane, ctx.transactor, effect, options)
+
+/**
+ * Runs a posting that is one store call (`postsAtOnce`): outside a caller's transaction, by the
+ * store itself when it commits new transfers better alone (`commitsNewTransfersItself`: SQLite's
+ * writer thread, docs/ledger.md#coalesced-postings-on-sqlite), else as `write` does.
+ */
+const writeAtOnce = <A, E>(ctx: LedgerDeps, effect: Effect.Effect<A, E>) =>
+  ctx.store.commitsNewTransfersItself
+    ? Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+        Option.isSome(outer) ? ctx.transactor.withTransaction(effect) : retryTransient(effect)
+      )
+    : write(ctx, effect, { atomic: true })
 
 /** The program's settlement account of a currency, created (with its event) the first time it is needed. */
 export const settlementAccount = (ctx: LedgerDeps, programId: string, currency: string) =>
@@ -188,7 +200,7 @@ export const post = (
   order: TransferOrder
 ): Effect.Effect<PostedTransfer, TransferError | CardNotActive> =>
   Effect.flatMap(prepare(ctx, programId, order), (p) =>
-    Effect.flatMap(write(ctx, postPrepared(ctx, p), { atomic: postsAtOnce(p) }), ({ posted, wake }) =>
+    Effect.flatMap(postsAtOnce(p) ? writeAtOnce(ctx, postPrepared(ctx, p)) : write(ctx, postPrepared(ctx, p)), ({ posted, wake }) =>
       wake ? Effect.as(ctx.webhooks.wake, posted) : Effect.succeed(posted)
     )
   )
