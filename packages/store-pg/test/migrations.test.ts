@@ -1809,6 +1809,18 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
                      WHERE tgrelid = 'issuing_events'::regclass AND tgname LIKE 'issuing_tag%'`
         ).toEqual([{ name: "issuing_tag_events", per_row: false, function: "issuing_tag_events", new_table: "new_rows" }])
       })
+  },
+  "0841_period_counts": {
+    // The rows already written counted again per month, day and hour of their created_at (the
+    // function files, applied at the end, write the same rows: functionFilesCheck).
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+        expect(
+          yield* sql`SELECT DISTINCT split_part(list, '@', 1) AS list FROM issuing_list_counts WHERE list LIKE '%@%' ORDER BY 1`
+        ).toEqual([{ list: "events" }, { list: "transactions" }, { list: "transfers" }])
+      })
   }
 }
 

@@ -705,6 +705,18 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(yield* eventCounts).toEqual(before)
       expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
     })
+  },
+  "0841_period_counts": {
+    // The rows already written counted again per month, day and hour of their created_at; then the
+    // triggers keep those counts through writes of every kind (a status change moves a row's periods).
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      const periods = (yield* sql`SELECT DISTINCT substr(list, 1, instr(list, '@')) AS list FROM issuing_list_counts
+        WHERE list LIKE '%@%' ORDER BY 1`) as ReadonlyArray<any>
+      expect(periods.map((row) => row.list)).toEqual(["events@", "transactions@", "transfers@"])
+      yield* countingWritesCheck(NOW)
+    })
   }
 }
 

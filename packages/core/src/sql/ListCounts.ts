@@ -3,7 +3,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { CreatedWindow } from "../platform/Paging.js"
-import { toInt, toIso } from "../platform/Rows.js"
+import { toInt } from "../platform/Rows.js"
 
 /**
  * The filters of each list whose count is maintained (migration 0210 of both stores), in the order
@@ -44,15 +44,35 @@ export const SUMMED_FILTERS = {
 export type CountedList = keyof typeof COUNTED_LISTS
 
 /**
+ * The lists counted per period as well (migration 0841 of both stores): each count of theirs is kept
+ * again in the UTC month, day and hour of the row's own `created_at`, so that a time window's total
+ * sums its whole periods (docs/decisions.md "Time filters and total_count").
+ */
+export const PERIOD_LISTS = ["events", "transfers", "transactions"] as const satisfies ReadonlyArray<CountedList>
+
+export type PeriodList = (typeof PERIOD_LISTS)[number]
+
+/**
+ * The lists a row created at `createdAt` (ISO text, UTC) is counted under beside `list` itself:
+ * `list@mYYYY-MM`, `list@dYYYY-MM-DD` and `list@hYYYY-MM-DDTHH`, with the same keys as its plain
+ * counts. The stores' triggers and posting statements write the same names.
+ */
+export const countPeriods = (list: PeriodList, createdAt: string): ReadonlyArray<string> => [
+  `${list}@m${createdAt.slice(0, 7)}`,
+  `${list}@d${createdAt.slice(0, 10)}`,
+  `${list}@h${createdAt.slice(0, 13)}`
+]
+
+/**
  * How a list's `total_count` is found (docs/operations.md#volume):
  * - `maintained`: read from the counts the store's triggers keep per program and filter
  *   combination, in the transaction that writes the rows — a sum over at most 16 shard rows,
  *   whatever the size of the table;
  * - `bounded`: `COUNT(*)` of a set whose size a documented limit bounds (the subscriptions of a
  *   program, an organization's keys, the transfers of one transaction …), read through an index;
- * - `window`: with a time filter, the smaller side of the window counted (`inWindow`): the index
- *   entries inside it, or the maintained count of the same list without the time filter less the
- *   entries outside it.
+ * - `window`: with a time filter (`inWindow`), the counts kept per month, day and hour of the whole
+ *   periods inside the window summed, and the entries of its at most two partial hours counted over
+ *   the index.
  */
 export type ListTotal =
   | {
@@ -111,11 +131,11 @@ export const bounded = (table: string, where: Fragment): ListTotal => ({ _tag: "
 /**
  * The count of a list narrowed by a time filter (docs/api.md#time-filters, docs/decisions.md "Time
  * filters and total_count"). `all` is the list's maintained count without the time filter and
- * `ranges` the index ranges (equalities, then `created_at`) that hold exactly that list; the
- * window's bounds cut each range into the part inside and the parts before and after it. The count
- * reads whichever side is smaller: the entries inside, or `all` less the entries outside — so a
- * window over the whole history costs what a window over a few rows does. A window in the middle
- * of a long list still reads the smaller of its two sides.
+ * `ranges` the index ranges (equalities, then `created_at`) that hold exactly that list. The count
+ * sums the list's counts kept per UTC month, day and hour (migration 0841) over the whole periods
+ * inside the window and counts the entries of its partial hours over `ranges`: a window of any
+ * size and place costs at most a few hundred period rows per key and shard and two half hours of
+ * entries.
  */
 export const inWindow = (table: string, all: MaintainedTotal, ranges: ReadonlyArray<Fragment>, created: CreatedWindow): ListTotal => ({
   _tag: "window",
@@ -124,16 +144,6 @@ export const inWindow = (table: string, all: MaintainedTotal, ranges: ReadonlyAr
   ranges,
   created
 })
-
-/**
- * Index entries each side of a window is first probed for, in one statement: a window holding
- * fewer (or with fewer outside it) is counted by that probe. 500 entries of an index cost about
- * what a page of 100 rows does (docs/decisions.md "Time filters and total_count").
- */
-export const WINDOW_PROBE_ENTRIES = 500
-
-/** The share of a list's time span above which a window's outside is counted rather than its inside. */
-const COUNT_OUTSIDE_ABOVE_SHARE = 0.6
 
 /** A combination's key: each filter `=value`, or empty for any value, joined with `|`. */
 export const countKey = (list: CountedList, filter: Readonly<Record<string, string | undefined>>): string =>
@@ -167,105 +177,139 @@ const maintainedCount = (sql: SqlClient.SqlClient, total: MaintainedTotal) =>
                  : sql` AND key IN ${sql.in(total.keys)}`
            })`
 
-/** One bound of a window on `created_at`: the instant and whether it is included. */
-interface Bound {
-  readonly at: string
-  readonly inclusive: boolean
-}
+const HOUR_MS = 3_600_000
 
 /**
- * The window's lower and upper bounds, the tighter one of each side where two are given (`gte` and
- * `gt` both: the later instant, `gt` on a tie). The bounds are ISO texts of one format
- * (parseCreatedWindow), which order as their instants do.
+ * A window as the half-open range [from, to) of stored milliseconds, either end open: `gt` and
+ * `lte` name a millisecond the range starts after or ends with (stored times are milliseconds,
+ * parseCreatedWindow), and of two bounds on one side the tighter holds.
  */
-const boundsOf = (created: CreatedWindow) => {
-  const tighter = (inclusive: string | undefined, exclusive: string | undefined, later: boolean): Bound | undefined => {
-    if (inclusive === undefined) return exclusive === undefined ? undefined : { at: exclusive, inclusive: false }
-    if (exclusive === undefined) return { at: inclusive, inclusive: true }
-    const inclusiveTighter = later ? inclusive > exclusive : inclusive < exclusive
-    return inclusiveTighter ? { at: inclusive, inclusive: true } : { at: exclusive, inclusive: false }
+const rangeOf = (created: CreatedWindow): { readonly from: number | undefined; readonly to: number | undefined } => {
+  const ms = (text: string | undefined, after: number) => (text === undefined ? undefined : Date.parse(text) + after)
+  const defined = (values: ReadonlyArray<number | undefined>) => values.filter((v): v is number => v !== undefined)
+  const from = defined([ms(created.gte, 0), ms(created.gt, 1)])
+  const to = defined([ms(created.lte, 1), ms(created.lt, 0)])
+  return {
+    from: from.length === 0 ? undefined : Math.max(...from),
+    to: to.length === 0 ? undefined : Math.min(...to)
   }
-  return { lower: tighter(created.gte, created.gt, true), upper: tighter(created.lte, created.lt, false) }
 }
 
 /**
- * `windowTotal` in steps, each one statement: (1) both sides probed up to `WINDOW_PROBE_ENTRIES`
- * with the maintained count and the list's first and last `created_at`; a side with fewer entries
- * than the other and than the probe is the answer, read in that same statement (so the count and the
- * entries outside it are of one snapshot). (2) Both sides longer: where the window covers at most
- * 60 % of the list's time span (first to last `created_at`), the inside is counted; else the outside
- * is, up to half the list, and (3) past half, the inside after all, which is then the smaller. The
- * answer is always one statement's exact count; the probes only choose which.
+ * What a window's count is made of, each part added (`sign` 1) or taken away (-1): the counts of
+ * whole periods, read from `issuing_list_counts` (`periods`, the lists `countPeriods` names), and
+ * index ranges of the list counted entry by entry (`spans`, [from, to) in milliseconds, `to`
+ * undefined: to the end).
+ */
+interface WindowParts {
+  readonly periods: Array<{ readonly name: string; readonly sign: 1 | -1 }>
+  readonly spans: Array<{ readonly from: number; readonly to: number | undefined; readonly sign: 1 | -1 }>
+}
+
+const hourText = (ms: number) => new Date(ms).toISOString().slice(0, 13)
+const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS
+const nextMonth = (ms: number) => {
+  const at = new Date(ms)
+  return Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)
+}
+
+/**
+ * The parts of the rows created in [from, to), both finite: the whole UTC months, days and hours
+ * inside it, the largest that fit (a window of 3 years: 36 months and at most 30 + 30 days and
+ * 23 + 23 hours), and in each of its (at most two) partial hours the entries inside counted over
+ * the index — or, when they span over half the hour, the hour's count less the entries outside.
+ */
+const periodParts = (list: PeriodList, from: number, to: number, parts: WindowParts) => {
+  const partial = (hour: number, start: number, end: number) => {
+    if (end - start <= HOUR_MS / 2) return void parts.spans.push({ from: start, to: end, sign: 1 })
+    parts.periods.push({ name: `${list}@h${hourText(hour)}`, sign: 1 })
+    if (start > hour) parts.spans.push({ from: hour, to: start, sign: -1 })
+    if (end < hour + HOUR_MS) parts.spans.push({ from: end, to: hour + HOUR_MS, sign: -1 })
+  }
+  const first = floorHour(from)
+  const last = floorHour(to)
+  if (first === last) return partial(first, from, to)
+  if (from > first) partial(first, from, first + HOUR_MS)
+  if (to > last) partial(last, last, to)
+  let at = from > first ? first + HOUR_MS : first
+  while (at < last) {
+    const text = new Date(at).toISOString()
+    const month = nextMonth(at)
+    if (text.slice(8, 13) === "01T00" && month <= last) {
+      parts.periods.push({ name: `${list}@m${text.slice(0, 7)}`, sign: 1 })
+      at = month
+    } else if (text.slice(11, 13) === "00" && at + 24 * HOUR_MS <= last) {
+      parts.periods.push({ name: `${list}@d${text.slice(0, 10)}`, sign: 1 })
+      at += 24 * HOUR_MS
+    } else {
+      parts.periods.push({ name: `${list}@h${text.slice(0, 13)}`, sign: 1 })
+      at += HOUR_MS
+    }
+  }
+}
+
+/**
+ * The parts of the rows created at `from` or later, before `to` (undefined: ever after). Periods
+ * end at `clamp`, an hour past both the present and `from`: a row created after it (a node whose
+ * clock is that far ahead) is counted over the index, a range that is normally empty.
+ */
+const rangeParts = (list: PeriodList, from: number, to: number | undefined, clamp: number, parts: WindowParts) => {
+  const end = to === undefined ? clamp : Math.min(to, clamp)
+  if (from < end) periodParts(list, from, end, parts)
+  const after = Math.max(from, clamp)
+  if (to === undefined || to > after) parts.spans.push({ from: after, to, sign: 1 })
+}
+
+/**
+ * `windowTotal`: the window [from, to) as its parts (a window open at its start: the list's kept
+ * count less the parts of [to, ∞)), all read in one statement, so that every count is of one
+ * snapshot. The kept count is read with them: 0 is a list of another program's card or account,
+ * whose index ranges would hold that program's rows (test/foundation/time-filter-counts.test.ts).
  */
 const windowTotal = (sql: SqlClient.SqlClient, total: Extract<ListTotal, { readonly _tag: "window" }>) => {
+  const list = total.all.list as PeriodList
+  const { from, to } = rangeOf(total.created)
+  const parts: WindowParts = { periods: [], spans: [] }
+  const start = from ?? to!
+  const clamp = floorHour(Math.max(Date.now(), start)) + 2 * HOUR_MS
+  if (from !== undefined) {
+    if (to !== undefined && to <= from) return Effect.succeed(0)
+    rangeParts(list, from, to, clamp, parts)
+  } else rangeParts(list, start, undefined, clamp, parts)
   const table = sql.literal(total.table)
-  const { lower, upper } = boundsOf(total.created)
-  const cut = (operator: string, bound: Bound) => sql`${sql.literal(`created_at ${operator}`)} ${bound.at}`
-  const inside = total.ranges.map((range) =>
-    sql.and([
-      range,
-      ...(lower === undefined ? [] : [cut(lower.inclusive ? ">=" : ">", lower)]),
-      ...(upper === undefined ? [] : [cut(upper.inclusive ? "<=" : "<", upper)])
-    ])
-  )
-  // The entries before the window and after it: every range's, for each side the window bounds.
-  const outside = [
-    ...(lower === undefined ? [] : total.ranges.map((range) => sql.and([range, cut(lower.inclusive ? "<" : "<=", lower)]))),
-    ...(upper === undefined ? [] : total.ranges.map((range) => sql.and([range, cut(upper.inclusive ? ">" : ">=", upper)])))
-  ]
-  const entries = (ranges: ReadonlyArray<Fragment>) =>
-    sql.join(" UNION ALL ", false)(ranges.map((range) => sql`SELECT 1 AS one FROM ${table} WHERE ${range}`))
-  const upTo = (ranges: ReadonlyArray<Fragment>, cap: number) =>
-    sql`(SELECT COUNT(*) FROM (${entries(ranges)} LIMIT ${sql.literal(String(cap))}) capped)`
-  const every = (ranges: ReadonlyArray<Fragment>) =>
-    sql`(SELECT COALESCE(SUM(n), 0) FROM (${sql.join(
-      " UNION ALL ",
-      false
-    )(ranges.map((range) => sql`SELECT COUNT(*) AS n FROM ${table} WHERE ${range}`))}) counted)`
-  const end = (direction: "ASC" | "DESC") =>
-    sql`(SELECT ${sql.literal(direction === "ASC" ? "MIN" : "MAX")}(at) FROM (${sql.join(
-      " UNION ALL ",
-      false
-    )(
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const count = (sign: 1 | -1) => {
+    const spans = parts.spans.filter((span) => span.sign === sign)
+    const counts = spans.flatMap((span) =>
       total.ranges.map(
-        (range) => sql`SELECT (SELECT created_at FROM ${table} WHERE ${range} ORDER BY created_at ${sql.literal(direction)} LIMIT 1) AS at`
+        (range) =>
+          sql`SELECT COUNT(*) AS n FROM ${table} WHERE ${sql.and([
+            range,
+            sql`created_at >= ${iso(span.from)}`,
+            ...(span.to === undefined ? [] : [sql`created_at < ${iso(span.to)}`])
+          ])}`
       )
-    )}) ends)`
-  const all = maintainedCount(sql, total.all)
-  const probe = WINDOW_PROBE_ENTRIES
+    )
+    return counts.length === 0
+      ? sql.literal("0")
+      : sql`(SELECT COALESCE(SUM(n), 0) FROM (${sql.join(" UNION ALL ", false)(counts)}) counted)`
+  }
+  const periods = (sign: 1 | -1) => {
+    const names = parts.periods.filter((period) => period.sign === sign).map((period) => period.name)
+    const keys = total.all.keys
+    return names.length === 0 || (keys !== "every" && keys.length === 0)
+      ? sql.literal("0")
+      : sql`(SELECT COALESCE(SUM(n), 0) FROM issuing_list_counts
+             WHERE list IN ${sql.in(names)} AND program_id = ${total.all.programId}${
+               keys === "every" ? sql.literal("") : sql` AND key IN ${sql.in(keys)}`
+             })`
+  }
   return Effect.gen(function* () {
-    const [first] = yield* sql`SELECT ${upTo(inside, probe)} AS inside, ${upTo(outside, probe)} AS outside, ${all} AS n,
-                                      ${end("ASC")} AS first_at, ${end("DESC")} AS last_at`
-    const n = toInt(first!.n)
-    const within = toInt(first!.inside)
-    const without = toInt(first!.outside)
-    // A list of another program's card or account: its maintained count here is 0.
+    const [row] = yield* sql`SELECT ${maintainedCount(sql, total.all)} AS n, ${periods(1)} AS periods_in, ${periods(-1)} AS periods_out,
+                                    ${count(1)} AS entries_in, ${count(-1)} AS entries_out`
+    const n = toInt(row!.n)
     if (n === 0) return 0
-    if (without < within) return n - without
-    if (within < probe) return within
-    // The inside, counted whole: never more than counting the window always cost. The outside only
-    // where the window covers over 60 % of the span: a capped count walks its entries through a
-    // subquery, up to 1.5× a plain COUNT's cost per entry, so a window near half the list is
-    // cheaper counted whole (docs/decisions.md "Time filters and total_count").
-    if (shareOfSpan(first!.first_at, first!.last_at, lower, upper) <= COUNT_OUTSIDE_ABOVE_SHARE) {
-      const [counted] = yield* sql`SELECT ${every(inside)} AS inside`
-      return toInt(counted!.inside)
-    }
-    const half = Math.floor(n / 2) + 1
-    const [counted] = yield* sql`SELECT ${all} AS n, ${upTo(outside, half)} AS outside`
-    if (toInt(counted!.outside) < half) return toInt(counted!.n) - toInt(counted!.outside)
-    const [rest] = yield* sql`SELECT ${every(inside)} AS inside`
-    return toInt(rest!.inside)
+    const parted = toInt(row!.periods_in) - toInt(row!.periods_out) + toInt(row!.entries_in) - toInt(row!.entries_out)
+    return from !== undefined ? parted : n - parted
   })
-}
-
-/** The share of the list's time span, first to last `created_at`, that the window covers (0 to 1). */
-const shareOfSpan = (firstAt: unknown, lastAt: unknown, lower: Bound | undefined, upper: Bound | undefined): number => {
-  if (firstAt === null || firstAt === undefined || lastAt === null || lastAt === undefined) return 0
-  const first = Date.parse(toIso(firstAt))
-  const last = Date.parse(toIso(lastAt))
-  if (last <= first) return 1
-  const from = Math.max(first, lower === undefined ? first : Date.parse(lower.at))
-  const to = Math.min(last, upper === undefined ? last : Date.parse(upper.at))
-  return Math.max(0, to - from) / (last - first)
 }

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { toInt } from "../platform/Rows.js"
-import { SUMMED_FILTERS } from "../sql/ListCounts.js"
+import { toInt, toIso } from "../platform/Rows.js"
+import { countPeriods, PERIOD_LISTS, type PeriodList, SUMMED_FILTERS } from "../sql/ListCounts.js"
 
 /**
  * The maintained list counts (docs/operations.md#volume) recomputed from the rows themselves, for
@@ -96,11 +96,17 @@ export const expectedListCounts = Effect.gen(function* () {
   }
   const [latest] = yield* sql`SELECT max(migration_id) AS id FROM issuing_migrations`
   const perValue = toInt(latest?.id ?? 0) >= 750
+  // Since migration 0841: a transfer's, transaction's or event's keys again in its month, day and hour.
+  const perPeriod = toInt(latest?.id ?? 0) >= 841
+  const periodLists: ReadonlyArray<string> = PERIOD_LISTS
   for (const [list, table, dims] of SIMPLE_LISTS) {
     if (LATER_TABLES.has(table) && !(yield* tableExists(sql, table))) continue
     const rows = yield* sql`SELECT * FROM ${sql.literal(table)}`
     const summed = perValue ? SUMMED[list] : undefined
-    for (const row of rows) for (const key of keysOfRow(row, dims, summed)) add(list, row.program_id as string, key)
+    for (const row of rows) {
+      const lists = perPeriod && periodLists.includes(list) ? [list, ...countPeriods(list as PeriodList, toIso(row.created_at))] : [list]
+      for (const key of keysOfRow(row, dims, summed)) for (const named of lists) add(named, row.program_id as string, key)
+    }
   }
   const heads = yield* sql`SELECT id, program_id FROM issuing_book_transfers`
   const entries = yield* sql`SELECT book_transfer_id, financial_account_id, book FROM issuing_book_entries`

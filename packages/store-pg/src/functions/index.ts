@@ -286,18 +286,21 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM new_rows r) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          SELECT pl.list, x.program_id, x.k, issuing_count_shard('events'), SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM new_rows r) y) x
+          CROSS JOIN LATERAL issuing_count_periods('events', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM old_rows r) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          SELECT pl.list, x.program_id, x.k, issuing_count_shard('events'), SUM(x.d) FROM (SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM old_rows r) y) x
+          CROSS JOIN LATERAL issuing_count_periods('events', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM new_rows r) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM old_rows r) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          SELECT pl.list, x.program_id, x.k, issuing_count_shard('events'), SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM new_rows r) y UNION ALL SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM old_rows r) y) x
+          CROSS JOIN LATERAL issuing_count_periods('events', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;
@@ -338,6 +341,31 @@ AS $function$
 `
   },
   {
+    name: "issuing_count_periods",
+    text: `-- The lists a count of \`p_list\` is kept under for a row created at \`p_at\` (migration 0841,
+-- docs/decisions.md "Time filters and total_count"): the list itself and, for events, transfers and
+-- transactions, the same key again in the row's UTC month, day and hour (\`transfers@m2026-11\`,
+-- \`transfers@d2026-11-29\`, \`transfers@h2026-11-29T10\`; core/src/sql/ListCounts.ts countPeriods).
+-- The period is the row's own created_at, never the time of the write. A SQL function of one
+-- SELECT, so the planner inlines it into each counting statement.
+CREATE OR REPLACE FUNCTION issuing_count_periods(
+    p_list text,
+    p_at timestamp with time zone
+)
+ RETURNS SETOF text
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT p_list
+  UNION ALL
+  SELECT p_list || v.period
+  FROM (SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24') AS t) x
+  CROSS JOIN LATERAL (VALUES ('@m' || left(x.t, 7)), ('@d' || left(x.t, 10)), ('@h' || x.t)) AS v(period)
+  WHERE p_list IN ('events', 'transfers', 'transactions')
+$function$;
+`
+  },
+  {
     name: "issuing_count_shard",
     text: `-- A shard of \`p_list\`'s counts that no other transaction is counting into: the first of the 16
 -- whose transaction-level advisory lock it gets, starting at the backend's own
@@ -375,22 +403,25 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM new_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k, r.created_at AS at FROM new_rows r
             CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transactions', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM old_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k, r.created_at AS at FROM old_rows r
             CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transactions', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transactions', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM new_rows r
-            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k FROM old_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k, r.created_at AS at FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y UNION ALL SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|' || c.v AS k, r.created_at AS at FROM old_rows r
             CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) c(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transactions', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;
@@ -410,22 +441,25 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM new_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM new_rows r
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transfers', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM old_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM old_rows r
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transfers', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM new_rows r
-            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM old_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y UNION ALL SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM old_rows r
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transfers', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;
@@ -702,7 +736,8 @@ AS $function$
 -- or update), transfer, book transfer, entries and events, the balance deltas added, each wallet
 -- account's balance.updated as the posting leaves it, the posting's own list counts in one upsert
 -- while the counting triggers skip (issuing.posting_counted; the keys of migration 0750, status,
--- rail, type and book counted per value only: 10 rows for a book transfer), and the fan-out.
+-- rail, type and book counted per value only: 10 rows for a book transfer; those of the transaction,
+-- transfer and events again in their UTC month, day and hour, migration 0841), and the fan-out.
 --
 -- \`p_posting\` is the posting record, every field by name, built in one place
 -- (store-pg/src/PostingRecord.ts) for a single posting, a batch's (issuing_post_transfers) and a
@@ -855,26 +890,28 @@ AS $function$
           ORDER BY v.ord;
       END IF;
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-        SELECT c.list, v_program_id, c.key, pg_backend_pid() % 16, count(*)
+        SELECT pl.list, v_program_id, c.key, pg_backend_pid() % 16, count(*)
         FROM (
-          SELECT 1 AS rank, 'transactions' AS list, '=' || v_transaction_status || '|' || cd.v AS key
+          SELECT 1 AS rank, 'transactions' AS list, '=' || v_transaction_status || '|' || cd.v AS key,
+                 (p_posting->>'transaction_created_at')::timestamptz AS at
             FROM (SELECT '' UNION ALL SELECT '=' || v_card_id WHERE v_card_id IS NOT NULL) cd(v)
             WHERE v_transaction_write = 'insert'
           UNION ALL
-          SELECT 2, 'transfers', '=' || v_transfer_status || '|=' || v_rail || '|' || a.v
+          SELECT 2, 'transfers', '=' || v_transfer_status || '|=' || v_rail || '|' || a.v, v_now
             FROM (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[v_source, v_target]) x WHERE x IS NOT NULL) a(v)
           UNION ALL
-          SELECT 4, 'book_transfers', '=' || e.account || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C")
+          SELECT 4, 'book_transfers', '=' || e.account || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C"), v_now
             FROM jsonb_to_recordset(p_posting->'entries') AS e(account text, book text)
             GROUP BY e.account
           UNION ALL
-          SELECT 5, 'events', '=' || t.type
+          SELECT 5, 'events', '=' || t.type, v_now
             FROM (SELECT e.type FROM jsonb_to_recordset(p_posting->'events') AS e(type text)
                   UNION ALL
                   SELECT 'balance.updated' FROM jsonb_array_elements(p_posting->'balance_events')) t(type)
         ) c
-        GROUP BY c.list, c.key
-        ORDER BY min(c.rank), c.key
+        CROSS JOIN LATERAL issuing_count_periods(c.list, c.at) pl(list)
+        GROUP BY pl.list, c.key
+        ORDER BY min(c.rank), pl.list, c.key
         ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       v_set := set_config('issuing.posting_counted', '', true);
       IF v_events + v_balance_events > 0 THEN
@@ -1183,30 +1220,32 @@ AS $function$
       -- Every count of the call, one row per (list, program, key), in the order the triggers took
       -- them (list by list as the statements ran, then program and key).
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-        SELECT c.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
+        SELECT pl.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
         FROM (
-          SELECT 1 AS rank, 'transactions' AS list, r.program_id, '=' || r.status || '|' || cd.v AS key
-            FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END) AS r(program_id text, status text, card_id text)
+          SELECT 1 AS rank, 'transactions' AS list, r.program_id, '=' || r.status || '|' || cd.v AS key, r.created_at AS at
+            FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END)
+              AS r(program_id text, status text, card_id text, created_at timestamptz)
             CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) cd(v)
           UNION ALL
-          SELECT 2, 'transfers', r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || ac.v
+          SELECT 2, 'transfers', r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || ac.v, r.created_at
             FROM jsonb_to_recordset(CASE WHEN v_transfers THEN p_rows->'transfers' END) AS r(program_id text, status text,
-              payment_rail text, from_financial_account_id text, to_financial_account_id text)
+              payment_rail text, from_financial_account_id text, to_financial_account_id text, created_at timestamptz)
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[r.from_financial_account_id, r.to_financial_account_id]) x
                                 WHERE x IS NOT NULL) ac(v)
           UNION ALL
           SELECT 4, 'book_transfers', b.program_id,
-                 '=' || e.financial_account_id || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C")
+                 '=' || e.financial_account_id || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C"), NULL::timestamptz
             FROM jsonb_to_recordset(CASE WHEN v_entries AND v_own_entries THEN p_rows->'entries' END)
               AS e(book_transfer_id text, financial_account_id text, book text)
             JOIN jsonb_to_recordset(p_rows->'book_transfers') AS b(id text, program_id text) ON b.id = e.book_transfer_id
             GROUP BY b.program_id, e.book_transfer_id, e.financial_account_id
           UNION ALL
-          SELECT 5, 'events', v.program_id, '=' || v.type
-            FROM unnest(v_programs, v_types) AS v(program_id, type)
+          SELECT 5, 'events', v.program_id, '=' || v.type, v.created_at
+            FROM unnest(v_programs, v_types, v_created) AS v(program_id, type, created_at)
         ) c
-        GROUP BY c.list, c.program_id, c.key
-        ORDER BY min(c.rank), c.program_id, c.key
+        CROSS JOIN LATERAL issuing_count_periods(c.list, c.at) pl(list)
+        GROUP BY c.list, pl.list, c.program_id, c.key
+        ORDER BY min(c.rank), pl.list, c.program_id, c.key
         ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       PERFORM set_config('issuing.posting_counted', '', true);
       IF v_ids IS NOT NULL THEN

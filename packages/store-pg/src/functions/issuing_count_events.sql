@@ -9,18 +9,21 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM new_rows r) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          SELECT pl.list, x.program_id, x.k, issuing_count_shard('events'), SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM new_rows r) y) x
+          CROSS JOIN LATERAL issuing_count_periods('events', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM old_rows r) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          SELECT pl.list, x.program_id, x.k, issuing_count_shard('events'), SUM(x.d) FROM (SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM old_rows r) y) x
+          CROSS JOIN LATERAL issuing_count_periods('events', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'events', program_id, k, issuing_count_shard('events'), SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM new_rows r) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k FROM old_rows r) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          SELECT pl.list, x.program_id, x.k, issuing_count_shard('events'), SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM new_rows r) y UNION ALL SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.type AS k, r.created_at AS at FROM old_rows r) y) x
+          CROSS JOIN LATERAL issuing_count_periods('events', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;

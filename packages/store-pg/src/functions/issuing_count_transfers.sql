@@ -9,22 +9,25 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM new_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM new_rows r
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transfers', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM old_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM old_rows r
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transfers', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       ELSE
         INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT 'transfers', program_id, k, pg_backend_pid() % 16, SUM(d) FROM (SELECT program_id, k, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM new_rows r
-            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y UNION ALL SELECT program_id, k, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k FROM old_rows r
+          SELECT pl.list, x.program_id, x.k, pg_backend_pid() % 16, SUM(x.d) FROM (SELECT program_id, k, at, 1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM new_rows r
+            CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y UNION ALL SELECT program_id, k, at, -1 AS d FROM (SELECT r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || a.v AS k, r.created_at AS at FROM old_rows r
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || r.from_financial_account_id UNION SELECT '=' || r.to_financial_account_id) a(v)) y) x
-          GROUP BY program_id, k HAVING SUM(d) <> 0 ORDER BY program_id, k
+          CROSS JOIN LATERAL issuing_count_periods('transfers', x.at) pl(list)
+          GROUP BY pl.list, x.program_id, x.k HAVING SUM(x.d) <> 0 ORDER BY pl.list, x.program_id, x.k
           ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       END IF;
       RETURN NULL;

@@ -99,30 +99,32 @@ AS $function$
       -- Every count of the call, one row per (list, program, key), in the order the triggers took
       -- them (list by list as the statements ran, then program and key).
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-        SELECT c.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
+        SELECT pl.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
         FROM (
-          SELECT 1 AS rank, 'transactions' AS list, r.program_id, '=' || r.status || '|' || cd.v AS key
-            FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END) AS r(program_id text, status text, card_id text)
+          SELECT 1 AS rank, 'transactions' AS list, r.program_id, '=' || r.status || '|' || cd.v AS key, r.created_at AS at
+            FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END)
+              AS r(program_id text, status text, card_id text, created_at timestamptz)
             CROSS JOIN LATERAL (SELECT '' UNION ALL SELECT '=' || r.card_id WHERE r.card_id IS NOT NULL) cd(v)
           UNION ALL
-          SELECT 2, 'transfers', r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || ac.v
+          SELECT 2, 'transfers', r.program_id, '=' || r.status || '|=' || r.payment_rail || '|' || ac.v, r.created_at
             FROM jsonb_to_recordset(CASE WHEN v_transfers THEN p_rows->'transfers' END) AS r(program_id text, status text,
-              payment_rail text, from_financial_account_id text, to_financial_account_id text)
+              payment_rail text, from_financial_account_id text, to_financial_account_id text, created_at timestamptz)
             CROSS JOIN LATERAL (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[r.from_financial_account_id, r.to_financial_account_id]) x
                                 WHERE x IS NOT NULL) ac(v)
           UNION ALL
           SELECT 4, 'book_transfers', b.program_id,
-                 '=' || e.financial_account_id || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C")
+                 '=' || e.financial_account_id || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C"), NULL::timestamptz
             FROM jsonb_to_recordset(CASE WHEN v_entries AND v_own_entries THEN p_rows->'entries' END)
               AS e(book_transfer_id text, financial_account_id text, book text)
             JOIN jsonb_to_recordset(p_rows->'book_transfers') AS b(id text, program_id text) ON b.id = e.book_transfer_id
             GROUP BY b.program_id, e.book_transfer_id, e.financial_account_id
           UNION ALL
-          SELECT 5, 'events', v.program_id, '=' || v.type
-            FROM unnest(v_programs, v_types) AS v(program_id, type)
+          SELECT 5, 'events', v.program_id, '=' || v.type, v.created_at
+            FROM unnest(v_programs, v_types, v_created) AS v(program_id, type, created_at)
         ) c
-        GROUP BY c.list, c.program_id, c.key
-        ORDER BY min(c.rank), c.program_id, c.key
+        CROSS JOIN LATERAL issuing_count_periods(c.list, c.at) pl(list)
+        GROUP BY c.list, pl.list, c.program_id, c.key
+        ORDER BY min(c.rank), pl.list, c.program_id, c.key
         ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       PERFORM set_config('issuing.posting_counted', '', true);
       IF v_ids IS NOT NULL THEN

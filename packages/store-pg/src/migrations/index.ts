@@ -58,6 +58,7 @@ import cardMerchantCountries from "./0710_card_merchant_countries.js"
 import summedCounts from "./0750_summed_counts.js"
 import cardSpendTotals from "./0751_card_spend_totals.js"
 import tagEventsPerStatement from "./0840_tag_events_per_statement.js"
+import periodCounts from "./0841_period_counts.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -124,5 +125,6 @@ export const migrations = {
   "0710_card_merchant_countries": cardMerchantCountries,
   "0750_summed_counts": summedCounts,
   "0751_card_spend_totals": cardSpendTotals,
-  "0840_tag_events_per_statement": tagEventsPerStatement
+  "0840_tag_events_per_statement": tagEventsPerStatement,
+  "0841_period_counts": periodCounts
 }

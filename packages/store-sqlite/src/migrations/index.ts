@@ -44,6 +44,7 @@ import cardMerchantCountries from "./0710_card_merchant_countries.js"
 import summedCounts from "./0750_summed_counts.js"
 import cardSpendTotals from "./0751_card_spend_totals.js"
 import batchCounts from "./0780_batch_counts.js"
+import periodCounts from "./0841_period_counts.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -95,5 +96,6 @@ export const migrations = {
   "0710_card_merchant_countries": cardMerchantCountries,
   "0750_summed_counts": summedCounts,
   "0751_card_spend_totals": cardSpendTotals,
-  "0780_batch_counts": batchCounts
+  "0780_batch_counts": batchCounts,
+  "0841_period_counts": periodCounts
 }
