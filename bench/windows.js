@@ -38,7 +38,8 @@ const loadAverage = () =>
 /** Serves an instance of `createIssuing` (this checkout's or another's) over `target` on a loopback port. */
 const serve = async (createIssuing, storeFor, target) => {
   const server = http.createServer()
-  server.keepAliveTimeout = 60_000
+  // Longer than the history's insert, so the first read after it does not meet a socket the server closed.
+  server.keepAliveTimeout = 3_600_000
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
   const baseUrl = `http://127.0.0.1:${server.address().port}`
   const instance = await createIssuing({

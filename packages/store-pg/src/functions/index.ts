@@ -279,7 +279,7 @@ AS $function$
 -- program's total sums its types), on a shard nobody else is counting into (issuing_count_shard):
 -- emits were the hot case of two backends sharing a shard and waiting on each other's counter row
 -- until commit.
--- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0800).
+-- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0841).
 CREATE OR REPLACE FUNCTION issuing_count_events()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -397,7 +397,7 @@ AS $function$
 -- and, with a card, \`=status|=card\`, status counted per value only (core/src/sql/ListCounts.ts
 -- SUMMED_FILTERS), on the backend's shard. Skips while the posting function counts its own rows
 -- (issuing.posting_counted, the triggers' WHEN).
--- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0800).
+-- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0841).
 CREATE OR REPLACE FUNCTION issuing_count_transactions()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -436,7 +436,7 @@ AS $function$
 -- \`=status|=rail|\` and \`=status|=rail|=account\` for each of its two accounts (which differ), status
 -- and rail counted per value only (core/src/sql/ListCounts.ts SUMMED_FILTERS: a total without them
 -- sums their values), on the backend's shard. Skips while a posting function counts its own rows.
--- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0800).
+-- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0841).
 CREATE OR REPLACE FUNCTION issuing_count_transfers()
  RETURNS trigger
  LANGUAGE plpgsql

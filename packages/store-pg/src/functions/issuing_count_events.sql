@@ -2,7 +2,7 @@
 -- program's total sums its types), on a shard nobody else is counting into (issuing_count_shard):
 -- emits were the hot case of two backends sharing a shard and waiting on each other's counter row
 -- until commit.
--- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0800).
+-- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0841).
 CREATE OR REPLACE FUNCTION issuing_count_events()
  RETURNS trigger
  LANGUAGE plpgsql

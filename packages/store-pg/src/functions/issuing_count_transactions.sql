@@ -2,7 +2,7 @@
 -- and, with a card, `=status|=card`, status counted per value only (core/src/sql/ListCounts.ts
 -- SUMMED_FILTERS), on the backend's shard. Skips while the posting function counts its own rows
 -- (issuing.posting_counted, the triggers' WHEN).
--- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0800).
+-- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0841).
 CREATE OR REPLACE FUNCTION issuing_count_transactions()
  RETURNS trigger
  LANGUAGE plpgsql

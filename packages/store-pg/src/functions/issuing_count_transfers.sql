@@ -2,7 +2,7 @@
 -- `=status|=rail|` and `=status|=rail|=account` for each of its two accounts (which differ), status
 -- and rail counted per value only (core/src/sql/ListCounts.ts SUMMED_FILTERS: a total without them
 -- sums their values), on the backend's shard. Skips while a posting function counts its own rows.
--- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0800).
+-- Each key again in the row's UTC month, day and hour (issuing_count_periods, migration 0841).
 CREATE OR REPLACE FUNCTION issuing_count_transfers()
  RETURNS trigger
  LANGUAGE plpgsql
