@@ -1204,6 +1204,7 @@ AS $function$
 -- From src/functions/issuing_post_decided.sql.
 CREATE OR REPLACE FUNCTION public.issuing_post_decided(
     p_rows jsonb,
+    p_balance_events jsonb,
     p_postings jsonb,
     p_balances jsonb,
     p_channel text
@@ -1216,7 +1217,7 @@ AS $function$
       v_disagree boolean;
       v_available bigint[];
     BEGIN
-      PERFORM issuing_write_postings(p_rows - 'balance_events', p_channel);
+      PERFORM issuing_write_postings(p_rows, p_channel);
       SELECT array_agg(DISTINCT d->>'account') INTO v_accounts
         FROM jsonb_array_elements(p_postings) AS p, jsonb_array_elements(p->'deltas') AS d;
       PERFORM 1 FROM issuing_balances WHERE financial_account_id = ANY (v_accounts)
@@ -1259,7 +1260,7 @@ AS $function$
       IF v_disagree THEN
         RAISE EXCEPTION 'the batch was decided otherwise under the balance locks' USING ERRCODE = 'IB409';
       END IF;
-      PERFORM issuing_write_postings(jsonb_build_object('balances', p_balances, 'balance_events', p_rows->'balance_events'), p_channel);
+      PERFORM issuing_write_postings(jsonb_build_object('balances', p_balances, 'balance_events', p_balance_events), p_channel);
       RETURN v_available;
     END $function$;
 

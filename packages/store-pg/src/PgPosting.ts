@@ -123,7 +123,7 @@ const postNewTransfersDecided = (
     const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, false))
     const posted = postingsToWrite(postings, outcomes, allOrNothing)
     if (posted.length === 0) return outcomes
-    const { balances, ...rows } = postingRows(posted, balanceEvents)
+    const { balance_events, balances, ...rows } = postingRows(posted, balanceEvents)
     const decided = postings.map(({ checkFunds, deltas, transfer }, i) => ({
       source: transfer.from_financial_account_id,
       amount: transfer.amount,
@@ -133,8 +133,8 @@ const postNewTransfersDecided = (
       deltas: deltaRows(deltas)
     }))
     const [row] = yield* sql<{ available: ReadonlyArray<string>; queued: boolean }>`SELECT available, ${sql.literal(QUEUED)} AS queued
-      FROM (SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(decided)}::jsonb,
-                                        ${JSON.stringify(balances)}::jsonb, NULL::text) AS available) d`
+      FROM (SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(balance_events)}::jsonb,
+                                        ${JSON.stringify(decided)}::jsonb, ${JSON.stringify(balances)}::jsonb, NULL::text) AS available) d`
     // Each posting's available principal as read under the locks.
     return withWake(
       outcomes.map((outcome, i) => ({ ...outcome, availableMinor: toInt(row!.available[i]!) })),

@@ -665,11 +665,14 @@ AS $function$
 -- (issuing_write_postings), then every slot of the batch's accounts locked in (account, book, slot)
 -- order, the batch decided again over their sums, and the summed deltas and balance.updated written
 -- only if both decisions agree. Otherwise SQLSTATE IB409 rolls the statement back and the process
--- runs the batch the locked way. \`p_postings\`: each posting in order as { source, amount,
--- check_funds, posted, refusal, deltas: [{ account, book, debits, credits, pending }] }. Answers each
--- posting's available principal as read under the locks.
+-- runs the batch the locked way. \`p_rows\`: issuing_write_postings' rows but the balance.updated
+-- events, which are \`p_balance_events\` (written after the balances; a parameter of their own, as
+-- taking them out of \`p_rows\` would copy the whole document). \`p_postings\`: each posting in order
+-- as { source, amount, check_funds, posted, refusal, deltas: [{ account, book, debits, credits,
+-- pending }] }. Answers each posting's available principal as read under the locks.
 CREATE OR REPLACE FUNCTION issuing_post_decided(
     p_rows jsonb,
+    p_balance_events jsonb,
     p_postings jsonb,
     p_balances jsonb,
     p_channel text
@@ -682,7 +685,7 @@ AS $function$
       v_disagree boolean;
       v_available bigint[];
     BEGIN
-      PERFORM issuing_write_postings(p_rows - 'balance_events', p_channel);
+      PERFORM issuing_write_postings(p_rows, p_channel);
       SELECT array_agg(DISTINCT d->>'account') INTO v_accounts
         FROM jsonb_array_elements(p_postings) AS p, jsonb_array_elements(p->'deltas') AS d;
       PERFORM 1 FROM issuing_balances WHERE financial_account_id = ANY (v_accounts)
@@ -725,7 +728,7 @@ AS $function$
       IF v_disagree THEN
         RAISE EXCEPTION 'the batch was decided otherwise under the balance locks' USING ERRCODE = 'IB409';
       END IF;
-      PERFORM issuing_write_postings(jsonb_build_object('balances', p_balances, 'balance_events', p_rows->'balance_events'), p_channel);
+      PERFORM issuing_write_postings(jsonb_build_object('balances', p_balances, 'balance_events', p_balance_events), p_channel);
       RETURN v_available;
     END $function$;
 `
