@@ -717,8 +717,57 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       expect(periods.map((row) => row.list)).toEqual(["events@", "transactions@", "transfers@"])
       yield* countingWritesCheck(NOW)
     })
+  },
+  "0860_money_tables_without_rowid": {
+    // The five tables' rows, indexes, triggers and counts, as the rebuild finds them.
+    before: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      for (const table of TABLES_0860) {
+        const rows = yield* sql.unsafe(`SELECT * FROM ${table} ORDER BY 1, 2`)
+        expect(rows.length, table).toBeGreaterThan(0)
+        rowsBefore0860.set(table, rows)
+      }
+      dependentsBefore0860 = yield* dependents0860
+      countsBefore0860 = yield* maintainedListCounts
+    }),
+    // Rebuilt WITHOUT ROWID: the same rows, indexes and triggers, the counts unmoved; the foreign
+    // keys and the entries' immutability still hold, and the triggers still count a new event.
+    after: Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      for (const table of TABLES_0860) {
+        expect(yield* sql.unsafe(`SELECT * FROM ${table} ORDER BY 1, 2`), table).toEqual(rowsBefore0860.get(table))
+        const [created] = (yield* sql`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ${table}`) as ReadonlyArray<any>
+        expect(created.sql, table).toMatch(/WITHOUT ROWID$/)
+      }
+      expect(yield* dependents0860).toEqual(dependentsBefore0860)
+      expect(yield* maintainedListCounts).toEqual(countsBefore0860)
+      expect(yield* sql`PRAGMA foreign_key_check`).toEqual([])
+      const [entry] = rowsBefore0860.get("issuing_book_entries") as ReadonlyArray<any>
+      expect(
+        yield* failureOf(
+          sql`UPDATE issuing_book_entries SET amount_minor = amount_minor + 1 WHERE book_transfer_id = ${entry.book_transfer_id}`
+        )
+      ).not.toBe("")
+      expect(
+        yield* failureOf(sql`INSERT INTO issuing_book_transfers (id, program_id, transfer_id, transaction_id, amount_minor, currency, posted_at)
+                             VALUES ('bt_0860', 'program_1', 'no_such_transfer', 'no_such_transaction', 1, 'USD', ${NOW})`)
+      ).toContain("FOREIGN KEY")
+      yield* countingWritesCheck(NOW)
+      expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+    })
   }
 }
+
+/** The tables migration 0860 rebuilds, their rows, indexes and triggers, and the counts before it. */
+const TABLES_0860 = ["issuing_transactions", "issuing_transfers", "issuing_book_transfers", "issuing_book_entries", "issuing_events"]
+const rowsBefore0860 = new Map<string, ReadonlyArray<unknown>>()
+let dependentsBefore0860: ReadonlyArray<unknown> = []
+let countsBefore0860: unknown = null
+const dependents0860 = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql`SELECT type, name, tbl_name, sql FROM sqlite_schema
+    WHERE ${sql.in("tbl_name", TABLES_0860)} AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY tbl_name, type, name`
+)
 
 /** The entries of before migration 0310. */
 let entriesBefore0310: ReadonlyArray<unknown> = []
