@@ -108,9 +108,7 @@ describe.each(STORE_KINDS)("an account's book transfers on %s", (kind) => {
       // A cursor's book transfer: its own few entries by primary key, never the account's entries
       // searched for it (69 ms at 1,000,000 transfers, growing with the account).
       for (const statement of cursors) {
-        expect(sqlitePlan(db, statement)).toContain(
-          "SEARCH e EXISTS USING PRIMARY KEY (book_transfer_id=?)"
-        )
+        expect(sqlitePlan(db, statement)).toContain("SEARCH e EXISTS USING PRIMARY KEY (book_transfer_id=?)")
       }
       // Then the page's book transfers by primary key: never a walk of the program's index, which
       // also serves the order (SQLite chose it for 3 ids or more while the program was a plain
