@@ -1,4 +1,4 @@
-// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS] [--drop-indexes=NAME,…] [--lists=TEXT,…] [--keep]`
+// `npm run bench -- volume [--transfers=50000] [--checkpoints=1000,50000] [--store=sqlite,postgres] [--seconds=3] [--in-flight=4] [--batches=8] [--samples=15] [--vacuum] [--explain=MS] [--drop-indexes=NAME,…] [--lists=TEXT,…] [--keep] [--sizes]`
 //
 // Whether the API stays as fast at production volume as on a fresh database (issue 24;
 // docs/operations.md#volume). One program is grown through `POST /v1/transfers/batch` — batches of
@@ -316,6 +316,50 @@ const databaseSize = async (target) => {
 }
 
 /**
+ * `--sizes`: each table's and index's bytes per transfer (`transfers`: the rows of
+ * issuing_transfers), largest first — SQLite's `dbstat` pages, PostgreSQL's `pg_relation_size` with
+ * its TOAST (docs/operations.md#disk-per-transfer); and their sum.
+ */
+const relationSizes = async (target) => {
+  const rows = []
+  let transfers
+  if (target.kind === "sqlite") {
+    const db = new Database(target.filename, { readonly: true })
+    try {
+      transfers = db.prepare("SELECT count(*) AS n FROM issuing_transfers").get().n
+      const tableOf = new Map(
+        db
+          .prepare("SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
+          .all()
+          .map((r) => [r.name, r.tbl_name])
+      )
+      for (const r of db.prepare("SELECT name, sum(pgsize) AS size FROM dbstat GROUP BY name").all())
+        rows.push([tableOf.has(r.name) ? `${tableOf.get(r.name)}: ${r.name}` : r.name, r.size])
+    } finally {
+      db.close()
+    }
+  } else {
+    await withPgClient(target.url, async (client) => {
+      transfers = Number((await client.query("SELECT count(*) AS n FROM issuing_transfers")).rows[0].n)
+      const result = await client.query(`SELECT coalesce(t.relname || ': ', '') || c.relname AS name,
+          pg_relation_size(c.oid) + coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0) AS size
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        LEFT JOIN pg_index i ON i.indexrelid = c.oid LEFT JOIN pg_class t ON t.oid = i.indrelid
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i')`)
+      for (const r of result.rows) rows.push([r.name, Number(r.size)])
+    })
+  }
+  rows.sort((a, b) => b[1] - a[1])
+  const per = (size) => Math.round(size / Math.max(1, transfers))
+  const shown = rows.filter(([, size]) => per(size) >= 1).map(([name, size]) => [name, count(per(size))])
+  return [
+    ["relation", `bytes a transfer (${count(transfers)} transfers)`],
+    ...shown,
+    ["sum", count(per(rows.reduce((sum, [, size]) => sum + size, 0)))]
+  ]
+}
+
+/**
  * Bytes the store's processes have sent to the disk so far (Linux `/proc/<pid>/io` `write_bytes`):
  * this process's on SQLite (its writer thread writes the WAL and the checkpoints), the embedded
  * server's processes on PostgreSQL (every `postgres` process readable here: the WAL, the
@@ -400,7 +444,7 @@ const dropIndexes = async (target, names) => {
 const growStore = async (
   kind,
   checkpoints,
-  { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped, only, keep }
+  { seconds, inFlight, samples, vacuum, batches: batchCount, explainOverMs, dropped, only, keep, sizes }
 ) => {
   const database = await benchDatabase(kind, "issuing_bench_volume", { explainOverMs })
   const server = http.createServer()
@@ -588,6 +632,7 @@ const growStore = async (
       }
       // The size at the lists' count of transfers, before the writes measured here add theirs.
       at.size = await databaseSize(database.target)
+      if (sizes) console.log(labelled(await relationSizes(database.target)))
       const writtenBefore = diskWrites(kind)
       const single = await writeInWorker({ ...writer, batch: 0, seconds, concurrency: SINGLE_CLIENTS })
       transfers += single.ok
@@ -677,7 +722,9 @@ export async function run(args) {
     // --lists=TEXT,…: only the lists whose path contains one of the texts.
     only: (option(args, "lists", undefined) ?? "").split(",").filter((text) => text !== ""),
     // --keep: the grown database is left in place (its URL or file printed) for EXPLAIN and size queries.
-    keep: args.includes("--keep")
+    keep: args.includes("--keep"),
+    // --sizes: each table's and index's bytes per transfer at each checkpoint.
+    sizes: args.includes("--sizes")
   }
   console.log(
     `volume: one program grown through POST /v1/transfers/batch (${BATCH} a batch, ${settings.inFlight} in flight) to ${checkpoints.map(count).join(", ")} transfers; ` +
