@@ -29,7 +29,10 @@ export const SqliteWebhookWriterThreadLive = Layer.effectContext(
             Effect.map((result) =>
               result._tag === "Committed" ? statements.map((_, i) => result.rows?.[i] ?? []) : statements.map(() => [])
             ),
-            Effect.catchIf((error) => sqlErrorCode(error) === "SQLITE_WRITER_STOPPED", () => onMainConnection(statements))
+            Effect.catchIf(
+              (error) => sqlErrorCode(error) === "SQLITE_WRITER_STOPPED",
+              () => onMainConnection(statements)
+            )
           )
       })
     )
