@@ -249,11 +249,24 @@ const periodParts = (list: PeriodList, from: number, to: number, parts: WindowPa
 }
 
 /**
- * The parts of the rows created at `from` or later, before `to` (undefined: ever after). Periods
- * end at `clamp`, an hour past both the present and `from`: a row created after it (a node whose
- * clock is that far ahead) is counted over the index, a range that is normally empty.
+ * The first instant whose periods a window's count reads: rows created before it (none, unless a
+ * clock was years behind) are counted over the index, so a bound such as 1970 reads no months.
  */
-const rangeParts = (list: PeriodList, from: number, to: number | undefined, clamp: number, parts: WindowParts) => {
+const EARLIEST_PERIOD_MS = Date.UTC(2020, 0, 1)
+
+/**
+ * The parts of the rows created at `start` or later, before `to` (undefined: ever after). Periods
+ * end at `clamp`, an hour past both the present and `start`, and begin at EARLIEST_PERIOD_MS: a
+ * row created after the one (a node whose clock is that far ahead) or before the other is counted
+ * over the index, a range that is normally empty.
+ */
+const rangeParts = (list: PeriodList, start: number, to: number | undefined, clamp: number, parts: WindowParts) => {
+  // Before EARLIEST_PERIOD_MS over the index (normally no entry): a bound of 1970 costs no months.
+  if (start < EARLIEST_PERIOD_MS) {
+    parts.spans.push({ from: start, to: to === undefined ? EARLIEST_PERIOD_MS : Math.min(to, EARLIEST_PERIOD_MS), sign: 1 })
+    if (to !== undefined && to <= EARLIEST_PERIOD_MS) return
+  }
+  const from = Math.max(start, EARLIEST_PERIOD_MS)
   const end = to === undefined ? clamp : Math.min(to, clamp)
   if (from < end) periodParts(list, from, end, parts)
   const after = Math.max(from, clamp)
