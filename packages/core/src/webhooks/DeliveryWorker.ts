@@ -133,8 +133,9 @@ const keepClaims = (worker: Worker) =>
   }).pipe(Effect.asVoid)
 
 /**
- * Records a batch's outcome plan: on PostgreSQL ONE statement in autocommit when the batch cannot
- * disable a subscription (no failure in it: the common case), else one transaction that also
+ * Records a batch's outcome plan: by itself (`recordTriesAtOnce`: on PostgreSQL ONE statement in
+ * autocommit, on SQLite a job of the writer thread) when the batch cannot disable a subscription
+ * (no failure in it: the common case), else one transaction that also
  * disables what the plan says. Safe to run again after a failure whose commit may have gone
  * through: the plan (its attempt ids) is made once per batch, attempts are inserted once per id,
  * and the queue changes are compare-and-set on the claim token. It claims nothing: claims are the

@@ -176,9 +176,10 @@ export interface WebhookStoreService extends EventFanOutService {
    */
   readonly recordTries: (token: string, tries: FinishedTries) => Effect.Effect<void, SqlError.SqlError>
   /**
-   * Where the store can: `recordTries` as ONE statement that is all-or-nothing by itself, to run
-   * outside any transaction (PostgreSQL: data-modifying CTEs in autocommit, one round trip instead of
-   * BEGIN, five statements and COMMIT). None on SQLite, whose statements cost no round trip.
+   * Where the store can: `recordTries` all-or-nothing by itself, to run outside any transaction
+   * (PostgreSQL: ONE statement of data-modifying CTEs in autocommit, one round trip instead of BEGIN,
+   * five statements and COMMIT; SQLite with a writer thread: one transaction of its own there, its
+   * fsync off the event loop). None on SQLite without a thread, whose statements cost no round trip.
    */
   readonly recordTriesAtOnce: Option.Option<(token: string, tries: FinishedTries) => Effect.Effect<void, SqlError.SqlError>>
   /** The earliest next_attempt_at on the queue. */
