@@ -98,7 +98,7 @@ const bare = async (url, bodies, concurrency) => {
           {
             method: "POST",
             agent,
-            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-measure-latency": "0" }
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
           },
           (response) => {
             response.resume()
@@ -129,7 +129,7 @@ const bare = async (url, bodies, concurrency) => {
  * fsyncs made meanwhile. Every process's event loop delay during the phase comes with it.
  */
 const latencyAt = async ({ platform, emitter, receiver, programId, rate, seconds, adminUrl, statementsIn, waitsIn }) => {
-  await receiver.call("reset")
+  await receiver.call("reset", { arrivals: true })
   const tickMs = Math.max(1000 / rate, 5)
   const perTransaction = Math.max(1, Math.round((rate * tickMs) / 1000))
   const ticks = Math.round((seconds * 1000) / tickMs)

@@ -1,6 +1,9 @@
 // The loopback receiver of `npm run bench -- webhooks`, in a process of its own: answers every POST
 // 200 and notes, per delivery, the event id and the arrival time (Date.now(), the clock the
-// platform's created_at is taken on). Over the IPC channel: `reset`, `waitFor` (answered once that
+// platform's created_at is taken on) while a latency phase asks for it: `reset` with
+// `{ arrivals: true }`. Otherwise it only counts, doing for the platform's deliveries exactly what it
+// does for the bare client's requests, so the deliveries ÷ bare ratio compares the senders, not a
+// JSON parse the receiver did for one side only. Over the IPC channel: `reset`, `waitFor` (answered once that
 // many deliveries arrived, or with `timedOut` after `timeoutMs`), and `phaseStart` / `phaseStop`
 // (this process's event loop delay and CPU meanwhile). Each request `{ id, op, … }` is answered
 // `{ id, result }`.
@@ -9,13 +12,14 @@ import { monitorEventLoopDelay } from "node:perf_hooks"
 
 let count = 0
 let arrivals = []
+let recordArrivals = false
 let waiter
 const server = http.createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
   const chunks = []
   request.on("data", (chunk) => chunks.push(chunk))
   request.on("end", () => {
     count += 1
-    if (request.headers["x-measure-latency"] !== "0") {
+    if (recordArrivals) {
       const event = JSON.parse(Buffer.concat(chunks).toString("utf8"))
       arrivals.push([event.id, Date.now()])
     }
@@ -27,9 +31,10 @@ const server = http.createServer({ keepAliveTimeout: 60_000 }, (request, respons
 
 let phase
 const ops = {
-  reset: () => {
+  reset: ({ arrivals: record = false }) => {
     count = 0
     arrivals = []
+    recordArrivals = record
   },
   waitFor: ({ n, timeoutMs }) =>
     new Promise((resolve) => {
