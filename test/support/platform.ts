@@ -57,8 +57,14 @@ export const servePlatform = async (
   settings: Partial<IssuingSettings> = {},
   options: { readonly clockOffsetMs?: number } = {}
 ): Promise<ServedPlatform> => {
-  // Keep-alive longer than any client idles between requests under load (Node's default 5 s races with reuse).
-  const server = http.createServer({ keepAliveTimeout: 65_000 })
+  // Keep-alive longer than any test idles a connection between requests, however loaded the machine.
+  // A server closing an idle connection races the client reusing it: fetch's own idle limit is the
+  // server's advertised timeout less a second, and when a synchronous stretch of the test (the
+  // OpenAPI examples' validation, seconds under load) spans both expiries, the next request goes
+  // out on the connection before either timer runs, and the server's then closes it under the
+  // request ("fetch failed", seen once after a 65 s idle behind the generators' compile). Ten
+  // minutes is longer than any file; close() ends every connection.
+  const server = http.createServer({ keepAliveTimeout: 600_000 })
   // A backlog above Node's 511: the fuzz suite opens a connection per route × junk id at once
   // (over 1,200), and a full accept queue under load answers some with a reset.
   await new Promise<void>((resolve) => server.listen({ port: 0, host: "127.0.0.1", backlog: 4096 }, resolve))
