@@ -26,7 +26,7 @@ import { pathToFileURL } from "node:url"
 import { Effect } from "effect"
 import { v7 as uuidv7 } from "uuid"
 import { option } from "./support/common.js"
-import { prepareLean } from "./support/leanLedger.js"
+import { leanSqlite, leanSqlitePosting, prepareLean } from "./support/leanLedger.js"
 import { fundedWallets } from "./support/wallets.js"
 
 const WALLETS = 64
@@ -217,21 +217,9 @@ export const measureLean = async (dir, name, { seconds, group }) => {
   const filename = path.join(dir, `${name}-${group}.db`)
   const programId = crypto.randomUUID()
   const accounts = await prepareLean({ kind: "sqlite", filename }, programId, WALLETS)
-  const db = new Database(filename)
-  db.pragma("journal_mode = WAL")
-  db.pragma("synchronous = FULL")
+  const db = leanSqlite(filename)
   // leanLedger.js's one transaction's statements, run here under the loop's BEGIN … COMMIT.
-  const debit = db.prepare("UPDATE lean_balances SET debits = debits + ? WHERE account_id = ? AND book = ?")
-  const credit = db.prepare("UPDATE lean_balances SET credits = credits + ? WHERE account_id = ? AND book = ?")
-  const transaction = db.prepare("INSERT INTO lean_transactions VALUES (?, ?, 'SETTLED', ?, 'USD', ?)")
-  const transfer = db.prepare("INSERT INTO lean_transfers VALUES (?, ?, ?, 'book', ?, 'USD', ?, ?, 'SETTLED', ?)")
-  const bookTransfer = db.prepare("INSERT INTO lean_book_transfers VALUES (?, ?, ?, ?, ?, 'USD', ?)")
-  const entries = db.prepare(
-    "INSERT INTO lean_entries VALUES (?, 0, ?, 'principal', 'DEBIT', ?, 'USD'), (?, 1, ?, 'cash', 'CREDIT', ?, 'USD'), (?, 2, ?, 'cash', 'DEBIT', ?, 'USD'), (?, 3, ?, 'principal', 'CREDIT', ?, 'USD')"
-  )
-  const events = db.prepare(
-    "INSERT INTO lean_events VALUES (?, ?, 'transfer.created', ?, ?), (?, ?, 'transaction.updated', ?, ?), (?, ?, 'transfer.settled', ?, ?)"
-  )
+  const post = leanSqlitePosting(db)
   // Each transfer's values made before the window, as ours are.
   const warm = 2000
   const orders = Array.from({ length: warm + Math.ceil(seconds * READY_PER_SECOND) }, () => {
@@ -242,17 +230,7 @@ export const measureLean = async (dir, name, { seconds, group }) => {
   })
   const write = (i) => {
     const { from, to, amount, ids, now } = orders[i]
-    const [tx, tr, bt, e1, e2, e3] = ids
-    const data = JSON.stringify({ id: tr, object: "transfer", amount })
-    debit.run(amount, from, "principal")
-    credit.run(amount, from, "cash")
-    debit.run(amount, to, "cash")
-    credit.run(amount, to, "principal")
-    transaction.run(tx, programId, amount, now)
-    transfer.run(tr, programId, tx, amount, from, to, now)
-    bookTransfer.run(bt, programId, tr, tx, amount, now)
-    entries.run(bt, from, amount, bt, from, amount, bt, to, amount, bt, to, amount)
-    events.run(e1, programId, now, data, e2, programId, now, data, e3, programId, now, data)
+    post(programId, from, to, amount, ids, now)
   }
   try {
     loop(db, 60, group, 0, warm, write)

@@ -19,13 +19,12 @@ import { Access } from "@issuing/core"
 import * as httpPackage from "@issuing/http"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
-import * as crypto from "node:crypto"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { benchDatabase, option, table } from "./support/common.js"
 import { withPgClient } from "./support/postgres.js"
+import { benchServer } from "./support/server.js"
 
 const DAY_MS = 86_400_000
 
@@ -37,19 +36,8 @@ const loadAverage = () =>
 
 /** Serves an instance of `createIssuing` (this checkout's or another's) over `target` on a loopback port. */
 const serve = async (createIssuing, storeFor, target) => {
-  const server = http.createServer()
-  // Longer than the history's insert, so the first read after it does not meet a socket the server closed.
-  server.keepAliveTimeout = 3_600_000
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${server.address().port}`
-  const instance = await createIssuing({
-    store: storeFor(target),
-    vaultKeys: [crypto.randomBytes(32)],
-    background: false,
-    log: null,
-    settings: { baseUrl, rateLimitPerSecond: 1_000_000_000, rateLimitBurst: 1_000_000_000 }
-  })
-  server.on("request", instance.listener)
+  // Keep-alive longer than the history's insert, so the first read after it does not meet a socket the server closed.
+  const { server, baseUrl, instance } = await benchServer(target, { keepAliveTimeout: 3_600_000 }, { createIssuing, storeFor })
   return {
     baseUrl,
     instance,

@@ -87,6 +87,45 @@ export const prepareLean = async (target, programId, count) => {
   return accounts
 }
 
+/** The lean schema's SQLite file opened as the lean writers use it: WAL, every commit fsynced. */
+export const leanSqlite = (filename) => {
+  const db = new Database(filename)
+  db.pragma("journal_mode = WAL")
+  db.pragma("synchronous = FULL")
+  return db
+}
+
+/**
+ * The lean schema's statements of one book transfer on SQLite, prepared on `db`: the returned
+ * `(programId, from, to, amount, ids, now)` writes its rows (`ids`: the transaction's, transfer's,
+ * book transfer's and 3 events' ids), to be run inside the caller's transaction.
+ */
+export const leanSqlitePosting = (db) => {
+  const debit = db.prepare("UPDATE lean_balances SET debits = debits + ? WHERE account_id = ? AND book = ?")
+  const credit = db.prepare("UPDATE lean_balances SET credits = credits + ? WHERE account_id = ? AND book = ?")
+  const transaction = db.prepare("INSERT INTO lean_transactions VALUES (?, ?, 'SETTLED', ?, 'USD', ?)")
+  const transfer = db.prepare("INSERT INTO lean_transfers VALUES (?, ?, ?, 'book', ?, 'USD', ?, ?, 'SETTLED', ?)")
+  const bookTransfer = db.prepare("INSERT INTO lean_book_transfers VALUES (?, ?, ?, ?, ?, 'USD', ?)")
+  const entries = db.prepare(
+    "INSERT INTO lean_entries VALUES (?, 0, ?, 'principal', 'DEBIT', ?, 'USD'), (?, 1, ?, 'cash', 'CREDIT', ?, 'USD'), (?, 2, ?, 'cash', 'DEBIT', ?, 'USD'), (?, 3, ?, 'principal', 'CREDIT', ?, 'USD')"
+  )
+  const events = db.prepare(
+    "INSERT INTO lean_events VALUES (?, ?, 'transfer.created', ?, ?), (?, ?, 'transaction.updated', ?, ?), (?, ?, 'transfer.settled', ?, ?)"
+  )
+  return (programId, from, to, amount, [tx, tr, bt, e1, e2, e3], now) => {
+    const data = JSON.stringify({ id: tr, object: "transfer", amount })
+    debit.run(amount, from, "principal")
+    credit.run(amount, from, "cash")
+    debit.run(amount, to, "cash")
+    credit.run(amount, to, "principal")
+    transaction.run(tx, programId, amount, now)
+    transfer.run(tr, programId, tx, amount, from, to, now)
+    bookTransfer.run(bt, programId, tr, tx, amount, now)
+    entries.run(bt, from, amount, bt, from, amount, bt, to, amount, bt, to, amount)
+    events.run(e1, programId, now, data, e2, programId, now, data, e3, programId, now, data)
+  }
+}
+
 /**
  * A writer over the lean schema: `{ write(programId, from, to, amount), close() }`; `write`
  * resolves when the transfer is durable. PostgreSQL: a pool of `connections`; SQLite: one
@@ -94,34 +133,9 @@ export const prepareLean = async (target, programId, count) => {
  */
 export const leanWriter = (target, connections) => {
   if (target.kind === "sqlite") {
-    const db = new Database(target.filename)
-    db.pragma("journal_mode = WAL")
-    db.pragma("synchronous = FULL")
-    const debit = db.prepare("UPDATE lean_balances SET debits = debits + ? WHERE account_id = ? AND book = ?")
-    const credit = db.prepare("UPDATE lean_balances SET credits = credits + ? WHERE account_id = ? AND book = ?")
-    const transaction = db.prepare("INSERT INTO lean_transactions VALUES (?, ?, 'SETTLED', ?, 'USD', ?)")
-    const transfer = db.prepare("INSERT INTO lean_transfers VALUES (?, ?, ?, 'book', ?, 'USD', ?, ?, 'SETTLED', ?)")
-    const bookTransfer = db.prepare("INSERT INTO lean_book_transfers VALUES (?, ?, ?, ?, ?, 'USD', ?)")
-    const entries = db.prepare(
-      "INSERT INTO lean_entries VALUES (?, 0, ?, 'principal', 'DEBIT', ?, 'USD'), (?, 1, ?, 'cash', 'CREDIT', ?, 'USD'), (?, 2, ?, 'cash', 'DEBIT', ?, 'USD'), (?, 3, ?, 'principal', 'CREDIT', ?, 'USD')"
-    )
-    const events = db.prepare(
-      "INSERT INTO lean_events VALUES (?, ?, 'transfer.created', ?, ?), (?, ?, 'transaction.updated', ?, ?), (?, ?, 'transfer.settled', ?, ?)"
-    )
-    const one = db.transaction((programId, from, to, amount) => {
-      const [tx, tr, bt, e1, e2, e3] = ids()
-      const now = new Date().toISOString()
-      const data = JSON.stringify({ id: tr, object: "transfer", amount })
-      debit.run(amount, from, "principal")
-      credit.run(amount, from, "cash")
-      debit.run(amount, to, "cash")
-      credit.run(amount, to, "principal")
-      transaction.run(tx, programId, amount, now)
-      transfer.run(tr, programId, tx, amount, from, to, now)
-      bookTransfer.run(bt, programId, tr, tx, amount, now)
-      entries.run(bt, from, amount, bt, from, amount, bt, to, amount, bt, to, amount)
-      events.run(e1, programId, now, data, e2, programId, now, data, e3, programId, now, data)
-    })
+    const db = leanSqlite(target.filename)
+    const post = leanSqlitePosting(db)
+    const one = db.transaction((programId, from, to, amount) => post(programId, from, to, amount, ids(), new Date().toISOString()))
     return {
       write: async (programId, from, to, amount) => one.immediate(programId, from, to, amount),
       close: async () => db.close()

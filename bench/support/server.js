@@ -4,13 +4,16 @@ import { createIssuing, storeFor } from "@issuing/http"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 
-/** `{ server, baseUrl, instance }` over the store `target` names (`{ kind, url }` or `{ kind, filename }`). */
-export const benchServer = async (target, serverOptions = {}) => {
+/**
+ * `{ server, baseUrl, instance }` over the store `target` names (`{ kind, url }` or `{ kind, filename }`),
+ * served by this checkout's build or by `build`, another's `{ createIssuing, storeFor }`.
+ */
+export const benchServer = async (target, serverOptions = {}, build = { createIssuing, storeFor }) => {
   const server = http.createServer(serverOptions)
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
   const baseUrl = `http://127.0.0.1:${server.address().port}`
-  const instance = await createIssuing({
-    store: storeFor(target),
+  const instance = await build.createIssuing({
+    store: build.storeFor(target),
     vaultKeys: [crypto.randomBytes(32)],
     background: false,
     log: null,
