@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createWallet, fund } from "../ledger/support.js"
 import { STORE_KINDS } from "../support/databases.js"
+import { totalCountOf, walkList } from "../support/lists.js"
 import { startPlatform, type TestPlatform } from "../support/platform.js"
 
 interface Row {
@@ -57,22 +58,8 @@ describe.each(STORE_KINDS)("time-filtered total_count on long lists on %s", (kin
   })
 
   /** Every row of a list (newest first), paged by starting_after without a filter. */
-  const everyRow = async (path: string): Promise<ReadonlyArray<Row>> => {
-    const rows: Array<Row> = []
-    for (;;) {
-      const after = rows.length === 0 ? "" : `&starting_after=${rows.at(-1)!.id}`
-      const response = await platform.request("GET", `${path}?page_size=100${after}`)
-      expect(response.status, response.text).toBe(200)
-      rows.push(...response.body.data)
-      if (!response.body.has_more) return rows
-    }
-  }
-
-  const totalOf = async (path: string, query: string): Promise<number> => {
-    const response = await platform.request("GET", `${path}?${query}&page_size=1`)
-    expect(response.status, `${path}?${query}: ${response.text}`).toBe(200)
-    return response.body.total_count
-  }
+  const everyRow = (path: string) => walkList<Row>(platform, path)
+  const totalOf = (path: string, query: string) => totalCountOf(platform, path, query)
 
   /** Each list with its filters, and which of the whole list's rows each filter keeps. */
   const cases = () =>

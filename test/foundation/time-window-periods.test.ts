@@ -4,6 +4,7 @@ import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createWallet, fund } from "../ledger/support.js"
 import { STORE_KINDS } from "../support/databases.js"
+import { totalCountOf, walkList } from "../support/lists.js"
 import { type ServedPlatform, servePlatform, startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
 
 interface Row {
@@ -95,22 +96,8 @@ describe.each(STORE_KINDS)("time-filtered total_count over counts per period on 
   })
 
   /** Every row of a list with a query (newest first), walked page by page by starting_after. */
-  const walk = async (path: string, query: string, pageSize = 100): Promise<ReadonlyArray<Row>> => {
-    const rows: Array<Row> = []
-    for (;;) {
-      const after = rows.length === 0 ? "" : `&starting_after=${rows.at(-1)!.id}`
-      const response = await platform.request("GET", `${path}?page_size=${pageSize}${query === "" ? "" : `&${query}`}${after}`)
-      expect(response.status, response.text).toBe(200)
-      rows.push(...response.body.data)
-      if (!response.body.has_more) return rows
-    }
-  }
-
-  const totalOf = async (path: string, query: string): Promise<number> => {
-    const response = await platform.request("GET", `${path}?${query}&page_size=1`)
-    expect(response.status, `${path}?${query}: ${response.text}`).toBe(200)
-    return response.body.total_count
-  }
+  const walk = (path: string, query: string, pageSize = 100) => walkList<Row>(platform, path, query, pageSize)
+  const totalOf = (path: string, query: string) => totalCountOf(platform, path, query)
 
   /** Each list with its filters, and which of the whole list's rows each filter keeps. */
   const cases = () =>

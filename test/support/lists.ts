@@ -50,3 +50,27 @@ export const expectListed = async (platform: TestPlatform, path: string, query: 
   }
   expect(walked, `${query} by starting_after`).toEqual(expected)
 }
+
+/** Every row of a list (`path?query`), walked by `starting_after` in pages of `pageSize` until `has_more` is false. */
+export const walkList = async <Row extends { readonly id: string }>(
+  platform: TestPlatform,
+  path: string,
+  query = "",
+  pageSize = 100
+): Promise<ReadonlyArray<Row>> => {
+  const rows: Array<Row> = []
+  for (;;) {
+    const after = rows.length === 0 ? "" : `&starting_after=${rows.at(-1)!.id}`
+    const response = await platform.request("GET", `${path}?page_size=${pageSize}${query === "" ? "" : `&${query}`}${after}`)
+    expect(response.status, response.text).toBe(200)
+    rows.push(...response.body.data)
+    if (!response.body.has_more) return rows
+  }
+}
+
+/** A list's `total_count` under `query`, read from a page of one. */
+export const totalCountOf = async (platform: TestPlatform, path: string, query: string): Promise<number> => {
+  const response = await platform.request("GET", `${path}?${query}&page_size=1`)
+  expect(response.status, `${path}?${query}: ${response.text}`).toBe(200)
+  return response.body.total_count
+}
