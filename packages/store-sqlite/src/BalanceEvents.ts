@@ -77,15 +77,20 @@ export const eachBalanceEventParam = (
 export const balanceEventsParam = (events: ReadonlyArray<{ readonly id: string; readonly created_at: string; readonly account: string }>) =>
   JSON.stringify(events.map((e) => [e.id, e.created_at, e.account]))
 
-/** Writes `balance.updated` for each account, as it stands now, and its deliveries; the number queued. */
+/**
+ * Writes `balance.updated` for each account, as it stands now, and its deliveries: the events
+ * written (an account without a principal row gets none) and the deliveries queued.
+ */
 export const writeBalanceEvents = (
   db: SyncConnection,
   programId: string,
   at: string,
   events: ReadonlyArray<{ readonly id: string; readonly financial_account_id: string }>
-): number => {
-  if (events.length === 0) return 0
-  for (const event of events) db.prepare(INSERT_BALANCE_EVENT).run(event.id, at, event.financial_account_id)
+): { readonly written: number; readonly queued: number } => {
+  if (events.length === 0) return { written: 0, queued: 0 }
+  let written = 0
+  for (const event of events) written += db.prepare(INSERT_BALANCE_EVENT).run(event.id, at, event.financial_account_id).changes
   const rows = events.map((e) => ({ id: e.id, program_id: programId, type: "balance.updated" as const, created_at: at }))
-  return db.prepare(fanOutText(rows.length)).run(...rows.flatMap((e) => [e.id, e.program_id, e.type, e.created_at])).changes
+  const queued = db.prepare(fanOutText(rows.length)).run(...rows.flatMap((e) => [e.id, e.program_id, e.type, e.created_at])).changes
+  return { written, queued }
 }

@@ -1,7 +1,6 @@
 import {
   type BalanceTotals,
   balanceRowKey,
-  countPeriods,
   decidePostings,
   type PostingOutcome,
   postingRows,
@@ -12,6 +11,7 @@ import {
 } from "@issuing/core"
 import { balanceEventsParam, eachBalanceEventParam, INSERT_BALANCE_EVENTS, INSERT_EACH_BALANCE_EVENT } from "./BalanceEvents.js"
 import { type BatchStatement, chunkRows, fanOutText, insertRows } from "./MultiRowSql.js"
+import { COUNT_UPSERT, COUNTED, COUNTING, countRows } from "./PostingCounts.js"
 import type { SyncConnection } from "./SyncSql.js"
 
 /**
@@ -122,58 +122,6 @@ const addRowStatements = (table: ReturnType<typeof postingRows>, statements: Arr
     BALANCE_UPSERT
   )
   insertRows(statements, "issuing_events", ["id", "program_id", "type", "created_at", "data"], table.events)
-}
-
-const COUNT_UPSERT = "ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n"
-
-/** The lists a batch counts itself while it writes its rows (migration 0780): their insert triggers skip. */
-const COUNTING = `INSERT INTO issuing_posting_counted (list) VALUES ('book_transfers'), ('events'), ('transactions'), ('transfers')`
-const COUNTED = "DELETE FROM issuing_posting_counted"
-
-/**
- * The list counts of a batch's rows, one row per (list, program, key), summed: the keys the insert
- * triggers of migration 0750 write per row (a transfer under its status and rail, and again per
- * account; a transaction under its status, and per card; an event under its type; a book transfer
- * once per account, under the set of that account's books), and those of a transfer, transaction
- * or event again in its month, day and hour (migration 0841).
- */
-const countRows = (table: ReturnType<typeof postingRows>) => {
-  const counts = new Map<string, { list: string; program_id: string; key: string; shard: number; n: number }>()
-  const add = (list: string, program_id: string, key: string) => {
-    const id = `${list} ${program_id} ${key}`
-    const row = counts.get(id)
-    if (row === undefined) counts.set(id, { list, program_id, key, shard: 0, n: 1 })
-    else row.n += 1
-  }
-  // A list counted per period as well (migration 0841): the same key in the row's month, day and hour.
-  const count = (list: string, program_id: string, key: string, createdAt?: string) => {
-    add(list, program_id, key)
-    if (createdAt !== undefined)
-      for (const period of countPeriods(list as "events" | "transfers" | "transactions", createdAt)) add(period, program_id, key)
-  }
-  for (const t of table.transactions) {
-    count("transactions", t.program_id, `=${t.status}|`, t.created_at)
-    if (t.card_id !== null) count("transactions", t.program_id, `=${t.status}|=${t.card_id}`, t.created_at)
-  }
-  for (const t of table.transfers) {
-    const prefix = `=${t.status}|=${t.payment_rail}|`
-    for (const account of new Set(["", `=${t.from_financial_account_id}`, `=${t.to_financial_account_id}`])) {
-      count("transfers", t.program_id, prefix + account, t.created_at)
-    }
-  }
-  const books = new Map<string, { program_id: string; account: string; books: Set<string> }>()
-  const programOf = new Map(table.book_transfers.map((b) => [b.id, b.program_id]))
-  for (const e of table.entries) {
-    const id = `${e.book_transfer_id} ${e.financial_account_id}`
-    const found = books.get(id)
-    if (found === undefined)
-      books.set(id, { program_id: programOf.get(e.book_transfer_id)!, account: e.financial_account_id, books: new Set([e.book]) })
-    else found.books.add(e.book)
-  }
-  // group_concat(book, '+' ORDER BY book): SQLite's binary order, which JavaScript's sort of these ASCII names is.
-  for (const b of books.values()) count("book_transfers", b.program_id, `=${b.account}|=${[...b.books].sort().join("+")}`)
-  for (const e of table.events) count("events", e.program_id, `=${e.type}`, e.created_at)
-  return [...counts.values()]
 }
 
 /** Adds the webhook deliveries of the events, one fan-out statement per chunk; returns their indexes. */

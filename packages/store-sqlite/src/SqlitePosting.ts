@@ -16,6 +16,7 @@ import { type Context, Effect, Layer } from "effect"
 import { byRowCount, fanOutText, valuesList } from "./MultiRowSql.js"
 import { writeBalanceEvents } from "./BalanceEvents.js"
 import { postNewTransfersSync } from "./NewTransfers.js"
+import { COUNTED, COUNTING, countParams, countRows, upsertCounts } from "./PostingCounts.js"
 import { SqliteWriter, type SqliteWriterService } from "./SqliteClient.js"
 import { type SyncConnection, SyncSql } from "./SyncSql.js"
 import { makeThreadLane } from "./ThreadLane.js"
@@ -157,8 +158,14 @@ const writeTransfer = (db: SyncConnection, posting: TransferPosting) => {
   )
 }
 
-/** Writes the posting's entries, balances, events and webhook deliveries; true when deliveries were queued. */
-const writeEntries = (db: SyncConnection, { balanceEvents, bookTransfer, deltas, events, transfer }: TransferPosting): boolean => {
+/**
+ * Writes the posting's entries, balances, events and webhook deliveries: whether deliveries were
+ * queued, and how many `balance.updated` events were written.
+ */
+const writeEntries = (
+  db: SyncConnection,
+  { balanceEvents, bookTransfer, deltas, events, transfer }: TransferPosting
+): { readonly wake: boolean; readonly balanceEventsWritten: number } => {
   db.prepare(insertEntries(bookTransfer.entries.length)).run(
     ...bookTransfer.entries.flatMap((e, position) => [
       bookTransfer.id,
@@ -187,16 +194,50 @@ const writeEntries = (db: SyncConnection, { balanceEvents, bookTransfer, deltas,
     db.prepare(insertEvents(events.length)).run(...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, storedEventDataOf(e)]))
     queued = db.prepare(fanOutText(events.length)).run(...sqliteFanOutParams(events)).changes
   }
-  queued += writeBalanceEvents(db, transfer.program_id, bookTransfer.posted_at, balanceEvents)
-  return queued > 0
+  const written = writeBalanceEvents(db, transfer.program_id, bookTransfer.posted_at, balanceEvents)
+  return { wake: queued + written.queued > 0, balanceEventsWritten: written.written }
 }
 
-/** Writes one transfer with its transaction (per `transactionWrite`), book transfer, entries, balances, events and webhook deliveries. */
+/**
+ * The list counts of one transfer's rows (PostingCounts.ts): its new transaction's, the transfer's,
+ * the book transfer's and its events', `balance.updated` as many as were written.
+ */
+const postingCounts = (posting: TransferPosting, balanceEventsWritten: number) => {
+  const { bookTransfer, transaction, transfer } = posting
+  const at = bookTransfer.posted_at
+  return countRows({
+    transactions: posting.transactionWrite === "insert" ? [transaction] : [],
+    transfers: [transfer],
+    book_transfers: [{ id: bookTransfer.id, program_id: transfer.program_id }],
+    entries: bookTransfer.entries.map((e) => ({
+      book_transfer_id: bookTransfer.id,
+      financial_account_id: e.financial_account_id,
+      book: e.book
+    })),
+    events: [
+      ...posting.events,
+      ...Array.from({ length: balanceEventsWritten }, () => ({ program_id: transfer.program_id, type: "balance.updated", created_at: at }))
+    ]
+  })
+}
+
+/**
+ * Writes one transfer with its transaction (per `transactionWrite`), book transfer, entries,
+ * balances, events and webhook deliveries, and their list counts in one upsert while the insert
+ * triggers skip (about 30 rows, each once: the triggers ran 11 statements for them, an account's
+ * book-transfer count moved twice as its entries came, and cost 45 % of the posting's CPU;
+ * docs/decisions.md "Time filters and total_count").
+ */
 export const postTransferSync = (db: SyncConnection, posting: TransferPosting): PostingOutcome => {
   const checked = checkPosting(db, posting)
   if (typeof checked !== "number") return checked
+  db.prepare(COUNTING).run()
   writeTransfer(db, posting)
-  return { posted: true, refusal: null, availableMinor: checked, wake: writeEntries(db, posting) }
+  const { wake, balanceEventsWritten } = writeEntries(db, posting)
+  const counts = postingCounts(posting, balanceEventsWritten)
+  db.prepare(upsertCounts(counts.length)).run(...countParams(counts))
+  db.prepare(COUNTED).run()
+  return { posted: true, refusal: null, availableMinor: checked, wake }
 }
 
 const TRANSACTION_COLUMNS = [
@@ -269,7 +310,7 @@ export const postCardMessageSync = (db: SyncConnection, posting: CardMessagePost
   if (posting.transfer !== null) {
     writeTransfer(db, posting.transfer)
     // The transfer's own balance.updated is this message's: written once, after the hold moves.
-    wake = writeEntries(db, { ...posting.transfer, balanceEvents: [] })
+    wake = writeEntries(db, { ...posting.transfer, balanceEvents: [] }).wake
   }
   if (posting.pendingDelta !== 0) db.prepare(PENDING_CHANGE).run(posting.pendingDelta, t.updated_at, posting.financialAccountId)
   const { events } = posting
@@ -278,7 +319,7 @@ export const postCardMessageSync = (db: SyncConnection, posting: CardMessagePost
     if (db.prepare(fanOutText(events.length)).run(...sqliteFanOutParams(events)).changes > 0) wake = true
   }
   if (posting.balanceEventId !== null) {
-    const queued = writeBalanceEvents(db, t.program_id, t.updated_at, [
+    const { queued } = writeBalanceEvents(db, t.program_id, t.updated_at, [
       { id: posting.balanceEventId, financial_account_id: posting.financialAccountId }
     ])
     if (queued > 0) wake = true
@@ -335,7 +376,7 @@ export const SqliteLedgerPostingLive: Layer.Layer<LedgerPosting, never, SyncSql 
       releasePending: (accountId, amountMinor, at, event) =>
         sync.run((db) => {
           db.prepare(PENDING_CHANGE).run(-amountMinor, at, accountId)
-          return writeBalanceEvents(db, event.program_id, at, [{ id: event.id, financial_account_id: accountId }]) > 0
+          return writeBalanceEvents(db, event.program_id, at, [{ id: event.id, financial_account_id: accountId }]).queued > 0
         })
     } satisfies Context.Tag.Service<typeof LedgerPosting>
   })
