@@ -1,4 +1,4 @@
-// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements]`
+// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements] [--batch=100 [--against=<dist/index.js>]]`
 //
 // The database's work per transfer on PostgreSQL (issue 46 item 2; docs/operations.md#volume),
 // measured without HTTP or the API node: posting calls per second on PostgreSQL alone, on
@@ -23,6 +23,16 @@
 // the statements that took the most execution time per transfer (a function's statements beside
 // the call that ran them, so their times overlap); it costs every statement, so read the CPU
 // figures of runs without it.
+//
+// --batch=100: batches instead (issue 46 item 4; docs/operations.md#the-performance-budget): the
+// ledger's own `postTransfers` of that many book transfers among the 64 wallets, called in this
+// process through the platform's services (what `POST /v1/transfers/batch` runs, without HTTP),
+// from `--connections` loops (default 4), and per batched transfer: every PostgreSQL process's
+// CPU, this process's CPU (the node side of the store: deciding, building and sending the
+// document, reading the answer; the bench's own requests too), WAL bytes and buffers. With
+// `--against=<another build's @issuing/http dist/index.js>` that build is measured the same way
+// right after this one, run by run (two databases of one server); `--statements` prints each
+// build's statements per batch.
 import { Access } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
 import { Effect } from "effect"
@@ -279,7 +289,165 @@ const lean = async (adminUrl, dataDir, run, settings) => {
 
 const ms = (value) => `${value.toFixed(value < 1 ? 3 : 1)} ms`
 
+/** The services of a build: this one, or another's through its `@issuing/http` dist/index.js. */
+const buildOf = async (httpDist) => {
+  if (httpDist === undefined) {
+    const [http, core, effect] = await Promise.all([import("@issuing/http"), import("@issuing/core"), import("effect")])
+    return { http, core, effect }
+  }
+  const root = path.resolve(path.dirname(httpDist), "../../..")
+  const from = (file) => import(path.join(root, file))
+  const [http, core, effect] = await Promise.all([
+    from("packages/http/dist/index.js"),
+    from("packages/core/dist/index.js"),
+    from("node_modules/effect/dist/esm/index.js")
+  ])
+  return { http, core, effect }
+}
+
+/**
+ * One batch run of a build on database `name`: `WALLETS` funded wallets, then `connections` loops
+ * posting batches of `size` book transfers through the ledger for `seconds` after `warmup`.
+ */
+const batches = async (adminUrl, dataDir, name, build, { size, connections, seconds, warmup, statements }) => {
+  const { http, core, effect } = build
+  const { Effect, Schema } = effect
+  const url = await createDatabase(adminUrl, name)
+  const instance = await http.createIssuing({
+    store: http.storeFor({ kind: "postgres", url }),
+    vaultKeys: [crypto.randomBytes(32)],
+    background: false,
+    log: null
+  })
+  try {
+    const run = (effect) => instance.runtime.runPromise(effect)
+    const org = await run(Effect.flatMap(core.Access, (access) => access.createOrganization("posting")))
+    const programId = org.program_id
+    const decodeTransfer = Schema.decodeUnknownSync(core.CreateTransfer)
+    const decodeWallet = Schema.decodeUnknownSync(core.CreateWallet)
+    const accounts = await run(
+      Effect.flatMap(core.Ledger, (ledger) =>
+        Effect.forEach(
+          Array.from({ length: WALLETS }, (_, i) => i),
+          (i) =>
+            Effect.gen(function* () {
+              const wallet = yield* ledger.createWallet(programId, decodeWallet({ holder: { name: `Wallet ${i}` } }))
+              yield* ledger.postTransfer(
+                programId,
+                decodeTransfer({
+                  payment_rail: "fednow_instant",
+                  amount: FUNDING_MINOR,
+                  currency: "USD",
+                  to_financial_account_id: wallet.financial_account_id
+                })
+              )
+              return wallet.financial_account_id
+            })
+        )
+      )
+    )
+    const post = (requests) =>
+      run(Effect.flatMap(core.Ledger, (ledger) => ledger.postTransfers(programId, requests, false))).then((results) => {
+        for (const result of results) if (result._tag !== "Right") throw new Error(`not posted: ${JSON.stringify(result.left)}`)
+      })
+    const batch = () =>
+      Array.from({ length: size }, () => {
+        const [from, to] = pick(accounts)
+        return decodeTransfer({
+          payment_rail: "book",
+          amount: 1 + Math.floor(Math.random() * 100),
+          currency: "USD",
+          from_financial_account_id: from,
+          to_financial_account_id: to
+        })
+      })
+    const loop = async (deadline, done) => {
+      while (performance.now() < deadline) {
+        const requests = batch()
+        const t0 = performance.now()
+        await post(requests)
+        done(performance.now() - t0)
+      }
+    }
+    const warm = performance.now() + warmup * 1000
+    await Promise.all(Array.from({ length: connections }, () => loop(warm, () => {})))
+    if (statements) await resetStatements(adminUrl)
+    const latencies = []
+    const workBefore = await workSoFar(adminUrl, name)
+    const cpuBefore = serverCpuMs(dataDir)
+    const nodeBefore = process.cpuUsage()
+    const started = performance.now()
+    await Promise.all(Array.from({ length: connections }, () => loop(started + seconds * 1000, (ms) => latencies.push(ms))))
+    const elapsedMs = performance.now() - started
+    const cpuMs = serverCpuMs(dataDir) - cpuBefore
+    const node = process.cpuUsage(nodeBefore)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const workAfter = await workSoFar(adminUrl, name)
+    const transfers = latencies.length * size
+    const sorted = Float64Array.from(latencies).sort()
+    if (statements) {
+      console.log(`  statements per batch of ${size} (${latencies.length} batches; nested times are within their caller's)`)
+      for (const row of await statementsOf(adminUrl, name, 25))
+        console.log(
+          `  ${row.toplevel ? "top" : "  n"} ${(row.calls / latencies.length).toFixed(2).padStart(7)} calls ${(row.plans / latencies.length).toFixed(2).padStart(5)} plans ${(row.ms / latencies.length).toFixed(2).padStart(7)} ms ${(row.plan_ms / latencies.length).toFixed(2).padStart(6)} ms planning ${(row.blocks / latencies.length).toFixed(0).padStart(6)} buffers ${Math.round(
+            row.wal / latencies.length
+          )
+            .toString()
+            .padStart(8)} WAL bytes  ${row.query.replace(/\s+/g, " ").slice(0, 110)}`
+        )
+    }
+    return {
+      perSecond: transfers / (elapsedMs / 1000),
+      p50: percentile(sorted, 0.5),
+      p99: percentile(sorted, 0.99),
+      cpuMsPerTransfer: cpuMs / transfers,
+      nodeMsPerTransfer: (node.user + node.system) / 1000 / transfers,
+      walPerTransfer: (workAfter.wal - workBefore.wal) / transfers,
+      blocksPerTransfer: (workAfter.blocks - workBefore.blocks) / transfers
+    }
+  } finally {
+    await instance.dispose()
+  }
+}
+
+const runBatches = async (args) => {
+  const settings = {
+    size: Number(option(args, "batch", "100")),
+    seconds: Number(option(args, "seconds", "5")),
+    connections: Number(option(args, "connections", "4")),
+    warmup: Number(option(args, "warmup", "3")),
+    statements: args.includes("--statements")
+  }
+  const runs = Number(option(args, "runs", "3"))
+  const against = option(args, "against", undefined)
+  const builds = [["ours", await buildOf(undefined)], ...(against === undefined ? [] : [["against", await buildOf(against)]])]
+  const server = await startPostgres({ statements: settings.statements })
+  if (server.dataDir === undefined) throw new Error("posting: measures the CPU of an embedded server; unset ISSUING_BENCH_PG_URL")
+  console.log(
+    `posting: the ledger's batches of ${settings.size} book transfers on PostgreSQL, no HTTP, ${settings.connections} loops, ${settings.seconds} s each, ${runs} runs${against === undefined ? "" : ` alternated with ${against}`}; ${os.cpus().length} cores`
+  )
+  const results = new Map(builds.map(([label]) => [label, []]))
+  try {
+    for (let run = 1; run <= runs; run++) {
+      for (const [label, build] of builds) {
+        const r = await batches(server.adminUrl, server.dataDir, `issuing_bench_batch_${label}_${run}`, build, settings)
+        results.get(label).push(r)
+        console.log(
+          `run ${run} ${label.padEnd(7)} ${Math.round(r.perSecond)} transfers/s, batch p50 ${ms(r.p50)} p99 ${ms(r.p99)}; per transfer: PostgreSQL CPU ${ms(r.cpuMsPerTransfer)}, node ${ms(r.nodeMsPerTransfer)}, WAL ${Math.round(r.walPerTransfer)} bytes, buffers ${r.blocksPerTransfer.toFixed(1)} (load ${loadAverage()})`
+        )
+      }
+    }
+  } finally {
+    await server.stop()
+  }
+  for (const [label, rs] of results)
+    console.log(
+      `${label.padEnd(7)} PostgreSQL CPU ms/transfer ${rs.map((r) => r.cpuMsPerTransfer.toFixed(3)).join(", ")}; node ${rs.map((r) => r.nodeMsPerTransfer.toFixed(3)).join(", ")}; transfers/s ${rs.map((r) => Math.round(r.perSecond)).join(", ")}`
+    )
+}
+
 export async function run(args) {
+  if (option(args, "batch", undefined) !== undefined) return runBatches(args)
   const seconds = Number(option(args, "seconds", "5"))
   const connections = Number(option(args, "connections", "16"))
   const runs = Number(option(args, "runs", "3"))

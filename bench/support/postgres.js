@@ -59,7 +59,16 @@ export const startPostgres = async ({ statements = false, commitTiming = false, 
       // Room for the recycled WAL segments `recycleWal` leaves (a server's own after some hours).
       "-c",
       "min_wal_size=1GB",
-      ...(statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : []),
+      ...(statements
+        ? [
+            "-c",
+            "shared_preload_libraries=pg_stat_statements",
+            "-c",
+            "pg_stat_statements.track=all",
+            "-c",
+            "pg_stat_statements.track_planning=on"
+          ]
+        : []),
       ...(commitTiming ? ["-c", "track_commit_timestamp=on", "-c", "track_wal_io_timing=on"] : []),
       ...(explainOverMs === undefined
         ? []
@@ -182,14 +191,14 @@ export const resetStatements = (adminUrl) =>
 
 /**
  * The `limit` statements of database `name` that took the most execution time since the last
- * `resetStatements`: `{ toplevel, calls, ms, blocks, wal, query }` (`blocks` the shared buffers it
+ * `resetStatements`: `{ toplevel, calls, plans, ms, plan_ms, blocks, wal, query }` (`plans` and `plan_ms` its plannings and their time, `blocks` the shared buffers it
  * read or hit, `wal` the WAL bytes it wrote), nested statements (a function's, a
  * trigger's) beside the top-level ones that ran them, so their times overlap.
  */
 export const statementsOf = (adminUrl, name, limit = 15) =>
   withPgClient(adminUrl, async (client) => {
     const { rows } = await client.query(
-      `SELECT s.toplevel, s.calls::int AS calls, s.total_exec_time AS ms,
+      `SELECT s.toplevel, s.calls::int AS calls, s.plans::int AS plans, s.total_exec_time AS ms, s.total_plan_time AS plan_ms,
               (s.shared_blks_hit + s.shared_blks_read)::float8 AS blocks, s.wal_bytes::float8 AS wal, s.query
        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
        WHERE d.datname = $1 ORDER BY s.total_exec_time DESC LIMIT $2`,
