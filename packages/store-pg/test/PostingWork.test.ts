@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import * as PgStore from "@issuing/store-pg"
+import { expectedListCounts, maintainedListCounts } from "@issuing/core/testing"
 import { Effect, Layer } from "effect"
 import { createTestDatabase } from "../../../test/support/databases.js"
 
@@ -158,6 +159,57 @@ describe("a posting on PostgreSQL", () => {
         const keys = yield* sql<{ key: string }>`SELECT DISTINCT key FROM issuing_list_counts
           WHERE list = 'book_transfers' AND program_id = 'prg_work' ORDER BY key`
         expect(keys.map((row) => row.key)).toEqual(["=fa_work_a|=cash+principal", "=fa_work_b|=cash+principal"])
+      })
+    )
+
+    // A batch's count upsert sums its rows per key and UTC hour before putting each sum under its
+    // month, day and hour (issuing_write_postings): rows of one call across an hour, a day and a
+    // month, written in a session whose time zone is not a whole hour from UTC, are each counted in
+    // their own UTC periods, as the rows say.
+    it.effect("counts a batch's rows in their own UTC hour, day and month whatever the session's time zone", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const times = ["2030-01-31T23:20:00.000Z", "2030-01-31T23:59:59.999Z", "2030-02-01T00:00:00.000Z", "2030-02-01T00:40:00.000Z"]
+        const id = (kind: string, i: number) => `${kind}_zone_${i}`
+        const rows = {
+          transactions: times.map((at, i) => ({
+            id: id("txn", i),
+            program_id: "prg_work",
+            status: "SETTLED",
+            amount_minor: 1,
+            currency: "USD",
+            card_id: null,
+            mcc: null,
+            merchant_name: null,
+            created_at: at,
+            updated_at: at
+          })),
+          transfers: times.map((at, i) => ({
+            id: id("tr", i),
+            program_id: "prg_work",
+            transaction_id: id("txn", i),
+            payment_rail: "book",
+            amount_minor: 1,
+            currency: "USD",
+            from_financial_account_id: i % 2 === 0 ? "fa_work_a" : "fa_work_b",
+            to_financial_account_id: i % 2 === 0 ? "fa_work_b" : "fa_work_a",
+            status: "SETTLED",
+            description: null,
+            metadata: "{}",
+            created_at: at
+          })),
+          events: times.map((at, i) => ({ id: id("evt", i), program_id: "prg_work", type: "transfer.created", created_at: at, data: "{}" }))
+        }
+        yield* sql.withTransaction(
+          Effect.zipRight(
+            sql`SET LOCAL TimeZone = 'Asia/Kolkata'`,
+            sql`SELECT issuing_write_postings(${JSON.stringify(rows)}::jsonb, NULL::text)`
+          )
+        )
+        const hours = yield* sql<{ list: string }>`SELECT DISTINCT list FROM issuing_list_counts
+          WHERE program_id = 'prg_work' AND (list LIKE 'transfers@h2030-01-31%' OR list LIKE 'transfers@h2030-02%') ORDER BY list`
+        expect(hours.map((row) => row.list)).toEqual(["transfers@h2030-01-31T23", "transfers@h2030-02-01T00"])
+        expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
       })
     )
   })

@@ -1224,9 +1224,14 @@ AS $function$
         IF v_ids IS NOT NULL THEN v_event_shard := issuing_count_shard('events'); END IF;
       END IF;
       -- Every count of the call, one row per (list, program, key), in the order the triggers took
-      -- them (list by list as the statements ran, then program and key).
+      -- them (list by list as the statements ran, then program and key). The rows are summed per
+      -- key and UTC hour before each sum is put under its periods (a batch's rows share a few hours
+      -- at most): the periods, their text and the final grouping are then per key, not per row
+      -- (docs/decisions.md "A PostgreSQL batch's time is its rows, not its JSON").
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-        SELECT pl.list, c.program_id, c.key, CASE WHEN c.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, count(*)
+        SELECT pl.list, g.program_id, g.key, CASE WHEN g.list = 'events' THEN v_event_shard ELSE pg_backend_pid() % 16 END, sum(g.n)
+        FROM (SELECT min(c.rank) AS rank, c.list, c.program_id, c.key,
+                     date_trunc('hour', c.at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at, count(*) AS n
         FROM (
           SELECT 1 AS rank, 'transactions' AS list, r.program_id, '=' || r.status || '|' || cd.v AS key, r.created_at AS at
             FROM jsonb_to_recordset(CASE WHEN v_transactions THEN p_rows->'transactions' END)
@@ -1249,9 +1254,10 @@ AS $function$
           SELECT 5, 'events', v.program_id, '=' || v.type, v.created_at
             FROM unnest(v_programs, v_types, v_created) AS v(program_id, type, created_at)
         ) c
-        CROSS JOIN LATERAL issuing_count_periods(c.list, c.at) pl(list)
-        GROUP BY c.list, pl.list, c.program_id, c.key
-        ORDER BY min(c.rank), pl.list, c.program_id, c.key
+        GROUP BY c.list, c.program_id, c.key, date_trunc('hour', c.at AT TIME ZONE 'UTC')) g
+        CROSS JOIN LATERAL issuing_count_periods(g.list, g.at) pl(list)
+        GROUP BY g.list, pl.list, g.program_id, g.key
+        ORDER BY min(g.rank), pl.list, g.program_id, g.key
         ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       PERFORM set_config('issuing.posting_counted', '', true);
       IF v_ids IS NOT NULL THEN
