@@ -288,7 +288,9 @@ const printCounts = (counts, requests, top) => {
   console.log(`    socket writes: HTTP ${per(w.http)} (${per(w.httpBytes)} bytes), other (pg) ${per(w.other)} (${per(w.otherBytes)} bytes)`)
   const statements = Object.entries(counts.statements).sort((a, b) => b[1] - a[1])
   if (statements.length > 0) console.log(`    pg statements: ${statements.map(([text, n]) => `${per(n)} × ${text}`).join("; ")}`)
-  console.log(`    allocated: ${(counts.allocatedBytes / requests / 1024).toFixed(1)} KB per request (${counts.heapProfile}); most by`)
+  console.log(
+    `    allocated: ${(counts.allocatedBytes / requests / 1024).toFixed(1)} KB per request, the counting's own ${((counts.countingBytes ?? 0) / requests / 1024).toFixed(1)} KB left out (${counts.heapProfile}); most by`
+  )
   for (const [name, bytes] of Object.entries(counts.allocatedBy).slice(0, top))
     console.log(`      ${(bytes / requests).toFixed(0).padStart(7)} B  ${name}`)
 }
