@@ -129,6 +129,45 @@ describe("the PostgreSQL change feed", () => {
   })
 })
 
+describe("the PostgreSQL change feed of a node that only authenticates", () => {
+  let database: TestDatabase
+  let runtime: Feed
+
+  beforeAll(async () => {
+    database = await createTestDatabase("postgres", { migrated: true })
+    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, maxConnections: 2 }))
+  }, 60_000)
+  afterAll(async () => {
+    await runtime?.dispose()
+    await database?.drop()
+  }, 60_000)
+
+  // An API node whose background work runs in `issuing worker` asks the feed only for committed
+  // versions (each request's authentication): those reads open the listening connection and run
+  // there, not on a pooled connection through the pool's client.
+  it("opens its listening connection with its first committed read and reads the version there", async () => {
+    const committed = () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.committed))
+    const admin = new pg.Client({ connectionString: database.url })
+    await admin.connect()
+    try {
+      const { rows } = await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version::text AS v")
+      expect(await committed()).toEqual(Option.some(rows[0].v))
+      await eventually(async () => {
+        await committed()
+        const { rows } = await admin.query(
+          "SELECT query FROM pg_stat_activity WHERE application_name = 'issuing-listen' AND datname = current_database()"
+        )
+        return rows.length === 1 && /FROM issuing_changes/.test(rows[0].query)
+      })
+      // Still the committed row's version, another connection's change included at once.
+      const bumped = await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version::text AS v")
+      expect(await committed()).toEqual(Option.some(bumped.rows[0].v))
+    } finally {
+      await admin.end()
+    }
+  })
+})
+
 describe("the PostgreSQL change feed without LISTEN/NOTIFY (notify: false)", () => {
   let database: TestDatabase
   let runtime: Feed

@@ -239,9 +239,15 @@ export const pgChangeFeedLayer = (listener: FeedListener) =>
         )
       })
 
-      // On the listening connection when it is up and free (no wait for a pool connection), else the pool.
-      const readCommitted = Effect.tryPromise(async () =>
-        listener === undefined ? undefined : await listener.read("SELECT version::text AS version FROM issuing_changes WHERE id = 1")
+      // On the listening connection when it is up and free (no wait for a pool connection), else the
+      // pool. The first read opens it: a node that only authenticates (an API node whose background
+      // work runs elsewhere) would otherwise send every read through the pool, a pooled connection
+      // and an @effect/sql statement each (docs/decisions.md#a-fourth-round).
+      const readCommitted = Effect.zipRight(
+        start,
+        Effect.tryPromise(async () =>
+          listener === undefined ? undefined : await listener.read("SELECT version::text AS version FROM issuing_changes WHERE id = 1")
+        )
       ).pipe(
         Effect.flatMap((rows) =>
           rows === undefined
