@@ -54,6 +54,12 @@ export interface AccessStoreService {
   readonly lockRateBucket: (apiKeyId: string, initial: RateBucket) => Effect.Effect<RateBucket, SqlError.SqlError>
   /** Writes the key's bucket as a lease left it. */
   readonly saveRateBucket: (apiKeyId: string, bucket: RateBucket) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Writes the key's bucket as `next` only if its row holds exactly `expected`, in one statement
+   * of its own (no lock held after it); true when written. False, nothing written, when the row
+   * changed since or is not there.
+   */
+  readonly swapRateBucket: (apiKeyId: string, expected: RateBucket, next: RateBucket) => Effect.Effect<boolean, SqlError.SqlError>
   /** Deletes the buckets last refilled before `beforeMs`; returns how many. */
   readonly purgeRateBuckets: (beforeMs: number) => Effect.Effect<number, SqlError.SqlError>
 }

@@ -170,6 +170,12 @@ interface Held {
   ownBucketUntilMs: number
   /** The lease in flight; the key's other requests wait for it, then look again. */
   lease: Deferred.Deferred<void> | null
+  /**
+   * The shared bucket as this node's last lease left it, or null when unknown (no lease yet, or
+   * the last one failed): the next lease is planned from it and written only if the row still
+   * holds it, one statement (`leaseTransaction`).
+   */
+  known: RateBucket | null
 }
 
 /**
@@ -284,17 +290,39 @@ const heldOf = (held: Map<string, Held>, apiKeyId: string, now: number): Held =>
       for (const [key, other] of held)
         if (other.lease === null && Math.max(other.expiresAtMs, other.emptyUntilMs, other.ownBucketUntilMs) <= now) held.delete(key)
     }
-    entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, ownBucketUntilMs: 0, lease: null }
+    entry = { tokens: 0, leasedAtMs: 0, expiresAtMs: 0, emptyUntilMs: 0, ownBucketUntilMs: 0, lease: null, known: null }
     held.set(apiKeyId, entry)
   }
   return entry
 }
 
+/** The lease's transaction: the key's shared bucket locked, the lease planned (`planLease`, pure) and the bucket saved. */
+const lockedLease = (limiter: Limiter, apiKeyId: string, returned: Returned, now: number): Effect.Effect<Lease, SqlError.SqlError> =>
+  limiter.transactor.withTransaction(
+    Effect.gen(function* () {
+      const { store, burst } = limiter
+      const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
+      const planned = planLease(stored, now, returned, limiter.ratePerSecond, burst)
+      yield* store.saveRateBucket(apiKeyId, planned.bucket)
+      return planned
+    })
+  )
+
 /**
- * One lease's transaction: the key's shared bucket locked, the lease planned (`planLease`, pure)
- * and the bucket saved — abandoned after the lease time-out.
+ * One lease, abandoned after the lease time-out. With the bucket as this node's last lease left it
+ * (`known`), the lease is planned from it and written only if the row still holds it: one
+ * statement, no transaction (a lease was a transaction of four: begin, lock, save, commit). The
+ * row's three fields are the whole of the bucket's state (`planLease` reads nothing else), so a
+ * row equal to the known bucket plans as the locked way would. When another node has leased since
+ * (or nothing is known), the locked way (docs/operations.md#rate-limits-across-nodes).
  */
-const leaseTransaction = (limiter: Limiter, apiKeyId: string, returned: Returned, now: number): Effect.Effect<Lease, SqlError.SqlError> =>
+const leaseTransaction = (
+  limiter: Limiter,
+  apiKeyId: string,
+  returned: Returned,
+  now: number,
+  known: RateBucket | null
+): Effect.Effect<Lease, SqlError.SqlError> =>
   // Disconnected: a transaction waiting for its connection or the write lock cannot be
   // interrupted (@effect/sql acquires it uninterruptibly), so the time-out would otherwise wait
   // with it — on SQLite behind another process's lock, the whole 5 s busy timeout, and every
@@ -302,15 +330,14 @@ const leaseTransaction = (limiter: Limiter, apiKeyId: string, returned: Returned
   // test/faults/database.test.ts). Abandoned, it rolls back in the background once it can.
   Effect.interruptible(
     Effect.disconnect(
-      limiter.transactor.withTransaction(
-        Effect.gen(function* () {
-          const { store, burst } = limiter
-          const stored = yield* store.lockRateBucket(apiKeyId, { tokens: burst, refilledAtMs: now, fullAtMs: now })
-          const planned = planLease(stored, now, returned, limiter.ratePerSecond, burst)
-          yield* store.saveRateBucket(apiKeyId, planned.bucket)
-          return planned
-        })
-      )
+      known === null
+        ? lockedLease(limiter, apiKeyId, returned, now)
+        : Effect.suspend(() => {
+            const planned = planLease(known, now, returned, limiter.ratePerSecond, limiter.burst)
+            return Effect.flatMap(limiter.store.swapRateBucket(apiKeyId, known, planned.bucket), (swapped) =>
+              swapped ? Effect.succeed(planned) : lockedLease(limiter, apiKeyId, returned, now)
+            )
+          })
     )
   ).pipe(
     Effect.timeoutFail({
@@ -329,11 +356,15 @@ const leaseTransaction = (limiter: Limiter, apiKeyId: string, returned: Returned
 const lease = (limiter: Limiter, apiKeyId: string, entry: Held, now: number) =>
   Effect.flatMap(Deferred.make<void>(), (done) => {
     const returned = { tokens: entry.tokens, leasedAtMs: entry.leasedAtMs }
+    const known = entry.known
     entry.tokens = 0
     entry.lease = done
-    return leaseTransaction(limiter, apiKeyId, returned, now).pipe(
+    // Unknown until this lease lands: an abandoned one may still be written.
+    entry.known = null
+    return leaseTransaction(limiter, apiKeyId, returned, now, known).pipe(
       Effect.map((planned) => {
         limiter.failures.landed()
+        entry.known = planned.bucket
         entry.tokens = Math.max(0, planned.granted - 1)
         entry.leasedAtMs = now
         entry.expiresAtMs = now + planned.ttlMs

@@ -148,7 +148,9 @@ const keyQueries = (
 })
 
 /** The per-key token buckets the rate limiter leases from (docs/operations.md#rate-limits-across-nodes). */
-const rateBucketQueries = (sql: Sql): Pick<AccessStoreService, "lockRateBucket" | "saveRateBucket" | "purgeRateBuckets"> => ({
+const rateBucketQueries = (
+  sql: Sql
+): Pick<AccessStoreService, "lockRateBucket" | "saveRateBucket" | "swapRateBucket" | "purgeRateBuckets"> => ({
   // One statement creates the row or takes its lock and reads it: the no-op update of a conflict
   // locks the row on PostgreSQL and returns it as it was.
   lockRateBucket: (apiKeyId, initial) =>
@@ -166,6 +168,14 @@ const rateBucketQueries = (sql: Sql): Pick<AccessStoreService, "lockRateBucket" 
     sql`UPDATE issuing_rate_buckets
         SET tokens = ${bucket.tokens}, refilled_at_ms = ${bucket.refilledAtMs}, full_at_ms = ${bucket.fullAtMs}
         WHERE api_key_id = ${apiKeyId}`.pipe(Effect.asVoid),
+  // Compared field by field: the numbers were written from (or read into) these same doubles, so
+  // an unchanged row is equal to them exactly.
+  swapRateBucket: (apiKeyId, expected, next) =>
+    sql`UPDATE issuing_rate_buckets
+        SET tokens = ${next.tokens}, refilled_at_ms = ${next.refilledAtMs}, full_at_ms = ${next.fullAtMs}
+        WHERE api_key_id = ${apiKeyId} AND tokens = ${expected.tokens} AND refilled_at_ms = ${expected.refilledAtMs}
+          AND full_at_ms = ${expected.fullAtMs}
+        RETURNING api_key_id`.pipe(Effect.map((rows) => rows.length === 1)),
   // Hourly, over a table of one row per key, grant and portal session of the last day: a scan, no index.
   purgeRateBuckets: (beforeMs) =>
     sql`DELETE FROM issuing_rate_buckets WHERE refilled_at_ms < ${beforeMs} RETURNING api_key_id`.pipe(Effect.map((rows) => rows.length))

@@ -224,6 +224,35 @@ const keepsRateBuckets = (it: It) =>
     })
   )
 
+const swapsRateBuckets = (it: It) =>
+  it.effect("swaps a key's rate bucket only while its row holds exactly the expected bucket", () =>
+    Effect.gen(function* () {
+      const access = yield* AccessStore
+      const key = newId()
+      const initial = { tokens: 200, refilledAtMs: 1_736_000_000_000, fullAtMs: 1_736_000_000_000 }
+      // No row yet: nothing to swap, nothing created.
+      expect(yield* access.swapRateBucket(key, initial, { tokens: 1, refilledAtMs: 1, fullAtMs: 1 })).toBe(false)
+      expect(yield* access.lockRateBucket(key, initial)).toEqual(initial)
+      // A fraction as a refill leaves it, no short decimal: equal to what was written, exactly.
+      const leased = { tokens: 179 + 1 / 3, refilledAtMs: 1_736_000_000_123, fullAtMs: 1_736_000_000_000 }
+      expect(yield* access.swapRateBucket(key, initial, leased)).toBe(true)
+      expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
+      const next = { tokens: 161.5, refilledAtMs: 1_736_000_000_150, fullAtMs: 1_736_000_000_000 }
+      // Another node's lease since: any field that differs refuses the swap and writes nothing.
+      for (const stale of [
+        initial,
+        { ...leased, tokens: 179.333333333333 },
+        { ...leased, refilledAtMs: 1_736_000_000_122 },
+        { ...leased, fullAtMs: 1 }
+      ]) {
+        expect(yield* access.swapRateBucket(key, stale, next)).toBe(false)
+      }
+      expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
+      expect(yield* access.swapRateBucket(key, leased, next)).toBe(true)
+      expect(yield* access.lockRateBucket(key, initial)).toEqual(next)
+    })
+  )
+
 const purgesIdleRateBuckets = (it: It) =>
   it.effect("purges the rate buckets last refilled before a time, and only those", () =>
     Effect.gen(function* () {
@@ -252,5 +281,6 @@ export const accessContract: PortContract = (name, store) =>
     listsKeysWithinScope(it)
     rejectsDuplicateSecretHash(it)
     keepsRateBuckets(it)
+    swapsRateBuckets(it)
     purgesIdleRateBuckets(it)
   })
