@@ -242,7 +242,7 @@ export const pgChangeFeedLayer = (listener: FeedListener) =>
       // On the listening connection when it is up and free (no wait for a pool connection), else the
       // pool. The first read opens it: a node that only authenticates (an API node whose background
       // work runs elsewhere) would otherwise send every read through the pool, a pooled connection
-      // and an @effect/sql statement each (docs/decisions.md#a-fourth-round).
+      // and an @effect/sql statement each (docs/decisions.md#a-fourth-round-statements-a-request-causes-besides-its-posting).
       const readCommitted = Effect.zipRight(
         start,
         Effect.tryPromise(async () =>
