@@ -1,5 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import {
+  type BalanceTotals,
   balanceRowKey,
   type CardMessagePosting,
   decidePostings,
@@ -19,7 +20,7 @@ import {
 } from "@issuing/core"
 import { Effect, Layer } from "effect"
 import { makePostingCoalescer } from "./PostingCoalescer.js"
-import { deltaRows, postingRecord } from "./PostingRecord.js"
+import { postingRecord } from "./PostingRecord.js"
 
 type Sql = SqlClient.SqlClient
 /** How a batch's `balance.updated` events are written (`postingRows`). */
@@ -104,13 +105,40 @@ const postNewTransfersLocked = (sql: Sql, postings: ReadonlyArray<TransferPostin
 const decidedOtherwise = (error: SqlError.SqlError) => sqlErrorCode(error) === "IB409"
 
 /**
+ * The totals a batch is decided over, as read: every (account, book) its postings touch (the
+ * source's principal of a funds-checked one included), 0 where no row was read. Taken before the
+ * decision, which adds to the totals as it goes.
+ */
+const readTotals = (postings: ReadonlyArray<TransferPosting>, totals: Map<string, BalanceTotals>) => {
+  const read = new Map<string, { account: string; book: string; debits: string; credits: string; pending: string }>()
+  const add = (account: string, book: string) => {
+    const key = balanceRowKey(account, book)
+    if (read.has(key)) return
+    const row = totals.get(key)
+    read.set(key, {
+      account,
+      book,
+      debits: String(row?.debits ?? 0n),
+      credits: String(row?.credits ?? 0n),
+      pending: String(row?.pending ?? 0n)
+    })
+  }
+  for (const { checkFunds, deltas, transfer } of postings) {
+    if (checkFunds) add(transfer.from_financial_account_id!, "principal")
+    for (const d of deltas) add(d.financial_account_id, d.book)
+  }
+  return [...read.values()]
+}
+
+/**
  * The same batch outside any transaction, holding the balance-row locks only briefly (migration
  * 0100): decided here over the totals read WITHOUT locks, then ONE statement,
  * `issuing_post_decided`, writes the new rows of the ones that post, locks the balance rows,
- * decides again over what they hold now, and writes the summed deltas only if both decisions
- * agree — else it writes nothing (SQLSTATE IB409) and the batch runs again the locked way. A batch
- * that writes nothing (every one refused, or all-or-nothing with one refused) was decided over a
- * consistent read and needs no statement.
+ * checks the decision against what they hold now (sent with the totals it was made over and each
+ * posting's available principal), and writes the summed deltas only if it stands — else it writes
+ * nothing (SQLSTATE IB409) and the batch runs again the locked way. A batch that writes nothing
+ * (every one refused, or all-or-nothing with one refused) was decided over a consistent read and
+ * needs no statement.
  */
 const postNewTransfersDecided = (
   client: SqlClient.SqlClient,
@@ -120,21 +148,24 @@ const postNewTransfersDecided = (
   balanceEvents: BalanceEvents
 ) =>
   Effect.gen(function* () {
-    const outcomes = decidePostings(postings, yield* balanceTotals(sql, postings, false))
+    const totals = yield* balanceTotals(sql, postings, false)
+    const read = readTotals(postings, totals)
+    const outcomes = decidePostings(postings, totals)
     const posted = postingsToWrite(postings, outcomes, allOrNothing)
     if (posted.length === 0) return outcomes
     const { balance_events, balances, ...rows } = postingRows(posted, balanceEvents)
-    const decided = postings.map(({ checkFunds, deltas, transfer }, i) => ({
+    const decided = postings.map(({ checkFunds, transfer }, i) => ({
       source: transfer.from_financial_account_id,
       amount: transfer.amount,
       check_funds: checkFunds,
       posted: outcomes[i]!.posted,
       refusal: outcomes[i]!.refusal,
-      deltas: deltaRows(deltas)
+      available: outcomes[i]!.availableMinor
     }))
     const [row] = yield* sql<{ available: ReadonlyArray<string>; queued: boolean }>`SELECT available, ${sql.literal(QUEUED)} AS queued
       FROM (SELECT issuing_post_decided(${JSON.stringify(rows)}::jsonb, ${JSON.stringify(balance_events)}::jsonb,
-                                        ${JSON.stringify(decided)}::jsonb, ${JSON.stringify(balances)}::jsonb, NULL::text) AS available) d`
+                                        ${JSON.stringify(decided)}::jsonb, ${JSON.stringify(read)}::jsonb,
+                                        ${JSON.stringify(balances)}::jsonb, NULL::text) AS available) d`
     // Each posting's available principal as read under the locks.
     return withWake(
       outcomes.map((outcome, i) => ({ ...outcome, availableMinor: toInt(row!.available[i]!) })),

@@ -1,6 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import * as PgStore from "@issuing/store-pg"
+import { sqlErrorCode } from "@issuing/core"
 import { expectedListCounts, maintainedListCounts } from "@issuing/core/testing"
 import { Effect, Layer } from "effect"
 import { createTestDatabase } from "../../../test/support/databases.js"
@@ -210,6 +211,114 @@ describe("a posting on PostgreSQL", () => {
           WHERE program_id = 'prg_work' AND (list LIKE 'transfers@h2030-01-31%' OR list LIKE 'transfers@h2030-02%') ORDER BY list`
         expect(hours.map((row) => row.list)).toEqual(["transfers@h2030-01-31T23", "transfers@h2030-02-01T00"])
         expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
+      })
+    )
+
+    // A batch decided over totals read without locks (issuing_post_decided) is checked under the
+    // locks against what the rows hold then, from the totals it was decided over and each posting's
+    // available principal: it stands, answering the available principal as the rows now say, or
+    // the statement writes nothing (IB409) and the process decides again under the locks.
+    it.effect("writes a batch decided over stale totals only when its decision still stands", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO issuing_organizations (id, name, created_at) VALUES ('org_dec', 'dec', ${NOW})`
+        yield* sql`INSERT INTO issuing_programs (id, organization_id, name, bin, created_at, updated_at)
+                   VALUES ('prg_dec', 'org_dec', 'dec', '400000', ${NOW}, ${NOW})`
+        for (const id of ["fa_dec_a", "fa_dec_b"]) {
+          yield* sql`INSERT INTO issuing_financial_accounts (id, program_id, wallet_id, kind, currency, created_at)
+                     VALUES (${id}, 'prg_dec', NULL, 'wallet', 'USD', ${NOW})`
+          yield* sql`INSERT INTO issuing_balances (financial_account_id, book, currency, debits_minor, credits_minor, updated_at, program_id)
+                     VALUES (${id}, 'principal', 'USD', 0, 0, ${NOW}, 'prg_dec'), (${id}, 'cash', 'USD', 0, 0, ${NOW}, 'prg_dec')`
+        }
+        const principal = (id: string) =>
+          Effect.map(
+            sql<{ debits: string; credits: string }>`SELECT debits_minor::text AS debits, credits_minor::text AS credits
+              FROM issuing_balances WHERE financial_account_id = ${id} AND book = 'principal'`,
+            ([row]) => [Number(row!.debits), Number(row!.credits)]
+          )
+        /** Moves an account's principal as another writer would. */
+        const move = (id: string, debits: number, credits: number) =>
+          sql`UPDATE issuing_balances SET debits_minor = debits_minor + ${debits}, credits_minor = credits_minor + ${credits}
+              WHERE financial_account_id = ${id} AND book = 'principal'`
+        interface Decided {
+          readonly from: string
+          readonly to: string
+          readonly amount: number
+          readonly checkFunds: boolean
+          readonly refusal: string | null
+          readonly available: number
+        }
+        /** The statement for postings decided over `read` (the source's principal [debits, credits]). */
+        const postDecided = (read: Record<string, readonly [number, number]>, postings: ReadonlyArray<Decided>) => {
+          const balances = new Map<string, { financial_account_id: string; book: string; debits_minor: number; credits_minor: number }>()
+          const add = (account: string, book: string, debits: number, credits: number) => {
+            const row = balances.get(`${account} ${book}`) ?? { financial_account_id: account, book, debits_minor: 0, credits_minor: 0 }
+            balances.set(`${account} ${book}`, {
+              ...row,
+              debits_minor: row.debits_minor + debits,
+              credits_minor: row.credits_minor + credits
+            })
+          }
+          for (const p of postings.filter((p) => p.refusal === null)) {
+            add(p.from, "principal", p.amount, 0)
+            add(p.to, "principal", 0, p.amount)
+          }
+          const rows = Object.entries(read).map(([account, [debits, credits]]) => ({
+            account,
+            book: "principal",
+            debits,
+            credits,
+            pending: 0
+          }))
+          const decided = postings.map((p) => ({
+            source: p.from,
+            amount: p.amount,
+            check_funds: p.checkFunds,
+            posted: p.refusal === null,
+            refusal: p.refusal,
+            available: p.available
+          }))
+          const summed = [...balances.values()].map((row) => ({ ...row, currency: "USD", pending_minor: 0, updated_at: NOW }))
+          return Effect.map(
+            sql<{
+              available: ReadonlyArray<string>
+            }>`SELECT issuing_post_decided('{}'::jsonb, '[]'::jsonb, ${JSON.stringify(decided)}::jsonb,
+              ${JSON.stringify(rows)}::jsonb, ${JSON.stringify(summed)}::jsonb, NULL::text) AS available`,
+            ([row]) => row!.available.map(Number)
+          )
+        }
+        const refusedWith = (statement: Effect.Effect<unknown, SqlError.SqlError>) =>
+          Effect.map(Effect.flip(statement), (error) => sqlErrorCode(error))
+        const a = "fa_dec_a"
+        const b = "fa_dec_b"
+        yield* move(a, 0, 100)
+        // As read: 60 of a's 100 go to b.
+        const take = (amount: number, available: number) => ({ from: a, to: b, amount, checkFunds: true, refusal: null, available })
+        expect(yield* postDecided({ [a]: [0, 100], [b]: [0, 0] }, [take(60, 100)])).toEqual([100])
+        expect(yield* principal(a)).toEqual([60, 100])
+        // Read before that posting and another writer's credit of 50: a's 90 still cover 60 more.
+        yield* move(a, 0, 50)
+        expect(yield* postDecided({ [a]: [0, 100], [b]: [0, 0] }, [take(60, 100)])).toEqual([90])
+        expect(yield* principal(a)).toEqual([120, 150])
+        // a holds 30: a posting of 40 decided over a read of 100 would now be refused.
+        expect(yield* refusedWith(postDecided({ [a]: [0, 100], [b]: [0, 0] }, [take(40, 100)]))).toBe("IB409")
+        // Refused over a read of 20; now 30 still do not cover 40, b's posting stands.
+        const refused = { from: a, to: b, amount: 40, checkFunds: true, refusal: "insufficient_funds", available: 20 }
+        const fromB = { from: b, to: a, amount: 5, checkFunds: false, refusal: null, available: 0 }
+        expect(yield* postDecided({ [a]: [120, 140], [b]: [0, 120] }, [refused, fromB])).toEqual([30, 0])
+        expect(yield* principal(a)).toEqual([120, 155])
+        // Another writer's credit of 10 makes a's 45 cover it: the refusal no longer holds.
+        yield* move(a, 0, 10)
+        expect(yield* refusedWith(postDecided({ [a]: [120, 155], [b]: [5, 120] }, [{ ...refused, available: 35 }, fromB]))).toBe("IB409")
+        // Totals read larger than the rows hold (they never shrink): not decided over these rows.
+        expect(yield* refusedWith(postDecided({ [a]: [130, 165], [b]: [5, 120] }, [take(1, 35)]))).toBe("IB409")
+        // A total the batch would take over the limit, which the read did not show.
+        yield* move(b, 0, 9_007_199_254_740_000)
+        expect(yield* refusedWith(postDecided({ [a]: [120, 165], [b]: [5, 120] }, [{ ...fromB, from: a, to: b, amount: 1_000 }]))).toBe(
+          "IB409"
+        )
+        expect(yield* principal(a)).toEqual([120, 165])
+        expect(yield* principal(b)).toEqual([5, 9_007_199_254_740_120])
       })
     )
   })
