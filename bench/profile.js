@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>[,<dist/index.js>…]]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -26,6 +26,13 @@
 // the pg driver's), pg statements by their first words, and the bytes allocated with the functions
 // allocating most. The counters patch the process (it runs slower): read CPU figures from runs
 // without --count.
+//
+// --against takes several builds, comma-separated (each named by the folder holding its
+// `packages/`, e.g. a detached worktree of an older commit): each is served the same way after
+// ours in every run, the order turned by one each run so no build always goes first, and with
+// --runs above 1 the summary prints every build's rate and CPU per request ÷ the first build's of
+// the same run — the ratios a load that moves between runs cancels out of (docs/decisions.md,
+// "SQLite: what the last round cost").
 import * as fs from "node:fs"
 import { spawn } from "node:child_process"
 import * as os from "node:os"
@@ -348,7 +355,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
       console.log(`  counted over ${countedRun.ok + countedRun.failed} more requests (failed ${countedRun.failed}):`)
       printCounts(counts, countedRun.ok + countedRun.failed, top)
     }
-    return cpuMs / requests
+    return { cpuMs: cpuMs / requests, mainMs: mainMs / requests, perSecond: result.ok / (result.elapsedMs / 1000) }
   } finally {
     if (!stopped) await stopServer(server.child)
   }
@@ -393,9 +400,9 @@ export async function run(args) {
     top: Number(option(args, "top", "25")),
     // --batch=100: our server driven with POST /v1/transfers/batch of that many transfers; figures per transfer.
     batch: Number(option(args, "batch", "0")),
-    // --against=<path to another build's @issuing/http dist/index.js>: that build served the same
-    // way right after ours, run by run (say the tree before a change, copied aside).
-    against: option(args, "against", undefined)
+    // --against=<path to another build's @issuing/http dist/index.js>[,…]: that build (or each of
+    // those) served the same way right after ours, run by run (say the tree before a change, copied aside).
+    against: option(args, "against", undefined)?.split(",")
   }
   const runs = Number(option(args, "runs", "1"))
   // --lean=off: our server alone, without the lean baseline's figure after it.
@@ -411,13 +418,17 @@ export async function run(args) {
       const both = async (targetOf) => {
         const ours = await oneStore(await targetOf("issuing_bench_profile", "profile.db"), { ...options, label: kind })
         figures.set(kind, [...(figures.get(kind) ?? []), ours])
-        if (options.against !== undefined) {
-          const other = await oneStore(await targetOf("issuing_bench_profile_against", "against.db"), {
+        const builds = options.against ?? []
+        // Several builds: the order turned by one each run (the first build is the ratios' reference).
+        for (let i = 0; i < builds.length; i++) {
+          const at = builds.length > 1 ? (i + round - 1) % builds.length : i
+          const label = builds.length > 1 ? buildName(builds[at]) : "against"
+          const other = await oneStore(await targetOf(`issuing_bench_profile_against${at}`, `against${at}.db`), {
             ...options,
-            label: "against",
-            http: options.against
+            label,
+            http: builds[at]
           })
-          figures.set(`${kind} against`, [...(figures.get(`${kind} against`) ?? []), other])
+          figures.set(`${kind} ${label}`, [...(figures.get(`${kind} ${label}`) ?? []), other])
         }
         if (withLean) {
           const lean = await oneStore(await targetOf("issuing_bench_profile_lean", "lean.db"), { ...options, label: "lean", lean: true })
@@ -448,7 +459,38 @@ export async function run(args) {
     }
   }
   if (runs > 1) {
+    const list = (values, digits) => values.map((v) => v.toFixed(digits)).join("  ")
     for (const [kind, values] of figures)
-      console.log(`  ${kind.padEnd(9)} server CPU ms/request: ${values.map((v) => v.toFixed(2)).join("  ")}`)
+      console.log(
+        `  ${kind.padEnd(9)} server CPU ms/request: ${list(
+          values.map((v) => v.cpuMs),
+          2
+        )}  (main thread ${list(
+          values.map((v) => v.mainMs),
+          2
+        )}); transfers/s: ${list(
+          values.map((v) => v.perSecond),
+          0
+        )}`
+      )
+    const builds = options.against ?? []
+    if (builds.length > 1) {
+      for (const kind of stores) {
+        const reference = figures.get(`${kind} ${buildName(builds[0])}`)
+        console.log(`  ÷ ${buildName(builds[0])} of the same run, ${kind}: transfers/s, server CPU per request`)
+        for (const [name, values] of figures) {
+          if (!name.startsWith(kind)) continue
+          const ratios = (field) =>
+            list(
+              values.map((v, run) => v[field] / reference[run][field]),
+              2
+            )
+          console.log(`    ${name.padEnd(24)} ${ratios("perSecond")}   ${ratios("cpuMs")}`)
+        }
+      }
+    }
   }
 }
+
+/** A build's name in the figures: the folder holding its `packages/` (`/work/bisect-7973bbc/packages/http/dist/index.js` → bisect-7973bbc). */
+const buildName = (entry) => path.basename(entry.replace(/\/packages\/.*$/, ""))

@@ -1,4 +1,4 @@
-// `npm run bench -- sqlite-posting [--seconds=4] [--runs=3] [--group=1,16] [--statements] [--against=<repository root>]`
+// `npm run bench -- sqlite-posting [--seconds=4] [--runs=3] [--group=1,16] [--statements] [--set-based=merged] [--drop=NAME,…] [--against=<repository root>]`
 //
 // The database's work per transfer on SQLite (issue 46 item 3; docs/operations.md#the-performance-budget),
 // measured without HTTP, the ledger or Effect: the store's synchronous posting
@@ -16,7 +16,9 @@
 // the window, ours over lean. --statements: after each run of ours, the CPU time inside each statement
 // text per transfer (its triggers included), measured around every `run`/`get` (a separate pass:
 // the timing costs). --against: the same measurement of another build of the repository (its
-// packages' dist), alternated with this one: ours, theirs, lean, per run.
+// packages' dist), alternated with this one: ours, theirs, lean, per run. --drop=NAME,…: after each
+// of ours, the same again with those indexes or triggers dropped from its database (what they
+// cost the posting; docs/decisions.md, "SQLite: what the last round cost").
 import Database from "better-sqlite3"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -257,6 +259,9 @@ export async function run(args) {
   const statements = args.includes("--statements")
   const setBased = option(args, "set-based", undefined)
   const against = option(args, "against", undefined)
+  const drop = option(args, "drop", "")
+    .split(",")
+    .filter((name) => name !== "")
   const builds = [await buildOf(path.resolve(here, ".."))]
   if (against !== undefined) builds.push(await buildOf(path.resolve(against)))
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-sqlite-posting-"))
@@ -275,6 +280,14 @@ export async function run(args) {
             const set = await measureOurs(build, dir, `set${index}-${run}`, { seconds, group, statements: false, setBased })
             results.push({ label: index === 0 ? "ours set" : "against set", result: set, load: loadAverage() })
           }
+          if (drop.length > 0) {
+            const without = await measureOurs(build, dir, `drop${index}-${run}`, { seconds, group, statements: false, setBased, drop })
+            results.push({
+              label: `${index === 0 ? "ours" : "against"}${setBased ? " set" : ""} −drop`,
+              result: without,
+              load: loadAverage()
+            })
+          }
         }
         const lean = await measureLean(dir, `lean-${run}`, { seconds, group })
         results.push({ label: "lean", result: lean, load: loadAverage() })
@@ -285,7 +298,7 @@ export async function run(args) {
               ? ""
               : `  ÷ lean: rate ${(result.perSecond / lean.perSecond).toFixed(2)}, CPU ${(result.cpuMs / lean.cpuMs).toFixed(2)}×`
           console.log(
-            `  ${label.padEnd(11)} ${Math.round(result.perSecond).toString().padStart(6)}/s  CPU ${result.cpuMs.toFixed(3)} ms/transfer${ratio}  (load ${load})`
+            `  ${label.padEnd(15)} ${Math.round(result.perSecond).toString().padStart(6)}/s  CPU ${result.cpuMs.toFixed(3)} ms/transfer${ratio}  (load ${load})`
           )
           if (label !== "lean") {
             const key = `${label} ${group}`
@@ -299,6 +312,16 @@ export async function run(args) {
             if (setBased) {
               const set = await measureOurs(build, dir, `timedset${index}-${run}`, { seconds, group, statements: true, setBased })
               printTimings(index === 0 ? "ours set" : "against set", set.timings, set.done)
+            }
+            if (drop.length > 0) {
+              const without = await measureOurs(build, dir, `timeddrop${index}-${run}`, {
+                seconds,
+                group,
+                statements: true,
+                setBased,
+                drop
+              })
+              printTimings(`${index === 0 ? "ours" : "against"}${setBased ? " set" : ""} −drop`, without.timings, without.done)
             }
           }
         }
