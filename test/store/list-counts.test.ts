@@ -143,6 +143,22 @@ describe.each(STORE_KINDS)("total_count on %s", (kind) => {
       platform.request("POST", "/v1/wallets", { body: { holder: { name: "E" }, tag: "gold" } }),
       platform.request("PATCH", `/v1/wallets/${wallets[0]!.id}`, { body: { metadata: { note: "kept gold" } } })
     ])
+    // Each card message of a transaction, each of which counts its own rows on SQLite: a single
+    // message with its transfer, a hold cleared (a transfer, the transaction updated), a hold
+    // increased then reversed, a decline.
+    const message = async (path: string, body: Record<string, unknown>) => {
+      const response = await platform.request("POST", `/v1/simulate/${path}`, { body })
+      expect(response.status, response.text).toBe(200)
+      return response.body as { id: string; status: string }
+    }
+    const authorize = (amount: number, kind?: string) =>
+      message("authorizations", { card_id: cards[2]!.body.id, amount, mcc: "5411", ...(kind === undefined ? {} : { kind }) })
+    expect((await authorize(20, "FINANCIAL_AUTHORIZATION")).status).toBe("SETTLED")
+    expect((await message(`transactions/${(await authorize(30)).id}/clearing`, {})).status).toBe("SETTLED")
+    const increased = await authorize(10)
+    await message(`transactions/${increased.id}/increment`, { amount: 5 })
+    expect((await message(`transactions/${increased.id}/reversal`, {})).status).toBe("VOIDED")
+    expect((await authorize(1_000_000)).status).toBe("DECLINED")
     await receiver.waitFor((received) => received.length >= 8)
     await platform.instance.runtime.runPromise(Fiber.interrupt(worker))
 

@@ -16,7 +16,7 @@ import { type Context, Effect, Layer } from "effect"
 import { byRowCount, fanOutText, valuesList } from "./MultiRowSql.js"
 import { writeBalanceEvents } from "./BalanceEvents.js"
 import { postNewTransfersSync } from "./NewTransfers.js"
-import { COUNTED, COUNTING, countParams, countRows, upsertCounts } from "./PostingCounts.js"
+import { COUNTED, COUNTING, type CountedRows, countParams, countRows, upsertCounts } from "./PostingCounts.js"
 import { SqliteWriter, type SqliteWriterService } from "./SqliteClient.js"
 import { type SyncConnection, SyncSql } from "./SyncSql.js"
 import { makeThreadLane } from "./ThreadLane.js"
@@ -199,14 +199,13 @@ const writeEntries = (
 }
 
 /**
- * The list counts of one transfer's rows (PostingCounts.ts): its new transaction's, the transfer's,
- * the book transfer's and its events', `balance.updated` as many as were written.
+ * The rows of a transfer's posting its list counts read (PostingCounts.ts): the transfer, its book
+ * transfer and entries, its events and `balanceEventsWritten` balance.updated (the transaction is
+ * the caller's).
  */
-const postingCounts = (posting: TransferPosting, balanceEventsWritten: number) => {
-  const { bookTransfer, transaction, transfer } = posting
-  const at = bookTransfer.posted_at
-  return countRows({
-    transactions: posting.transactionWrite === "insert" ? [transaction] : [],
+const transferCounted = (posting: TransferPosting, balanceEventsWritten: number) => {
+  const { bookTransfer, transfer } = posting
+  return {
     transfers: [transfer],
     book_transfers: [{ id: bookTransfer.id, program_id: transfer.program_id }],
     entries: bookTransfer.entries.map((e) => ({
@@ -214,11 +213,18 @@ const postingCounts = (posting: TransferPosting, balanceEventsWritten: number) =
       financial_account_id: e.financial_account_id,
       book: e.book
     })),
-    events: [
-      ...posting.events,
-      ...Array.from({ length: balanceEventsWritten }, () => ({ program_id: transfer.program_id, type: "balance.updated", created_at: at }))
-    ]
-  })
+    events: [...posting.events, ...balanceUpdated(transfer.program_id, bookTransfer.posted_at, balanceEventsWritten)]
+  }
+}
+
+/** `count` balance.updated events as their list counts read them. */
+const balanceUpdated = (program_id: string, created_at: string, count: number) =>
+  Array.from({ length: count }, () => ({ program_id, type: "balance.updated", created_at }))
+
+/** Adds a posting's rows to their list counts in one upsert (the insert triggers skip meanwhile: COUNTING). */
+const writeCounts = (db: SyncConnection, rows: CountedRows) => {
+  const counts = countRows(rows)
+  if (counts.length > 0) db.prepare(upsertCounts(counts.length)).run(...countParams(counts))
 }
 
 /**
@@ -234,8 +240,10 @@ export const postTransferSync = (db: SyncConnection, posting: TransferPosting): 
   db.prepare(COUNTING).run()
   writeTransfer(db, posting)
   const { wake, balanceEventsWritten } = writeEntries(db, posting)
-  const counts = postingCounts(posting, balanceEventsWritten)
-  db.prepare(upsertCounts(counts.length)).run(...countParams(counts))
+  writeCounts(db, {
+    transactions: posting.transactionWrite === "insert" ? [posting.transaction] : [],
+    ...transferCounted(posting, balanceEventsWritten)
+  })
   db.prepare(COUNTED).run()
   return { posted: true, refusal: null, availableMinor: checked, wake }
 }
@@ -291,6 +299,8 @@ export const postCardMessageSync = (db: SyncConnection, posting: CardMessagePost
     if (typeof checked !== "number") return checked
   }
   const t = transactionRow(posting.transaction, posting.financialAccountId)
+  // The message's list counts in one upsert, as a transfer's (postTransferSync).
+  db.prepare(COUNTING).run()
   if (posting.transactionWrite === "insert") db.prepare(INSERT_CARD_TRANSACTION).run(...TRANSACTION_COLUMNS.map((c) => t[c]))
   else
     db.prepare(UPDATE_CARD_TRANSACTION).run(
@@ -318,12 +328,21 @@ export const postCardMessageSync = (db: SyncConnection, posting: CardMessagePost
     db.prepare(insertEvents(events.length)).run(...events.flatMap((e) => [e.id, e.program_id, e.type, e.created_at, storedEventDataOf(e)]))
     if (db.prepare(fanOutText(events.length)).run(...sqliteFanOutParams(events)).changes > 0) wake = true
   }
+  let balanceEventsWritten = 0
   if (posting.balanceEventId !== null) {
-    const { queued } = writeBalanceEvents(db, t.program_id, t.updated_at, [
+    const { queued, written } = writeBalanceEvents(db, t.program_id, t.updated_at, [
       { id: posting.balanceEventId, financial_account_id: posting.financialAccountId }
     ])
     if (queued > 0) wake = true
+    balanceEventsWritten = written
   }
+  const { transfer } = posting
+  writeCounts(db, {
+    transactions: posting.transactionWrite === "insert" ? [t] : [],
+    ...(transfer === null ? { transfers: [], book_transfers: [], entries: [] } : transferCounted(transfer, 0)),
+    events: [...(transfer?.events ?? []), ...events, ...balanceUpdated(t.program_id, t.updated_at, balanceEventsWritten)]
+  })
+  db.prepare(COUNTED).run()
   return { posted: true, refusal: null, availableMinor: available, wake }
 }
 
