@@ -11,7 +11,7 @@ import {
 } from "@issuing/core"
 import { balanceEventsParam, eachBalanceEventParam, INSERT_BALANCE_EVENTS, INSERT_EACH_BALANCE_EVENT } from "./BalanceEvents.js"
 import { type BatchStatement, chunkRows, fanOutText, insertRows } from "./MultiRowSql.js"
-import { COUNT_UPSERT, COUNTED, COUNTING, countRows } from "./PostingCounts.js"
+import { COUNT_UPSERT, COUNT_WRITTEN_EVENTS, COUNTED, COUNTING, countRows } from "./PostingCounts.js"
 import type { SyncConnection } from "./SyncSql.js"
 
 /**
@@ -162,19 +162,19 @@ export const planNewTransfers = (
   statements.push([COUNTING, []])
   addRowStatements(table, statements)
   insertRows(statements, "issuing_list_counts", ["list", "program_id", "key", "shard", "n"], countRows(table), COUNT_UPSERT)
-  statements.push([COUNTED, []])
   const fanOuts = addFanOuts(
     posted.flatMap((p) => p.events),
     statements
   )
   // The balance.updated events (after the balances' upsert), in one statement: one per wallet account
-  // as the batch leaves it, or one per posting and wallet account as that posting left it.
-  if (table.balance_events.length > 0)
-    statements.push(
-      balanceEvents === "per batch"
-        ? [INSERT_BALANCE_EVENTS, [balanceEventsParam(table.balance_events)]]
-        : [INSERT_EACH_BALANCE_EVENT, [eachBalanceEventParam(table.balance_events)]]
-    )
+  // as the batch leaves it, or one per posting and wallet account as that posting left it; then
+  // their counts, read back by id (the events written), before the triggers count again.
+  if (table.balance_events.length > 0) {
+    const param = balanceEvents === "per batch" ? balanceEventsParam(table.balance_events) : eachBalanceEventParam(table.balance_events)
+    statements.push([balanceEvents === "per batch" ? INSERT_BALANCE_EVENTS : INSERT_EACH_BALANCE_EVENT, [param]])
+    statements.push([COUNT_WRITTEN_EVENTS, [param]])
+  }
+  statements.push([COUNTED, []])
   fanOuts.push(
     ...addFanOuts(
       table.balance_events.map((e) => ({
