@@ -124,6 +124,21 @@ describe("an event's stored data", () => {
     expect(eventObject(spaced, PROGRAM, AT)).toEqual({ id: "a", object: "financial_account" })
   })
 
+  it("writes what JSON.stringify writes of the entries kept, escapes included", () => {
+    const object = transfer({ description: 'rent "May"\n\u00e9\u2028', metadata: { 'a"b': "\u0000", n: 1 } })
+    const { stored, text } = readBack(object)
+    expect(stored).toBe(JSON.stringify(JSON.parse(stored)))
+    expect(text).toBe(JSON.stringify(object))
+  })
+
+  it("stores an object whose entry JSON leaves out as its JSON text", () => {
+    // A value whose toJSON answers undefined: JSON drops the entry, which a reader would restore as null.
+    const object = transfer({ description: { toJSON: () => undefined } })
+    const { stored, text } = readBack(object)
+    expect(stored).toBe(JSON.stringify(object))
+    expect(text).toBe(stored)
+  })
+
   it("refuses a shape this release does not know", () => {
     expect(() => eventObject('{"":999,"id":"x"}', PROGRAM, AT)).toThrow(/shape 999/)
   })

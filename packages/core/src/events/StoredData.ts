@@ -100,6 +100,20 @@ const SHAPES: ReadonlyArray<Shape> = [
 /** The shape a writer takes for a list of keys: the last one (a Map keeps the last value set). */
 const SHAPE_BY_KEYS = new Map(SHAPES.map((shape, index) => [shape.keys.join(","), index + 1]))
 
+/**
+ * The shape a writer takes for an object's keys, found without joining them: the last shape of
+ * that object type (the one SHAPE_BY_KEYS names), when the keys are its keys in its order.
+ */
+const WRITER_SHAPES = [...new Set(SHAPE_BY_KEYS.values())].map((number) => ({
+  number,
+  shape: SHAPES[number - 1]!,
+  // `"key":` of each key, as JSON.stringify writes an entry's name.
+  names: SHAPES[number - 1]!.keys.map((key) => `${JSON.stringify(key)}:`)
+}))
+
+const writerShapeOf = (keys: ReadonlyArray<string>) =>
+  WRITER_SHAPES.find(({ shape }) => shape.keys.length === keys.length && shape.keys.every((key, i) => key === keys[i]))
+
 /** Stored text of a sparse object starts with this; no platform object has the key "". */
 const SPARSE_PREFIX = '{"":'
 
@@ -141,16 +155,23 @@ export const storedEventData = (object: unknown, programId: string, createdAt: s
   if (object === null || typeof object !== "object" || Array.isArray(object)) return JSON.stringify(object)
   const record = object as Record<string, unknown>
   const keys = Object.keys(record)
-  const number = SHAPE_BY_KEYS.get(keys.join(","))
-  if (number === undefined || record.object !== SHAPES[number - 1]!.object) return JSON.stringify(object)
-  const shape = SHAPES[number - 1]!
-  const kept: Record<string, unknown> = { "": number }
-  for (const key of keys) {
+  const found = writerShapeOf(keys)
+  if (found === undefined || record.object !== found.shape.object) return JSON.stringify(object)
+  const { names, number, shape } = found
+  // JSON.stringify of `{ "": number, …the entries kept }`, written entry by entry: the same text
+  // without building that object (a batch writes one per transfer and per transaction).
+  let text = `{"":${number}`
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
     const value = record[key]
     if (!writable(value)) return JSON.stringify(object)
-    if (!restorable(shape, key, value, programId, createdAt)) kept[key] = value
+    if (restorable(shape, key, value, programId, createdAt)) continue
+    const json: string | undefined = JSON.stringify(value)
+    // A value JSON leaves out (a `toJSON` answering undefined): a reader could not restore it.
+    if (json === undefined) return JSON.stringify(object)
+    text += `,${names[i]}${json}`
   }
-  return JSON.stringify(kept)
+  return `${text}}`
 }
 
 /** The event's object from its stored `data`, its program and its time (its row's columns). */
