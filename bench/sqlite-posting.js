@@ -1,4 +1,4 @@
-// `npm run bench -- sqlite-posting [--seconds=4] [--runs=3] [--group=1,16] [--statements] [--set-based=merged] [--drop=NAME,…] [--against=<repository root>]`
+// `npm run bench -- sqlite-posting [--seconds=4] [--runs=3] [--group=1,16] [--statements] [--set-based=merged] [--drop=NAME,…] [--frames] [--lane [--batch=100]] [--against=<repository root>]`
 //
 // The database's work per transfer on SQLite (issue 46 item 3; docs/operations.md#the-performance-budget),
 // measured without HTTP, the ledger or Effect: the store's synchronous posting
@@ -9,6 +9,17 @@
 // (`transferPosting` of @issuing/core: a book transfer between two of 64 funded wallets, its new
 // transaction, 4 entries, 4 balance deltas, 3 events and 2 balance.updated), made before the timed
 // loop. Both sides run with the platform's pragmas (WAL, synchronous = FULL).
+//
+// --frames: the WAL frames each transfer of ours (and of lean) wrote over the window (the pages its commits
+// changed, written and fsynced), by the table or index each page belongs to (the dbstat table),
+// the WAL emptied before the window and not checkpointed during it.
+//
+// --lane: instead, a batch's way through the writer thread (store-sqlite/src/ThreadLane.ts) taken
+// apart, batches of --batch (100) one job each: the lane's planning on the main thread (`planJob`:
+// the decision, the rows, the counts, the statements), the hand-off (`postMessage`'s structured
+// clone) and the thread's work (the clone read back, the statements, the commit), as CPU per
+// transfer of the main thread and of the writer thread (/proc, per thread), one job at a time so
+// neither waits on the other's CPU. The postings are made before the window, as above.
 //
 // --group=N: N transfers per BEGIN IMMEDIATE … COMMIT, each of ours in a savepoint of it, as the
 // write lane's group commit runs them (1: one commit, one fsync, per transfer, as lean's server
@@ -44,13 +55,15 @@ const loadAverage = () =>
 /** A build's modules: this repository's, or another checkout's dist (`--against`). */
 export const buildOf = async (root) => {
   const load = (relative) => import(pathToFileURL(path.join(root, relative)).href)
-  const [http, core, posting, newTransfers] = await Promise.all([
+  const [http, core, posting, newTransfers, threadPlan, writerThread] = await Promise.all([
     load("packages/http/dist/index.js"),
     load("packages/core/dist/index.js"),
     load("packages/store-sqlite/dist/SqlitePosting.js"),
-    load("packages/store-sqlite/dist/NewTransfers.js")
+    load("packages/store-sqlite/dist/NewTransfers.js"),
+    load("packages/store-sqlite/dist/ThreadPlan.js"),
+    load("packages/store-sqlite/dist/WriterThread.js")
   ])
-  return { root, http, core, posting, newTransfers }
+  return { root, http, core, posting, newTransfers, threadPlan, writerThread }
 }
 
 const pick = (accounts) => {
@@ -173,7 +186,36 @@ const loop = (db, seconds, group, first, last, write) => {
   return { perSecond: done / (elapsed / 1000), cpuMs: (cpuMs() - cpu0) / done, done }
 }
 
-export const measureOurs = async (build, dir, name, { seconds, group, statements, setBased, drop = [] }) => {
+/**
+ * Runs `measure` (a timed loop's result) with the WAL emptied first and no checkpoint meanwhile,
+ * then counts the frames it wrote (one per page a commit changed) per transfer, by the b-tree each
+ * page belongs to (dbstat): the pages a commit writes and fsyncs.
+ */
+const withFrames = (db, filename, measure) => {
+  db.pragma("wal_checkpoint(TRUNCATE)")
+  db.pragma("wal_autocheckpoint = 0")
+  const result = measure()
+  const pageSize = db.pragma("page_size", { simple: true })
+  const wal = fs.readFileSync(`${filename}-wal`)
+  const owner = new Map(
+    db
+      .prepare("SELECT pageno, name FROM dbstat")
+      .all()
+      .map((row) => [row.pageno, row.name])
+  )
+  const byTree = new Map()
+  let total = 0
+  // A frame: a 24-byte header (its page number first) and the page; the WAL's header is 32 bytes.
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    const tree = owner.get(wal.readUInt32BE(at)) ?? "(freed since)"
+    byTree.set(tree, (byTree.get(tree) ?? 0) + 1)
+    total += 1
+  }
+  const perTransfer = [...byTree].map(([tree, n]) => [tree, n / result.done]).sort((a, b) => b[1] - a[1])
+  return { ...result, frames: { perTransfer: total / result.done, byTree: perTransfer } }
+}
+
+export const measureOurs = async (build, dir, name, { seconds, group, statements, setBased, frames = false, drop = [] }) => {
   const filename = path.join(dir, `${name}-${group}.db`)
   const programId = await prepareOurs(build, filename)
   const db = openOurs(filename)
@@ -201,21 +243,91 @@ export const measureOurs = async (build, dir, name, { seconds, group, statements
       }
       loop(db, 60, group, 0, warm, write)
       if (timings !== undefined) timings.clear()
-      return { ...loop(db, seconds, group, warm, postings.length, write), timings }
+      const timed = () => loop(db, seconds, group, warm, postings.length, write)
+      return { ...(frames ? withFrames(db, filename, timed) : timed()), timings }
     }
     loop(db, 60, group, 0, warm, (i) => post(postings[i]))
     if (timings !== undefined) timings.clear()
-    const result = loop(db, seconds, group, warm, postings.length, (i) => {
-      const outcome = post(postings[i])
-      if (!outcome.posted) throw new Error(`not posted: ${outcome.refusal}`)
-    })
-    return { ...result, timings }
+    const timed = () =>
+      loop(db, seconds, group, warm, postings.length, (i) => {
+        const outcome = post(postings[i])
+        if (!outcome.posted) throw new Error(`not posted: ${outcome.refusal}`)
+      })
+    return { ...(frames ? withFrames(db, filename, timed) : timed()), timings }
   } finally {
     db.close()
   }
 }
 
-export const measureLean = async (dir, name, { seconds, group }) => {
+const TICK_MS = 10
+
+/** CPU ms so far of each thread of this process (/proc; CLK_TCK is 100), by thread id. */
+const threadCpuMs = () =>
+  new Map(
+    fs.readdirSync(`/proc/${process.pid}/task`).map((task) => {
+      const stat = fs.readFileSync(`/proc/${process.pid}/task/${task}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      return [task, (Number(fields[11]) + Number(fields[12])) * TICK_MS]
+    })
+  )
+
+/**
+ * A batch's way through the writer thread, one job at a time (--lane): CPU per transfer of the
+ * lane's planning, of the main thread in all (planning, hand-off, answer) and of the writer thread.
+ */
+export const measureLane = async (build, dir, name, { seconds, batch }) => {
+  const filename = path.join(dir, `${name}.db`)
+  const programId = await prepareOurs(build, filename)
+  const db = openOurs(filename)
+  const thread = build.writerThread.makeWriterThread({ filename, synchronous: "FULL" })
+  try {
+    const postings = postingsOf(build, db, programId, Math.ceil((seconds + 2) * READY_PER_SECOND))
+    const batches = []
+    for (let i = 0; i + batch <= postings.length; i += batch) batches.push(postings.slice(i, i + batch))
+    let prediction = build.threadPlan.emptyPrediction
+    const totals = db.prepare(build.newTransfers.TOTALS_OF)
+    /** Plans and writes one job; the CPU ms of its planning (the thread is idle meanwhile). */
+    const writeJob = async (postingsOfJob) => {
+      const cpu0 = cpuMs()
+      const requests = [{ postings: postingsOfJob, allOrNothing: false, alone: false }]
+      const unseen = build.threadPlan.accountsToRead(prediction, requests)
+      const planned = build.threadPlan.planJob(prediction, requests, unseen.length === 0 ? [] : totals.all(JSON.stringify(unseen)))
+      prediction = planned.next
+      const planMs = cpuMs() - cpu0
+      const answer = await Effect.runPromise(Effect.flatten(thread.send({ ...planned.job, busyTimeoutMs: 5000 })))
+      if (answer._tag !== "Committed") throw new Error("the job's guard read other rows")
+      return planMs
+    }
+    // Warm-up: the thread started, its statements prepared.
+    let next = 0
+    for (; next < 20; next++) await writeJob(batches[next])
+    const before = threadCpuMs()
+    const main = String(process.pid)
+    let planMs = 0
+    let done = 0
+    const t0 = performance.now()
+    while (performance.now() < t0 + seconds * 1000 && next < batches.length) {
+      planMs += await writeJob(batches[next++])
+      done += batch
+    }
+    const elapsed = performance.now() - t0
+    const after = threadCpuMs()
+    const spent = [...after].map(([task, ms]) => [task, ms - (before.get(task) ?? 0)])
+    const others = spent.filter(([task]) => task !== main).sort((a, b) => b[1] - a[1])
+    return {
+      perSecond: done / (elapsed / 1000),
+      planMs: planMs / done,
+      mainMs: (spent.find(([task]) => task === main)[1] - planMs) / done,
+      writerMs: others[0][1] / done,
+      restMs: others.slice(1).reduce((sum, [, ms]) => sum + ms, 0) / done
+    }
+  } finally {
+    await Effect.runPromise(thread.close)
+    db.close()
+  }
+}
+
+export const measureLean = async (dir, name, { seconds, group, frames = false }) => {
   const filename = path.join(dir, `${name}-${group}.db`)
   const programId = crypto.randomUUID()
   const accounts = await prepareLean({ kind: "sqlite", filename }, programId, WALLETS)
@@ -236,7 +348,8 @@ export const measureLean = async (dir, name, { seconds, group }) => {
   }
   try {
     loop(db, 60, group, 0, warm, write)
-    return loop(db, seconds, group, warm, orders.length, write)
+    const timed = () => loop(db, seconds, group, warm, orders.length, write)
+    return frames ? withFrames(db, filename, timed) : timed()
   } finally {
     db.close()
   }
@@ -258,6 +371,8 @@ export async function run(args) {
   const groups = option(args, "group", "1,16").split(",").map(Number)
   const statements = args.includes("--statements")
   const setBased = option(args, "set-based", undefined)
+  // --frames: the WAL frames (pages written per commit) per transfer of ours, by b-tree.
+  const frames = args.includes("--frames")
   const against = option(args, "against", undefined)
   const drop = option(args, "drop", "")
     .split(",")
@@ -265,6 +380,25 @@ export async function run(args) {
   const builds = [await buildOf(path.resolve(here, ".."))]
   if (against !== undefined) builds.push(await buildOf(path.resolve(against)))
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-sqlite-posting-"))
+  if (args.includes("--lane")) {
+    const batch = Number(option(args, "batch", "100"))
+    console.log(
+      `sqlite-posting --lane: batches of ${batch} through the writer thread, one job at a time, ${seconds} s each, ${runs} alternated runs; ${os.cpus().length} cores; builds: ${builds.map((b) => b.root).join(", ")}`
+    )
+    try {
+      for (let run = 1; run <= runs; run++) {
+        for (const [index, build] of builds.entries()) {
+          const r = await measureLane(build, dir, `lane${index}-${run}`, { seconds, batch })
+          console.log(
+            `  run ${run} ${(index === 0 ? "ours" : "against").padEnd(8)} ${Math.round(r.perSecond).toString().padStart(6)}/s  CPU ms per transfer: planning ${r.planMs.toFixed(4)}, main thread besides ${r.mainMs.toFixed(4)}, writer thread ${r.writerMs.toFixed(4)}, other threads ${r.restMs.toFixed(4)}  (load ${loadAverage()})`
+          )
+        }
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+    return
+  }
   console.log(
     `sqlite-posting: postTransferSync vs lean on one SQLite connection, ${seconds} s each, ${runs} alternated runs, groups ${groups.join(", ")}; ${os.cpus().length} cores; builds: ${builds.map((b) => b.root).join(", ")}`
   )
@@ -274,10 +408,10 @@ export async function run(args) {
       for (const group of groups) {
         const results = []
         for (const [index, build] of builds.entries()) {
-          const result = await measureOurs(build, dir, `ours${index}-${run}`, { seconds, group, statements: false })
+          const result = await measureOurs(build, dir, `ours${index}-${run}`, { seconds, group, statements: false, frames })
           results.push({ label: index === 0 ? "ours" : "against", result, load: loadAverage() })
           if (setBased) {
-            const set = await measureOurs(build, dir, `set${index}-${run}`, { seconds, group, statements: false, setBased })
+            const set = await measureOurs(build, dir, `set${index}-${run}`, { seconds, group, statements: false, setBased, frames })
             results.push({ label: index === 0 ? "ours set" : "against set", result: set, load: loadAverage() })
           }
           if (drop.length > 0) {
@@ -289,7 +423,7 @@ export async function run(args) {
             })
           }
         }
-        const lean = await measureLean(dir, `lean-${run}`, { seconds, group })
+        const lean = await measureLean(dir, `lean-${run}`, { seconds, group, frames })
         results.push({ label: "lean", result: lean, load: loadAverage() })
         console.log(`run ${run}, ${group} per commit:`)
         for (const { label, result, load } of results) {
@@ -300,6 +434,13 @@ export async function run(args) {
           console.log(
             `  ${label.padEnd(15)} ${Math.round(result.perSecond).toString().padStart(6)}/s  CPU ${result.cpuMs.toFixed(3)} ms/transfer${ratio}  (load ${load})`
           )
+          if (result.frames !== undefined)
+            console.log(
+              `    WAL frames per transfer ${result.frames.perTransfer.toFixed(2)}: ${result.frames.byTree
+                .slice(0, 12)
+                .map(([tree, n]) => `${tree} ${n.toFixed(2)}`)
+                .join(", ")}`
+            )
           if (label !== "lean") {
             const key = `${label} ${group}`
             ratios.set(key, [...(ratios.get(key) ?? []), result.cpuMs / lean.cpuMs])
