@@ -162,10 +162,6 @@ export const planNewTransfers = (
   statements.push([COUNTING, []])
   addRowStatements(table, statements)
   insertRows(statements, "issuing_list_counts", ["list", "program_id", "key", "shard", "n"], countRows(table), COUNT_UPSERT)
-  const fanOuts = addFanOuts(
-    posted.flatMap((p) => p.events),
-    statements
-  )
   // The balance.updated events (after the balances' upsert), in one statement: one per wallet account
   // as the batch leaves it, or one per posting and wallet account as that posting left it; then
   // their counts, read back by id (the events written), before the triggers count again.
@@ -175,6 +171,11 @@ export const planNewTransfers = (
     statements.push([COUNT_WRITTEN_EVENTS, [param]])
   }
   statements.push([COUNTED, []])
+  // The deliveries of the events, then of the balance.updated, in that order as before.
+  const fanOuts = addFanOuts(
+    posted.flatMap((p) => p.events),
+    statements
+  )
   fanOuts.push(
     ...addFanOuts(
       table.balance_events.map((e) => ({
