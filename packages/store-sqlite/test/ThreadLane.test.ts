@@ -127,8 +127,7 @@ describe("the writer-thread lane's planning", () => {
       ["s", "principal", 1000, 0]
     ])
     // The rows, counted in one upsert per key (in chunks) while their triggers skip (migration 0780);
-    // then the webhook fan-out of the transfer's one event, whose changed rows tell whether to wake,
-    // and (no wallet here, so no balance.updated to count first) the end of the counted stretch.
+    // the last is the webhook fan-out of the transfer's one event, whose changed rows tell whether to wake.
     const heads = job.statements.map(([sql]) => sql.split(" (")[0])
     expect(heads.filter((head, i) => head !== heads[i - 1])).toEqual([
       "INSERT INTO issuing_posting_counted",
@@ -139,11 +138,11 @@ describe("the writer-thread lane's planning", () => {
       "INSERT INTO issuing_balances",
       "INSERT INTO issuing_events",
       "INSERT INTO issuing_list_counts",
-      sqliteFanOutSql(1).split(" (")[0],
-      "DELETE FROM issuing_posting_counted"
+      "DELETE FROM issuing_posting_counted",
+      sqliteFanOutSql(1).split(" (")[0]
     ])
-    expect(job.statements.at(-2)![0]).toBe(sqliteFanOutSql(1))
-    expect(plans[0]!.fanOuts).toEqual([job.statements.length - 2])
+    expect(job.statements.at(-1)![0]).toBe(sqliteFanOutSql(1))
+    expect(plans[0]!.fanOuts).toEqual([job.statements.length - 1])
   })
 
   it("decides the next job over the prediction, not over what was read, and guards it with the predicted rows", () => {
