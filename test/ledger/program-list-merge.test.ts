@@ -85,7 +85,7 @@ describe.each(STORE_KINDS)("the program's lists as merged status ranges on %s", 
       }
     }
     // Card transactions: held (PENDING), cleared (SETTLED, a card transfer), reversed (VOIDED), declined.
-    const card = (await issueCard(platform, (walletA as any).id)).id
+    const card = (await issueCard(platform, walletA.id)).id
     const authorize = (amount: number) =>
       ok(platform.request("POST", "/v1/simulate/authorizations", { body: { mcc: "5411", card_id: card, amount } }))
     const held = [await authorize(40), await authorize(25), await authorize(10)]
