@@ -29,8 +29,10 @@
 // 3N events of the program a month old and N delivered attempts (another subscription's), written
 // by one INSERT … SELECT each (the maintained counts' triggers run), so the latency and throughput
 // are measured against indexes of that size; the ledger's tables do not take part in a delivery.
-// `--statements=1` (PostgreSQL) counts the statements each latency phase sent per event, the
-// most called first (pg_stat_statements, loaded into the embedded server).
+// `--statements=1` (PostgreSQL) counts the statements the throughput phase sent per delivery (from the
+// worker's start until every attempt is recorded) and each latency phase per event, the most called
+// first, with their execution time, buffers and WAL bytes (pg_stat_statements, loaded into the
+// embedded server).
 // `--waits=1` (PostgreSQL) samples the backends' wait events every 2 ms through each latency phase,
 // those of every active backend and those of statements already running 20 ms (the tail), with the
 // machine's runnable threads at each sample: what a slow emit waits for — a lock, the WAL, or a core.
@@ -241,6 +243,7 @@ export const benchStore = async (label, target, options) => {
     if (profileFile !== undefined) await platform.call("profileStart")
     await Promise.all([platform.call("phaseStart"), receiver.call("phaseStart")])
     const databaseBefore = options.dataDir === undefined ? undefined : postgresCpuMs(options.dataDir)
+    if (options.statementsIn !== undefined) await resetStatements(options.adminUrl)
     const started = performance.now()
     await platform.call("startWorker")
     const drained = await receiver.call("waitFor", { n: options.events, timeoutMs: 300_000 })
@@ -252,6 +255,8 @@ export const benchStore = async (label, target, options) => {
     // Drained = every attempt recorded and the queue empty.
     while ((await platform.call("queued")) > 0) await sleep(5)
     const drainedMs = performance.now() - started
+    const drainStatements =
+      options.statementsIn === undefined ? undefined : await statementsOf(options.adminUrl, options.statementsIn, 1000)
     const deliveriesPerSecond = options.events / (receivedMs / 1000)
 
     // 2. latency at each rate, the worker waiting for wake-ups.
@@ -341,18 +346,24 @@ export const benchStore = async (label, target, options) => {
       console.log(`${"".padEnd(18)}active backends: ${share(all)}`)
       console.log(`${"".padEnd(18)}statements running 20 ms or more: ${share(slow)}`)
     }
-    for (const l of latencies.filter((l) => l.statements !== undefined)) {
-      // Top-level statements only (a function's or a trigger's run inside the one that called them).
-      const top = l.statements.filter((s) => s.toplevel)
+    // Top-level statements only (a function's or a trigger's run inside the one that called them).
+    const printStatements = (title, statements, count, unit) => {
+      const top = statements.filter((s) => s.toplevel)
       const calls = top.reduce((sum, s) => sum + s.calls, 0)
+      const sum = (key) => top.reduce((n, s) => n + s[key], 0)
       console.log(
-        `${"".padEnd(9)} statements at ${l.rate}/s: ${(calls / l.count).toFixed(2)} per event (${calls} in all); the most called, per event and mean ms:`
+        `${"".padEnd(9)} statements ${title}: ${(calls / count).toFixed(2)} per ${unit} (${calls} in all; ${((1000 * sum("ms")) / count).toFixed(0)} µs of execution, ${(sum("blocks") / count).toFixed(1)} buffers and ${(sum("wal") / count).toFixed(0)} WAL bytes per ${unit}); the most called, per ${unit}, mean ms and µs per ${unit}:`
       )
       for (const s of [...top].sort((a, b) => b.calls - a.calls).slice(0, 8)) {
         const mean = (s.ms / Math.max(1, s.calls)).toFixed(2).padStart(7)
-        console.log(`${"".padEnd(18)}${(s.calls / l.count).toFixed(2).padStart(6)} ${mean}  ${s.query.replace(/\s+/g, " ").slice(0, 110)}`)
+        const share = ((1000 * s.ms) / count).toFixed(0).padStart(5)
+        console.log(
+          `${"".padEnd(18)}${(s.calls / count).toFixed(2).padStart(6)} ${mean} ${share}  ${s.query.replace(/\s+/g, " ").slice(0, 100)}`
+        )
       }
     }
+    if (drainStatements !== undefined) printStatements("draining the queue", drainStatements, options.events, "delivery")
+    for (const l of latencies.filter((l) => l.statements !== undefined)) printStatements(`at ${l.rate}/s`, l.statements, l.count, "event")
     console.log(`${"".padEnd(9)} replay   ${replay.queued} events queued in ${replay.ms.toFixed(0)} ms`)
     return {
       deliveriesPerSecond,
