@@ -162,6 +162,24 @@ describe("DeliveryDispatch", () => {
     expect(dispatch.wanted).toBeGreaterThan(0)
   })
 
+  it("claims two slots' worth at a time once a slot's worth is left buffered, holding at most four", async () => {
+    const { answer, sender, sent } = controlledSender()
+    const dispatch = dispatchOf(sender, 4)
+    // Idle: enough for every slot and three slots' worth buffered.
+    expect(dispatch.wanted).toBe(16)
+    dispatch.add(Array.from({ length: 16 }, (_, i) => delivery(`d${i}`)))
+    expect(sent).toHaveLength(4)
+    // Twelve buffered: more than a slot's worth, so nothing is claimed yet.
+    expect(dispatch.wanted).toBe(0)
+    for (let ended = 0; ended < 8; ended++) {
+      expect(dispatch.wanted).toBe(0)
+      await answer(1)
+    }
+    // Four left buffered (a slot's worth) while the next claim is made: it takes two slots' worth.
+    expect(sent).toHaveLength(12)
+    expect(dispatch.wanted).toBe(8)
+  })
+
   it("releases unsent a delivery whose claim was confirmed too long ago to start it", async () => {
     const { sender, sent } = controlledSender()
     const dispatch = dispatchOf(sender, 4)

@@ -62,6 +62,16 @@ export interface DispatchSettings {
   readonly maxPayloadBytes: number
 }
 
+/**
+ * Deliveries a worker holds claimed and not yet started or running, in slots' worth (`concurrency`
+ * each): the slots running and three buffered. A claim is a statement with a fixed cost whatever
+ * its size (on PostgreSQL about 1.5 ms of the server's CPU, planning included:
+ * docs/decisions.md#webhook-deliveries-per-second), which claims of two slots' worth spread over four
+ * times as many deliveries as claims of half a slot's did; and the slot's worth left buffered keeps
+ * the sends going while the next claim waits for the database.
+ */
+const HELD_SLOTS = 4
+
 /** A failure inside this process (a bug, an unexpected throw), recorded like a failed try. */
 const internalFailure = (error: unknown): DeliveryOutcome => ({
   status: "FAILED",
@@ -75,7 +85,7 @@ const internalFailure = (error: unknown): DeliveryOutcome => ({
  * The worker's hot path, in memory: claimed deliveries wait in a buffer for a free slot (so slots
  * refill at once while the next claim is still on its way to the database), are sent as plain
  * promises (one per delivery, no fibers: a delivery costs about as much CPU as a bare HTTP client's
- * request), and their results queue for the recorder. The buffer holds at most two slots' worth.
+ * request), and their results queue for the recorder. The buffer holds at most three slots' worth.
  *
  * Two guards keep a delivery from ever being sent twice at once (found by the receiver-chaos
  * test, test/faults/chaos.test.ts, at 10,000 events on PostgreSQL):
@@ -118,10 +128,15 @@ export class DeliveryDispatch {
     private readonly settings: DispatchSettings
   ) {}
 
-  /** How many deliveries to claim now: enough for every slot and as many buffered, at most one claim batch. */
+  /**
+   * How many deliveries to claim now: enough for every slot and three slots' worth buffered, at most
+   * one claim batch; nothing while more than a slot's worth waits in the buffer. So a saturated
+   * worker claims about two slots' worth at a time (128 at the default concurrency), and the buffer
+   * still holds a slot's worth while the claim is on its way to the database.
+   */
   get wanted(): number {
-    if (this.stopped || this.buffer.length > this.settings.concurrency / 2 || this.backlogged) return 0
-    return Math.max(0, Math.min(2 * this.settings.concurrency - this.inFlight - this.buffer.length, WEBHOOK_LIMITS.claimBatchSize))
+    if (this.stopped || this.buffer.length > this.settings.concurrency || this.backlogged) return 0
+    return Math.max(0, Math.min(HELD_SLOTS * this.settings.concurrency - this.inFlight - this.buffer.length, WEBHOOK_LIMITS.claimBatchSize))
   }
 
   get stopping(): boolean {
@@ -230,11 +245,11 @@ export class DeliveryDispatch {
     this.resultWaiter = () => resume(Effect.void)
   })
 
-  /** Resolves once there is room to claim: the buffer at most half full and slots to spare. */
+  /** Resolves once there is room to claim: at most a slot's worth buffered and room under the held bound. */
   readonly awaitRoom: Effect.Effect<void> = Effect.async<void>((resume) => {
     const check = () => {
       const { concurrency } = this.settings
-      if (this.buffer.length <= concurrency / 2 && this.inFlight + this.buffer.length < 2 * concurrency && !this.backlogged) {
+      if (this.buffer.length <= concurrency && this.inFlight + this.buffer.length < HELD_SLOTS * concurrency && !this.backlogged) {
         return resume(Effect.void)
       }
       this.roomWaiter = check
