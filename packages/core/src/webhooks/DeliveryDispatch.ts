@@ -63,12 +63,12 @@ export interface DispatchSettings {
 }
 
 /**
- * Deliveries a worker holds claimed and not yet started or running, in slots' worth (`concurrency`
- * each): the slots running and three buffered. A claim is a statement with a fixed cost whatever
- * its size (on PostgreSQL about 1.5 ms of the server's CPU, planning included:
- * docs/decisions.md#webhook-deliveries-per-second), which claims of two slots' worth spread over four
- * times as many deliveries as claims of half a slot's did; and the slot's worth left buffered keeps
- * the sends going while the next claim waits for the database.
+ * How many deliveries a worker holds, tries running and deliveries waiting for a slot, in slots'
+ * worth (`concurrency` each): the slots and three buffered. A claim is a statement with a fixed cost
+ * whatever its size (on PostgreSQL about 1.5 ms of the server's CPU, its plan included:
+ * docs/decisions.md#postgresql-fewer-larger-claims), which claims of two slots' worth spread over
+ * about three times as many deliveries as the claims made with half a slot's worth left did; and the
+ * slot's worth still buffered keeps the sends going while the next claim waits for the database.
  */
 const HELD_SLOTS = 4
 
