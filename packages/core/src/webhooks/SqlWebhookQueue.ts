@@ -4,7 +4,7 @@ import { Effect, Option } from "effect"
 import { eventTagsSql, type IssuingEvent, storedEventDataOf } from "../events/Records.js"
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
-import { claimedColumns, toClaimed } from "./SqlWebhookRows.js"
+import { claimedColumns, pgIsoText, toClaimed } from "./SqlWebhookRows.js"
 import type { DeliveryRetry, FinishedTries, ThreadStatement, WebhookStoreService, WebhookWriterThread } from "./WebhookStore.js"
 
 type Sql = SqlClient.SqlClient
@@ -316,7 +316,7 @@ const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: str
                      ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
         RETURNING id, program_id, subscription_id, event_id, attempt_count),
       taken AS (
-        SELECT ${sql.unsafe(claimedColumns("e.tags"))} FROM claimed d
+        SELECT ${sql.unsafe(claimedColumns("e.tags", pgIsoText))} FROM claimed d
         JOIN LATERAL (SELECT type, program_id, created_at, data, ${sql.unsafe(eventTagsSql("pg", "d.event_id"))} AS tags
                       FROM issuing_events WHERE id = d.event_id LIMIT 1) e ON true
         JOIN issuing_webhook_subscriptions s ON s.id = d.subscription_id)`
@@ -344,7 +344,7 @@ const claimDueWithNext = (
     // (docs/operations.md#claims-and-leases).
     pg: () =>
       sql`WITH ${pgClaimCtes(sql, token, nowIso, leaseUntilIso, limit)}
-          SELECT taken.*, n.next_due FROM
+          SELECT taken.*, ${sql.unsafe(pgIsoText("n.next_due"))} AS next_due FROM
             (SELECT set_config('synchronous_commit', 'off', true)) AS quick,
             (SELECT MIN(next_attempt_at) AS next_due FROM issuing_webhook_deliveries WHERE next_attempt_at > ${nowIso}) n
           LEFT JOIN taken ON true`.pipe(

@@ -64,9 +64,20 @@ export const toClaimed = (row: any): ClaimedDelivery => {
 
 /**
  * Columns a claimed delivery is read with, over `d` (deliveries), `e` (events) and `s`
- * (subscriptions); `eventTags` is the SQL of the event's tags as JSON text (eventTagsSql).
+ * (subscriptions); `eventTags` is the SQL of the event's tags as JSON text (eventTagsSql), and
+ * `asIso` the SQL of a timestamp column as the ISO-8601 text toIso keeps as it is (pgIsoText).
  */
-export const claimedColumns = (eventTags: string) => `d.id, d.program_id, d.subscription_id, d.event_id, d.attempt_count,
-  e.type AS event_type, e.program_id AS event_program_id, e.created_at AS event_created_at, e.data AS event_data, ${eventTags} AS event_tags,
-  s.url, s.disabled, s.tag AS subscription_tag, s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at,
-  s.updated_at AS subscription_updated_at`
+export const claimedColumns = (
+  eventTags: string,
+  asIso: (column: string) => string
+) => `d.id, d.program_id, d.subscription_id, d.event_id, d.attempt_count,
+  e.type AS event_type, e.program_id AS event_program_id, ${asIso("e.created_at")} AS event_created_at, e.data AS event_data, ${eventTags} AS event_tags,
+  s.url, s.disabled, s.tag AS subscription_tag, s.secret_sealed, s.previous_secret_sealed,
+  ${asIso("s.previous_secret_expires_at")} AS previous_secret_expires_at, ${asIso("s.updated_at")} AS subscription_updated_at`
+
+/**
+ * PostgreSQL: a timestamptz column as ISO-8601 text in UTC with milliseconds (`…T12:00:00.000Z`,
+ * what `Date#toISOString` writes; null stays null), so the driver parses no date for a row the
+ * worker reads in bulk (the claim: three per delivery, about 12 µs of the event loop's time).
+ */
+export const pgIsoText = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
