@@ -270,8 +270,6 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
       ).size
     const transferCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
       [{}, "updated_at", "issuing_transfers_by_status_rail_update", 9, 3],
-      // The program's plain list too (migration 0940 dropped its own index).
-      [{}, "created_at", "issuing_transfers_by_status_rail", 9, 3],
       [{ status: "PENDING" }, "created_at", "issuing_transfers_by_status_rail", 2, 3],
       [{ payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 3, 3],
       [{ status: "PENDING", payment_rail: "wire" }, "created_at", "issuing_transfers_by_status_rail", 1, 3],
@@ -293,7 +291,6 @@ describe.each(STORE_KINDS)("transfer and transaction list combinations on %s", (
     ]
     const transactionCases: ReadonlyArray<[Record<string, string>, Field, string, number, number]> = [
       [{}, "updated_at", "issuing_transactions_by_status_update", 5, 2],
-      [{}, "created_at", "issuing_transactions_by_status", 5, 2],
       [{ status: "SETTLED" }, "updated_at", "issuing_transactions_by_status_update", 1, 2],
       [{ card_id: cards[0]! }, "updated_at", "issuing_transactions_by_card_status_update", 5, 2],
       [{ card_id: cards[0]! }, "created_at", "issuing_transactions_by_card_status", 5, 2],

@@ -20,13 +20,13 @@ const TRANSFER_STATUSES = ["PENDING", "SETTLED", "RETURNED"] as const
 const RAILS = ["book", "fednow_instant", "ach_same_day", "wire", "card"] as const
 const TRANSACTION_STATUSES = ["PENDING", "SETTLED", "VOIDED", "EXPIRED", "DECLINED"] as const
 
-// docs/decisions.md "The program's lists as merged status ranges": since migration 0940 the program's
-// transfers and transactions without a filter are the merge of their (status, rail) and status
-// index ranges in every order, created_at included. A program whose history holds every status and
-// rail, written through clocks days and hours apart, is listed through random filters, orders,
+// A program whose history holds every transfer status and rail and every transaction status,
+// written through clocks days and hours apart, is listed through random filters, orders,
 // directions, time windows and page sizes, and each list must be exactly the rows a model computes
 // from the objects read one by one: walked by starting_after, by page number, and its total_count.
-describe.each(STORE_KINDS)("the program's lists as merged status ranges on %s", (kind) => {
+// The lists read the program's own index, a status range or the merge of several
+// (docs/decisions.md "The program's lists as merged status ranges", tried and not taken).
+describe.each(STORE_KINDS)("the program's lists over every status and rail on %s", (kind) => {
   let platform: TestPlatform
   const served: Array<ServedPlatform> = []
   const transfers: Array<ListedRow> = []

@@ -1821,23 +1821,6 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
           yield* sql`SELECT DISTINCT split_part(list, '@', 1) AS list FROM issuing_list_counts WHERE list LIKE '%@%' ORDER BY 1`
         ).toEqual([{ list: "events" }, { list: "transactions" }, { list: "transfers" }])
       })
-  },
-  "0940_program_lists_as_status_ranges": {
-    // The programs' own indexes of transfers and transactions gone; their status indexes stay.
-    after: () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        expect(
-          yield* sql`SELECT indexname AS name FROM pg_indexes
-                     WHERE tablename IN ('issuing_transfers', 'issuing_transactions')
-                       AND (indexname LIKE '%by_program' OR indexname LIKE '%by_status%') ORDER BY indexname`
-        ).toEqual([
-          { name: "issuing_transactions_by_status" },
-          { name: "issuing_transactions_by_status_update" },
-          { name: "issuing_transfers_by_status_rail" },
-          { name: "issuing_transfers_by_status_rail_update" }
-        ])
-      })
   }
 }
 

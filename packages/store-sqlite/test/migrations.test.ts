@@ -755,21 +755,6 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
       yield* countingWritesCheck(NOW)
       expect(yield* maintainedListCounts).toEqual(yield* expectedListCounts)
     })
-  },
-  "0940_program_lists_as_status_ranges": {
-    // The programs' own indexes of transfers and transactions gone; their status indexes stay.
-    after: Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const names = (yield* sql`SELECT name FROM sqlite_schema WHERE type = 'index'
-        AND tbl_name IN ('issuing_transfers', 'issuing_transactions') AND (name LIKE '%by_program' OR name LIKE '%by_status%')
-        ORDER BY name`) as ReadonlyArray<any>
-      expect(names.map((row) => row.name)).toEqual([
-        "issuing_transactions_by_status",
-        "issuing_transactions_by_status_update",
-        "issuing_transfers_by_status_rail",
-        "issuing_transfers_by_status_rail_update"
-      ])
-    })
   }
 }
 

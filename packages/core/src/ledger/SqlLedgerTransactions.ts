@@ -114,13 +114,12 @@ export const transactionStatements = (q: LedgerQueries) => {
         filter.status !== undefined && sql`status = ${filter.status}`,
         filter.card_id !== undefined && sql`card_id = ${filter.card_id}`
       ])
-      // A status's newest or oldest first without a card: one range of its index. Otherwise ranges
-      // merged (mergedPage): a card's one per status, or the program's one per status the filter
-      // allows — without a status by created_at too (the program's own index went with 0940).
+      // Newest or oldest first without a card: a range of the program's index or its status's.
+      // Otherwise ranges merged (mergedPage): a card's one, or one per status the filter allows.
       const allMerged =
         filter.card_id !== undefined
           ? cardTransactions(sql, programId, { ...filter, card_id: filter.card_id })
-          : filter.status === undefined || TRANSACTION_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
+          : TRANSACTION_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
             ? programTransactions(sql, programId, filter)
             : null
       const { condition, merged } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
@@ -172,10 +171,9 @@ const cardTransactions = (
 })
 
 /**
- * The program's transactions by updated_at, or without a status by created_at: ranges of
- * `issuing_transactions_by_status[_update]` (program, status, order column, id), the filter's
- * status or one per status (5; the closed union of Records.ts). The program's own (program,
- * created_at, id) index went with migration 0940.
+ * The program's transactions by updated_at: ranges of `issuing_transactions_by_status_update`
+ * (program, status, updated_at, id), the filter's status or one per status (5; the closed union of
+ * Records.ts).
  */
 const programTransactions = (sql: SqlClient.SqlClient, programId: string, filter: TransactionFilter): MergedList => ({
   table: "issuing_transactions",

@@ -59,15 +59,19 @@ export const transferStatements = (q: LedgerQueries) => {
         filter.financial_account_id !== undefined &&
           sql`(from_financial_account_id = ${filter.financial_account_id} OR to_financial_account_id = ${filter.financial_account_id})`
       ])
-      // A transaction's transfers are a few (their own index); every other list is ranges merged
-      // (mergedPage): an account's per side, status and rail, or the program's one per (status,
-      // rail) its filters allow — in every order, so no index of the program's alone is written.
+      // A transaction's transfers are a few (their own index); the program's newest or oldest first
+      // a range of its index; every other list ranges merged (mergedPage): an account's two sides,
+      // or one per (status, rail) its filters allow.
       const allMerged =
         filter.transaction_id !== undefined
           ? null
           : filter.financial_account_id !== undefined
             ? accountTransfers(sql, programId, { ...filter, financial_account_id: filter.financial_account_id })
-            : programTransfers(sql, programId, filter)
+            : filter.status !== undefined ||
+                filter.payment_rail !== undefined ||
+                TRANSFER_ORDER_FIELDS.columns[window.orderBy] !== "created_at"
+              ? programTransfers(sql, programId, filter)
+              : null
       const { condition, merged } = withinCreated(sql, createdConditions(sql, filter.created), all, allMerged)
       const counted = maintained("transfers", programId, filter, {
         status: filter.status !== undefined ? [filter.status] : TRANSFER_STATUSES,
@@ -133,13 +137,11 @@ const accountTransfers = (
 }
 
 /**
- * The program's transfers in either order, with or without `status` and `payment_rail`: ranges of
- * `issuing_transfers_by_status_rail[_update]` (program, status, rail, order column, id), one per
- * (status, rail) pair the filters allow that a transfer can have (`statusRailPairs`) — 1 with both,
- * 9 with neither (migration 0400; the statuses and rails are the closed unions of Records.ts, which
- * the API decodes the filters with). The plain list by created_at is their merge too: the program's
- * own (program, created_at, id) index went with migration 0940 (docs/decisions.md "The program's
- * lists as merged status ranges").
+ * The program's transfers with `status`, `payment_rail` or both, or by updated_at: ranges of
+ * `issuing_transfers_by_status_rail[_update]` (program, status, rail, order column, id),
+ * one per (status, rail) pair the filters allow that a transfer can have (`statusRailPairs`) — 1
+ * with both, 9 with neither (migration 0400; the statuses and rails are the closed unions of
+ * Records.ts, which the API decodes the filters with).
  */
 const programTransfers = (sql: SqlClient.SqlClient, programId: string, filter: TransferFilter): MergedList => ({
   table: "issuing_transfers",

@@ -59,7 +59,6 @@ import summedCounts from "./0750_summed_counts.js"
 import cardSpendTotals from "./0751_card_spend_totals.js"
 import tagEventsPerStatement from "./0840_tag_events_per_statement.js"
 import periodCounts from "./0841_period_counts.js"
-import programListsAsStatusRanges from "./0940_program_lists_as_status_ranges.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -127,6 +126,5 @@ export const migrations = {
   "0750_summed_counts": summedCounts,
   "0751_card_spend_totals": cardSpendTotals,
   "0840_tag_events_per_statement": tagEventsPerStatement,
-  "0841_period_counts": periodCounts,
-  "0940_program_lists_as_status_ranges": programListsAsStatusRanges
+  "0841_period_counts": periodCounts
 }

@@ -46,7 +46,6 @@ import cardSpendTotals from "./0751_card_spend_totals.js"
 import batchCounts from "./0780_batch_counts.js"
 import periodCounts from "./0841_period_counts.js"
 import moneyTablesWithoutRowid from "./0860_money_tables_without_rowid.js"
-import programListsAsStatusRanges from "./0940_program_lists_as_status_ranges.js"
 
 /**
  * Every migration of the SQLite store, by id. Ranges: 0001–0009 foundation, 0010–0019 ledger,
@@ -100,6 +99,5 @@ export const migrations = {
   "0751_card_spend_totals": cardSpendTotals,
   "0780_batch_counts": batchCounts,
   "0841_period_counts": periodCounts,
-  "0860_money_tables_without_rowid": moneyTablesWithoutRowid,
-  "0940_program_lists_as_status_ranges": programListsAsStatusRanges
+  "0860_money_tables_without_rowid": moneyTablesWithoutRowid
 }
