@@ -324,28 +324,7 @@ const batches = async (adminUrl, dataDir, name, build, { size, connections, seco
     const org = await run(Effect.flatMap(core.Access, (access) => access.createOrganization("posting")))
     const programId = org.program_id
     const decodeTransfer = Schema.decodeUnknownSync(core.CreateTransfer)
-    const decodeWallet = Schema.decodeUnknownSync(core.CreateWallet)
-    const accounts = await run(
-      Effect.flatMap(core.Ledger, (ledger) =>
-        Effect.forEach(
-          Array.from({ length: WALLETS }, (_, i) => i),
-          (i) =>
-            Effect.gen(function* () {
-              const wallet = yield* ledger.createWallet(programId, decodeWallet({ holder: { name: `Wallet ${i}` } }))
-              yield* ledger.postTransfer(
-                programId,
-                decodeTransfer({
-                  payment_rail: "fednow_instant",
-                  amount: FUNDING_MINOR,
-                  currency: "USD",
-                  to_financial_account_id: wallet.financial_account_id
-                })
-              )
-              return wallet.financial_account_id
-            })
-        )
-      )
-    )
+    const accounts = await fundedWallets(instance, programId, WALLETS, FUNDING_MINOR, build)
     const post = (requests) =>
       run(Effect.flatMap(core.Ledger, (ledger) => ledger.postTransfers(programId, requests, false))).then((results) => {
         for (const result of results) if (result._tag !== "Right") throw new Error(`not posted: ${JSON.stringify(result.left)}`)

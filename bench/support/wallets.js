@@ -1,15 +1,19 @@
 // The benches' funded wallets: `count` wallets in the program, each funded by one fednow transfer
 // of `fundingMinor` from outside, written through the platform's own services (not timed).
-import { CreateTransfer, CreateWallet, Ledger } from "@issuing/core"
-import { Effect, Schema } from "effect"
+import * as thisCore from "@issuing/core"
+import * as thisEffect from "effect"
 
-const decodeTransfer = Schema.decodeUnknownSync(CreateTransfer)
-const decodeWallet = Schema.decodeUnknownSync(CreateWallet)
-
-/** The financial account ids of `count` new funded wallets of the program. */
-export const fundedWallets = (instance, programId, count, fundingMinor) =>
-  instance.runtime.runPromise(
-    Effect.flatMap(Ledger, (ledger) =>
+/**
+ * The financial account ids of `count` new funded wallets of the program; `build`: the `@issuing/core`
+ * and `effect` modules the instance was made from (another checkout's, for a bench's `--against`).
+ */
+export const fundedWallets = (instance, programId, count, fundingMinor, build = { core: thisCore, effect: thisEffect }) => {
+  const { core } = build
+  const { Effect, Schema } = build.effect
+  const decodeTransfer = Schema.decodeUnknownSync(core.CreateTransfer)
+  const decodeWallet = Schema.decodeUnknownSync(core.CreateWallet)
+  return instance.runtime.runPromise(
+    Effect.flatMap(core.Ledger, (ledger) =>
       Effect.forEach(
         Array.from({ length: count }, (_, i) => i),
         (i) =>
@@ -29,3 +33,4 @@ export const fundedWallets = (instance, programId, count, fundingMinor) =>
       )
     )
   )
+}

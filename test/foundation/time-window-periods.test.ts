@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createWallet, fund } from "../ledger/support.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { totalCountOf, walkList } from "../support/lists.js"
-import { type ServedPlatform, servePlatform, startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
+import {
+  requestAtClock,
+  type ServedPlatform,
+  servePlatform,
+  startPlatform,
+  TEST_VAULT_KEY,
+  type TestPlatform
+} from "../support/platform.js"
 
 interface Row {
   readonly id: string
@@ -41,20 +48,8 @@ describe.each(STORE_KINDS)("time-filtered total_count over counts per period on 
   const pending: Array<string> = []
 
   /** A request to the platform whose clock is OFFSETS_MS[clock], with the first organization's key. */
-  const requestAt = async (clock: number, method: string, path: string, body?: unknown) => {
-    if (clock === 0) return platform.request(method, path, { body })
-    const response = await fetch(`${served[clock - 1]!.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${platform.org.api_key}`,
-        "x-program-id": platform.org.program_id,
-        ...(body === undefined ? {} : { "content-type": "application/json" })
-      },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    })
-    const text = await response.text()
-    return { status: response.status, text, body: JSON.parse(text) }
-  }
+  const requestAt = (clock: number, method: string, path: string, body?: unknown) =>
+    requestAtClock(platform, served, clock, method, path, body)
 
   beforeAll(async () => {
     platform = await startPlatform(kind, SETTINGS)

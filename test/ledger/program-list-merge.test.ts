@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { issueCard } from "../cards/helpers.js"
 import { STORE_KINDS } from "../support/databases.js"
 import { inListOrder, type ListedRow, totalCountOf, walkList } from "../support/lists.js"
-import { type ServedPlatform, servePlatform, startPlatform, TEST_VAULT_KEY, type TestPlatform } from "../support/platform.js"
+import {
+  requestAtClock,
+  type ServedPlatform,
+  servePlatform,
+  startPlatform,
+  TEST_VAULT_KEY,
+  type TestPlatform
+} from "../support/platform.js"
 import { createWallet, fund } from "./support.js"
 
 const MINUTE = 60_000
@@ -32,20 +39,8 @@ describe.each(STORE_KINDS)("the program's lists over every status and rail on %s
   const transfers: Array<ListedRow> = []
   const transactions: Array<ListedRow> = []
 
-  const requestAt = async (clock: number, method: string, path: string, body?: unknown) => {
-    if (clock === 0) return platform.request(method, path, { body })
-    const response = await fetch(`${served[clock - 1]!.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${platform.org.api_key}`,
-        "x-program-id": platform.org.program_id,
-        ...(body === undefined ? {} : { "content-type": "application/json" })
-      },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    })
-    const text = await response.text()
-    return { status: response.status, text, body: JSON.parse(text) }
-  }
+  const requestAt = (clock: number, method: string, path: string, body?: unknown) =>
+    requestAtClock(platform, served, clock, method, path, body)
   const ok = async (response: Promise<{ status: number; text: string; body: any }>) => {
     const answered = await response
     expect(answered.status, answered.text).toBe(200)

@@ -50,6 +50,33 @@ export interface ServedPlatform {
   readonly close: () => Promise<void>
 }
 
+/**
+ * A request as `platform`'s first organization to `clock` 0 (the platform itself) or to
+ * `served[clock - 1]` (another server over its database, e.g. with a clock offset): the status,
+ * the body's text and the parsed body.
+ */
+export const requestAtClock = async (
+  platform: TestPlatform,
+  served: ReadonlyArray<ServedPlatform>,
+  clock: number,
+  method: string,
+  path: string,
+  body?: unknown
+): Promise<{ status: number; text: string; body: any }> => {
+  if (clock === 0) return platform.request(method, path, { body })
+  const response = await fetch(`${served[clock - 1]!.baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${platform.org.api_key}`,
+      "x-program-id": platform.org.program_id,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  const text = await response.text()
+  return { status: response.status, text, body: JSON.parse(text) }
+}
+
 /** Serves the platform over `database` with the given vault keys (several processes, key rotation). */
 export const servePlatform = async (
   database: TestDatabase,
