@@ -32,7 +32,7 @@ const isTrusted = async (url: string, version: () => Promise<Option.Option<strin
 }
 
 type Feed = ManagedRuntime.ManagedRuntime<ChangeFeed | WebhookWakeups, unknown>
-const versionOf = (runtime: Feed) => () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.version))
+const versionOf = (runtime: Feed) => () => runtime.runPromise(Effect.flatMap(ChangeFeed, (changes) => changes.version))
 const listening = async (url: string) => {
   const admin = new pg.Client({ connectionString: url })
   await admin.connect()
@@ -46,21 +46,28 @@ const listening = async (url: string) => {
   }
 }
 
-describe("the PostgreSQL change feed", () => {
-  let database: TestDatabase
-  let runtime: Feed
-  const version = () => versionOf(runtime)()
-
+/**
+ * A migrated PostgreSQL database of its own for the describe block, and a feed over it built with
+ * `options` (given the database) once before its tests; both gone after them.
+ */
+const usePgFeed = (options: (database: TestDatabase) => Omit<Parameters<typeof PgStore.layer>[0], "url"> = () => ({})) => {
+  const used = {} as { database: TestDatabase; runtime: Feed }
   beforeAll(async () => {
-    database = await createTestDatabase("postgres", { migrated: true })
-    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, maxConnections: 2 }))
+    used.database = await createTestDatabase("postgres", { migrated: true })
+    used.runtime = ManagedRuntime.make(PgStore.layer({ url: used.database.url, maxConnections: 2, ...options(used.database) }))
   }, 60_000)
   afterAll(async () => {
-    await runtime?.dispose()
-    await database?.drop()
+    await used.runtime?.dispose()
+    await used.database?.drop()
   }, 60_000)
+  return used
+}
 
-  const trusted = () => isTrusted(database.url, version)
+describe("the PostgreSQL change feed", () => {
+  const feed = usePgFeed()
+  const version = () => versionOf(feed.runtime)()
+
+  const trusted = () => isTrusted(feed.database.url, version)
 
   it("reads the row until a probe proves it listens, then follows another connection's publishes", async () => {
     // Never without a version: before the feed is proven it is the committed row's.
@@ -68,7 +75,7 @@ describe("the PostgreSQL change feed", () => {
     await eventually(trusted)
     const before = Option.getOrThrow(await version())
     // Another node's change: the row bumped and notified in one transaction.
-    const other = new pg.Client({ connectionString: database.url })
+    const other = new pg.Client({ connectionString: feed.database.url })
     await other.connect()
     try {
       await other.query("BEGIN")
@@ -84,7 +91,7 @@ describe("the PostgreSQL change feed", () => {
 
   it("reads the row while its listening connection is lost, and trusts notifications again once back", async () => {
     await eventually(trusted)
-    const admin = new pg.Client({ connectionString: database.url })
+    const admin = new pg.Client({ connectionString: feed.database.url })
     await admin.connect()
     try {
       await admin.query(
@@ -103,10 +110,10 @@ describe("the PostgreSQL change feed", () => {
 
   it("shares one listening connection between the change feed and webhook wake-ups", async () => {
     let wakeups = 0
-    const listening = runtime.runFork(
+    const listening = feed.runtime.runFork(
       Effect.flatMap(WebhookWakeups, (wakeup) => Stream.runForEach(wakeup.notifications, () => Effect.sync(() => wakeups++)))
     )
-    const admin = new pg.Client({ connectionString: database.url })
+    const admin = new pg.Client({ connectionString: feed.database.url })
     await admin.connect()
     try {
       // The first wake-up is the (re)connect; the second a notification on the webhook channel.
@@ -130,24 +137,14 @@ describe("the PostgreSQL change feed", () => {
 })
 
 describe("the PostgreSQL change feed of a node that only authenticates", () => {
-  let database: TestDatabase
-  let runtime: Feed
-
-  beforeAll(async () => {
-    database = await createTestDatabase("postgres", { migrated: true })
-    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, maxConnections: 2 }))
-  }, 60_000)
-  afterAll(async () => {
-    await runtime?.dispose()
-    await database?.drop()
-  }, 60_000)
+  const feed = usePgFeed()
 
   // An API node whose background work runs in `issuing worker` asks the feed only for committed
   // versions (each request's authentication): those reads open the listening connection and run
   // there, not on a pooled connection through the pool's client.
   it("opens its listening connection with its first committed read and reads the version there", async () => {
-    const committed = () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.committed))
-    const admin = new pg.Client({ connectionString: database.url })
+    const committed = () => feed.runtime.runPromise(Effect.flatMap(ChangeFeed, (changes) => changes.committed))
+    const admin = new pg.Client({ connectionString: feed.database.url })
     await admin.connect()
     try {
       const { rows } = await admin.query("UPDATE issuing_changes SET version = version + 1 WHERE id = 1 RETURNING version::text AS v")
@@ -169,36 +166,26 @@ describe("the PostgreSQL change feed of a node that only authenticates", () => {
 })
 
 describe("the PostgreSQL change feed without LISTEN/NOTIFY (notify: false)", () => {
-  let database: TestDatabase
-  let runtime: Feed
-
-  beforeAll(async () => {
-    database = await createTestDatabase("postgres", { migrated: true })
-    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, maxConnections: 2, notify: false }))
-  }, 60_000)
-  afterAll(async () => {
-    await runtime?.dispose()
-    await database?.drop()
-  }, 60_000)
+  const feed = usePgFeed(() => ({ notify: false }))
 
   it("gives the committed row's version on every read, listens nowhere, notifies nothing and offers no wake-ups", async () => {
-    const version = versionOf(runtime)
+    const version = versionOf(feed.runtime)
     // Built (and migrated) by the first read.
     expect(Option.isSome(await version())).toBe(true)
-    const watcher = new pg.Client({ connectionString: database.url })
+    const watcher = new pg.Client({ connectionString: feed.database.url })
     await watcher.connect()
     const notified: Array<string> = []
     watcher.on("notification", (message) => notified.push(message.payload ?? ""))
     await watcher.query("LISTEN issuing_changes")
     try {
-      for (let i = 0; i < 5; i++) expect(await isTrusted(database.url, version)).toBe(false)
+      for (let i = 0; i < 5; i++) expect(await isTrusted(feed.database.url, version)).toBe(false)
       const before = BigInt(Option.getOrThrow(await version()))
-      await runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.publish("card", "no-notify")))
+      await feed.runtime.runPromise(Effect.flatMap(ChangeFeed, (changes) => changes.publish("card", "no-notify")))
       expect(Option.getOrThrow(await version())).toBe(String(before + 1n))
       await new Promise((resolve) => setTimeout(resolve, 200))
       expect(notified).toEqual([])
-      expect(await listening(database.url)).toBe(0)
-      expect(Option.isNone(await runtime.runPromise(Effect.serviceOption(WebhookWakeups)))).toBe(true)
+      expect(await listening(feed.database.url)).toBe(0)
+      expect(Option.isNone(await feed.runtime.runPromise(Effect.serviceOption(WebhookWakeups)))).toBe(true)
     } finally {
       await watcher.end()
     }
@@ -206,35 +193,27 @@ describe("the PostgreSQL change feed without LISTEN/NOTIFY (notify: false)", () 
 })
 
 describe("the PostgreSQL change feed with a listen URL it cannot reach", () => {
-  let database: TestDatabase
-  let runtime: Feed
   let closedUrl: string
-
-  beforeAll(async () => {
-    database = await createTestDatabase("postgres", { migrated: true })
+  const feed = usePgFeed((database) => {
     // A port nobody listens on: the listening connection is refused, again and again.
     const unused = new URL(database.url)
     unused.port = "1"
     closedUrl = unused.toString()
-    runtime = ManagedRuntime.make(PgStore.layer({ url: database.url, listenUrl: closedUrl, maxConnections: 2 }))
-  }, 60_000)
-  afterAll(async () => {
-    await runtime?.dispose()
-    await database?.drop()
-  }, 60_000)
+    return { listenUrl: closedUrl }
+  })
 
   it("serves from the row, never trusting the feed, and start-up says the feed cannot connect", async () => {
-    const version = versionOf(runtime)
+    const version = versionOf(feed.runtime)
     expect(Option.isSome(await version())).toBe(true)
     for (let i = 0; i < 10; i++) {
-      expect(await isTrusted(database.url, version)).toBe(false)
+      expect(await isTrusted(feed.database.url, version)).toBe(false)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    expect(await connectionNotes({ kind: "postgres", url: database.url, listenUrl: closedUrl })).toEqual([
+    expect(await connectionNotes({ kind: "postgres", url: feed.database.url, listenUrl: closedUrl })).toEqual([
       expect.stringMatching(/^the change feed cannot connect to ISSUING_DATABASE_LISTEN_URL \(postgres:\/\/127\.0\.0\.1:1\//)
     ])
-    expect(await connectionNotes({ kind: "postgres", url: database.url })).toEqual([])
-    expect(await connectionNotes({ kind: "postgres", url: database.url, notify: false })).toEqual([
+    expect(await connectionNotes({ kind: "postgres", url: feed.database.url })).toEqual([])
+    expect(await connectionNotes({ kind: "postgres", url: feed.database.url, notify: false })).toEqual([
       expect.stringContaining("ISSUING_PG_NOTIFY=off")
     ])
   })
@@ -259,7 +238,7 @@ describe.runIf(pgbouncer)("the PostgreSQL change feed through PgBouncer (pool_mo
     const runtime: Feed = ManagedRuntime.make(PgStore.layer({ url: bouncer.through(database.url), maxConnections: 2 }))
     try {
       const version = versionOf(runtime)
-      const committed = () => runtime.runPromise(Effect.flatMap(ChangeFeed, (feed) => feed.committed))
+      const committed = () => runtime.runPromise(Effect.flatMap(ChangeFeed, (changes) => changes.committed))
       // Built (and migrated) by the first read; its LISTEN runs on a server connection lent for that statement.
       expect(Option.isSome(await version())).toBe(true)
       const deadline = Date.now() + 3 * 2_000
