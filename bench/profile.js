@@ -64,6 +64,25 @@ const cpuMsOf = (pid) => {
 }
 
 /** The CPU time so far (ms) of a process's main thread (its first task: SQLite's writer thread and libuv's pool are the others). */
+/** The process's read and write system calls so far, and its user and system CPU ms apart (/proc/<pid>/io, /proc/<pid>/stat). */
+const syscallsOf = (pid) => {
+  const io = Object.fromEntries(
+    fs
+      .readFileSync(`/proc/${pid}/io`, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split(": "))
+  )
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return {
+    reads: Number(io.syscr),
+    writes: Number(io.syscw),
+    userMs: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
+    systemMs: (Number(fields[12]) * 1000) / TICKS_PER_SECOND
+  }
+}
+
 const mainThreadCpuMs = (pid) => {
   const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8")
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
@@ -321,7 +340,9 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
     const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
     const before = cpuMsOf(server.child.pid)
     const mainBefore = mainThreadCpuMs(server.child.pid)
+    const callsBefore = syscallsOf(server.child.pid)
     const result = await drive(server, seconds, concurrency, items)
+    const callsAfter = syscallsOf(server.child.pid)
     const cpuMs = cpuMsOf(server.child.pid) - before
     const mainMs = mainThreadCpuMs(server.child.pid) - mainBefore
     const databaseMs = dataDir === undefined ? undefined : postgresCpuMs(dataDir) - databaseBefore
@@ -335,6 +356,9 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
     const requests = result.ok + result.failed
     console.log(
       `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request (main thread ${(mainMs / requests).toFixed(2)})${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
+    )
+    console.log(
+      `          per request: ${((callsAfter.reads - callsBefore.reads) / requests).toFixed(2)} read and ${((callsAfter.writes - callsBefore.writes) / requests).toFixed(2)} write system calls, CPU ${((callsAfter.userMs - callsBefore.userMs) / requests).toFixed(2)} ms user + ${((callsAfter.systemMs - callsBefore.systemMs) / requests).toFixed(2)} ms system`
     )
     if (cpuProf) {
       const { busyMs, byPackage, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(file, "utf8")))
