@@ -83,6 +83,18 @@ const syscallsOf = (pid) => {
   }
 }
 
+/** The main thread's read and write system calls so far (/proc/<pid>/task/<pid>/io): the rest of the process's are its other threads' (SQLite's writer thread above all). */
+const mainThreadSyscallsOf = (pid) => {
+  const io = Object.fromEntries(
+    fs
+      .readFileSync(`/proc/${pid}/task/${pid}/io`, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split(": "))
+  )
+  return { reads: Number(io.syscr), writes: Number(io.syscw) }
+}
+
 const mainThreadCpuMs = (pid) => {
   const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8")
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
@@ -341,8 +353,10 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
     const before = cpuMsOf(server.child.pid)
     const mainBefore = mainThreadCpuMs(server.child.pid)
     const callsBefore = syscallsOf(server.child.pid)
+    const mainCallsBefore = mainThreadSyscallsOf(server.child.pid)
     const result = await drive(server, seconds, concurrency, items)
     const callsAfter = syscallsOf(server.child.pid)
+    const mainCallsAfter = mainThreadSyscallsOf(server.child.pid)
     const cpuMs = cpuMsOf(server.child.pid) - before
     const mainMs = mainThreadCpuMs(server.child.pid) - mainBefore
     const databaseMs = dataDir === undefined ? undefined : postgresCpuMs(dataDir) - databaseBefore
@@ -358,7 +372,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
       `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request (main thread ${(mainMs / requests).toFixed(2)})${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
     )
     console.log(
-      `          per request: ${((callsAfter.reads - callsBefore.reads) / requests).toFixed(2)} read and ${((callsAfter.writes - callsBefore.writes) / requests).toFixed(2)} write system calls, CPU ${((callsAfter.userMs - callsBefore.userMs) / requests).toFixed(2)} ms user + ${((callsAfter.systemMs - callsBefore.systemMs) / requests).toFixed(2)} ms system`
+      `          per request: ${((callsAfter.reads - callsBefore.reads) / requests).toFixed(2)} read and ${((callsAfter.writes - callsBefore.writes) / requests).toFixed(2)} write system calls (main thread ${((mainCallsAfter.reads - mainCallsBefore.reads) / requests).toFixed(2)} and ${((mainCallsAfter.writes - mainCallsBefore.writes) / requests).toFixed(2)}), CPU ${((callsAfter.userMs - callsBefore.userMs) / requests).toFixed(2)} ms user + ${((callsAfter.systemMs - callsBefore.systemMs) / requests).toFixed(2)} ms system`
     )
     if (cpuProf) {
       const { busyMs, byPackage, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(file, "utf8")))

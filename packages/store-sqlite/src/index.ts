@@ -6,7 +6,7 @@ import { migrations } from "./migrations/index.js"
 import { SqliteChangeFeedLive } from "./SqliteChangeFeed.js"
 import * as SqliteClient from "./SqliteClient.js"
 import { SqliteLedgerPostingLive } from "./SqlitePosting.js"
-import { SqliteWebhookWriterThreadLive } from "./WebhookThread.js"
+import { SqliteStoreWriterThreadLive } from "./StoreWriterThread.js"
 
 export {
   SqliteDatabase,
@@ -28,8 +28,8 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
  */
 export const layer = (options: SqliteClient.SqliteOptions) =>
   sqlStores(Layer.merge(SqliteLedgerPostingLive, GroupCommitLane)).pipe(
-    // The delivery worker's writes on the writer thread, where there is one.
-    Layer.provide(SqliteWebhookWriterThreadLive),
+    // The delivery worker's writes and the rate limiter's leases on the writer thread, where there is one.
+    Layer.provide(SqliteStoreWriterThreadLive),
     // The change feed reads the version row the migrations create.
     Layer.provideMerge(SqliteChangeFeedLive),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { boolParam, fromJson, toBool, toInt, toIso, toIsoOrNull } from "../platform/Rows.js"
 import { pageRows } from "../sql/OrderBy.js"
+import { StoreWriterThread } from "../sql/StoreWriterThread.js"
 import { API_KEY_ORDER_FIELDS, PROGRAM_ORDER_FIELDS } from "./OrderFields.js"
 import { AccessStore, type AccessStoreService } from "./AccessStore.js"
 import type { KeyScope, Role, StoredApiKey, StoredProgram } from "./Records.js"
@@ -147,9 +148,15 @@ const keyQueries = (
   )
 })
 
+/** `swapRateBucket`'s statement as one text with its parameters in order, for the store's writer thread. */
+const SWAP_RATE_BUCKET_SQLITE = `UPDATE issuing_rate_buckets SET tokens = ?, refilled_at_ms = ?, full_at_ms = ?
+  WHERE api_key_id = ? AND tokens = ? AND refilled_at_ms = ? AND full_at_ms = ?
+  RETURNING api_key_id`
+
 /** The per-key token buckets the rate limiter leases from (docs/operations.md#rate-limits-across-nodes). */
 const rateBucketQueries = (
-  sql: Sql
+  sql: Sql,
+  thread: Option.Option<StoreWriterThread["Type"]>
 ): Pick<AccessStoreService, "lockRateBucket" | "saveRateBucket" | "swapRateBucket" | "purgeRateBuckets"> => ({
   // One statement creates the row or takes its lock and reads it: the no-op update of a conflict
   // locks the row on PostgreSQL and returns it as it was.
@@ -169,13 +176,28 @@ const rateBucketQueries = (
         SET tokens = ${bucket.tokens}, refilled_at_ms = ${bucket.refilledAtMs}, full_at_ms = ${bucket.fullAtMs}
         WHERE api_key_id = ${apiKeyId}`.pipe(Effect.asVoid),
   // Compared field by field: the numbers were written from (or read into) these same doubles, so
-  // an unchanged row is equal to them exactly.
+  // an unchanged row is equal to them exactly. Where the store has a writer thread (SQLite's), the
+  // lease commits there: on the main connection its fsync stopped the event loop, and its commit
+  // emptied the thread's page cache (docs/decisions.md#sqlite-the-writer-threads-page-reads).
   swapRateBucket: (apiKeyId, expected, next) =>
-    sql`UPDATE issuing_rate_buckets
-        SET tokens = ${next.tokens}, refilled_at_ms = ${next.refilledAtMs}, full_at_ms = ${next.fullAtMs}
-        WHERE api_key_id = ${apiKeyId} AND tokens = ${expected.tokens} AND refilled_at_ms = ${expected.refilledAtMs}
-          AND full_at_ms = ${expected.fullAtMs}
-        RETURNING api_key_id`.pipe(Effect.map((rows) => rows.length === 1)),
+    Option.match(thread, {
+      onNone: () =>
+        sql`UPDATE issuing_rate_buckets
+            SET tokens = ${next.tokens}, refilled_at_ms = ${next.refilledAtMs}, full_at_ms = ${next.fullAtMs}
+            WHERE api_key_id = ${apiKeyId} AND tokens = ${expected.tokens} AND refilled_at_ms = ${expected.refilledAtMs}
+              AND full_at_ms = ${expected.fullAtMs}
+            RETURNING api_key_id`,
+      onSome: (writer) =>
+        Effect.map(
+          writer.transaction([
+            [
+              SWAP_RATE_BUCKET_SQLITE,
+              [next.tokens, next.refilledAtMs, next.fullAtMs, apiKeyId, expected.tokens, expected.refilledAtMs, expected.fullAtMs]
+            ]
+          ]),
+          (rows) => rows[0]!
+        )
+    }).pipe(Effect.map((rows) => rows.length === 1)),
   // Hourly, over a table of one row per key, grant and portal session of the last day: a scan, no index.
   purgeRateBuckets: (beforeMs) =>
     sql`DELETE FROM issuing_rate_buckets WHERE refilled_at_ms < ${beforeMs} RETURNING api_key_id`.pipe(Effect.map((rows) => rows.length))
@@ -184,8 +206,9 @@ const rateBucketQueries = (
 /** The access port over SqlClient, one SQL text for both dialects. */
 export const SqlAccessStoreLive = Layer.effect(
   AccessStore,
-  Effect.map(SqlClient.SqlClient, (client) => {
-    const sql = client.withoutTransforms()
-    return { ...programQueries(sql), ...keyQueries(sql), ...rateBucketQueries(sql) }
+  Effect.gen(function* () {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const thread = yield* Effect.serviceOption(StoreWriterThread)
+    return { ...programQueries(sql), ...keyQueries(sql), ...rateBucketQueries(sql, thread) }
   })
 )

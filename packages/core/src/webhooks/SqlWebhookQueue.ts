@@ -5,7 +5,8 @@ import { eventTagsSql, type IssuingEvent, storedEventDataOf } from "../events/Re
 import { newId } from "../platform/Ids.js"
 import { toInt, toIso } from "../platform/Rows.js"
 import { claimedColumns, pgIsoText, toClaimed } from "./SqlWebhookRows.js"
-import type { DeliveryRetry, FinishedTries, ThreadStatement, WebhookStoreService, WebhookWriterThread } from "./WebhookStore.js"
+import type { StoreWriterThread, ThreadStatement } from "../sql/StoreWriterThread.js"
+import type { DeliveryRetry, FinishedTries, WebhookStoreService } from "./WebhookStore.js"
 
 type Sql = SqlClient.SqlClient
 
@@ -106,7 +107,7 @@ const enqueueEvents = (
       })
 
 // ---- SQLite: the claim holder's statements as plain text --------------------------------------------
-// One text per statement, run by the writer thread when the store has one (WebhookWriterThread) and
+// One text per statement, run by the writer thread when the store has one (StoreWriterThread) and
 // on the store's client otherwise, so the two cannot drift (docs/webhooks.md#the-workers-writes-off-the-event-loop).
 
 /** `?, ?, …`: `n` placeholders. */
@@ -222,7 +223,7 @@ const runOnClient = (sql: Sql, statements: ReadonlyArray<ThreadStatement>) =>
   Effect.forEach(statements, ([text, params]) => sql.unsafe<Record<string, unknown>>(text, params))
 
 /** The plain statements on the writer thread when the store has one, in one transaction; else on the client. */
-const runPlain = (sql: Sql, thread: Option.Option<WebhookWriterThread["Type"]>, statements: ReadonlyArray<ThreadStatement>) =>
+const runPlain = (sql: Sql, thread: Option.Option<StoreWriterThread["Type"]>, statements: ReadonlyArray<ThreadStatement>) =>
   Option.isSome(thread) ? thread.value.transaction(statements) : runOnClient(sql, statements)
 
 /** Held deliveries off the queue: delivered, given up, or skipped. */
@@ -330,7 +331,7 @@ const pgClaimCtes = (sql: Sql, token: string, nowIso: string, leaseUntilIso: str
  */
 const claimDueWithNext = (
   sql: Sql,
-  thread: Option.Option<WebhookWriterThread["Type"]>,
+  thread: Option.Option<StoreWriterThread["Type"]>,
   token: string,
   nowIso: string,
   leaseUntilIso: string,
@@ -386,7 +387,7 @@ export const queueStatements = (
   sql: Sql,
   queued: Effect.Effect<void>,
   claimSql: Sql = sql,
-  thread: Option.Option<WebhookWriterThread["Type"]> = Option.none()
+  thread: Option.Option<StoreWriterThread["Type"]> = Option.none()
 ): QueueStatements => ({
   dropQueued: (subscriptionIds) =>
     subscriptionIds.length === 0
@@ -467,7 +468,7 @@ const replayStatements = (sql: Sql, queued: Effect.Effect<void>): Pick<QueueStat
 const claimStatements = (
   sql: Sql,
   queued: Effect.Effect<void>,
-  thread: Option.Option<WebhookWriterThread["Type"]>
+  thread: Option.Option<StoreWriterThread["Type"]>
 ): Pick<QueueStatements, ClaimStatementName> => ({
   // By id (the primary key) and token: no index on claim_token is needed, and a row another worker
   // took over (its lease ended first) keeps the new holder's lease. On PostgreSQL a row locked now

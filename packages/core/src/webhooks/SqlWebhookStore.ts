@@ -4,7 +4,8 @@ import { attemptStatements } from "./SqlWebhookAttempts.js"
 import { portalSessionStatements } from "./SqlWebhookPortalSessions.js"
 import { queueStatements } from "./SqlWebhookQueue.js"
 import { subscriptionStatements } from "./SqlWebhookSubscriptions.js"
-import { WebhookClaimClient, WebhookStore, type WebhookStoreService, WebhookWakeups, WebhookWriterThread } from "./WebhookStore.js"
+import { StoreWriterThread } from "../sql/StoreWriterThread.js"
+import { WebhookClaimClient, WebhookStore, type WebhookStoreService, WebhookWakeups } from "./WebhookStore.js"
 import { makeWorkSignal } from "./WorkSignal.js"
 import { afterCommit } from "../sql/Transactor.js"
 
@@ -17,7 +18,7 @@ export { sqliteFanOutParams, sqliteFanOutSql } from "./SqlWebhookQueue.js"
  * to their SQL in the statement files. Workers wait on a work signal rung by this process's
  * enqueues and by other processes' notifications (PostgreSQL LISTEN, when WebhookWakeups is given);
  * their claims run on the client of their own when WebhookClaimClient is given, and their claims,
- * renewals and recordings on the writer thread when WebhookWriterThread is.
+ * renewals and recordings on the writer thread when StoreWriterThread is.
  */
 export const SqlWebhookStoreLive = Layer.scoped(
   WebhookStore,
@@ -28,7 +29,7 @@ export const SqlWebhookStoreLive = Layer.scoped(
       onNone: () => sql,
       onSome: (client) => client.withoutTransforms()
     })
-    const thread = yield* Effect.serviceOption(WebhookWriterThread)
+    const thread = yield* Effect.serviceOption(StoreWriterThread)
     const signal = yield* makeWorkSignal(Option.map(wakeups, (service) => service.notifications))
     // SQLite: ring this process's workers at once (their claim waits for the one connection, so it
     // runs after the commit). PostgreSQL: after the commit, ring them and, unless one of them was

@@ -245,24 +245,3 @@ export class WebhookWakeups extends Context.Tag("@issuing/core/WebhookWakeups")<
  * commit it follows anyway).
  */
 export class WebhookClaimClient extends Context.Tag("@issuing/core/WebhookClaimClient")<WebhookClaimClient, SqlClient.SqlClient>() {}
-
-/** One statement for WebhookWriterThread: its SQL text and its parameters, bound as they are. */
-export type ThreadStatement = readonly [sql: string, params: ReadonlyArray<string | number | null>]
-
-/**
- * Where the store has a connection on a thread of its own (SQLite's writer thread,
- * docs/architecture.md#the-sqlite-writer-thread): the delivery worker's claims, renewals and
- * recordings are committed there, so their fsync never blocks the event loop the worker sends on
- * (docs/webhooks.md#the-workers-writes-off-the-event-loop). `transaction` runs the statements in
- * order in ONE transaction and answers each one's rows (a read's or RETURNING's; empty for the
- * others). The SQLite store provides it for a file database; without it the same statements run on
- * the store's client.
- */
-export class WebhookWriterThread extends Context.Tag("@issuing/core/WebhookWriterThread")<
-  WebhookWriterThread,
-  {
-    readonly transaction: (
-      statements: ReadonlyArray<ThreadStatement>
-    ) => Effect.Effect<ReadonlyArray<ReadonlyArray<Record<string, unknown>>>, SqlError.SqlError>
-  }
->() {}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "@effect/vitest"
+import { AccessStore, newId, WebhookStore } from "@issuing/core"
+import { PORT_CONTRACTS } from "@issuing/core/testing"
+import * as SqliteStore from "@issuing/store-sqlite"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, inject } from "vitest"
+
+// The delivery worker's claims, renewals and recordings, and the rate limiter's leases, run on the
+// writer thread of a file database (docs/webhooks.md#the-workers-writes-off-the-event-loop,
+// docs/decisions.md#sqlite-the-writer-threads-page-reads), and the same statements on the main
+// connection where there is no thread. The store contract (contract.test.ts) runs the thread's way;
+// here the webhook and access ports' contracts run again with the thread turned off.
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "issuing-webhook-thread-"))
+let files = 0
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const fileStore = (writerThread: boolean) => {
+  files += 1
+  const filename = path.join(dir, `webhooks-${files}.db`)
+  fs.copyFileSync(inject("sqliteTemplateFile"), filename)
+  return SqliteStore.layer({ filename, writerThread })
+}
+
+describe("the webhook worker's writes on SQLite", () => {
+  it.effect("record a batch in a transaction of its own on the writer thread of a file, and in the caller's without one", () =>
+    Effect.gen(function* () {
+      const recordsAtOnce = (writerThread: boolean) =>
+        Effect.scoped(
+          Effect.provide(
+            Effect.map(WebhookStore, (store) => Option.isSome(store.recordTriesAtOnce)),
+            fileStore(writerThread)
+          )
+        )
+      expect(yield* recordsAtOnce(true)).toBe(true)
+      expect(yield* recordsAtOnce(false)).toBe(false)
+    })
+  )
+})
+
+describe("the rate limiter's leases on SQLite", () => {
+  it.effect("commit on the writer thread of a file, the main connection writing nothing, and on the main connection without one", () =>
+    Effect.gen(function* () {
+      // The rows the main connection has changed since it opened (SQLite's total_changes()).
+      const swapOnMain = (writerThread: boolean) =>
+        Effect.scoped(
+          Effect.provide(
+            Effect.gen(function* () {
+              const access = yield* AccessStore
+              const sql = yield* SqlClient.SqlClient
+              const changedOnMain = Effect.map(sql`SELECT total_changes() AS n`, (rows) => Number(rows[0]!.n))
+              const key = newId()
+              const initial = { tokens: 200, refilledAtMs: 1_736_000_000_000, fullAtMs: 1_736_000_000_000 }
+              yield* access.lockRateBucket(key, initial)
+              const before = yield* changedOnMain
+              const leased = { tokens: 180.5, refilledAtMs: 1_736_000_000_100, fullAtMs: 1_736_000_000_000 }
+              expect(yield* access.swapRateBucket(key, initial, leased)).toBe(true)
+              // Landed, and read back by the main connection.
+              expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
+              // A stale swap writes nothing either way.
+              expect(yield* access.swapRateBucket(key, initial, { ...leased, tokens: 1 })).toBe(false)
+              expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
+              return (yield* changedOnMain) - before
+            }),
+            fileStore(writerThread)
+          )
+        )
+      // lockRateBucket's upsert of an existing row counts as a change of its own (twice above).
+      expect(yield* swapOnMain(true)).toBe(2)
+      expect(yield* swapOnMain(false)).toBe(3)
+    })
+  )
+})
+
+PORT_CONTRACTS.access!("access on the main connection (no writer thread)", fileStore(false))
+PORT_CONTRACTS.webhooks!("webhooks on the main connection (no writer thread)", fileStore(false))
