@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor] [--against=<dist/index.js>[,<dist/index.js>…]]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor[=db|=both]] [--against=<dist/index.js>[,<dist/index.js>…]] [--node-flags="--max-semi-space-size=64"]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -10,6 +10,10 @@
 // (support/bareServer.js over support/leanLedger.js, one plpgsql call per transfer), driven alike;
 // with --floor, then the framework alone (support/floorServer.js: an @effect/platform HttpApi with
 // one schema-decoded endpoint and no database), the least any server built on it pays a request.
+// --floor=db (PostgreSQL only) serves the same floor with ONE @effect/sql-pg statement per request
+// (an INSERT of a transfer-shaped row, through a pool of 10 like ours) on a database of the bench's
+// embedded server, at the same concurrency: the least an HttpApi + @effect/sql server pays a request
+// that waits for the database; --floor=both runs the two floors, the bare one first.
 //
 // --cpu-prof also records a V8 CPU profile of the server over the same window (through
 // node:inspector, started after the warm-up; the profile's own cost is in that run's CPU figure, so
@@ -26,6 +30,11 @@
 // the pg driver's), pg statements by their first words, and the bytes allocated with the functions
 // allocating most. The counters patch the process (it runs slower): read CPU figures from runs
 // without --count.
+//
+// Every server (ours, the builds --against, lean, the floors) runs with the same Node flags,
+// `--node-flags` (default `--max-semi-space-size=64`, the young generation docs/operations.md
+// says to run an API node with, "The API node's cost per request"; `--node-flags=` for Node's
+// default). Each run prints the server's garbage collections per 1,000 requests beside its CPU.
 //
 // --against takes several builds, comma-separated (each named by the folder holding its
 // `packages/`, e.g. a detached worktree of an older commit): each is served the same way after
@@ -137,12 +146,20 @@ const drive = (server, seconds, concurrency, batch = 0) =>
     worker.once("error", reject)
   })
 
+/** The Node flags every served process runs with (`--node-flags`). */
+export const DEFAULT_NODE_FLAGS = "--max-semi-space-size=64"
+let nodeFlags = DEFAULT_NODE_FLAGS.split(" ")
+
 /** Starts support/profiledServer.js over `target`; resolves with its child process and what it printed. */
 const startServer = (target) =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(import.meta.dirname, "support", "profiledServer.js"), JSON.stringify(target)], {
-      stdio: ["ignore", "pipe", "inherit", "ipc"]
-    })
+    const child = spawn(
+      process.execPath,
+      [...nodeFlags, path.join(import.meta.dirname, "support", "profiledServer.js"), JSON.stringify(target)],
+      {
+        stdio: ["ignore", "pipe", "inherit", "ipc"]
+      }
+    )
     let out = ""
     child.stdout.on("data", (data) => {
       out += String(data)
@@ -163,7 +180,12 @@ const startLean = async (target, profileDir) => {
   const flags = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
   const child = spawn(
     process.execPath,
-    [...flags, path.join(import.meta.dirname, "support", "bareServer.js"), JSON.stringify({ ...target, programId, lean: true })],
+    [
+      ...nodeFlags,
+      ...flags,
+      path.join(import.meta.dirname, "support", "bareServer.js"),
+      JSON.stringify({ ...target, programId, lean: true })
+    ],
     { stdio: ["ignore", "pipe", "inherit"] }
   )
   const port = await new Promise((resolve, reject) => {
@@ -173,11 +195,18 @@ const startLean = async (target, profileDir) => {
   return { child, port, apiKey: "-", programId, accounts }
 }
 
-/** Starts the framework's floor (support/floorServer.js: an HttpApi with one endpoint and no database). */
-const startFloor = async (count) => {
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, "support", "floorServer.js"), JSON.stringify({ count })], {
-    stdio: ["ignore", "pipe", "inherit", "ipc"]
-  })
+/**
+ * Starts the framework's floor (support/floorServer.js: an HttpApi with one endpoint and no
+ * database; with `url`, one @effect/sql-pg statement per request on that database).
+ */
+const startFloor = async (count, url) => {
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, path.join(import.meta.dirname, "support", "floorServer.js"), JSON.stringify({ count, url })],
+    {
+      stdio: ["ignore", "pipe", "inherit", "ipc"]
+    }
+  )
   const port = await new Promise((resolve, reject) => {
     child.stdout.once("data", (data) => resolve(Number(String(data).trim())))
     child.once("exit", (code) => reject(new Error(`floor server exited with ${code}`)))
@@ -339,7 +368,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
   const profileDir = lean && cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), "issuing-lean-profile-")) : undefined
   const counted = count && !lean
   const server = floor
-    ? await startFloor(counted)
+    ? await startFloor(counted, target.url)
     : lean
       ? await startLean(target, profileDir)
       : await startServer({ ...target, ...(http === undefined ? {} : { http }), count: counted })
@@ -349,6 +378,8 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
     await drive(server, warmup, concurrency, items)
     const profiled = cpuProf && !lean
     if (profiled) await ask(server.child, { profile: "start" })
+    // The lean server answers no control messages.
+    if (!lean) await ask(server.child, { gc: "start" })
     const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
     const before = cpuMsOf(server.child.pid)
     const mainBefore = mainThreadCpuMs(server.child.pid)
@@ -360,6 +391,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
     const cpuMs = cpuMsOf(server.child.pid) - before
     const mainMs = mainThreadCpuMs(server.child.pid) - mainBefore
     const databaseMs = dataDir === undefined ? undefined : postgresCpuMs(dataDir) - databaseBefore
+    const gc = lean ? undefined : await ask(server.child, { gc: "stop" })
     if (profiled) await ask(server.child, { profile: "stop", file })
     if (profileDir !== undefined) {
       // The lean server's profile covers its whole life (warm-up included), written as it exits.
@@ -374,6 +406,10 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
     console.log(
       `          per request: ${((callsAfter.reads - callsBefore.reads) / requests).toFixed(2)} read and ${((callsAfter.writes - callsBefore.writes) / requests).toFixed(2)} write system calls (main thread ${((mainCallsAfter.reads - mainCallsBefore.reads) / requests).toFixed(2)} and ${((mainCallsAfter.writes - mainCallsBefore.writes) / requests).toFixed(2)}), CPU ${((callsAfter.userMs - callsBefore.userMs) / requests).toFixed(2)} ms user + ${((callsAfter.systemMs - callsBefore.systemMs) / requests).toFixed(2)} ms system`
     )
+    if (gc !== undefined)
+      console.log(
+        `          garbage collection per 1,000 requests: ${((1000 * gc.scavenges) / requests).toFixed(1)} scavenges (${((1000 * gc.scavengeMs) / requests).toFixed(0)} ms), ${((1000 * gc.markCompacts) / requests).toFixed(1)} mark-compacts and steps (${((1000 * gc.markCompactMs) / requests).toFixed(0)} ms); young generation ${(gc.newSpaceBytes / 1048576).toFixed(1)} MB, old generation ${(gc.oldBefore / 1048576).toFixed(1)} → ${(gc.oldAfter / 1048576).toFixed(1)} MB`
+      )
     if (cpuProf) {
       const { busyMs, byPackage, byPhase, byFunction } = aggregate(JSON.parse(fs.readFileSync(file, "utf8")))
       console.log(`  profile ${file}: ${(busyMs / requests).toFixed(2)} ms of samples per request (idle left out)`)
@@ -443,12 +479,15 @@ export async function run(args) {
     against: option(args, "against", undefined)?.split(",")
   }
   const runs = Number(option(args, "runs", "1"))
+  nodeFlags = option(args, "node-flags", DEFAULT_NODE_FLAGS).split(" ").filter(Boolean)
   // --lean=off: our server alone, without the lean baseline's figure after it.
   const withLean = option(args, "lean", "on") !== "off"
   // --floor: then the framework alone (support/floorServer.js), the CPU no change of ours can save.
-  const withFloor = args.includes("--floor")
+  // --floor=db: the framework with one @effect/sql-pg statement a request (PostgreSQL only); --floor=both: the two.
+  const floorKind = args.includes("--floor") ? "bare" : option(args, "floor", undefined)
+  const floorKinds = floorKind === undefined ? [] : floorKind === "both" ? ["bare", "db"] : [floorKind]
   console.log(
-    `profile: the server's CPU per ${options.batch > 0 ? `transfer in POST /v1/transfers/batch of ${options.batch}` : "POST /v1/transfers"}, concurrency ${options.concurrency}, ${options.seconds}s after ${options.warmup}s warm-up, ${os.cpus().length} cores, load average ${load()}`
+    `profile: the server's CPU per ${options.batch > 0 ? `transfer in POST /v1/transfers/batch of ${options.batch}` : "POST /v1/transfers"}, concurrency ${options.concurrency}, ${options.seconds}s after ${options.warmup}s warm-up, ${os.cpus().length} cores, server Node flags "${nodeFlags.join(" ")}", load average ${load()}`
   )
   const figures = new Map()
   for (let round = 1; round <= runs; round++) {
@@ -472,9 +511,12 @@ export async function run(args) {
           const lean = await oneStore(await targetOf("issuing_bench_profile_lean", "lean.db"), { ...options, label: "lean", lean: true })
           figures.set(`${kind} lean`, [...(figures.get(`${kind} lean`) ?? []), lean])
         }
-        if (withFloor) {
-          const floor = await oneStore({ kind }, { ...options, label: "floor", floor: true, dataDir: undefined })
-          figures.set(`${kind} floor`, [...(figures.get(`${kind} floor`) ?? []), floor])
+        for (const floorOf of floorKinds) {
+          if (floorOf === "db" && kind !== "postgres") continue
+          const label = floorOf === "db" ? "floor+db" : "floor"
+          const target = floorOf === "db" ? await targetOf("issuing_bench_profile_floor", "floor.db") : { kind }
+          const floor = await oneStore(target, { ...options, label, floor: true, dataDir: floorOf === "db" ? options.dataDir : undefined })
+          figures.set(`${kind} ${label}`, [...(figures.get(`${kind} ${label}`) ?? []), floor])
         }
       }
       if (kind === "postgres") {
