@@ -106,6 +106,7 @@ const postgresFigures = async (seconds, figures) => {
     figures.set("postgresTransfersVsLean", single.perSecond / leanHttp.perSecond)
     figures.set("postgresBatchVsSingle", batched.perSecond / single.perSecond)
     figures.set("postgresBatched", batched.perSecond)
+    // Both servers run with profile.js's DEFAULT_NODE_FLAGS (the young generation an API node runs with).
     const cpu = { seconds, warmup: 1, concurrency: CONCURRENCY, dataDir: server.dataDir }
     const ours = await cpuPerTransfer(await database("issuing_budget_cpu"), cpu)
     const lean = await cpuPerTransfer(await database("issuing_budget_lean"), { ...cpu, lean: true })
