@@ -50,12 +50,17 @@ AS $function$
           ON n.financial_account_id = r.account AND n.book = r.book
         LEFT JOIN jsonb_to_recordset(p_balances) AS b(financial_account_id text, book text, debits_minor numeric, credits_minor numeric)
           ON b.financial_account_id = r.account AND b.book = r.book
+      ), principal AS (
+        -- What each account's principal moved by, looked up by key per posting: a join with
+        -- `moved` is planned as a nested loop (its filtered CTE estimated at one row), a scan of
+        -- every row per posting.
+        SELECT jsonb_object_agg(m.account, m.credits - m.debits - m.pending) AS moved FROM moved m WHERE m.book = 'principal'
       ), verdict AS (
         SELECT p.ord, p.amount, p.check_funds, p.posted, p.refusal,
-               p.available + coalesce(m.credits - m.debits - m.pending, 0) AS available
+               p.available + coalesce((pr.moved ->> p.source)::numeric, 0) AS available
         FROM ROWS FROM (jsonb_to_recordset(p_postings) AS (source text, amount numeric, check_funds boolean, posted boolean,
                         refusal text, available numeric)) WITH ORDINALITY AS p(source, amount, check_funds, posted, refusal, available, ord)
-        LEFT JOIN moved m ON m.account = p.source AND m.book = 'principal'
+        CROSS JOIN principal pr
       )
       SELECT (SELECT bool_or(m.debits < 0 OR m.credits < 0 OR m.over) FROM moved m)
              OR bool_or(CASE WHEN check_funds AND available < amount THEN refusal IS DISTINCT FROM 'insufficient_funds'
