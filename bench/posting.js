@@ -1,4 +1,4 @@
-// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements] [--batch=100 [--against=<dist/index.js>]]`
+// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements] [--drop=PART[+PART…],…] [--batch=100 [--against=<dist/index.js>]]`
 //
 // The database's work per transfer on PostgreSQL (issue 46 item 2; docs/operations.md#volume),
 // measured without HTTP or the API node: posting calls per second on PostgreSQL alone, on
@@ -23,6 +23,13 @@
 // the statements that took the most execution time per transfer (a function's statements beside
 // the call that ran them, so their times overlap); it costs every statement, so read the CPU
 // figures of runs without it.
+// --drop=PART,…: after each run of ours, ours again once per PART on a database of the same schema
+// with that part of the write taken out (`a+b` takes out both at once), so each part's cost is
+// ours whole less ours without it, in one time window (docs/operations.md, "The database's work
+// per transfer (PostgreSQL)"). The parts (DROP_PARTS below): the counts, their periods alone,
+// the events' two list indexes, the transfers' four by-account indexes, their and the
+// transactions' four by-updated_at indexes, the two balance.updated events, the tag trigger, the
+// fan-out, the foreign keys. A counterfactual: every list, total and webhook needs its part.
 //
 // --batch=100: batches instead (issue 46 item 4; docs/operations.md#the-performance-budget): the
 // ledger's own `postTransfers` of that many book transfers among the 64 wallets, called in this
@@ -173,6 +180,93 @@ const postingRecord = (programId, from, to, amount) => {
   }
 }
 
+/** `sql` with `pattern` (which must match) replaced by `by`. */
+const cut = (sql, pattern, by, part) => {
+  if (!pattern.test(sql)) throw new Error(`--drop=${part}: issuing_post_transfer no longer has what it takes out`)
+  return sql.replace(pattern, by)
+}
+
+/**
+ * What each `--drop` part takes out of ours: statements run on the bench database (indexes,
+ * triggers, constraints dropped), a rewrite of `issuing_post_transfer`'s text, or of the record sent.
+ */
+const DROP_PARTS = {
+  // The posting's count upsert (34 rows for a book transfer) and the counting triggers it bypasses.
+  counts: {
+    sql: [
+      "DROP TRIGGER issuing_count_transactions_insert ON issuing_transactions",
+      "DROP TRIGGER issuing_count_transfers_insert ON issuing_transfers",
+      "DROP TRIGGER issuing_count_book_entries_insert ON issuing_book_entries",
+      "DROP TRIGGER issuing_count_events_insert ON issuing_events"
+    ],
+    fn: (sql) => cut(sql, /INSERT INTO issuing_list_counts[\s\S]*?excluded\.n;/, "", "counts")
+  },
+  // The counts' month, day and hour rows (migration 0841): the plain counts alone.
+  periods: {
+    fn: (sql) =>
+      cut(
+        sql,
+        /CROSS JOIN LATERAL issuing_count_periods\(c\.list, c\.at\) pl\(list\)/,
+        "CROSS JOIN LATERAL (SELECT c.list) pl(list)",
+        "periods"
+      )
+  },
+  "event-indexes": { sql: ["DROP INDEX issuing_events_by_program_type", "DROP INDEX issuing_events_by_program"] },
+  "account-indexes": {
+    sql: [
+      "DROP INDEX issuing_transfers_by_from_status_rail",
+      "DROP INDEX issuing_transfers_by_from_status_rail_update",
+      "DROP INDEX issuing_transfers_by_to_status_rail",
+      "DROP INDEX issuing_transfers_by_to_status_rail_update"
+    ]
+  },
+  "update-indexes": {
+    sql: [
+      "DROP INDEX issuing_transfers_by_status_rail_update",
+      "DROP INDEX issuing_transfers_by_from_status_rail_update",
+      "DROP INDEX issuing_transfers_by_to_status_rail_update",
+      "DROP INDEX issuing_transactions_by_status_update"
+    ]
+  },
+  // The two balance.updated events, their counts and their fan-out: the record sent without them.
+  "balance-updated": { record: (record) => ({ ...record, balance_events: [] }) },
+  "tag-trigger": { sql: ["DROP TRIGGER issuing_tag_events ON issuing_events"] },
+  "fan-out": {
+    fn: (sql) => cut(sql, /IF v_events \+ v_balance_events > 0 THEN\s*PERFORM issuing_webhook_fan_out_events[\s\S]*?END IF;/, "", "fan-out")
+  },
+  "foreign-keys": {
+    sql: [
+      `DO $$ DECLARE c record; BEGIN
+         FOR c IN SELECT conrelid::regclass AS t, conname FROM pg_constraint
+                  WHERE contype = 'f' AND conrelid::regclass::text IN
+                    ('issuing_transactions', 'issuing_transfers', 'issuing_book_transfers', 'issuing_book_entries', 'issuing_events', 'issuing_balances')
+         LOOP EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', c.t, c.conname); END LOOP;
+       END $$`
+    ]
+  }
+}
+
+/** Takes the parts named in `drop` (`a+b`) out of the database at `url`; resolves with how to change each record sent. */
+const dropParts = async (url, drop) => {
+  const parts = drop.split("+").map((name) => {
+    const part = DROP_PARTS[name]
+    if (part === undefined) throw new Error(`--drop: no part ${name} (${Object.keys(DROP_PARTS).join(", ")})`)
+    return part
+  })
+  await withPgClient(url, async (client) => {
+    for (const part of parts) for (const statement of part.sql ?? []) await client.query(statement)
+    const rewrites = parts.filter((part) => part.fn !== undefined)
+    if (rewrites.length > 0) {
+      const { rows } = await client.query("SELECT pg_get_functiondef('issuing_post_transfer'::regproc) AS sql")
+      await client.query(rewrites.reduce((sql, part) => part.fn(sql), rows[0].sql))
+    }
+  })
+  return parts.reduce(
+    (change, part) => (part.record === undefined ? change : (record) => part.record(change(record))),
+    (record) => record
+  )
+}
+
 /** Our schema, migrated by the platform, with `WALLETS` funded wallets: `{ programId, accounts }`. */
 const prepareOurs = async (url) => {
   const instance = await createIssuing({
@@ -239,17 +333,18 @@ const drive = async (dataDir, accounts, { connections, seconds, warmup, onWarm, 
   }
 }
 
-const ours = async (adminUrl, dataDir, run, settings) => {
-  const name = `issuing_bench_posting_ours_${run}`
+const ours = async (adminUrl, dataDir, run, settings, drop = undefined) => {
+  const name = `issuing_bench_posting_ours_${run}${drop === undefined ? "" : `_drop_${drop.replace(/[^a-z]+/g, "_")}`}`
   const url = await createDatabase(adminUrl, name)
   const { programId, accounts } = await prepareOurs(url)
+  const change = drop === undefined ? (record) => record : await dropParts(url, drop)
   const pool = benchPool(url, settings.connections)
   try {
     const onWarm = settings.statements ? () => resetStatements(adminUrl) : undefined
     const work = () => workSoFar(adminUrl, name)
     const result = await drive(dataDir, accounts, { ...settings, onWarm, work }, async (from, to, amount) => {
       const { rows } = await pool.query("SELECT posted, refusal FROM issuing_post_transfer($1::jsonb, NULL::text)", [
-        JSON.stringify(postingRecord(programId, from, to, amount))
+        JSON.stringify(change(postingRecord(programId, from, to, amount)))
       ])
       if (rows[0].posted !== true) throw new Error(`not posted: ${rows[0].refusal}`)
     })
@@ -437,11 +532,24 @@ export async function run(args) {
   console.log(
     `posting: issuing_post_transfer vs lean_post_transfer on PostgreSQL alone, ${connections} connections, ${seconds} s each, ${runs} alternated runs; ${os.cpus().length} cores`
   )
+  const drops = option(args, "drop", "")
+    .split(",")
+    .filter((part) => part !== "")
   const results = []
+  const without = new Map(drops.map((part) => [part, []]))
+  const perTransfer = (r) =>
+    `db CPU ${ms(r.cpuMsPerCall)}, WAL ${Math.round(r.walPerCall)} bytes, buffers ${r.blocksPerCall.toFixed(1)}, ${Math.round(r.perSecond)}/s`
   try {
     for (let run = 1; run <= runs; run++) {
       const a = await ours(server.adminUrl, server.dataDir, run, settings)
       const loadOurs = loadAverage()
+      for (const part of drops) {
+        const d = await ours(server.adminUrl, server.dataDir, run, settings, part)
+        without.get(part).push({ whole: a, without: d })
+        console.log(
+          `run ${run}: ours −${part.padEnd(16)} ${perTransfer(d)} (load ${loadAverage()}); the part: ${ms(a.cpuMsPerCall - d.cpuMsPerCall)} CPU (${((1 - d.cpuMsPerCall / a.cpuMsPerCall) * 100).toFixed(0)} %), ${Math.round(a.walPerCall - d.walPerCall)} WAL bytes, ${(a.blocksPerCall - d.blocksPerCall).toFixed(1)} buffers`
+        )
+      }
       const b = await lean(server.adminUrl, server.dataDir, run, settings)
       const loadLean = loadAverage()
       results.push({ ours: a, lean: b })
@@ -454,6 +562,13 @@ export async function run(args) {
     }
   } finally {
     await server.stop()
+  }
+  if (drops.length > 0) {
+    console.log("\neach part, ours whole less ours without it, per transfer (one figure a run):")
+    for (const [part, rs] of without)
+      console.log(
+        `  ${part.padEnd(18)} CPU ${rs.map((r) => (r.whole.cpuMsPerCall - r.without.cpuMsPerCall).toFixed(3)).join(", ")} ms (${rs.map((r) => `${((1 - r.without.cpuMsPerCall / r.whole.cpuMsPerCall) * 100).toFixed(0)} %`).join(", ")}); WAL ${rs.map((r) => Math.round(r.whole.walPerCall - r.without.walPerCall)).join(", ")} bytes; buffers ${rs.map((r) => (r.whole.blocksPerCall - r.without.blocksPerCall).toFixed(1)).join(", ")}`
+      )
   }
   const ratios = (pick) => results.map((r) => pick(r).toFixed(2)).join(", ")
   console.log(`\nours/lean rate: ${ratios((r) => r.ours.perSecond / r.lean.perSecond)}`)
