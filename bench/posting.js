@@ -1,4 +1,4 @@
-// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements] [--drop=PART[+PART…],…] [--batch=100 [--against=<dist/index.js>]]`
+// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements] [--drop=PART[+PART…],…] [--paired [--rounds=20] [--calls=150]] [--batch=100 [--against=<dist/index.js>]]`
 //
 // The database's work per transfer on PostgreSQL (issue 46 item 2; docs/operations.md#volume),
 // measured without HTTP or the API node: posting calls per second on PostgreSQL alone, on
@@ -26,10 +26,15 @@
 // --drop=PART,…: after each run of ours, ours again once per PART on a database of the same schema
 // with that part of the write taken out (`a+b` takes out both at once), so each part's cost is
 // ours whole less ours without it, in one time window (docs/operations.md, "The database's work
-// per transfer (PostgreSQL)"). The parts (DROP_PARTS below): the counts, their periods alone,
-// the events' two list indexes, the transfers' four by-account indexes, their and the
-// transactions' four by-updated_at indexes, the two balance.updated events, the tag trigger, the
-// fan-out, the foreign keys. A counterfactual: every list, total and webhook needs its part.
+// per transfer (PostgreSQL)"). The parts (DROP_PARTS below): the counts (the upsert and the
+// counting triggers it bypasses), the counting triggers alone, the counts' periods, the events'
+// two list indexes, the transfers' four by-account indexes, their and the transactions' four
+// by-updated_at indexes, the two balance.updated events, the tag trigger, the fan-out, the foreign
+// keys; and two rewrites measured the same way (count-update, fan-out-inline). A counterfactual:
+// every list, total and webhook needs its part.
+// --paired [--rounds=20] [--calls=150] [--drop=…]: ours whole, without each part, and lean, each
+// on one connection, alternated every turn of `calls` postings, the backend's user CPU per posting
+// (runPaired): the figure a shared machine's load moves least.
 //
 // --batch=100: batches instead (issue 46 item 4; docs/operations.md#the-performance-budget): the
 // ledger's own `postTransfers` of that many book transfers among the 64 wallets, called in this
@@ -47,9 +52,10 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import pg from "pg"
 import { v7 as uuidv7 } from "uuid"
 import { option, percentile } from "./support/common.js"
-import { leanWriter, prepareLean } from "./support/leanLedger.js"
+import { leanPostgresWrite, leanWriter, prepareLean } from "./support/leanLedger.js"
 import { benchPool, createDatabase, resetStatements, startPostgres, statementsOf, withPgClient } from "./support/postgres.js"
 import { fundedWallets } from "./support/wallets.js"
 
@@ -201,6 +207,16 @@ const DROP_PARTS = {
     ],
     fn: (sql) => cut(sql, /INSERT INTO issuing_list_counts[\s\S]*?excluded\.n;/, "", "counts")
   },
+  // The counting triggers alone (the posting sets issuing.posting_counted, so they only test their
+  // WHEN and keep the statement's new rows in a transition table).
+  "count-triggers": {
+    sql: [
+      "DROP TRIGGER issuing_count_transactions_insert ON issuing_transactions",
+      "DROP TRIGGER issuing_count_transfers_insert ON issuing_transfers",
+      "DROP TRIGGER issuing_count_book_entries_insert ON issuing_book_entries",
+      "DROP TRIGGER issuing_count_events_insert ON issuing_events"
+    ]
+  },
   // The counts' month, day and hour rows (migration 0841): the plain counts alone.
   periods: {
     fn: (sql) =>
@@ -209,6 +225,57 @@ const DROP_PARTS = {
         /CROSS JOIN LATERAL issuing_count_periods\(c\.list, c\.at\) pl\(list\)/,
         "CROSS JOIN LATERAL (SELECT c.list) pl(list)",
         "periods"
+      )
+  },
+  // Not a part but a rewrite, measured the same way (docs/decisions.md, "What each part of a
+  // PostgreSQL posting costs"): the counts by UPDATE of the rows there, an upsert only for the
+  // missing ones (no tuple lock before each update; the UPDATE's join does not keep the lock order).
+  "count-update": {
+    fn: (sql) =>
+      cut(
+        cut(
+          sql,
+          /INSERT INTO issuing_list_counts \(list, program_id, key, shard, n\)\s*SELECT pl\.list, v_program_id, c\.key, pg_backend_pid\(\) % 16, count\(\*\)/,
+          "WITH cn AS MATERIALIZED (SELECT pl.list, c.key, count(*) AS n, min(c.rank) AS rank",
+          "count-update"
+        ),
+        /ORDER BY min\(c\.rank\), pl\.list, c\.key\s*ON CONFLICT \(list, program_id, key, shard\) DO UPDATE SET n = issuing_list_counts\.n \+ excluded\.n;/,
+        `ORDER BY min(c.rank), pl.list, c.key
+        ), u AS (
+          UPDATE issuing_list_counts t SET n = t.n + cn.n FROM cn
+          WHERE t.list = cn.list AND t.program_id = v_program_id AND t.key = cn.key AND t.shard = pg_backend_pid() % 16
+          RETURNING t.list, t.key
+        )
+        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
+          SELECT cn.list, v_program_id, cn.key, pg_backend_pid() % 16, cn.n FROM cn
+          WHERE NOT EXISTS (SELECT FROM u WHERE u.list = cn.list AND u.key = cn.key)
+          ORDER BY cn.rank, cn.list, cn.key
+          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;`,
+        "count-update"
+      )
+  },
+  // A rewrite too: the fan-out's insert written in the posting, not a plpgsql call over arrays.
+  "fan-out-inline": {
+    fn: (sql) =>
+      cut(
+        sql,
+        /IF v_events \+ v_balance_events > 0 THEN\s*PERFORM issuing_webhook_fan_out_events[\s\S]*?END IF;/,
+        `INSERT INTO issuing_webhook_deliveries
+          (id, program_id, subscription_id, event_id, attempt_count, next_attempt_at, claim_token, created_at)
+        SELECT e.id || ':' || et.subscription_id, v_program_id, et.subscription_id, e.id, 0, v_now, NULL, v_now
+        FROM (SELECT x.id, x.type FROM jsonb_to_recordset(p_posting->'events') AS x(id text, type text)
+              UNION ALL
+              SELECT x.id, 'balance.updated' FROM jsonb_to_recordset(p_posting->'balance_events') AS x(id text)) e
+        JOIN issuing_webhook_event_types et ON et.program_id = v_program_id AND et.event_type = e.type
+        JOIN issuing_webhook_subscriptions s ON s.id = et.subscription_id
+        WHERE s.disabled = false
+          AND (s.tag IS NULL OR EXISTS (SELECT 1 FROM issuing_event_tags t WHERE t.event_id = e.id AND t.tag = s.tag));
+      IF FOUND THEN
+        IF p_channel IS NULL THEN v_set := set_config('issuing.deliveries_queued', 'yes', true);
+        ELSE PERFORM pg_notify(p_channel, 'due');
+        END IF;
+      END IF;`,
+        "fan-out-inline"
       )
   },
   "event-indexes": { sql: ["DROP INDEX issuing_events_by_program_type", "DROP INDEX issuing_events_by_program"] },
@@ -283,6 +350,15 @@ const prepareOurs = async (url) => {
   }
 }
 
+/** Rows inserted, updated and HOT-updated so far in each table of the database at `url`. */
+const tableWrites = (url) =>
+  withPgClient(url, async (client) => {
+    const { rows } = await client.query(
+      "SELECT relname, n_tup_ins::float8 AS ins, n_tup_upd::float8 AS upd, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables"
+    )
+    return new Map(rows.map((row) => [row.relname, row]))
+  })
+
 /** The server's WAL position (bytes) and database `name`'s buffer accesses so far. */
 const workSoFar = (adminUrl, name) =>
   withPgClient(adminUrl, async (client) => {
@@ -340,7 +416,13 @@ const ours = async (adminUrl, dataDir, run, settings, drop = undefined) => {
   const change = drop === undefined ? (record) => record : await dropParts(url, drop)
   const pool = benchPool(url, settings.connections)
   try {
-    const onWarm = settings.statements ? () => resetStatements(adminUrl) : undefined
+    let tablesBefore
+    const onWarm = settings.statements
+      ? async () => {
+          await resetStatements(adminUrl)
+          tablesBefore = await tableWrites(url)
+        }
+      : undefined
     const work = () => workSoFar(adminUrl, name)
     const result = await drive(dataDir, accounts, { ...settings, onWarm, work }, async (from, to, amount) => {
       const { rows } = await pool.query("SELECT posted, refusal FROM issuing_post_transfer($1::jsonb, NULL::text)", [
@@ -360,6 +442,15 @@ const ours = async (adminUrl, dataDir, run, settings, drop = undefined) => {
             .toString()
             .padStart(6)} WAL bytes  ${row.query.replace(/\s+/g, " ").slice(0, 120)}`
         )
+      // The backends' table statistics reach pg_stat_user_tables within a second of their commit (drive waited).
+      const tablesAfter = await tableWrites(url)
+      console.log("  rows per transfer by table: inserted, updated (of which HOT)")
+      for (const [table, after] of tablesAfter) {
+        const before = tablesBefore.get(table) ?? { ins: 0, upd: 0, hot: 0 }
+        if (after.ins === before.ins && after.upd === before.upd) continue
+        const per = (field) => ((after[field] - before[field]) / calls).toFixed(2)
+        console.log(`    ${table.padEnd(28)} ${per("ins").padStart(6)} inserted ${per("upd").padStart(6)} updated (${per("hot")} HOT)`)
+      }
     }
     return result
   } finally {
@@ -379,6 +470,112 @@ const lean = async (adminUrl, dataDir, run, settings) => {
     )
   } finally {
     await writer.close()
+  }
+}
+
+/** The user CPU time so far (ms) of one backend process. */
+const backendUserMs = (pid) => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) * 1000) / TICKS_PER_SECOND
+}
+
+/**
+ * --paired: ours whole, ours without each `--drop` part and lean, each on its own database with
+ * ONE connection (no lock waits: its CPU is the posting's own), called in turn `rounds` times,
+ * `calls` postings a turn; per posting, each side's backend user CPU (/proc/<pid>/stat: its system
+ * CPU is mostly its commit's WAL write and fsync, which the other processes' disk traffic moves),
+ * the server's WAL and its database's buffers over its turns. Alternated every few hundred
+ * milliseconds, a shared machine's load falls on every side alike.
+ */
+const runPaired = async (server, { rounds, calls, drops }) => {
+  const sides = []
+  try {
+    for (const part of [undefined, ...drops]) {
+      const name = `issuing_bench_posting_paired_${part === undefined ? "whole" : part.replace(/[^a-z]+/g, "_")}`
+      const url = await createDatabase(server.adminUrl, name)
+      const { programId, accounts } = await prepareOurs(url)
+      const change = part === undefined ? (record) => record : await dropParts(url, part)
+      // Never closed while idle: its backend's CPU is read across the rounds.
+      const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0 })
+      sides.push({
+        label: part === undefined ? "ours" : `ours −${part}`,
+        name,
+        accounts,
+        pool,
+        close: () => pool.end(),
+        write: async (from, to, amount) => {
+          const { rows } = await pool.query("SELECT posted, refusal FROM issuing_post_transfer($1::jsonb, NULL::text)", [
+            JSON.stringify(change(postingRecord(programId, from, to, amount)))
+          ])
+          if (rows[0].posted !== true) throw new Error(`not posted: ${rows[0].refusal}`)
+        }
+      })
+    }
+    const leanName = "issuing_bench_posting_paired_lean"
+    const target = { kind: "postgres", url: await createDatabase(server.adminUrl, leanName) }
+    const leanProgram = crypto.randomUUID()
+    const leanAccounts = await prepareLean(target, leanProgram, WALLETS)
+    const leanPool = new pg.Pool({ connectionString: target.url, max: 1, idleTimeoutMillis: 0 })
+    sides.push({
+      label: "lean",
+      name: leanName,
+      accounts: leanAccounts,
+      pool: leanPool,
+      close: () => leanPool.end(),
+      write: (from, to, amount) => leanPostgresWrite(leanPool, leanProgram, from, to, amount)
+    })
+    for (const side of sides) {
+      side.pid = (await side.pool.query("SELECT pg_backend_pid() AS pid")).rows[0].pid
+      side.cpu = 0
+      side.wal = 0
+      side.blocks = 0
+      side.done = 0
+      // Warm-up: the connection plans its statements (plpgsql's too) and caches the rows.
+      for (let i = 0; i < 200; i++) {
+        const [from, to] = pick(side.accounts)
+        await side.write(from, to, 1 + Math.floor(Math.random() * 100))
+      }
+    }
+    console.log(
+      `posting --paired: ${sides.map((side) => side.label).join(", ")}; ${rounds} rounds of ${calls} postings each, one connection (load ${loadAverage()})`
+    )
+    for (let round = 0; round < rounds; round++) {
+      for (const side of sides) {
+        const work = await workSoFar(server.adminUrl, side.name)
+        const cpu = backendUserMs(side.pid)
+        for (let i = 0; i < calls; i++) {
+          const [from, to] = pick(side.accounts)
+          await side.write(from, to, 1 + Math.floor(Math.random() * 100))
+        }
+        side.cpu += backendUserMs(side.pid) - cpu
+        const after = await workSoFar(server.adminUrl, side.name)
+        side.wal += after.wal - work.wal
+        side.done += calls
+        side.blocksBefore ??= work.blocks
+      }
+    }
+    // The backends' statistics reach pg_stat_database within a second of their last commit.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const whole = sides[0]
+    console.log(`load ${loadAverage()}; per posting: the backend's user CPU, the server's WAL, the database's buffers (read or hit)`)
+    for (const side of sides) {
+      side.blocks = (await workSoFar(server.adminUrl, side.name)).blocks - side.blocksBefore
+      const cpu = side.cpu / side.done
+      const part =
+        side === whole || side.label === "lean"
+          ? ""
+          : `   the part: ${(whole.cpu / whole.done - cpu).toFixed(3)} ms (${((1 - cpu / (whole.cpu / whole.done)) * 100).toFixed(1)} %), ${Math.round(whole.wal / whole.done - side.wal / side.done)} WAL bytes`
+      console.log(
+        `  ${side.label.padEnd(22)} ${cpu.toFixed(3)} ms (${(cpu / (sides.at(-1).cpu / sides.at(-1).done)).toFixed(2)}× lean) ${Math.round(
+          side.wal / side.done
+        )
+          .toString()
+          .padStart(6)} WAL bytes ${(side.blocks / side.done).toFixed(1).padStart(6)} buffers${part}`
+      )
+    }
+  } finally {
+    for (const side of sides) await side.close()
   }
 }
 
@@ -529,6 +726,16 @@ export async function run(args) {
   const settings = { seconds, connections, warmup: Number(option(args, "warmup", "3")), statements }
   const server = await startPostgres({ statements })
   if (server.dataDir === undefined) throw new Error("posting: measures the CPU of an embedded server; unset ISSUING_BENCH_PG_URL")
+  if (args.includes("--paired")) {
+    const drops = option(args, "drop", "")
+      .split(",")
+      .filter((part) => part !== "")
+    try {
+      return await runPaired(server, { rounds: Number(option(args, "rounds", "20")), calls: Number(option(args, "calls", "150")), drops })
+    } finally {
+      await server.stop()
+    }
+  }
   console.log(
     `posting: issuing_post_transfer vs lean_post_transfer on PostgreSQL alone, ${connections} connections, ${seconds} s each, ${runs} alternated runs; ${os.cpus().length} cores`
   )
@@ -538,7 +745,7 @@ export async function run(args) {
   const results = []
   const without = new Map(drops.map((part) => [part, []]))
   const perTransfer = (r) =>
-    `db CPU ${ms(r.cpuMsPerCall)}, WAL ${Math.round(r.walPerCall)} bytes, buffers ${r.blocksPerCall.toFixed(1)}, ${Math.round(r.perSecond)}/s`
+    `db CPU ${r.cpuMsPerCall.toFixed(3)} ms, WAL ${Math.round(r.walPerCall)} bytes, buffers ${r.blocksPerCall.toFixed(1)}, ${Math.round(r.perSecond)}/s`
   try {
     for (let run = 1; run <= runs; run++) {
       const a = await ours(server.adminUrl, server.dataDir, run, settings)
@@ -554,8 +761,8 @@ export async function run(args) {
       const loadLean = loadAverage()
       results.push({ ours: a, lean: b })
       console.log(
-        `run ${run}: ours ${Math.round(a.perSecond)}/s p50 ${ms(a.p50)} p99 ${ms(a.p99)} db CPU ${ms(a.cpuMsPerCall)}/transfer (load ${loadOurs})\n` +
-          `       lean ${Math.round(b.perSecond)}/s p50 ${ms(b.p50)} p99 ${ms(b.p99)} db CPU ${ms(b.cpuMsPerCall)}/transfer (load ${loadLean})\n` +
+        `run ${run}: ours ${Math.round(a.perSecond)}/s p50 ${ms(a.p50)} p99 ${ms(a.p99)} db CPU ${a.cpuMsPerCall.toFixed(3)} ms/transfer (load ${loadOurs})\n` +
+          `       lean ${Math.round(b.perSecond)}/s p50 ${ms(b.p50)} p99 ${ms(b.p99)} db CPU ${b.cpuMsPerCall.toFixed(3)} ms/transfer (load ${loadLean})\n` +
           `       ours/lean: rate ${(a.perSecond / b.perSecond).toFixed(2)}, db CPU per transfer ${(a.cpuMsPerCall / b.cpuMsPerCall).toFixed(2)}×\n` +
           `       per transfer: WAL ${Math.round(a.walPerCall)} / ${Math.round(b.walPerCall)} bytes, buffers ${a.blocksPerCall.toFixed(1)} / ${b.blocksPerCall.toFixed(1)} (ours / lean)`
       )

@@ -131,6 +131,10 @@ export const leanSqlitePosting = (db) => {
  * resolves when the transfer is durable. PostgreSQL: a pool of `connections`; SQLite: one
  * connection (WAL, synchronous = FULL, as the platform runs it).
  */
+/** One lean posting on PostgreSQL through `pool` (any pg.Pool or pg.Client of a prepared database). */
+export const leanPostgresWrite = (pool, programId, from, to, amount) =>
+  pool.query("SELECT lean_post_transfer($1, $2, $3, $4, $5)", [programId, from, to, amount, ids()])
+
 export const leanWriter = (target, connections) => {
   if (target.kind === "sqlite") {
     const db = leanSqlite(target.filename)
