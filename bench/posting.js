@@ -1,4 +1,4 @@
-// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements] [--drop=PART[+PART…],…] [--paired [--rounds=20] [--calls=150]] [--batch=100 [--against=<dist/index.js>]]`
+// `npm run bench -- posting [--seconds=5] [--warmup=3] [--connections=16] [--runs=3] [--statements] [--drop=PART[+PART…],…] [--paired [--rounds=20] [--calls=150] [--against=<dist/index.js>]] [--batch=100 [--against=<dist/index.js>]]`
 //
 // The database's work per transfer on PostgreSQL (issue 46 item 2; docs/operations.md#volume),
 // measured without HTTP or the API node: posting calls per second on PostgreSQL alone, on
@@ -34,7 +34,8 @@
 // every list, total and webhook needs its part.
 // --paired [--rounds=20] [--calls=150] [--drop=…]: ours whole, without each part, and lean, each
 // on one connection, alternated every turn of `calls` postings, the backend's user CPU per posting
-// (runPaired): the figure a shared machine's load moves least.
+// (runPaired): the figure a shared machine's load moves least; `--against=<another build's
+// @issuing/http dist/index.js>` adds that build's posting as one more side.
 //
 // --batch=100: batches instead (issue 46 item 4; docs/operations.md#the-performance-budget): the
 // ledger's own `postTransfers` of that many book transfers among the 64 wallets, called in this
@@ -200,10 +201,10 @@ const DROP_PARTS = {
   // The posting's count upsert (34 rows for a book transfer) and the counting triggers it bypasses.
   counts: {
     sql: [
-      "DROP TRIGGER issuing_count_transactions_insert ON issuing_transactions",
-      "DROP TRIGGER issuing_count_transfers_insert ON issuing_transfers",
-      "DROP TRIGGER issuing_count_book_entries_insert ON issuing_book_entries",
-      "DROP TRIGGER issuing_count_events_insert ON issuing_events"
+      "DROP TRIGGER IF EXISTS issuing_count_transactions_insert ON issuing_transactions",
+      "DROP TRIGGER IF EXISTS issuing_count_transfers_insert ON issuing_transfers",
+      "DROP TRIGGER IF EXISTS issuing_count_book_entries_insert ON issuing_book_entries",
+      "DROP TRIGGER IF EXISTS issuing_count_events_insert ON issuing_events"
     ],
     fn: (sql) => cut(sql, /INSERT INTO issuing_list_counts[\s\S]*?excluded\.n;/, "", "counts")
   },
@@ -211,10 +212,10 @@ const DROP_PARTS = {
   // WHEN and keep the statement's new rows in a transition table).
   "count-triggers": {
     sql: [
-      "DROP TRIGGER issuing_count_transactions_insert ON issuing_transactions",
-      "DROP TRIGGER issuing_count_transfers_insert ON issuing_transfers",
-      "DROP TRIGGER issuing_count_book_entries_insert ON issuing_book_entries",
-      "DROP TRIGGER issuing_count_events_insert ON issuing_events"
+      "DROP TRIGGER IF EXISTS issuing_count_transactions_insert ON issuing_transactions",
+      "DROP TRIGGER IF EXISTS issuing_count_transfers_insert ON issuing_transfers",
+      "DROP TRIGGER IF EXISTS issuing_count_book_entries_insert ON issuing_book_entries",
+      "DROP TRIGGER IF EXISTS issuing_count_events_insert ON issuing_events"
     ]
   },
   // The counts' month, day and hour rows (migration 0841): the plain counts alone.
@@ -278,26 +279,26 @@ const DROP_PARTS = {
         "fan-out-inline"
       )
   },
-  "event-indexes": { sql: ["DROP INDEX issuing_events_by_program_type", "DROP INDEX issuing_events_by_program"] },
+  "event-indexes": { sql: ["DROP INDEX IF EXISTS issuing_events_by_program_type", "DROP INDEX issuing_events_by_program"] },
   "account-indexes": {
     sql: [
-      "DROP INDEX issuing_transfers_by_from_status_rail",
-      "DROP INDEX issuing_transfers_by_from_status_rail_update",
-      "DROP INDEX issuing_transfers_by_to_status_rail",
-      "DROP INDEX issuing_transfers_by_to_status_rail_update"
+      "DROP INDEX IF EXISTS issuing_transfers_by_from_status_rail",
+      "DROP INDEX IF EXISTS issuing_transfers_by_from_status_rail_update",
+      "DROP INDEX IF EXISTS issuing_transfers_by_to_status_rail",
+      "DROP INDEX IF EXISTS issuing_transfers_by_to_status_rail_update"
     ]
   },
   "update-indexes": {
     sql: [
-      "DROP INDEX issuing_transfers_by_status_rail_update",
-      "DROP INDEX issuing_transfers_by_from_status_rail_update",
-      "DROP INDEX issuing_transfers_by_to_status_rail_update",
-      "DROP INDEX issuing_transactions_by_status_update"
+      "DROP INDEX IF EXISTS issuing_transfers_by_status_rail_update",
+      "DROP INDEX IF EXISTS issuing_transfers_by_from_status_rail_update",
+      "DROP INDEX IF EXISTS issuing_transfers_by_to_status_rail_update",
+      "DROP INDEX IF EXISTS issuing_transactions_by_status_update"
     ]
   },
   // The two balance.updated events, their counts and their fan-out: the record sent without them.
   "balance-updated": { record: (record) => ({ ...record, balance_events: [] }) },
-  "tag-trigger": { sql: ["DROP TRIGGER issuing_tag_events ON issuing_events"] },
+  "tag-trigger": { sql: ["DROP TRIGGER IF EXISTS issuing_tag_events ON issuing_events"] },
   "fan-out": {
     fn: (sql) => cut(sql, /IF v_events \+ v_balance_events > 0 THEN\s*PERFORM issuing_webhook_fan_out_events[\s\S]*?END IF;/, "", "fan-out")
   },
@@ -334,17 +335,25 @@ const dropParts = async (url, drop) => {
   )
 }
 
-/** Our schema, migrated by the platform, with `WALLETS` funded wallets: `{ programId, accounts }`. */
-const prepareOurs = async (url) => {
-  const instance = await createIssuing({
-    store: storeFor({ kind: "postgres", url }),
+/**
+ * Our schema, migrated by the platform (this build's, or `build`'s: buildOf), with `WALLETS`
+ * funded wallets: `{ programId, accounts }`.
+ */
+const prepareOurs = async (url, build = undefined) => {
+  const http = build?.http ?? { createIssuing, storeFor }
+  const instance = await http.createIssuing({
+    store: http.storeFor({ kind: "postgres", url }),
     vaultKeys: [crypto.randomBytes(32)],
     background: false,
     log: null
   })
   try {
-    const org = await instance.runtime.runPromise(Effect.flatMap(Access, (access) => access.createOrganization("posting")))
-    return { programId: org.program_id, accounts: await fundedWallets(instance, org.program_id, WALLETS, FUNDING_MINOR) }
+    const run = (effect) => instance.runtime.runPromise(effect)
+    const org =
+      build === undefined
+        ? await run(Effect.flatMap(Access, (access) => access.createOrganization("posting")))
+        : await run(build.effect.Effect.flatMap(build.core.Access, (access) => access.createOrganization("posting")))
+    return { programId: org.program_id, accounts: await fundedWallets(instance, org.program_id, WALLETS, FUNDING_MINOR, build) }
   } finally {
     await instance.dispose()
   }
@@ -488,18 +497,24 @@ const backendUserMs = (pid) => {
  * the server's WAL and its database's buffers over its turns. Alternated every few hundred
  * milliseconds, a shared machine's load falls on every side alike.
  */
-const runPaired = async (server, { rounds, calls, drops }) => {
+const runPaired = async (server, { rounds, calls, drops, against }) => {
   const sides = []
+  const variants = [
+    { label: "ours" },
+    ...drops.map((part) => ({ label: `ours −${part}`, part })),
+    ...(against === undefined ? [] : [{ label: "against", build: await buildOf(against) }])
+  ]
   try {
-    for (const part of [undefined, ...drops]) {
-      const name = `issuing_bench_posting_paired_${part === undefined ? "whole" : part.replace(/[^a-z]+/g, "_")}`
+    for (const { label, part, build } of variants) {
+      const name = `issuing_bench_posting_paired_${label.replace(/[^a-z]+/g, "_")}`
       const url = await createDatabase(server.adminUrl, name)
-      const { programId, accounts } = await prepareOurs(url)
+      const { programId, accounts } = await prepareOurs(url, build)
       const change = part === undefined ? (record) => record : await dropParts(url, part)
       // Never closed while idle: its backend's CPU is read across the rounds.
       const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0 })
+      pool.on("error", () => {})
       sides.push({
-        label: part === undefined ? "ours" : `ours −${part}`,
+        label,
         name,
         accounts,
         pool,
@@ -517,6 +532,7 @@ const runPaired = async (server, { rounds, calls, drops }) => {
     const leanProgram = crypto.randomUUID()
     const leanAccounts = await prepareLean(target, leanProgram, WALLETS)
     const leanPool = new pg.Pool({ connectionString: target.url, max: 1, idleTimeoutMillis: 0 })
+    leanPool.on("error", () => {})
     sides.push({
       label: "lean",
       name: leanName,
@@ -565,7 +581,7 @@ const runPaired = async (server, { rounds, calls, drops }) => {
       const part =
         side === whole || side.label === "lean"
           ? ""
-          : `   the part: ${(whole.cpu / whole.done - cpu).toFixed(3)} ms (${((1 - cpu / (whole.cpu / whole.done)) * 100).toFixed(1)} %), ${Math.round(whole.wal / whole.done - side.wal / side.done)} WAL bytes`
+          : `   ${side.label === "against" ? "ours less it" : "the part"}: ${(whole.cpu / whole.done - cpu).toFixed(3)} ms (${((1 - cpu / (whole.cpu / whole.done)) * 100).toFixed(1)} %), ${Math.round(whole.wal / whole.done - side.wal / side.done)} WAL bytes`
       console.log(
         `  ${side.label.padEnd(22)} ${cpu.toFixed(3)} ms (${(cpu / (sides.at(-1).cpu / sides.at(-1).done)).toFixed(2)}× lean) ${Math.round(
           side.wal / side.done
@@ -731,7 +747,12 @@ export async function run(args) {
       .split(",")
       .filter((part) => part !== "")
     try {
-      return await runPaired(server, { rounds: Number(option(args, "rounds", "20")), calls: Number(option(args, "calls", "150")), drops })
+      return await runPaired(server, {
+        rounds: Number(option(args, "rounds", "20")),
+        calls: Number(option(args, "calls", "150")),
+        drops,
+        against: option(args, "against", undefined)
+      })
     } finally {
       await server.stop()
     }
