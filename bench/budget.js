@@ -106,7 +106,8 @@ const postgresFigures = async (seconds, figures) => {
     figures.set("postgresTransfersVsLean", single.perSecond / leanHttp.perSecond)
     figures.set("postgresBatchVsSingle", batched.perSecond / single.perSecond)
     figures.set("postgresBatched", batched.perSecond)
-    // Both servers run with profile.js's DEFAULT_NODE_FLAGS (the young generation an API node runs with).
+    // Both servers run with profile.js's DEFAULT_NODE_FLAGS (the young generation an API node runs
+    // with), after a warm-up of 1 s and at least WARMUP_REQUESTS requests (their JIT's, profile.js).
     const cpu = { seconds, warmup: 1, concurrency: CONCURRENCY, dataDir: server.dataDir }
     const ours = await cpuPerTransfer(await database("issuing_budget_cpu"), cpu)
     const lean = await cpuPerTransfer(await database("issuing_budget_lean"), { ...cpu, lean: true })

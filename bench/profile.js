@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor[=db|=both]] [--against=<dist/index.js>[,<dist/index.js>…]] [--node-flags="--max-semi-space-size=64"]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--warmup-requests=5000] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor[=db|=both]] [--against=<dist/index.js>[,<dist/index.js>…]] [--node-flags="--max-semi-space-size=64"]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -30,6 +30,14 @@
 // the pg driver's), pg statements by their first words, and the bytes allocated with the functions
 // allocating most. The counters patch the process (it runs slower): read CPU figures from runs
 // without --count.
+//
+// Each server is warmed up for --warmup seconds AND until it has answered --warmup-requests
+// requests (transfers, in a batch run; at most WARMUP_MAX_SECONDS): V8 optimizes a server's functions as they get hot, and
+// ours has many — in its first 1,000 requests it compiled 200 functions in 4 s, with
+// the compilations (on V8's worker threads) doubling its CPU per request, and it settles after
+// 3,000–5,000 (docs/decisions.md, "A fifth round: the floor with a database"). A warm-up in
+// seconds alone measured ours mid-compilation whenever the machine was slow, and the small floor
+// already compiled.
 //
 // Every server (ours, the builds --against, lean, the floors) runs with the same Node flags,
 // `--node-flags` (default `--max-semi-space-size=64`, the young generation docs/operations.md
@@ -149,6 +157,25 @@ const drive = (server, seconds, concurrency, batch = 0) =>
 /** The Node flags every served process runs with (`--node-flags`). */
 export const DEFAULT_NODE_FLAGS = "--max-semi-space-size=64"
 let nodeFlags = DEFAULT_NODE_FLAGS.split(" ")
+
+/** The default requests of a warm-up (`--warmup-requests`), and the longest a warm-up runs. */
+export const WARMUP_REQUESTS = 5000
+const WARMUP_MAX_SECONDS = 60
+
+/**
+ * Drives `server` for `seconds`, then on in windows of 2 s until it has answered `requests`
+ * (its JIT's warm-up, above), for at most WARMUP_MAX_SECONDS; resolves with the requests answered.
+ */
+const warmUp = async (server, { seconds, requests, concurrency, batch = 0 }) => {
+  const started = Date.now()
+  const first = await drive(server, seconds, concurrency, batch)
+  let answered = first.ok + first.failed
+  while (answered < requests && Date.now() - started < WARMUP_MAX_SECONDS * 1000) {
+    const more = await drive(server, 2, concurrency, batch)
+    answered += more.ok + more.failed
+  }
+  return answered
+}
 
 /** Starts support/profiledServer.js over `target`; resolves with its child process and what it printed. */
 const startServer = (target) =>
@@ -362,7 +389,10 @@ const printCounts = (counts, requests, top) => {
     console.log(`      ${(bytes / requests).toFixed(0).padStart(7)} B  ${name}`)
 }
 
-const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, count, top, label, lean, floor, dataDir, http, batch }) => {
+const oneStore = async (
+  target,
+  { seconds, concurrency, warmup, warmupRequests, cpuProf, flame, count, top, label, lean, floor, dataDir, http, batch }
+) => {
   // The baselines take single transfers only; a batch run counts per transfer, not per request.
   const items = lean || floor ? 0 : batch
   const profileDir = lean && cpuProf ? fs.mkdtempSync(path.join(os.tmpdir(), "issuing-lean-profile-")) : undefined
@@ -375,7 +405,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
   let file = path.join(os.tmpdir(), `issuing-${label}-${process.pid}-${Date.now()}.cpuprofile`)
   let stopped = false
   try {
-    await drive(server, warmup, concurrency, items)
+    const warmed = await warmUp(server, { seconds: warmup, requests: warmupRequests, concurrency, batch: items })
     const profiled = cpuProf && !lean
     if (profiled) await ask(server.child, { profile: "start" })
     // The lean server answers no control messages.
@@ -401,7 +431,7 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
     }
     const requests = result.ok + result.failed
     console.log(
-      `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request (main thread ${(mainMs / requests).toFixed(2)})${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
+      `${label.padEnd(9)} ${(result.ok / (result.elapsedMs / 1000)).toFixed(0).padStart(6)} transfers/s  server CPU ${(cpuMs / requests).toFixed(2)} ms/request (main thread ${(mainMs / requests).toFixed(2)})${databaseMs === undefined ? "" : `, PostgreSQL CPU ${(databaseMs / requests).toFixed(2)}`}  (${requests} requests after ${warmed} of warm-up, failed ${result.failed}${result.failed ? ` ${JSON.stringify(result.statuses)}` : ""}; load average ${load()})`
     )
     console.log(
       `          per request: ${((callsAfter.reads - callsBefore.reads) / requests).toFixed(2)} read and ${((callsAfter.writes - callsBefore.writes) / requests).toFixed(2)} write system calls (main thread ${((mainCallsAfter.reads - mainCallsBefore.reads) / requests).toFixed(2)} and ${((mainCallsAfter.writes - mainCallsBefore.writes) / requests).toFixed(2)}), CPU ${((callsAfter.userMs - callsBefore.userMs) / requests).toFixed(2)} ms user + ${((callsAfter.systemMs - callsBefore.systemMs) / requests).toFixed(2)} ms system`
@@ -441,10 +471,10 @@ const oneStore = async (target, { seconds, concurrency, warmup, cpuProf, flame, 
  * it without a profile: `{ perSecond, failed, serverMs, databaseMs }`, the CPU per request of the
  * server's process and (with the embedded server's `dataDir`) of every PostgreSQL process.
  */
-export const cpuPerTransfer = async (target, { seconds, warmup, concurrency, lean = false, dataDir }) => {
+export const cpuPerTransfer = async (target, { seconds, warmup, warmupRequests = WARMUP_REQUESTS, concurrency, lean = false, dataDir }) => {
   const server = lean ? await startLean(target) : await startServer(target)
   try {
-    await drive(server, warmup, concurrency)
+    await warmUp(server, { seconds: warmup, requests: warmupRequests, concurrency })
     const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
     const before = cpuMsOf(server.child.pid)
     const result = await drive(server, seconds, concurrency)
@@ -467,6 +497,7 @@ export async function run(args) {
     seconds: Number(option(args, "seconds", "10")),
     concurrency: Number(option(args, "concurrency", "32")),
     warmup: Number(option(args, "warmup", "3")),
+    warmupRequests: Number(option(args, "warmup-requests", String(WARMUP_REQUESTS))),
     cpuProf: args.includes("--cpu-prof") || args.includes("--flame"),
     // --flame: with the profile, its flame graph as text (support/flame.js).
     flame: args.includes("--flame"),
@@ -487,7 +518,7 @@ export async function run(args) {
   const floorKind = args.includes("--floor") ? "bare" : option(args, "floor", undefined)
   const floorKinds = floorKind === undefined ? [] : floorKind === "both" ? ["bare", "db"] : [floorKind]
   console.log(
-    `profile: the server's CPU per ${options.batch > 0 ? `transfer in POST /v1/transfers/batch of ${options.batch}` : "POST /v1/transfers"}, concurrency ${options.concurrency}, ${options.seconds}s after ${options.warmup}s warm-up, ${os.cpus().length} cores, server Node flags "${nodeFlags.join(" ")}", load average ${load()}`
+    `profile: the server's CPU per ${options.batch > 0 ? `transfer in POST /v1/transfers/batch of ${options.batch}` : "POST /v1/transfers"}, concurrency ${options.concurrency}, ${options.seconds}s after a warm-up of ${options.warmup}s and ${options.warmupRequests} requests, ${os.cpus().length} cores, server Node flags "${nodeFlags.join(" ")}", load average ${load()}`
   )
   const figures = new Map()
   for (let round = 1; round <= runs; round++) {
