@@ -1,4 +1,4 @@
-// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--warmup-requests=5000] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor[=db|=both]] [--against=<dist/index.js>[,<dist/index.js>…]] [--node-flags="--max-semi-space-size=64"]`
+// `npm run bench -- profile [--store=postgres,sqlite] [--seconds=10] [--concurrency=32] [--batch=100] [--warmup=3] [--warmup-requests=5000] [--runs=1] [--cpu-prof] [--flame] [--count] [--top=25] [--lean=off] [--floor[=db|=both]] [--against=<dist/index.js>[,<dist/index.js>…]] [--node-flags="--max-semi-space-size=64"] [--idempotency-keys]`
 //
 // Where the Node server's CPU goes under the transfers bench's load (issue 24;
 // docs/operations.md, "Where a PostgreSQL transfer's time goes"). The platform serves
@@ -43,6 +43,9 @@
 // `--node-flags` (default `--max-semi-space-size=64`, the young generation docs/operations.md
 // says to run an API node with, "The API node's cost per request"; `--node-flags=` for Node's
 // default). Each run prints the server's garbage collections per 1,000 requests beside its CPU.
+//
+// --idempotency-keys: every request carries an Idempotency-Key of its own (a new UUID), as a
+// careful client sends them; the lean server ignores it.
 //
 // --against takes several builds, comma-separated (each named by the folder holding its
 // `packages/`, e.g. a detached worktree of an older commit): each is served the same way after
@@ -147,12 +150,16 @@ const drive = (server, seconds, concurrency, batch = 0) =>
         accounts: server.accounts,
         seconds,
         concurrency,
-        batch
+        batch,
+        idempotencyKeys
       }
     })
     worker.once("message", (result) => worker.terminate().then(() => resolve(result)))
     worker.once("error", reject)
   })
+
+/** Whether every request carries an Idempotency-Key of its own (`--idempotency-keys`). */
+let idempotencyKeys = false
 
 /** The Node flags every served process runs with (`--node-flags`). */
 export const DEFAULT_NODE_FLAGS = "--max-semi-space-size=64"
@@ -511,6 +518,7 @@ export async function run(args) {
   }
   const runs = Number(option(args, "runs", "1"))
   nodeFlags = option(args, "node-flags", DEFAULT_NODE_FLAGS).split(" ").filter(Boolean)
+  idempotencyKeys = args.includes("--idempotency-keys")
   // --lean=off: our server alone, without the lean baseline's figure after it.
   const withLean = option(args, "lean", "on") !== "off"
   // --floor: then the framework alone (support/floorServer.js), the CPU no change of ours can save.

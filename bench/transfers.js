@@ -51,7 +51,8 @@ const FUNDING_MINOR = 1_000_000_000_000
 
 // ---- load generator (worker thread) ---------------------------------------------------------
 
-const drive = async ({ baseUrl, apiKey, programId, accounts, seconds, concurrency, batch }) => {
+// idempotencyKeys: every request carries an Idempotency-Key of its own (a new UUID), as a careful client's do.
+const drive = async ({ baseUrl, apiKey, programId, accounts, seconds, concurrency, batch, idempotencyKeys = false }) => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   // batch > 0: POST /v1/transfers/batch with `batch` transfers per request; ok counts transfers.
   const url = new URL(batch > 0 ? "/v1/transfers/batch" : "/v1/transfers", baseUrl)
@@ -85,7 +86,8 @@ const drive = async ({ baseUrl, apiKey, programId, accounts, seconds, concurrenc
             authorization: `Bearer ${apiKey}`,
             "x-program-id": programId,
             "content-type": "application/json",
-            "content-length": Buffer.byteLength(body)
+            "content-length": Buffer.byteLength(body),
+            ...(idempotencyKeys ? { "idempotency-key": crypto.randomUUID() } : {})
           }
         },
         (response) => {
