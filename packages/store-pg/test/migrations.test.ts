@@ -1821,6 +1821,29 @@ const checks: Record<keyof typeof migrations, MigrationCheck | "schema only"> = 
           yield* sql`SELECT DISTINCT split_part(list, '@', 1) AS list FROM issuing_list_counts WHERE list LIKE '%@%' ORDER BY 1`
         ).toEqual([{ list: "events" }, { list: "transactions" }, { list: "transfers" }])
       })
+  },
+  "0990_account_checks_per_statement": {
+    // The accounts' foreign keys of entries and transfers gone, a check per inserting statement and
+    // the accounts' removal refusal in their place; their functions are the files' from the end of
+    // this run (packages/store-pg/test/AccountChecks.test.ts exercises them).
+    after: () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(
+          yield* sql`SELECT conname FROM pg_constraint
+                     WHERE contype = 'f' AND conrelid IN ('issuing_book_entries'::regclass, 'issuing_transfers'::regclass)`
+        ).toEqual([])
+        expect(
+          yield* sql`SELECT tgrelid::regclass::text AS table_name, tgname AS name, (tgtype & 1) = 1 AS per_row FROM pg_trigger
+                     WHERE tgname IN ('issuing_check_accounts', 'issuing_check_account_change', 'issuing_refuse_account_removal')
+                     ORDER BY 1, 2`
+        ).toEqual([
+          { table_name: "issuing_book_entries", name: "issuing_check_accounts", per_row: false },
+          { table_name: "issuing_financial_accounts", name: "issuing_refuse_account_removal", per_row: true },
+          { table_name: "issuing_transfers", name: "issuing_check_account_change", per_row: true },
+          { table_name: "issuing_transfers", name: "issuing_check_accounts", per_row: false }
+        ])
+      })
   }
 }
 

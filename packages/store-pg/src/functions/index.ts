@@ -129,6 +129,45 @@ AS $function$
 `
   },
   {
+    name: "issuing_check_accounts",
+    text: `-- The guarantee the foreign keys of entries and transfers to their financial accounts gave
+-- (migration 0990, docs/decisions.md#the-accounts-foreign-keys-as-one-check-a-statement): no row
+-- of either table names an account that is not there, whoever writes it. Once per inserting
+-- statement, over its new rows, the distinct accounts they name looked up by key, one lookup each
+-- (\`OFFSET 0\` keeps the planner from a pass over the accounts while the table is small), without
+-- locking them: an account is never deleted nor its id changed while rows name it
+-- (issuing_refuse_account_removal), so no lock is needed to keep it there until this transaction
+-- commits. As a row trigger, for an update of a transfer's accounts. An account inserted by a
+-- transaction that has not committed is not seen, and refused (a foreign key would have waited).
+CREATE OR REPLACE FUNCTION issuing_check_accounts()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      v_missing text;
+    BEGIN
+      IF TG_LEVEL = 'ROW' THEN
+        SELECT x INTO v_missing FROM unnest(ARRAY[NEW.from_financial_account_id, NEW.to_financial_account_id]) x
+          WHERE NOT EXISTS (SELECT 1 FROM issuing_financial_accounts a WHERE a.id = x) LIMIT 1;
+      ELSIF TG_TABLE_NAME = 'issuing_book_entries' THEN
+        SELECT r.id INTO v_missing FROM (SELECT DISTINCT n.financial_account_id AS id FROM new_rows n) r
+          LEFT JOIN LATERAL (SELECT a.id FROM issuing_financial_accounts a WHERE a.id = r.id OFFSET 0) a ON true
+          WHERE a.id IS NULL LIMIT 1;
+      ELSE
+        SELECT r.id INTO v_missing
+          FROM (SELECT n.from_financial_account_id AS id FROM new_rows n UNION SELECT n.to_financial_account_id FROM new_rows n) r
+          LEFT JOIN LATERAL (SELECT a.id FROM issuing_financial_accounts a WHERE a.id = r.id OFFSET 0) a ON true
+          WHERE a.id IS NULL LIMIT 1;
+      END IF;
+      IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION 'insert or update on table "%" names financial account "%", which is not present', TG_TABLE_NAME, v_missing
+          USING ERRCODE = 'foreign_key_violation';
+      END IF;
+      RETURN NULL;
+    END $function$;
+`
+  },
+  {
     name: "issuing_count_book_entries",
     text: `-- Counts a book transfer once per account of its entries, under the set of books that account's
 -- entries have in it: key \`=account|=cash+principal\` (books sorted by code unit, joined with \`+\`;
@@ -979,6 +1018,30 @@ CREATE OR REPLACE FUNCTION issuing_posting_slot(
 AS $function$
   SELECT CASE WHEN p_kind = 'settlement' THEN (pg_backend_pid() % 16)::smallint ELSE 0::smallint END
 $function$;
+`
+  },
+  {
+    name: "issuing_refuse_account_removal",
+    text: `-- The other half of issuing_check_accounts (migration 0990): a financial account that an entry or a
+-- transfer names is never deleted nor given another id, as the foreign keys it replaces refused. It
+-- first takes both tables in SHARE mode, so it waits for every transaction writing to them and none
+-- can name the account until it ends: the rows it then reads are every row that will ever have
+-- named it. Deleting an account is no operation of the platform; only a host's own SQL does it.
+CREATE OR REPLACE FUNCTION issuing_refuse_account_removal()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF TG_OP = 'UPDATE' AND NEW.id = OLD.id THEN
+        RETURN NEW;
+      END IF;
+      LOCK TABLE issuing_book_entries, issuing_transfers IN SHARE MODE;
+      IF EXISTS (SELECT 1 FROM issuing_book_entries e WHERE e.financial_account_id = OLD.id)
+         OR EXISTS (SELECT 1 FROM issuing_transfers t WHERE t.from_financial_account_id = OLD.id OR t.to_financial_account_id = OLD.id) THEN
+        RAISE EXCEPTION 'financial account "%" is named by entries or transfers', OLD.id USING ERRCODE = 'foreign_key_violation';
+      END IF;
+      RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+    END $function$;
 `
   },
   {

@@ -59,6 +59,7 @@ import summedCounts from "./0750_summed_counts.js"
 import cardSpendTotals from "./0751_card_spend_totals.js"
 import tagEventsPerStatement from "./0840_tag_events_per_statement.js"
 import periodCounts from "./0841_period_counts.js"
+import accountChecksPerStatement from "./0990_account_checks_per_statement.js"
 
 /**
  * Every migration of the PostgreSQL store, by id. The first ones were ranged by feature (0001–0009
@@ -126,5 +127,6 @@ export const migrations = {
   "0750_summed_counts": summedCounts,
   "0751_card_spend_totals": cardSpendTotals,
   "0840_tag_events_per_statement": tagEventsPerStatement,
-  "0841_period_counts": periodCounts
+  "0841_period_counts": periodCounts,
+  "0990_account_checks_per_statement": accountChecksPerStatement
 }
