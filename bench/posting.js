@@ -30,8 +30,8 @@
 // counting triggers it bypasses), the counting triggers alone, the counts' periods, the events'
 // two list indexes, the transfers' four by-account indexes, their and the transactions' four
 // by-updated_at indexes, the two balance.updated events, the tag trigger, the fan-out, the foreign
-// keys; and two rewrites measured the same way (count-update, fan-out-inline). A counterfactual:
-// every list, total and webhook needs its part.
+// keys; and a rewrite measured the same way (fan-out-inline). A counterfactual: every list, total
+// and webhook needs its part.
 // --paired [--rounds=20] [--calls=150] [--drop=…]: ours whole, without each part, and lean, each
 // on one connection, alternated every turn of `calls` postings, the backend's user CPU per posting
 // (runPaired): the figure a shared machine's load moves least; `--against=<another build's
@@ -48,6 +48,7 @@
 // build's statements per batch.
 import { Access } from "@issuing/core"
 import { createIssuing, storeFor } from "@issuing/http"
+import { countsOf } from "@issuing/store-pg"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -145,7 +146,7 @@ const postingRecord = (programId, from, to, amount) => {
     updated_at: now
   }
   const event = (type, object) => ({ id: uuidv7(), type, data: JSON.stringify(object) })
-  return {
+  const record = {
     program_id: programId,
     source: from,
     target: to,
@@ -185,6 +186,7 @@ const postingRecord = (programId, from, to, amount) => {
       { id: uuidv7(), account: to }
     ]
   }
+  return { ...record, counts: countsOf(record) }
 }
 
 /** `sql` with `pattern` (which must match) replaced by `by`. */
@@ -219,42 +221,7 @@ const DROP_PARTS = {
     ]
   },
   // The counts' month, day and hour rows (migration 0841): the plain counts alone.
-  periods: {
-    fn: (sql) =>
-      cut(
-        sql,
-        /CROSS JOIN LATERAL issuing_count_periods\(c\.list, c\.at\) pl\(list\)/,
-        "CROSS JOIN LATERAL (SELECT c.list) pl(list)",
-        "periods"
-      )
-  },
-  // Not a part but a rewrite, measured the same way (docs/decisions.md, "What each part of a
-  // PostgreSQL posting costs"): the counts by UPDATE of the rows there, an upsert only for the
-  // missing ones (no tuple lock before each update; the UPDATE's join does not keep the lock order).
-  "count-update": {
-    fn: (sql) =>
-      cut(
-        cut(
-          sql,
-          /INSERT INTO issuing_list_counts \(list, program_id, key, shard, n\)\s*SELECT pl\.list, v_program_id, c\.key, pg_backend_pid\(\) % 16, count\(\*\)/,
-          "WITH cn AS MATERIALIZED (SELECT pl.list, c.key, count(*) AS n, min(c.rank) AS rank",
-          "count-update"
-        ),
-        /ORDER BY min\(c\.rank\), pl\.list, c\.key\s*ON CONFLICT \(list, program_id, key, shard\) DO UPDATE SET n = issuing_list_counts\.n \+ excluded\.n;/,
-        `ORDER BY min(c.rank), pl.list, c.key
-        ), u AS (
-          UPDATE issuing_list_counts t SET n = t.n + cn.n FROM cn
-          WHERE t.list = cn.list AND t.program_id = v_program_id AND t.key = cn.key AND t.shard = pg_backend_pid() % 16
-          RETURNING t.list, t.key
-        )
-        INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-          SELECT cn.list, v_program_id, cn.key, pg_backend_pid() % 16, cn.n FROM cn
-          WHERE NOT EXISTS (SELECT FROM u WHERE u.list = cn.list AND u.key = cn.key)
-          ORDER BY cn.rank, cn.list, cn.key
-          ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;`,
-        "count-update"
-      )
-  },
+  periods: { record: (record) => ({ ...record, counts: record.counts.filter((count) => !count.list.includes("@")) }) },
   // A rewrite too: the fan-out's insert written in the posting, not a plpgsql call over arrays.
   "fan-out-inline": {
     fn: (sql) =>
@@ -297,7 +264,12 @@ const DROP_PARTS = {
     ]
   },
   // The two balance.updated events, their counts and their fan-out: the record sent without them.
-  "balance-updated": { record: (record) => ({ ...record, balance_events: [] }) },
+  "balance-updated": {
+    record: (record) => {
+      const { counts: _, ...fields } = { ...record, balance_events: [] }
+      return { ...fields, counts: countsOf(fields) }
+    }
+  },
   "tag-trigger": { sql: ["DROP TRIGGER IF EXISTS issuing_tag_events ON issuing_events"] },
   "fan-out": {
     fn: (sql) => cut(sql, /IF v_events \+ v_balance_events > 0 THEN\s*PERFORM issuing_webhook_fan_out_events[\s\S]*?END IF;/, "", "fan-out")
@@ -445,7 +417,7 @@ const ours = async (adminUrl, dataDir, run, settings, drop = undefined) => {
       console.log(`statements of ours per transfer (${calls} calls; nested times are within their caller's)`)
       for (const row of await statementsOf(adminUrl, name, 25))
         console.log(
-          `  ${row.toplevel ? "top" : "  n"} ${(row.calls / calls).toFixed(2).padStart(6)} calls ${(row.ms / calls).toFixed(3).padStart(8)} ms ${(row.blocks / calls).toFixed(1).padStart(6)} buffers ${Math.round(
+          `  ${row.toplevel ? "top" : "  n"} ${(row.calls / calls).toFixed(2).padStart(6)} calls ${(row.plans / calls).toFixed(2).padStart(5)} plans ${(row.ms / calls).toFixed(3).padStart(8)} ms ${(row.blocks / calls).toFixed(1).padStart(6)} buffers ${Math.round(
             row.wal / calls
           )
             .toString()

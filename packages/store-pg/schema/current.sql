@@ -1322,7 +1322,7 @@ AS $function$
       IF NOT p_posting ?& ARRAY['program_id', 'source', 'target', 'check_funds', 'amount', 'currency', 'now', 'active_card',
           'transaction_write', 'transaction_id', 'transaction_status', 'transaction_created_at', 'card_id', 'mcc',
           'merchant_name', 'transfer_id', 'rail', 'transfer_status', 'description', 'metadata', 'book_transfer_id', 'entries',
-          'deltas', 'events', 'balance_events'] THEN
+          'deltas', 'events', 'balance_events', 'counts'] THEN
         RAISE EXCEPTION 'issuing_post_transfer: not a posting record (store-pg/src/PostingRecord.ts)' USING ERRCODE = '22023';
       END IF;
       IF v_active_card IS NOT NULL THEN
@@ -1432,29 +1432,14 @@ AS $function$
                               FROM issuing_balances x WHERE x.financial_account_id = v.account AND x.book = 'principal') b
           ORDER BY v.ord;
       END IF;
+      -- The counts the record's rows add, as the process derived them (PostingRecord.ts countsOf),
+      -- taken in the order every counting statement takes its rows: transactions, transfers, book
+      -- transfers, events, then (list, key).
       INSERT INTO issuing_list_counts (list, program_id, key, shard, n)
-        SELECT pl.list, v_program_id, c.key, pg_backend_pid() % 16, count(*)
-        FROM (
-          SELECT 1 AS rank, 'transactions' AS list, '=' || v_transaction_status || '|' || cd.v AS key,
-                 (p_posting->>'transaction_created_at')::timestamptz AS at
-            FROM (SELECT '' UNION ALL SELECT '=' || v_card_id WHERE v_card_id IS NOT NULL) cd(v)
-            WHERE v_transaction_write = 'insert'
-          UNION ALL
-          SELECT 2, 'transfers', '=' || v_transfer_status || '|=' || v_rail || '|' || a.v, v_now
-            FROM (SELECT '' UNION SELECT '=' || x FROM unnest(ARRAY[v_source, v_target]) x WHERE x IS NOT NULL) a(v)
-          UNION ALL
-          SELECT 4, 'book_transfers', '=' || e.account || '|=' || string_agg(DISTINCT e.book COLLATE "C", '+' ORDER BY e.book COLLATE "C"), v_now
-            FROM jsonb_to_recordset(p_posting->'entries') AS e(account text, book text)
-            GROUP BY e.account
-          UNION ALL
-          SELECT 5, 'events', '=' || t.type, v_now
-            FROM (SELECT e.type FROM jsonb_to_recordset(p_posting->'events') AS e(type text)
-                  UNION ALL
-                  SELECT 'balance.updated' FROM jsonb_array_elements(p_posting->'balance_events')) t(type)
-        ) c
-        CROSS JOIN LATERAL issuing_count_periods(c.list, c.at) pl(list)
-        GROUP BY pl.list, c.key
-        ORDER BY min(c.rank), pl.list, c.key
+        SELECT c.list, v_program_id, c.key, pg_backend_pid() % 16, c.n
+        FROM jsonb_to_recordset(p_posting->'counts') AS c(list text, key text, n bigint)
+        ORDER BY CASE split_part(c.list, '@', 1) WHEN 'transactions' THEN 1 WHEN 'transfers' THEN 2 WHEN 'book_transfers' THEN 4 ELSE 5 END,
+                 c.list, c.key
         ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n;
       v_set := set_config('issuing.posting_counted', '', true);
       IF v_events + v_balance_events > 0 THEN

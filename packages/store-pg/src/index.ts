@@ -13,6 +13,9 @@ import { PgLedgerPostingLive } from "./PgPosting.js"
 import { applyFunctionFiles } from "./StoredFunctions.js"
 import { webhookWakeupsLayer } from "./WebhookWakeups.js"
 
+/** The list counts a posting record adds (the bench's records are built as the store's are). */
+export { countsOf } from "./PostingRecord.js"
+
 export interface PgOptions {
   /** A `postgres://` connection URL. */
   readonly url: string

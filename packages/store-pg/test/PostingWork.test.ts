@@ -5,6 +5,7 @@ import { sqlErrorCode } from "@issuing/core"
 import { expectedListCounts, maintainedListCounts } from "@issuing/core/testing"
 import { Effect, Layer } from "effect"
 import { createTestDatabase } from "../../../test/support/databases.js"
+import { countsOf } from "../src/PostingRecord.js"
 
 const store = Layer.unwrapScoped(
   Effect.map(
@@ -22,7 +23,7 @@ const NOW = "2030-01-01T00:00:00.000Z"
 const bookTransfer = (n: number, from: string, to: string) => {
   const id = (kind: string) => `${kind}_work_${n}`
   const transfer = JSON.stringify({ id: id("tr"), object: "transfer", amount: 1 })
-  return {
+  const record = {
     program_id: "prg_work",
     source: from,
     target: to,
@@ -64,7 +65,8 @@ const bookTransfer = (n: number, from: string, to: string) => {
       { id: id("evt_c"), account: from },
       { id: id("evt_d"), account: to }
     ]
-  }
+  } as const
+  return { ...record, counts: countsOf(record) }
 }
 
 // What a single posting reads on PostgreSQL (docs/operations.md#the-databases-work-per-transfer-postgresql):

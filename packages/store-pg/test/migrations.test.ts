@@ -17,7 +17,7 @@ import { Effect, Schedule } from "effect"
 import pg from "pg"
 import { createTestDatabase } from "../../../test/support/databases.js"
 import { migrations } from "../src/migrations/index.js"
-import type { PostingRecord } from "../src/PostingRecord.js"
+import { countsOf, type PostingRecord } from "../src/PostingRecord.js"
 
 /**
  * Before/after checks of each migration (docs/architecture.md#migrations). One database is
@@ -1899,7 +1899,12 @@ describe("PostgreSQL migrations, each checked before and after", () => {
 })
 
 /** `t` as a posting record of today's `issuing_post_transfer` (src/PostingRecord.ts). */
-const recordOf = (t: Transfer, overrides: Partial<PostingRecord> = {}): PostingRecord => ({
+const recordOf = (t: Transfer, overrides: Partial<Omit<PostingRecord, "counts">> = {}): PostingRecord => {
+  const record = recordFieldsOf(t, overrides)
+  return { ...record, counts: countsOf(record) }
+}
+
+const recordFieldsOf = (t: Transfer, overrides: Partial<Omit<PostingRecord, "counts">>): Omit<PostingRecord, "counts"> => ({
   program_id: PROGRAM,
   source: t.source,
   target: t.target,
