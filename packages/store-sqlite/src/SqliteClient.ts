@@ -73,6 +73,13 @@ export interface SqliteWriterService {
    * with SQLITE_BUSY_TIMEOUT).
    */
   readonly send: (job: WriterJobPlan) => Effect.Effect<Effect.Effect<WriterResult, SqlError>>
+  /**
+   * True when the process's last write was a job of the thread: the main connection has changed no
+   * row since the last job was sent. A short write that may commit on either connection commits
+   * where the others do, so that it drops neither connection's page cache needlessly (SQLite drops
+   * a connection's cache whenever another one has written; docs/decisions.md#sqlite-the-writer-threads-page-reads).
+   */
+  readonly lastWriteOnThread: () => boolean
 }
 
 /** A writer job without its lock wait, which the client sets from what is left of the busy timeout. */
@@ -358,6 +365,9 @@ const makeWriter = (shared: Shared, options: SqliteOptions) =>
     const useThread = options.filename !== ":memory:" && options.writerThread !== false
     const thread = useThread ? makeWriterThread({ filename: options.filename, synchronous: options.synchronous ?? "FULL" }) : undefined
     if (thread !== undefined) yield* Effect.addFinalizer(() => thread.close)
+    // The rows the main connection has changed since it opened, as of the last job sent.
+    const changedOnMain = shared.db.prepare("SELECT total_changes()").pluck()
+    let changedOnMainAtSend = -1
     return SqliteWriter.of({
       available: thread !== undefined,
       withGate: (effect, gateOptions) =>
@@ -368,9 +378,11 @@ const makeWriter = (shared: Shared, options: SqliteOptions) =>
       send: (job) =>
         thread === undefined
           ? Effect.die(new Error("The SQLite writer thread is off (SqliteWriterService.available)"))
-          : Effect.map(thread.send({ ...job, busyTimeoutMs }), (answer) =>
-              Effect.mapError(answer, (error) => (isBusy(error) ? lockWaitTimedOut(error, busyTimeoutMs) : error))
-            )
+          : Effect.map(thread.send({ ...job, busyTimeoutMs }), (answer) => {
+              changedOnMainAtSend = changedOnMain.get() as number
+              return Effect.mapError(answer, (error) => (isBusy(error) ? lockWaitTimedOut(error, busyTimeoutMs) : error))
+            }),
+      lastWriteOnThread: () => thread !== undefined && changedOnMain.get() === changedOnMainAtSend
     })
   })
 

@@ -28,17 +28,19 @@ export const SqliteStoreWriterThreadLive = Layer.effectContext(
     return Context.make(
       StoreWriterThread,
       StoreWriterThread.of({
-        transaction: (statements) =>
-          writer.withGate(Effect.flatten(writer.send({ statements })), { urgent: true }).pipe(
-            // No guard: a job without one always runs.
-            Effect.map((result) =>
-              result._tag === "Committed" ? statements.map((_, i) => result.rows?.[i] ?? []) : statements.map(() => [])
-            ),
-            Effect.catchIf(
-              (error) => sqlErrorCode(error) === "SQLITE_WRITER_STOPPED",
-              () => onMainConnection(statements)
-            )
-          )
+        transaction: (statements, options) =>
+          options?.followWrites === true && !writer.lastWriteOnThread()
+            ? onMainConnection(statements)
+            : writer.withGate(Effect.flatten(writer.send({ statements })), { urgent: true }).pipe(
+                // No guard: a job without one always runs.
+                Effect.map((result) =>
+                  result._tag === "Committed" ? statements.map((_, i) => result.rows?.[i] ?? []) : statements.map(() => [])
+                ),
+                Effect.catchIf(
+                  (error) => sqlErrorCode(error) === "SQLITE_WRITER_STOPPED",
+                  () => onMainConnection(statements)
+                )
+              )
       })
     )
   })

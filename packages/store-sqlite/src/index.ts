@@ -29,7 +29,7 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
 export const layer = (options: SqliteClient.SqliteOptions) =>
   sqlStores(Layer.merge(SqliteLedgerPostingLive, GroupCommitLane)).pipe(
     // The delivery worker's writes and the rate limiter's leases on the writer thread, where there is one.
-    Layer.provide(SqliteStoreWriterThreadLive),
+    Layer.provideMerge(SqliteStoreWriterThreadLive),
     // The change feed reads the version row the migrations create.
     Layer.provideMerge(SqliteChangeFeedLive),
     Layer.provideMerge(Layer.effectDiscard(Effect.orDie(migrate))),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { AccessStore, newId, WebhookStore } from "@issuing/core"
+import { AccessStore, newId, StoreWriterThread, WebhookStore } from "@issuing/core"
 import { PORT_CONTRACTS } from "@issuing/core/testing"
 import * as SqliteStore from "@issuing/store-sqlite"
 import { SqlClient } from "@effect/sql"
@@ -43,35 +43,44 @@ describe("the webhook worker's writes on SQLite", () => {
 })
 
 describe("the rate limiter's leases on SQLite", () => {
-  it.effect("commit on the writer thread of a file, the main connection writing nothing, and on the main connection without one", () =>
+  it.effect("commit on the writer thread of a file while the process writes there, else on the main connection", () =>
     Effect.gen(function* () {
-      // The rows the main connection has changed since it opened (SQLite's total_changes()).
-      const swapOnMain = (writerThread: boolean) =>
+      // The rows the main connection has changed by each swap (SQLite's total_changes()): after a
+      // job of the thread, then after a write of the main connection.
+      const changedOnMainBySwaps = (writerThread: boolean) =>
         Effect.scoped(
           Effect.provide(
             Effect.gen(function* () {
               const access = yield* AccessStore
               const sql = yield* SqlClient.SqlClient
+              const thread = yield* Effect.serviceOption(StoreWriterThread)
               const changedOnMain = Effect.map(sql`SELECT total_changes() AS n`, (rows) => Number(rows[0]!.n))
               const key = newId()
               const initial = { tokens: 200, refilledAtMs: 1_736_000_000_000, fullAtMs: 1_736_000_000_000 }
-              yield* access.lockRateBucket(key, initial)
-              const before = yield* changedOnMain
               const leased = { tokens: 180.5, refilledAtMs: 1_736_000_000_100, fullAtMs: 1_736_000_000_000 }
+              const next = { tokens: 160.25, refilledAtMs: 1_736_000_000_200, fullAtMs: 1_736_000_000_000 }
+              yield* access.lockRateBucket(key, initial)
+              // The thread's job last (as a batch's or a webhook claim's would be).
+              if (Option.isSome(thread))
+                yield* thread.value.transaction([["UPDATE issuing_rate_buckets SET tokens = tokens WHERE api_key_id = ?", [key]]])
+              const before = yield* changedOnMain
               expect(yield* access.swapRateBucket(key, initial, leased)).toBe(true)
-              // Landed, and read back by the main connection.
+              const afterThreadJob = (yield* changedOnMain) - before
+              // Landed, and read back by the main connection (a write of its own: the upsert's no-op update).
               expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
-              // A stale swap writes nothing either way.
-              expect(yield* access.swapRateBucket(key, initial, { ...leased, tokens: 1 })).toBe(false)
-              expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
-              return (yield* changedOnMain) - before
+              const beforeSecond = yield* changedOnMain
+              expect(yield* access.swapRateBucket(key, leased, next)).toBe(true)
+              const afterMainWrite = (yield* changedOnMain) - beforeSecond
+              // A stale swap writes nothing.
+              expect(yield* access.swapRateBucket(key, leased, { ...next, tokens: 1 })).toBe(false)
+              expect(yield* access.lockRateBucket(key, initial)).toEqual(next)
+              return [afterThreadJob, afterMainWrite]
             }),
             fileStore(writerThread)
           )
         )
-      // lockRateBucket's upsert of an existing row counts as a change of its own (twice above).
-      expect(yield* swapOnMain(true)).toBe(2)
-      expect(yield* swapOnMain(false)).toBe(3)
+      expect(yield* changedOnMainBySwaps(true)).toEqual([0, 1])
+      expect(yield* changedOnMainBySwaps(false)).toEqual([1, 1])
     })
   )
 })

@@ -177,8 +177,8 @@ const rateBucketQueries = (
         WHERE api_key_id = ${apiKeyId}`.pipe(Effect.asVoid),
   // Compared field by field: the numbers were written from (or read into) these same doubles, so
   // an unchanged row is equal to them exactly. Where the store has a writer thread (SQLite's), the
-  // lease commits there: on the main connection its fsync stopped the event loop, and its commit
-  // emptied the thread's page cache (docs/decisions.md#sqlite-the-writer-threads-page-reads).
+  // lease commits there while the process's writes do: on the main connection its fsync stopped the
+  // event loop, and its commit emptied the thread's page cache (docs/decisions.md#sqlite-the-writer-threads-page-reads).
   swapRateBucket: (apiKeyId, expected, next) =>
     Option.match(thread, {
       onNone: () =>
@@ -189,12 +189,15 @@ const rateBucketQueries = (
             RETURNING api_key_id`,
       onSome: (writer) =>
         Effect.map(
-          writer.transaction([
+          writer.transaction(
             [
-              SWAP_RATE_BUCKET_SQLITE,
-              [next.tokens, next.refilledAtMs, next.fullAtMs, apiKeyId, expected.tokens, expected.refilledAtMs, expected.fullAtMs]
-            ]
-          ]),
+              [
+                SWAP_RATE_BUCKET_SQLITE,
+                [next.tokens, next.refilledAtMs, next.fullAtMs, apiKeyId, expected.tokens, expected.refilledAtMs, expected.fullAtMs]
+              ]
+            ],
+            { followWrites: true }
+          ),
           (rows) => rows[0]!
         )
     }).pipe(Effect.map((rows) => rows.length === 1)),

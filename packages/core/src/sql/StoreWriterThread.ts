@@ -12,13 +12,17 @@ export type ThreadStatement = readonly [sql: string, params: ReadonlyArray<strin
  * leases (docs/operations.md#rate-limits-across-nodes) use it. `transaction` runs the statements in
  * order in ONE transaction and answers each one's rows (a read's or RETURNING's; empty for the
  * others). The SQLite store provides it for a file database; without it the same statements run on
- * the store's client.
+ * the store's client. `followWrites`: a write that may commit on either connection (the lease) runs
+ * on the thread only while the process's other writes do, else on the store's client — SQLite drops
+ * a connection's page cache whenever another connection has written
+ * (docs/decisions.md#sqlite-the-writer-threads-page-reads).
  */
 export class StoreWriterThread extends Context.Tag("@issuing/core/StoreWriterThread")<
   StoreWriterThread,
   {
     readonly transaction: (
-      statements: ReadonlyArray<ThreadStatement>
+      statements: ReadonlyArray<ThreadStatement>,
+      options?: { readonly followWrites?: boolean }
     ) => Effect.Effect<ReadonlyArray<ReadonlyArray<Record<string, unknown>>>, SqlError.SqlError>
   }
 >() {}
