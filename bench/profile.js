@@ -478,8 +478,14 @@ const oneStore = async (
  * it without a profile: `{ perSecond, failed, serverMs, databaseMs }`, the CPU per request of the
  * server's process and (with the embedded server's `dataDir`) of every PostgreSQL process.
  */
-export const cpuPerTransfer = async (target, { seconds, warmup, warmupRequests = WARMUP_REQUESTS, concurrency, lean = false, dataDir }) => {
+export const cpuPerTransfer = async (
+  target,
+  { seconds, warmup, warmupRequests = WARMUP_REQUESTS, concurrency, lean = false, dataDir, keyed = false }
+) => {
   const server = lean ? await startLean(target) : await startServer(target)
+  // `keyed`: every request of the warm-up and the window carries an Idempotency-Key of its own.
+  const keyedBefore = idempotencyKeys
+  idempotencyKeys = keyed
   try {
     await warmUp(server, { seconds: warmup, requests: warmupRequests, concurrency })
     const databaseBefore = dataDir === undefined ? 0 : postgresCpuMs(dataDir)
@@ -493,6 +499,7 @@ export const cpuPerTransfer = async (target, { seconds, warmup, warmupRequests =
       databaseMs: dataDir === undefined ? undefined : (postgresCpuMs(dataDir) - databaseBefore) / requests
     }
   } finally {
+    idempotencyKeys = keyedBefore
     await stopServer(server.child)
   }
 }
