@@ -1,4 +1,4 @@
-import { countPeriods, metadataText, storedEventData, type TransferPosting } from "@issuing/core"
+import { countRows, metadataText, storedEventData, type TransferPosting } from "@issuing/core"
 import { Schema } from "effect"
 
 const Account = Schema.String
@@ -65,44 +65,47 @@ export const deltaRows = (deltas: ReadonlyArray<TransferPosting["deltas"][number
   }))
 
 /**
- * The list counts a posting record's rows add, summed per (list, key): the keys of migration 0750
- * (a transaction under its status, and per card, when the posting inserts it; its transfer under
- * status and rail, and again per account; a book transfer once per account, under the set of that
- * account's books; each event under its type, the balance.updated included) and those of a
- * transaction, transfer or event again in its UTC month, day and hour (migration 0841) — what
- * issuing_post_transfer derived from the same fields in SQL until the process sent them
+ * The list counts a posting record's rows add, summed per (list, key): core's `countRows` (the keys
+ * the counting triggers write per row, and again per UTC month, day and hour) over the record's own
+ * fields — what issuing_post_transfer derived in SQL until the process sent them
  * (docs/decisions.md "What each part of a PostgreSQL posting costs": 0.16 ms of the backend's CPU
- * a posting). The counting triggers write the same keys for every other writer.
+ * a posting). A record's rows are all of its program, so the program is left out.
  */
 export const countsOf = (record: Omit<PostingRecord, "counts">): Array<{ readonly list: string; readonly key: string; n: number }> => {
-  const counts = new Map<string, { readonly list: string; readonly key: string; n: number }>()
-  const add = (list: string, key: string, n: number) => {
-    const id = `${list} ${key}`
-    const found = counts.get(id)
-    if (found === undefined) counts.set(id, { list, key, n })
-    else found.n += n
-  }
-  const count = (list: string, key: string, createdAt: string | undefined, n = 1) => {
-    add(list, key, n)
-    if (createdAt !== undefined)
-      for (const period of countPeriods(list as "events" | "transfers" | "transactions", createdAt)) add(period, key, n)
-  }
-  if (record.transaction_write === "insert") {
-    // The transaction's own created_at, as UTC ISO text (the platform's times are).
-    const at = new Date(record.transaction_created_at).toISOString()
-    count("transactions", `=${record.transaction_status}|`, at)
-    if (record.card_id !== null) count("transactions", `=${record.transaction_status}|=${record.card_id}`, at)
-  }
+  const { program_id } = record
+  // The posting's time as UTC ISO text (the platform's times are): the transfer's and events'.
   const now = new Date(record.now).toISOString()
-  for (const account of new Set(["", `=${record.source}`, `=${record.target}`]))
-    count("transfers", `=${record.transfer_status}|=${record.rail}|${account}`, now)
-  const books = new Map<string, Set<string>>()
-  for (const e of record.entries) books.set(e.account, (books.get(e.account) ?? new Set<string>()).add(e.book))
-  // string_agg(book, '+' ORDER BY book COLLATE "C"): the byte order, which JavaScript's sort of these ASCII names is.
-  for (const [account, of] of books) count("book_transfers", `=${account}|=${[...of].sort().join("+")}`, undefined)
-  for (const e of record.events) count("events", `=${e.type}`, now)
-  if (record.balance_events.length > 0) count("events", "=balance.updated", now, record.balance_events.length)
-  return [...counts.values()]
+  const bookTransfer = { id: record.book_transfer_id, program_id }
+  const rows = countRows({
+    transactions:
+      record.transaction_write === "insert"
+        ? [
+            {
+              program_id,
+              status: record.transaction_status,
+              card_id: record.card_id,
+              created_at: new Date(record.transaction_created_at).toISOString()
+            }
+          ]
+        : [],
+    transfers: [
+      {
+        program_id,
+        status: record.transfer_status,
+        payment_rail: record.rail,
+        from_financial_account_id: record.source,
+        to_financial_account_id: record.target,
+        created_at: now
+      }
+    ],
+    book_transfers: [bookTransfer],
+    entries: record.entries.map((e) => ({ book_transfer_id: bookTransfer.id, financial_account_id: e.account, book: e.book })),
+    events: [
+      ...record.events.map((e) => ({ program_id, type: e.type, created_at: now })),
+      ...record.balance_events.map(() => ({ program_id, type: "balance.updated", created_at: now }))
+    ]
+  })
+  return rows.map(({ key, list, n }) => ({ list, key, n }))
 }
 
 /** The posting record of `posting`: the one place a posting's fields are spelled for PostgreSQL. */

@@ -1,6 +1,7 @@
 import {
   type BalanceTotals,
   balanceRowKey,
+  countRows,
   decidePostings,
   type PostingOutcome,
   postingRows,
@@ -11,7 +12,7 @@ import {
 } from "@issuing/core"
 import { balanceEventsParam, eachBalanceEventParam, INSERT_BALANCE_EVENTS, INSERT_EACH_BALANCE_EVENT } from "./BalanceEvents.js"
 import { type BatchStatement, chunkRows, fanOutText, insertRows } from "./MultiRowSql.js"
-import { COUNT_UPSERT, COUNT_WRITTEN_EVENTS, COUNTED, COUNTING, countRows } from "./PostingCounts.js"
+import { COUNT_UPSERT, COUNT_WRITTEN_EVENTS, COUNTED, COUNTING } from "./PostingCounts.js"
 import type { SyncConnection } from "./SyncSql.js"
 
 /**

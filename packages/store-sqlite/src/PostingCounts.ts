@@ -1,94 +1,19 @@
-import { countPeriods } from "@issuing/core"
+import type { CountRow } from "@issuing/core"
 import { byRowCount, valuesList } from "./MultiRowSql.js"
 
 /**
  * The list counts of a posting's rows, written by the posting itself in one upsert while the insert
  * triggers of those lists skip (migration 0780): a batch's (NewTransfers.ts) and a lone transfer's
- * (SqlitePosting.ts `postTransferSync`). The keys are the ones the insert triggers write per row,
- * summed per (list, program, key) first, so a key touched several times is one row update.
+ * (SqlitePosting.ts `postTransferSync`). The keys are core's `countRows`: the ones the insert
+ * triggers write per row, summed per (list, program, key) first, so a key touched several times is
+ * one row update.
  */
-
-/** A row of `issuing_list_counts` to add `n` to. */
-export interface CountRow {
-  readonly list: string
-  readonly program_id: string
-  readonly key: string
-  readonly shard: number
-  n: number
-}
-
-/** The rows a posting writes, as much of each as its counts read. */
-export interface CountedRows {
-  readonly transactions: ReadonlyArray<{
-    readonly program_id: string
-    readonly status: string
-    readonly card_id: string | null
-    readonly created_at: string
-  }>
-  readonly transfers: ReadonlyArray<{
-    readonly program_id: string
-    readonly status: string
-    readonly payment_rail: string
-    readonly from_financial_account_id: string
-    readonly to_financial_account_id: string
-    readonly created_at: string
-  }>
-  readonly book_transfers: ReadonlyArray<{ readonly id: string; readonly program_id: string }>
-  readonly entries: ReadonlyArray<{ readonly book_transfer_id: string; readonly financial_account_id: string; readonly book: string }>
-  readonly events: ReadonlyArray<{ readonly program_id: string; readonly type: string; readonly created_at: string }>
-}
 
 export const COUNT_UPSERT = "ON CONFLICT (list, program_id, key, shard) DO UPDATE SET n = issuing_list_counts.n + excluded.n"
 
 /** The lists a posting counts itself while it writes its rows (migration 0780): their insert triggers skip. */
 export const COUNTING = `INSERT INTO issuing_posting_counted (list) VALUES ('book_transfers'), ('events'), ('transactions'), ('transfers')`
 export const COUNTED = "DELETE FROM issuing_posting_counted"
-
-/**
- * The list counts of `rows`, one row per (list, program, key), summed: the keys the insert
- * triggers of migration 0750 write per row (a transfer under its status and rail, and again per
- * account; a transaction under its status, and per card; an event under its type; a book transfer
- * once per account, under the set of that account's books), and those of a transfer, transaction
- * or event again in its month, day and hour (migration 0841).
- */
-export const countRows = (rows: CountedRows): Array<CountRow> => {
-  const counts = new Map<string, CountRow>()
-  const add = (list: string, program_id: string, key: string) => {
-    const id = `${list} ${program_id} ${key}`
-    const row = counts.get(id)
-    if (row === undefined) counts.set(id, { list, program_id, key, shard: 0, n: 1 })
-    else row.n += 1
-  }
-  // A list counted per period as well (migration 0841): the same key in the row's month, day and hour.
-  const count = (list: string, program_id: string, key: string, createdAt?: string) => {
-    add(list, program_id, key)
-    if (createdAt !== undefined)
-      for (const period of countPeriods(list as "events" | "transfers" | "transactions", createdAt)) add(period, program_id, key)
-  }
-  for (const t of rows.transactions) {
-    count("transactions", t.program_id, `=${t.status}|`, t.created_at)
-    if (t.card_id !== null) count("transactions", t.program_id, `=${t.status}|=${t.card_id}`, t.created_at)
-  }
-  for (const t of rows.transfers) {
-    const prefix = `=${t.status}|=${t.payment_rail}|`
-    for (const account of new Set(["", `=${t.from_financial_account_id}`, `=${t.to_financial_account_id}`])) {
-      count("transfers", t.program_id, prefix + account, t.created_at)
-    }
-  }
-  const books = new Map<string, { program_id: string; account: string; books: Set<string> }>()
-  const programOf = new Map(rows.book_transfers.map((b) => [b.id, b.program_id]))
-  for (const e of rows.entries) {
-    const id = `${e.book_transfer_id} ${e.financial_account_id}`
-    const found = books.get(id)
-    if (found === undefined)
-      books.set(id, { program_id: programOf.get(e.book_transfer_id)!, account: e.financial_account_id, books: new Set([e.book]) })
-    else found.books.add(e.book)
-  }
-  // group_concat(book, '+' ORDER BY book): SQLite's binary order, which JavaScript's sort of these ASCII names is.
-  for (const b of books.values()) count("book_transfers", b.program_id, `=${b.account}|=${[...b.books].sort().join("+")}`)
-  for (const e of rows.events) count("events", e.program_id, `=${e.type}`, e.created_at)
-  return [...counts.values()]
-}
 
 /**
  * The list counts of events just written, read back by id (its one parameter: a JSON array whose

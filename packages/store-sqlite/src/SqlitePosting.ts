@@ -1,6 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import {
   type CardMessagePosting,
+  type CountedRows,
+  countRows,
   isNewTransfer,
   LedgerPosting,
   MAX_TOTAL_MINOR,
@@ -16,7 +18,7 @@ import { type Context, Effect, Layer } from "effect"
 import { byRowCount, fanOutText, valuesList } from "./MultiRowSql.js"
 import { writeBalanceEvents } from "./BalanceEvents.js"
 import { postNewTransfersSync } from "./NewTransfers.js"
-import { COUNTED, COUNTING, type CountedRows, countParams, countRows, upsertCounts } from "./PostingCounts.js"
+import { COUNTED, COUNTING, countParams, upsertCounts } from "./PostingCounts.js"
 import { SqliteWriter, type SqliteWriterService } from "./SqliteClient.js"
 import { type SyncConnection, SyncSql } from "./SyncSql.js"
 import { makeThreadLane } from "./ThreadLane.js"
