@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { AccessStore, newId, StoreWriterThread, WebhookStore } from "@issuing/core"
 import { PORT_CONTRACTS } from "@issuing/core/testing"
 import * as SqliteStore from "@issuing/store-sqlite"
@@ -26,64 +26,53 @@ const fileStore = (writerThread: boolean) => {
   return SqliteStore.layer({ filename, writerThread })
 }
 
-describe("the webhook worker's writes on SQLite", () => {
-  it.effect("record a batch in a transaction of its own on the writer thread of a file, and in the caller's without one", () =>
-    Effect.gen(function* () {
-      const recordsAtOnce = (writerThread: boolean) =>
-        Effect.scoped(
-          Effect.provide(
-            Effect.map(WebhookStore, (store) => Option.isSome(store.recordTriesAtOnce)),
-            fileStore(writerThread)
-          )
-        )
-      expect(yield* recordsAtOnce(true)).toBe(true)
-      expect(yield* recordsAtOnce(false)).toBe(false)
-    })
-  )
-})
+// Each store in a layer of its own, as the contracts below are (stores built inside a test's
+// effect met the services of one built before them when this file shared its fork's module graph).
+for (const writerThread of [true, false]) {
+  const where = writerThread ? "with the writer thread of a file" : "without a writer thread"
+  layer(fileStore(writerThread), { excludeTestServices: true })(`the webhook worker's writes on SQLite ${where}`, (it) => {
+    it.effect(`record a batch ${writerThread ? "in a transaction of its own on the thread" : "in the caller's transaction"}`, () =>
+      Effect.map(WebhookStore, (store) => expect(Option.isSome(store.recordTriesAtOnce)).toBe(writerThread))
+    )
+  })
 
-describe("the rate limiter's leases on SQLite", () => {
-  it.effect("commit on the writer thread of a file while the process writes there, else on the main connection", () =>
-    Effect.gen(function* () {
-      // The rows the main connection has changed by each swap (SQLite's total_changes()): after a
-      // job of the thread, then after a write of the main connection.
-      const changedOnMainBySwaps = (writerThread: boolean) =>
-        Effect.scoped(
-          Effect.provide(
-            Effect.gen(function* () {
-              const access = yield* AccessStore
-              const sql = yield* SqlClient.SqlClient
-              const thread = yield* Effect.serviceOption(StoreWriterThread)
-              const changedOnMain = Effect.map(sql`SELECT total_changes() AS n`, (rows) => Number(rows[0]!.n))
-              const key = newId()
-              const initial = { tokens: 200, refilledAtMs: 1_736_000_000_000, fullAtMs: 1_736_000_000_000 }
-              const leased = { tokens: 180.5, refilledAtMs: 1_736_000_000_100, fullAtMs: 1_736_000_000_000 }
-              const next = { tokens: 160.25, refilledAtMs: 1_736_000_000_200, fullAtMs: 1_736_000_000_000 }
-              yield* access.lockRateBucket(key, initial)
-              // The thread's job last (as a batch's or a webhook claim's would be).
-              if (Option.isSome(thread))
-                yield* thread.value.transaction([["UPDATE issuing_rate_buckets SET tokens = tokens WHERE api_key_id = ?", [key]]])
-              const before = yield* changedOnMain
-              expect(yield* access.swapRateBucket(key, initial, leased)).toBe(true)
-              const afterThreadJob = (yield* changedOnMain) - before
-              // Landed, and read back by the main connection (a write of its own: the upsert's no-op update).
-              expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
-              const beforeSecond = yield* changedOnMain
-              expect(yield* access.swapRateBucket(key, leased, next)).toBe(true)
-              const afterMainWrite = (yield* changedOnMain) - beforeSecond
-              // A stale swap writes nothing.
-              expect(yield* access.swapRateBucket(key, leased, { ...next, tokens: 1 })).toBe(false)
-              expect(yield* access.lockRateBucket(key, initial)).toEqual(next)
-              return [afterThreadJob, afterMainWrite]
-            }),
-            fileStore(writerThread)
-          )
-        )
-      expect(yield* changedOnMainBySwaps(true)).toEqual([0, 1])
-      expect(yield* changedOnMainBySwaps(false)).toEqual([1, 1])
-    })
-  )
-})
+  layer(fileStore(writerThread), { excludeTestServices: true })(`the rate limiter's leases on SQLite ${where}`, (it) => {
+    it.effect(
+      writerThread
+        ? "commit on the writer thread while the process writes there, else on the main connection"
+        : "commit on the main connection",
+      () =>
+        Effect.gen(function* () {
+          // The rows the main connection has changed by each swap (SQLite's total_changes()): after a
+          // job of the thread, then after a write of the main connection.
+          const access = yield* AccessStore
+          const sql = yield* SqlClient.SqlClient
+          const thread = yield* Effect.serviceOption(StoreWriterThread)
+          const changedOnMain = Effect.map(sql`SELECT total_changes() AS n`, (rows) => Number(rows[0]!.n))
+          const key = newId()
+          const initial = { tokens: 200, refilledAtMs: 1_736_000_000_000, fullAtMs: 1_736_000_000_000 }
+          const leased = { tokens: 180.5, refilledAtMs: 1_736_000_000_100, fullAtMs: 1_736_000_000_000 }
+          const next = { tokens: 160.25, refilledAtMs: 1_736_000_000_200, fullAtMs: 1_736_000_000_000 }
+          yield* access.lockRateBucket(key, initial)
+          // The thread's job last (as a batch's or a webhook claim's would be).
+          if (Option.isSome(thread))
+            yield* thread.value.transaction([["UPDATE issuing_rate_buckets SET tokens = tokens WHERE api_key_id = ?", [key]]])
+          const before = yield* changedOnMain
+          expect(yield* access.swapRateBucket(key, initial, leased)).toBe(true)
+          const afterThreadJob = (yield* changedOnMain) - before
+          // Landed, and read back by the main connection (a write of its own: the upsert's no-op update).
+          expect(yield* access.lockRateBucket(key, initial)).toEqual(leased)
+          const beforeSecond = yield* changedOnMain
+          expect(yield* access.swapRateBucket(key, leased, next)).toBe(true)
+          const afterMainWrite = (yield* changedOnMain) - beforeSecond
+          // A stale swap writes nothing.
+          expect(yield* access.swapRateBucket(key, leased, { ...next, tokens: 1 })).toBe(false)
+          expect(yield* access.lockRateBucket(key, initial)).toEqual(next)
+          expect([afterThreadJob, afterMainWrite]).toEqual(writerThread ? [0, 1] : [1, 1])
+        })
+    )
+  })
+}
 
 PORT_CONTRACTS.access!("access on the main connection (no writer thread)", fileStore(false))
 PORT_CONTRACTS.webhooks!("webhooks on the main connection (no writer thread)", fileStore(false))
